@@ -1,0 +1,93 @@
+// Package backend defines the operations a CPU forward pass is built from,
+// and the weight matrices they read.
+//
+// A backend (scalar Go, SIMD assembly, SIMD on a pool of workers) implements
+// Ops; the model code in model/qwen3 calls only these methods, so every
+// backend runs the same forward pass. Implementations keep their own scratch
+// space and must not allocate in steady state, and must give results that do
+// not depend on the number of threads.
+package backend
+
+import (
+	"fmt"
+
+	"inferno/gguf"
+)
+
+// Weight is a 2-D weight matrix in its file encoding: Rows rows of Cols
+// values each, row-major, as GGUF stores a tensor of shape (Cols, Rows).
+// Type is one of F32, F16, BF16 or Q8_0.
+type Weight struct {
+	Name string
+	Type gguf.TensorType
+	Rows int
+	Cols int
+	Data []byte // Rows * RowBytes() bytes
+}
+
+// RowBytes returns the encoded size of one row.
+func (w *Weight) RowBytes() int {
+	n, _ := w.Type.RowBytes(uint64(w.Cols))
+	return int(n)
+}
+
+// Row returns the encoded bytes of row r.
+func (w *Weight) Row(r int) []byte {
+	rb := w.RowBytes()
+	return w.Data[r*rb : (r+1)*rb]
+}
+
+// SupportedType reports whether backends can compute with weights of type t.
+func SupportedType(t gguf.TensorType) bool {
+	switch t {
+	case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0:
+		return true
+	}
+	return false
+}
+
+// NewWeight checks a GGUF tensor and views it as a weight matrix of rows x
+// cols. The tensor must have shape (cols, rows) and a supported type.
+func NewWeight(t *gguf.TensorInfo, rows, cols int) (*Weight, error) {
+	if !SupportedType(t.Type) {
+		return nil, fmt.Errorf("tensor %q: type %s is not supported (want F32, F16, BF16 or Q8_0)", t.Name, t.Type)
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != uint64(cols) || t.Shape[1] != uint64(rows) {
+		return nil, fmt.Errorf("tensor %q: shape %v, want [%d %d]", t.Name, t.Shape, cols, rows)
+	}
+	return &Weight{Name: t.Name, Type: t.Type, Rows: rows, Cols: cols, Data: t.Data}, nil
+}
+
+// Ops are the operations of a forward pass. Activations are float32, laid
+// out token-major: n tokens of width d are n*d contiguous values.
+type Ops interface {
+	// Name is the backend's name as the CLI spells it ("scalar", "simd", "pool").
+	Name() string
+
+	// MatMul computes y = W x for n tokens: for each token t and row r,
+	// y[t*w.Rows+r] = sum over c of W[r][c] * x[t*w.Cols+c].
+	MatMul(y []float32, w *Weight, x []float32, n int)
+
+	// RMSNorm normalizes each row of x (rows of len(gain) values) and
+	// multiplies by gain: y = x / sqrt(mean(x^2) + eps) * gain. y may alias x.
+	RMSNorm(y, x, gain []float32, eps float32)
+
+	// RoPE rotates, in place, n tokens of nHeads heads of headDim values,
+	// token t being at position pos+t, NeoX style: pairs (i, i+headDim/2)
+	// with frequency theta^(-2i/headDim).
+	RoPE(x []float32, n, nHeads, headDim, pos int, theta float64)
+
+	// Attention computes causal grouped-query attention for n query tokens
+	// at positions pos..pos+n-1. q holds n tokens of nHeads*headDim values;
+	// k and v hold the cached keys and values of positions 0..pos+n-1, each
+	// position nKV*headDim values. Query head h reads KV head h/(nHeads/nKV).
+	// out receives n tokens of nHeads*headDim values. Scores are scaled by
+	// 1/sqrt(headDim).
+	Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int)
+
+	// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
+	SwiGLU(out, gate, up []float32)
+
+	// Add computes x += y element-wise.
+	Add(x, y []float32)
+}

@@ -1,0 +1,157 @@
+// Package cpu is the scalar backend: every operation of the forward pass in
+// plain Go with float32 activations and float64 where it guards accuracy.
+// It is the readable reference the faster backends are tested against.
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+
+	"inferno/backend"
+	"inferno/gguf"
+	"inferno/quant"
+)
+
+// Scalar implements backend.Ops in plain Go on one thread.
+type Scalar struct {
+	row    []float32 // one dequantized weight row
+	scores []float32 // attention scores of one query head
+}
+
+// NewScalar returns the scalar backend.
+func NewScalar() *Scalar { return &Scalar{} }
+
+// Name returns "scalar".
+func (s *Scalar) Name() string { return "scalar" }
+
+// MatMul computes y = W x for n tokens, dequantizing one weight row at a
+// time and accumulating each dot product in float32.
+func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
+	s.row = grow(s.row, w.Cols)
+	row := s.row[:w.Cols]
+	for r := 0; r < w.Rows; r++ {
+		dequantize(row, w.Row(r), w.Type)
+		for t := 0; t < n; t++ {
+			xt := x[t*w.Cols : (t+1)*w.Cols]
+			var sum float32
+			for c, wc := range row {
+				sum += wc * xt[c]
+			}
+			y[t*w.Rows+r] = sum
+		}
+	}
+}
+
+func dequantize(dst []float32, src []byte, t gguf.TensorType) {
+	switch t {
+	case gguf.TensorQ8_0:
+		for b := 0; b < len(dst)/quant.QK8_0; b++ {
+			blk := src[b*quant.BlockQ8_0Bytes:]
+			d := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
+			for j := range quant.QK8_0 {
+				dst[b*quant.QK8_0+j] = d * float32(int8(blk[2+j]))
+			}
+		}
+	default:
+		// F32, F16 and BF16 are checked when weights are loaded.
+		if err := quant.DequantizeRow(dst, src, t, len(dst)); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// RMSNorm normalizes each row of x and scales it by gain.
+func (s *Scalar) RMSNorm(y, x, gain []float32, eps float32) {
+	d := len(gain)
+	for off := 0; off+d <= len(x); off += d {
+		xr, yr := x[off:off+d], y[off:off+d]
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v) * float64(v)
+		}
+		scale := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
+		for i, v := range xr {
+			yr[i] = v * scale * gain[i]
+		}
+	}
+}
+
+// RoPE rotates query or key heads in place, NeoX style.
+func (s *Scalar) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+	half := headDim / 2
+	for t := 0; t < n; t++ {
+		p := float64(pos + t)
+		for i := 0; i < half; i++ {
+			freq := math.Pow(theta, -float64(2*i)/float64(headDim))
+			sin, cos := math.Sincos(p * freq)
+			c, sn := float32(cos), float32(sin)
+			for h := 0; h < nHeads; h++ {
+				v := x[(t*nHeads+h)*headDim:]
+				a, b := v[i], v[i+half]
+				v[i] = a*c - b*sn
+				v[i+half] = a*sn + b*c
+			}
+		}
+	}
+}
+
+// Attention computes causal grouped-query attention with a plain softmax.
+func (s *Scalar) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
+	group := nHeads / nKV
+	kvDim := nKV * headDim
+	scale := float32(1 / math.Sqrt(float64(headDim)))
+	s.scores = grow(s.scores, pos+n)
+	for t := 0; t < n; t++ {
+		seq := pos + t + 1
+		for h := 0; h < nHeads; h++ {
+			qh := q[(t*nHeads+h)*headDim:][:headDim]
+			kvOff := (h / group) * headDim
+			scores := s.scores[:seq]
+			maxScore := float32(math.Inf(-1))
+			for j := range seq {
+				kj := k[j*kvDim+kvOff:][:headDim]
+				var dot float32
+				for i, qi := range qh {
+					dot += qi * kj[i]
+				}
+				scores[j] = dot * scale
+				maxScore = max(maxScore, scores[j])
+			}
+			var sum float32
+			for j := range scores {
+				scores[j] = float32(math.Exp(float64(scores[j] - maxScore)))
+				sum += scores[j]
+			}
+			oh := out[(t*nHeads+h)*headDim:][:headDim]
+			clear(oh)
+			for j, p := range scores {
+				vj := v[j*kvDim+kvOff:][:headDim]
+				w := p / sum
+				for i := range oh {
+					oh[i] += w * vj[i]
+				}
+			}
+		}
+	}
+}
+
+// SwiGLU computes out = silu(gate) * up.
+func (s *Scalar) SwiGLU(out, gate, up []float32) {
+	for i, g := range gate {
+		out[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// Add computes x += y.
+func (s *Scalar) Add(x, y []float32) {
+	for i := range x {
+		x[i] += y[i]
+	}
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n, max(n, 2*cap(b)))
+	}
+	return b[:n]
+}

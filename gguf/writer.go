@@ -1,0 +1,241 @@
+package gguf
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+// A Writer builds a GGUF version 3 file: add metadata and tensors, then
+// call WriteTo. Tensors are written in the order they were added.
+type Writer struct {
+	// Alignment of the tensor data; DefaultAlignment when zero. When it is
+	// not the default, general.alignment is written too.
+	Alignment uint64
+
+	kvs     []KV
+	keys    map[string]bool
+	tensors []TensorInfo
+	names   map[string]bool
+}
+
+// NewWriter returns an empty Writer.
+func NewWriter() *Writer {
+	return &Writer{keys: map[string]bool{}, names: map[string]bool{}}
+}
+
+// Set adds the metadata pair key = x; x is any type MakeValue accepts.
+func (w *Writer) Set(key string, x any) error {
+	v, ok := x.(Value)
+	if !ok {
+		var err error
+		if v, err = MakeValue(x); err != nil {
+			return fmt.Errorf("gguf: metadata %q: %w", key, err)
+		}
+	}
+	if w.keys[key] {
+		return fmt.Errorf("gguf: metadata key %q set twice", key)
+	}
+	w.keys[key] = true
+	w.kvs = append(w.kvs, KV{key, v})
+	return nil
+}
+
+// AddTensor adds a tensor of type typ and shape (ne0 first) whose encoded
+// bytes are data. The size of data must match the type and shape.
+func (w *Writer) AddTensor(name string, typ TensorType, shape []uint64, data []byte) error {
+	if w.names[name] {
+		return fmt.Errorf("gguf: tensor %q added twice", name)
+	}
+	if len(shape) == 0 || len(shape) > MaxDims {
+		return fmt.Errorf("gguf: tensor %q: %d dimensions, want 1 to %d", name, len(shape), MaxDims)
+	}
+	t := TensorInfo{Name: name, Type: typ, Shape: append([]uint64(nil), shape...), Data: data}
+	size, ok := typ.RowBytes(t.Elements())
+	if !ok || shape[0]%uint64(typ.BlockSize()) != 0 {
+		return fmt.Errorf("gguf: tensor %q: shape %v does not fit type %s", name, shape, typ)
+	}
+	if uint64(len(data)) != size {
+		return fmt.Errorf("gguf: tensor %q: %d bytes of data, shape %v of %s needs %d", name, len(data), shape, typ, size)
+	}
+	w.names[name] = true
+	w.tensors = append(w.tensors, t)
+	return nil
+}
+
+// WriteTo writes the file to out.
+func (w *Writer) WriteTo(out io.Writer) (int64, error) {
+	align := w.Alignment
+	if align == 0 {
+		align = DefaultAlignment
+	}
+	if align&(align-1) != 0 {
+		return 0, fmt.Errorf("gguf: alignment %d is not a power of two", align)
+	}
+	kvs := w.kvs
+	if align != DefaultAlignment && !w.keys["general.alignment"] {
+		kvs = append(kvs[:len(kvs):len(kvs)], KV{"general.alignment", Value{TypeUint32, uint32(align)}})
+	}
+	e := encoder{w: bufio.NewWriterSize(out, 1<<20)}
+	e.raw([]byte(Magic))
+	e.u32(3)
+	e.u64(uint64(len(w.tensors)))
+	e.u64(uint64(len(kvs)))
+	for _, kv := range kvs {
+		e.str(kv.Key)
+		e.u32(uint32(kv.Value.Type))
+		if err := e.value(kv.Value); err != nil {
+			return e.n, fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
+		}
+	}
+	var off uint64
+	for _, t := range w.tensors {
+		e.str(t.Name)
+		e.u32(uint32(len(t.Shape)))
+		for _, d := range t.Shape {
+			e.u64(d)
+		}
+		e.u32(uint32(t.Type))
+		e.u64(off)
+		off = alignUp(off+uint64(len(t.Data)), align)
+	}
+	e.pad(align)
+	for _, t := range w.tensors {
+		e.raw(t.Data)
+		e.pad(align)
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
+}
+
+type encoder struct {
+	w   *bufio.Writer
+	n   int64
+	err error
+	buf [8]byte
+}
+
+func (e *encoder) raw(b []byte) {
+	if e.err != nil {
+		return
+	}
+	var n int
+	n, e.err = e.w.Write(b)
+	e.n += int64(n)
+}
+
+func (e *encoder) pad(align uint64) {
+	if r := uint64(e.n) % align; r != 0 {
+		e.raw(make([]byte, align-r))
+	}
+}
+
+func (e *encoder) u8(v uint8)   { e.raw([]byte{v}) }
+func (e *encoder) u16(v uint16) { binary.LittleEndian.PutUint16(e.buf[:], v); e.raw(e.buf[:2]) }
+func (e *encoder) u32(v uint32) { binary.LittleEndian.PutUint32(e.buf[:], v); e.raw(e.buf[:4]) }
+func (e *encoder) u64(v uint64) { binary.LittleEndian.PutUint64(e.buf[:], v); e.raw(e.buf[:8]) }
+func (e *encoder) str(s string) { e.u64(uint64(len(s))); e.raw([]byte(s)) }
+
+func (e *encoder) value(v Value) error {
+	switch x := v.v.(type) {
+	case uint8:
+		e.u8(x)
+	case int8:
+		e.u8(uint8(x))
+	case uint16:
+		e.u16(x)
+	case int16:
+		e.u16(uint16(x))
+	case uint32:
+		e.u32(x)
+	case int32:
+		e.u32(uint32(x))
+	case float32:
+		e.u32(math.Float32bits(x))
+	case bool:
+		if x {
+			e.u8(1)
+		} else {
+			e.u8(0)
+		}
+	case string:
+		e.str(x)
+	case uint64:
+		e.u64(x)
+	case int64:
+		e.u64(uint64(x))
+	case float64:
+		e.u64(math.Float64bits(x))
+	case Array:
+		return e.array(x)
+	default:
+		return fmt.Errorf("unsupported value %T", x)
+	}
+	return nil
+}
+
+func (e *encoder) array(a Array) error {
+	e.u32(uint32(a.Elem))
+	e.u64(uint64(a.Len()))
+	switch s := a.Values.(type) {
+	case []uint8:
+		e.raw(s)
+	case []int8:
+		for _, x := range s {
+			e.u8(uint8(x))
+		}
+	case []uint16:
+		for _, x := range s {
+			e.u16(x)
+		}
+	case []int16:
+		for _, x := range s {
+			e.u16(uint16(x))
+		}
+	case []uint32:
+		for _, x := range s {
+			e.u32(x)
+		}
+	case []int32:
+		for _, x := range s {
+			e.u32(uint32(x))
+		}
+	case []float32:
+		for _, x := range s {
+			e.u32(math.Float32bits(x))
+		}
+	case []bool:
+		for _, x := range s {
+			e.value(Value{TypeBool, x})
+		}
+	case []string:
+		for _, x := range s {
+			e.str(x)
+		}
+	case []uint64:
+		for _, x := range s {
+			e.u64(x)
+		}
+	case []int64:
+		for _, x := range s {
+			e.u64(uint64(x))
+		}
+	case []float64:
+		for _, x := range s {
+			e.u64(math.Float64bits(x))
+		}
+	case []Array:
+		for _, x := range s {
+			if err := e.array(x); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unsupported array %T", a.Values)
+	}
+	return nil
+}

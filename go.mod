@@ -1,0 +1,8 @@
+module inferno
+
+go 1.26.8
+
+require (
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+)
