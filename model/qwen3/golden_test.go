@@ -153,3 +153,23 @@ func TestGoldenGreedyScalar(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeAllocs checks that a decode step allocates nothing once the
+// runner's buffers exist.
+func TestDecodeAllocs(t *testing.T) {
+	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	r := qwen3.NewRunner(m, cpu.NewScalar(), 256)
+	if err := r.Forward([]int32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	step := []int32{4}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := r.Forward(step); err != nil {
+			t.Fatal(err)
+		}
+		step[0], _ = r.Greedy()
+	})
+	if allocs != 0 {
+		t.Errorf("decode step allocates %.1f times", allocs)
+	}
+}
