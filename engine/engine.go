@@ -28,6 +28,9 @@ type Runner interface {
 	MaxLen() int
 	// Reset empties the sequence.
 	Reset()
+	// Truncate drops the positions from n on, keeping the first n, so the
+	// sequence can continue from there (n <= Len).
+	Truncate(n int) error
 	// Backend names what the runner computes on ("scalar", "cuda", ...).
 	Backend() string
 	// Close releases the runner's resources.

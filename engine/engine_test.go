@@ -27,6 +27,7 @@ func (s *scripted) Greedy() (int32, error)     { return s.script[s.n-1], nil }
 func (s *scripted) Len() int                   { return s.n }
 func (s *scripted) MaxLen() int                { return s.max }
 func (s *scripted) Reset()                     { s.n = 0 }
+func (s *scripted) Truncate(n int) error       { s.n = n; return nil }
 func (s *scripted) Backend() string            { return "scripted" }
 func (s *scripted) Close() error               { return nil }
 

@@ -24,9 +24,19 @@ func NewScalar() *Scalar { return &Scalar{} }
 // Name returns "scalar".
 func (s *Scalar) Name() string { return "scalar" }
 
-// MatMul computes y = W x for n tokens, dequantizing one weight row at a
-// time and accumulating each dot product in float32.
+// MatMul computes y = W x for n tokens. Q8_0 rows are used block by block
+// (the block's scale times the dot product of its 32 int8 values with x);
+// other types are dequantized one row at a time. Sums are float32.
 func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
+	if w.Type == gguf.TensorQ8_0 {
+		for r := 0; r < w.Rows; r++ {
+			row := w.Row(r)
+			for t := 0; t < n; t++ {
+				y[t*w.Rows+r] = dotQ8_0(row, x[t*w.Cols:(t+1)*w.Cols])
+			}
+		}
+		return
+	}
 	s.row = grow(s.row, w.Cols)
 	row := s.row[:w.Cols]
 	for r := 0; r < w.Rows; r++ {
@@ -40,6 +50,22 @@ func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 			y[t*w.Rows+r] = sum
 		}
 	}
+}
+
+// dotQ8_0 returns the dot product of a Q8_0 row with x.
+func dotQ8_0(row []byte, x []float32) float32 {
+	var sum float32
+	for b := 0; b < len(x); b += quant.QK8_0 {
+		blk := row[b/quant.QK8_0*quant.BlockQ8_0Bytes:][:quant.BlockQ8_0Bytes]
+		d := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
+		xb := x[b : b+quant.QK8_0]
+		var bs float32
+		for j, q := range blk[2:] {
+			bs += float32(int8(q)) * xb[j]
+		}
+		sum += d * bs
+	}
+	return sum
 }
 
 func dequantize(dst []float32, src []byte, t gguf.TensorType) {

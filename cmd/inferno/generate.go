@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/backend"
 	"inferno/engine"
 	"inferno/model"
 )
@@ -40,7 +41,7 @@ PROMPT "-" reads the prompt from standard input.`,
 			if len(ids) == 0 {
 				return fmt.Errorf("the prompt is empty")
 			}
-			r, err := rf.newRunner(m)
+			r, tracer, err := rf.newRunner(m)
 			if err != nil {
 				return err
 			}
@@ -68,6 +69,10 @@ PROMPT "-" reads the prompt from standard input.`,
 				return err
 			}
 			fmt.Fprint(os.Stderr, engine.FormatMetrics(&metrics))
+			if tracer != nil {
+				fmt.Fprintln(os.Stderr, "trace:")
+				backend.WriteTraceTable(os.Stderr, tracer.Stats())
+			}
 			return nil
 		},
 	}

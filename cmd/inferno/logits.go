@@ -37,7 +37,7 @@ then prints the five largest with their ids.`,
 				return err
 			}
 			defer m.Close()
-			r, err := rf.newRunner(m)
+			r, _, err := rf.newRunner(m)
 			if err != nil {
 				return err
 			}

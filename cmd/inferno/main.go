@@ -25,7 +25,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(generateCmd(), tokenizeCmd(), logitsCmd(), synthCmd())
+	root.AddCommand(generateCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
 		os.Exit(1)

@@ -61,6 +61,15 @@ func (r *Runner) MaxLen() int { return r.cache.MaxLen() }
 // Reset starts a new, empty sequence.
 func (r *Runner) Reset() { r.cache.Reset() }
 
+// Truncate keeps the first n positions of the sequence and drops the rest.
+func (r *Runner) Truncate(n int) error {
+	if n < 0 || n > r.cache.Len() {
+		return fmt.Errorf("qwen3: cannot truncate a sequence of %d positions to %d", r.cache.Len(), n)
+	}
+	r.cache.SetLen(n)
+	return nil
+}
+
 // Close releases nothing on the CPU; it is here for symmetry with GPU runners.
 func (r *Runner) Close() error { return nil }
 

@@ -1,0 +1,121 @@
+package backend
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Tracer wraps an Ops and counts the calls and time of each operation, so
+// that a table can show where a forward pass spends its time. Matrix
+// products are counted per weight (with the layer number dropped, so all
+// layers' attn_q.weight add up together).
+type Tracer struct {
+	Ops
+	stats map[string]*OpStats
+	names map[*Weight]string // "MatMul " + role, built once per weight
+}
+
+// OpStats are the totals of one operation.
+type OpStats struct {
+	Name  string
+	Calls int
+	Total time.Duration
+}
+
+// NewTracer returns a tracing wrapper around ops.
+func NewTracer(ops Ops) *Tracer {
+	return &Tracer{Ops: ops, stats: map[string]*OpStats{}, names: map[*Weight]string{}}
+}
+
+func (t *Tracer) add(name string, start time.Time) {
+	d := time.Since(start)
+	s := t.stats[name]
+	if s == nil {
+		s = &OpStats{Name: name}
+		t.stats[name] = s
+	}
+	s.Calls++
+	s.Total += d
+}
+
+// weightRole strips the "blk.N." prefix of a weight name.
+func weightRole(name string) string {
+	if strings.HasPrefix(name, "blk.") {
+		if i := strings.IndexByte(name[4:], '.'); i >= 0 {
+			return name[4+i+1:]
+		}
+	}
+	return name
+}
+
+func (t *Tracer) MatMul(y []float32, w *Weight, x []float32, n int) {
+	name, ok := t.names[w]
+	if !ok {
+		name = "MatMul " + weightRole(w.Name)
+		t.names[w] = name
+	}
+	defer t.add(name, time.Now())
+	t.Ops.MatMul(y, w, x, n)
+}
+
+func (t *Tracer) RMSNorm(y, x, gain []float32, eps float32) {
+	defer t.add("RMSNorm", time.Now())
+	t.Ops.RMSNorm(y, x, gain, eps)
+}
+
+func (t *Tracer) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+	defer t.add("RoPE", time.Now())
+	t.Ops.RoPE(x, n, nHeads, headDim, pos, theta)
+}
+
+func (t *Tracer) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
+	defer t.add("Attention", time.Now())
+	t.Ops.Attention(out, q, k, v, n, pos, nHeads, nKV, headDim)
+}
+
+func (t *Tracer) SwiGLU(out, gate, up []float32) {
+	defer t.add("SwiGLU", time.Now())
+	t.Ops.SwiGLU(out, gate, up)
+}
+
+func (t *Tracer) Add(x, y []float32) {
+	defer t.add("Add", time.Now())
+	t.Ops.Add(x, y)
+}
+
+// Stats returns the totals, largest total time first.
+func (t *Tracer) Stats() []OpStats {
+	var s []OpStats
+	for _, v := range t.stats {
+		s = append(s, *v)
+	}
+	sort.Slice(s, func(i, j int) bool {
+		return s[i].Total > s[j].Total || s[i].Total == s[j].Total && s[i].Name < s[j].Name
+	})
+	return s
+}
+
+// WriteTraceTable writes stats as an aligned table: calls, total and mean
+// time, and share of the whole.
+func WriteTraceTable(w io.Writer, stats []OpStats) error {
+	var all time.Duration
+	for _, s := range stats {
+		all += s.Total
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "operation\tcalls\ttotal ms\tmean us\tshare\t\n")
+	for _, s := range stats {
+		mean := float64(s.Total.Microseconds()) / float64(max(s.Calls, 1))
+		share := 0.0
+		if all > 0 {
+			share = 100 * float64(s.Total) / float64(all)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.1f\t%.1f%%\t\n", s.Name, s.Calls, float64(s.Total.Nanoseconds())/1e6, mean, share)
+	}
+	fmt.Fprintf(tw, "total\t\t%.3f\t\t\t\n", float64(all.Nanoseconds())/1e6)
+	return tw.Flush()
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"inferno/backend"
+	"inferno/engine"
+	"inferno/model"
+)
+
+// benchResult is one row of the bench table: a test repeated r times.
+type benchResult struct {
+	Model    string    `json:"model"`
+	Size     int64     `json:"model_size"`
+	Params   int64     `json:"model_n_params"`
+	Backend  string    `json:"backend"`
+	Threads  int       `json:"n_threads"`
+	Test     string    `json:"test"`
+	NPrompt  int       `json:"n_prompt"`
+	NGen     int       `json:"n_gen"`
+	NDepth   int       `json:"n_depth"`
+	AvgTS    float64   `json:"avg_ts"`
+	StdTS    float64   `json:"stddev_ts"`
+	SamplesT []float64 `json:"samples_ts"`
+}
+
+func benchCmd() *cobra.Command {
+	var (
+		rf                  runnerFlags
+		prompts, gens       string
+		depths, threadsFlag string
+		reps                int
+		asJSON              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench MODEL.gguf",
+		Short: "Measure prompt processing and generation speed, llama-bench style",
+		Long: `Bench measures, on random tokens, prompt processing (ppP: P prompt tokens in
+one forward pass, tokens per second) and text generation (tgN: N tokens, one
+forward pass and one greedy pick each, tokens per second), optionally after
+D tokens of context ("tg128 @ d512"). Each test runs -r times after a warm-up
+and reports the mean and standard deviation, as llama.cpp's llama-bench does.
+Lists are comma-separated; every combination is measured.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ps, err := intList("-p", prompts)
+			if err != nil {
+				return err
+			}
+			ns, err := intList("-n", gens)
+			if err != nil {
+				return err
+			}
+			ds, err := intList("-d", depths)
+			if err != nil {
+				return err
+			}
+			ts, err := intList("-t", threadsFlag)
+			if err != nil {
+				return err
+			}
+			if reps < 1 {
+				return fmt.Errorf("-r %d: want at least 1 repetition", reps)
+			}
+			m, err := model.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			desc, size, params := describe(m)
+			var results []benchResult
+			if !asJSON {
+				fmt.Fprintf(os.Stderr, "model %s: %s, %.2f MiB, %.2f M params\n", args[0], desc, float64(size)/(1<<20), float64(params)/1e6)
+			}
+			for _, t := range ts {
+				rf.threads = t
+				r, tracer, err := rf.newRunner(m)
+				if err != nil {
+					return err
+				}
+				b := bencher{r: r, vocab: m.Qwen3.Config.Vocab, rng: rand.New(rand.NewPCG(1, 2))}
+				for _, d := range ds {
+					for _, p := range ps {
+						if p == 0 {
+							continue
+						}
+						samples, err := b.run(d, p, 0, reps)
+						if err != nil {
+							r.Close()
+							return err
+						}
+						results = append(results, summarize(desc, size, params, r.Backend(), rf.threadsUsed(r.Backend()), fmt.Sprintf("pp%d", p), p, 0, d, samples))
+					}
+					for _, n := range ns {
+						if n == 0 {
+							continue
+						}
+						samples, err := b.run(d, 0, n, reps)
+						if err != nil {
+							r.Close()
+							return err
+						}
+						results = append(results, summarize(desc, size, params, r.Backend(), rf.threadsUsed(r.Backend()), fmt.Sprintf("tg%d", n), 0, n, d, samples))
+					}
+				}
+				r.Close()
+				if tracer != nil {
+					fmt.Fprintf(os.Stderr, "\ntrace (%s, %d threads, every forward pass of the run):\n", r.Backend(), t)
+					backend.WriteTraceTable(os.Stderr, tracer.Stats())
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(results)
+			}
+			return writeBenchTable(os.Stdout, results)
+		},
+	}
+	cmd.Flags().StringVarP(&prompts, "p", "p", "512", "prompt lengths to measure (comma-separated; 0 skips)")
+	cmd.Flags().StringVarP(&gens, "n", "n", "128", "generation lengths to measure (comma-separated; 0 skips)")
+	cmd.Flags().StringVarP(&depths, "d", "d", "0", "context depths to measure at (comma-separated)")
+	cmd.Flags().StringVarP(&threadsFlag, "t", "t", "", "thread counts for the pool backend (comma-separated; default: the number of cores)")
+	cmd.Flags().IntVarP(&reps, "r", "r", 5, "repetitions of each test")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a markdown table")
+	rf.registerBench(cmd)
+	return cmd
+}
+
+// bencher runs timed tests on one runner.
+type bencher struct {
+	r     engine.Runner
+	vocab int
+	rng   *rand.Rand
+	depth int // positions of context currently in the runner, -1 if unknown
+}
+
+func (b *bencher) tokens(n int) []int32 {
+	t := make([]int32, n)
+	for i := range t {
+		t[i] = int32(b.rng.IntN(b.vocab))
+	}
+	return t
+}
+
+// run measures p prompt tokens or n generated tokens after d tokens of
+// context, reps times after one warm-up, and returns tokens per second.
+func (b *bencher) run(d, p, n, reps int) ([]float64, error) {
+	if d+p+n > b.r.MaxLen() {
+		return nil, fmt.Errorf("depth %d + %d tokens exceed the context of %d (raise --ctx)", d, p+n, b.r.MaxLen())
+	}
+	// Fill the context once per depth; each repetition truncates back to it.
+	b.r.Reset()
+	if d > 0 {
+		if err := b.r.Forward(b.tokens(d)); err != nil {
+			return nil, err
+		}
+	}
+	prompt, first := b.tokens(p), b.tokens(1)
+	step := make([]int32, 1)
+	var samples []float64
+	for rep := -1; rep < reps; rep++ { // rep -1 is the warm-up
+		if err := b.r.Truncate(d); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if p > 0 {
+			if err := b.r.Forward(prompt); err != nil {
+				return nil, err
+			}
+			if _, err := b.r.Greedy(); err != nil {
+				return nil, err
+			}
+		}
+		step[0] = first[0]
+		for range n {
+			if err := b.r.Forward(step); err != nil {
+				return nil, err
+			}
+			id, err := b.r.Greedy()
+			if err != nil {
+				return nil, err
+			}
+			step[0] = id
+		}
+		if rep >= 0 {
+			samples = append(samples, float64(p+n)/time.Since(start).Seconds())
+		}
+	}
+	return samples, nil
+}
+
+func summarize(desc string, size, params int64, backendName string, threads int, test string, p, n, d int, samples []float64) benchResult {
+	var mean, sd float64
+	for _, s := range samples {
+		mean += s
+	}
+	mean /= float64(len(samples))
+	for _, s := range samples {
+		sd += (s - mean) * (s - mean)
+	}
+	if len(samples) > 1 {
+		sd = math.Sqrt(sd / float64(len(samples)-1))
+	}
+	if d > 0 {
+		test += fmt.Sprintf(" @ d%d", d)
+	}
+	return benchResult{Model: desc, Size: size, Params: params, Backend: backendName, Threads: threads, Test: test,
+		NPrompt: p, NGen: n, NDepth: d, AvgTS: mean, StdTS: sd, SamplesT: samples}
+}
+
+func writeBenchTable(w io.Writer, rs []benchResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| model\t size\t params\t backend\t threads\t test\t t/s\t")
+	fmt.Fprintln(tw, "| ---\t ---:\t ---:\t ---\t ---:\t ---:\t ---:\t")
+	for _, r := range rs {
+		threads := strconv.Itoa(r.Threads)
+		if r.Threads == 0 {
+			threads = "-"
+		}
+		fmt.Fprintf(tw, "| %s\t %.2f MiB\t %.2f M\t %s\t %s\t %s\t %.2f ± %.2f\t\n",
+			r.Model, float64(r.Size)/(1<<20), float64(r.Params)/1e6, r.Backend, threads, r.Test, r.AvgTS, r.StdTS)
+	}
+	return tw.Flush()
+}
+
+// describe names the model by architecture and weight type, and counts its
+// tensor bytes and parameters.
+func describe(m *model.Model) (desc string, size, params int64) {
+	for _, t := range m.File.Tensors {
+		size += int64(len(t.Data))
+		params += int64(t.Elements())
+	}
+	c := m.Qwen3.Config
+	return fmt.Sprintf("qwen3 %dL/%d %s", c.Layers, c.Hidden, m.Qwen3.Layers[0].MLP.Gate.Type), size, params
+}
+
+// intList parses "1,2,3".
+func intList(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s: %q is not a non-negative number", flag, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		out = []int{0}
+	}
+	return out, nil
+}
