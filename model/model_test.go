@@ -1,0 +1,66 @@
+package model
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// TestOpenGolden opens the golden model and checks the tokenizer built from
+// its GGUF metadata against Hugging Face tokenizers on every public case.
+func TestOpenGolden(t *testing.T) {
+	m, err := Open("../testdata/golden/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, id := range []int32{151643, 151645} {
+		if !m.EOG[id] {
+			t.Errorf("end-of-generation ids %v lack %d", m.EOG, id)
+		}
+	}
+	if m.ChatTemplate == "" {
+		t.Error("no chat template")
+	}
+	b, err := os.ReadFile("../testdata/golden/tokenizer_public.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases struct {
+		Cases []struct {
+			Text    string  `json:"text"`
+			IDs     []int32 `json:"ids"`
+			Decoded string  `json:"decoded"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases.Cases {
+		got := m.Tokenizer.Encode(c.Text)
+		if len(got) != len(c.IDs) {
+			t.Errorf("Encode(%q) = %v, want %v", c.Text, got, c.IDs)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.IDs[i] {
+				t.Errorf("Encode(%q) = %v, want %v", c.Text, got, c.IDs)
+				break
+			}
+		}
+		if d := m.Tokenizer.Decode(c.IDs); d != c.Decoded || d != norm.NFC.String(c.Text) {
+			t.Errorf("Decode(%v) = %q, want %q", c.IDs, d, c.Decoded)
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open("../testdata/golden/tokenizer_public.json"); err == nil {
+		t.Error("opened a JSON file as a model")
+	}
+	if _, err := Open("no/such/model.gguf"); err == nil {
+		t.Error("opened a missing file")
+	}
+}
