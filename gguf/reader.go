@@ -15,6 +15,17 @@ const MaxDims = 4
 // maxArrayDepth bounds nested metadata arrays so corrupt input cannot recurse without end.
 const maxArrayDepth = 8
 
+// maxAlignment is the largest general.alignment accepted.
+const maxAlignment = 1 << 20
+
+// maxElements bounds the element count of one tensor (2^48), so that sizes
+// computed from a shape cannot overflow.
+const maxElements = 1 << 48
+
+// maxPrealloc caps slice capacities taken from counts in the file: a corrupt
+// count must not make a large allocation before the data runs out.
+const maxPrealloc = 1 << 12
+
 // ErrTruncated is wrapped by errors about input that ends too soon.
 var ErrTruncated = errors.New("unexpected end of data")
 
@@ -124,7 +135,7 @@ func Parse(data []byte) (*File, error) {
 	case f.Version == 2 || f.Version == 3:
 	case f.Version == 1:
 		return nil, fmt.Errorf("gguf: version 1 files are not supported (re-convert the model)")
-	case bits.ReverseBytes32(f.Version) <= 3:
+	case f.Version != 0 && bits.ReverseBytes32(f.Version) <= 3:
 		return nil, fmt.Errorf("gguf: big-endian files are not supported")
 	default:
 		return nil, fmt.Errorf("gguf: unsupported version %d", f.Version)
@@ -141,8 +152,8 @@ func Parse(data []byte) (*File, error) {
 		return nil, fmt.Errorf("gguf: header claims %d tensors, more than the file can hold: %w", nTensors, ErrTruncated)
 	}
 
-	f.KVs = make([]KV, 0, nKV)
-	f.kv = make(map[string]int, nKV)
+	f.KVs = make([]KV, 0, min(nKV, maxPrealloc))
+	f.kv = make(map[string]int, min(nKV, maxPrealloc))
 	for i := uint64(0); i < nKV; i++ {
 		key := d.str()
 		if d.err != nil {
@@ -161,14 +172,14 @@ func Parse(data []byte) (*File, error) {
 	}
 	if v, ok := f.Value("general.alignment"); ok {
 		a, ok := v.AsInt()
-		if !ok || a <= 0 || a&(a-1) != 0 || a > 1<<20 {
+		if !ok || a <= 0 || a&(a-1) != 0 || a > maxAlignment {
 			return nil, fmt.Errorf("gguf: general.alignment %v is not a power of two", v.Any())
 		}
 		f.Alignment = uint64(a)
 	}
 
-	f.Tensors = make([]TensorInfo, 0, nTensors)
-	f.tensors = make(map[string]int, nTensors)
+	f.Tensors = make([]TensorInfo, 0, min(nTensors, maxPrealloc))
+	f.tensors = make(map[string]int, min(nTensors, maxPrealloc))
 	for i := uint64(0); i < nTensors; i++ {
 		t, err := d.tensorInfo()
 		if err != nil {
@@ -469,7 +480,7 @@ func (d *decoder) array(depth int) Array {
 
 // fill reads n values with next, stopping at the first error.
 func fill[T any](d *decoder, n uint64, next func() T) []T {
-	s := make([]T, 0, n)
+	s := make([]T, 0, min(n, maxPrealloc))
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		s = append(s, next())
 	}
@@ -498,16 +509,25 @@ func (d *decoder) tensorInfo() (TensorInfo, error) {
 	if !t.Type.Known() {
 		return t, fmt.Errorf("%q: unknown tensor type %d", t.Name, uint32(t.Type))
 	}
-	n := uint64(1)
-	for _, dim := range t.Shape {
-		hi, lo := bits.Mul64(n, dim)
-		if hi != 0 || lo > 1<<48 {
-			return t, fmt.Errorf("%q: shape %v is too large", t.Name, t.Shape)
-		}
-		n = lo
+	if _, ok := shapeElements(t.Shape); !ok {
+		return t, fmt.Errorf("%q: shape %v is too large", t.Name, t.Shape)
 	}
 	if bs := uint64(t.Type.BlockSize()); t.Shape[0]%bs != 0 {
 		return t, fmt.Errorf("%q: first dimension %d is not a multiple of the %s block size %d", t.Name, t.Shape[0], t.Type, bs)
 	}
 	return t, nil
+}
+
+// shapeElements returns the product of shape; ok is false when it exceeds
+// maxElements.
+func shapeElements(shape []uint64) (n uint64, ok bool) {
+	n = 1
+	for _, dim := range shape {
+		hi, lo := bits.Mul64(n, dim)
+		if hi != 0 || lo > maxElements {
+			return 0, false
+		}
+		n = lo
+	}
+	return n, true
 }

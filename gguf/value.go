@@ -3,6 +3,7 @@ package gguf
 import (
 	"fmt"
 	"math"
+	"reflect"
 )
 
 // A Value is one metadata value. Scalars hold the Go type that matches their
@@ -87,7 +88,7 @@ func MakeValue(x any) (Value, error) {
 	case float64:
 		return Value{TypeFloat64, x}, nil
 	case Array:
-		if _, err := MakeValue(zeroOf(x.Elem)); err != nil && x.Elem != TypeArray {
+		if err := checkArray(x, 1); err != nil {
 			return Value{}, err
 		}
 		return Value{TypeArray, x}, nil
@@ -116,9 +117,43 @@ func MakeValue(x any) (Value, error) {
 	case []float64:
 		return Value{TypeArray, Array{TypeFloat64, x}}, nil
 	case []Array:
-		return Value{TypeArray, Array{TypeArray, x}}, nil
+		a := Array{TypeArray, x}
+		if err := checkArray(a, 1); err != nil {
+			return Value{}, err
+		}
+		return Value{TypeArray, a}, nil
 	}
 	return Value{}, fmt.Errorf("gguf: unsupported metadata value type %T", x)
+}
+
+// checkArray reports whether a.Values is the slice type that a.Elem names,
+// at every level of nesting, and whether the nesting is shallow enough for
+// the reader. Otherwise the encoded element tag would not describe the
+// encoded elements.
+func checkArray(a Array, depth int) error {
+	if depth > maxArrayDepth {
+		return fmt.Errorf("gguf: arrays nested deeper than %d", maxArrayDepth)
+	}
+	if a.Elem == TypeArray {
+		inner, ok := a.Values.([]Array)
+		if !ok {
+			return fmt.Errorf("gguf: array of arrays holds %T, want []gguf.Array", a.Values)
+		}
+		for _, x := range inner {
+			if err := checkArray(x, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	z := zeroOf(a.Elem)
+	if z == nil {
+		return fmt.Errorf("gguf: unsupported array element type %s", a.Elem)
+	}
+	if want := reflect.SliceOf(reflect.TypeOf(z)); reflect.TypeOf(a.Values) != want {
+		return fmt.Errorf("gguf: array of %s holds %T, want %v", a.Elem, a.Values, want)
+	}
+	return nil
 }
 
 func zeroOf(t ValueType) any {

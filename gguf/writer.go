@@ -12,7 +12,9 @@ import (
 // call WriteTo. Tensors are written in the order they were added.
 type Writer struct {
 	// Alignment of the tensor data; DefaultAlignment when zero. When it is
-	// not the default, general.alignment is written too.
+	// not the default, general.alignment is written too. A general.alignment
+	// set with Set is used instead when Alignment is zero, and must equal it
+	// otherwise.
 	Alignment uint64
 
 	kvs     []KV
@@ -53,7 +55,11 @@ func (w *Writer) AddTensor(name string, typ TensorType, shape []uint64, data []b
 		return fmt.Errorf("gguf: tensor %q: %d dimensions, want 1 to %d", name, len(shape), MaxDims)
 	}
 	t := TensorInfo{Name: name, Type: typ, Shape: append([]uint64(nil), shape...), Data: data}
-	size, ok := typ.RowBytes(t.Elements())
+	n, ok := shapeElements(shape)
+	if !ok {
+		return fmt.Errorf("gguf: tensor %q: shape %v is too large", name, shape)
+	}
+	size, ok := typ.RowBytes(n)
 	if !ok || shape[0]%uint64(typ.BlockSize()) != 0 {
 		return fmt.Errorf("gguf: tensor %q: shape %v does not fit type %s", name, shape, typ)
 	}
@@ -68,11 +74,28 @@ func (w *Writer) AddTensor(name string, typ TensorType, shape []uint64, data []b
 // WriteTo writes the file to out.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	align := w.Alignment
+	if w.keys["general.alignment"] {
+		// The reader pads by this value, so the writer must too.
+		var v Value
+		for _, kv := range w.kvs {
+			if kv.Key == "general.alignment" {
+				v = kv.Value
+			}
+		}
+		a, ok := v.AsInt()
+		if !ok || a <= 0 {
+			return 0, fmt.Errorf("gguf: metadata general.alignment %v is not a positive integer", v.Any())
+		}
+		if align != 0 && uint64(a) != align {
+			return 0, fmt.Errorf("gguf: metadata general.alignment %d differs from the Writer's alignment %d", a, align)
+		}
+		align = uint64(a)
+	}
 	if align == 0 {
 		align = DefaultAlignment
 	}
-	if align&(align-1) != 0 {
-		return 0, fmt.Errorf("gguf: alignment %d is not a power of two", align)
+	if align&(align-1) != 0 || align > maxAlignment {
+		return 0, fmt.Errorf("gguf: alignment %d is not a power of two up to %d", align, maxAlignment)
 	}
 	kvs := w.kvs
 	if align != DefaultAlignment && !w.keys["general.alignment"] {

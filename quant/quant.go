@@ -95,6 +95,9 @@ func F32ToBF16(f float32) uint16 {
 
 // DequantizeRow decodes n values of type t from src into dst[:n].
 func DequantizeRow(dst []float32, src []byte, t gguf.TensorType, n int) error {
+	if n < 0 {
+		return fmt.Errorf("quant: cannot decode %d values", n)
+	}
 	need, ok := t.RowBytes(uint64(n))
 	if !ok {
 		return fmt.Errorf("quant: cannot decode %d values of type %s", n, t)
