@@ -183,10 +183,13 @@ func (g *gen) norm(w *gguf.Writer, name string, n int, center, spread float64) {
 	g.err = w.AddTensor(name, gguf.TensorF32, []uint64{uint64(n)}, data)
 }
 
-// setTokenizer copies the tokenizer metadata of src, or writes the byte-level fallback.
+// setTokenizer copies the tokenizer metadata of src, or writes the
+// byte-level fallback. The token list is padded with unused "[PADn]" tokens
+// to one token per embedding row, as llama.cpp's converter does and its
+// loader expects.
 func setTokenizer(w *gguf.Writer, src *gguf.File, vocab int) error {
 	if src == nil {
-		return setByteVocab(w)
+		return setByteVocab(w, vocab)
 	}
 	tokens, err := src.Strings("tokenizer.ggml.tokens")
 	if err != nil {
@@ -195,19 +198,48 @@ func setTokenizer(w *gguf.Writer, src *gguf.File, vocab int) error {
 	if len(tokens) > vocab {
 		return fmt.Errorf("synth: vocabulary source has %d tokens, more than the %d embedding rows", len(tokens), vocab)
 	}
+	types, err := src.Int32s("tokenizer.ggml.token_type")
+	if err != nil {
+		return fmt.Errorf("synth: vocabulary source: %w", err)
+	}
+	if len(types) != len(tokens) {
+		return fmt.Errorf("synth: vocabulary source has %d tokens but %d token types", len(tokens), len(types))
+	}
+	tokens, types = pad(tokens, types, vocab)
 	for _, kv := range src.KVs {
-		if strings.HasPrefix(kv.Key, "tokenizer.") {
-			if err := w.Set(kv.Key, kv.Value); err != nil {
-				return err
-			}
+		var err error
+		switch {
+		case kv.Key == "tokenizer.ggml.tokens":
+			err = w.Set(kv.Key, tokens)
+		case kv.Key == "tokenizer.ggml.token_type":
+			err = w.Set(kv.Key, types)
+		case strings.HasPrefix(kv.Key, "tokenizer."):
+			err = w.Set(kv.Key, kv.Value)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// pad extends tokens and types to n entries with unused padding tokens.
+func pad(tokens []string, types []int32, n int) ([]string, []int32) {
+	tokens = append(tokens[:len(tokens):len(tokens)], make([]string, n-len(tokens))...)
+	types = append(types[:len(types):len(types)], make([]int32, n-len(types))...)
+	for i := range tokens {
+		if tokens[i] == "" && types[i] == 0 {
+			tokens[i] = fmt.Sprintf("[PAD%d]", i)
+			types[i] = 5 // unused
+		}
+	}
+	return tokens, types
+}
+
 // setByteVocab writes a minimal gpt2-style vocabulary: the 256 byte-level
-// tokens (no merges) and the control tokens a Qwen chat prompt uses.
-func setByteVocab(w *gguf.Writer) error {
+// tokens (no merges) and the control tokens a Qwen chat prompt uses,
+// padded to vocab tokens.
+func setByteVocab(w *gguf.Writer, vocab int) error {
 	var tokens []string
 	var types []int32
 	for b := range 256 {
@@ -219,6 +251,7 @@ func setByteVocab(w *gguf.Writer) error {
 		tokens = append(tokens, s)
 		types = append(types, 3)
 	}
+	tokens, types = pad(tokens, types, vocab)
 	for _, kv := range []struct {
 		key string
 		val any
