@@ -3,6 +3,7 @@ module inferno
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0

@@ -87,6 +87,13 @@ func (t *Tracer) Add(x, y []float32) {
 	t.Ops.Add(x, y)
 }
 
+// Close closes the wrapped Ops if it has a Close method.
+func (t *Tracer) Close() {
+	if c, ok := t.Ops.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
 // Stats returns the totals, largest total time first.
 func (t *Tracer) Stats() []OpStats {
 	var s []OpStats

@@ -8,6 +8,8 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
+	"inferno/backend/pool"
+	"inferno/backend/simd"
 	"inferno/engine"
 	"inferno/model"
 	"inferno/model/qwen3"
@@ -29,7 +31,7 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 
 // registerBench registers the flags bench shares (it takes its thread counts as a list).
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar")
+	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
 	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (contiguous per layer)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
@@ -44,12 +46,19 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 	if f.ctx < 0 {
 		return nil, nil, fmt.Errorf("--ctx %d must not be negative", f.ctx)
 	}
+	if f.threads < 0 {
+		return nil, nil, fmt.Errorf("--threads %d must not be negative", f.threads)
+	}
 	var ops backend.Ops
 	switch f.backend {
-	case "auto", "scalar":
+	case "scalar":
 		ops = cpu.NewScalar()
+	case "simd":
+		ops = simd.New()
+	case "auto", "pool":
+		ops = pool.New(f.threads)
 	default:
-		return nil, nil, fmt.Errorf("unknown backend %q (want auto or scalar)", f.backend)
+		return nil, nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd or pool)", f.backend)
 	}
 	var tracer *backend.Tracer
 	if f.trace {

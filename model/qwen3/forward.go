@@ -70,8 +70,14 @@ func (r *Runner) Truncate(n int) error {
 	return nil
 }
 
-// Close releases nothing on the CPU; it is here for symmetry with GPU runners.
-func (r *Runner) Close() error { return nil }
+// Close stops the backend's workers, if it has any. The runner must not be
+// used afterwards.
+func (r *Runner) Close() error {
+	if c, ok := r.ops.(interface{ Close() }); ok {
+		c.Close()
+	}
+	return nil
+}
 
 // Logits returns the logits of the last position run. The slice is reused
 // by the next Forward.

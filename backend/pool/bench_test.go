@@ -1,0 +1,119 @@
+package pool
+
+// The floors, for Qwen3-0.6B Q8_0 on the 2-core development machine:
+//
+//   - Decode reads every weight once per token: 28 layers of 16.6 MB (q 2.2,
+//     k 1.1, v 1.1, o 2.2, gate, up and down 3.3 each) and the 165 MB output
+//     matrix, 633 MB. BenchmarkMemRead (package simd) reads about 13 GB/s on
+//     one thread and 23 GB/s on two: 48 ms and 28 ms per token at best. A
+//     matrix-vector product of R rows and C columns moves R*C/32*34 bytes
+//     and does 2*R*C flops, 0.06 flop per byte: bandwidth is all that counts.
+//   - Attention at position p reads 2*p*8*128*4 bytes of float32 keys and
+//     values per layer: 8.4 MB at p = 1024, 235 MB a token over 28 layers.
+//   - A prompt token costs 2*0.44e9 flops in the layers' products (the
+//     output matrix is applied to the last token only): 90 tokens/s needs
+//     80 GFLOP/s sustained, while the weights (465 MB) are read once per
+//     512-token batch.
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"inferno/backend"
+	"inferno/backend/cpu"
+	"inferno/backend/simd"
+	"inferno/gguf"
+)
+
+// benchBackends are the backends compared: the scalar reference, simd on
+// one thread, and the pool on one and two threads.
+func benchBackends(b *testing.B, f func(b *testing.B, ops backend.Ops)) {
+	for _, c := range []struct {
+		name string
+		new  func() backend.Ops
+	}{
+		{"scalar", func() backend.Ops { return cpu.NewScalar() }},
+		{"simd", func() backend.Ops { return simd.New() }},
+		{"pool1", func() backend.Ops { return New(1) }},
+		{"pool2", func() backend.Ops { return New(2) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ops := c.new()
+			f(b, ops)
+			if p, ok := ops.(*Ops); ok {
+				p.Close()
+			}
+		})
+	}
+}
+
+// Qwen3-0.6B shapes, rows x cols of the weight.
+var shapes = []struct {
+	name       string
+	rows, cols int
+}{
+	{"1024to3072", 3072, 1024}, // gate, up
+	{"3072to1024", 1024, 3072}, // down
+	{"lm_head", 151936, 1024},  // output
+}
+
+// BenchmarkMatVecQ8 reports the weight bytes read per second (MB/s) of a
+// single-token Q8_0 product, the decode step's work.
+func BenchmarkMatVecQ8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, sh := range shapes {
+		w := randWeight(b, rng, gguf.TensorQ8_0, sh.rows, sh.cols)
+		x := randVec(rng, sh.cols, 1)
+		y := make([]float32, sh.rows)
+		b.Run(sh.name, func(b *testing.B) {
+			benchBackends(b, func(b *testing.B, ops backend.Ops) {
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					ops.MatMul(y, w, x, 1)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkMatMulQ8 reports GFLOP/s (two per multiply-add) of a 512-token
+// Q8_0 product, the prefill's work.
+func BenchmarkMatMulQ8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 512
+	for _, sh := range shapes[:2] {
+		w := randWeight(b, rng, gguf.TensorQ8_0, sh.rows, sh.cols)
+		x := randVec(rng, n*sh.cols, 1)
+		y := make([]float32, n*sh.rows)
+		b.Run(sh.name, func(b *testing.B) {
+			benchBackends(b, func(b *testing.B, ops backend.Ops) {
+				for b.Loop() {
+					ops.MatMul(y, w, x, n)
+				}
+				b.ReportMetric(2*float64(n*sh.rows*sh.cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		})
+	}
+}
+
+// BenchmarkAttention reports one decode step's attention at position 1023
+// (and a 512-token prefill) with Qwen3-0.6B's heads.
+func BenchmarkAttention(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		name   string
+		n, pos int
+	}{{"decode_pos1023", 1, 1023}, {"prefill512", 512, 0}} {
+		q := randVec(rng, c.n*16*128, 1)
+		k := randVec(rng, (c.pos+c.n)*8*128, 1)
+		v := randVec(rng, (c.pos+c.n)*8*128, 1)
+		out := make([]float32, len(q))
+		b.Run(c.name, func(b *testing.B) {
+			benchBackends(b, func(b *testing.B, ops backend.Ops) {
+				for b.Loop() {
+					ops.Attention(out, q, k, v, c.n, c.pos, 16, 8, 128)
+				}
+			})
+		})
+	}
+}

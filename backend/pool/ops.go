@@ -1,0 +1,183 @@
+package pool
+
+import (
+	"fmt"
+
+	"inferno/backend"
+	"inferno/gguf"
+)
+
+// jobKind names the operation a job runs.
+type jobKind int
+
+const (
+	jobQuantize  jobKind = iota // tokens of p.acts
+	jobMatMul                   // rows of y = W x
+	jobAttention                // (token, KV head) units
+	jobRMSNorm                  // rows
+	jobRoPE                     // tokens
+	jobSwiGLU                   // elements
+	jobAdd                      // elements
+)
+
+// job is the operation being run, split into chunks of size items. Its
+// fields are plain values so that running one allocates nothing.
+type job struct {
+	kind          jobKind
+	total, size   int // items, items per chunk
+	chunks        int
+	y, x, g       []float32
+	k, v          []float32
+	w             *backend.Weight
+	n, pos, heads int
+	nKV, headDim  int
+	eps           float32
+	theta         float64
+}
+
+// Work below these sizes runs on the caller alone: waking workers costs
+// microseconds.
+const (
+	minParallelElems  = 1 << 15 // element-wise operations, values
+	minParallelTokens = 16      // activation quantization, tokens
+)
+
+// do runs chunk c of the current job on participant id.
+func (p *pool) do(id, c int) {
+	j := &p.job
+	i0 := c * j.size
+	i1 := min(i0+j.size, j.total)
+	ops := p.ops[id]
+	switch j.kind {
+	case jobQuantize:
+		p.acts.Quantize(i0, i1)
+	case jobMatMul:
+		ops.MatMulRows(j.y, j.w, &p.acts, i0, i1)
+	case jobAttention:
+		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.n, j.pos, j.heads, j.nKV, j.headDim, i0, i1)
+	case jobRMSNorm:
+		d := len(j.g)
+		ops.RMSNorm(j.y[i0*d:i1*d], j.x[i0*d:i1*d], j.g, j.eps)
+	case jobRoPE:
+		d := j.heads * j.headDim
+		ops.RoPE(j.x[i0*d:i1*d], i1-i0, j.heads, j.headDim, j.pos+i0, j.theta)
+	case jobSwiGLU:
+		ops.SwiGLU(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
+	case jobAdd:
+		ops.Add(j.x[i0:i1], j.y[i0:i1])
+	}
+}
+
+// start resets the job to kind over total items in chunks of size.
+func (p *pool) start(kind jobKind, total, size int) *job {
+	p.job = job{kind: kind, total: total, size: max(size, 1)}
+	return &p.job
+}
+
+// chunkSize splits total items into about 4 chunks per thread, rounded up
+// to a multiple of align.
+func (p *pool) chunkSize(total, align int) int {
+	per := (total + 4*(len(p.workers)+1) - 1) / (4 * (len(p.workers) + 1))
+	return max(align, (per+align-1)/align*align)
+}
+
+// MatMul computes y = W x for n tokens: the activations are quantized once
+// (by token, in parallel for long prompts), then the rows are split among
+// the threads, each computing its rows for all n tokens with the tiled
+// kernels.
+func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
+	if n <= 0 {
+		return
+	}
+	p := o.p
+	p.acts.Prepare(w, x, n)
+	if w.Type == gguf.TensorQ8_0 {
+		if n >= minParallelTokens {
+			p.start(jobQuantize, n, (n+2*len(p.ops)-1)/(2*len(p.ops)))
+			p.run()
+		} else {
+			p.acts.Quantize(0, n)
+		}
+	}
+	p.ops[0].MatMulRows(y, w, &p.acts, 0, 0) // checks y here, not on a worker
+	j := p.start(jobMatMul, w.Rows, p.chunkSize(w.Rows, 16))
+	j.y, j.w = y, w
+	p.run()
+}
+
+// Attention computes causal grouped-query attention, split by query token
+// and KV head.
+func (o *Ops) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
+	if n <= 0 {
+		return
+	}
+	p := o.p
+	p.ops[0].AttentionUnits(out, q, k, v, n, pos, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	units := n * nKV
+	j := p.start(jobAttention, units, max(1, units/(16*len(p.ops))))
+	j.y, j.x, j.k, j.v = out, q, k, v
+	j.n, j.pos, j.heads, j.nKV, j.headDim = n, pos, nHeads, nKV, headDim
+	p.run()
+}
+
+// RMSNorm normalizes each row of x and multiplies it by gain; y may alias x.
+func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
+	p := o.p
+	d := len(gain)
+	if d == 0 || len(x) < minParallelElems {
+		p.ops[0].RMSNorm(y, x, gain, eps)
+		return
+	}
+	rows := len(x) / d
+	if len(y) < rows*d {
+		panic(fmt.Sprintf("pool: RMSNorm of %d values into %d", len(x), len(y)))
+	}
+	j := p.start(jobRMSNorm, rows, p.chunkSize(rows, 1))
+	j.y, j.x, j.g, j.eps = y, x, gain, eps
+	p.run()
+}
+
+// RoPE rotates n tokens of nHeads heads in place, split by token.
+func (o *Ops) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+	p := o.p
+	if n*nHeads*headDim < minParallelElems || n < 2 {
+		p.ops[0].RoPE(x, n, nHeads, headDim, pos, theta)
+		return
+	}
+	if len(x) < n*nHeads*headDim {
+		panic(fmt.Sprintf("pool: RoPE of %d tokens of %d heads of %d values over %d values", n, nHeads, headDim, len(x)))
+	}
+	j := p.start(jobRoPE, n, p.chunkSize(n, 1))
+	j.x, j.heads, j.headDim, j.pos, j.theta = x, nHeads, headDim, pos, theta
+	p.run()
+}
+
+// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
+func (o *Ops) SwiGLU(out, gate, up []float32) {
+	p := o.p
+	if len(gate) < minParallelElems {
+		p.ops[0].SwiGLU(out, gate, up)
+		return
+	}
+	if len(up) < len(gate) || len(out) < len(gate) {
+		panic(fmt.Sprintf("pool: SwiGLU of %d values with up %d into %d", len(gate), len(up), len(out)))
+	}
+	j := p.start(jobSwiGLU, len(gate), p.chunkSize(len(gate), 64))
+	j.y, j.x, j.g = out, gate, up
+	p.run()
+}
+
+// Add computes x += y element-wise.
+func (o *Ops) Add(x, y []float32) {
+	p := o.p
+	if len(x) < minParallelElems {
+		p.ops[0].Add(x, y)
+		return
+	}
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("pool: Add of %d values to %d", len(y), len(x)))
+	}
+	j := p.start(jobAdd, len(x), p.chunkSize(len(x), 64))
+	j.x, j.y = x, y
+	p.run()
+}

@@ -1,0 +1,198 @@
+// Package pool is the multi-threaded CPU backend: the kernels of package
+// simd run on all cores through a persistent pool of worker goroutines.
+//
+// Each operation is split into chunks (rows of a MatMul, query tokens and
+// KV heads of Attention, rows or ranges of the element-wise operations)
+// that the caller and the workers take in turn from a shared counter. Every
+// output element is computed by exactly one of them with the instructions a
+// single thread would use, so results are bitwise identical for every
+// number of threads. Workers spin briefly between operations, then sleep.
+package pool
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"inferno/backend"
+	"inferno/backend/simd"
+)
+
+// Ops is the SIMD backend on a pool of threads. Its methods must be called
+// from one goroutine at a time.
+type Ops struct {
+	p *pool
+}
+
+var _ backend.Ops = (*Ops)(nil)
+
+// New returns a backend running on threads threads, the caller's included:
+// it starts threads-1 workers, which live until Close. threads <= 0 means
+// runtime.NumCPU().
+func New(threads int) *Ops {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	p := &pool{
+		ops:  make([]*simd.Ops, threads),
+		done: make(chan struct{}, 1),
+	}
+	for i := range p.ops {
+		p.ops[i] = simd.New()
+	}
+	p.workers = make([]*worker, threads-1)
+	for i := range p.workers {
+		w := &worker{wake: make(chan struct{}, 1)}
+		p.workers[i] = w
+		p.wg.Add(1)
+		go p.worker(i+1, w)
+	}
+	o := &Ops{p: p}
+	// Workers reference only p: an Ops dropped without Close stops them.
+	runtime.AddCleanup(o, func(p *pool) { p.close() }, p)
+	return o
+}
+
+// Name returns "pool".
+func (o *Ops) Name() string { return "pool" }
+
+// Threads returns the number of threads operations run on, the caller's
+// included; it is 1 after Close.
+func (o *Ops) Threads() int { return len(o.p.workers) + 1 }
+
+// Close stops the workers. Later operations run on the calling goroutine
+// alone.
+func (o *Ops) Close() { o.p.close() }
+
+// spinIters is how many times a waiting worker (or caller) checks for work
+// (or completion) before it sleeps, some tens of microseconds: long
+// enough to span the gap between two operations of a forward pass.
+const spinIters = 1 << 14
+
+// worker is one pool goroutine's mailbox.
+type worker struct {
+	gen      atomic.Uint32 // bumped for each job the worker is to join
+	sleeping atomic.Bool   // set while parked on wake, or about to be
+	wake     chan struct{} // capacity 1
+	_        [64]byte      // keep workers' state on separate cache lines
+}
+
+// pool is the state shared by the caller and the workers.
+type pool struct {
+	ops  []*simd.Ops // scratch of each participant; [0] is the caller's
+	acts simd.Acts   // the activations of the current MatMul
+
+	job     job
+	next    atomic.Int64 // next chunk to take
+	pending atomic.Int32 // workers still in the current job
+
+	mainSleeping atomic.Bool
+	done         chan struct{} // capacity 1
+
+	workers []*worker
+	closing atomic.Bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// run executes p.job: the caller wakes up to chunks-1 workers, takes chunks
+// itself, and waits for the workers it woke.
+func (p *pool) run() {
+	j := &p.job
+	j.chunks = (j.total + j.size - 1) / j.size
+	nw := min(len(p.workers), j.chunks-1)
+	if nw <= 0 {
+		j.size, j.chunks = j.total, 1 // one call over everything
+		p.do(0, 0)
+		return
+	}
+	p.next.Store(0)
+	p.pending.Store(int32(nw))
+	for _, w := range p.workers[:nw] {
+		w.gen.Add(1)
+		if w.sleeping.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.work(0)
+	p.waitDone()
+}
+
+// work takes and runs chunks of the current job until none are left.
+func (p *pool) work(id int) {
+	n := int64(p.job.chunks)
+	for {
+		c := p.next.Add(1) - 1
+		if c >= n {
+			return
+		}
+		p.do(id, int(c))
+	}
+}
+
+func (p *pool) worker(id int, w *worker) {
+	defer p.wg.Done()
+	var seen uint32
+	for {
+		w.waitJob(seen)
+		seen++
+		if p.closing.Load() {
+			return
+		}
+		p.work(id)
+		if p.pending.Add(-1) == 0 && p.mainSleeping.CompareAndSwap(true, false) {
+			p.done <- struct{}{}
+		}
+	}
+}
+
+// waitJob returns once w.gen differs from seen: it spins, then parks until
+// the caller, seeing sleeping set, sends a token.
+func (w *worker) waitJob(seen uint32) {
+	for i := range spinIters {
+		if w.gen.Load() != seen {
+			return
+		}
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+	w.sleeping.Store(true)
+	if w.gen.Load() != seen && w.sleeping.CompareAndSwap(true, false) {
+		return // the job came before we slept, and no token was sent
+	}
+	<-w.wake
+}
+
+// waitDone returns once every worker woken for the job has finished it.
+func (p *pool) waitDone() {
+	for i := range spinIters {
+		if p.pending.Load() == 0 {
+			return
+		}
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+	p.mainSleeping.Store(true)
+	if p.pending.Load() == 0 && p.mainSleeping.CompareAndSwap(true, false) {
+		return
+	}
+	<-p.done
+}
+
+func (p *pool) close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.closing.Store(true)
+	for _, w := range p.workers {
+		w.gen.Add(1)
+		if w.sleeping.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.wg.Wait()
+	p.workers = nil
+}

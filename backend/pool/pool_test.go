@@ -1,0 +1,175 @@
+package pool
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"inferno/backend"
+	"inferno/backend/simd"
+	"inferno/gguf"
+	"inferno/quant"
+)
+
+func randVec(rng *rand.Rand, n int, scale float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64() * scale)
+	}
+	return v
+}
+
+func randWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols int) *backend.Weight {
+	t.Helper()
+	var data []byte
+	for range rows {
+		var err error
+		if data, err = quant.QuantizeRow(data, randVec(rng, cols, 0.05), typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &backend.Weight{Name: fmt.Sprintf("w%dx%d", rows, cols), Type: typ, Rows: rows, Cols: cols, Data: data}
+}
+
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// script runs every operation on ops over fixed inputs, each result
+// appended to the returned list. Sizes cover the single-threaded and the
+// split paths of every operation.
+func script(t *testing.T, ops backend.Ops) [][]float32 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var res [][]float32
+	keep := func(v []float32) { res = append(res, append([]float32(nil), v...)) }
+	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16} {
+		for _, sh := range []struct{ rows, cols int }{{37, 64}, {300, 256}, {1000, 96}} {
+			w := randWeight(t, rng, typ, sh.rows, sh.cols)
+			for _, n := range []int{1, 6, 21} {
+				x := randVec(rng, n*sh.cols, 1)
+				y := make([]float32, n*sh.rows)
+				ops.MatMul(y, w, x, n)
+				keep(y)
+			}
+		}
+	}
+	for _, c := range []struct{ n, pos, heads, kv, dim int }{{1, 0, 4, 2, 32}, {1, 299, 16, 8, 128}, {7, 5, 16, 8, 128}, {40, 3, 4, 2, 32}} {
+		q := randVec(rng, c.n*c.heads*c.dim, 1)
+		k := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 2)
+		v := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 1)
+		out := make([]float32, len(q))
+		ops.Attention(out, q, k, v, c.n, c.pos, c.heads, c.kv, c.dim)
+		keep(out)
+	}
+	for _, n := range []int{100, 1 << 16, 100003} {
+		x := randVec(rng, n, 2)
+		y := randVec(rng, n, 1)
+		g := randVec(rng, 128, 1)
+		z := make([]float32, n/128*128)
+		ops.RMSNorm(z, x[:len(z)], g, 1e-6)
+		keep(z)
+		ops.RoPE(z, len(z)/1024, 8, 128, 17, 1e6)
+		keep(z)
+		out := make([]float32, n)
+		ops.SwiGLU(out, x, y)
+		keep(out)
+		ops.Add(x, y)
+		keep(x)
+	}
+	return res
+}
+
+// TestBitwiseAcrossThreads checks that every thread count gives the bits of
+// the single-threaded simd backend.
+func TestBitwiseAcrossThreads(t *testing.T) {
+	want := script(t, simd.New())
+	for _, threads := range []int{1, 2, 3, 4, 8} {
+		ops := New(threads)
+		got := script(t, ops)
+		ops.Close()
+		for i := range want {
+			if j := sameBits(got[i], want[i]); j >= 0 {
+				t.Fatalf("%d threads: result %d differs at %d: %g, want %g", threads, i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	want := script(t, simd.New())
+	ops := New(3)
+	if ops.Threads() != 3 || ops.Name() != "pool" {
+		t.Fatalf("Threads %d, Name %q", ops.Threads(), ops.Name())
+	}
+	ops.Close()
+	ops.Close()
+	if ops.Threads() != 1 {
+		t.Fatalf("Threads %d after Close", ops.Threads())
+	}
+	got := script(t, ops)
+	for i := range want {
+		if j := sameBits(got[i], want[i]); j >= 0 {
+			t.Fatalf("after Close: result %d differs at %d", i, j)
+		}
+	}
+	if New(0).Threads() < 1 {
+		t.Fatal("New(0) has no threads")
+	}
+}
+
+// TestAllocs checks that operations allocate nothing once their scratch
+// buffers have grown, on one thread and on several.
+func TestAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := randWeight(t, rng, gguf.TensorQ8_0, 512, 256)
+	wf := randWeight(t, rng, gguf.TensorF16, 64, 256)
+	const n = 32
+	x := randVec(rng, n*256, 1)
+	y := make([]float32, n*512)
+	q := randVec(rng, n*16*128, 1)
+	k := randVec(rng, (40+n)*8*128, 1)
+	v := randVec(rng, (40+n)*8*128, 1)
+	att := make([]float32, len(q))
+	big := randVec(rng, 1<<16, 1)
+	big2 := randVec(rng, 1<<16, 1)
+	g := randVec(rng, 128, 1)
+	for _, threads := range []int{1, 2, 4} {
+		var ops backend.Ops
+		var closeFn func()
+		if threads == 1 {
+			ops = simd.New()
+		} else {
+			o := New(threads)
+			ops, closeFn = o, o.Close
+		}
+		cases := []struct {
+			name string
+			f    func()
+		}{
+			{"MatMul n=1", func() { ops.MatMul(y, w, x, 1) }},
+			{"MatMul n=8", func() { ops.MatMul(y, w, x, 8) }},
+			{"MatMul n=32", func() { ops.MatMul(y, w, x, n) }},
+			{"MatMul F16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
+			{"Attention n=1", func() { ops.Attention(att, q, k, v, 1, 40, 16, 8, 128) }},
+			{"Attention n=32", func() { ops.Attention(att, q, k, v, n, 40, 16, 8, 128) }},
+			{"RMSNorm", func() { ops.RMSNorm(big2, big, g, 1e-6) }},
+			{"RoPE", func() { ops.RoPE(q, n, 16, 128, 40, 1e6) }},
+			{"SwiGLU", func() { ops.SwiGLU(big2, big, big) }},
+			{"Add", func() { ops.Add(big2, big) }},
+		}
+		for _, c := range cases {
+			if a := testing.AllocsPerRun(20, c.f); a != 0 {
+				t.Errorf("%s, %d threads: %v allocations per run", c.name, threads, a)
+			}
+		}
+		if closeFn != nil {
+			closeFn()
+		}
+	}
+}

@@ -1,0 +1,318 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Attention kernels. A score is scale * (q . k) with one accumulator of
+// eight lanes over the columns, 8 at a time, its lanes summed as
+// ((0+1)+(2+3))+((4+5)+(6+7)); an output column is o*corr followed by
+// o += p[j]*v_j for the keys in order (fused multiply-adds). The kernels
+// for two heads and for one compute each value the same way; the two-head
+// ones read each key and value once for both heads of a KV group.
+
+// HSUM4 leaves in ta, for each 128-bit half, the sums of that half's four
+// lanes of a, b, c and d; tb is a temporary.
+#define HSUM4(a, b, c, d, ta, tb) \
+	VHADDPS b, a, ta; \
+	VHADDPS d, c, tb; \
+	VHADDPS tb, ta, ta
+
+// func attnScores2AVX2(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
+//
+// s[j] and s[sstride/4 + j] are the scores of key j (kstride bytes apart)
+// for the heads q[:hd] and q[hd:2*hd]; hd is a multiple of 8.
+TEXT ·attnScores2AVX2(SB), NOSPLIT, $0-60
+	MOVQ s+0(FP), DI
+	MOVQ sstride+8(FP), R14
+	MOVQ q+16(FP), SI
+	MOVQ k+24(FP), R8
+	MOVQ kstride+32(FP), DX
+	MOVQ nkeys+40(FP), CX
+	MOVQ hd+48(FP), R12
+	SHLQ $2, R12
+	LEAQ (SI)(R12*1), R10 // second head
+	VBROADCASTSS scale+56(FP), Y15
+	LEAQ (DX)(DX*2), R13
+
+s2keys4:
+	CMPQ CX, $4
+	JB   s2keys1
+	LEAQ (R8)(R13*1), R9
+	LEAQ (R8)(DX*8), AX // the keys two groups ahead, prefetched
+	XORQ BX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+s2cols4:
+	VMOVUPS (SI)(BX*1), Y8
+	VMOVUPS (R10)(BX*1), Y9
+	VMOVUPS (R8), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VMOVUPS (R8)(DX*1), Y11
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VMOVUPS (R8)(DX*2), Y12
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VMOVUPS (R9), Y13
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(DX*2)
+	PREFETCHT0 (AX)(R13*1)
+	ADDQ $32, AX
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, BX
+	CMPQ BX, R12
+	JB   s2cols4
+	SUBQ R12, R8
+	HSUM4(Y0, Y2, Y4, Y6, Y8, Y9)
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VMULPS X15, X8, X8
+	VMOVUPS X8, (DI)
+	HSUM4(Y1, Y3, Y5, Y7, Y10, Y11)
+	VEXTRACTF128 $1, Y10, X11
+	VADDPS X11, X10, X10
+	VMULPS X15, X10, X10
+	VMOVUPS X10, (DI)(R14*1)
+	ADDQ $16, DI
+	LEAQ (R8)(DX*4), R8
+	SUBQ $4, CX
+	JMP  s2keys4
+
+s2keys1:
+	TESTQ CX, CX
+	JZ    s2done
+	XORQ BX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+s2cols1:
+	VMOVUPS (R8)(BX*1), Y10
+	VFMADD231PS (SI)(BX*1), Y10, Y0
+	VFMADD231PS (R10)(BX*1), Y10, Y1
+	ADDQ $32, BX
+	CMPQ BX, R12
+	JB   s2cols1
+	VHADDPS Y0, Y0, Y0
+	VHADDPS Y0, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DI)
+	VHADDPS Y1, Y1, Y1
+	VHADDPS Y1, Y1, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPS X2, X1, X1
+	VMULSS X15, X1, X1
+	VMOVSS X1, (DI)(R14*1)
+	ADDQ $4, DI
+	ADDQ DX, R8
+	DECQ CX
+	JMP  s2keys1
+
+s2done:
+	VZEROUPPER
+	RET
+
+// func attnScores1AVX2(s, q, k *float32, kstride, nkeys, hd int, scale float32)
+//
+// The scores of one head q[:hd]; see attnScores2AVX2.
+TEXT ·attnScores1AVX2(SB), NOSPLIT, $0-52
+	MOVQ s+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), R8
+	MOVQ kstride+24(FP), DX
+	MOVQ nkeys+32(FP), CX
+	MOVQ hd+40(FP), R12
+	SHLQ $2, R12
+	VBROADCASTSS scale+48(FP), Y15
+	LEAQ (DX)(DX*2), R13
+
+s1keys4:
+	CMPQ CX, $4
+	JB   s1keys1
+	LEAQ (R8)(R13*1), R9
+	LEAQ (R8)(DX*8), AX
+	XORQ BX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+s1cols4:
+	VMOVUPS (SI)(BX*1), Y8
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS (R8)(DX*1), Y8, Y1
+	VFMADD231PS (R8)(DX*2), Y8, Y2
+	VFMADD231PS (R9), Y8, Y3
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(DX*2)
+	PREFETCHT0 (AX)(R13*1)
+	ADDQ $32, AX
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, BX
+	CMPQ BX, R12
+	JB   s1cols4
+	SUBQ R12, R8
+	HSUM4(Y0, Y1, Y2, Y3, Y8, Y9)
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VMULPS X15, X8, X8
+	VMOVUPS X8, (DI)
+	ADDQ $16, DI
+	LEAQ (R8)(DX*4), R8
+	SUBQ $4, CX
+	JMP  s1keys4
+
+s1keys1:
+	TESTQ CX, CX
+	JZ    s1done
+	XORQ BX, BX
+	VXORPS Y0, Y0, Y0
+
+s1cols1:
+	VMOVUPS (R8)(BX*1), Y10
+	VFMADD231PS (SI)(BX*1), Y10, Y0
+	ADDQ $32, BX
+	CMPQ BX, R12
+	JB   s1cols1
+	VHADDPS Y0, Y0, Y0
+	VHADDPS Y0, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ DX, R8
+	DECQ CX
+	JMP  s1keys1
+
+s1done:
+	VZEROUPPER
+	RET
+
+// func attnAccum2AVX2(o *float32, ostride int, p *float32, pstride int, v *float32, vstride, nkeys, hd int, corr0, corr1 float32)
+//
+// For the two heads (o, p, corr0) and (o + ostride bytes, p + pstride
+// bytes, corr1): o = o*corr + sum over j of p[j]*v_j, for nkeys values
+// vstride bytes apart; hd is a multiple of 32.
+TEXT ·attnAccum2AVX2(SB), NOSPLIT, $0-72
+	MOVQ o+0(FP), DI
+	MOVQ ostride+8(FP), R13
+	ADDQ DI, R13
+	MOVQ p+16(FP), SI
+	MOVQ pstride+24(FP), R11
+	ADDQ SI, R11
+	MOVQ v+32(FP), R8
+	MOVQ vstride+40(FP), DX
+	MOVQ nkeys+48(FP), R12
+	MOVQ hd+56(FP), AX
+	VBROADCASTSS corr0+64(FP), Y14
+	VBROADCASTSS corr1+68(FP), Y15
+
+a2cols:
+	VMULPS (DI), Y14, Y0
+	VMULPS 32(DI), Y14, Y1
+	VMULPS 64(DI), Y14, Y2
+	VMULPS 96(DI), Y14, Y3
+	VMULPS (R13), Y15, Y4
+	VMULPS 32(R13), Y15, Y5
+	VMULPS 64(R13), Y15, Y6
+	VMULPS 96(R13), Y15, Y7
+	MOVQ R8, R9
+	XORQ BX, BX
+	MOVQ R12, CX
+
+a2keys:
+	VBROADCASTSS (SI)(BX*4), Y8
+	VBROADCASTSS (R11)(BX*4), Y9
+	VMOVUPS (R9), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS 32(R9), Y11
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y11, Y9, Y5
+	VMOVUPS 64(R9), Y12
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y12, Y9, Y6
+	VMOVUPS 96(R9), Y13
+	VFMADD231PS Y13, Y8, Y3
+	VFMADD231PS Y13, Y9, Y7
+	PREFETCHT0 (R9)(DX*8) // the value eight keys ahead
+	PREFETCHT0 64(R9)(DX*8)
+	ADDQ DX, R9
+	INCQ BX
+	CMPQ BX, CX
+	JB   a2keys
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, (R13)
+	VMOVUPS Y5, 32(R13)
+	VMOVUPS Y6, 64(R13)
+	VMOVUPS Y7, 96(R13)
+	ADDQ $128, DI
+	ADDQ $128, R13
+	ADDQ $128, R8
+	SUBQ $32, AX
+	JNZ  a2cols
+	VZEROUPPER
+	RET
+
+// func attnAccum1AVX2(o, p, v *float32, vstride, nkeys, hd int, corr float32)
+//
+// One head of attnAccum2AVX2.
+TEXT ·attnAccum1AVX2(SB), NOSPLIT, $0-52
+	MOVQ o+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), R8
+	MOVQ vstride+24(FP), DX
+	MOVQ nkeys+32(FP), R12
+	MOVQ hd+40(FP), AX
+	VBROADCASTSS corr+48(FP), Y14
+
+a1cols:
+	VMULPS (DI), Y14, Y0
+	VMULPS 32(DI), Y14, Y1
+	VMULPS 64(DI), Y14, Y2
+	VMULPS 96(DI), Y14, Y3
+	MOVQ R8, R9
+	XORQ BX, BX
+
+a1keys:
+	VBROADCASTSS (SI)(BX*4), Y8
+	VFMADD231PS (R9), Y8, Y0
+	VFMADD231PS 32(R9), Y8, Y1
+	VFMADD231PS 64(R9), Y8, Y2
+	VFMADD231PS 96(R9), Y8, Y3
+	PREFETCHT0 (R9)(DX*8)
+	PREFETCHT0 64(R9)(DX*8)
+	ADDQ DX, R9
+	INCQ BX
+	CMPQ BX, R12
+	JB   a1keys
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, R8
+	SUBQ $32, AX
+	JNZ  a1cols
+	VZEROUPPER
+	RET

@@ -1,0 +1,112 @@
+//go:build amd64 && !purego
+
+package simd
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"inferno/gguf"
+)
+
+// withGo runs f with the assembly kernels switched off.
+func withGo(f func()) {
+	savedAccel, savedVNNI := accel, vnni
+	accel, vnni = false, false
+	defer func() { accel, vnni = savedAccel, savedVNNI }()
+	f()
+}
+
+// withoutVNNI runs f with the AVX2 kernels only.
+func withoutVNNI(f func()) {
+	saved := vnni
+	vnni = false
+	defer func() { vnni = saved }()
+	f()
+}
+
+// TestAssemblyMatchesGo checks the kernels that promise the bits of their
+// Go versions: Q8_0 quantization and products, SwiGLU, the softmax
+// exponentials, RoPE and the RMSNorm scaling.
+func TestAssemblyMatchesGo(t *testing.T) {
+	if !accel {
+		t.Skip("no AVX2/FMA/F16C")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	check := func(what string, f func() []float32) {
+		t.Helper()
+		a := f()
+		var b, c []float32
+		withGo(func() { b = f() })
+		if i := sameBits(a, b); i >= 0 {
+			t.Fatalf("%s: element %d: assembly %g, Go %g", what, i, a[i], b[i])
+		}
+		withoutVNNI(func() { c = f() })
+		if i := sameBits(c, b); i >= 0 {
+			t.Fatalf("%s: element %d: AVX2 %g, Go %g", what, i, c[i], b[i])
+		}
+	}
+
+	// Q8_0 products, every path (VNNI and AVX2 tiles, matrix-vector, Go
+	// tails).
+	for _, n := range []int{1, 4, 6, 9, 17} {
+		w := randWeight(t, rng, gguf.TensorQ8_0, 21, 320)
+		x := randVec(rng, n*320, 2)
+		check("MatMul Q8_0", func() []float32 {
+			y := make([]float32, n*21)
+			New().MatMul(y, w, x, n)
+			return y
+		})
+		check("quantized scales", func() []float32 {
+			var a Acts
+			a.Prepare(w, x, n)
+			a.Quantize(0, n)
+			return a.ds
+		})
+	}
+
+	// Element-wise kernels on lengths with and without a Go tail, over
+	// the whole range of the exponential.
+	for _, n := range []int{8, 29, 1024} {
+		g := randVec(rng, n, 30)
+		g[0], g[n-1] = -100, 100
+		u := randVec(rng, n, 1)
+		check("SwiGLU", func() []float32 {
+			out := make([]float32, n)
+			New().SwiGLU(out, g, u)
+			return out
+		})
+		check("expSub", func() []float32 {
+			p := make([]float32, n) // the sums are added in different orders
+			expSub(p, g, 3)
+			return p
+		})
+		check("scaleMul", func() []float32 {
+			y := make([]float32, n)
+			scaleMul(y, g, u, 0.37)
+			return y
+		})
+	}
+	for _, headDim := range []int{16, 64, 128} {
+		x := randVec(rng, 3*5*headDim, 1)
+		check("RoPE", func() []float32 {
+			y := append([]float32(nil), x...)
+			New().RoPE(y, 3, 5, headDim, 1000, 1e6)
+			return y
+		})
+	}
+
+	b := make([]byte, 3000)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	if s, want := memSum(b), memSumGo(b); s != want {
+		t.Fatalf("memSum = %d, want %d", s, want)
+	}
+}
+
+// BenchmarkMatMulQ8AVX2 is BenchmarkMatMulQ8 without the VNNI kernel, for
+// CPUs with AVX2 only.
+func BenchmarkMatMulQ8AVX2(b *testing.B) {
+	withoutVNNI(func() { BenchmarkMatMulQ8(b) })
+}

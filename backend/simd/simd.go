@@ -1,0 +1,94 @@
+// Package simd is the single-threaded SIMD backend: every operation of the
+// forward pass with AVX2, FMA and F16C kernels written in Go assembly, and a
+// pure-Go fallback used on other CPUs and architectures (or with the purego
+// build tag). Where the CPU also has AVX-512 VNNI, prompt (matrix-matrix)
+// Q8_0 products use a VPDPBUSD kernel instead of the AVX2 one.
+//
+// Q8_0 weights are multiplied by activations quantized to 8 bits in blocks
+// of 32 (scale max|x|/127, as llama.cpp's block_q8_0), with exact integer
+// dot products per block, scaled and accumulated in float32. Every output
+// element of a MatMul is computed by the same sequence of float operations
+// whichever kernel computes it (matrix-vector, the 4x4 AVX2 tile, the 8x4
+// VNNI tile or the pure-Go tail), so the results do not depend on the
+// number of tokens in a call nor on how rows are split among threads; the
+// Q8_0, SwiGLU and RoPE kernels even give the same bits as the pure-Go
+// fallback.
+//
+// Besides the backend.Ops methods, the package exports the pieces a
+// multi-threaded backend splits among its workers, each worker with its own
+// Ops: Acts with Ops.MatMulRows for products, and Ops.AttentionUnits for
+// attention.
+package simd
+
+import (
+	"fmt"
+	"math"
+
+	"inferno/backend"
+)
+
+// Ops is the SIMD backend on one thread. It keeps its scratch buffers
+// between calls, so an Ops must not be used by two goroutines at once.
+type Ops struct {
+	acts Acts
+	attn attnScratch
+	rope ropeTable
+	pack []byte // a tile of repacked weight rows (VNNI kernels)
+}
+
+var _ backend.Ops = (*Ops)(nil)
+
+// New returns a single-threaded SIMD backend.
+func New() *Ops { return &Ops{} }
+
+// Accelerated reports whether the assembly kernels are in use; when false,
+// every operation runs the pure-Go fallback.
+func Accelerated() bool { return accel }
+
+// Name returns "simd".
+func (o *Ops) Name() string { return "simd" }
+
+// MatMul computes y = W x for n tokens. For Q8_0 weights the activations are
+// first quantized to 8 bits per block of 32.
+func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
+	if n <= 0 {
+		return
+	}
+	o.acts.Prepare(w, x, n)
+	o.acts.Quantize(0, n)
+	o.MatMulRows(y, w, &o.acts, 0, w.Rows)
+}
+
+// RMSNorm normalizes each row of x, rows being len(gain) values, and
+// multiplies it by gain. y may alias x.
+func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
+	d := len(gain)
+	if d == 0 {
+		return
+	}
+	if len(y) < len(x)/d*d {
+		panic(fmt.Sprintf("simd: RMSNorm of %d values into %d", len(x), len(y)))
+	}
+	for off := 0; off+d <= len(x); off += d {
+		xr, yr := x[off:off+d], y[off:off+d]
+		ss := sumSquares(xr)
+		scale := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
+		scaleMul(yr, xr, gain, scale)
+	}
+}
+
+// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
+func (o *Ops) SwiGLU(out, gate, up []float32) {
+	if len(up) < len(gate) || len(out) < len(gate) {
+		panic(fmt.Sprintf("simd: SwiGLU of %d values with up %d into %d", len(gate), len(up), len(out)))
+	}
+	swiglu(out[:len(gate)], gate, up[:len(gate)])
+}
+
+// Add computes x += y element-wise.
+func (o *Ops) Add(x, y []float32) {
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("simd: Add of %d values to %d", len(y), len(x)))
+	}
+	add(x, y[:len(x)])
+}

@@ -1,0 +1,215 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 VNNI Q8_0 kernels for prompts: a tile of eight weight rows is
+// repacked so that vector k of a block holds bytes 4k..4k+3 of each row
+// (VPDPBUSD then sums four products per row and lane, so that a block's
+// eight VPDPBUSD leave each row's exact block sum in its own lane: no
+// horizontal sums), the weights offset by 128 to be unsigned. The offset
+// adds 128*sum(x) per block, which the accumulator starts without: it is
+// initialized to cx = -128*sum(x). Then, as in every Q8_0 kernel,
+// acc += float32(sum) * (dw * dx).
+
+// func q8Repack8AVX2(dst *byte, w *byte, rb int, nb int)
+TEXT ·q8Repack8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ w+8(FP), R8
+	MOVQ rb+16(FP), DX
+	MOVQ nb+24(FP), CX
+	LEAQ (DX)(DX*2), AX
+	LEAQ (R8)(AX*1), R9   // row 3
+	LEAQ (R9)(AX*1), R10  // row 6
+	MOVL $0x80808080, AX
+	VMOVQ AX, X15
+	VPBROADCASTD X15, Y15
+
+rploop:
+	// The eight float16 scales, as in q8MatVecAVX2.
+	MOVWQZX (R8), AX
+	MOVWQZX (R8)(DX*1), BX
+	SHLQ $16, BX
+	ORQ  BX, AX
+	MOVWQZX (R8)(DX*2), BX
+	SHLQ $32, BX
+	ORQ  BX, AX
+	MOVWQZX (R9), BX
+	SHLQ $48, BX
+	ORQ  BX, AX
+	VMOVQ AX, X14
+	MOVWQZX (R8)(DX*4), AX
+	MOVWQZX (R9)(DX*2), BX
+	SHLQ $16, BX
+	ORQ  BX, AX
+	MOVWQZX (R10), BX
+	SHLQ $32, BX
+	ORQ  BX, AX
+	MOVWQZX (R10)(DX*1), BX
+	SHLQ $48, BX
+	ORQ  BX, AX
+	VPINSRQ $1, AX, X14, X14
+	VCVTPH2PS X14, Y14
+	VMOVUPS Y14, 256(DI)
+
+	VMOVDQU 2(R8), Y0
+	VMOVDQU 2(R8)(DX*1), Y1
+	VMOVDQU 2(R8)(DX*2), Y2
+	VMOVDQU 2(R9), Y3
+	VMOVDQU 2(R8)(DX*4), Y4
+	VMOVDQU 2(R9)(DX*2), Y5
+	VMOVDQU 2(R10), Y6
+	VMOVDQU 2(R10)(DX*1), Y7
+	// Transpose the 8x8 matrix of dwords.
+	VPUNPCKLDQ  Y1, Y0, Y8
+	VPUNPCKHDQ  Y1, Y0, Y9
+	VPUNPCKLDQ  Y3, Y2, Y10
+	VPUNPCKHDQ  Y3, Y2, Y11
+	VPUNPCKLQDQ Y10, Y8, Y0
+	VPUNPCKHQDQ Y10, Y8, Y1
+	VPUNPCKLQDQ Y11, Y9, Y2
+	VPUNPCKHQDQ Y11, Y9, Y3
+	VPUNPCKLDQ  Y5, Y4, Y8
+	VPUNPCKHDQ  Y5, Y4, Y9
+	VPUNPCKLDQ  Y7, Y6, Y10
+	VPUNPCKHDQ  Y7, Y6, Y11
+	VPUNPCKLQDQ Y10, Y8, Y4
+	VPUNPCKHQDQ Y10, Y8, Y5
+	VPUNPCKLQDQ Y11, Y9, Y6
+	VPUNPCKHQDQ Y11, Y9, Y7
+	VPERM2I128 $0x20, Y4, Y0, Y8
+	VPERM2I128 $0x31, Y4, Y0, Y9
+	VPXOR   Y15, Y8, Y8
+	VPXOR   Y15, Y9, Y9
+	VMOVDQU Y8, (DI)
+	VMOVDQU Y9, 128(DI)
+	VPERM2I128 $0x20, Y5, Y1, Y8
+	VPERM2I128 $0x31, Y5, Y1, Y9
+	VPXOR   Y15, Y8, Y8
+	VPXOR   Y15, Y9, Y9
+	VMOVDQU Y8, 32(DI)
+	VMOVDQU Y9, 160(DI)
+	VPERM2I128 $0x20, Y6, Y2, Y8
+	VPERM2I128 $0x31, Y6, Y2, Y9
+	VPXOR   Y15, Y8, Y8
+	VPXOR   Y15, Y9, Y9
+	VMOVDQU Y8, 64(DI)
+	VMOVDQU Y9, 192(DI)
+	VPERM2I128 $0x20, Y7, Y3, Y8
+	VPERM2I128 $0x31, Y7, Y3, Y9
+	VPXOR   Y15, Y8, Y8
+	VPXOR   Y15, Y9, Y9
+	VMOVDQU Y8, 96(DI)
+	VMOVDQU Y9, 224(DI)
+
+	ADDQ $34, R8
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $288, DI
+	DECQ CX
+	JNZ  rploop
+	VZEROUPPER
+	RET
+
+// VNNITOKEN scales token t's block sums (int acc) and adds them to its
+// float accumulator fa; dx is the address of the token's scale.
+#define VNNITOKEN(acc, dx, fa) \
+	VCVTDQ2PS acc, acc; \
+	VMULPS.BCST dx, Y8, Y9; \
+	VMULPS Y9, acc, acc; \
+	VADDPS acc, fa, fa
+
+// func q8VNNI8x4AVX512(y *float32, ldy int, pack *byte, qs *int8, qstride int, ds *float32, cx *int32, dstride int, nb int)
+//
+// Eight repacked rows times four tokens qstride bytes apart, whose scales
+// and corrections are dstride values apart. Y16..Y23 hold the block's
+// weights, Y0..Y3 the tokens' int32 block sums, Y4..Y7 their float sums.
+TEXT ·q8VNNI8x4AVX512(SB), NOSPLIT, $0-72
+	MOVQ pack+16(FP), R8
+	MOVQ qs+24(FP), SI
+	MOVQ qstride+32(FP), DX
+	LEAQ (SI)(DX*2), R12
+	ADDQ DX, R12          // token 3
+	MOVQ ds+40(FP), R9
+	MOVQ cx+48(FP), R10
+	MOVQ dstride+56(FP), R11
+	SHLQ $2, R11
+	LEAQ (R9)(R11*2), R13
+	ADDQ R11, R13         // scale of token 3
+	LEAQ (R10)(R11*2), R14
+	ADDQ R11, R14         // correction of token 3
+	MOVQ nb+64(FP), CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+vnloop:
+	VMOVDQU32 0(R8), Y16
+	VMOVDQU32 32(R8), Y17
+	VMOVDQU32 64(R8), Y18
+	VMOVDQU32 96(R8), Y19
+	VMOVDQU32 128(R8), Y20
+	VMOVDQU32 160(R8), Y21
+	VMOVDQU32 192(R8), Y22
+	VMOVDQU32 224(R8), Y23
+	VMOVUPS 256(R8), Y8
+	VPBROADCASTD (R10), Y0
+	VPBROADCASTD (R10)(R11*1), Y1
+	VPBROADCASTD (R10)(R11*2), Y2
+	VPBROADCASTD (R14), Y3
+	VPDPBUSD.BCST 0(SI), Y16, Y0
+	VPDPBUSD.BCST 0(SI)(DX*1), Y16, Y1
+	VPDPBUSD.BCST 0(SI)(DX*2), Y16, Y2
+	VPDPBUSD.BCST 0(R12), Y16, Y3
+	VPDPBUSD.BCST 4(SI), Y17, Y0
+	VPDPBUSD.BCST 4(SI)(DX*1), Y17, Y1
+	VPDPBUSD.BCST 4(SI)(DX*2), Y17, Y2
+	VPDPBUSD.BCST 4(R12), Y17, Y3
+	VPDPBUSD.BCST 8(SI), Y18, Y0
+	VPDPBUSD.BCST 8(SI)(DX*1), Y18, Y1
+	VPDPBUSD.BCST 8(SI)(DX*2), Y18, Y2
+	VPDPBUSD.BCST 8(R12), Y18, Y3
+	VPDPBUSD.BCST 12(SI), Y19, Y0
+	VPDPBUSD.BCST 12(SI)(DX*1), Y19, Y1
+	VPDPBUSD.BCST 12(SI)(DX*2), Y19, Y2
+	VPDPBUSD.BCST 12(R12), Y19, Y3
+	VPDPBUSD.BCST 16(SI), Y20, Y0
+	VPDPBUSD.BCST 16(SI)(DX*1), Y20, Y1
+	VPDPBUSD.BCST 16(SI)(DX*2), Y20, Y2
+	VPDPBUSD.BCST 16(R12), Y20, Y3
+	VPDPBUSD.BCST 20(SI), Y21, Y0
+	VPDPBUSD.BCST 20(SI)(DX*1), Y21, Y1
+	VPDPBUSD.BCST 20(SI)(DX*2), Y21, Y2
+	VPDPBUSD.BCST 20(R12), Y21, Y3
+	VPDPBUSD.BCST 24(SI), Y22, Y0
+	VPDPBUSD.BCST 24(SI)(DX*1), Y22, Y1
+	VPDPBUSD.BCST 24(SI)(DX*2), Y22, Y2
+	VPDPBUSD.BCST 24(R12), Y22, Y3
+	VPDPBUSD.BCST 28(SI), Y23, Y0
+	VPDPBUSD.BCST 28(SI)(DX*1), Y23, Y1
+	VPDPBUSD.BCST 28(SI)(DX*2), Y23, Y2
+	VPDPBUSD.BCST 28(R12), Y23, Y3
+	VNNITOKEN(Y0, (R9), Y4)
+	VNNITOKEN(Y1, (R9)(R11*1), Y5)
+	VNNITOKEN(Y2, (R9)(R11*2), Y6)
+	VNNITOKEN(Y3, (R13), Y7)
+	ADDQ $32, SI
+	ADDQ $32, R12
+	ADDQ $288, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R13
+	ADDQ $4, R14
+	DECQ CX
+	JNZ  vnloop
+
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), AX
+	SHLQ $2, AX
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, (DI)(AX*1)
+	VMOVUPS Y6, (DI)(AX*2)
+	LEAQ (AX)(AX*2), BX
+	VMOVUPS Y7, (DI)(BX*1)
+	VZEROUPPER
+	RET
