@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"inferno/backend"
 	"inferno/backend/cpu"
+	"inferno/backend/cuda"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/engine"
@@ -22,6 +26,7 @@ type runnerFlags struct {
 	ctx     int
 	kv      string
 	trace   bool
+	noGraph bool
 }
 
 func (f *runnerFlags) register(cmd *cobra.Command) {
@@ -31,14 +36,17 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 
 // registerBench registers the flags bench shares (it takes its thread counts as a list).
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool")
+	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
 	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (contiguous per layer)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
+	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
 }
 
 // newRunner returns a runner of m on the backend f names, and the tracer
-// wrapping its operations when --trace is set.
+// wrapping its operations when --trace is set on a CPU backend. "auto"
+// takes the GPU when a driver and a device are there and the model runs
+// on it, and the pool backend otherwise.
 func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer, error) {
 	if f.kv != "basic" {
 		return nil, nil, fmt.Errorf("unknown KV cache layout %q (want basic)", f.kv)
@@ -51,14 +59,29 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 	}
 	var ops backend.Ops
 	switch f.backend {
+	case "cuda":
+		if err := cuda.Available(); err != nil {
+			return nil, nil, err
+		}
+		r, err := f.newCUDA(m)
+		return r, nil, err
+	case "auto":
+		if cuda.Available() == nil {
+			r, err := f.newCUDA(m)
+			if err == nil {
+				return r, nil, nil
+			}
+			fmt.Fprintf(os.Stderr, "inferno: the GPU cannot run this model (%v); using the CPU\n", err)
+		}
+		ops = pool.New(f.threads)
 	case "scalar":
 		ops = cpu.NewScalar()
 	case "simd":
 		ops = simd.New()
-	case "auto", "pool":
+	case "pool":
 		ops = pool.New(f.threads)
 	default:
-		return nil, nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd or pool)", f.backend)
+		return nil, nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd, pool or cuda)", f.backend)
 	}
 	var tracer *backend.Tracer
 	if f.trace {
@@ -66,6 +89,15 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 		ops = tracer
 	}
 	return qwen3.NewRunner(m.Qwen3, ops, f.ctx), tracer, nil
+}
+
+// newCUDA uploads m to the GPU, with a progress bar when stderr is a terminal.
+func (f *runnerFlags) newCUDA(m *model.Model) (engine.Runner, error) {
+	var progress io.Writer
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		progress = os.Stderr
+	}
+	return cuda.NewRunner(m.Qwen3, cuda.Options{MaxLen: f.ctx, NoGraph: f.noGraph, Progress: progress})
 }
 
 // threadsUsed returns the number of CPU threads a backend computes with, 0

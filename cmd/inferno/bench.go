@@ -90,6 +90,10 @@ Lists are comma-separated; every combination is measured.`,
 					return err
 				}
 				b := bencher{r: r, vocab: m.Qwen3.Config.Vocab, rng: rand.New(rand.NewPCG(1, 2))}
+				name := r.Backend()
+				if rf.noGraph && name == "cuda" {
+					name = "cuda --no-graph"
+				}
 				for _, d := range ds {
 					for _, p := range ps {
 						if p == 0 {
@@ -100,7 +104,7 @@ Lists are comma-separated; every combination is measured.`,
 							r.Close()
 							return err
 						}
-						results = append(results, summarize(desc, size, params, r.Backend(), rf.threadsUsed(r.Backend()), fmt.Sprintf("pp%d", p), p, 0, d, samples))
+						results = append(results, summarize(desc, size, params, name, rf.threadsUsed(r.Backend()), fmt.Sprintf("pp%d", p), p, 0, d, samples))
 					}
 					for _, n := range ns {
 						if n == 0 {
@@ -111,7 +115,7 @@ Lists are comma-separated; every combination is measured.`,
 							r.Close()
 							return err
 						}
-						results = append(results, summarize(desc, size, params, r.Backend(), rf.threadsUsed(r.Backend()), fmt.Sprintf("tg%d", n), 0, n, d, samples))
+						results = append(results, summarize(desc, size, params, name, rf.threadsUsed(r.Backend()), fmt.Sprintf("tg%d", n), 0, n, d, samples))
 					}
 				}
 				r.Close()

@@ -1,0 +1,173 @@
+package cuda
+
+// Tests that need no GPU: they run everywhere, CI included.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestAvailable checks that Available answers (nil on a GPU machine, one
+// line elsewhere) without panicking.
+func TestAvailable(t *testing.T) {
+	err := Available()
+	if err == nil {
+		v, _ := DriverVersion()
+		t.Logf("CUDA available, driver API version %d", v)
+		return
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("Available's reason is not one line: %q", err)
+	}
+	t.Logf("CUDA not available: %v", err)
+}
+
+// TestNewRunnerWithoutGPU checks that NewRunner fails cleanly, not with a
+// panic, where there is no driver.
+func TestNewRunnerWithoutGPU(t *testing.T) {
+	if Available() == nil {
+		t.Skip("a GPU is present")
+	}
+	m := tinyModel(t)
+	if _, err := NewRunner(m, Options{}); err == nil {
+		t.Fatal("NewRunner succeeded without a GPU")
+	}
+}
+
+// TestPTXStamp fails when a kernel source changed after kernels.ptx was
+// built (the stamp records the sources' SHA-256): run ./build_ptx.sh.
+func TestPTXStamp(t *testing.T) {
+	stamp, err := os.ReadFile("kernels/kernels.ptx.stamp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob("kernels/*.cu")
+	more, _ := filepath.Glob("kernels/*.cuh")
+	names = append(names, more...)
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(stamp)), "\n")
+	if got := hex.EncodeToString(h.Sum(nil)); lines[0] != got {
+		t.Fatalf("kernels.ptx is stale: sources hash to %s, the stamp says %s; run backend/cuda/build_ptx.sh where nvcc exists", got, lines[0])
+	}
+	if !bytes.Equal(kernelsPTX[:min(len(kernelsPTX), 64)], mustRead(t, "kernels/kernels.ptx")[:min(len(kernelsPTX), 64)]) {
+		t.Fatal("embedded PTX differs from kernels/kernels.ptx")
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPTXUpToDate rebuilds the PTX with nvcc, where nvcc exists, and fails
+// when the committed PTX differs from what the sources give.
+func TestPTXUpToDate(t *testing.T) {
+	nvcc := os.Getenv("NVCC")
+	if nvcc == "" {
+		var err error
+		if nvcc, err = exec.LookPath("nvcc"); err != nil {
+			t.Skip("nvcc not found (set NVCC or put it on PATH): PTX not rebuilt; TestPTXStamp still checks the sources")
+		}
+	}
+	cmd := exec.Command("./build_ptx.sh", "--check")
+	cmd.Env = append(os.Environ(), "NVCC="+nvcc)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("build_ptx.sh --check: %v", err)
+	}
+}
+
+func TestParseTuning(t *testing.T) {
+	tu, err := parseTuning("qkv=2, ok=2,gu=2,downf=0,head=1,nsplit=16,chunk=32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultTuning()
+	want.qkv.rpw, want.o.ks, want.down.fl, want.head.rpw, want.chunk = 2, 2, false, 1, 32
+	if tu != want {
+		t.Errorf("got %+v, want %+v", tu, want)
+	}
+	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
+		t.Errorf("name %q", got)
+	}
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=0", "chunk=0", "ok=3"} {
+		if _, err := parseTuning(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestPack checks the GPU weight layout built on the host: int8 values
+// row-major with zero padding rows, scales row-major and block-major, and
+// the gate/up interleaving the SwiGLU epilogues rely on.
+func TestPack(t *testing.T) {
+	const rows, cols = 70, 96
+	nb := cols / 32
+	src := make([][]byte, rows)
+	for r := range src {
+		src[r] = make([]byte, nb*34)
+		for b := range nb {
+			binary.LittleEndian.PutUint16(src[r][b*34:], uint16(r*16+b))
+			for j := range 32 {
+				src[r][b*34+2+j] = byte(r + b*32 + j)
+			}
+		}
+	}
+	q, drow, dcol, mpad := pack(rows, cols, func(r int) []byte { return src[r] })
+	if mpad != 128 || len(q) != mpad*cols || len(drow) != rows*nb*2 || len(dcol) != nb*mpad*2 {
+		t.Fatalf("sizes: mpad %d q %d drow %d dcol %d", mpad, len(q), len(drow), len(dcol))
+	}
+	for r := range mpad {
+		for c := range cols {
+			want := byte(0)
+			if r < rows {
+				want = byte(r + c)
+			}
+			if q[r*cols+c] != want {
+				t.Fatalf("q[%d][%d] = %d, want %d", r, c, q[r*cols+c], want)
+			}
+		}
+		for b := range nb {
+			want := uint16(0)
+			if r < rows {
+				want = uint16(r*16 + b)
+				if got := binary.LittleEndian.Uint16(drow[(r*nb+b)*2:]); got != want {
+					t.Fatalf("drow[%d][%d] = %d, want %d", r, b, got, want)
+				}
+			}
+			if got := binary.LittleEndian.Uint16(dcol[(b*mpad+r)*2:]); got != want {
+				t.Fatalf("dcol[%d][%d] = %d, want %d", b, r, got, want)
+			}
+		}
+	}
+	// gate/up: row 16g+i is gate row 8g+i, row 16g+8+i up row 8g+i.
+	if gateUpRows(20) != 48 {
+		t.Errorf("gateUpRows(20) = %d", gateUpRows(20))
+	}
+	for i, want := range map[int][2]int{0: {0, 0}, 7: {0, 7}, 8: {1, 0}, 15: {1, 7}, 16: {0, 8}, 24: {1, 8}, 47: {1, 23}} {
+		up, s := gateUpRow(i)
+		if (up && want[0] != 1) || (!up && want[0] != 0) || s != want[1] {
+			t.Errorf("gateUpRow(%d) = %v %d, want %v", i, up, s, want)
+		}
+	}
+}

@@ -1,0 +1,242 @@
+// Package cuda runs Qwen3 models on an NVIDIA GPU through the CUDA driver
+// API, loaded at run time with purego: building needs no CUDA toolkit and no
+// cgo, and a machine without a driver gets a one-line error from Available.
+//
+// The weights are uploaded once; the KV cache lives on the GPU and is
+// appended in place by the attention kernel; a decode step (every layer,
+// the final norm, the output head and the argmax) is one CUDA graph replayed
+// per token, reading back 4 bytes. See kernels/kernels.cu for the kernels
+// and NOTES.md for the design and the measurements.
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// cuResult is a CUresult; 0 is CUDA_SUCCESS.
+type cuResult uintptr
+
+// Driver error codes the package looks at.
+const (
+	errOutOfMemory        = 2
+	errNotInitialized     = 3
+	errNoDevice           = 100
+	errUnsupportedPTX     = 222
+	errInvalidPTX         = 218
+	errLaunchOutOfResouce = 701
+	errLaunchFailed       = 719
+)
+
+// Error is a failed driver call.
+type Error struct {
+	Op   string // the driver function and what it was doing
+	Code int
+	Name string // CUDA_ERROR_...
+	Desc string // the driver's description
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("cuda: %s: %s (%d)", e.Op, e.Name, e.Code)
+	if e.Desc != "" {
+		s += ": " + e.Desc
+	}
+	switch e.Code {
+	case errUnsupportedPTX:
+		s += " (the NVIDIA driver is older than the PTX the kernels were built with; update the driver)"
+	case errLaunchFailed:
+		s += " (a kernel faulted; the GPU context is unusable until the process exits)"
+	}
+	return s
+}
+
+// IsOutOfMemory reports whether err is a failed allocation on the GPU.
+func IsOutOfMemory(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == errOutOfMemory
+}
+
+// driver holds the entry points of libcuda.so.1.
+type driver struct {
+	lib uintptr
+
+	cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName, cuDeviceGetAttribute,
+	cuDeviceTotalMem, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease, cuCtxSetCurrent,
+	cuCtxSynchronize, cuMemGetInfo, cuMemAlloc, cuMemFree, cuMemAllocHost, cuMemFreeHost,
+	cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyHtoDAsync, cuMemcpyDtoHAsync, cuMemcpyDtoDAsync, cuMemsetD8Async,
+	cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuFuncSetAttribute, cuFuncGetAttribute,
+	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize, cuStreamBeginCapture, cuStreamEndCapture,
+	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuLaunchKernel, cuLaunchKernelEx,
+	cuOccupancyMaxActiveBlocksPerMultiprocessor,
+	cuEventCreate, cuEventRecord, cuEventRecordWithFlags, cuEventSynchronize, cuEventElapsedTime, cuEventDestroy,
+	cuGetErrorName, cuGetErrorString, cuMemHostGetDevicePointer, cuDevicePrimaryCtxSetFlags uintptr
+}
+
+var (
+	drvOnce sync.Once
+	drv     *driver
+	drvErr  error
+)
+
+// loadDriver opens libcuda.so.1 and resolves the entry points, once.
+func loadDriver() (*driver, error) {
+	drvOnce.Do(func() {
+		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			drvErr = fmt.Errorf("cuda: no NVIDIA driver: cannot load libcuda.so.1 (%v)", err)
+			return
+		}
+		d := &driver{lib: lib}
+		syms := []struct {
+			p    *uintptr
+			name string
+		}{
+			{&d.cuInit, "cuInit"},
+			{&d.cuDriverGetVersion, "cuDriverGetVersion"},
+			{&d.cuDeviceGetCount, "cuDeviceGetCount"},
+			{&d.cuDeviceGet, "cuDeviceGet"},
+			{&d.cuDeviceGetName, "cuDeviceGetName"},
+			{&d.cuDeviceGetAttribute, "cuDeviceGetAttribute"},
+			{&d.cuDeviceTotalMem, "cuDeviceTotalMem_v2"},
+			{&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+			{&d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
+			{&d.cuCtxSetCurrent, "cuCtxSetCurrent"},
+			{&d.cuCtxSynchronize, "cuCtxSynchronize"},
+			{&d.cuMemGetInfo, "cuMemGetInfo_v2"},
+			{&d.cuMemAlloc, "cuMemAlloc_v2"},
+			{&d.cuMemFree, "cuMemFree_v2"},
+			{&d.cuMemAllocHost, "cuMemAllocHost_v2"},
+			{&d.cuMemFreeHost, "cuMemFreeHost"},
+			{&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
+			{&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
+			{&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
+			{&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
+			{&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
+			{&d.cuMemsetD8Async, "cuMemsetD8Async"},
+			{&d.cuModuleLoadDataEx, "cuModuleLoadDataEx"},
+			{&d.cuModuleUnload, "cuModuleUnload"},
+			{&d.cuModuleGetFunction, "cuModuleGetFunction"},
+			{&d.cuFuncSetAttribute, "cuFuncSetAttribute"},
+			{&d.cuFuncGetAttribute, "cuFuncGetAttribute"},
+			{&d.cuStreamCreate, "cuStreamCreate"},
+			{&d.cuStreamDestroy, "cuStreamDestroy_v2"},
+			{&d.cuStreamSynchronize, "cuStreamSynchronize"},
+			{&d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"},
+			{&d.cuStreamEndCapture, "cuStreamEndCapture"},
+			{&d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"},
+			{&d.cuGraphLaunch, "cuGraphLaunch"},
+			{&d.cuGraphExecDestroy, "cuGraphExecDestroy"},
+			{&d.cuGraphDestroy, "cuGraphDestroy"},
+			{&d.cuLaunchKernel, "cuLaunchKernel"},
+			{&d.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
+			{&d.cuEventCreate, "cuEventCreate"},
+			{&d.cuEventRecord, "cuEventRecord"},
+			{&d.cuEventRecordWithFlags, "cuEventRecordWithFlags"},
+			{&d.cuEventSynchronize, "cuEventSynchronize"},
+			{&d.cuEventElapsedTime, "cuEventElapsedTime"},
+			{&d.cuEventDestroy, "cuEventDestroy_v2"},
+			{&d.cuGetErrorName, "cuGetErrorName"},
+			{&d.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"},
+			{&d.cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags_v2"},
+			{&d.cuGetErrorString, "cuGetErrorString"},
+		}
+		// Optional: programmatic dependent launch needs cuLaunchKernelEx (CUDA 11.8+).
+		if p, err := purego.Dlsym(lib, "cuLaunchKernelEx"); err == nil {
+			d.cuLaunchKernelEx = p
+		}
+		for _, s := range syms {
+			p, err := purego.Dlsym(lib, s.name)
+			if err != nil || p == 0 {
+				drvErr = fmt.Errorf("cuda: libcuda.so.1 lacks %s (driver too old?)", s.name)
+				return
+			}
+			*s.p = p
+		}
+		if err := d.check("cuInit", d.call(d.cuInit, 0)); err != nil {
+			drvErr = err
+			return
+		}
+		drv = d
+	})
+	return drv, drvErr
+}
+
+// call calls a driver function with integer and pointer arguments. Like
+// syscall.Syscall, it keeps alive (and off the stack) what the arguments
+// converted from unsafe.Pointer in the call expression point to.
+//
+//go:uintptrescapes
+func (d *driver) call(fn uintptr, args ...uintptr) cuResult {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return cuResult(uint32(r))
+}
+
+// check turns a CUresult into an error naming op.
+func (d *driver) check(op string, r cuResult) error {
+	if r == 0 {
+		return nil
+	}
+	e := &Error{Op: op, Code: int(r), Name: fmt.Sprintf("CUDA error %d", int(r))}
+	var p uintptr
+	if d.call(d.cuGetErrorName, uintptr(r), uintptr(unsafe.Pointer(&p))) == 0 && p != 0 {
+		e.Name = cString(p)
+	}
+	p = 0
+	if d.call(d.cuGetErrorString, uintptr(r), uintptr(unsafe.Pointer(&p))) == 0 && p != 0 {
+		e.Desc = cString(p)
+	}
+	return e
+}
+
+// cString copies a NUL-terminated C string.
+func cString(p uintptr) string {
+	base := hostPtr(p)
+	var b []byte
+	for i := 0; i < 4096; i++ {
+		c := *(*byte)(unsafe.Add(base, i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// Available reports whether the CUDA backend can run here: nil when
+// libcuda.so.1 loads, initializes and sees at least one device; otherwise a
+// one-line reason.
+func Available() error {
+	d, err := loadDriver()
+	if err != nil {
+		return err
+	}
+	var n int32
+	if err := d.check("cuDeviceGetCount", d.call(d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("cuda: the NVIDIA driver sees no GPU")
+	}
+	return nil
+}
+
+// DriverVersion returns the driver's CUDA version as major*1000+minor*10.
+func DriverVersion() (int, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return 0, err
+	}
+	var v int32
+	if err := d.check("cuDriverGetVersion", d.call(d.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
+// hostPtr converts an address of memory Go does not manage (driver strings,
+// page-locked host buffers) to a pointer.
+func hostPtr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
