@@ -48,8 +48,7 @@ type Options struct {
 type Metrics struct {
 	PromptTokens    int
 	GeneratedTokens int
-	TimeToFirst     time.Duration // from the start to the first generated token
-	Prefill         time.Duration // the prompt's forward pass
+	TimeToFirst     time.Duration // from the start to the first generated token: the prompt's forward pass and pick
 	Decode          time.Duration // all decode steps after the first token
 	Forward         Stats         // every forward pass (prefill and decode)
 }
@@ -62,14 +61,6 @@ func (m *Metrics) DecodeTokensPerSecond() float64 {
 		return 0
 	}
 	return float64(steps) / m.Decode.Seconds()
-}
-
-// PrefillTokensPerSecond returns prompt tokens per second.
-func (m *Metrics) PrefillTokensPerSecond() float64 {
-	if m.Prefill <= 0 {
-		return 0
-	}
-	return float64(m.PromptTokens) / m.Prefill.Seconds()
 }
 
 // Stats summarize a series of durations.
@@ -96,6 +87,11 @@ func (s *Stats) Mean() time.Duration {
 	return s.Sum / time.Duration(s.N)
 }
 
+// PromptChunk is the most prompt tokens Generate hands a runner at once;
+// between chunks it checks for cancellation, so a long prompt can be
+// interrupted.
+const PromptChunk = 512
+
 // Generate runs prompt through r (which it resets first), then greedily
 // produces tokens until a stop token, opts.MaxTokens tokens, the end of the
 // context or ctx's cancellation. It returns the generated ids (a final
@@ -105,19 +101,28 @@ func Generate(ctx context.Context, r Runner, prompt []int32, opts Options) ([]in
 	if len(prompt) == 0 {
 		return nil, m, fmt.Errorf("engine: empty prompt")
 	}
-	if len(prompt) >= r.MaxLen() {
-		return nil, m, fmt.Errorf("engine: prompt of %d tokens does not fit the context of %d", len(prompt), r.MaxLen())
+	if len(prompt) > r.MaxLen() {
+		return nil, m, fmt.Errorf("engine: the prompt's %d tokens do not fit the context of %d", len(prompt), r.MaxLen())
 	}
+	// The last token generated is never fed back, so the context holds
+	// one more token than it has positions for.
 	limit := opts.MaxTokens
-	if room := r.MaxLen() - len(prompt); limit <= 0 || limit > room {
+	if room := r.MaxLen() - len(prompt) + 1; limit <= 0 || limit > room {
 		limit = room
 	}
 	m.PromptTokens = len(prompt)
 	r.Reset()
 
 	start := time.Now()
-	if err := r.Forward(prompt); err != nil {
-		return nil, m, err
+	for rest := prompt; len(rest) > 0; {
+		if err := ctx.Err(); err != nil {
+			return nil, m, err
+		}
+		n := min(len(rest), PromptChunk)
+		if err := r.Forward(rest[:n]); err != nil {
+			return nil, m, err
+		}
+		rest = rest[n:]
 	}
 	out := make([]int32, 0, min(limit, 4096))
 	step := make([]int32, 1)
@@ -128,9 +133,8 @@ func Generate(ctx context.Context, r Runner, prompt []int32, opts Options) ([]in
 		}
 		now := time.Now()
 		if len(out) == 0 {
-			m.Prefill = now.Sub(start)
-			m.TimeToFirst = m.Prefill
-			m.Forward.Add(m.Prefill)
+			m.TimeToFirst = now.Sub(start)
+			m.Forward.Add(m.TimeToFirst)
 		} else {
 			d := now.Sub(start)
 			m.Decode += d

@@ -8,6 +8,40 @@ import (
 	"time"
 )
 
+// TestGeneratePromptChunks checks that a long prompt reaches the runner in
+// chunks of PromptChunk tokens.
+func TestGeneratePromptChunks(t *testing.T) {
+	r := &chunked{scripted: scripted{script: make([]int32, 2000), max: 2000}}
+	if _, _, err := Generate(context.Background(), r, make([]int32, 1100), Options{MaxTokens: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{512, 512, 76}; !equalInts(r.calls, want) {
+		t.Errorf("forward calls of %v tokens, want %v", r.calls, want)
+	}
+}
+
+type chunked struct {
+	scripted
+	calls []int
+}
+
+func (c *chunked) Forward(tokens []int32) error {
+	c.calls = append(c.calls, len(tokens))
+	return c.scripted.Forward(tokens)
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // scripted is a Runner whose greedy choice after n positions is script[n-1].
 type scripted struct {
 	script []int32
@@ -41,7 +75,7 @@ func TestGenerateStops(t *testing.T) {
 	}{
 		{"stop token", 100, Options{Stop: map[int32]bool{2: true}}, []int32{5, 6, 7, 2}},
 		{"max tokens", 100, Options{MaxTokens: 2, Stop: map[int32]bool{2: true}}, []int32{5, 6}},
-		{"context full", 6, Options{}, []int32{5, 6, 7}},
+		{"context full", 6, Options{}, []int32{5, 6, 7, 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +101,7 @@ func TestGenerateErrors(t *testing.T) {
 	if _, _, err := Generate(context.Background(), r, nil, Options{}); err == nil {
 		t.Error("empty prompt accepted")
 	}
-	if _, _, err := Generate(context.Background(), r, make([]int32, 4), Options{}); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	if _, _, err := Generate(context.Background(), r, make([]int32, 5), Options{}); err == nil || !strings.Contains(err.Error(), "do not fit") {
 		t.Errorf("oversized prompt: %v", err)
 	}
 	stop := errors.New("stop")
@@ -75,11 +109,21 @@ func TestGenerateErrors(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Errorf("OnToken error not returned: %v", err)
 	}
+	// A prompt that fills the context exactly still gives one token.
+	got, _, err := Generate(context.Background(), &scripted{script: make([]int32, 10), max: 4}, make([]int32, 4), Options{})
+	if err != nil || len(got) != 1 {
+		t.Errorf("full-context prompt: got %v, %v", got, err)
+	}
+	// Cancellation before the prompt runs, and between decode steps.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got, _, err := Generate(ctx, &scripted{script: make([]int32, 10), max: 10}, []int32{1}, Options{})
+	if got, _, err := Generate(ctx, &scripted{script: make([]int32, 10), max: 10}, []int32{1}, Options{}); !errors.Is(err, context.Canceled) || len(got) != 0 {
+		t.Errorf("cancelled before the prompt: got %v, %v", got, err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	got, _, err = Generate(ctx, &scripted{script: make([]int32, 10), max: 10}, []int32{1}, Options{OnToken: func(int32) error { cancel(); return nil }})
 	if !errors.Is(err, context.Canceled) || len(got) != 1 {
-		t.Errorf("cancelled: got %v, %v", got, err)
+		t.Errorf("cancelled after the first token: got %v, %v", got, err)
 	}
 }
 

@@ -33,7 +33,7 @@ func Open(path string) (*Model, error) {
 	m, err := load(path, f)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	return m, nil
 }
@@ -85,10 +85,8 @@ func TokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 	}
-	if _, ok := f.Value("tokenizer.ggml.merges"); ok {
-		if cfg.Merges, err = f.Strings("tokenizer.ggml.merges"); err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
+	if cfg.Merges, err = f.Strings("tokenizer.ggml.merges"); err != nil {
+		return nil, fmt.Errorf("model: byte-level BPE needs its merges: %w", err)
 	}
 	cfg.Pre, _ = f.String("tokenizer.ggml.pre")
 	tok, err := tokenizer.New(cfg)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -54,8 +55,21 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 	if f.ctx < 0 {
 		return nil, nil, fmt.Errorf("--ctx %d must not be negative", f.ctx)
 	}
-	if f.threads < 0 {
-		return nil, nil, fmt.Errorf("--threads %d must not be negative", f.threads)
+	if f.threads < 0 || f.threads > maxThreads {
+		return nil, nil, fmt.Errorf("--threads %d: want 0 (all cores) to %d", f.threads, maxThreads)
+	}
+	if c := m.Qwen3.Config.ContextLength; f.ctx > c {
+		return nil, nil, fmt.Errorf("--ctx %d exceeds the model's context length %d", f.ctx, c)
+	}
+	switch f.backend {
+	case "scalar", "simd", "pool":
+		if f.noGraph {
+			return nil, nil, fmt.Errorf("--no-graph applies to the cuda backend, not %s", f.backend)
+		}
+	case "cuda":
+		if f.threads != 0 {
+			return nil, nil, fmt.Errorf("--threads applies to the pool backend, not cuda")
+		}
 	}
 	var ops backend.Ops
 	switch f.backend {
@@ -89,6 +103,37 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 		ops = tracer
 	}
 	return qwen3.NewRunner(m.Qwen3, ops, f.ctx), tracer, nil
+}
+
+// maxThreads bounds --threads: far more workers than cores only waste memory.
+const maxThreads = 1024
+
+// reportTrace prints the per-operation table of a --trace run: the CPU
+// tracer's counts and times, or for the GPU a profile of one decode step
+// (the graph replayed with an event after each kernel).
+func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, tracer *backend.Tracer) error {
+	if !f.trace {
+		return nil
+	}
+	if tracer != nil {
+		fmt.Fprintf(w, "trace (%s, every forward pass):\n", r.Backend())
+		return backend.WriteTraceTable(w, tracer.Stats())
+	}
+	cr, ok := r.(*cuda.Runner)
+	if !ok {
+		return nil
+	}
+	const reps = 20
+	kernels, step, err := cr.Profile(reps)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	stats := make([]backend.OpStats, len(kernels))
+	for i, k := range kernels {
+		stats[i] = backend.OpStats{Name: k.Name, Calls: k.Calls, Total: time.Duration(k.Micros * 1e3)}
+	}
+	fmt.Fprintf(w, "trace (cuda, one decode step at position %d: %.1f us, the mean of %d replays with an event after each kernel):\n", r.Len(), step, reps)
+	return backend.WriteTraceTable(w, stats)
 }
 
 // newCUDA uploads m to the GPU, with a progress bar when stderr is a terminal.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"inferno/backend"
 	"inferno/engine"
 	"inferno/model"
 )
@@ -25,18 +24,22 @@ func generateCmd() *cobra.Command {
 		Long: `Generate streams the model's greedy continuation of PROMPT to standard
 output, stopping at an end-of-generation token (<|im_end|>, <|endoftext|>)
 or after -n tokens, and prints timing metrics to standard error.
-PROMPT "-" reads the prompt from standard input.`,
+PROMPT "-" reads the prompt from standard input. Ctrl-C stops the
+generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt, err := textArg(args[1])
-			if err != nil {
-				return err
+			if n < 1 {
+				return fmt.Errorf("-n %d: want at least 1 token", n)
 			}
 			m, err := model.Open(args[0])
 			if err != nil {
 				return err
 			}
 			defer m.Close()
+			prompt, err := textArg(args[1])
+			if err != nil {
+				return err
+			}
 			ids := m.Tokenizer.Encode(prompt)
 			if len(ids) == 0 {
 				return fmt.Errorf("the prompt is empty")
@@ -49,6 +52,10 @@ PROMPT "-" reads the prompt from standard input.`,
 
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // a second Ctrl-C gets the default behaviour: exit now
+			}()
 			out := bufio.NewWriter(os.Stdout)
 			dec := m.Tokenizer.NewStreamDecoder()
 			_, metrics, err := engine.Generate(ctx, r, ids, engine.Options{
@@ -68,10 +75,14 @@ PROMPT "-" reads the prompt from standard input.`,
 			if err != nil && ctx.Err() == nil {
 				return err
 			}
-			fmt.Fprint(os.Stderr, engine.FormatMetrics(&metrics))
-			if tracer != nil {
-				fmt.Fprintln(os.Stderr, "trace:")
-				backend.WriteTraceTable(os.Stderr, tracer.Stats())
+			if metrics.GeneratedTokens > 0 {
+				fmt.Fprint(os.Stderr, engine.FormatMetrics(&metrics))
+			}
+			if err := rf.reportTrace(os.Stderr, r, tracer); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return errInterrupted
 			}
 			return nil
 		},

@@ -37,7 +37,7 @@ then prints the five largest with their ids.`,
 				return err
 			}
 			defer m.Close()
-			r, _, err := rf.newRunner(m)
+			r, tracer, err := rf.newRunner(m)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ then prints the five largest with their ids.`,
 			for _, id := range order[:min(5, len(order))] {
 				fmt.Printf("  %6d  %10.5f  %q\n", id, logits[id], m.Tokenizer.TokenText(int32(id)))
 			}
-			return nil
+			return rf.reportTrace(os.Stderr, r, tracer)
 		},
 	}
 	cmd.Flags().StringVar(&tokens, "tokens", "", "comma-separated token ids (required)")

@@ -6,12 +6,14 @@
 //	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME]
 //	inferno tokenize MODEL.gguf TEXT
 //	inferno logits MODEL.gguf --tokens 1,2,3 --out FILE
+//	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
 //	inferno synth OUT.gguf --preset tiny|0.6b --type q8_0|f16|bf16|f32
 //
 // Run "inferno help COMMAND" for the flags of each command.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -28,6 +30,13 @@ func main() {
 	root.AddCommand(generateCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
+		if errors.Is(err, errInterrupted) {
+			os.Exit(130)
+		}
 		os.Exit(1)
 	}
 }
+
+// errInterrupted ends a command stopped by Ctrl-C (exit status 130, as a
+// shell reports a program killed by SIGINT).
+var errInterrupted = errors.New("interrupted")

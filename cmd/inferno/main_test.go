@@ -7,7 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"inferno/gguf"
 )
 
 const goldenModel = "../../testdata/golden/tiny-q8_0.gguf"
@@ -125,6 +129,12 @@ func TestBadInput(t *testing.T) {
 		{[]string{"logits", goldenModel, "--tokens", "999999", "--out", filepath.Join(dir, "x")}, "outside the vocabulary"},
 		{[]string{"generate", goldenModel, "hi", "--backend", "quantum"}, `unknown backend "quantum"`},
 		{[]string{"synth", filepath.Join(dir, "y.gguf"), "--preset", "70b"}, `unknown preset "70b"`},
+		{[]string{"generate", goldenModel, "hi", "-n", "0"}, "want at least 1 token"},
+		{[]string{"generate", goldenModel, "hi", "--ctx", "50000"}, "exceeds the model's context length 40960"},
+		{[]string{"generate", goldenModel, "hi", "--threads", "100000"}, "--threads 100000"},
+		{[]string{"generate", goldenModel, "hi", "--backend", "pool", "--no-graph"}, "--no-graph applies to the cuda backend"},
+		{[]string{"generate", goldenModel, "one two three four", "--ctx", "3"}, "do not fit the context of 3"},
+		{[]string{"generate", hugeLayers(t, dir), "hi"}, "block_count 16777216 needs"},
 	}
 	for _, tc := range tests {
 		_, errOut, code := run(t, "", tc.args...)
@@ -136,5 +146,66 @@ func TestBadInput(t *testing.T) {
 		if len(lines) != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, errOut, tc.want)
 		}
+	}
+}
+
+// hugeLayers writes a copy of the golden model that claims 2^24 layers.
+func hugeLayers(t *testing.T, dir string) string {
+	t.Helper()
+	src, err := gguf.Open(goldenModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	w := gguf.NewWriter()
+	for _, kv := range src.KVs {
+		v := kv.Value
+		if kv.Key == "qwen3.block_count" {
+			v, _ = gguf.MakeValue(uint32(1 << 24))
+		}
+		if err := w.Set(kv.Key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ti := range src.Tensors {
+		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, ti.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "huge-layers.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := w.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestInterrupt checks that Ctrl-C stops a long prompt promptly, with exit
+// status 130.
+func TestInterrupt(t *testing.T) {
+	cmd := exec.Command(inferno, "generate", goldenModel, "-", "--backend", "scalar", "-n", "5")
+	cmd.Stdin = strings.NewReader(strings.Repeat("hello world ", 6000))
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 130 {
+			t.Errorf("exit: %v, want status 130; stderr %q", err, e.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("still running 20 s after Ctrl-C")
 	}
 }

@@ -58,19 +58,22 @@ byte-level vocabulary is written.`,
 			defer os.Remove(tmp.Name())
 			if err := synth.Write(tmp, opts); err != nil {
 				tmp.Close()
-				return err
+				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			if err := tmp.Chmod(0o644); err != nil {
 				tmp.Close()
 				return err
 			}
 			if err := tmp.Close(); err != nil {
-				return err
+				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			if err := os.Rename(tmp.Name(), out); err != nil {
 				return err
 			}
-			st, _ := os.Stat(out)
+			st, err := os.Stat(out)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(os.Stderr, "wrote %s: preset %s, %s weights, %.1f MiB in %.1fs\n",
 				out, preset, t, float64(st.Size())/(1<<20), time.Since(start).Seconds())
 			return nil

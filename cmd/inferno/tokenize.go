@@ -21,16 +21,16 @@ JSON array. TEXT "-" reads standard input verbatim (a trailing newline is
 kept). Special-token text such as <|im_end|> maps to its single id.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := textArg(args[1])
-			if err != nil {
-				return err
-			}
 			f, err := gguf.Open(args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			tok, err := model.TokenizerFromGGUF(f)
+			if err != nil {
+				return err
+			}
+			text, err := textArg(args[1])
 			if err != nil {
 				return err
 			}

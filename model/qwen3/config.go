@@ -15,6 +15,7 @@ package qwen3
 
 import (
 	"fmt"
+	"math"
 
 	"inferno/gguf"
 )
@@ -97,17 +98,26 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	return c, c.Validate()
 }
 
-// Validate checks that the hyperparameters fit together.
+// Validate checks that the hyperparameters are in range and fit together.
 func (c *Config) Validate() error {
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"layers", c.Layers}, {"hidden size", c.Hidden}, {"feed-forward size", c.FFN}, {"heads", c.Heads},
+		{"KV heads", c.KVHeads}, {"head dimension", c.HeadDim}, {"vocabulary", c.Vocab}, {"context length", c.ContextLength}} {
+		if p.v <= 0 || p.v > 1<<24 {
+			return fmt.Errorf("qwen3: %s %d is out of range", p.name, p.v)
+		}
+	}
 	switch {
 	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("qwen3: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)
 	case c.HeadDim%2 != 0:
 		return fmt.Errorf("qwen3: head dimension %d is odd; RoPE needs pairs", c.HeadDim)
-	case !(c.RopeTheta > 0):
-		return fmt.Errorf("qwen3: RoPE base %v must be positive", c.RopeTheta)
-	case !(c.Eps > 0):
-		return fmt.Errorf("qwen3: RMS epsilon %v must be positive", c.Eps)
+	case !(c.RopeTheta > 0) || math.IsInf(c.RopeTheta, 0):
+		return fmt.Errorf("qwen3: RoPE base %v must be positive and finite", c.RopeTheta)
+	case !(c.Eps > 0) || math.IsInf(float64(c.Eps), 0):
+		return fmt.Errorf("qwen3: RMS epsilon %v must be positive and finite", c.Eps)
 	}
 	return nil
 }

@@ -45,6 +45,11 @@ func Load(f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each layer has 11 tensors: check the count before allocating, so a
+	// corrupt block_count fails at once.
+	if cfg.Layers > len(f.Tensors)/11 {
+		return nil, fmt.Errorf("qwen3: block_count %d needs %d tensors, the file has %d", cfg.Layers, 11*cfg.Layers+2, len(f.Tensors))
+	}
 	m := &Model{Config: cfg, Layers: make([]Layer, cfg.Layers)}
 	l := loader{f: f}
 	m.Embed = l.matrix("token_embd.weight", cfg.Vocab, cfg.Hidden)
@@ -54,7 +59,7 @@ func Load(f *gguf.File) (*Model, error) {
 	} else {
 		m.Output = m.Embed
 	}
-	for i := range m.Layers {
+	for i := 0; i < len(m.Layers) && l.err == nil; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
 		m.Layers[i] = Layer{
 			AttnNorm: l.vector(p+"attn_norm.weight", cfg.Hidden),
@@ -131,8 +136,8 @@ func (l *loader) vector(name string, n int) []float32 {
 		l.err = fmt.Errorf("qwen3: tensor %q: shape %v, want [%d]", name, t.Shape, n)
 		return nil
 	}
-	if !backend.SupportedType(t.Type) || t.Type == gguf.TensorQ8_0 && n%quant.QK8_0 != 0 {
-		l.err = fmt.Errorf("qwen3: tensor %q: type %s is not supported for a norm (want F32, F16 or BF16)", name, t.Type)
+	if !backend.SupportedType(t.Type) {
+		l.err = fmt.Errorf("qwen3: tensor %q: type %s is not supported (want F32, F16, BF16 or Q8_0)", name, t.Type)
 		return nil
 	}
 	v := make([]float32, n)
