@@ -12,7 +12,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -154,8 +153,9 @@ func TestBench(t *testing.T) {
 				continue
 			}
 			per := tg(t, rs, 0, 128, 3)
-			per4k := tg(t, rs, 4096, 64, 1)
-			t.Logf("sweep %-40q tg128 %7.1f tok/s (%.1f us)  tg@4096 %7.1f tok/s", tu, 1/per.Seconds(), float64(per.Nanoseconds())/1000, 1/per4k.Seconds())
+			per4k := tg(t, rs, 4096, 128, 3)
+			t.Logf("sweep %-40q tg128 %7.1f tok/s (%.1f us)  tg@4096 %7.1f tok/s  attention at 4095 %.2f us", tu, 1/per.Seconds(),
+				float64(per.Nanoseconds())/1000, 1/per4k.Seconds(), attnAt4095(t, rs))
 			rs.Close()
 		}
 	}
@@ -172,6 +172,34 @@ func TestBench(t *testing.T) {
 	fmt.Fprintf(&b, "floor: bytes a step must read (weights %.1f MB + f16 KV cache) / %.2f TB/s measured copy bandwidth\n", float64(r.StepBytes(0))/1e6, copyBandwidth/1e12)
 	t.Log(b.String())
 	fmt.Print(b.String())
+}
+
+// attnAt4095 times the decode attention of every layer alone at position
+// 4,095 (set in the device's parameters; the graph holds no embed_step)
+// and returns the GPU time per layer in us; 0 when the cache is smaller.
+func attnAt4095(t *testing.T, r *Runner) float64 {
+	t.Helper()
+	if r.kvCap < 4096 {
+		return 0
+	}
+	r.dev.enter()
+	err := r.settle()
+	if err == nil {
+		err = r.dev.upload(r.params, i32Bytes([]int32{1, 4095, 0, 0}))
+	}
+	r.dev.exit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := r.timeGraph(20, func(l *launcher) {
+		for i := range r.layers {
+			r.attn(l, i)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return us / float64(len(r.layers))
 }
 
 func sweepRunner(t *testing.T, m *qwen3.Model, tu string) *Runner {
@@ -217,9 +245,6 @@ func microBench(t *testing.T, r *Runner) {
 			}
 		})
 	}
-	nsplit, chcap := r.attnSplits()
-	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	kinds := []struct {
 		name string
 		f    func(l *launcher)
@@ -228,11 +253,7 @@ func microBench(t *testing.T, r *Runner) {
 		{"o matvec (add)", func(l *launcher) { r.mv(l, "add", r.tune.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0) }},
 		{"gate/up matvec (swiglu)", func(l *launcher) { r.mv(l, "swiglu", r.tune.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0) }},
 		{"down matvec (add)", func(l *launcher) { r.mv(l, "add", r.tune.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0) }},
-		{"attention at position 0", func(l *launcher) {
-			l.launch(fmt.Sprintf("attn_decode_h%d_g%d", c.HeadDim, group), [3]uint32{uint32(c.KVHeads), uint32(nsplit)}, attnThreads, uint32(4*group*chcap),
-				r.qkv, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), r.rope, r.params,
-				r.kc[0], r.vc[0], i32(r.kvCap), f32(scale), i32(nsplit), i32(chcap), i32(r.tune.minchunk), r.pm, r.pl, r.pacc, r.counter, r.att)
-		}},
+		{"attention at position 0", func(l *launcher) { r.attn(l, 0) }},
 	}
 	for _, k := range kinds {
 		report(fmt.Sprintf("%d x %s", c.Layers, k.name), c.Layers, func(l *launcher) {
@@ -240,6 +261,12 @@ func microBench(t *testing.T, r *Runner) {
 				k.f(l)
 			}
 		})
+	}
+	if us := attnAt4095(t, r); us > 0 {
+		nsplit, _ := r.attnSplits()
+		ad, _ := r.attnKernel(r.kvCap)
+		fmt.Fprintf(&b, "  %-44s %8.1f us/graph %7.2f us/node\n", fmt.Sprintf("%d x attention at position 4095 (%s, %d splits)", c.Layers, ad, nsplit),
+			us*float64(c.Layers), us)
 	}
 	t.Logf("graph micro-benchmarks (GPU time, 20 replays back to back):\n%s", b.String())
 }

@@ -110,7 +110,19 @@ func TestParseTuning(t *testing.T) {
 	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
 		t.Errorf("name %q", got)
 	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=0", "chunk=0", "ok=3"} {
+	tu, err = parseTuning("afd=0,asplit=33,ar=2,ast=4,at=512,minchunk=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = defaultTuning()
+	want.afd, want.asplit, want.ar, want.ast, want.at, want.minchunk = false, 33, 2, 4, 512, 64
+	if tu != want {
+		t.Errorf("got %+v, want %+v", tu, want)
+	}
+	if got := attnFDName(128, 2, 1, 3, 256); got != "attn_fd_h128_g2_r1_s3_t256" {
+		t.Errorf("name %q", got)
+	}
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=0", "chunk=0", "ok=3", "ar=0", "ast=1", "asplit=-1", "minchunk=0", "at=128"} {
 		if _, err := parseTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -45,7 +45,7 @@ for stage in "$@"; do
 	ncu)
 		# Kernels of a decode step at 4,096 tokens of context (layer 2 onwards),
 		# then the output head.
-		for k in "regex:mv_q8|attn_decode@10@6" "regex:argmax_r@1@1"; do
+		for k in "regex:mv_q8|attn_fd|attn_decode@10@6" "regex:argmax_r@1@1"; do
 			INFERNO_CUDA_NCU=1 timeout 150 ncu --clock-control none -k "${k%%@*}" \
 				--launch-skip "$(echo "$k" | cut -d@ -f2)" --launch-count "$(echo "$k" | cut -d@ -f3)" \
 				--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \

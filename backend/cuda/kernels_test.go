@@ -282,9 +282,10 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 	return q, k, v
 }
 
-// TestKernelAttentionDecode checks the fused decode attention (QK norm,
-// RoPE, KV append, split-K, last-block combine) against the scalar
-// attention over the same f16 cache.
+// TestKernelAttentionDecode checks the fused decode attention kernels,
+// attn_decode and attn_fd with its variants (QK norm, RoPE, KV append,
+// split-K, last-block combine), against the scalar attention over the same
+// f16 cache.
 func TestKernelAttentionDecode(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -293,6 +294,8 @@ func TestKernelAttentionDecode(t *testing.T) {
 	for _, c := range []attnCase{
 		{128, 16, 8, 0, 32, 64}, {128, 16, 8, 5, 32, 64}, {128, 16, 8, 1000, 32, 1024}, {128, 16, 8, 3001, 32, 4096},
 		{32, 4, 2, 77, 7, 128}, {64, 8, 2, 300, 32, 512}, {128, 8, 8, 40, 3, 64}, {128, 16, 8, 40000, 32, 40960},
+		{128, 16, 8, 4100, 16, 4352}, {128, 16, 8, 4101, 16, 4352}, {128, 16, 8, 127, 16, 1024}, {128, 16, 8, 128, 16, 1024},
+		{128, 64, 16, 2047, 8, 2048}, {64, 16, 4, 513, 5, 1024},
 	} {
 		t.Run(fmt.Sprintf("hd%d_h%d_kv%d_pos%d_split%d", c.hd, c.h, c.kvh, c.pos, c.nsplit), func(t *testing.T) {
 			use(t, g)
@@ -335,27 +338,41 @@ func TestKernelAttentionDecode(t *testing.T) {
 			pm, pl := devZeros(t, g, 4*c.h*c.nsplit), devZeros(t, g, 4*c.h*c.nsplit)
 			pacc, counter := devZeros(t, g, 4*c.h*c.nsplit*c.hd), devZeros(t, g, 4*c.kvh)
 			out := devZeros(t, g, 4*c.h*c.hd)
-			name := fmt.Sprintf("attn_decode_h%d_g%d", c.hd, G)
-			f, err := g.fn(name)
-			if err != nil {
-				t.Fatal(err)
+			type kern struct {
+				name                 string
+				threads, smem, chcap int
 			}
-			if err := g.allowSmem(f, name, 4*G*chcap); err != nil {
-				t.Fatal(err)
+			kerns := []kern{{fmt.Sprintf("attn_decode_h%d_g%d", c.hd, G), attnThreads, 4 * G * chcap, chcap}, {attnFDName(c.hd, G, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0}}
+			if c.hd == 128 && G == 2 { // the tuning variants
+				for _, v := range [][3]int{{2, 3, 256}, {1, 4, 256}, {1, 3, 512}, {1, 4, 512}, {2, 3, 512}} {
+					kerns = append(kerns, kern{attnFDName(c.hd, G, v[0], v[1], v[2]), v[2], attnFDSmem(v[0], v[1], v[2]), 0})
+				}
 			}
 			scale := float32(1 / math.Sqrt(float64(c.hd)))
-			for rep := range 2 { // twice: the combine counters must have reset
-				if err := g.launch(name, [3]uint32{uint32(c.kvh), uint32(c.nsplit)}, attnThreads, uint32(4*G*chcap),
-					dqkv, i32(c.h), i32(c.kvh), dqg, dkg, f32(eps), rope, params, dkc, dvc, i32(c.cap), f32(scale),
-					i32(c.nsplit), i32(chcap), i32(minchunk), pm, pl, pacc, counter, out); err != nil {
+			for _, k := range kerns {
+				f, err := g.fn(k.name)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := g.sync(name); err != nil {
+				if err := g.allowSmem(f, k.name, k.smem); err != nil {
 					t.Fatal(err)
 				}
-				got := getF32(t, g, out, c.h*c.hd)
-				if e := relL2(got, want); e > 1e-4 || math.IsNaN(e) {
-					t.Errorf("rep %d: relative L2 error %.3g", rep, e)
+				for rep := range 2 { // twice: the combine counters must have reset
+					if err := g.memsetAsync(out, uint64(4*c.h*c.hd)); err != nil {
+						t.Fatal(err)
+					}
+					if err := g.launch(k.name, [3]uint32{uint32(c.kvh), uint32(c.nsplit)}, uint32(k.threads), uint32(k.smem),
+						dqkv, i32(c.h), i32(c.kvh), dqg, dkg, f32(eps), rope, params, dkc, dvc, i32(c.cap), f32(scale),
+						i32(c.nsplit), i32(k.chcap), i32(minchunk), pm, pl, pacc, counter, out); err != nil {
+						t.Fatal(err)
+					}
+					if err := g.sync(k.name); err != nil {
+						t.Fatal(err)
+					}
+					got := getF32(t, g, out, c.h*c.hd)
+					if e := relL2(got, want); e > 1e-4 || math.IsNaN(e) {
+						t.Errorf("%s rep %d: relative L2 error %.3g", k.name, rep, e)
+					}
 				}
 			}
 			gk := getF16(t, g, dkc, c.kvh*c.cap*c.hd)

@@ -163,10 +163,17 @@ func (m mvCfg) tiles(kind string, rows int) int {
 // memory carveout. INFERNO_CUDA_TUNE overrides them, e.g.
 // "qkv=1,qkvk=1,o=1,ok=4,down=1,downk=4,gu=2,guk=1,head=2,headf=0,nsplit=16,chunk=64,pdl=0"
 // (X=rows per warp, Xk=warps per row, Xf=float activations).
+//
+// Decode attention: afd=1 (default) is the flash-decoding kernel attn_fd:
+// asplit splits (0: as many as make one block per SM, SMs/KV heads), tiles
+// of ar scoring passes, ast cp.async stages, at threads a block; afd=0 is
+// the older attn_decode, whose splits follow the KV capacity (nsplit, chunk).
 type tuning struct {
 	qkv, o, gu, down, head mvCfg
 	nsplit, chunk          int
 	minchunk               int  // fewest positions per attention split (one split, no combine, below it)
+	afd                    bool // flash-decoding attention kernel (attn_fd)
+	asplit, ar, ast, at    int  // attn_fd: splits (0: SMs/KV heads), passes per tile, stages, threads
 	ahead                  bool // queue the next decode step on the device's own argmax (lookahead)
 	pdl                    bool
 	carveout               int // shared memory carveout percent for every kernel; -1: the driver's choice
@@ -176,6 +183,7 @@ func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, nsplit: 16, chunk: 64, minchunk: 128, ahead: true, carveout: -1,
+		afd: true, ar: 1, ast: 3, at: 256,
 	}
 }
 
@@ -204,6 +212,16 @@ func parseTuning(s string) (tuning, error) {
 			t.ahead = n != 0
 		case k == "carveout":
 			t.carveout = n
+		case k == "afd":
+			t.afd = n != 0
+		case k == "asplit":
+			t.asplit = n
+		case k == "ar":
+			t.ar = n
+		case k == "ast":
+			t.ast = n
+		case k == "at":
+			t.at = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:
@@ -224,6 +242,9 @@ func parseTuning(s string) (tuning, error) {
 	}
 	if t.nsplit < 1 || t.nsplit > 1024 || t.chunk < 1 {
 		return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: nsplit or chunk out of range")
+	}
+	if t.asplit < 0 || t.asplit > 1024 || t.ar < 1 || t.ast < 2 || t.at != 256 && t.at != 512 || t.minchunk < 1 {
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: asplit, ar, ast, at or minchunk out of range")
 	}
 	return t, nil
 }
@@ -398,6 +419,12 @@ func (r *Runner) allocScratch() error {
 	// At most 1024 splits (the combine keeps a weight per split in shared
 	// memory); past 64K positions the chunks grow instead.
 	r.maxSplit = min(1024, max(r.tune.nsplit, (r.maxLen+r.tune.chunk-1)/r.tune.chunk))
+	if r.tune.afd {
+		r.maxSplit = r.tune.asplit
+		if r.maxSplit == 0 {
+			r.maxSplit = max(1, g.SMs/c.KVHeads)
+		}
+	}
 	r.grids = map[string]int{}
 	maxK := max(c.Hidden, c.QDim(), c.FFN)
 	for _, k := range r.mvKernels() {
@@ -451,13 +478,15 @@ func (r *Runner) allocScratch() error {
 		}
 	}
 	// Kernels whose dynamic shared memory may pass the default limit.
-	group := c.Heads / c.KVHeads
-	ad := fmt.Sprintf("attn_decode_h%d_g%d", c.HeadDim, group)
+	ad, smem := r.attnKernel(r.kvCap)
+	if !r.tune.afd { // the most any capacity up to maxLen needs
+		smem = 4 * (c.Heads / c.KVHeads) * max((r.maxLen+r.tune.nsplit-1)/r.tune.nsplit, r.tune.minchunk)
+	}
 	f, err := g.fn(ad)
 	if err != nil {
 		return err
 	}
-	if err := g.allowSmem(f, ad, 4*group*max((r.maxLen+r.tune.nsplit-1)/r.tune.nsplit, r.tune.minchunk)); err != nil {
+	if err := g.allowSmem(f, ad, smem); err != nil {
 		return err
 	}
 	if r.tune.carveout >= 0 {
@@ -502,11 +531,53 @@ func (r *Runner) mvGrid(m mvCfg, kind string, rows int) int {
 }
 
 // attnSplits returns the attention splits and the scores' capacity per
-// split for the KV cache's current capacity: chunks of about tune.chunk
-// positions when the cache is full, at least tune.nsplit splits.
+// split for the KV cache's current capacity. attn_fd: a fixed number of
+// splits (maxSplit), no score capacity. attn_decode: chunks of about
+// tune.chunk positions when the cache is full, at least tune.nsplit splits.
 func (r *Runner) attnSplits() (nsplit, chcap int) {
+	if r.tune.afd {
+		return r.maxSplit, 0
+	}
 	nsplit = min(r.maxSplit, max(r.tune.nsplit, (r.kvCap+r.tune.chunk-1)/r.tune.chunk))
 	return nsplit, max((r.kvCap+nsplit-1)/nsplit, r.tune.minchunk)
+}
+
+// attnKernel returns the decode attention kernel's name and its dynamic
+// shared memory for a KV capacity of kvCap positions.
+func (r *Runner) attnKernel(kvCap int) (string, int) {
+	c := &r.cfg
+	group := c.Heads / c.KVHeads
+	if r.tune.afd {
+		return attnFDName(c.HeadDim, group, r.tune.ar, r.tune.ast, r.tune.at), attnFDSmem(r.tune.ar, r.tune.ast, r.tune.at)
+	}
+	nsplit := min(r.maxSplit, max(r.tune.nsplit, (kvCap+r.tune.chunk-1)/r.tune.chunk))
+	return fmt.Sprintf("attn_decode_h%d_g%d", c.HeadDim, group), 4 * group * max((kvCap+nsplit-1)/nsplit, r.tune.minchunk)
+}
+
+// attnFDName is the name of attn_fd for a head dimension, query heads per
+// KV head, scoring passes per tile, pipeline stages and threads a block.
+func attnFDName(hd, group, ar, ast, at int) string {
+	return fmt.Sprintf("attn_fd_h%d_g%d_r%d_s%d_t%d", hd, group, ar, ast, at)
+}
+
+// attnFDSmem is attn_fd's dynamic shared memory: at/32 warps x ast stages
+// of a tile (2 x ar x 512/hd positions x hd f16 values = 2 KB x ar).
+func attnFDSmem(ar, ast, at int) int { return at / 32 * ast * 2048 * ar }
+
+// attn enqueues the decode attention of layer i.
+func (r *Runner) attn(l *launcher, i int) {
+	c := &r.cfg
+	w := &r.layers[i]
+	ad, smem := r.attnKernel(r.kvCap)
+	nsplit, chcap := r.attnSplits()
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	threads := attnThreads
+	if r.tune.afd {
+		threads = r.tune.at
+	}
+	l.launch(ad, [3]uint32{uint32(c.KVHeads), uint32(nsplit)}, uint32(threads), uint32(smem),
+		r.qkv, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), r.rope, r.params,
+		r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), i32(nsplit), i32(chcap), i32(r.tune.minchunk), r.pm, r.pl, r.pacc, r.counter, r.att)
 }
 
 // reserve grows the KV cache to hold need positions (doubling, at most
@@ -674,19 +745,13 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 	c := &r.cfg
 	g := r.dev
 	t := r.tune
-	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	// The first kernel reads the step's token and position from host
 	// memory; an ordinary launch (it follows the previous step, not a kernel).
 	l.launchEx(false, "embed_step", [3]uint32{1}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), g.hostD+uint64(paramsOff(slot)), r.params, r.x, r.result)
-	ad := fmt.Sprintf("attn_decode_h%d_g%d", c.HeadDim, group)
-	nsplit, chcap := r.attnSplits()
 	for i := range r.layers {
 		w := &r.layers[i]
 		r.mv(l, "store", t.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0)
-		l.launch(ad, [3]uint32{uint32(c.KVHeads), uint32(nsplit)}, attnThreads, uint32(4*group*chcap),
-			r.qkv, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), r.rope, r.params,
-			r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), i32(nsplit), i32(chcap), i32(t.minchunk), r.pm, r.pl, r.pacc, r.counter, r.att)
+		r.attn(l, i)
 		r.mv(l, "add", t.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0)
 		r.mv(l, "swiglu", t.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0)
 		r.mv(l, "add", t.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0)
