@@ -85,6 +85,17 @@ type Ops interface {
 	// 1/sqrt(headDim).
 	Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int)
 
+	// ToF16 converts src to IEEE half precision into dst[:len(src)],
+	// rounding to nearest even: the bits of quant.F32ToF16 for every value,
+	// NaN and infinities included. It stores keys and values into an F16
+	// KV cache.
+	ToF16(dst []uint16, src []float32)
+
+	// AttentionF16 is Attention with the cached keys and values k and v
+	// stored in half precision (uint16 bits). The CPU backends give the
+	// bits their Attention gives on the same values widened to float32.
+	AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int)
+
 	// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
 	SwiGLU(out, gate, up []float32)
 

@@ -77,6 +77,16 @@ func (t *Tracer) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim 
 	t.Ops.Attention(out, q, k, v, n, pos, nHeads, nKV, headDim)
 }
 
+func (t *Tracer) ToF16(dst []uint16, src []float32) {
+	defer t.add("ToF16", time.Now())
+	t.Ops.ToF16(dst, src)
+}
+
+func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
+	defer t.add("AttentionF16", time.Now())
+	t.Ops.AttentionF16(out, q, k, v, n, pos, nHeads, nKV, headDim)
+}
+
 func (t *Tracer) SwiGLU(out, gate, up []float32) {
 	defer t.add("SwiGLU", time.Now())
 	t.Ops.SwiGLU(out, gate, up)

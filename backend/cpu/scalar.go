@@ -123,6 +123,27 @@ func (s *Scalar) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
 
 // Attention computes causal grouped-query attention with a plain softmax.
 func (s *Scalar) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
+	attention(s, out, q, k, v, n, pos, nHeads, nKV, headDim, func(x float32) float32 { return x })
+}
+
+// ToF16 converts src to half precision into dst with quant.F32ToF16.
+func (s *Scalar) ToF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = quant.F32ToF16(x)
+	}
+}
+
+// AttentionF16 is Attention reading half-precision keys and values: each
+// is widened to float32 as it is read, and the arithmetic is Attention's,
+// so the result has the bits of Attention on the widened cache.
+func (s *Scalar) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
+	attention(s, out, q, k, v, n, pos, nHeads, nKV, headDim, quant.F16ToF32)
+}
+
+// attention is Attention over a cache of element type E, which widen
+// turns into float32.
+func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, n, pos, nHeads, nKV, headDim int, widen func(E) float32) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := float32(1 / math.Sqrt(float64(headDim)))
@@ -138,7 +159,7 @@ func (s *Scalar) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim 
 				kj := k[j*kvDim+kvOff:][:headDim]
 				var dot float32
 				for i, qi := range qh {
-					dot += qi * kj[i]
+					dot += qi * widen(kj[i])
 				}
 				scores[j] = dot * scale
 				maxScore = max(maxScore, scores[j])
@@ -154,7 +175,7 @@ func (s *Scalar) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim 
 				vj := v[j*kvDim+kvOff:][:headDim]
 				w := p / sum
 				for i := range oh {
-					oh[i] += w * vj[i]
+					oh[i] += w * widen(vj[i])
 				}
 			}
 		}

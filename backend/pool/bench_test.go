@@ -9,7 +9,8 @@ package pool
 //     matrix-vector product of R rows and C columns moves R*C/32*34 bytes
 //     and does 2*R*C flops, 0.06 flop per byte: bandwidth is all that counts.
 //   - Attention at position p reads 2*p*8*128*4 bytes of float32 keys and
-//     values per layer: 8.4 MB at p = 1024, 235 MB a token over 28 layers.
+//     values per layer: 8.4 MB at p = 1024, 235 MB a token over 28 layers
+//     (940 MB at p = 4096); half that with an F16 cache.
 //   - A prompt token costs 2*0.44e9 flops in the layers' products (the
 //     output matrix is applied to the last token only): 90 tokens/s needs
 //     80 GFLOP/s sustained, while the weights (465 MB) are read once per
@@ -96,22 +97,47 @@ func BenchmarkMatMulQ8(b *testing.B) {
 	}
 }
 
-// BenchmarkAttention reports one decode step's attention at position 1023
-// (and a 512-token prefill) with Qwen3-0.6B's heads.
+// BenchmarkAttention reports one decode step's attention at positions 1023
+// and 4095 (and a 512-token prefill) with Qwen3-0.6B's heads, over float32
+// keys and values (f32) and half-precision ones (f16), and the bytes of
+// keys and values read per second. One layer's keys and values at 4095
+// (34 MB in f32) may stay in a large L3; the x28 case cycles through 28
+// layers' (940 MB, 470 MB in f16), as a decode step does, from memory.
 func BenchmarkAttention(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, c := range []struct {
-		name   string
-		n, pos int
-	}{{"decode_pos1023", 1, 1023}, {"prefill512", 512, 0}} {
+		name           string
+		n, pos, layers int
+	}{{"decode_pos1023", 1, 1023, 1}, {"decode_pos4095", 1, 4095, 1}, {"decode_pos4095_x28", 1, 4095, 28}, {"prefill512", 512, 0, 1}} {
 		q := randVec(rng, c.n*16*128, 1)
-		k := randVec(rng, (c.pos+c.n)*8*128, 1)
-		v := randVec(rng, (c.pos+c.n)*8*128, 1)
+		kv := (c.pos + c.n) * 8 * 128
+		k0, v0 := randVec(rng, kv, 1), randVec(rng, kv, 1)
+		k, v := make([][]float32, c.layers), make([][]float32, c.layers)
+		kh, vh := make([][]uint16, c.layers), make([][]uint16, c.layers)
+		for l := range c.layers {
+			k[l], v[l] = append([]float32(nil), k0...), append([]float32(nil), v0...)
+			kh[l], vh[l] = make([]uint16, kv), make([]uint16, kv)
+			simd.New().ToF16(kh[l], k0)
+			simd.New().ToF16(vh[l], v0)
+		}
 		out := make([]float32, len(q))
-		b.Run(c.name, func(b *testing.B) {
+		b.Run(c.name+"/f32", func(b *testing.B) {
 			benchBackends(b, func(b *testing.B, ops backend.Ops) {
+				b.SetBytes(int64(2 * 4 * kv))
+				l := 0
 				for b.Loop() {
-					ops.Attention(out, q, k, v, c.n, c.pos, 16, 8, 128)
+					ops.Attention(out, q, k[l], v[l], c.n, c.pos, 16, 8, 128)
+					l = (l + 1) % c.layers
+				}
+			})
+		})
+		b.Run(c.name+"/f16", func(b *testing.B) {
+			benchBackends(b, func(b *testing.B, ops backend.Ops) {
+				b.SetBytes(int64(2 * 2 * kv))
+				l := 0
+				for b.Loop() {
+					ops.AttentionF16(out, q, kh[l], vh[l], c.n, c.pos, 16, 8, 128)
+					l = (l + 1) % c.layers
 				}
 			})
 		})

@@ -11,13 +11,15 @@ import (
 type jobKind int
 
 const (
-	jobQuantize  jobKind = iota // tokens of p.acts
-	jobMatMul                   // rows of y = W x
-	jobAttention                // (token, KV head) units
-	jobRMSNorm                  // rows
-	jobRoPE                     // tokens
-	jobSwiGLU                   // elements
-	jobAdd                      // elements
+	jobQuantize     jobKind = iota // tokens of p.acts
+	jobMatMul                      // rows of y = W x
+	jobAttention                   // (token, KV head) units
+	jobAttentionF16                // (token, KV head) units, F16 keys and values
+	jobToF16                       // elements
+	jobRMSNorm                     // rows
+	jobRoPE                        // tokens
+	jobSwiGLU                      // elements
+	jobAdd                         // elements
 )
 
 // job is the operation being run, split into chunks of size items. Its
@@ -28,6 +30,8 @@ type job struct {
 	chunks        int
 	y, x, g       []float32
 	k, v          []float32
+	k16, v16      []uint16 // F16 keys and values
+	h             []uint16 // ToF16's output
 	w             *backend.Weight
 	n, pos, heads int
 	nKV, headDim  int
@@ -55,6 +59,10 @@ func (p *pool) do(id, c int) {
 		ops.MatMulRows(j.y, j.w, &p.acts, i0, i1)
 	case jobAttention:
 		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.n, j.pos, j.heads, j.nKV, j.headDim, i0, i1)
+	case jobAttentionF16:
+		ops.AttentionUnitsF16(j.y, j.x, j.k16, j.v16, j.n, j.pos, j.heads, j.nKV, j.headDim, i0, i1)
+	case jobToF16:
+		ops.ToF16(j.h[i0:i1], j.x[i0:i1])
 	case jobRMSNorm:
 		d := len(j.g)
 		ops.RMSNorm(j.y[i0*d:i1*d], j.x[i0*d:i1*d], j.g, j.eps)
@@ -117,6 +125,37 @@ func (o *Ops) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int
 	j := p.start(jobAttention, units, max(1, units/(16*len(p.ops))))
 	j.y, j.x, j.k, j.v = out, q, k, v
 	j.n, j.pos, j.heads, j.nKV, j.headDim = n, pos, nHeads, nKV, headDim
+	p.run()
+}
+
+// AttentionF16 is Attention with half-precision keys and values, split
+// the same way.
+func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
+	if n <= 0 {
+		return
+	}
+	p := o.p
+	p.ops[0].AttentionUnitsF16(out, q, k, v, n, pos, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	units := n * nKV
+	j := p.start(jobAttentionF16, units, max(1, units/(16*len(p.ops))))
+	j.y, j.x, j.k16, j.v16 = out, q, k, v
+	j.n, j.pos, j.heads, j.nKV, j.headDim = n, pos, nHeads, nKV, headDim
+	p.run()
+}
+
+// ToF16 converts src to half precision into dst[:len(src)], split by
+// ranges of elements when long.
+func (o *Ops) ToF16(dst []uint16, src []float32) {
+	p := o.p
+	if len(src) < minParallelElems {
+		p.ops[0].ToF16(dst, src)
+		return
+	}
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("pool: ToF16 of %d values into %d", len(src), len(dst)))
+	}
+	j := p.start(jobToF16, len(src), p.chunkSize(len(src), 64))
+	j.h, j.x = dst, src
 	p.run()
 }
 

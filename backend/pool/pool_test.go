@@ -41,6 +41,15 @@ func sameBits(a, b []float32) int {
 	return -1
 }
 
+// halves returns the bits of h as float32 values, to compare them bitwise.
+func halves(h []uint16) []float32 {
+	f := make([]float32, len(h))
+	for i, b := range h {
+		f[i] = math.Float32frombits(uint32(b))
+	}
+	return f
+}
+
 // script runs every operation on ops over fixed inputs, each result
 // appended to the returned list. Sizes cover the single-threaded and the
 // split paths of every operation.
@@ -66,6 +75,11 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		out := make([]float32, len(q))
 		ops.Attention(out, q, k, v, c.n, c.pos, c.heads, c.kv, c.dim)
 		keep(out)
+		kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
+		ops.ToF16(kh, k)
+		ops.ToF16(vh, v)
+		ops.AttentionF16(out, q, kh, vh, c.n, c.pos, c.heads, c.kv, c.dim)
+		keep(out)
 	}
 	for _, n := range []int{100, 1 << 16, 100003} {
 		x := randVec(rng, n, 2)
@@ -81,6 +95,9 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		keep(out)
 		ops.Add(x, y)
 		keep(x)
+		h := make([]uint16, n)
+		ops.ToF16(h, x)
+		keep(halves(h))
 	}
 	return res
 }
@@ -136,6 +153,8 @@ func TestAllocs(t *testing.T) {
 	k := randVec(rng, (40+n)*8*128, 1)
 	v := randVec(rng, (40+n)*8*128, 1)
 	att := make([]float32, len(q))
+	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
+	bigh := make([]uint16, 1<<16)
 	big := randVec(rng, 1<<16, 1)
 	big2 := randVec(rng, 1<<16, 1)
 	g := randVec(rng, 128, 1)
@@ -158,6 +177,10 @@ func TestAllocs(t *testing.T) {
 			{"MatMul F16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
 			{"Attention n=1", func() { ops.Attention(att, q, k, v, 1, 40, 16, 8, 128) }},
 			{"Attention n=32", func() { ops.Attention(att, q, k, v, n, 40, 16, 8, 128) }},
+			{"ToF16", func() { ops.ToF16(kh, k); ops.ToF16(vh, v) }},
+			{"ToF16 big", func() { ops.ToF16(bigh, big) }},
+			{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, 1, 40, 16, 8, 128) }},
+			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, n, 40, 16, 8, 128) }},
 			{"RMSNorm", func() { ops.RMSNorm(big2, big, g, 1e-6) }},
 			{"RoPE", func() { ops.RoPE(q, n, 16, 128, 40, 1e6) }},
 			{"SwiGLU", func() { ops.SwiGLU(big2, big, big) }},

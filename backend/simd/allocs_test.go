@@ -20,6 +20,9 @@ func TestAllocs(t *testing.T) {
 	k := randVec(rng, 40*8*128, 1)
 	v := randVec(rng, 40*8*128, 1)
 	att := make([]float32, len(q))
+	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
+	ops.ToF16(kh, k)
+	ops.ToF16(vh, v)
 	g := randVec(rng, 128, 1)
 	for _, c := range []struct {
 		name string
@@ -30,6 +33,9 @@ func TestAllocs(t *testing.T) {
 		{"MatMul BF16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
 		{"Attention n=1", func() { ops.Attention(att, q, k, v, 1, 31, 16, 8, 128) }},
 		{"Attention n=8", func() { ops.Attention(att, q, k, v, 8, 32, 16, 8, 128) }},
+		{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, 1, 31, 16, 8, 128) }},
+		{"AttentionF16 n=8", func() { ops.AttentionF16(att, q, kh, vh, 8, 32, 16, 8, 128) }},
+		{"ToF16", func() { ops.ToF16(kh, k) }},
 		{"RMSNorm", func() { ops.RMSNorm(q, q, g, 1e-6) }},
 		{"RoPE", func() { ops.RoPE(q, 8, 16, 128, 32, 1e6) }},
 		{"SwiGLU", func() { ops.SwiGLU(x, x, x) }},

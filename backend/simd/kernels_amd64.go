@@ -64,6 +64,21 @@ func attnAccum2AVX2(o *float32, ostride int, p *float32, pstride int, v *float32
 func attnAccum1AVX2(o, p, v *float32, vstride, nkeys, hd int, corr float32)
 
 //go:noescape
+func attnScores2F16AVX2(s *float32, sstride int, q *float32, k, v *uint16, kstride, nkeys, hd int, scale float32)
+
+//go:noescape
+func attnScores1F16AVX2(s, q *float32, k, v *uint16, kstride, nkeys, hd int, scale float32)
+
+//go:noescape
+func attnAccum2F16AVX2(o *float32, ostride int, p *float32, pstride int, v *uint16, vstride, nkeys, hd int, corr0, corr1 float32)
+
+//go:noescape
+func attnAccum1F16AVX2(o, p *float32, v *uint16, vstride, nkeys, hd int, corr float32)
+
+//go:noescape
+func toF16AVX2(dst *uint16, src *float32, n int)
+
+//go:noescape
 func memSumAVX2(p *byte, n int) uint64
 
 // quantizeQ8 quantizes len(x)/32 blocks of x; see quantizeQ8Go.
@@ -243,6 +258,58 @@ func attnAccum(o []float32, hd, nh int, p []float32, pstride int, v []float32, v
 	if i < nh {
 		attnAccum1AVX2(&o[i*hd], &p[i*pstride], &v[0], vstride*4, nk, hd, corr[i])
 	}
+}
+
+// attnScoresF16 is attnScores with half-precision keys: the assembly
+// widens each group of 8 with VCVTPH2PS and computes as attnScores's, so
+// the scores are those of the keys widened to float32. v holds the values
+// of the keys, laid out as k; the assembly prefetches them.
+func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uint16, kstride, nk int, scale float32) {
+	if !accel || hd%8 != 0 {
+		attnScoresF16Go(s, sstride, q, hd, nh, k, kstride, nk, scale)
+		return
+	}
+	_, _, _, _ = s[(nh-1)*sstride+nk-1], q[nh*hd-1], k[(nk-1)*kstride+hd-1], v[(nk-1)*kstride+hd-1]
+	i := 0
+	for ; i+2 <= nh; i += 2 {
+		attnScores2F16AVX2(&s[i*sstride], sstride*4, &q[i*hd], &k[0], &v[0], kstride*2, nk, hd, scale)
+	}
+	if i < nh {
+		attnScores1F16AVX2(&s[i*sstride], &q[i*hd], &k[0], &v[0], kstride*2, nk, hd, scale)
+	}
+}
+
+// attnAccumF16 is attnAccum with half-precision values, widened by the
+// assembly with VCVTPH2PS; the sums are attnAccum's on the widened values.
+// The assembly does not prefetch: attnScoresF16 did.
+func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
+	if !accel || hd%32 != 0 {
+		attnAccumF16Go(o, hd, nh, p, pstride, v, vstride, nk, corr)
+		return
+	}
+	_, _, _, _ = o[nh*hd-1], p[(nh-1)*pstride+nk-1], v[(nk-1)*vstride+hd-1], corr[nh-1]
+	i := 0
+	for ; i+2 <= nh; i += 2 {
+		attnAccum2F16AVX2(&o[i*hd], hd*4, &p[i*pstride], pstride*4, &v[0], vstride*2, nk, hd, corr[i], corr[i+1])
+	}
+	if i < nh {
+		attnAccum1F16AVX2(&o[i*hd], &p[i*pstride], &v[0], vstride*2, nk, hd, corr[i])
+	}
+}
+
+// toF16 converts src to half precision into dst, len(dst) >= len(src):
+// VCVTPS2PH with round-to-nearest-even for the first len(src)&^7 values,
+// Go for the rest, both with the bits of quant.F32ToF16.
+func toF16(dst []uint16, src []float32) {
+	n := 0
+	if accel {
+		n = len(src) &^ 7
+	}
+	if n > 0 {
+		_ = dst[n-1]
+		toF16AVX2(&dst[0], &src[0], n)
+	}
+	toF16Go(dst[n:], src[n:])
 }
 
 // memSum returns a checksum of b, reading it with 256-bit loads; it is the

@@ -47,6 +47,16 @@ func attnAccum(o []float32, hd, nh int, p []float32, pstride int, v []float32, v
 	attnAccumGo(o, hd, nh, p, pstride, v, vstride, nk, corr)
 }
 
+func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uint16, kstride, nk int, scale float32) {
+	attnScoresF16Go(s, sstride, q, hd, nh, k, kstride, nk, scale)
+}
+
+func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
+	attnAccumF16Go(o, hd, nh, p, pstride, v, vstride, nk, corr)
+}
+
+func toF16(dst []uint16, src []float32) { toF16Go(dst, src) }
+
 func memSum(b []byte) uint64 { return memSumGo(b) }
 
 // vnni is false: see vnni_amd64.go.

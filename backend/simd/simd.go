@@ -11,13 +11,17 @@
 // whichever kernel computes it (matrix-vector, the 4x4 AVX2 tile, the 8x4
 // VNNI tile or the pure-Go tail), so the results do not depend on the
 // number of tokens in a call nor on how rows are split among threads; the
-// Q8_0, SwiGLU and RoPE kernels even give the same bits as the pure-Go
-// fallback.
+// Q8_0, SwiGLU and RoPE kernels and the float32 to half-precision
+// conversion even give the same bits as the pure-Go fallback.
+//
+// Attention reads float32 keys and values; AttentionF16 reads half-precision
+// ones (an F16 KV cache), widening them in its kernels with F16C, and gives
+// the bits Attention gives on the widened values.
 //
 // Besides the backend.Ops methods, the package exports the pieces a
 // multi-threaded backend splits among its workers, each worker with its own
-// Ops: Acts with Ops.MatMulRows for products, and Ops.AttentionUnits for
-// attention.
+// Ops: Acts with Ops.MatMulRows for products, and Ops.AttentionUnits and
+// Ops.AttentionUnitsF16 for attention.
 package simd
 
 import (
@@ -75,6 +79,15 @@ func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
 		scale := float32(1 / math.Sqrt(ss/float64(d)+float64(eps)))
 		scaleMul(yr, xr, gain, scale)
 	}
+}
+
+// ToF16 converts src to half precision into dst[:len(src)], rounding to
+// nearest even (VCVTPS2PH), with the bits of quant.F32ToF16.
+func (o *Ops) ToF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("simd: ToF16 of %d values into %d", len(src), len(dst)))
+	}
+	toF16(dst[:len(src)], src)
 }
 
 // SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.

@@ -16,6 +16,7 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/engine"
+	"inferno/kvcache"
 	"inferno/model"
 	"inferno/model/qwen3"
 )
@@ -26,6 +27,7 @@ type runnerFlags struct {
 	threads int
 	ctx     int
 	kv      string
+	kvType  string
 	trace   bool
 	noGraph bool
 }
@@ -40,6 +42,7 @@ func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
 	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (contiguous per layer)")
+	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
 }
@@ -61,6 +64,19 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 	if c := m.Qwen3.Config.ContextLength; f.ctx > c {
 		return nil, nil, fmt.Errorf("--ctx %d exceeds the model's context length %d", f.ctx, c)
 	}
+	kvType := kvcache.F16
+	switch f.kvType {
+	case "auto":
+		if f.backend == "scalar" {
+			kvType = kvcache.F32
+		}
+	default:
+		t, err := kvcache.ParseType(f.kvType)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--kv-type: %w", err)
+		}
+		kvType = t
+	}
 	switch f.backend {
 	case "scalar", "simd", "pool":
 		if f.noGraph {
@@ -69,6 +85,9 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 	case "cuda":
 		if f.threads != 0 {
 			return nil, nil, fmt.Errorf("--threads applies to the pool backend, not cuda")
+		}
+		if f.kvType != "auto" {
+			return nil, nil, fmt.Errorf("--kv-type applies to the CPU backends (the cuda backend keeps an f16 cache)")
 		}
 	}
 	var ops backend.Ops
@@ -102,7 +121,7 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *backend.Tracer,
 		tracer = backend.NewTracer(ops)
 		ops = tracer
 	}
-	return qwen3.NewRunner(m.Qwen3, ops, f.ctx), tracer, nil
+	return qwen3.NewRunnerKV(m.Qwen3, ops, f.ctx, kvType), tracer, nil
 }
 
 // maxThreads bounds --threads: far more workers than cores only waste memory.

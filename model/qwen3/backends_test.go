@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/backend/cpu"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
+	"inferno/kvcache"
 	"inferno/model/qwen3"
 	"inferno/sampling"
 )
@@ -52,10 +54,16 @@ func TestGoldenLogitsFast(t *testing.T) {
 	}
 }
 
-// logitsOf runs prompt on a fresh runner, all at once or one token at a time.
+// logitsOf runs prompt on a fresh runner with a float32 KV cache, all at
+// once or one token at a time.
 func logitsOf(t *testing.T, m *qwen3.Model, ops backend.Ops, prompt []int32, oneByOne bool) []float32 {
+	return logitsKV(t, m, ops, kvcache.F32, prompt, oneByOne)
+}
+
+// logitsKV is logitsOf with a KV cache of type kv.
+func logitsKV(t *testing.T, m *qwen3.Model, ops backend.Ops, kv kvcache.Type, prompt []int32, oneByOne bool) []float32 {
 	t.Helper()
-	r := qwen3.NewRunner(m, ops, 0)
+	r := qwen3.NewRunnerKV(m, ops, 0, kv)
 	defer r.Close()
 	if oneByOne {
 		for i := range prompt {
@@ -116,5 +124,138 @@ func TestDecodeAllocsFast(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: decode step allocates %.1f times", be, allocs)
 		}
+	}
+}
+
+// f16Backends are the backends checked with an F16 KV cache: the scalar
+// reference and the fast ones (the pool on 2 threads only where
+// TestDeterminismF16KV covers the others).
+func f16Backends(allPools bool) map[string]func() backend.Ops {
+	b := fastBackends()
+	b["scalar"] = func() backend.Ops { return cpu.NewScalar() }
+	if !allPools {
+		delete(b, "pool-1")
+		delete(b, "pool-3")
+	}
+	return b
+}
+
+// TestGoldenLogitsF16KV checks the logits with keys and values stored in
+// half precision: within the 8-bit tolerance on every backend, and within
+// 2e-3 on the scalar one, whose float32 cache meets 1e-4.
+func TestGoldenLogitsF16KV(t *testing.T) {
+	g := loadGolden(t)
+	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	backends := f16Backends(false)
+	for _, be := range sortedKeys(backends) {
+		t.Run(be, func(t *testing.T) {
+			r := qwen3.NewRunnerKV(m, backends[be](), 0, kvcache.F16)
+			defer r.Close()
+			if r.KVType() != kvcache.F16 {
+				t.Fatalf("KV type %v", r.KVType())
+			}
+			tol := 5e-2
+			if be == "scalar" {
+				tol = 2e-3
+			}
+			for _, name := range sortedKeys(g.Prompts) {
+				p := g.Prompts[name]
+				r.Reset()
+				if err := r.Forward(p.IDs); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := r.Logits()
+				want := readLogits(t, p.LastLogitsFile)
+				e, mg := relL2(got, want), margin(want)
+				t.Logf("%s: relative L2 error %.3g, top-1 margin %.3f", name, e, mg)
+				if e > tol {
+					t.Errorf("%s: relative L2 error %.3g > %g", name, e, tol)
+				}
+				if a, b := sampling.Argmax(got), sampling.Argmax(want); a != b && mg >= 0.5 {
+					t.Errorf("%s: top-1 %d, want %d (margin %.3f)", name, a, b, mg)
+				}
+			}
+		})
+	}
+}
+
+// TestDeterminismF16KV checks, with an F16 KV cache, that logits are
+// bitwise identical for every thread count, through the tracer, and for a
+// prompt run at once or one token at a time.
+func TestDeterminismF16KV(t *testing.T) {
+	g := loadGolden(t)
+	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	prompt := g.Prompts["baker"].IDs
+	want := logitsKV(t, m, simd.New(), kvcache.F16, prompt, false)
+	for _, threads := range []int{1, 2, 3} {
+		if err := sameBits(logitsKV(t, m, pool.New(threads), kvcache.F16, prompt, false), want); err != nil {
+			t.Errorf("pool with %d threads differs from simd: %v", threads, err)
+		}
+	}
+	tr := backend.NewTracer(simd.New())
+	if err := sameBits(logitsKV(t, m, tr, kvcache.F16, prompt, false), want); err != nil {
+		t.Errorf("traced simd differs: %v", err)
+	}
+	calls := map[string]int{}
+	for _, s := range tr.Stats() {
+		calls[s.Name] = s.Calls
+	}
+	if layers := m.Config.Layers; calls["AttentionF16"] != layers || calls["ToF16"] != 2*layers || calls["Attention"] != 0 {
+		t.Errorf("tracer counted %d AttentionF16, %d ToF16, %d Attention calls; want %d, %d, 0",
+			calls["AttentionF16"], calls["ToF16"], calls["Attention"], layers, 2*layers)
+	}
+	for _, be := range []string{"simd", "pool-2"} {
+		if err := sameBits(logitsKV(t, m, fastBackends()[be](), kvcache.F16, prompt, true), want); err != nil {
+			t.Errorf("%s: token-by-token differs from prefill: %v", be, err)
+		}
+	}
+	scalar := logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, false)
+	if err := sameBits(logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, true), scalar); err != nil {
+		t.Errorf("scalar: token-by-token differs from prefill: %v", err)
+	}
+}
+
+func TestDecodeAllocsF16KV(t *testing.T) {
+	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	backends := f16Backends(true)
+	for _, be := range sortedKeys(backends) {
+		r := qwen3.NewRunnerKV(m, backends[be](), 256, kvcache.F16)
+		if err := r.Forward([]int32{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+		step := []int32{4}
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := r.Forward(step); err != nil {
+				t.Fatal(err)
+			}
+			step[0], _ = r.Greedy()
+		})
+		r.Close()
+		if allocs != 0 {
+			t.Errorf("%s: decode step allocates %.1f times", be, allocs)
+		}
+	}
+}
+
+// TestChunkedPrefill checks that a prompt longer than one batch gives the
+// same logits whether it runs in one call (chunks of 512) or in calls that
+// split it elsewhere.
+func TestChunkedPrefill(t *testing.T) {
+	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	prompt := make([]int32, 1100)
+	for i := range prompt {
+		prompt[i] = int32(i*7919) % 151000
+	}
+	want := logitsOf(t, m, pool.New(2), prompt, false)
+	r := qwen3.NewRunner(m, pool.New(2), 0)
+	defer r.Close()
+	for _, part := range [][]int32{prompt[:700], prompt[700:]} {
+		if err := r.Forward(part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := r.Logits()
+	if err := sameBits(got, want); err != nil {
+		t.Errorf("700+400 differs from one call of 1100: %v", err)
 	}
 }

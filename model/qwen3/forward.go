@@ -25,6 +25,7 @@ type Runner struct {
 	x      []float32 // residual stream, batch x Hidden
 	h      []float32 // normalized input of a sub-layer, batch x Hidden
 	q      []float32 // queries, batch x QDim
+	k, v   []float32 // keys and values before an F16 cache stores them, batch x KVDim
 	att    []float32 // attention output, batch x QDim
 	gate   []float32 // batch x FFN
 	up     []float32 // batch x FFN
@@ -34,8 +35,18 @@ type Runner struct {
 }
 
 // NewRunner returns a runner of m on ops whose sequences may grow to maxLen
-// positions (at most the model's context length; 0 means that length).
+// positions (at most the model's context length; 0 means that length). Its
+// KV cache stores float32 keys and values.
 func NewRunner(m *Model, ops backend.Ops, maxLen int) *Runner {
+	return NewRunnerKV(m, ops, maxLen, kvcache.F32)
+}
+
+// NewRunnerKV is NewRunner with a KV cache of element type kv. With
+// kvcache.F16 the keys (after K-norm and RoPE) and values are rounded to
+// half precision as they are stored, and attention reads them back widened,
+// every position alike, so a prompt run at once or token by token gives
+// the same bits.
+func NewRunnerKV(m *Model, ops backend.Ops, maxLen int, kv kvcache.Type) *Runner {
 	c := &m.Config
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
@@ -43,7 +54,7 @@ func NewRunner(m *Model, ops backend.Ops, maxLen int) *Runner {
 	return &Runner{
 		m:      m,
 		ops:    ops,
-		cache:  kvcache.NewBasic(c.Layers, c.KVDim(), maxLen),
+		cache:  kvcache.NewBasic(c.Layers, c.KVDim(), maxLen, kv),
 		logits: make([]float32, c.Vocab),
 		row:    make([]float32, c.Hidden),
 	}
@@ -51,6 +62,9 @@ func NewRunner(m *Model, ops backend.Ops, maxLen int) *Runner {
 
 // Backend returns the name of the backend the runner computes with.
 func (r *Runner) Backend() string { return r.ops.Name() }
+
+// KVType returns the element type of the KV cache.
+func (r *Runner) KVType() kvcache.Type { return r.cache.Type() }
 
 // Len returns the number of positions in the sequence so far.
 func (r *Runner) Len() int { return r.cache.Len() }
@@ -123,6 +137,10 @@ func (r *Runner) ensure(n int) {
 	r.out = make([]float32, n*c.Hidden)
 	r.q = make([]float32, n*c.QDim())
 	r.att = make([]float32, n*c.QDim())
+	if r.cache.Type() == kvcache.F16 {
+		r.k = make([]float32, n*c.KVDim())
+		r.v = make([]float32, n*c.KVDim())
+	}
 	r.gate = make([]float32, n*c.FFN)
 	r.up = make([]float32, n*c.FFN)
 }
@@ -160,14 +178,23 @@ func (l *Layer) Forward(r *Runner, i int, x []float32, n, pos int) {
 }
 
 // Forward computes self-attention of layer i for n tokens of h into out,
-// appending their keys and values to the cache.
+// appending their keys and values to the cache. A float32 cache receives
+// them directly; for an F16 cache they are computed in scratch buffers and
+// then converted into it.
 func (a *Attention) Forward(r *Runner, i int, out, h []float32, n, pos int) {
 	c := &r.m.Config
 	kvDim := c.KVDim()
+	f16 := r.cache.Type() == kvcache.F16
 	q := r.q[:n*c.QDim()]
-	kc, vc := r.cache.Layer(i)
-	k := kc[pos*kvDim : (pos+n)*kvDim]
-	v := vc[pos*kvDim : (pos+n)*kvDim]
+	var k, v, kc, vc []float32
+	var kh, vh []uint16
+	if f16 {
+		k, v = r.k[:n*kvDim], r.v[:n*kvDim]
+		kh, vh = r.cache.LayerF16(i)
+	} else {
+		kc, vc = r.cache.LayerF32(i)
+		k, v = kc[pos*kvDim:(pos+n)*kvDim], vc[pos*kvDim:(pos+n)*kvDim]
+	}
 	r.ops.MatMul(q, a.Q, h, n)
 	r.ops.MatMul(k, a.K, h, n)
 	r.ops.MatMul(v, a.V, h, n)
@@ -176,7 +203,13 @@ func (a *Attention) Forward(r *Runner, i int, out, h []float32, n, pos int) {
 	r.ops.RoPE(q, n, c.Heads, c.HeadDim, pos, c.RopeTheta)
 	r.ops.RoPE(k, n, c.KVHeads, c.HeadDim, pos, c.RopeTheta)
 	att := r.att[:n*c.QDim()]
-	r.ops.Attention(att, q, kc[:(pos+n)*kvDim], vc[:(pos+n)*kvDim], n, pos, c.Heads, c.KVHeads, c.HeadDim)
+	if f16 {
+		r.ops.ToF16(kh[pos*kvDim:(pos+n)*kvDim], k)
+		r.ops.ToF16(vh[pos*kvDim:(pos+n)*kvDim], v)
+		r.ops.AttentionF16(att, q, kh[:(pos+n)*kvDim], vh[:(pos+n)*kvDim], n, pos, c.Heads, c.KVHeads, c.HeadDim)
+	} else {
+		r.ops.Attention(att, q, kc[:(pos+n)*kvDim], vc[:(pos+n)*kvDim], n, pos, c.Heads, c.KVHeads, c.HeadDim)
+	}
 	r.ops.MatMul(out, a.O, att, n)
 }
 

@@ -1,0 +1,53 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"inferno/quant"
+)
+
+func randHalves(rng *rand.Rand, n int, scale float64) (h []uint16, f []float32) {
+	h, f = make([]uint16, n), make([]float32, n)
+	for i := range h {
+		h[i] = quant.F32ToF16(float32(rng.NormFloat64() * scale))
+		f[i] = quant.F16ToF32(h[i])
+	}
+	return h, f
+}
+
+// TestAttentionF16 checks that attention over half-precision keys and
+// values gives the bits of Attention over the same values widened.
+func TestAttentionF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := NewScalar()
+	for _, c := range []struct{ n, pos, heads, kv, dim int }{{1, 0, 4, 2, 32}, {1, 70, 4, 2, 32}, {5, 3, 6, 3, 16}} {
+		q := make([]float32, c.n*c.heads*c.dim)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		kh, kf := randHalves(rng, (c.pos+c.n)*c.kv*c.dim, 2)
+		vh, vf := randHalves(rng, (c.pos+c.n)*c.kv*c.dim, 1)
+		want := make([]float32, len(q))
+		got := make([]float32, len(q))
+		s.Attention(want, q, kf, vf, c.n, c.pos, c.heads, c.kv, c.dim)
+		s.AttentionF16(got, q, kh, vh, c.n, c.pos, c.heads, c.kv, c.dim)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestToF16(t *testing.T) {
+	src := []float32{0, -1, 1.5, 65504, 65520, 1e-8, -6e-8, float32(math.Inf(-1)), float32(math.NaN())}
+	dst := make([]uint16, len(src)+1)
+	NewScalar().ToF16(dst, src)
+	for i, x := range src {
+		if dst[i] != quant.F32ToF16(x) {
+			t.Errorf("%g: %#04x, want %#04x", x, dst[i], quant.F32ToF16(x))
+		}
+	}
+}
