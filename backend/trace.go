@@ -52,6 +52,7 @@ func weightRole(name string) string {
 	return name
 }
 
+// MatMul times the wrapped MatMul, counted per weight role.
 func (t *Tracer) MatMul(y []float32, w *Weight, x []float32, n int) {
 	name, ok := t.names[w]
 	if !ok {
@@ -62,36 +63,43 @@ func (t *Tracer) MatMul(y []float32, w *Weight, x []float32, n int) {
 	t.Ops.MatMul(y, w, x, n)
 }
 
+// RMSNorm times the wrapped RMSNorm.
 func (t *Tracer) RMSNorm(y, x, gain []float32, eps float32) {
 	defer t.add("RMSNorm", time.Now())
 	t.Ops.RMSNorm(y, x, gain, eps)
 }
 
+// RoPE times the wrapped RoPE.
 func (t *Tracer) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
 	defer t.add("RoPE", time.Now())
 	t.Ops.RoPE(x, n, nHeads, headDim, pos, theta)
 }
 
+// Attention times the wrapped Attention.
 func (t *Tracer) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
 	defer t.add("Attention", time.Now())
 	t.Ops.Attention(out, q, k, v, n, pos, nHeads, nKV, headDim)
 }
 
+// ToF16 times the wrapped ToF16.
 func (t *Tracer) ToF16(dst []uint16, src []float32) {
 	defer t.add("ToF16", time.Now())
 	t.Ops.ToF16(dst, src)
 }
 
+// AttentionF16 times the wrapped AttentionF16.
 func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
 	defer t.add("AttentionF16", time.Now())
 	t.Ops.AttentionF16(out, q, k, v, n, pos, nHeads, nKV, headDim)
 }
 
+// SwiGLU times the wrapped SwiGLU.
 func (t *Tracer) SwiGLU(out, gate, up []float32) {
 	defer t.add("SwiGLU", time.Now())
 	t.Ops.SwiGLU(out, gate, up)
 }
 
+// Add times the wrapped Add.
 func (t *Tracer) Add(x, y []float32) {
 	defer t.add("Add", time.Now())
 	t.Ops.Add(x, y)

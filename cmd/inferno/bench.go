@@ -147,7 +147,6 @@ type bencher struct {
 	r     engine.Runner
 	vocab int
 	rng   *rand.Rand
-	depth int // positions of context currently in the runner, -1 if unknown
 }
 
 func (b *bencher) tokens(n int) []int32 {

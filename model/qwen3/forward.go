@@ -31,7 +31,6 @@ type Runner struct {
 	up     []float32 // batch x FFN
 	out    []float32 // sub-layer output, batch x Hidden
 	logits []float32 // Vocab
-	row    []float32 // one dequantized embedding row
 }
 
 // NewRunner returns a runner of m on ops whose sequences may grow to maxLen
@@ -56,7 +55,6 @@ func NewRunnerKV(m *Model, ops backend.Ops, maxLen int, kv kvcache.Type) *Runner
 		ops:    ops,
 		cache:  kvcache.NewBasic(c.Layers, c.KVDim(), maxLen, kv),
 		logits: make([]float32, c.Vocab),
-		row:    make([]float32, c.Hidden),
 	}
 }
 
