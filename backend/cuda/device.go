@@ -288,12 +288,19 @@ func (g *device) free(p uint64) {
 	}
 }
 
-// upload copies host bytes to device memory (synchronously).
+// upload copies host bytes to device memory and returns when they are
+// there. The copy is ordered on the runner's stream and then waited for: a
+// plain cuMemcpyHtoD runs on the legacy stream, which the runner's
+// non-blocking stream does not wait for, and from pageable memory it may
+// return before the bytes have reached the device.
 func (g *device) upload(dst uint64, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return g.d.check("cuMemcpyHtoD", g.d.call(g.d.cuMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+	if err := g.d.check("cuMemcpyHtoDAsync", g.d.call(g.d.cuMemcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), g.stream)); err != nil {
+		return err
+	}
+	return g.sync("upload")
 }
 
 // download copies device memory to host bytes (synchronously).

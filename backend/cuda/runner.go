@@ -993,6 +993,9 @@ func (r *Runner) prefillChunk(tokens []int32, pos0 int, last bool) error {
 // slice is reused by the next call. Sampling other than greedy reads them
 // here (greedy decoding reads back only the argmax).
 func (r *Runner) Logits() ([]float32, error) {
+	if r.closed {
+		return nil, errors.New("cuda: runner is closed")
+	}
 	if !r.valid {
 		return nil, errors.New("cuda: no logits: run Forward first")
 	}
@@ -1015,6 +1018,9 @@ func (r *Runner) Logits() ([]float32, error) {
 // Greedy returns the last position's argmax, computed on the GPU (the
 // lowest id among equal logits).
 func (r *Runner) Greedy() (int32, error) {
+	if r.closed {
+		return 0, errors.New("cuda: runner is closed")
+	}
 	if !r.valid {
 		return 0, errors.New("cuda: no argmax: run Forward first")
 	}
@@ -1100,6 +1106,7 @@ func (r *Runner) Close() error {
 
 func (r *Runner) closeLocked() {
 	r.closed = true
+	r.valid = false
 	if r.dev == nil {
 		return
 	}
