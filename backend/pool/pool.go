@@ -147,7 +147,10 @@ func (p *pool) worker(id int, w *worker) {
 }
 
 // waitJob returns once w.gen differs from seen: it spins, then parks until
-// the caller, seeing sleeping set, sends a token.
+// the caller, seeing sleeping set, sends a token. A token is only a hint:
+// one sent late, for a job the worker already saw while spinning, must not
+// end a later wait, so the worker checks gen again after every token, and
+// takes any token that is on its way before it returns.
 func (w *worker) waitJob(seen uint32) {
 	for i := range spinIters {
 		if w.gen.Load() != seen {
@@ -157,14 +160,24 @@ func (w *worker) waitJob(seen uint32) {
 			runtime.Gosched()
 		}
 	}
-	w.sleeping.Store(true)
-	if w.gen.Load() != seen && w.sleeping.CompareAndSwap(true, false) {
-		return // the job came before we slept, and no token was sent
+	for {
+		w.sleeping.Store(true)
+		if w.gen.Load() != seen {
+			if !w.sleeping.CompareAndSwap(true, false) {
+				<-w.wake // the caller cleared the flag: its token is on the way
+			}
+			return
+		}
+		<-w.wake
+		if w.gen.Load() != seen {
+			return
+		}
 	}
-	<-w.wake
 }
 
 // waitDone returns once every worker woken for the job has finished it.
+// As in waitJob, a token is only a hint: a worker of the previous job may
+// send one late, so pending is checked again after every token.
 func (p *pool) waitDone() {
 	for i := range spinIters {
 		if p.pending.Load() == 0 {
@@ -174,11 +187,19 @@ func (p *pool) waitDone() {
 			runtime.Gosched()
 		}
 	}
-	p.mainSleeping.Store(true)
-	if p.pending.Load() == 0 && p.mainSleeping.CompareAndSwap(true, false) {
-		return
+	for {
+		p.mainSleeping.Store(true)
+		if p.pending.Load() == 0 {
+			if !p.mainSleeping.CompareAndSwap(true, false) {
+				<-p.done // a worker cleared the flag: its token is on the way
+			}
+			return
+		}
+		<-p.done
+		if p.pending.Load() == 0 {
+			return
+		}
 	}
-	<-p.done
 }
 
 func (p *pool) close() {
