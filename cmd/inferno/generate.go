@@ -31,6 +31,12 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 			if n < 1 {
 				return fmt.Errorf("-n %d: want at least 1 token", n)
 			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // a second Ctrl-C gets the default behaviour: exit now
+			}()
 			m, err := model.Open(args[0])
 			if err != nil {
 				return err
@@ -50,12 +56,6 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 			}
 			defer r.Close()
 
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop() // a second Ctrl-C gets the default behaviour: exit now
-			}()
 			out := bufio.NewWriter(os.Stdout)
 			dec := m.Tokenizer.NewStreamDecoder()
 			_, metrics, err := engine.Generate(ctx, r, ids, engine.Options{
