@@ -28,9 +28,10 @@ func (s *Scalar) Name() string { return "scalar" }
 // (the block's scale times the dot product of its 32 int8 values with x);
 // other types are dequantized one row at a time. Sums are float32.
 func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
+	rb := w.RowBytes()
 	if w.Type == gguf.TensorQ8_0 {
 		for r := 0; r < w.Rows; r++ {
-			row := w.Row(r)
+			row := w.Data[r*rb : (r+1)*rb]
 			for t := 0; t < n; t++ {
 				y[t*w.Rows+r] = dotQ8_0(row, x[t*w.Cols:(t+1)*w.Cols])
 			}
@@ -40,7 +41,7 @@ func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 	s.row = grow(s.row, w.Cols)
 	row := s.row[:w.Cols]
 	for r := 0; r < w.Rows; r++ {
-		dequantize(row, w.Row(r), w.Type)
+		dequantize(row, w.Data[r*rb:(r+1)*rb], w.Type)
 		for t := 0; t < n; t++ {
 			xt := x[t*w.Cols : (t+1)*w.Cols]
 			var sum float32

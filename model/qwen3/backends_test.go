@@ -109,21 +109,7 @@ func TestDeterminism(t *testing.T) {
 func TestDecodeAllocsFast(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	for _, be := range sortedKeys(fastBackends()) {
-		r := qwen3.NewRunner(m, fastBackends()[be](), 256)
-		if err := r.Forward([]int32{1, 2, 3}); err != nil {
-			t.Fatal(err)
-		}
-		step := []int32{4}
-		allocs := testing.AllocsPerRun(20, func() {
-			if err := r.Forward(step); err != nil {
-				t.Fatal(err)
-			}
-			step[0], _ = r.Greedy()
-		})
-		r.Close()
-		if allocs != 0 {
-			t.Errorf("%s: decode step allocates %.1f times", be, allocs)
-		}
+		checkDecodeAllocs(t, be, qwen3.NewRunner(m, fastBackends()[be](), 256))
 	}
 }
 
@@ -219,21 +205,7 @@ func TestDecodeAllocsF16KV(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	backends := f16Backends(true)
 	for _, be := range sortedKeys(backends) {
-		r := qwen3.NewRunnerKV(m, backends[be](), 256, kvcache.F16)
-		if err := r.Forward([]int32{1, 2, 3}); err != nil {
-			t.Fatal(err)
-		}
-		step := []int32{4}
-		allocs := testing.AllocsPerRun(20, func() {
-			if err := r.Forward(step); err != nil {
-				t.Fatal(err)
-			}
-			step[0], _ = r.Greedy()
-		})
-		r.Close()
-		if allocs != 0 {
-			t.Errorf("%s: decode step allocates %.1f times", be, allocs)
-		}
+		checkDecodeAllocs(t, be, qwen3.NewRunnerKV(m, backends[be](), 256, kvcache.F16))
 	}
 }
 

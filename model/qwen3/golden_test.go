@@ -158,7 +158,14 @@ func TestGoldenGreedyScalar(t *testing.T) {
 // runner's buffers exist.
 func TestDecodeAllocs(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 256)
+	checkDecodeAllocs(t, "scalar", qwen3.NewRunner(m, cpu.NewScalar(), 256))
+}
+
+// checkDecodeAllocs runs a short prompt on r, then checks that decode
+// steps allocate nothing, and closes r.
+func checkDecodeAllocs(t *testing.T, name string, r *qwen3.Runner) {
+	t.Helper()
+	defer r.Close()
 	if err := r.Forward([]int32{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +177,6 @@ func TestDecodeAllocs(t *testing.T) {
 		step[0], _ = r.Greedy()
 	})
 	if allocs != 0 {
-		t.Errorf("decode step allocates %.1f times", allocs)
+		t.Errorf("%s: decode step allocates %.1f times", name, allocs)
 	}
 }
