@@ -190,58 +190,52 @@ func maxOf(s []float32) float32 {
 	return m
 }
 
-// attnScoresGo sets s[i*sstride+j] = scale * (q_i . k_j) for the nh heads
-// q_i = q[i*hd:][:hd] and the nk keys k_j = k[j*kstride:][:hd].
+// attnScoresGo computes s[i*sstride+j] = (q_i . k_j) * scale for the nh
+// heads i, q_i = q[i*hd:][:hd], and the nk keys k_j = k[j*kstride:][:hd].
 func attnScoresGo(s []float32, sstride int, q []float32, hd, nh int, k []float32, kstride, nk int, scale float32) {
-	for i := range nh {
-		qi := q[i*hd : (i+1)*hd]
-		for j := range nk {
-			kj := k[j*kstride : j*kstride+hd]
-			var dot float32
-			for c, x := range qi {
-				dot += float32(x * kj[c])
-			}
-			s[i*sstride+j] = dot * scale
-		}
-	}
+	attnScoresWiden(s, sstride, q, hd, nh, k, kstride, nk, scale, identity)
 }
 
 // attnAccumGo computes o_i = o_i*corr[i] + sum over j of p[i*pstride+j] *
 // v_j for the nh heads i, o_i = o[i*hd:][:hd], v_j = v[j*vstride:][:hd].
 func attnAccumGo(o []float32, hd, nh int, p []float32, pstride int, v []float32, vstride, nk int, corr []float32) {
-	for i := range nh {
-		oi := o[i*hd : (i+1)*hd]
-		for c := range oi {
-			oi[c] *= corr[i]
-		}
-		for j, pj := range p[i*pstride : i*pstride+nk] {
-			vj := v[j*vstride : j*vstride+hd]
-			for c, x := range vj {
-				oi[c] += float32(pj * x)
-			}
-		}
-	}
+	attnAccumWiden(o, hd, nh, p, pstride, v, vstride, nk, corr, identity)
 }
 
 // attnScoresF16Go is attnScoresGo with half-precision keys, widened as
 // they are read.
 func attnScoresF16Go(s []float32, sstride int, q []float32, hd, nh int, k []uint16, kstride, nk int, scale float32) {
+	attnScoresWiden(s, sstride, q, hd, nh, k, kstride, nk, scale, quant.F16ToF32)
+}
+
+// attnAccumF16Go is attnAccumGo with half-precision values, widened as
+// they are read.
+func attnAccumF16Go(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
+	attnAccumWiden(o, hd, nh, p, pstride, v, vstride, nk, corr, quant.F16ToF32)
+}
+
+func identity(x float32) float32 { return x }
+
+// attnScoresWiden is attnScoresGo over keys of element type E, which widen
+// turns into float32. Each product is rounded to float32 before it is
+// added (no fused multiply-add), as the assembly computes it.
+func attnScoresWiden[E float32 | uint16](s []float32, sstride int, q []float32, hd, nh int, k []E, kstride, nk int, scale float32, widen func(E) float32) {
 	for i := range nh {
 		qi := q[i*hd : (i+1)*hd]
 		for j := range nk {
 			kj := k[j*kstride : j*kstride+hd]
 			var dot float32
 			for c, x := range qi {
-				dot += float32(x * quant.F16ToF32(kj[c]))
+				dot += float32(x * widen(kj[c]))
 			}
 			s[i*sstride+j] = dot * scale
 		}
 	}
 }
 
-// attnAccumF16Go is attnAccumGo with half-precision values, widened as
-// they are read.
-func attnAccumF16Go(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
+// attnAccumWiden is attnAccumGo over values of element type E, which
+// widen turns into float32.
+func attnAccumWiden[E float32 | uint16](o []float32, hd, nh int, p []float32, pstride int, v []E, vstride, nk int, corr []float32, widen func(E) float32) {
 	for i := range nh {
 		oi := o[i*hd : (i+1)*hd]
 		for c := range oi {
@@ -250,7 +244,7 @@ func attnAccumF16Go(o []float32, hd, nh int, p []float32, pstride int, v []uint1
 		for j, pj := range p[i*pstride : i*pstride+nk] {
 			vj := v[j*vstride : j*vstride+hd]
 			for c, x := range vj {
-				oi[c] += float32(pj * quant.F16ToF32(x))
+				oi[c] += float32(pj * widen(x))
 			}
 		}
 	}
