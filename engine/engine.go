@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"inferno/backend"
 )
 
 // A Runner runs a model for one sequence on some backend (CPU or GPU),
@@ -31,10 +33,40 @@ type Runner interface {
 	// Truncate drops the positions from n on, keeping the first n, so the
 	// sequence can continue from there (n <= Len).
 	Truncate(n int) error
+	// Vocab returns the number of logits a position has.
+	Vocab() int
 	// Backend names what the runner computes on ("scalar", "cuda", ...).
 	Backend() string
 	// Close releases the runner's resources.
 	Close() error
+}
+
+// TopKer is implemented by runners that can select a position's largest
+// logits where they computed them (on the GPU), so that a sampler with
+// top_k set reads back k values instead of the whole vocabulary.
+type TopKer interface {
+	// MaxTopK returns the largest k TopK accepts.
+	MaxTopK() int
+	// TopK returns the k largest logits of the last position and their
+	// ids, largest first (lower id first among ties). The slices are
+	// reused by the next call.
+	TopK(k int) (ids []int32, logits []float32, err error)
+}
+
+// Lookaheader is implemented by runners that can queue the next decode step
+// on their own argmax before the caller has picked the token (the CUDA
+// runner): a win for greedy decoding, a discarded step for a sampler. The
+// engine turns it on for greedy requests only.
+type Lookaheader interface {
+	SetLookahead(on bool)
+}
+
+// Profiler is implemented by runners that can time one decode step per
+// operation (the CUDA runner, replaying its graph with events between
+// kernels). It returns the operations with their calls and time per
+// step, largest total first, and the whole step's time in microseconds.
+type Profiler interface {
+	Profile(reps int) (ops []backend.OpStats, stepMicros float64, err error)
 }
 
 // Options control one generation.
@@ -47,6 +79,7 @@ type Options struct {
 // Metrics describe the timing of one generation.
 type Metrics struct {
 	PromptTokens    int
+	CachedTokens    int // prompt tokens kept in the KV cache from the runner's previous sequence
 	GeneratedTokens int
 	TimeToFirst     time.Duration // from the start to the first generated token: the prompt's forward pass and pick
 	Decode          time.Duration // all decode steps after the first token
@@ -97,68 +130,30 @@ const PromptChunk = 512
 // context or ctx's cancellation. It returns the generated ids (a final
 // stop token included) and the timing.
 func Generate(ctx context.Context, r Runner, prompt []int32, opts Options) ([]int32, Metrics, error) {
-	var m Metrics
-	if len(prompt) == 0 {
-		return nil, m, fmt.Errorf("engine: empty prompt")
+	seq, err := NewSequence(r, nil, Request{Prompt: prompt, MaxTokens: opts.MaxTokens, EOG: opts.Stop})
+	if err != nil {
+		return nil, Metrics{}, err
 	}
-	if len(prompt) > r.MaxLen() {
-		return nil, m, fmt.Errorf("engine: the prompt's %d tokens do not fit the context of %d", len(prompt), r.MaxLen())
-	}
-	// The last token generated is never fed back, so the context holds
-	// one more token than it has positions for.
-	limit := opts.MaxTokens
-	if room := r.MaxLen() - len(prompt) + 1; limit <= 0 || limit > room {
-		limit = room
-	}
-	m.PromptTokens = len(prompt)
-	r.Reset()
-
-	start := time.Now()
-	for rest := prompt; len(rest) > 0; {
+	var out []int32
+	for !seq.Done() {
 		if err := ctx.Err(); err != nil {
-			return nil, m, err
+			return out, seq.Metrics(), err
 		}
-		n := min(len(rest), PromptChunk)
-		if err := r.Forward(rest[:n]); err != nil {
-			return nil, m, err
-		}
-		rest = rest[n:]
-	}
-	out := make([]int32, 0, min(limit, 4096))
-	step := make([]int32, 1)
-	for {
-		id, err := r.Greedy()
+		st, err := seq.Step()
 		if err != nil {
-			return out, m, err
+			return out, seq.Metrics(), err
 		}
-		now := time.Now()
-		if len(out) == 0 {
-			m.TimeToFirst = now.Sub(start)
-			m.Forward.Add(m.TimeToFirst)
-		} else {
-			d := now.Sub(start)
-			m.Decode += d
-			m.Forward.Add(d)
+		if !st.HasToken {
+			continue
 		}
-		out = append(out, id)
-		m.GeneratedTokens = len(out)
+		out = append(out, st.Token.ID)
 		if opts.OnToken != nil {
-			if err := opts.OnToken(id); err != nil {
-				return out, m, err
+			if err := opts.OnToken(st.Token.ID); err != nil {
+				return out, seq.Metrics(), err
 			}
 		}
-		if opts.Stop[id] || len(out) >= limit {
-			return out, m, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return out, m, err
-		}
-		step[0] = id
-		start = time.Now()
-		if err := r.Forward(step); err != nil {
-			return out, m, err
-		}
 	}
+	return out, seq.Metrics(), nil
 }
 
 // FormatMetrics renders m in the form the CLI prints to stderr.

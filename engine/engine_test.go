@@ -59,6 +59,7 @@ func (s *scripted) Forward(tokens []int32) error {
 func (s *scripted) Logits() ([]float32, error) { return nil, nil }
 func (s *scripted) Greedy() (int32, error)     { return s.script[s.n-1], nil }
 func (s *scripted) Len() int                   { return s.n }
+func (s *scripted) Vocab() int                 { return 1000 }
 func (s *scripted) MaxLen() int                { return s.max }
 func (s *scripted) Reset()                     { s.n = 0 }
 func (s *scripted) Truncate(n int) error       { s.n = n; return nil }

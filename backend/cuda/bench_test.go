@@ -138,7 +138,8 @@ func TestBench(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "decode step at context %d, profiled with events: %.1f us\n", depth, total)
 		for _, k := range prof {
-			fmt.Fprintf(&b, "  %-22s %4d calls %8.1f us %5.1f%%\n", k.Name, k.Calls, k.Micros, 100*k.Micros/total)
+			us := k.Total.Seconds() * 1e6
+			fmt.Fprintf(&b, "  %-22s %4d calls %8.1f us %5.1f%%\n", k.Name, k.Calls, us, 100*us/total)
 		}
 		t.Log(b.String())
 	}
@@ -225,9 +226,9 @@ func microBench(t *testing.T, r *Runner) {
 	r.dev.enter()
 	r.settle()
 	r.dev.exit()
-	*r.dev.hostI32(paramsOff(0)) = 1
-	*r.dev.hostI32(paramsOff(0) + 4) = 0
-	*r.dev.hostI32(paramsOff(0) + 12) = 0
+	*r.dev.hostI32(r.paramsOff(0)) = 1
+	*r.dev.hostI32(r.paramsOff(0) + 4) = 0
+	*r.dev.hostI32(r.paramsOff(0) + 12) = 0
 	var b strings.Builder
 	report := func(name string, per int, build func(l *launcher)) {
 		us, err := r.timeGraph(20, build)

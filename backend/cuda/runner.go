@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"inferno/backend"
 	"inferno/model/qwen3"
 )
 
@@ -87,6 +88,12 @@ type Runner struct {
 		pos  int
 		seq  int32
 	}
+	noAhead    bool     // the caller samples: queue no lookahead steps
+	hostBase   uintptr  // this runner's step parameters and results in the staging area
+	shared     *shared  // the device and weights, shared with the runners of other sequences
+	seqSlot    int      // this runner's slot in shared.slots
+	owned      []uint64 // scratch allocations of this runner
+	topk       topkState
 	hostLogits []float32
 	stats      Stats
 }
@@ -273,7 +280,7 @@ func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
-	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen}
+	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, hostBase: hostParamsOff}
 	if r.chunk = opts.PrefillChunk; r.chunk <= 0 {
 		r.chunk = 512
 	}
@@ -284,6 +291,8 @@ func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.dev = dev
+	r.shared = &shared{refs: 1}
+	r.shared.slots[0] = true
 	if err := dev.enter(); err != nil {
 		return nil, err
 	}
@@ -413,7 +422,9 @@ func (r *Runner) allocScratch() error {
 	var err error
 	alloc := func(dst *uint64, n int, what string) {
 		if err == nil {
-			*dst, err = g.alloc(uint64(n), what)
+			if *dst, err = g.alloc(uint64(n), what); err == nil {
+				r.owned = append(r.owned, *dst)
+			}
 		}
 	}
 	// At most 1024 splits (the combine keeps a weight per split in shared
@@ -676,9 +687,12 @@ func (r *Runner) capture() error {
 }
 
 // Host staging offsets of a slot's step parameters (token, position,
-// step number, take the token from the device) and result (id, step number).
-func paramsOff(slot int) uintptr { return hostParamsOff + 32*uintptr(slot) }
-func resultOff(slot int) uintptr { return hostResultOff + 16*uintptr(slot) }
+// step number, take the token from the device) and result (id, step
+// number), in the runner's own part of the staging area.
+func (r *Runner) paramsOff(slot int) uintptr { return r.hostBase + 32*uintptr(slot) }
+func (r *Runner) resultOff(slot int) uintptr {
+	return r.hostBase + (hostResultOff - hostParamsOff) + 16*uintptr(slot)
+}
 
 // launcher issues kernels, synchronizing after each when sync is set,
 // and recording an event after each when profiling.
@@ -747,7 +761,7 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 	t := r.tune
 	// The first kernel reads the step's token and position from host
 	// memory; an ordinary launch (it follows the previous step, not a kernel).
-	l.launchEx(false, "embed_step", [3]uint32{1}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), g.hostD+uint64(paramsOff(slot)), r.params, r.x, r.result)
+	l.launchEx(false, "embed_step", [3]uint32{1}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), g.hostD+uint64(r.paramsOff(slot)), r.params, r.x, r.result)
 	for i := range r.layers {
 		w := &r.layers[i]
 		r.mv(l, "store", t.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0)
@@ -765,7 +779,7 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 // residual is at x, and the argmax.
 func (r *Runner) head(l *launcher, x uint64, slot int) {
 	r.mv(l, "argmax", r.tune.head, &r.out, x, r.outNorm, r.logits[slot], r.cfg.Vocab, r.pval, r.pidx)
-	l.launch("argmax_final", [3]uint32{1}, 1024, 0, r.pval, r.pidx, i32(r.headBlocks), r.result, r.dev.hostD+uint64(resultOff(slot)), r.params)
+	l.launch("argmax_final", [3]uint32{1}, 1024, 0, r.pval, r.pidx, i32(r.headBlocks), r.result, r.dev.hostD+uint64(r.resultOff(slot)), r.params)
 	// head is also the end of a prefill, launched without PDL: harmless.
 }
 
@@ -815,7 +829,7 @@ func (r *Runner) decode(tok int32) error {
 	if r.ahead.on {
 		a := r.ahead
 		r.ahead.on = false
-		if a.pos == r.len && tok == *g.hostI32(resultOff(r.slot)) {
+		if a.pos == r.len && tok == *g.hostI32(r.resultOff(r.slot)) {
 			// The queued step guessed the token: queue the one after it
 			// (on its argmax, in the other slot), then wait for it.
 			r.slot = a.slot
@@ -832,10 +846,10 @@ func (r *Runner) decode(tok int32) error {
 	}
 	slot := 1 - r.slot
 	r.step++
-	*g.hostI32(paramsOff(slot)) = tok
-	*g.hostI32(paramsOff(slot) + 4) = int32(r.len)
-	*g.hostI32(paramsOff(slot) + 8) = r.step
-	*g.hostI32(paramsOff(slot) + 12) = 0
+	*g.hostI32(r.paramsOff(slot)) = tok
+	*g.hostI32(r.paramsOff(slot) + 4) = int32(r.len)
+	*g.hostI32(r.paramsOff(slot) + 8) = r.step
+	*g.hostI32(r.paramsOff(slot) + 12) = 0
 	if r.opts.NoGraph {
 		if err := r.decodeLaunches(true, slot); err != nil {
 			return err
@@ -866,16 +880,16 @@ func (r *Runner) decode(tok int32) error {
 // it is discarded (it wrote only the slot's logits and a cache position
 // that the real step rewrites).
 func (r *Runner) launchAhead(pos int) error {
-	if r.opts.NoGraph || !r.tune.ahead || r.exec[0] == 0 || pos+1 > r.kvCap {
+	if r.opts.NoGraph || !r.tune.ahead || r.noAhead || r.exec[0] == 0 || pos+1 > r.kvCap {
 		return nil
 	}
 	g := r.dev
 	slot := 1 - r.slot
 	r.step++
-	*g.hostI32(paramsOff(slot)) = -1
-	*g.hostI32(paramsOff(slot) + 4) = int32(pos)
-	*g.hostI32(paramsOff(slot) + 8) = r.step
-	*g.hostI32(paramsOff(slot) + 12) = 1
+	*g.hostI32(r.paramsOff(slot)) = -1
+	*g.hostI32(r.paramsOff(slot) + 4) = int32(pos)
+	*g.hostI32(r.paramsOff(slot) + 8) = r.step
+	*g.hostI32(r.paramsOff(slot) + 12) = 1
 	if err := g.launchGraph(r.exec[slot]); err != nil {
 		return err
 	}
@@ -891,7 +905,7 @@ func (r *Runner) launchAhead(pos int) error {
 // still be running on return: what must see it finished calls settle.
 func (r *Runner) waitStep(slot int, seq int32) error {
 	g := r.dev
-	flag := g.hostI32(resultOff(slot) + 4)
+	flag := g.hostI32(r.resultOff(slot) + 4)
 	start := time.Now()
 	r.pending = true
 	for i := 1; ; i++ {
@@ -1024,7 +1038,7 @@ func (r *Runner) Greedy() (int32, error) {
 	if !r.valid {
 		return 0, errors.New("cuda: no argmax: run Forward first")
 	}
-	return *r.dev.hostI32(resultOff(r.slot)), nil
+	return *r.dev.hostI32(r.resultOff(r.slot)), nil
 }
 
 // Len returns the number of positions in the sequence.
@@ -1065,6 +1079,21 @@ func (r *Runner) Reset() {
 	// next call.
 	if r.dev.enter() == nil {
 		_ = r.settle()
+		r.dev.exit()
+	}
+}
+
+// Vocab returns the number of logits a position has.
+func (r *Runner) Vocab() int { return r.cfg.Vocab }
+
+// SetLookahead turns the lookahead on (the default) or off. A caller that
+// picks tokens other than by Greedy (a sampler) turns it off: a queued step
+// on the device's argmax would then mostly be discarded, and waiting for
+// it would delay the next step. It implements engine.Lookaheader.
+func (r *Runner) SetLookahead(on bool) {
+	r.noAhead = !on
+	if !on && r.ahead.on && !r.closed && r.dev.enter() == nil {
+		_ = r.settle() // an error shows again at the next call
 		r.dev.exit()
 	}
 }
@@ -1111,7 +1140,7 @@ func (r *Runner) closeLocked() {
 		return
 	}
 	r.destroyGraphs()
-	r.dev.close()
+	r.release()
 }
 
 // timeGraph captures what build enqueues into a graph, replays it reps
@@ -1168,18 +1197,11 @@ func (r *Runner) timeGraph(reps int, build func(l *launcher)) (float64, error) {
 	return float64(ms) * 1000 / float64(reps), err
 }
 
-// KernelTime is one kernel's (or copy's) share of a decode step.
-type KernelTime struct {
-	Name   string
-	Calls  int     // per step
-	Micros float64 // per step, all calls together
-}
-
 // Profile replays the decode step reps times as a graph with an event
 // after every kernel, and returns the time per kernel name (largest first)
 // and the whole step's time, in microseconds. The step runs at position
 // Len() with token 0 and leaves the sequence as it was.
-func (r *Runner) Profile(reps int) ([]KernelTime, float64, error) {
+func (r *Runner) Profile(reps int) ([]backend.OpStats, float64, error) {
 	if r.closed {
 		return nil, 0, errors.New("cuda: runner is closed")
 	}
@@ -1213,10 +1235,10 @@ func (r *Runner) Profile(reps int) ([]KernelTime, float64, error) {
 			return nil, 0, err
 		}
 	}
-	*g.hostI32(paramsOff(0)) = 0
-	*g.hostI32(paramsOff(0) + 4) = int32(r.len)
-	*g.hostI32(paramsOff(0) + 8) = -1
-	*g.hostI32(paramsOff(0) + 12) = 0
+	*g.hostI32(r.paramsOff(0)) = 0
+	*g.hostI32(r.paramsOff(0) + 4) = int32(r.len)
+	*g.hostI32(r.paramsOff(0) + 8) = -1
+	*g.hostI32(r.paramsOff(0) + 12) = 0
 	if err := g.beginCapture(); err != nil {
 		return nil, 0, err
 	}
@@ -1259,17 +1281,17 @@ func (r *Runner) Profile(reps int) ([]KernelTime, float64, error) {
 		total += float64(ms) * 1000 / float64(reps)
 	}
 	at := map[string]int{}
-	var res []KernelTime
+	var res []backend.OpStats
 	for i, name := range l.names {
 		j, ok := at[name]
 		if !ok {
 			j = len(res)
 			at[name] = j
-			res = append(res, KernelTime{Name: name})
+			res = append(res, backend.OpStats{Name: name})
 		}
 		res[j].Calls++
-		res[j].Micros += per[i]
+		res[j].Total += time.Duration(per[i] * 1e3)
 	}
-	sort.Slice(res, func(i, j int) bool { return res[i].Micros > res[j].Micros })
+	sort.Slice(res, func(i, j int) bool { return res[i].Total > res[j].Total })
 	return res, total, nil
 }

@@ -85,10 +85,11 @@ Lists are comma-separated; every combination is measured.`,
 			}
 			for _, t := range ts {
 				rf.threads = t
-				r, tracer, err := rf.newRunner(m)
+				r, be, err := rf.newRunner(m)
 				if err != nil {
 					return err
 				}
+				threads := be.Threads()
 				b := bencher{r: r, vocab: m.Qwen3.Config.Vocab, rng: rand.New(rand.NewPCG(1, 2))}
 				name := r.Backend()
 				if rf.noGraph && name == "cuda" {
@@ -102,9 +103,10 @@ Lists are comma-separated; every combination is measured.`,
 						samples, err := b.run(d, p, 0, reps)
 						if err != nil {
 							r.Close()
+							be.Close()
 							return err
 						}
-						results = append(results, summarize(desc, size, params, name, rf.threadsUsed(r.Backend()), fmt.Sprintf("pp%d", p), p, 0, d, samples))
+						results = append(results, summarize(desc, size, params, name, threads, fmt.Sprintf("pp%d", p), p, 0, d, samples))
 					}
 					for _, n := range ns {
 						if n == 0 {
@@ -113,13 +115,15 @@ Lists are comma-separated; every combination is measured.`,
 						samples, err := b.run(d, 0, n, reps)
 						if err != nil {
 							r.Close()
+							be.Close()
 							return err
 						}
-						results = append(results, summarize(desc, size, params, name, rf.threadsUsed(r.Backend()), fmt.Sprintf("tg%d", n), 0, n, d, samples))
+						results = append(results, summarize(desc, size, params, name, threads, fmt.Sprintf("tg%d", n), 0, n, d, samples))
 					}
 				}
 				r.Close()
-				if tracer != nil {
+				be.Close()
+				if tracer := be.Tracer(); tracer != nil {
 					fmt.Fprintf(os.Stderr, "\ntrace (%s, %d threads, every forward pass of the run):\n", r.Backend(), t)
 					backend.WriteTraceTable(os.Stderr, tracer.Stats())
 				}

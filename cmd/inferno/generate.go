@@ -9,27 +9,38 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/chat"
 	"inferno/engine"
 	"inferno/model"
 )
 
 func generateCmd() *cobra.Command {
 	var (
-		rf runnerFlags
-		n  int
+		rf      runnerFlags
+		sf      samplingFlags
+		n       int
+		asChat  bool
+		noThink bool
+		system  string
 	)
 	cmd := &cobra.Command{
 		Use:   "generate MODEL.gguf PROMPT",
-		Short: "Generate text from a prompt with greedy decoding",
-		Long: `Generate streams the model's greedy continuation of PROMPT to standard
-output, stopping at an end-of-generation token (<|im_end|>, <|endoftext|>)
-or after -n tokens, and prints timing metrics to standard error.
-PROMPT "-" reads the prompt from standard input. Ctrl-C stops the
+		Short: "Generate text from a prompt",
+		Long: `Generate streams the model's continuation of PROMPT to standard output,
+stopping at an end-of-generation token (<|im_end|>, <|endoftext|>), a
+--stop string or after -n tokens, and prints timing metrics to standard
+error. Decoding is greedy unless --temperature is above 0.
+PROMPT "-" reads the prompt from standard input. With --chat the prompt is
+one user turn, rendered with the model's chat template. Ctrl-C stops the
 generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
 				return fmt.Errorf("-n %d: want at least 1 token", n)
+			}
+			params, err := sf.params()
+			if err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -46,39 +57,59 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 			if err != nil {
 				return err
 			}
+			if asChat {
+				tmpl, err := chatTemplate(m)
+				if err != nil {
+					return err
+				}
+				var msgs []chat.Message
+				if system != "" {
+					msgs = append(msgs, chat.Message{Role: "system", Content: system})
+				}
+				msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
+				opts := chat.Options{AddGenerationPrompt: true}
+				if noThink {
+					opts.Kwargs = map[string]any{"enable_thinking": false}
+				}
+				if prompt, err = tmpl.Render(msgs, opts); err != nil {
+					return fmt.Errorf("chat template: %w", err)
+				}
+			}
 			ids := m.Tokenizer.Encode(prompt)
 			if len(ids) == 0 {
 				return fmt.Errorf("the prompt is empty")
 			}
-			r, tracer, err := rf.newRunner(m)
+			r, b, err := rf.newRunner(m)
 			if err != nil {
 				return err
 			}
+			defer b.Close()
 			defer r.Close()
-
-			out := bufio.NewWriter(os.Stdout)
-			dec := m.Tokenizer.NewStreamDecoder()
-			_, metrics, err := engine.Generate(ctx, r, ids, engine.Options{
-				MaxTokens: n,
-				Stop:      m.EOG,
-				OnToken: func(id int32) error {
-					if m.EOG[id] {
-						return nil
-					}
-					out.WriteString(dec.Next(id))
-					return out.Flush()
-				},
+			seq, err := engine.NewSequence(r, m.Tokenizer, engine.Request{
+				Prompt: ids, MaxTokens: n, Sampling: params, Stop: sf.stop, EOG: m.EOG, IgnoreEOS: sf.ignoreEOS,
 			})
-			out.WriteString(dec.Flush())
-			out.WriteString("\n")
-			out.Flush()
-			if err != nil && ctx.Err() == nil {
+			if err != nil {
 				return err
 			}
+			out := bufio.NewWriter(os.Stdout)
+			for !seq.Done() && ctx.Err() == nil {
+				st, err := seq.Step()
+				if err != nil {
+					out.Flush()
+					return err
+				}
+				if st.Text != "" {
+					out.WriteString(st.Text)
+					out.Flush()
+				}
+			}
+			out.WriteString("\n")
+			out.Flush()
+			metrics := seq.Metrics()
 			if metrics.GeneratedTokens > 0 {
 				fmt.Fprint(os.Stderr, engine.FormatMetrics(&metrics))
 			}
-			if err := rf.reportTrace(os.Stderr, r, tracer); err != nil {
+			if err := rf.reportTrace(os.Stderr, r, b); err != nil {
 				return err
 			}
 			if ctx.Err() != nil {
@@ -88,6 +119,10 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 		},
 	}
 	cmd.Flags().IntVarP(&n, "n", "n", 128, "most tokens to generate")
+	cmd.Flags().BoolVar(&asChat, "chat", false, "wrap the prompt as one user turn with the model's chat template")
+	cmd.Flags().BoolVar(&noThink, "no-think", false, "with --chat: ask the model to answer without reasoning first (enable_thinking=false)")
+	cmd.Flags().StringVar(&system, "system", "", "with --chat: a system message before the prompt")
+	sf.register(cmd, 0, 1, 0)
 	rf.register(cmd)
 	return cmd
 }

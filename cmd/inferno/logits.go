@@ -37,10 +37,11 @@ then prints the five largest with their ids.`,
 				return err
 			}
 			defer m.Close()
-			r, tracer, err := rf.newRunner(m)
+			r, b, err := rf.newRunner(m)
 			if err != nil {
 				return err
 			}
+			defer b.Close()
 			defer r.Close()
 			if err := r.Forward(ids); err != nil {
 				return err
@@ -65,7 +66,7 @@ then prints the five largest with their ids.`,
 			for _, id := range order[:min(5, len(order))] {
 				fmt.Printf("  %6d  %10.5f  %q\n", id, logits[id], m.Tokenizer.TokenText(int32(id)))
 			}
-			return rf.reportTrace(os.Stderr, r, tracer)
+			return rf.reportTrace(os.Stderr, r, b)
 		},
 	}
 	cmd.Flags().StringVar(&tokens, "tokens", "", "comma-separated token ids (required)")

@@ -18,14 +18,20 @@ const goldenModel = "../../testdata/golden/tiny-q8_0.gguf"
 
 var inferno string
 
-// TestMain builds the inferno binary once; the tests run it as a user would.
+// TestMain builds the inferno binary once; the tests run it as a user
+// would. INFERNO_BIN names a binary built beforehand instead (on a GPU
+// machine without Go).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "inferno-cli")
 	if err != nil {
 		panic(err)
 	}
 	inferno = filepath.Join(dir, "inferno")
-	if out, err := exec.Command("go", "build", "-o", inferno, ".").CombinedOutput(); err != nil {
+	if bin := os.Getenv("INFERNO_BIN"); bin != "" {
+		if inferno, err = filepath.Abs(bin); err != nil {
+			panic(err)
+		}
+	} else if out, err := exec.Command("go", "build", "-o", inferno, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
@@ -97,7 +103,7 @@ func TestLogits(t *testing.T) {
 }
 
 func TestSynthRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.gguf")
+	path := filepath.Join(t.TempDir(), "new", "folder", "m.gguf") // folders that do not exist yet
 	if _, errOut, code := run(t, "", "synth", path, "--preset", "tiny", "--type", "f16", "--seed", "7", "--vocab-from", goldenModel); code != 0 {
 		t.Fatalf("synth: exit %d: %s", code, errOut)
 	}

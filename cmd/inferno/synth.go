@@ -51,6 +51,9 @@ byte-level vocabulary is written.`,
 			}
 			start := time.Now()
 			out := args[0]
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
 			tmp, err := os.CreateTemp(filepath.Dir(out), ".synth-*.gguf")
 			if err != nil {
 				return err

@@ -64,6 +64,9 @@ func (r *Runner) Backend() string { return r.ops.Name() }
 // KVType returns the element type of the KV cache.
 func (r *Runner) KVType() kvcache.Type { return r.cache.Type() }
 
+// Vocab returns the number of logits a position has.
+func (r *Runner) Vocab() int { return r.m.Config.Vocab }
+
 // Len returns the number of positions in the sequence so far.
 func (r *Runner) Len() int { return r.cache.Len() }
 

@@ -1737,3 +1737,115 @@ extern "C" __global__ void kv_copy(const __half* __restrict__ src, __half* __res
 extern "C" __global__ void noop(int* p) {
   if (p && threadIdx.x == 0 && blockIdx.x == 0) *p = 0;
 }
+
+// ---------------------------------------------------------------------------
+// Top-k selection for sampling: the k largest logits of a position and their
+// ids, so that a sampler with top_k set reads back k pairs instead of the
+// whole vocabulary. Two stages: topk_partial (one block per chunk of the
+// vocabulary, each keeping its chunk's k best) and topk_final (one block
+// merging the partial lists). Both select by k rounds of a block-wide
+// argmax in the argmax order (`better`: larger first, lower id among ties,
+// NaN last); a thread caches the best of its own elements and rescans only
+// when its candidate was taken. TOPK_MAX bounds k; TOPK_SMEM the elements
+// one block holds in shared memory.
+#define TOPK_MAX 128
+#define TOPK_THREADS 256
+#define TOPK_SMEM 4096
+
+// topk_block selects the k best of sv/si[0:n) (in shared memory) into
+// ov/oi[0:k) (global); entries past n are never chosen. Entries taken are
+// marked with id -1. Every thread of the block calls it.
+__device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__ ov, int* __restrict__ oi) {
+  __shared__ float wv[TOPK_THREADS / 32];
+  __shared__ int wi[TOPK_THREADS / 32], wp[TOPK_THREADS / 32];
+  __shared__ int takenPos;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Each thread's best own element: value, id and position in shared memory.
+  float bv = NAN;
+  int bi = 0x7fffffff, bp = -1;
+  auto rescan = [&]() {
+    bv = NAN;
+    bi = 0x7fffffff;
+    bp = -1;
+    for (int p = threadIdx.x; p < n; p += TOPK_THREADS) {
+      const int id = si[p];
+      if (id >= 0 && (bp < 0 || better(sv[p], id, bv, bi))) {
+        bv = sv[p];
+        bi = id;
+        bp = p;
+      }
+    }
+  };
+  rescan();
+  for (int r = 0; r < k; r++) {
+    float v = bv;
+    int id = bi, p = bp;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov2 = __shfl_xor_sync(FULL, v, o);
+      const int oi2 = __shfl_xor_sync(FULL, id, o);
+      const int op2 = __shfl_xor_sync(FULL, p, o);
+      if (op2 >= 0 && (p < 0 || better(ov2, oi2, v, id))) {
+        v = ov2;
+        id = oi2;
+        p = op2;
+      }
+    }
+    if (lane == 0) {
+      wv[warp] = v;
+      wi[warp] = id;
+      wp[warp] = p;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float fv = wv[0];
+      int fi = wi[0], fp = wp[0];
+      for (int w = 1; w < TOPK_THREADS / 32; w++)
+        if (wp[w] >= 0 && (fp < 0 || better(wv[w], wi[w], fv, fi))) {
+          fv = wv[w];
+          fi = wi[w];
+          fp = wp[w];
+        }
+      ov[r] = fp >= 0 ? fv : -INFINITY;
+      oi[r] = fp >= 0 ? fi : -1;
+      takenPos = fp;
+      if (fp >= 0) si[fp] = -1;
+    }
+    __syncthreads();
+    if (takenPos >= 0 && takenPos == bp) rescan();
+    __syncthreads();
+  }
+}
+
+// topk_partial: block b takes the b-th chunk of n logits (chunks of
+// ceil(n / gridDim.x), at most TOPK_SMEM) and writes its k best to
+// pval/pidx[b*k ..]: ids -1 where the chunk has fewer than k.
+extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_partial(const float* __restrict__ logits, int n, int k,
+                                                                        float* __restrict__ pval, int* __restrict__ pidx) {
+  __shared__ float sv[TOPK_SMEM];
+  __shared__ int si[TOPK_SMEM];
+  const int chunk = (n + gridDim.x - 1) / gridDim.x;
+  const int lo = blockIdx.x * chunk, hi = min(n, lo + chunk);
+  const int m = max(0, hi - lo);
+  for (int p = threadIdx.x; p < m; p += TOPK_THREADS) {
+    sv[p] = logits[lo + p];
+    si[p] = lo + p;
+  }
+  __syncthreads();
+  topk_block(sv, si, m, k, pval + blockIdx.x * k, pidx + blockIdx.x * k);
+}
+
+// topk_final merges the n partial candidates (ids -1 are empty) into the k
+// best, written to out as k floats then k ints.
+extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_final(const float* __restrict__ pval,
+                                                                      const int* __restrict__ pidx, int n, int k,
+                                                                      float* __restrict__ out) {
+  __shared__ float sv[TOPK_SMEM];
+  __shared__ int si[TOPK_SMEM];
+  for (int p = threadIdx.x; p < n; p += TOPK_THREADS) {
+    sv[p] = pval[p];
+    si[p] = pidx[p];
+  }
+  __syncthreads();
+  topk_block(sv, si, n, k, out, reinterpret_cast<int*>(out + k));
+}

@@ -1,0 +1,171 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"inferno/engine"
+	"inferno/engine/enginetest"
+	"inferno/gguf"
+	"inferno/model"
+	"inferno/sampling"
+	"inferno/tokenizer"
+)
+
+func goldenTokenizer(t *testing.T) *tokenizer.Tokenizer {
+	t.Helper()
+	f, err := gguf.Open("../testdata/golden/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := model.TokenizerFromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// generate runs req to the end and returns the text and the finish reason.
+func generate(t *testing.T, r engine.Runner, tok *tokenizer.Tokenizer, req engine.Request) (string, string, int) {
+	t.Helper()
+	seq, err := engine.NewSequence(r, tok, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for !seq.Done() {
+		st, err := seq.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(st.Text)
+		if st.Finish != "" && st.Finish != seq.Finish() {
+			t.Errorf("step finish %q, sequence %q", st.Finish, seq.Finish())
+		}
+	}
+	return b.String(), seq.Finish(), seq.Generated()
+}
+
+func TestSequenceText(t *testing.T) {
+	tok := goldenTokenizer(t)
+	imEnd, _ := tok.TokenID("<|im_end|>")
+	script := append(tok.Encode("Hello world, this is the end."), imEnd)
+	eog := map[int32]bool{imEnd: true}
+	prompt := tok.Encode("Say something.")
+	tests := []struct {
+		name   string
+		req    engine.Request
+		text   string
+		finish string
+	}{
+		{"to the end", engine.Request{EOG: eog}, "Hello world, this is the end.", "stop"},
+		{"max tokens", engine.Request{EOG: eog, MaxTokens: 2}, "Hello world", "length"},
+		{"stop across tokens", engine.Request{EOG: eog, Stop: []string{"o w"}}, "Hell", "stop"},
+		{"stop in one token", engine.Request{EOG: eog, Stop: []string{"this"}}, "Hello world, ", "stop"},
+		{"earliest stop wins", engine.Request{EOG: eog, Stop: []string{"end", "world"}}, "Hello ", "stop"},
+		{"stop at the start", engine.Request{EOG: eog, Stop: []string{"Hello"}}, "", "stop"},
+		{"held-back text flushed", engine.Request{EOG: eog, Stop: []string{"end!"}}, "Hello world, this is the end.", "stop"},
+		{"ignore eos", engine.Request{EOG: eog, IgnoreEOS: true, MaxTokens: 10}, "Hello world, this is the end.<|im_end|><|im_end|>", "length"},
+		{"held back, then released at max tokens", engine.Request{EOG: eog, MaxTokens: 3, Stop: []string{", thi"}}, "Hello world,", "length"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := enginetest.New(script, tok.VocabSize(), 128)
+			r.Fill = imEnd
+			tc.req.Prompt = prompt
+			text, finish, _ := generate(t, r, tok, tc.req)
+			if text != tc.text || finish != tc.finish {
+				t.Errorf("got %q (%s), want %q (%s)", text, finish, tc.text, tc.finish)
+			}
+		})
+	}
+	// The context's end: the last generated token is never fed back, so a
+	// context of N holds a prompt of P and N-P+1 generated tokens.
+	r := enginetest.New(script, tok.VocabSize(), len(prompt)+2)
+	_, finish, n := generate(t, r, tok, engine.Request{Prompt: prompt, EOG: eog})
+	if finish != "length" || n != 3 {
+		t.Errorf("context end: %s after %d tokens", finish, n)
+	}
+	if _, err := engine.NewSequence(r, tok, engine.Request{Prompt: make([]int32, len(prompt)+3)}); err == nil || !strings.Contains(err.Error(), "do not fit the context") {
+		t.Errorf("long prompt: %v", err)
+	}
+	if _, err := engine.NewSequence(r, tok, engine.Request{Prompt: prompt, Sampling: sampling.Params{Temperature: 3}}); err == nil {
+		t.Error("temperature 3 accepted")
+	}
+	if _, err := engine.NewSequence(r, nil, engine.Request{Prompt: prompt, Stop: []string{"x"}}); err == nil {
+		t.Error("stop strings without a tokenizer accepted")
+	}
+}
+
+// capable is a scripted runner with a device top-k and a lookahead switch.
+type capable struct {
+	*enginetest.Runner
+	topk      int
+	lookahead []bool
+}
+
+func (c *capable) MaxTopK() int { return 64 }
+
+func (c *capable) TopK(k int) ([]int32, []float32, error) {
+	c.topk++
+	l, _ := c.Logits()
+	ids := make([]int32, 0, k)
+	vals := make([]float32, 0, k)
+	best := sampling.Argmax(l)
+	ids, vals = append(ids, best), append(vals, l[best])
+	for id := int32(0); len(ids) < k; id++ {
+		if id != best {
+			ids, vals = append(ids, id), append(vals, l[id])
+		}
+	}
+	return ids, vals, nil
+}
+
+func (c *capable) SetLookahead(on bool) { c.lookahead = append(c.lookahead, on) }
+
+// TestSequencePick: greedy requests use the runner's argmax and turn its
+// lookahead on; sampled ones turn it off, and read the device's top-k when
+// top_k is set and nothing else needs the whole vocabulary.
+func TestSequencePick(t *testing.T) {
+	tests := []struct {
+		name      string
+		params    sampling.Params
+		topk      bool
+		lookahead bool
+	}{
+		{"greedy", sampling.Params{}, false, true},
+		{"greedy with logprobs", sampling.Params{Logprobs: true}, false, false},
+		{"top_k", sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9}, true, false},
+		{"top_k too large", sampling.Params{Temperature: 0.7, TopK: 100}, false, false},
+		{"top_k with penalty", sampling.Params{Temperature: 0.7, TopK: 20, PresencePenalty: 1}, false, false},
+		{"top_k with bias", sampling.Params{Temperature: 0.7, TopK: 20, LogitBias: map[int32]float32{3: 1}}, false, false},
+		{"no top_k", sampling.Params{Temperature: 0.7}, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &capable{Runner: enginetest.New([]int32{5, 6, 7}, 200, 64)}
+			seq, err := engine.NewSequence(c, nil, engine.Request{Prompt: []int32{1, 2}, MaxTokens: 3, Sampling: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int32
+			for !seq.Done() {
+				st, err := seq.Step()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, st.Token.ID)
+			}
+			if len(ids) != 3 || ids[0] != 5 || ids[1] != 6 || ids[2] != 7 {
+				t.Errorf("tokens %v", ids)
+			}
+			if (c.topk > 0) != tc.topk {
+				t.Errorf("device top-k used %d times", c.topk)
+			}
+			if len(c.lookahead) != 1 || c.lookahead[0] != tc.lookahead {
+				t.Errorf("lookahead set to %v", c.lookahead)
+			}
+		})
+	}
+}

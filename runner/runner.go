@@ -1,0 +1,238 @@
+// Package runner opens a model on a compute backend: it chooses between
+// the CPU backends and the GPU, sizes the context and the KV cache, and
+// hands out one engine.Runner per sequence, all sharing the model's
+// weights (and, on the CPU, one pool of worker threads). The command line
+// and the server both start here.
+//
+// What only some backends can do (select the top-k logits on the device,
+// queue greedy steps ahead, profile a step) is reached through the
+// optional interfaces of package engine (engine.TopKer,
+// engine.Lookaheader, engine.Profiler), never through a concrete type.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"inferno/backend"
+	"inferno/backend/cpu"
+	"inferno/backend/cuda"
+	"inferno/backend/pool"
+	"inferno/backend/simd"
+	"inferno/engine"
+	"inferno/kvcache"
+	"inferno/model"
+	"inferno/model/qwen3"
+)
+
+// Config chooses and sizes a backend.
+type Config struct {
+	// Backend is "auto" (or ""), "scalar", "simd", "pool" or "cuda". auto
+	// takes the GPU when a driver and a device are there and the model
+	// runs on it, and the pool backend otherwise.
+	Backend string
+	// Threads is the pool backend's worker count (0: one per core).
+	Threads int
+	// Context is the most positions a sequence may hold (0: the model's
+	// context length).
+	Context int
+	// KVType is the CPU KV cache's element type: "f32", "f16", or "auto"
+	// (or ""): f32 on scalar, f16 on simd and pool. The GPU keeps f16.
+	KVType string
+	// Trace wraps a CPU backend's operations in a backend.Tracer.
+	Trace bool
+	// NoGraph launches the GPU's decode kernels one by one (cuda only).
+	NoGraph bool
+	// Progress receives the GPU upload's progress bar; nil: none.
+	Progress io.Writer
+	// Warn receives one-line notices, such as auto falling back to the
+	// CPU; nil: discarded.
+	Warn func(msg string)
+}
+
+// MaxThreads bounds Config.Threads: far more workers than cores only waste
+// memory.
+const MaxThreads = 1024
+
+// A Backend is a model opened on one compute backend. NewRunner gives a
+// runner for each sequence. A Backend's runners must be used by one
+// goroutine at a time: they share the backend's workers or GPU stream.
+type Backend struct {
+	m       *model.Model
+	name    string
+	maxLen  int
+	kv      kvcache.Type
+	ops     backend.Ops     // CPU backends
+	tracer  *backend.Tracer // with Config.Trace on a CPU backend
+	gpu     *cuda.Runner    // the first GPU runner, handed out by the first NewRunner
+	gpuUsed bool
+	threads int
+	closed  bool
+}
+
+// Open prepares m on the backend cfg names. On the GPU it uploads the
+// weights (which takes seconds for large models).
+func Open(m *model.Model, cfg Config) (*Backend, error) {
+	if cfg.Context < 0 {
+		return nil, fmt.Errorf("context %d must not be negative", cfg.Context)
+	}
+	if cfg.Threads < 0 || cfg.Threads > MaxThreads {
+		return nil, fmt.Errorf("threads %d: want 0 (all cores) to %d", cfg.Threads, MaxThreads)
+	}
+	if c := m.Qwen3.Config.ContextLength; cfg.Context > c {
+		return nil, fmt.Errorf("context %d exceeds the model's context length %d", cfg.Context, c)
+	}
+	name := cfg.Backend
+	if name == "" {
+		name = "auto"
+	}
+	kv := kvcache.F16
+	switch cfg.KVType {
+	case "", "auto":
+		if name == "scalar" {
+			kv = kvcache.F32
+		}
+	default:
+		t, err := kvcache.ParseType(cfg.KVType)
+		if err != nil {
+			return nil, fmt.Errorf("KV cache type: %w", err)
+		}
+		kv = t
+	}
+	switch name {
+	case "scalar", "simd", "pool":
+		if cfg.NoGraph {
+			return nil, fmt.Errorf("--no-graph applies to the cuda backend, not %s", name)
+		}
+	case "cuda":
+		if cfg.Threads != 0 {
+			return nil, errors.New("--threads applies to the pool backend, not cuda")
+		}
+		if cfg.KVType != "" && cfg.KVType != "auto" {
+			return nil, errors.New("--kv-type applies to the CPU backends (the cuda backend keeps an f16 cache)")
+		}
+	case "auto":
+	default:
+		return nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd, pool or cuda)", name)
+	}
+	b := &Backend{m: m, kv: kv, maxLen: cfg.Context}
+	if b.maxLen == 0 {
+		b.maxLen = m.Qwen3.Config.ContextLength
+	}
+	switch name {
+	case "cuda":
+		if err := cuda.Available(); err != nil {
+			return nil, err
+		}
+		if err := b.openGPU(cfg); err != nil {
+			return nil, err
+		}
+		return b, nil
+	case "auto":
+		if cuda.Available() == nil {
+			err := b.openGPU(cfg)
+			if err == nil {
+				return b, nil
+			}
+			if cfg.Warn != nil {
+				cfg.Warn(fmt.Sprintf("the GPU cannot run this model (%v); using the CPU", err))
+			}
+		}
+		name = "pool"
+	}
+	switch name {
+	case "scalar":
+		b.ops = cpu.NewScalar()
+		b.threads = 1
+	case "simd":
+		b.ops = simd.New()
+		b.threads = 1
+	case "pool":
+		b.ops = pool.New(cfg.Threads)
+		b.threads = cfg.Threads
+		if b.threads == 0 {
+			b.threads = runtime.NumCPU()
+		}
+	}
+	if cfg.Trace {
+		b.tracer = backend.NewTracer(b.ops)
+		b.ops = b.tracer
+	}
+	b.name = name
+	return b, nil
+}
+
+func (b *Backend) openGPU(cfg Config) error {
+	r, err := cuda.NewRunner(b.m.Qwen3, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress})
+	if err != nil {
+		return err
+	}
+	b.gpu, b.name, b.kv = r, "cuda", kvcache.F16
+	return nil
+}
+
+// Name returns the backend's name: "scalar", "simd", "pool" or "cuda".
+func (b *Backend) Name() string { return b.name }
+
+// Threads returns the CPU threads the backend computes with (0 on the GPU).
+func (b *Backend) Threads() int { return b.threads }
+
+// MaxLen returns the most positions a sequence may hold.
+func (b *Backend) MaxLen() int { return b.maxLen }
+
+// KVType returns the KV cache's element type.
+func (b *Backend) KVType() kvcache.Type { return b.kv }
+
+// Tracer returns the per-operation tracer of a CPU backend opened with
+// Config.Trace, or nil.
+func (b *Backend) Tracer() *backend.Tracer { return b.tracer }
+
+// MaxSequences returns the most runners the backend can have at once (0:
+// no fixed limit).
+func (b *Backend) MaxSequences() int {
+	if b.name == "cuda" {
+		return cuda.MaxSequences
+	}
+	return 0
+}
+
+// NewRunner returns a runner for one more sequence. Closing it releases
+// the sequence's KV cache; the weights stay until the Backend is closed
+// (on the GPU, until its last runner is).
+func (b *Backend) NewRunner() (engine.Runner, error) {
+	if b.closed {
+		return nil, errors.New("runner: the backend is closed")
+	}
+	if b.gpu != nil {
+		if !b.gpuUsed {
+			b.gpuUsed = true
+			return b.gpu, nil
+		}
+		return b.gpu.NewSequence()
+	}
+	return cpuRunner{qwen3.NewRunnerKV(b.m.Qwen3, b.ops, b.maxLen, b.kv)}, nil
+}
+
+// cpuRunner is a CPU sequence: closing it leaves the shared workers alone.
+type cpuRunner struct{ *qwen3.Runner }
+
+func (cpuRunner) Close() error { return nil }
+
+// Close releases the backend: the CPU workers, or on the GPU the first
+// runner if NewRunner never handed it out (the device is freed when the
+// last of its runners closes).
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.gpu != nil && !b.gpuUsed {
+		return b.gpu.Close()
+	}
+	if c, ok := b.ops.(interface{ Close() }); ok {
+		c.Close()
+	}
+	return nil
+}

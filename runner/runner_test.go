@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"inferno/engine"
+	"inferno/model"
+	"inferno/sampling"
+)
+
+const goldenModel = "../testdata/golden/tiny-q8_0.gguf"
+
+func openModel(t *testing.T) *model.Model {
+	t.Helper()
+	m, err := model.Open(goldenModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func open(t *testing.T, m *model.Model, cfg Config) *Backend {
+	t.Helper()
+	b, err := Open(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestOpenErrors(t *testing.T) {
+	m := openModel(t)
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Backend: "quantum"}, `unknown backend "quantum"`},
+		{Config{Context: -1}, "must not be negative"},
+		{Config{Context: 1 << 20}, "exceeds the model's context length"},
+		{Config{Threads: MaxThreads + 1}, "threads"},
+		{Config{Backend: "pool", NoGraph: true}, "--no-graph applies to the cuda backend"},
+		{Config{KVType: "f8"}, "unknown element type"},
+	} {
+		if _, err := Open(m, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	b := open(t, m, Config{Backend: "scalar", Context: 128})
+	if b.Name() != "scalar" || b.MaxLen() != 128 || b.KVType().String() != "f32" || b.Threads() != 1 {
+		t.Errorf("scalar: %s %d %v %d", b.Name(), b.MaxLen(), b.KVType(), b.Threads())
+	}
+	b.Close()
+	if _, err := b.NewRunner(); err == nil {
+		t.Error("NewRunner after Close succeeded")
+	}
+}
+
+// decode runs prompt then n greedy steps and returns the tokens and the
+// logits of every step.
+func decode(t *testing.T, r engine.Runner, prompt []int32, n int) ([]int32, [][]float32) {
+	t.Helper()
+	var ids []int32
+	var logs [][]float32
+	next := prompt
+	for range n {
+		if err := r.Forward(next); err != nil {
+			t.Fatal(err)
+		}
+		l, _ := r.Logits()
+		logs = append(logs, slices.Clone(l))
+		id, _ := r.Greedy()
+		ids = append(ids, id)
+		next = []int32{id}
+	}
+	return ids, logs
+}
+
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRunnersShareWorkers: two sequences on one pool backend, their steps
+// interleaved, give bitwise the logits each gives alone.
+func TestRunnersShareWorkers(t *testing.T) {
+	m := openModel(t)
+	b := open(t, m, Config{Backend: "pool", Threads: 2, Context: 256})
+	pa, pb := []int32{9707, 11, 1879, 0}, []int32{785, 3974, 13876}
+	alone := func(p []int32) ([]int32, [][]float32) {
+		r, _ := b.NewRunner()
+		defer r.Close()
+		return decode(t, r, p, 12)
+	}
+	wantA, logA := alone(pa)
+	wantB, logB := alone(pb)
+	ra, _ := b.NewRunner()
+	rb, _ := b.NewRunner()
+	defer ra.Close()
+	defer rb.Close()
+	na, nb := pa, pb
+	for i := range 12 {
+		for _, s := range []struct {
+			r    engine.Runner
+			next *[]int32
+			want []int32
+			logs [][]float32
+		}{{ra, &na, wantA, logA}, {rb, &nb, wantB, logB}} {
+			if err := s.r.Forward(*s.next); err != nil {
+				t.Fatal(err)
+			}
+			l, _ := s.r.Logits()
+			if !sameBits(l, s.logs[i]) {
+				t.Fatalf("step %d: logits differ from the sequence alone", i)
+			}
+			id, _ := s.r.Greedy()
+			if id != s.want[i] {
+				t.Fatalf("step %d: token %d, alone %d", i, id, s.want[i])
+			}
+			*s.next = []int32{id}
+		}
+	}
+}
+
+// TestPrefixCacheBitwise: a sequence that keeps the prefix its runner
+// holds from the previous request gives bitwise the logits of one that
+// recomputes everything, on every CPU backend.
+func TestPrefixCacheBitwise(t *testing.T) {
+	m := openModel(t)
+	for _, name := range []string{"scalar", "simd", "pool"} {
+		t.Run(name, func(t *testing.T) {
+			b := open(t, m, Config{Backend: name, Context: 512})
+			tok := m.Tokenizer
+			first := tok.Encode("<|im_start|>user\nHello, who are you?<|im_end|>\n<|im_start|>assistant\n")
+			logprobs := sampling.Params{Logprobs: true, TopLogprobs: 5}
+			run := func(r engine.Runner, prompt, cached []int32) ([]sampling.Token, *engine.Sequence) {
+				seq, err := engine.NewSequence(r, tok, engine.Request{Prompt: prompt, MaxTokens: 8, Sampling: logprobs, Cached: cached})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []sampling.Token
+				for !seq.Done() {
+					st, err := seq.Step()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if st.HasToken {
+						st.Token.Top = slices.Clone(st.Token.Top)
+						out = append(out, st.Token)
+					}
+				}
+				return out, seq
+			}
+			r1, _ := b.NewRunner()
+			defer r1.Close()
+			reply, seq := run(r1, first, nil)
+			second := slices.Clone(first)
+			for _, tk := range reply {
+				second = append(second, tk.ID)
+			}
+			second = append(second, tok.Encode("<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n")...)
+			hit, hseq := run(r1, second, seq.Tokens())
+			r2, _ := b.NewRunner()
+			defer r2.Close()
+			miss, mseq := run(r2, second, nil)
+			if c := hseq.Metrics().CachedTokens; c != len(first)+len(reply)-1 {
+				t.Errorf("cache hit kept %d tokens, want %d", c, len(first)+len(reply)-1)
+			}
+			if mseq.Metrics().CachedTokens != 0 {
+				t.Error("a fresh runner reported cached tokens")
+			}
+			for i := range hit {
+				if hit[i].ID != miss[i].ID || math.Float32bits(hit[i].Logprob) != math.Float32bits(miss[i].Logprob) || !slices.Equal(hit[i].Top, miss[i].Top) {
+					t.Fatalf("token %d: hit %+v, miss %+v", i, hit[i], miss[i])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,342 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"inferno/chat"
+	"inferno/engine"
+	"inferno/parser"
+)
+
+// chatCompletions serves POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Model) {
+	start := time.Now()
+	var req chatRequest
+	if e := decodeBody(r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := checkModel(m, req.Model); e != nil {
+		writeError(w, e)
+		return
+	}
+	prompt, e := renderChat(m, &req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	params, e := req.sampling(m.Vocab)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.TopLogprobs != nil {
+		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
+			writeError(w, badRequest("top_logprobs", "top_logprobs %d is outside [0, 20]", *req.TopLogprobs))
+			return
+		}
+		if !req.Logprobs {
+			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
+			return
+		}
+		params.TopLogprobs = *req.TopLogprobs
+	}
+	params.Logprobs = req.Logprobs
+	limit, e := maxTokens("max_tokens", req.MaxTokens, req.MaxCompletionTokens)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	stopList, e := stops(req.Stop)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	tools, e := toolParsing(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	popts := parser.Options{
+		Reasoning:        m.Reasoning,
+		StartInReasoning: m.Reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>"),
+		Tools:            tools,
+	}
+	ids := m.Tokenizer.Encode(prompt)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	g, e := s.submit(ctx, m, engine.Request{Prompt: ids, MaxTokens: limit, Sampling: params, Stop: stopList, EOG: m.EOG, IgnoreEOS: req.IgnoreEOS}, start)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	id := requestID("chatcmpl-")
+	if req.Stream {
+		s.streamChat(w, g, id, &req, popts)
+		return
+	}
+	var text strings.Builder
+	var lps []tokenLogprob
+	for {
+		ev, ok := g.next()
+		if !ok {
+			return // the client is gone
+		}
+		if ev.Err != nil {
+			writeError(w, failure(ev.Err))
+			return
+		}
+		text.WriteString(ev.Text)
+		if ev.HasToken && req.Logprobs {
+			lps = append(lps, m.chatLogprob(ev.Token))
+		}
+		if ev.Finish != "" {
+			break
+		}
+	}
+	content, reasoning, calls := parser.Parse(text.String(), popts)
+	msg := &responseMessage{Role: "assistant"}
+	if content != "" || len(calls) == 0 {
+		msg.Content = &content
+	}
+	if reasoning != "" {
+		msg.ReasoningContent = &reasoning
+	}
+	finish := g.finish
+	if len(calls) > 0 {
+		msg.ToolCalls = wireCalls(calls)
+		if finish == engine.FinishStop {
+			finish = "tool_calls"
+		}
+	}
+	choice := chatChoice{Message: msg, FinishReason: &finish}
+	if req.Logprobs {
+		choice.Logprobs = &chatLogprobs{Content: lps}
+		if lps == nil {
+			choice.Logprobs.Content = []tokenLogprob{}
+		}
+	}
+	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: g.created, Model: m.Name,
+		SystemFingerprint: fingerprint, Choices: []chatChoice{choice}, Usage: g.usage()})
+}
+
+// fingerprint identifies the server build in responses.
+const fingerprint = "inferno"
+
+// streamChat streams a chat completion as chunks: the role first, then
+// content, reasoning and tool-call deltas, the finish reason, the usage
+// when asked for, and [DONE].
+func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req *chatRequest, popts parser.Options) {
+	out := newSSE(w)
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	chunk := func(d *chatDelta, lp *chatLogprobs, finish *string) chatResponse {
+		return chatResponse{ID: id, Object: "chat.completion.chunk", Created: g.created, Model: g.m.Name, SystemFingerprint: fingerprint,
+			Choices: []chatChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+	}
+	if out.send(chunk(&chatDelta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
+		return
+	}
+	p := parser.New(popts)
+	calls := 0
+	send := func(d parser.Delta, lp *chatLogprobs, finish *string) error {
+		delta := &chatDelta{}
+		if d.Content != "" {
+			delta.Content = &d.Content
+		}
+		if d.Reasoning != "" {
+			delta.ReasoningContent = &d.Reasoning
+		}
+		if len(d.ToolCalls) > 0 {
+			delta.ToolCalls = wireCalls(d.ToolCalls)
+			calls += len(d.ToolCalls)
+		}
+		if delta.Content == nil && delta.ReasoningContent == nil && delta.ToolCalls == nil && lp == nil && finish == nil {
+			return nil
+		}
+		return out.send(chunk(delta, lp, finish))
+	}
+	for {
+		ev, ok := g.next()
+		if !ok {
+			return
+		}
+		if ev.Err != nil {
+			out.sendError(failure(ev.Err))
+			_ = out.done()
+			return
+		}
+		var lp *chatLogprobs
+		if ev.HasToken && req.Logprobs {
+			lp = &chatLogprobs{Content: []tokenLogprob{g.m.chatLogprob(ev.Token)}}
+		}
+		if send(p.Add(ev.Text), lp, nil) != nil {
+			return
+		}
+		if ev.Finish != "" {
+			break
+		}
+	}
+	last := p.Finish()
+	finish := g.finish
+	if calls+len(last.ToolCalls) > 0 && finish == engine.FinishStop {
+		finish = "tool_calls"
+	}
+	if send(last, nil, &finish) != nil {
+		return
+	}
+	if includeUsage {
+		if out.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: g.created, Model: g.m.Name,
+			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: g.usage()}) != nil {
+			return
+		}
+	}
+	_ = out.done()
+}
+
+func wireCalls(calls []parser.ToolCall) []wireToolCall {
+	out := make([]wireToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = wireToolCall{Index: ptr(c.Index), ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: c.Arguments}}
+	}
+	return out
+}
+
+// toolParsing reports whether tool calls in the reply are parsed: when the
+// request offers tools and tool_choice lets the model call them.
+func toolParsing(req *chatRequest) (bool, *apiError) {
+	choice := "auto"
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
+		if err := json.Unmarshal(req.ToolChoice, &choice); err != nil {
+			return false, badRequest("tool_choice", `tool_choice: only "auto" and "none" are supported (forcing a call needs constrained decoding)`)
+		}
+	}
+	switch choice {
+	case "auto":
+		return len(req.Tools) > 0, nil
+	case "none":
+		return false, nil
+	}
+	return false, badRequest("tool_choice", `tool_choice %q: only "auto" and "none" are supported (forcing a call needs constrained decoding)`, choice)
+}
+
+// renderChat checks the messages and renders them with the model's chat
+// template.
+func renderChat(m *Model, req *chatRequest) (string, *apiError) {
+	if req.Messages == nil {
+		return "", badRequest("messages", "messages is required")
+	}
+	if len(req.Messages) == 0 {
+		return "", badRequest("messages", "messages must not be empty")
+	}
+	msgs := make([]chat.Message, len(req.Messages))
+	for i, wm := range req.Messages {
+		param := fmt.Sprintf("messages[%d]", i)
+		role := wm.Role
+		switch role {
+		case "system", "user", "assistant", "tool":
+		case "developer":
+			role = "system"
+		case "":
+			return "", badRequest(param+".role", "%s.role is required", param)
+		default:
+			return "", badRequest(param+".role", "%s.role %q is not one of system, developer, user, assistant, tool", param, wm.Role)
+		}
+		content, e := flattenContent(wm.Content, role, param+".content")
+		if e != nil {
+			return "", e
+		}
+		msg := chat.Message{Role: role, Content: content, Name: wm.Name, ToolCallID: wm.ToolCallID}
+		if wm.ReasoningContent != nil {
+			msg.ReasoningContent = *wm.ReasoningContent
+		}
+		for j, tc := range wm.ToolCalls {
+			if role != "assistant" {
+				return "", badRequest(param+".tool_calls", "%s: only assistant messages carry tool_calls", param)
+			}
+			if tc.Function.Name == "" {
+				return "", badRequest(fmt.Sprintf("%s.tool_calls[%d].function.name", param, j), "%s.tool_calls[%d]: the function's name is required", param, j)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		msgs[i] = msg
+	}
+	for i, t := range req.Tools {
+		var probe struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(t, &probe); err != nil || probe.Function == nil || probe.Function.Name == "" {
+			return "", badRequest(fmt.Sprintf("tools[%d]", i), `tools[%d] must be {"type": "function", "function": {"name": ..., "parameters": ...}}`, i)
+		}
+	}
+	opts := chat.Options{Tools: req.Tools, AddGenerationPrompt: true, ContinueFinalMessage: req.ContinueFinalMessage}
+	if len(req.ChatTemplateKwargs) > 0 {
+		// Raw values keep their key order and number types in the template.
+		opts.Kwargs = make(map[string]any, len(req.ChatTemplateKwargs))
+		for k, v := range req.ChatTemplateKwargs {
+			opts.Kwargs[k] = v
+		}
+	}
+	if req.AddGenerationPrompt != nil {
+		opts.AddGenerationPrompt = *req.AddGenerationPrompt
+	} else if req.ContinueFinalMessage {
+		opts.AddGenerationPrompt = false
+	}
+	if opts.AddGenerationPrompt && opts.ContinueFinalMessage {
+		return "", badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+	}
+	if opts.ContinueFinalMessage && msgs[len(msgs)-1].Role != "assistant" {
+		return "", badRequest("continue_final_message", "continue_final_message needs an assistant message last")
+	}
+	text, err := m.Template.Render(msgs, opts)
+	if err != nil {
+		return "", badRequest("messages", "the chat template failed on these messages: %v", err)
+	}
+	return text, nil
+}
+
+// flattenContent turns a message's content (a string, an array of content
+// parts, or null) into text. Only text parts are supported.
+func flattenContent(raw json.RawMessage, role, param string) (string, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if role == "assistant" || role == "tool" {
+			return "", nil
+		}
+		return "", badRequest(param, "%s is required for a %s message", param, role)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", badRequest(param, "%s must be a string or an array of content parts", param)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.Text == nil {
+				return "", badRequest(fmt.Sprintf("%s[%d].text", param, i), "%s[%d]: a text part needs text", param, i)
+			}
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(*p.Text)
+		case "image_url", "image", "input_image":
+			return "", badRequest(fmt.Sprintf("%s[%d]", param, i), "%s[%d]: images are not supported: this model reads text only", param, i)
+		case "input_audio", "audio", "file", "video", "video_url":
+			return "", badRequest(fmt.Sprintf("%s[%d]", param, i), "%s[%d]: %s parts are not supported: this model reads text only", param, i, p.Type)
+		default:
+			return "", badRequest(fmt.Sprintf("%s[%d].type", param, i), "%s[%d]: unknown content part type %q", param, i, p.Type)
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"inferno/engine"
+)
+
+// completions serves POST /v1/completions: raw text (or token ids) in,
+// its continuation out.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
+	start := time.Now()
+	var req completionRequest
+	if e := decodeBody(r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := checkModel(m, req.Model); e != nil {
+		writeError(w, e)
+		return
+	}
+	ids, e := completionPrompt(m, req.Prompt)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	switch {
+	case len(req.Suffix) > 0 && string(req.Suffix) != "null":
+		writeError(w, badRequest("suffix", "suffix is not supported"))
+		return
+	case req.Echo:
+		writeError(w, badRequest("echo", "echo is not supported"))
+		return
+	case req.BestOf != nil && *req.BestOf != 1:
+		writeError(w, badRequest("best_of", "best_of = %d: only 1 is supported", *req.BestOf))
+		return
+	}
+	params, e := req.sampling(m.Vocab)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Logprobs != nil {
+		if *req.Logprobs < 0 || *req.Logprobs > 5 {
+			writeError(w, badRequest("logprobs", "logprobs %d is outside [0, 5]", *req.Logprobs))
+			return
+		}
+		params.Logprobs, params.TopLogprobs = true, *req.Logprobs
+	}
+	limit := 16 // OpenAI's default for completions
+	if req.MaxTokens != nil {
+		if limit, e = maxTokens("max_tokens", req.MaxTokens, nil); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	stopList, e := stops(req.Stop)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	g, e := s.submit(ctx, m, engine.Request{Prompt: ids, MaxTokens: limit, Sampling: params, Stop: stopList, EOG: m.EOG, IgnoreEOS: req.IgnoreEOS}, start)
+	if e != nil {
+		if e.Param == "messages" {
+			e.Param = "prompt"
+		}
+		writeError(w, e)
+		return
+	}
+	id := requestID("cmpl-")
+	resp := func(text string, lp *completionLogprobs, finish *string) completionResponse {
+		return completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
+			Choices: []completionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}}
+	}
+	var out *sse
+	if req.Stream {
+		out = newSSE(w)
+	}
+	var text strings.Builder
+	var all *completionLogprobs
+	if params.Logprobs {
+		all = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+	}
+	offset := 0
+	for {
+		ev, ok := g.next()
+		if !ok {
+			return
+		}
+		if ev.Err != nil {
+			if out != nil {
+				out.sendError(failure(ev.Err))
+				_ = out.done()
+			} else {
+				writeError(w, failure(ev.Err))
+			}
+			return
+		}
+		var lp *completionLogprobs
+		if ev.HasToken && params.Logprobs {
+			lp = &completionLogprobs{}
+			tok, _ := m.tokenBytes(ev.Token.ID)
+			top := make(map[string]float32, len(ev.Token.Top))
+			for _, alt := range ev.Token.Top {
+				t, _ := m.tokenBytes(alt.ID)
+				top[t] = alt.Logprob
+			}
+			lp.Tokens, lp.TokenLogprobs = []string{tok}, []float32{ev.Token.Logprob}
+			lp.TopLogprobs, lp.TextOffset = []map[string]float32{top}, []int{offset}
+			offset += len(tok)
+			all.Tokens = append(all.Tokens, lp.Tokens...)
+			all.TokenLogprobs = append(all.TokenLogprobs, lp.TokenLogprobs...)
+			all.TopLogprobs = append(all.TopLogprobs, lp.TopLogprobs...)
+			all.TextOffset = append(all.TextOffset, lp.TextOffset...)
+		}
+		var finish *string
+		if ev.Finish != "" {
+			finish = &g.finish
+		}
+		if out != nil {
+			if ev.Text != "" || lp != nil || finish != nil {
+				if out.send(resp(ev.Text, lp, finish)) != nil {
+					return
+				}
+			}
+		} else {
+			text.WriteString(ev.Text)
+		}
+		if finish != nil {
+			break
+		}
+	}
+	if out == nil {
+		r := resp(text.String(), all, &g.finish)
+		r.Usage = g.usage()
+		writeJSON(w, http.StatusOK, r)
+		return
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u := completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
+			Choices: []completionChoice{}, Usage: g.usage()}
+		if out.send(u) != nil {
+			return
+		}
+	}
+	_ = out.done()
+}
+
+// completionPrompt returns the prompt's token ids: a string (special-token
+// text such as <|im_start|> becomes its id), an array of one string, or
+// an array of token ids.
+func completionPrompt(m *Model, raw json.RawMessage) ([]int32, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, badRequest("prompt", "prompt is required")
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return encodePrompt(m, text)
+	}
+	var texts []string
+	if err := json.Unmarshal(raw, &texts); err == nil {
+		if len(texts) != 1 {
+			return nil, badRequest("prompt", "prompt holds %d strings: only one prompt per request is supported", len(texts))
+		}
+		return encodePrompt(m, texts[0])
+	}
+	var ids []int64
+	if err := json.Unmarshal(raw, &ids); err == nil {
+		return tokenIDs(m, ids, "prompt")
+	}
+	return nil, badRequest("prompt", "prompt must be a string, an array of one string, or an array of token ids")
+}
+
+func encodePrompt(m *Model, text string) ([]int32, *apiError) {
+	ids := m.Tokenizer.Encode(text)
+	if len(ids) == 0 {
+		return nil, badRequest("prompt", "the prompt is empty")
+	}
+	return ids, nil
+}
+
+// tokenIDs checks ids against the vocabulary.
+func tokenIDs(m *Model, ids []int64, param string) ([]int32, *apiError) {
+	if len(ids) == 0 {
+		return nil, badRequest(param, "%s has no token ids", param)
+	}
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		if id < 0 || id >= int64(m.Vocab) {
+			return nil, badRequest(param, "%s[%d] = %d is not a token id (0 to %d)", param, i, id, m.Vocab-1)
+		}
+		out[i] = int32(id)
+	}
+	return out, nil
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"inferno/engine"
+	"inferno/sampling"
+	"inferno/scheduler"
+)
+
+// generation is one running request as a handler sees it: the stream of
+// the scheduler's events and the bookkeeping for usage and metrics.
+type generation struct {
+	s       *Server
+	m       *Model
+	stream  *scheduler.Stream
+	start   time.Time
+	first   time.Time
+	prompt  int
+	tokens  int
+	finish  string
+	ctx     context.Context
+	created int64
+}
+
+// submit hands req to the scheduler. The generation stops when ctx ends
+// (the handler cancels it when it returns, so a client gone mid-stream
+// frees its slot).
+func (s *Server) submit(ctx context.Context, m *Model, req engine.Request, start time.Time) (*generation, *apiError) {
+	stream, err := m.Scheduler.Submit(ctx, req)
+	var ce *engine.ContextError
+	switch {
+	case err == nil:
+	case errors.Is(err, scheduler.ErrQueueFull):
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Code: "queue_full", retry: 1,
+			Message: "the server is busy: every slot is taken and the queue is full; retry later"}
+	case errors.Is(err, scheduler.ErrClosed):
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down"}
+	case errors.As(err, &ce):
+		return nil, badRequest("messages", "this model's context is %d tokens, but the prompt has %d tokens", ce.Context, ce.Prompt)
+	default:
+		return nil, badRequest("", "%v", err)
+	}
+	s.metrics.promptTokens.Add(float64(len(req.Prompt)))
+	return &generation{s: s, m: m, stream: stream, start: start, prompt: len(req.Prompt), ctx: ctx, created: time.Now().Unix()}, nil
+}
+
+// next returns the next event; ok is false at the end. A failed or
+// cancelled generation ends with an event whose Err is set.
+func (g *generation) next() (scheduler.Event, bool) {
+	ev, ok := g.stream.Next(g.ctx)
+	if !ok {
+		return ev, false
+	}
+	if ev.HasToken {
+		g.tokens++
+		g.s.metrics.generationTokens.Inc()
+		if g.tokens == 1 {
+			g.first = time.Now()
+			g.s.metrics.ttft.Observe(g.first.Sub(g.start).Seconds())
+		}
+	}
+	if ev.Finish != "" {
+		g.finish = ev.Finish
+		end := time.Now()
+		g.s.metrics.duration.Observe(end.Sub(g.start).Seconds())
+		if g.tokens > 1 {
+			g.s.metrics.tpot.Observe(end.Sub(g.first).Seconds() / float64(g.tokens-1))
+		}
+	}
+	return ev, true
+}
+
+func (g *generation) usage() *usage {
+	return &usage{PromptTokens: g.prompt, CompletionTokens: g.tokens, TotalTokens: g.prompt + g.tokens}
+}
+
+// failure turns the error that ended a generation into an API error.
+func failure(err error) *apiError {
+	if errors.Is(err, scheduler.ErrClosed) {
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down"}
+	}
+	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf("generation failed: %v", err)}
+}
+
+// requestID returns prefix and 24 random hexadecimal digits.
+func requestID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s%x", prefix, b)
+}
+
+// tokenBytes returns the bytes of token id as JSON wants them (ints).
+func (m *Model) tokenBytes(id int32) (string, []int) {
+	b := m.Tokenizer.DecodeBytes([]int32{id})
+	ints := make([]int, len(b))
+	for i, c := range b {
+		ints[i] = int(c)
+	}
+	return string(b), ints
+}
+
+// chatLogprob converts a token's log-probabilities to the chat format.
+func (m *Model) chatLogprob(t sampling.Token) tokenLogprob {
+	text, b := m.tokenBytes(t.ID)
+	lp := tokenLogprob{Token: text, Logprob: t.Logprob, Bytes: b, TopLogprobs: []topLogprob{}}
+	for _, alt := range t.Top {
+		at, ab := m.tokenBytes(alt.ID)
+		lp.TopLogprobs = append(lp.TopLogprobs, topLogprob{Token: at, Logprob: alt.Logprob, Bytes: ab})
+	}
+	return lp
+}
+
+// sse writes Server-Sent Events: "data: JSON" per event, flushed at once.
+type sse struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf bytes.Buffer
+	err error
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w)}
+}
+
+// send writes one event; after a failed write (the client is gone) it
+// does nothing and err reports the failure.
+func (e *sse) send(v any) error {
+	if e.err != nil {
+		return e.err
+	}
+	e.buf.Reset()
+	e.buf.WriteString("data: ")
+	enc := json.NewEncoder(&e.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		e.err = err
+		return err
+	}
+	e.buf.WriteString("\n")
+	return e.write(e.buf.Bytes())
+}
+
+func (e *sse) done() error { return e.write([]byte("data: [DONE]\n\n")) }
+
+func (e *sse) write(b []byte) error {
+	if e.err != nil {
+		return e.err
+	}
+	if _, err := e.w.Write(b); err != nil {
+		e.err = err
+		return err
+	}
+	if err := e.rc.Flush(); err != nil {
+		e.err = err
+	}
+	return e.err
+}
+
+// sendError writes an error event in OpenAI's error shape.
+func (e *sse) sendError(ae *apiError) {
+	if ae.Type == "" {
+		ae.Type = "server_error"
+	}
+	_ = e.send(struct {
+		Error *apiError `json:"error"`
+	}{ae})
+}
+
+func ptr[T any](v T) *T { return &v }

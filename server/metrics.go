@@ -1,0 +1,82 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metric names. The three load gauges follow the Gateway API Inference
+// Extension's model-server protocol (TotalQueuedRequests,
+// TotalRunningRequests, KVCacheUtilization as a fraction from 0 to 1), so
+// that its endpoint picker can route on them (docs/SERVER.md).
+const (
+	metricWaiting = "inferno_num_requests_waiting"
+	metricRunning = "inferno_num_requests_running"
+	metricKVUsage = "inferno_kv_cache_usage_perc"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own.
+type metrics struct {
+	reg              *prometheus.Registry
+	requests         *prometheus.CounterVec
+	promptTokens     prometheus.Counter
+	generationTokens prometheus.Counter
+	ttft             prometheus.Histogram
+	tpot             prometheus.Histogram
+	duration         prometheus.Histogram
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	latency := []float64{0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "inferno_requests_total", Help: "HTTP requests by endpoint and status code.",
+	}, []string{"endpoint", "status"})
+	m.promptTokens = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "inferno_prompt_tokens_total", Help: "Prompt tokens of the generation requests run.",
+	})
+	m.generationTokens = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "inferno_generation_tokens_total", Help: "Tokens generated.",
+	})
+	m.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_time_to_first_token_seconds", Help: "From a generation request's arrival to its first generated token.",
+		Buckets: latency,
+	})
+	m.tpot = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_time_per_output_token_seconds", Help: "Mean time between generated tokens after the first, per request.",
+		Buckets: []float64{0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5},
+	})
+	m.duration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_request_duration_seconds", Help: "From a generation request's arrival to its last token.",
+		Buckets: latency,
+	})
+	load := func(name, help string, f func(m *Model) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			mod := s.model.Load()
+			if mod == nil || mod.Scheduler == nil {
+				return 0
+			}
+			return f(mod)
+		})
+	}
+	m.reg.MustRegister(m.requests, m.promptTokens, m.generationTokens, m.ttft, m.tpot, m.duration,
+		load(metricWaiting, "Requests waiting in the queue for a slot (TotalQueuedRequests).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().Waiting) }),
+		load(metricRunning, "Requests holding a slot (TotalRunningRequests).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().Running) }),
+		load(metricKVUsage, "Fraction of the KV cache in use, 0 to 1 (KVCacheUtilization).",
+			func(m *Model) float64 { return m.Scheduler.Stats().KVUtilization() }),
+		load("inferno_slots", "Sequences that can run at once (--parallel).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().Slots) }),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
