@@ -53,6 +53,17 @@ type TopKer interface {
 	TopK(k int) (ids []int32, logits []float32, err error)
 }
 
+// SplitInvariant is implemented by runners whose results do not depend on
+// how a sequence's positions were split into forward passes (a prompt at
+// once, in chunks, or token by token), as the CPU runners' are, bit for
+// bit. Only these keep a cached prefix (Request.Cached): elsewhere (the
+// GPU, whose prefill and decode kernels round differently) a kept prefix
+// would change the logits slightly, and a seeded request would not give
+// the same text twice.
+type SplitInvariant interface {
+	SplitInvariant() bool
+}
+
 // Lookaheader is implemented by runners that can queue the next decode step
 // on their own argmax before the caller has picked the token (the CUDA
 // runner): a win for greedy decoding, a discarded step for a sampler. The

@@ -28,10 +28,10 @@ type Request struct {
 	EOG       map[int32]bool
 	IgnoreEOS bool
 	// Cached holds the ids the runner holds from its previous sequence
-	// (that sequence's Tokens). The longest prefix it shares with Prompt
-	// stays in the KV cache instead of being computed again (the next
-	// turn of a conversation, the same system prompt); at least the last
-	// prompt token always runs.
+	// (that sequence's Tokens). On a SplitInvariant runner the longest
+	// prefix it shares with Prompt stays in the KV cache instead of being
+	// computed again (the next turn of a conversation, the same system
+	// prompt); at least the last prompt token always runs.
 	Cached []int32
 }
 
@@ -125,7 +125,10 @@ func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, er
 		la.SetLookahead(s.greedy)
 	}
 	s.m.PromptTokens = len(req.Prompt)
-	keep := min(commonPrefix(req.Cached, req.Prompt), len(req.Prompt)-1, r.Len())
+	keep := 0
+	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() {
+		keep = min(commonPrefix(req.Cached, req.Prompt), len(req.Prompt)-1, r.Len())
+	}
 	if keep > 0 && r.Truncate(keep) == nil {
 		s.fed = keep
 		s.m.CachedTokens = keep

@@ -169,3 +169,36 @@ func TestSequencePick(t *testing.T) {
 		})
 	}
 }
+
+// variant hides the scripted runner's SplitInvariant, as the GPU runner
+// lacks it.
+type variant struct{ engine.Runner }
+
+// TestCachedPrefixNeedsSplitInvariance: only a split-invariant runner
+// keeps a cached prefix.
+func TestCachedPrefixNeedsSplitInvariance(t *testing.T) {
+	for _, tc := range []struct {
+		r    engine.Runner
+		want int
+	}{{enginetest.New([]int32{5, 6}, 100, 64), 4}, {variant{enginetest.New([]int32{5, 6}, 100, 64)}, 0}} {
+		first, err := engine.NewSequence(tc.r, nil, engine.Request{Prompt: []int32{1, 2, 3}, MaxTokens: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !first.Done() {
+			if _, err := first.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		second, err := engine.NewSequence(tc.r, nil, engine.Request{Prompt: []int32{1, 2, 3, 5, 9}, MaxTokens: 1, Cached: first.Tokens()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := second.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if got := second.Metrics().CachedTokens; got != tc.want {
+			t.Errorf("%T: %d cached tokens, want %d", tc.r, got, tc.want)
+		}
+	}
+}

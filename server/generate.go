@@ -26,6 +26,7 @@ type generation struct {
 	prompt  int
 	tokens  int
 	finish  string
+	cached  int
 	ctx     context.Context
 	created int64
 }
@@ -69,6 +70,8 @@ func (g *generation) next() (scheduler.Event, bool) {
 	}
 	if ev.Finish != "" {
 		g.finish = ev.Finish
+		g.cached = ev.Metrics.CachedTokens
+		g.s.metrics.cachedTokens.Add(float64(g.cached))
 		end := time.Now()
 		g.s.metrics.duration.Observe(end.Sub(g.start).Seconds())
 		if g.tokens > 1 {
@@ -79,7 +82,8 @@ func (g *generation) next() (scheduler.Event, bool) {
 }
 
 func (g *generation) usage() *usage {
-	return &usage{PromptTokens: g.prompt, CompletionTokens: g.tokens, TotalTokens: g.prompt + g.tokens}
+	return &usage{PromptTokens: g.prompt, CompletionTokens: g.tokens, TotalTokens: g.prompt + g.tokens,
+		PromptTokensDetails: promptDetails{CachedTokens: g.cached}}
 }
 
 // failure turns the error that ended a generation into an API error.

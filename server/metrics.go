@@ -23,6 +23,7 @@ type metrics struct {
 	reg              *prometheus.Registry
 	requests         *prometheus.CounterVec
 	promptTokens     prometheus.Counter
+	cachedTokens     prometheus.Counter
 	generationTokens prometheus.Counter
 	ttft             prometheus.Histogram
 	tpot             prometheus.Histogram
@@ -37,6 +38,9 @@ func newMetrics(s *Server) *metrics {
 	}, []string{"endpoint", "status"})
 	m.promptTokens = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "inferno_prompt_tokens_total", Help: "Prompt tokens of the generation requests run.",
+	})
+	m.cachedTokens = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "inferno_prompt_tokens_cached_total", Help: "Prompt tokens whose KV cache was kept from a slot's previous request, not computed again.",
 	})
 	m.generationTokens = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "inferno_generation_tokens_total", Help: "Tokens generated.",
@@ -62,7 +66,7 @@ func newMetrics(s *Server) *metrics {
 			return f(mod)
 		})
 	}
-	m.reg.MustRegister(m.requests, m.promptTokens, m.generationTokens, m.ttft, m.tpot, m.duration,
+	m.reg.MustRegister(m.requests, m.promptTokens, m.cachedTokens, m.generationTokens, m.ttft, m.tpot, m.duration,
 		load(metricWaiting, "Requests waiting in the queue for a slot (TotalQueuedRequests).",
 			func(m *Model) float64 { return float64(m.Scheduler.Stats().Waiting) }),
 		load(metricRunning, "Requests holding a slot (TotalRunningRequests).",

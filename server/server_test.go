@@ -434,3 +434,26 @@ func TestModelsAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedTokens: the next turn of a conversation keeps the slot's KV
+// cache of the earlier turns and reports it in usage.
+func TestCachedTokens(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: "Hello there", parallel: 2})
+	status, v, _ := ts.post(t, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}]}`)
+	if status != 200 {
+		t.Fatal(status, v)
+	}
+	u := v["usage"].(map[string]any)
+	if d := u["prompt_tokens_details"].(map[string]any); d["cached_tokens"] != float64(0) {
+		t.Errorf("first turn: %v", u)
+	}
+	status, v, _ = ts.post(t, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello there"},{"role":"user","content":"And?"}]}`)
+	if status != 200 {
+		t.Fatal(status, v)
+	}
+	u = v["usage"].(map[string]any)
+	cached := u["prompt_tokens_details"].(map[string]any)["cached_tokens"].(float64)
+	if cached < 9 || cached >= u["prompt_tokens"].(float64) {
+		t.Errorf("second turn: %v", u)
+	}
+}

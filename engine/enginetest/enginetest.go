@@ -115,6 +115,10 @@ func (r *Runner) Truncate(n int) error {
 	return nil
 }
 
+// SplitInvariant implements engine.SplitInvariant: a scripted runner keeps
+// cached prefixes.
+func (r *Runner) SplitInvariant() bool { return true }
+
 // Backend implements engine.Runner.
 func (r *Runner) Backend() string { return "scripted" }
 

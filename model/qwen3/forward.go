@@ -64,6 +64,12 @@ func (r *Runner) Backend() string { return r.ops.Name() }
 // KVType returns the element type of the KV cache.
 func (r *Runner) KVType() kvcache.Type { return r.cache.Type() }
 
+// SplitInvariant reports true: the logits of a position do not depend on
+// how the sequence's positions were split into forward passes (the
+// batched kernels give the bits of token-by-token ones), so a cached
+// prefix may be kept. It implements engine.SplitInvariant.
+func (r *Runner) SplitInvariant() bool { return true }
+
 // Vocab returns the number of logits a position has.
 func (r *Runner) Vocab() int { return r.m.Config.Vocab }
 
