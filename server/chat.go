@@ -62,6 +62,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 		writeError(w, e)
 		return
 	}
+	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
+		writeError(w, badRequest("response_format", "response_format %q is not supported (no constrained decoding); only \"text\"", f.Type))
+		return
+	}
 	popts := parser.Options{
 		Reasoning:        m.Reasoning,
 		StartInReasoning: m.Reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>"),

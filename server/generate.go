@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -72,6 +73,10 @@ func (g *generation) next() (scheduler.Event, bool) {
 		g.finish = ev.Finish
 		g.cached = ev.Metrics.CachedTokens
 		g.s.metrics.cachedTokens.Add(float64(g.cached))
+		m := ev.Metrics
+		g.s.log.Info("generated", "prompt_tokens", g.prompt, "cached_tokens", g.cached, "tokens", g.tokens,
+			"finish", g.finish, "ttft_ms", float64(g.first.Sub(g.start).Microseconds())/1e3,
+			"decode_tok_s", roundTo(m.DecodeTokensPerSecond(), 1))
 		end := time.Now()
 		g.s.metrics.duration.Observe(end.Sub(g.start).Seconds())
 		if g.tokens > 1 {
@@ -185,3 +190,9 @@ func (e *sse) sendError(ae *apiError) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// roundTo rounds v to digits decimal places, for logs.
+func roundTo(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}

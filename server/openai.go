@@ -43,6 +43,9 @@ type chatRequest struct {
 	AddGenerationPrompt  *bool                      `json:"add_generation_prompt"`
 	ContinueFinalMessage bool                       `json:"continue_final_message"`
 	ChatTemplateKwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
+	ResponseFormat       *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 type chatMessage struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -88,7 +89,7 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	ts.sched = scheduler.NewSlots(runners, m.Tokenizer, o.queue)
 	ts.model = &Model{Name: "tiny", Aliases: []string{"tiny-alias"}, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
 		Reasoning: true, Context: o.ctx, Vocab: m.Qwen3.Config.Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
-	ts.srv = New(Config{APIKey: o.apiKey, MaxBodyBytes: o.maxBody})
+	ts.srv = New(Config{APIKey: o.apiKey, MaxBodyBytes: o.maxBody, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ts.srv.SetModel(ts.model)
 	ts.Server = httptest.NewServer(ts.srv)
 	t.Cleanup(func() {
@@ -187,6 +188,7 @@ func TestBadRequests(t *testing.T) {
 		{"too many stops", "/v1/chat/completions", `{` + user + `, "stop": ["a","b","c","d","e"]}`, 400, "stop", "at most 4"},
 		{"bias id", "/v1/chat/completions", `{` + user + `, "logit_bias": {"x": 1}}`, 400, "logit_bias", "not a token id"},
 		{"tool choice", "/v1/chat/completions", `{` + user + `, "tool_choice": "required"}`, 400, "tool_choice", "only \"auto\" and \"none\""},
+		{"response_format", "/v1/chat/completions", `{` + user + `, "response_format": {"type": "json_object"}}`, 400, "response_format", "not supported"},
 		{"bad tool", "/v1/chat/completions", `{` + user + `, "tools": [{"type":"function"}]}`, 400, "tools[0]", "must be"},
 		{"prompt too long", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + long + `"}]}`, 400, "messages", "context is 64 tokens, but the prompt has"},
 		{"unknown model", "/v1/chat/completions", `{"model":"gpt-9",` + user + `}`, 404, "model", `"gpt-9" does not exist`},
