@@ -1,8 +1,12 @@
 package main
 
 import (
+	"io"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestChat runs a conversation through "inferno chat" on standard input:
@@ -86,3 +90,47 @@ func TestGenerateSampling(t *testing.T) {
 		}
 	}
 }
+
+// TestChatInterrupt: Ctrl-C stops the reply being written, the
+// conversation goes on, and /exit quits with status 0.
+func TestChatInterrupt(t *testing.T) {
+	cmd := exec.Command(inferno, "chat", goldenModel, "--backend", "simd", "-n", "1000000", "--ignore-eos", "--ctx", "40000")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, "Tell me everything.\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out.String()) < 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reply after 10 s: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	for !strings.Contains(out.String(), "(stopped)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reply did not stop: ...%q", tail(out.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	io.WriteString(stdin, "/exit\n")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v: ...%q", err, tail(out.String()))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("chat did not exit after /exit")
+	}
+}
+
+func tail(s string) string { return s[max(0, len(s)-300):] }
