@@ -13,87 +13,71 @@ import (
 	"inferno/parser"
 )
 
-// chatCompletions serves POST /v1/chat/completions.
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Model) {
+// chatCompletions serves POST /v1/chat/completions: the messages are
+// rendered with the chat template, tokenized and generated from; the reply
+// goes through the parser (reasoning, tool calls) to the client.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	start := time.Now()
 	var req chatRequest
 	if e := decodeBody(r, &req); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	if e := checkModel(m, req.Model); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	prompt, e := renderChat(m, &req)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
-	params, e := req.sampling(m.Vocab)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
+	top := 0
 	if req.TopLogprobs != nil {
-		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
-			writeError(w, badRequest("top_logprobs", "top_logprobs %d is outside [0, 20]", *req.TopLogprobs))
-			return
+		if top = *req.TopLogprobs; top < 0 || top > 20 {
+			return badRequest("top_logprobs", "top_logprobs %d is outside [0, 20]", top)
 		}
 		if !req.Logprobs {
-			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
-			return
+			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
-		params.TopLogprobs = *req.TopLogprobs
 	}
-	params.Logprobs = req.Logprobs
 	limit, e := maxTokens("max_tokens", req.MaxTokens, req.MaxCompletionTokens)
 	if e != nil {
-		writeError(w, e)
-		return
-	}
-	stopList, e := stops(req.Stop)
-	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	tools, e := toolParsing(&req)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
-		writeError(w, badRequest("response_format", "response_format %q is not supported (no constrained decoding); only \"text\"", f.Type))
-		return
+		return badRequest("response_format", "response_format %q is not supported (no constrained decoding); only \"text\"", f.Type)
 	}
 	popts := parser.Options{
 		Reasoning:        m.Reasoning,
 		StartInReasoning: m.Reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>"),
 		Tools:            tools,
 	}
-	ids := m.Tokenizer.Encode(prompt)
+	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)
+	if e != nil {
+		return e
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	g, e := s.submit(ctx, m, engine.Request{Prompt: ids, MaxTokens: limit, Sampling: params, Stop: stopList, EOG: m.EOG, IgnoreEOS: req.IgnoreEOS}, start)
+	g, e := s.submit(ctx, m, gen, start)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	id := requestID("chatcmpl-")
 	if req.Stream {
 		s.streamChat(w, g, id, &req, popts)
-		return
+		return nil
 	}
 	var text strings.Builder
 	var lps []tokenLogprob
 	for {
 		ev, ok := g.next()
 		if !ok {
-			return // the client is gone
+			return nil // the client is gone
 		}
 		if ev.Err != nil {
-			writeError(w, failure(ev.Err))
-			return
+			return failure(ev.Err)
 		}
 		text.WriteString(ev.Text)
 		if ev.HasToken && req.Logprobs {
@@ -127,6 +111,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	}
 	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: g.created, Model: m.Name,
 		SystemFingerprint: fingerprint, Choices: []chatChoice{choice}, Usage: g.usage()})
+	return nil
 }
 
 // fingerprint identifies the server build in responses.

@@ -6,72 +6,55 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"inferno/engine"
 )
 
 // completions serves POST /v1/completions: raw text (or token ids) in,
 // its continuation out.
-func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
+func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	start := time.Now()
 	var req completionRequest
 	if e := decodeBody(r, &req); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	if e := checkModel(m, req.Model); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	ids, e := completionPrompt(m, req.Prompt)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	switch {
 	case len(req.Suffix) > 0 && string(req.Suffix) != "null":
-		writeError(w, badRequest("suffix", "suffix is not supported"))
-		return
+		return badRequest("suffix", "suffix is not supported")
 	case req.Echo:
-		writeError(w, badRequest("echo", "echo is not supported"))
-		return
+		return badRequest("echo", "echo is not supported")
 	case req.BestOf != nil && *req.BestOf != 1:
-		writeError(w, badRequest("best_of", "best_of = %d: only 1 is supported", *req.BestOf))
-		return
+		return badRequest("best_of", "best_of = %d: only 1 is supported", *req.BestOf)
 	}
-	params, e := req.sampling(m.Vocab)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
+	top := 0
 	if req.Logprobs != nil {
-		if *req.Logprobs < 0 || *req.Logprobs > 5 {
-			writeError(w, badRequest("logprobs", "logprobs %d is outside [0, 5]", *req.Logprobs))
-			return
+		if top = *req.Logprobs; top < 0 || top > 5 {
+			return badRequest("logprobs", "logprobs %d is outside [0, 5]", top)
 		}
-		params.Logprobs, params.TopLogprobs = true, *req.Logprobs
 	}
 	limit := 16 // OpenAI's default for completions
 	if req.MaxTokens != nil {
 		if limit, e = maxTokens("max_tokens", req.MaxTokens, nil); e != nil {
-			writeError(w, e)
-			return
+			return e
 		}
 	}
-	stopList, e := stops(req.Stop)
+	gen, e := req.request(m, ids, limit, req.Logprobs != nil, top)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	g, e := s.submit(ctx, m, engine.Request{Prompt: ids, MaxTokens: limit, Sampling: params, Stop: stopList, EOG: m.EOG, IgnoreEOS: req.IgnoreEOS}, start)
+	g, e := s.submit(ctx, m, gen, start)
 	if e != nil {
 		if e.Param == "messages" {
 			e.Param = "prompt"
 		}
-		writeError(w, e)
-		return
+		return e
 	}
 	id := requestID("cmpl-")
 	resp := func(text string, lp *completionLogprobs, finish *string) completionResponse {
@@ -84,26 +67,25 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
 	}
 	var text strings.Builder
 	var all *completionLogprobs
-	if params.Logprobs {
+	if gen.Sampling.Logprobs {
 		all = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
 	}
 	offset := 0
 	for {
 		ev, ok := g.next()
 		if !ok {
-			return
+			return nil
 		}
 		if ev.Err != nil {
-			if out != nil {
-				out.sendError(failure(ev.Err))
-				_ = out.done()
-			} else {
-				writeError(w, failure(ev.Err))
+			if out == nil {
+				return failure(ev.Err)
 			}
-			return
+			out.sendError(failure(ev.Err))
+			_ = out.done()
+			return nil
 		}
 		var lp *completionLogprobs
-		if ev.HasToken && params.Logprobs {
+		if ev.HasToken && gen.Sampling.Logprobs {
 			lp = &completionLogprobs{}
 			tok, _ := m.tokenBytes(ev.Token.ID)
 			top := make(map[string]float32, len(ev.Token.Top))
@@ -126,7 +108,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
 		if out != nil {
 			if ev.Text != "" || lp != nil || finish != nil {
 				if out.send(resp(ev.Text, lp, finish)) != nil {
-					return
+					return nil
 				}
 			}
 		} else {
@@ -140,16 +122,17 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
 		r := resp(text.String(), all, &g.finish)
 		r.Usage = g.usage()
 		writeJSON(w, http.StatusOK, r)
-		return
+		return nil
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		u := completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
 			Choices: []completionChoice{}, Usage: g.usage()}
 		if out.send(u) != nil {
-			return
+			return nil
 		}
 	}
 	_ = out.done()
+	return nil
 }
 
 // completionPrompt returns the prompt's token ids: a string (special-token

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"inferno/engine"
 	"inferno/sampling"
 )
 
@@ -84,6 +85,22 @@ func (f *samplingFields) sampling(vocab int) (sampling.Params, *apiError) {
 		return p, badRequest("", "%v", err)
 	}
 	return p, nil
+}
+
+// request checks the fields chat and completions share and returns the
+// generation of prompt they ask for: at most limit tokens (0: until the
+// context is full) with the given log-probabilities.
+func (f *samplingFields) request(m *Model, prompt []int32, limit int, logprobs bool, top int) (engine.Request, *apiError) {
+	p, e := f.sampling(m.Vocab)
+	if e != nil {
+		return engine.Request{}, e
+	}
+	p.Logprobs, p.TopLogprobs = logprobs, top
+	stopList, e := stops(f.Stop)
+	if e != nil {
+		return engine.Request{}, e
+	}
+	return engine.Request{Prompt: prompt, MaxTokens: limit, Sampling: p, Stop: stopList, EOG: m.EOG, IgnoreEOS: f.IgnoreEOS}, nil
 }
 
 // maxTokens returns the most tokens to generate (0: until the context is

@@ -156,8 +156,13 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) == 1
 }
 
-// needModel answers 503 while the model loads.
-func (s *Server) needModel(h func(http.ResponseWriter, *http.Request, *Model)) http.HandlerFunc {
+// apiHandler serves an API request on the model. It returns the error to
+// answer with before it has written anything, or nil.
+type apiHandler func(w http.ResponseWriter, r *http.Request, m *Model) *apiError
+
+// needModel answers 503 while the model loads, and writes the error h
+// returns.
+func (s *Server) needModel(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m := s.model.Load()
 		if m == nil {
@@ -165,7 +170,9 @@ func (s *Server) needModel(h func(http.ResponseWriter, *http.Request, *Model)) h
 				Message: "the model is still loading; try again in a few seconds"})
 			return
 		}
-		h(w, r, m)
+		if e := h(w, r, m); e != nil {
+			writeError(w, e)
+		}
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 // {"prompt": text} or {"messages": [...]} (vLLM; messages are rendered with
 // the chat template first), to {"tokens": [...], "count", "max_model_len"}.
 // "with_pieces": true also returns each token's text.
-func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) {
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	var req struct {
 		chatRequest
 		Content    *string `json:"content"`
@@ -16,8 +16,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) {
 		WithPieces bool    `json:"with_pieces"`
 	}
 	if e := decodeBody(r, &req); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	var text string
 	switch {
@@ -28,12 +27,10 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) {
 	case req.Messages != nil:
 		var e *apiError
 		if text, e = renderChat(m, &req.chatRequest); e != nil {
-			writeError(w, e)
-			return
+			return e
 		}
 	default:
-		writeError(w, badRequest("content", "give the text to tokenize as content (or prompt, or messages)"))
-		return
+		return badRequest("content", "give the text to tokenize as content (or prompt, or messages)")
 	}
 	ids := m.Tokenizer.Encode(text)
 	resp := struct {
@@ -52,46 +49,44 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) {
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // detokenize serves POST /detokenize: {"tokens": [ids]} to
 // {"content": text, "prompt": text} (llama.cpp's and vLLM's names).
-func (s *Server) detokenize(w http.ResponseWriter, r *http.Request, m *Model) {
+func (s *Server) detokenize(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	var req struct {
 		Tokens []int64 `json:"tokens"`
 	}
 	if e := decodeBody(r, &req); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	if req.Tokens == nil {
-		writeError(w, badRequest("tokens", "tokens is required"))
-		return
+		return badRequest("tokens", "tokens is required")
 	}
 	ids := make([]int32, len(req.Tokens))
 	for i, id := range req.Tokens {
 		if id < 0 || id >= int64(m.Vocab) {
-			writeError(w, badRequest("tokens", "tokens[%d] = %d is not a token id (0 to %d)", i, id, m.Vocab-1))
-			return
+			return badRequest("tokens", "tokens[%d] = %d is not a token id (0 to %d)", i, id, m.Vocab-1)
 		}
 		ids[i] = int32(id)
 	}
 	text := m.Tokenizer.Decode(ids)
 	writeJSON(w, http.StatusOK, map[string]string{"content": text, "prompt": text})
+	return nil
 }
 
 // applyTemplate serves POST /apply-template: a chat-completions body in,
 // {"prompt": text} out, the text the model would read.
-func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request, m *Model) {
+func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	var req chatRequest
 	if e := decodeBody(r, &req); e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	text, e := renderChat(m, &req)
 	if e != nil {
-		writeError(w, e)
-		return
+		return e
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"prompt": text})
+	return nil
 }
