@@ -80,10 +80,28 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sig)
 
-			loaded, err := loadServed(args[0], &rf, parallel, queue, aliases, log)
-			if err != nil {
+			type result struct {
+				l   *served
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				l, err := loadServed(args[0], &rf, parallel, queue, aliases, log)
+				done <- result{l, err}
+			}()
+			var loaded *served
+			select {
+			case res := <-done:
+				if res.err != nil {
+					hs.Close()
+					return res.err
+				}
+				loaded = res.l
+			case s := <-sig:
+				// The process ends with the load half done; nothing to save.
+				log.Info("stopped while loading", "signal", s.String())
 				hs.Close()
-				return err
+				return nil
 			}
 			defer loaded.close()
 			srv.SetModel(loaded.model)
@@ -107,6 +125,7 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			if err := server.Shutdown(hs, loaded.sched, grace); err != nil {
 				log.Warn("shutdown", "err", err)
 			}
+			log.Info("stopped")
 			return nil
 		},
 	}
