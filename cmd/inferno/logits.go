@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,7 +55,10 @@ then prints the five largest with their ids.`,
 			for i, v := range logits {
 				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
 			}
-			if err := os.WriteFile(out, buf, 0o644); err != nil {
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			if err := writeAtomic(out, buf); err != nil {
 				return err
 			}
 			order := make([]int, len(logits))
@@ -95,4 +99,27 @@ func parseIDs(s string) ([]int32, error) {
 		return nil, fmt.Errorf("--tokens: no token ids given")
 	}
 	return ids, nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// folder, renamed into place once complete, so that a reader never sees a
+// partial file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,246 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Architecture is the only value of config.json's "architectures" that
+// Convert accepts.
+const Architecture = "Qwen3ForCausalLM"
+
+// Config is the part of a Hugging Face config.json that describes a Qwen3
+// model. Fields that config.json leaves out take the defaults of
+// transformers' Qwen3Config, which is what llama.cpp's converter reads.
+type Config struct {
+	Architecture          string
+	HiddenSize            int
+	IntermediateSize      int
+	NumHiddenLayers       int
+	NumAttentionHeads     int
+	NumKeyValueHeads      int
+	HeadDim               int
+	MaxPositionEmbeddings int
+	VocabSize             int
+	RMSNormEps            float64
+	RopeTheta             float64
+	// TieWordEmbeddings is nil when config.json does not say.
+	TieWordEmbeddings *bool
+
+	raw map[string]any
+}
+
+// ReadConfig reads and checks dir/config.json.
+func ReadConfig(dir string) (*Config, error) {
+	c, err := readConfig(dir)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	return c, nil
+}
+
+func readConfig(dir string) (*Config, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	raw, err := readJSONObject(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := raw["text_config"].(map[string]any); ok {
+		// Multimodal wrappers keep the language model's settings here;
+		// llama.cpp's converter lifts them to the top level.
+		merged := map[string]any{}
+		for k, v := range raw {
+			merged[k] = v
+		}
+		for k, v := range tc {
+			merged[k] = v
+		}
+		raw = merged
+	}
+	c := &Config{raw: raw}
+	archs, _ := raw["architectures"].([]any)
+	if len(archs) == 0 {
+		return nil, fmt.Errorf("config.json names no architecture (want %s)", Architecture)
+	}
+	c.Architecture, _ = archs[0].(string)
+	if c.Architecture != Architecture {
+		return nil, fmt.Errorf("architecture %q is not supported (want %s)", fmt.Sprint(archs[0]), Architecture)
+	}
+
+	ints := []struct {
+		key string
+		dst *int
+		def int // 0: required
+	}{
+		{key: "hidden_size", dst: &c.HiddenSize},
+		{key: "intermediate_size", dst: &c.IntermediateSize},
+		{key: "num_hidden_layers", dst: &c.NumHiddenLayers},
+		{key: "num_attention_heads", dst: &c.NumAttentionHeads},
+		{key: "num_key_value_heads", dst: &c.NumKeyValueHeads, def: -1},
+		{key: "head_dim", dst: &c.HeadDim, def: 128},
+		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: 32768},
+		{key: "vocab_size", dst: &c.VocabSize, def: 151936},
+	}
+	for _, p := range ints {
+		v, ok := raw[p.key]
+		if !ok || v == nil {
+			if p.def == 0 {
+				return nil, fmt.Errorf("config.json: %s is missing", p.key)
+			}
+			*p.dst = p.def
+			continue
+		}
+		n, ok := jsonInt(v)
+		if !ok || n <= 0 || n > 1<<24 {
+			return nil, fmt.Errorf("config.json: %s = %s is not a positive integer up to 2^24", p.key, jsonText(v))
+		}
+		*p.dst = int(n)
+	}
+	if c.NumKeyValueHeads < 0 {
+		c.NumKeyValueHeads = c.NumAttentionHeads
+	}
+	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
+		return nil, fmt.Errorf("config.json: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumAttentionHeads, c.NumKeyValueHeads)
+	}
+	if c.HeadDim%2 != 0 {
+		return nil, fmt.Errorf("config.json: head_dim %d is odd; RoPE needs pairs", c.HeadDim)
+	}
+
+	floats := []struct {
+		key string
+		dst *float64
+		def float64
+	}{
+		{"rms_norm_eps", &c.RMSNormEps, 1e-6},
+		{"rope_theta", &c.RopeTheta, 0},
+	}
+	for _, p := range floats {
+		v, ok := raw[p.key]
+		if !ok || v == nil {
+			*p.dst = p.def
+			continue
+		}
+		x, ok := v.(float64)
+		if !ok || !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("config.json: %s = %s is not a positive number", p.key, jsonText(v))
+		}
+		*p.dst = x
+	}
+	if c.RopeTheta == 0 {
+		// transformers 5 moves rope_theta into rope_parameters.
+		c.RopeTheta = 10000
+		for _, key := range []string{"rope_parameters", "rope_scaling"} {
+			if rp, ok := raw[key].(map[string]any); ok {
+				if x, ok := rp["rope_theta"].(float64); ok && x > 0 && !math.IsInf(x, 0) {
+					c.RopeTheta = x
+					break
+				}
+			}
+		}
+	}
+	if v, ok := raw["tie_word_embeddings"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("config.json: tie_word_embeddings = %s is not true or false", jsonText(v))
+		}
+		c.TieWordEmbeddings = &b
+	}
+	if err := c.checkRopeScaling(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkRopeScaling refuses RoPE scaling, which neither inferno nor this
+// converter implements.
+func (c *Config) checkRopeScaling() error {
+	for _, key := range []string{"rope_scaling", "rope_parameters"} {
+		rp, ok := c.raw[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		typ, _ := rp["rope_type"].(string)
+		if typ == "" {
+			typ, _ = rp["type"].(string)
+		}
+		if typ != "" && typ != "default" {
+			return fmt.Errorf("config.json: %s type %q is not supported (only unscaled RoPE)", key, typ)
+		}
+	}
+	return nil
+}
+
+// tokenID returns config.json's integer value of key (such as
+// "bos_token_id"), as llama.cpp's SpecialVocab reads it: other kinds of
+// value, lists included, do not count.
+func (c *Config) tokenID(key string) (int64, bool) {
+	v, ok := c.raw[key]
+	if !ok {
+		return 0, false
+	}
+	return jsonInt(v)
+}
+
+// checkDir reports a missing or unusable checkpoint folder.
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checkpoint folder %s does not exist", dir)
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder (want a Hugging Face checkpoint folder)", dir)
+	}
+	return nil
+}
+
+// readJSONObject reads a JSON object from path, with numbers as float64.
+func readJSONObject(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is missing", filepath.Base(path))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: bad JSON: %s", filepath.Base(path), jsonError(err))
+	}
+	if m == nil {
+		return nil, fmt.Errorf("%s: bad JSON: not an object", filepath.Base(path))
+	}
+	return m, nil
+}
+
+// jsonInt returns v as an integer when it is a JSON number without a
+// fractional part that fits in int64.
+func jsonInt(v any) (int64, bool) {
+	x, ok := v.(float64)
+	if !ok || x != math.Trunc(x) || math.Abs(x) >= 1<<62 {
+		return 0, false
+	}
+	return int64(x), true
+}
+
+// jsonText formats a decoded JSON value for an error message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if len(b) > 40 {
+		b = append(bytes.Clone(b[:37]), "..."...)
+	}
+	return string(b)
+}

@@ -1,0 +1,706 @@
+// Package convert turns a Hugging Face Qwen3 checkpoint folder
+// (config.json, safetensors weights, tokenizer.json and
+// tokenizer_config.json) into a GGUF file that inferno and llama.cpp load.
+//
+// The output follows llama.cpp's convert_hf_to_gguf.py: the same metadata
+// keys and tensor names, the same tokenizer metadata (token list padded to
+// the embedding's rows, token types, merges, special ids, chat template),
+// norm weights in F32 and the other weights in the chosen type, with
+// bit-identical F16, BF16 and Q8_0 encoding.
+//
+// Conversion streams: the safetensors files are memory-mapped, each tensor
+// is converted in chunks and written to the output as it goes, and pages
+// of the input that have been converted are given back to the kernel, so
+// memory use stays under a hundred megabytes whatever the checkpoint's
+// size.
+package convert
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"inferno/gguf"
+	"inferno/quant"
+)
+
+// Options choose what Convert writes.
+type Options struct {
+	// Type is the type of the weight matrices: gguf.TensorF32 (the zero
+	// value), TensorF16, TensorBF16 or TensorQ8_0. Norm weights are always
+	// F32. A matrix whose rows are not a multiple of 32 values is written
+	// as F16 when Q8_0 is asked for, as llama.cpp does.
+	Type gguf.TensorType
+	// Name is general.name; the checkpoint folder's name when empty.
+	Name string
+	// Progress, when set, is called after each chunk of output with the
+	// bytes written so far and the total the file will have.
+	Progress func(done, total int64)
+	// Workers is the number of goroutines that convert; GOMAXPROCS when 0.
+	Workers int
+}
+
+// Result describes a file Convert wrote.
+type Result struct {
+	Path     string
+	Type     gguf.TensorType // Options.Type
+	Tensors  int
+	Params   int64 // weights in the file (a tied output head is counted once)
+	Bytes    int64 // size of the file
+	Tied     bool  // no output.weight: the head is the token embedding
+	Duration time.Duration
+}
+
+// fileTypes maps a weight type to general.file_type (llama.cpp's
+// LLAMA_FTYPE).
+var fileTypes = map[gguf.TensorType]uint32{
+	gguf.TensorF32:  0,
+	gguf.TensorF16:  1,
+	gguf.TensorQ8_0: 7,
+	gguf.TensorBF16: 32,
+}
+
+// sourceTypes maps the safetensors types Convert reads to ggml types.
+var sourceTypes = map[DType]gguf.TensorType{
+	F32:  gguf.TensorF32,
+	F16:  gguf.TensorF16,
+	BF16: gguf.TensorBF16,
+}
+
+// Convert converts the Hugging Face Qwen3 checkpoint in the folder dir to
+// the GGUF file out. The file is written to a temporary file in out's
+// folder (created if needed) and renamed to out at the end, so out is
+// never left half-written. Errors name the file, tensor or setting at
+// fault.
+func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error) {
+	start := time.Now()
+	res, err := convert(ctx, dir, out, opts)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// Metadata returns the metadata pairs Convert writes for the checkpoint
+// in dir, in file order: general.*, qwen3.* and tokenizer.*. It reads
+// config.json, generation_config.json and the tokenizer files, not the
+// weights.
+func Metadata(dir string, opts Options) ([]gguf.KV, error) {
+	cfg, err := ReadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	kvs, err := metadata(dir, cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	out := make([]gguf.KV, len(kvs))
+	for i, p := range kvs {
+		v, err := gguf.MakeValue(p.val)
+		if err != nil {
+			return nil, fmt.Errorf("convert: metadata %q: %w", p.key, err)
+		}
+		out[i] = gguf.KV{Key: p.key, Value: v}
+	}
+	return out, nil
+}
+
+func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
+	ft, ok := fileTypes[opts.Type]
+	if !ok {
+		return nil, fmt.Errorf("output type %s is not supported (want F32, F16, BF16 or Q8_0)", opts.Type)
+	}
+	name := opts.Name
+	if name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		name = filepath.Base(abs)
+	}
+	kvs := []kv{
+		{"general.architecture", "qwen3"},
+		{"general.type", "model"},
+	}
+	kvs = append(kvs, samplingMetadata(dir)...)
+	const a = "qwen3."
+	kvs = append(kvs,
+		kv{"general.name", name},
+		kv{a + "block_count", uint32(cfg.NumHiddenLayers)},
+		kv{a + "context_length", uint32(cfg.MaxPositionEmbeddings)},
+		kv{a + "embedding_length", uint32(cfg.HiddenSize)},
+		kv{a + "feed_forward_length", uint32(cfg.IntermediateSize)},
+		kv{a + "attention.head_count", uint32(cfg.NumAttentionHeads)},
+		kv{a + "attention.head_count_kv", uint32(cfg.NumKeyValueHeads)},
+		kv{a + "rope.freq_base", float32(cfg.RopeTheta)},
+		kv{a + "attention.layer_norm_rms_epsilon", float32(cfg.RMSNormEps)},
+		kv{a + "attention.key_length", uint32(cfg.HeadDim)},
+		kv{a + "attention.value_length", uint32(cfg.HeadDim)},
+		kv{"general.file_type", ft},
+		kv{"general.quantization_version", uint32(2)},
+	)
+	tok, err := tokenizerMetadata(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return append(kvs, tok...), nil
+}
+
+// samplingMetadata returns the recommended sampler settings of
+// generation_config.json that llama.cpp's converter copies into
+// general.sampling.*. A missing or unreadable file gives none, as there.
+func samplingMetadata(dir string) []kv {
+	m, err := readJSONObject(filepath.Join(dir, "generation_config.json"))
+	if err != nil {
+		return nil
+	}
+	var out []kv
+	for _, p := range []struct {
+		json, key string
+		kind      byte // s string, i int32, f float32
+	}{
+		{"sequence", "sequence", 's'},
+		{"top_k", "top_k", 'i'},
+		{"top_p", "top_p", 'f'},
+		{"min_p", "min_p", 'f'},
+		{"xtc_probability", "xtc_probability", 'f'},
+		{"xtc_threshold", "xtc_threshold", 'f'},
+		{"temperature", "temp", 'f'},
+		{"penalty_last_n", "penalty_last_n", 'i'},
+		{"penalty_repeat", "penalty_repeat", 'f'},
+		{"mirostat", "mirostat", 'i'},
+		{"mirostat_tau", "mirostat_tau", 'f'},
+		{"mirostat_eta", "mirostat_eta", 'f'},
+	} {
+		v := m[p.json]
+		key := "general.sampling." + p.key
+		switch x := v.(type) {
+		case string:
+			if p.kind == 's' {
+				out = append(out, kv{key, x})
+			}
+		case float64:
+			switch p.kind {
+			case 'f':
+				out = append(out, kv{key, float32(x)})
+			case 'i':
+				if n, ok := jsonInt(x); ok && n >= -1<<31 && n < 1<<31 {
+					out = append(out, kv{key, int32(n)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tensorSpec is one tensor of a Qwen3 checkpoint.
+type tensorSpec struct {
+	hf    string  // Hugging Face name
+	gguf  string  // GGUF name
+	shape []int64 // PyTorch shape, outermost first
+}
+
+// specs lists the tensors of a Qwen3 model with cfg's shapes, in the order
+// they are written. The output head is listed when output is set.
+func specs(cfg *Config, output bool) []tensorSpec {
+	h, ffn, hd := int64(cfg.HiddenSize), int64(cfg.IntermediateSize), int64(cfg.HeadDim)
+	q, kv := int64(cfg.NumAttentionHeads)*hd, int64(cfg.NumKeyValueHeads)*hd
+	vocab := int64(cfg.VocabSize)
+	s := []tensorSpec{{"model.embed_tokens.weight", "token_embd.weight", []int64{vocab, h}}}
+	for i := range cfg.NumHiddenLayers {
+		hf := "model.layers." + strconv.Itoa(i) + "."
+		g := "blk." + strconv.Itoa(i) + "."
+		s = append(s,
+			tensorSpec{hf + "input_layernorm.weight", g + "attn_norm.weight", []int64{h}},
+			tensorSpec{hf + "self_attn.q_proj.weight", g + "attn_q.weight", []int64{q, h}},
+			tensorSpec{hf + "self_attn.k_proj.weight", g + "attn_k.weight", []int64{kv, h}},
+			tensorSpec{hf + "self_attn.v_proj.weight", g + "attn_v.weight", []int64{kv, h}},
+			tensorSpec{hf + "self_attn.q_norm.weight", g + "attn_q_norm.weight", []int64{hd}},
+			tensorSpec{hf + "self_attn.k_norm.weight", g + "attn_k_norm.weight", []int64{hd}},
+			tensorSpec{hf + "self_attn.o_proj.weight", g + "attn_output.weight", []int64{h, q}},
+			tensorSpec{hf + "post_attention_layernorm.weight", g + "ffn_norm.weight", []int64{h}},
+			tensorSpec{hf + "mlp.gate_proj.weight", g + "ffn_gate.weight", []int64{ffn, h}},
+			tensorSpec{hf + "mlp.up_proj.weight", g + "ffn_up.weight", []int64{ffn, h}},
+			tensorSpec{hf + "mlp.down_proj.weight", g + "ffn_down.weight", []int64{h, ffn}},
+		)
+	}
+	s = append(s, tensorSpec{"model.norm.weight", "output_norm.weight", []int64{h}})
+	if output {
+		s = append(s, tensorSpec{"lm_head.weight", "output.weight", []int64{vocab, h}})
+	}
+	return s
+}
+
+// ignored reports whether a checkpoint tensor is one llama.cpp's converter
+// drops: buffers that are not weights.
+func ignored(name string) bool {
+	for _, suffix := range []string{".rotary_emb.inv_freq", ".attention.masked_bias", ".attention.bias"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// job is one tensor to write: where it comes from and what it becomes.
+type job struct {
+	src  *Tensor
+	file *Safetensors
+	out  outTensor
+}
+
+// plan is a checked conversion: metadata, tensors and their layout.
+type plan struct {
+	ckpt  *checkpoint
+	kvs   []kv
+	jobs  []job
+	total uint64 // bytes of tensor data
+	tied  bool
+}
+
+func newPlan(dir string, opts Options) (*plan, error) {
+	cfg, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	kvs, err := metadata(dir, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := openCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{ckpt: ck, kvs: kvs}
+	if err := p.mapTensors(cfg, opts.Type); err != nil {
+		ck.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// mapTensors matches the checkpoint's tensors to the Qwen3 layout, checks
+// their types and shapes, and chooses each output type.
+func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
+	_, hasHead := p.ckpt.tensors["lm_head.weight"]
+	tie := cfg.TieWordEmbeddings
+	switch {
+	case !hasHead && tie != nil && !*tie:
+		return fmt.Errorf("tensor %q is missing (config.json has tie_word_embeddings false)", "lm_head.weight")
+	case hasHead && tie != nil && *tie:
+		hasHead = false // the head is the embedding: no copy, as llama.cpp's tied models
+	}
+	p.tied = !hasHead
+	want := specs(cfg, hasHead)
+	known := make(map[string]bool, len(want))
+	for _, s := range want {
+		known[s.hf] = true
+	}
+	names := make([]string, 0, len(p.ckpt.tensors))
+	for name := range p.ckpt.tensors {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !known[name] && !ignored(name) && !(name == "lm_head.weight" && p.tied) {
+			return fmt.Errorf("tensor %q (in %s) is not part of a Qwen3 model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.NumHiddenLayers)
+		}
+	}
+	for _, s := range want {
+		ref, ok := p.ckpt.tensors[s.hf]
+		if !ok {
+			return fmt.Errorf("tensor %q is missing", s.hf)
+		}
+		t := ref.t
+		if _, ok := sourceTypes[t.DType]; !ok {
+			return fmt.Errorf("tensor %q has dtype %s; only F32, F16 and BF16 can be converted", s.hf, t.DType)
+		}
+		if !equalShape(t.Shape, s.shape) {
+			return fmt.Errorf("tensor %q has shape %v, config.json implies %v", s.hf, t.Shape, s.shape)
+		}
+		o := outTensor{name: s.gguf, typ: typ, shape: make([]uint64, len(t.Shape))}
+		for i, d := range t.Shape {
+			o.shape[len(t.Shape)-1-i] = uint64(d) // ggml order is reversed
+		}
+		switch {
+		case len(o.shape) <= 1 || strings.HasSuffix(s.gguf, "_norm.weight"):
+			o.typ = gguf.TensorF32
+		case typ == gguf.TensorQ8_0 && o.shape[0]%quant.QK8_0 != 0:
+			o.typ = gguf.TensorF16
+		}
+		o.size, _ = o.typ.RowBytes(uint64(t.Elements()))
+		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o})
+	}
+	outs := make([]outTensor, len(p.jobs))
+	for i := range p.jobs {
+		outs[i] = p.jobs[i].out
+	}
+	p.total = layout(outs)
+	for i := range p.jobs {
+		p.jobs[i].out.offset = outs[i].offset
+	}
+	return nil
+}
+
+func equalShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func convert(ctx context.Context, dir, out string, opts Options) (res *Result, err error) {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder; give the path of the GGUF file to write", out)
+	}
+	p, err := newPlan(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer p.ckpt.close()
+	outs := make([]outTensor, len(p.jobs))
+	for i, j := range p.jobs {
+		outs[i] = j.out
+	}
+	header, err := encodeHeader(p.kvs, outs)
+	if err != nil {
+		return nil, err
+	}
+	total := uint64(len(header)) + p.total
+
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 4<<20)
+	w := &padWriter{w: bw}
+	progress := func() {
+		if opts.Progress != nil {
+			opts.Progress(int64(w.n), int64(total))
+		}
+	}
+	if _, err := w.Write(header); err != nil {
+		return nil, err
+	}
+	progress()
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	c := newConverter(workers)
+	var params int64
+	for _, j := range p.jobs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := c.run(ctx, w, j.src, j.out.typ, j.file.release, progress); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", j.src.Name, err)
+		}
+		if err := w.pad(); err != nil {
+			return nil, err
+		}
+		params += j.src.Elements()
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if w.n != total {
+		return nil, fmt.Errorf("wrote %d bytes, the layout has %d", w.n, total)
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := verify(tmp.Name(), outs); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return nil, err
+	}
+	return &Result{Path: out, Type: opts.Type, Tensors: len(p.jobs), Params: params, Bytes: int64(total), Tied: p.tied}, nil
+}
+
+// verify reads the written file back with package gguf and checks that
+// every tensor is where the layout put it.
+func verify(path string, outs []outTensor) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the output back: %w", err)
+	}
+	defer f.Close()
+	if len(f.Tensors) != len(outs) {
+		return fmt.Errorf("reading the output back: %d tensors, want %d", len(f.Tensors), len(outs))
+	}
+	for i, t := range f.Tensors {
+		if t.Name != outs[i].name || t.Type != outs[i].typ || t.Offset != outs[i].offset || uint64(len(t.Data)) != outs[i].size {
+			return fmt.Errorf("reading the output back: tensor %d is %q %s at %d, want %q %s at %d",
+				i, t.Name, t.Type, t.Offset, outs[i].name, outs[i].typ, outs[i].offset)
+		}
+	}
+	return nil
+}
+
+// chunkElems is the number of values converted at a time: a multiple of
+// the Q8_0 block size, small enough to keep buffers at a few megabytes.
+const chunkElems = 1 << 20
+
+// converter re-encodes tensor data chunk by chunk on several goroutines.
+type converter struct {
+	workers int
+	vals    []float32
+	out     []byte
+}
+
+func newConverter(workers int) *converter {
+	return &converter{workers: workers, vals: make([]float32, chunkElems), out: make([]byte, 4*chunkElems)}
+}
+
+// run writes src's data encoded as dst to w. The values are the same as
+// llama.cpp's converter writes: F32 and F16 sources kept as they are when
+// the type does not change, otherwise decoded to float32 and encoded with
+// package quant (round to nearest even for F16 and BF16, ggml's reference
+// rounding for Q8_0). After each chunk, done is called with the source
+// bytes converted so far, and progress.
+func (c *converter) run(ctx context.Context, w io.Writer, src *Tensor, dst gguf.TensorType, done func([]byte), progress func()) error {
+	st := sourceTypes[src.DType]
+	esize := src.DType.Size()
+	n := int(src.Elements())
+	if st == dst && dst != gguf.TensorBF16 {
+		for off := 0; off < len(src.Data); off += chunkElems * esize {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			part := src.Data[off:min(len(src.Data), off+chunkElems*esize)]
+			if _, err := w.Write(part); err != nil {
+				return err
+			}
+			done(part)
+			progress()
+		}
+		return nil
+	}
+	for start := 0; start < n; start += chunkElems {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m := min(chunkElems, n-start)
+		size, ok := dst.RowBytes(uint64(m))
+		if !ok {
+			return fmt.Errorf("%d values do not fill whole %s blocks", m, dst)
+		}
+		data := src.Data[start*esize : (start+m)*esize]
+		if err := c.chunk(data, st, dst, m); err != nil {
+			return err
+		}
+		if _, err := w.Write(c.out[:size]); err != nil {
+			return err
+		}
+		done(data)
+		progress()
+	}
+	return nil
+}
+
+// chunk converts m values of type st in data to type dst in c.out,
+// splitting the work in block-aligned parts.
+func (c *converter) chunk(data []byte, st, dst gguf.TensorType, m int) error {
+	parts := c.workers
+	per := (m + parts - 1) / parts
+	per = (per + quant.QK8_0 - 1) / quant.QK8_0 * quant.QK8_0
+	var wg sync.WaitGroup
+	errs := make([]error, parts)
+	for i := range parts {
+		a, b := i*per, min(m, (i+1)*per)
+		if a >= b {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ss := st.BlockBytes()
+			if err := quant.DequantizeRow(c.vals[a:b], data[a*ss:b*ss], st, b-a); err != nil {
+				errs[i] = err
+				return
+			}
+			lo, _ := dst.RowBytes(uint64(a))
+			hi, _ := dst.RowBytes(uint64(b))
+			if _, err := quant.QuantizeRow(c.out[lo:lo:hi], c.vals[a:b], dst); err != nil {
+				errs[i] = err
+			}
+			if dst == gguf.TensorF16 {
+				fixNaNs(c.out[lo:hi], c.vals[a:b])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// fixNaNs rewrites the F16 encoding in out of each NaN in vals the way
+// numpy's float32 to float16 cast (which llama.cpp's converter uses) does:
+// the payload's top bits are kept as they are, with no quiet bit forced,
+// and a payload that would vanish becomes 1.
+func fixNaNs(out []byte, vals []float32) {
+	for i, v := range vals {
+		if v == v {
+			continue
+		}
+		b := math.Float32bits(v)
+		h := uint16(0x7c00 + (b&0x7fffff)>>13)
+		if h == 0x7c00 {
+			h++
+		}
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(b>>16)&0x8000|h)
+	}
+}
+
+// checkpoint is the set of safetensors files of a checkpoint folder.
+type checkpoint struct {
+	files   []*Safetensors
+	tensors map[string]tensorRef
+}
+
+type tensorRef struct {
+	t        *Tensor
+	file     *Safetensors
+	fileName string
+}
+
+func (c *checkpoint) close() {
+	for _, f := range c.files {
+		f.Close()
+	}
+}
+
+// openCheckpoint opens the weights of dir: the files that
+// model.safetensors.index.json lists, or else every model*.safetensors
+// file, as llama.cpp's converter finds them.
+func openCheckpoint(dir string) (_ *checkpoint, err error) {
+	c := &checkpoint{tensors: map[string]tensorRef{}}
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	const indexName = "model.safetensors.index.json"
+	var weightMap map[string]string
+	var parts []string
+	indexPath := filepath.Join(dir, indexName)
+	if _, err := os.Stat(indexPath); err == nil {
+		var index struct {
+			WeightMap map[string]any `json:"weight_map"`
+		}
+		if err := readJSON(indexPath, &index); err != nil {
+			return nil, err
+		}
+		if len(index.WeightMap) == 0 {
+			return nil, fmt.Errorf("%s: no weight_map", indexName)
+		}
+		weightMap = map[string]string{}
+		seen := map[string]bool{}
+		for name, v := range index.WeightMap {
+			file, ok := v.(string)
+			if !ok || !filepath.IsLocal(file) || !strings.HasSuffix(file, ".safetensors") {
+				return nil, fmt.Errorf("%s: tensor %q: %s is not a safetensors file in the folder", indexName, name, jsonText(v))
+			}
+			weightMap[name] = file
+			if !seen[file] {
+				seen[file] = true
+				parts = append(parts, file)
+			}
+		}
+		sort.Strings(parts)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if n := e.Name(); strings.HasPrefix(n, "model") && strings.HasSuffix(n, ".safetensors") {
+				parts = append(parts, n)
+			}
+		}
+		if len(parts) == 0 {
+			msg := fmt.Sprintf("no model.safetensors or %s in %s", indexName, dir)
+			if _, err := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err == nil {
+				msg += " (PyTorch .bin checkpoints are not supported; save the model with safetensors)"
+			}
+			return nil, errors.New(msg)
+		}
+	} else {
+		return nil, err
+	}
+
+	for _, part := range parts {
+		f, err := openSafetensors(filepath.Join(dir, part), part)
+		if errors.Is(err, fs.ErrNotExist) {
+			if weightMap != nil {
+				return nil, fmt.Errorf("%s is missing (listed in %s)", part, indexName)
+			}
+			return nil, fmt.Errorf("%s is missing", part)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.files = append(c.files, f)
+		for i := range f.Tensors {
+			t := &f.Tensors[i]
+			if prev, dup := c.tensors[t.Name]; dup {
+				return nil, fmt.Errorf("tensor %q is in both %s and %s", t.Name, prev.fileName, part)
+			}
+			if weightMap != nil && weightMap[t.Name] != part {
+				if weightMap[t.Name] == "" {
+					return nil, fmt.Errorf("tensor %q in %s is not listed in %s", t.Name, part, indexName)
+				}
+				return nil, fmt.Errorf("tensor %q is in %s, but %s puts it in %s", t.Name, part, indexName, weightMap[t.Name])
+			}
+			c.tensors[t.Name] = tensorRef{t: t, file: f, fileName: part}
+		}
+	}
+	if weightMap != nil {
+		names := make([]string, 0, len(weightMap))
+		for name := range weightMap {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if _, ok := c.tensors[name]; !ok {
+				return nil, fmt.Errorf("tensor %q is not in %s, where %s puts it", name, weightMap[name], indexName)
+			}
+		}
+	}
+	return c, nil
+}
