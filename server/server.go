@@ -117,12 +117,21 @@ func (s *Server) SetModel(m *Model) { s.model.Store(m) }
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// route registers h for pattern under the name metrics and logs use,
-// with the API key check when auth is set.
+// route registers h for pattern ("METHOD /path") under the name metrics
+// and logs use, with the API key check when auth is set. Another method on
+// the path gets 405 in OpenAI's error shape.
 func (s *Server) route(pattern, name string, auth bool, h http.HandlerFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", method)
+			writeError(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Message: fmt.Sprintf("%s %s: use %s", r.Method, path, method)})
+			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
+			return
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				// A bug must not take the server down with it.

@@ -459,3 +459,29 @@ func TestCachedTokens(t *testing.T) {
 		t.Errorf("second turn: %v", u)
 	}
 }
+
+func TestWrongMethod(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: "x"})
+	resp, err := http.Get(ts.URL + "/v1/chat/completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	json.NewDecoder(resp.Body).Decode(&v)
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("status %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	errorOf(t, v)
+	// Unknown paths get 404 in the same shape.
+	resp2, err := http.Get(ts.URL + "/v2/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	json.NewDecoder(resp2.Body).Decode(&v)
+	if resp2.StatusCode != 404 {
+		t.Errorf("unknown path: %d", resp2.StatusCode)
+	}
+	errorOf(t, v)
+}
