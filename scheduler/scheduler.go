@@ -13,6 +13,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -313,8 +314,21 @@ func (s *Slots) admit() {
 }
 
 // step runs one step of slot i's sequence and delivers what it produced;
-// a cancelled request is dropped instead.
+// a cancelled request is dropped instead. A panic in the step (a bug
+// reached by one request) ends that request with an error, empties the
+// slot's runner and leaves the others running.
 func (s *Slots) step(i int, j *job) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.active[i] == j {
+				s.finish(i, Event{Err: fmt.Errorf("scheduler: internal error: %v", p)})
+			}
+			s.cached[i] = nil
+			s.runners[i].Reset()
+		}
+	}()
 	if err := j.ctx.Err(); err != nil {
 		s.mu.Lock()
 		s.finish(i, Event{Err: err})

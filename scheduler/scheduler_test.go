@@ -225,3 +225,32 @@ func TestClose(t *testing.T) {
 		t.Errorf("submit after close: %v", err)
 	}
 }
+
+// panicky panics in its tenth forward pass.
+type panicky struct {
+	*enginetest.Runner
+	n int
+}
+
+func (p *panicky) Forward(tokens []int32) error {
+	if p.n++; p.n == 10 {
+		panic("boom")
+	}
+	return p.Runner.Forward(tokens)
+}
+
+// TestPanicInStep: a panic in one request's step ends that request with an
+// error; the scheduler goes on serving.
+func TestPanicInStep(t *testing.T) {
+	r := &panicky{Runner: enginetest.New(nil, vocab, 256)}
+	s := NewSlots([]engine.Runner{r}, nil, 4)
+	defer s.Close()
+	st, _ := s.Submit(context.Background(), greedy([]int32{1}, 50))
+	if _, last := drain(t, st); last.Err == nil {
+		t.Fatal("no error after the panic")
+	}
+	st, _ = s.Submit(context.Background(), greedy([]int32{1}, 5))
+	if ids, last := drain(t, st); len(ids) != 5 || last.Err != nil {
+		t.Errorf("after the panic: %v %+v", ids, last)
+	}
+}

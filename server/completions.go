@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // completions serves POST /v1/completions: raw text (or token ids) in,
@@ -91,11 +92,11 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 			top := make(map[string]float32, len(ev.Token.Top))
 			for _, alt := range ev.Token.Top {
 				t, _ := m.tokenBytes(alt.ID)
-				top[t] = alt.Logprob
+				top[t] = finite(alt.Logprob)
 			}
-			lp.Tokens, lp.TokenLogprobs = []string{tok}, []float32{ev.Token.Logprob}
+			lp.Tokens, lp.TokenLogprobs = []string{tok}, []float32{finite(ev.Token.Logprob)}
 			lp.TopLogprobs, lp.TextOffset = []map[string]float32{top}, []int{offset}
-			offset += len(tok)
+			offset += utf8.RuneCountInString(tok) // OpenAI counts characters
 			all.Tokens = append(all.Tokens, lp.Tokens...)
 			all.TokenLogprobs = append(all.TokenLogprobs, lp.TokenLogprobs...)
 			all.TopLogprobs = append(all.TopLogprobs, lp.TopLogprobs...)

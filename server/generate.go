@@ -119,10 +119,19 @@ func (m *Model) tokenBytes(id int32) (string, []int) {
 // chatLogprob converts a token's log-probabilities to the chat format.
 func (m *Model) chatLogprob(t sampling.Token) tokenLogprob {
 	text, b := m.tokenBytes(t.ID)
-	lp := tokenLogprob{Token: text, Logprob: t.Logprob, Bytes: b, TopLogprobs: []topLogprob{}}
+	lp := tokenLogprob{Token: text, Logprob: finite(t.Logprob), Bytes: b, TopLogprobs: []topLogprob{}}
 	for _, alt := range t.Top {
 		at, ab := m.tokenBytes(alt.ID)
-		lp.TopLogprobs = append(lp.TopLogprobs, topLogprob{Token: at, Logprob: alt.Logprob, Bytes: ab})
+		lp.TopLogprobs = append(lp.TopLogprobs, topLogprob{Token: at, Logprob: finite(alt.Logprob), Bytes: ab})
+	}
+	return lp
+}
+
+// finite returns lp, or -9999 for -Inf and NaN (JSON has no such numbers;
+// vLLM answers the same).
+func finite(lp float32) float32 {
+	if lp != lp || math.IsInf(float64(lp), 0) {
+		return -9999
 	}
 	return lp
 }

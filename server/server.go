@@ -12,10 +12,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -44,6 +46,9 @@ type Config struct {
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 16 << 20
+
+// bodyTimeout bounds the time a client may take to send a request body.
+const bodyTimeout = 60 * time.Second
 
 // Model is what the server serves, ready for requests.
 type Model struct {
@@ -148,7 +153,26 @@ func (s *Server) route(pattern, name string, auth bool, h http.HandlerFunc) {
 				Message: "missing or wrong API key: send the header Authorization: Bearer KEY"})
 			return
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBodyBytes)
+		// The body is read whole, within a deadline (a client cannot hold
+		// a connection by trickling it), before the handler runs; the
+		// deadline is lifted for the response, which streams as long as
+		// generation lasts.
+		rc := http.NewResponseController(rec)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(rec, r.Body, s.cfg.MaxBodyBytes))
+		_ = rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(rec, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+					Message: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)})
+			} else {
+				writeError(rec, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+					Message: fmt.Sprintf("reading the request body: %v", err)})
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		h(rec, r)
 	})
 }

@@ -12,8 +12,11 @@ const (
 	seqStagingOff   = hostErrLogOff + hostLogBytes
 	seqStagingBytes = 128
 	// MaxSequences is the most runners that can share one model's weights.
-	MaxSequences = 1 + (hostStagingBytes-seqStagingOff)/seqStagingBytes
+	MaxSequences = 128
 )
+
+// The staging area holds MaxSequences runners' parameters and results.
+const _ = uint(1 + (hostStagingBytes-seqStagingOff)/seqStagingBytes - MaxSequences)
 
 // shared is what the runners of one model's sequences share: the device
 // (context, stream, kernels) and the weights. The last runner closed
