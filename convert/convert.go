@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,7 +330,7 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 		if _, ok := sourceTypes[t.DType]; !ok {
 			return fmt.Errorf("tensor %q has dtype %s; only F32, F16 and BF16 can be converted", s.hf, t.DType)
 		}
-		if !equalShape(t.Shape, s.shape) {
+		if !slices.Equal(t.Shape, s.shape) {
 			return fmt.Errorf("tensor %q has shape %v, config.json implies %v", s.hf, t.Shape, s.shape)
 		}
 		o := outTensor{name: s.gguf, typ: typ, shape: make([]uint64, len(t.Shape))}
@@ -354,18 +355,6 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 		p.jobs[i].out.offset = outs[i].offset
 	}
 	return nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func convert(ctx context.Context, dir, out string, opts Options) (res *Result, err error) {

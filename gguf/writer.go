@@ -10,6 +10,11 @@ import (
 
 // A Writer builds a GGUF version 3 file: add metadata and tensors, then
 // call WriteTo. Tensors are written in the order they were added.
+//
+// A file too large to hold in memory is written in two parts: tensors
+// added with AddTensorInfo have no data, WriteHeader writes everything
+// before the data section, and the caller then writes each tensor's bytes,
+// in order, each padded with zeros to the alignment.
 type Writer struct {
 	// Alignment of the tensor data; DefaultAlignment when zero. When it is
 	// not the default, general.alignment is written too. A general.alignment
@@ -20,7 +25,9 @@ type Writer struct {
 	kvs     []KV
 	keys    map[string]bool
 	tensors []TensorInfo
+	sizes   []uint64 // encoded bytes of each tensor
 	names   map[string]bool
+	nodata  bool // a tensor was added with AddTensorInfo
 }
 
 // NewWriter returns an empty Writer.
@@ -48,31 +55,90 @@ func (w *Writer) Set(key string, x any) error {
 // AddTensor adds a tensor of type typ and shape (ne0 first) whose encoded
 // bytes are data. The size of data must match the type and shape.
 func (w *Writer) AddTensor(name string, typ TensorType, shape []uint64, data []byte) error {
-	if w.names[name] {
-		return fmt.Errorf("gguf: tensor %q added twice", name)
-	}
-	if len(shape) == 0 || len(shape) > MaxDims {
-		return fmt.Errorf("gguf: tensor %q: %d dimensions, want 1 to %d", name, len(shape), MaxDims)
-	}
-	t := TensorInfo{Name: name, Type: typ, Shape: append([]uint64(nil), shape...), Data: data}
-	n, ok := shapeElements(shape)
-	if !ok {
-		return fmt.Errorf("gguf: tensor %q: shape %v is too large", name, shape)
-	}
-	size, ok := typ.RowBytes(n)
-	if !ok || shape[0]%uint64(typ.BlockSize()) != 0 {
-		return fmt.Errorf("gguf: tensor %q: shape %v does not fit type %s", name, shape, typ)
+	size, err := w.tensorSize(name, typ, shape)
+	if err != nil {
+		return err
 	}
 	if uint64(len(data)) != size {
 		return fmt.Errorf("gguf: tensor %q: %d bytes of data, shape %v of %s needs %d", name, len(data), shape, typ, size)
 	}
-	w.names[name] = true
-	w.tensors = append(w.tensors, t)
+	w.add(TensorInfo{Name: name, Type: typ, Shape: append([]uint64(nil), shape...), Data: data}, size)
 	return nil
 }
 
-// WriteTo writes the file to out.
+// AddTensorInfo adds a tensor of type typ and shape whose data the caller
+// writes after WriteHeader. It returns the tensor's size in bytes.
+func (w *Writer) AddTensorInfo(name string, typ TensorType, shape []uint64) (uint64, error) {
+	size, err := w.tensorSize(name, typ, shape)
+	if err != nil {
+		return 0, err
+	}
+	w.add(TensorInfo{Name: name, Type: typ, Shape: append([]uint64(nil), shape...)}, size)
+	w.nodata = true
+	return size, nil
+}
+
+// tensorSize checks a new tensor's name and shape and returns its size.
+func (w *Writer) tensorSize(name string, typ TensorType, shape []uint64) (uint64, error) {
+	if w.names[name] {
+		return 0, fmt.Errorf("gguf: tensor %q added twice", name)
+	}
+	if len(shape) == 0 || len(shape) > MaxDims {
+		return 0, fmt.Errorf("gguf: tensor %q: %d dimensions, want 1 to %d", name, len(shape), MaxDims)
+	}
+	n, ok := shapeElements(shape)
+	if !ok {
+		return 0, fmt.Errorf("gguf: tensor %q: shape %v is too large", name, shape)
+	}
+	size, ok := typ.RowBytes(n)
+	if !ok || shape[0]%uint64(typ.BlockSize()) != 0 {
+		return 0, fmt.Errorf("gguf: tensor %q: shape %v does not fit type %s", name, shape, typ)
+	}
+	return size, nil
+}
+
+func (w *Writer) add(t TensorInfo, size uint64) {
+	w.names[t.Name] = true
+	w.tensors = append(w.tensors, t)
+	w.sizes = append(w.sizes, size)
+}
+
+// WriteTo writes the file to out. It fails if a tensor was added with
+// AddTensorInfo (use WriteHeader).
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
+	if w.nodata {
+		return 0, fmt.Errorf("gguf: WriteTo with tensors added by AddTensorInfo: use WriteHeader and write their data")
+	}
+	e := encoder{w: bufio.NewWriterSize(out, 1<<20)}
+	align, err := w.header(&e)
+	if err != nil {
+		return e.n, err
+	}
+	for _, t := range w.tensors {
+		e.raw(t.Data)
+		e.pad(align)
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
+}
+
+// WriteHeader writes everything before the data section, padded to the
+// alignment; the tensors' data follows, as the Writer's doc says.
+func (w *Writer) WriteHeader(out io.Writer) (int64, error) {
+	e := encoder{w: bufio.NewWriterSize(out, 1<<20)}
+	if _, err := w.header(&e); err != nil {
+		return e.n, err
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
+}
+
+// header encodes the header into e and returns the alignment.
+func (w *Writer) header(e *encoder) (uint64, error) {
 	align := w.Alignment
 	if w.keys["general.alignment"] {
 		// The reader pads by this value, so the writer must too.
@@ -101,7 +167,6 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if align != DefaultAlignment && !w.keys["general.alignment"] {
 		kvs = append(kvs[:len(kvs):len(kvs)], KV{"general.alignment", Value{TypeUint32, uint32(align)}})
 	}
-	e := encoder{w: bufio.NewWriterSize(out, 1<<20)}
 	e.raw([]byte(Magic))
 	e.u32(3)
 	e.u64(uint64(len(w.tensors)))
@@ -110,11 +175,11 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		e.str(kv.Key)
 		e.u32(uint32(kv.Value.Type))
 		if err := e.value(kv.Value); err != nil {
-			return e.n, fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
+			return 0, fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
 		}
 	}
 	var off uint64
-	for _, t := range w.tensors {
+	for i, t := range w.tensors {
 		e.str(t.Name)
 		e.u32(uint32(len(t.Shape)))
 		for _, d := range t.Shape {
@@ -122,17 +187,10 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		}
 		e.u32(uint32(t.Type))
 		e.u64(off)
-		off = alignUp(off+uint64(len(t.Data)), align)
+		off = alignUp(off+w.sizes[i], align)
 	}
 	e.pad(align)
-	for _, t := range w.tensors {
-		e.raw(t.Data)
-		e.pad(align)
-	}
-	if e.err == nil {
-		e.err = e.w.Flush()
-	}
-	return e.n, e.err
+	return align, e.err
 }
 
 type encoder struct {

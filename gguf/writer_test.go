@@ -3,6 +3,7 @@ package gguf_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -591,5 +592,48 @@ func TestRewriteGolden(t *testing.T) {
 			i++
 		}
 		t.Errorf("rewritten file (%d bytes) differs from the golden file (%d bytes) from offset %d", len(out), len(raw), i)
+	}
+}
+
+// TestWriteHeaderStreaming: a header from WriteHeader, followed by each
+// tensor's data padded to the alignment, is the file WriteTo writes.
+func TestWriteHeaderStreaming(t *testing.T) {
+	data := [][]byte{bytes.Repeat([]byte{1}, 12), bytes.Repeat([]byte{2}, 68), bytes.Repeat([]byte{3}, 10)}
+	types := []gguf.TensorType{gguf.TensorF32, gguf.TensorQ8_0, gguf.TensorF16}
+	shapes := [][]uint64{{3, 1}, {32, 2}, {5}}
+	whole, streamed := gguf.NewWriter(), gguf.NewWriter()
+	for _, w := range []*gguf.Writer{whole, streamed} {
+		if err := w.Set("general.architecture", "qwen3"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range data {
+		if err := whole.AddTensor(fmt.Sprint("t", i), types[i], shapes[i], data[i]); err != nil {
+			t.Fatal(err)
+		}
+		size, err := streamed.AddTensorInfo(fmt.Sprint("t", i), types[i], shapes[i])
+		if err != nil || size != uint64(len(data[i])) {
+			t.Fatalf("AddTensorInfo: %d, %v", size, err)
+		}
+	}
+	var want, got bytes.Buffer
+	if _, err := whole.WriteTo(&want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streamed.WriteHeader(&got); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data {
+		got.Write(d)
+		got.Write(make([]byte, (gguf.DefaultAlignment-uint64(got.Len())%gguf.DefaultAlignment)%gguf.DefaultAlignment))
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("streamed file (%d bytes) differs from WriteTo's (%d bytes)", got.Len(), want.Len())
+	}
+	if _, err := streamed.WriteTo(&bytes.Buffer{}); err == nil {
+		t.Error("WriteTo with data-less tensors succeeded")
+	}
+	if _, err := streamed.AddTensorInfo("t0", gguf.TensorF32, []uint64{1}); err == nil {
+		t.Error("a tensor name added twice")
 	}
 }

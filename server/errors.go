@@ -52,8 +52,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// decodeBody reads a JSON request body into v: a body over the cap is a
-// 413, malformed JSON and fields of the wrong type are 400s naming what
+// decodeBody reads a JSON request body (read whole and capped by route)
+// into v: malformed JSON and fields of the wrong type are 400s naming what
 // was wrong.
 func decodeBody(r *http.Request, v any) *apiError {
 	dec := json.NewDecoder(r.Body)
@@ -67,13 +67,9 @@ func decodeBody(r *http.Request, v any) *apiError {
 		}
 		return nil
 	}
-	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
-	case errors.As(err, &tooBig):
-		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-			Message: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)}
 	case errors.As(err, &typeErr):
 		field := jsonPath(typeErr.Field)
 		if field == "" {
