@@ -58,6 +58,16 @@ func NewWeight(t *gguf.TensorInfo, rows, cols int) (*Weight, error) {
 	return &Weight{Name: t.Name, Type: t.Type, Rows: rows, Cols: cols, Data: t.Data}, nil
 }
 
+// A SeqAttn is the query tokens of one sequence in an attention call:
+// tokens Token..Token+N-1 of the batch (rows of q and out), at positions
+// Pos..Pos+N-1 of the sequence. Each attends to positions 0 through its
+// own, which the cache holds (those of the call already stored): position
+// p in row p%blockSize of block Table[p/blockSize].
+type SeqAttn struct {
+	Token, N, Pos int
+	Table         []int32
+}
+
 // Ops are the operations of a forward pass. Activations are float32, laid
 // out token-major: n tokens of width d are n*d contiguous values.
 type Ops interface {
@@ -72,18 +82,23 @@ type Ops interface {
 	// multiplies by gain: y = x / sqrt(mean(x^2) + eps) * gain. y may alias x.
 	RMSNorm(y, x, gain []float32, eps float32)
 
-	// RoPE rotates, in place, n tokens of nHeads heads of headDim values,
-	// token t being at position pos+t, NeoX style: pairs (i, i+headDim/2)
-	// with frequency theta^(-2i/headDim).
-	RoPE(x []float32, n, nHeads, headDim, pos int, theta float64)
+	// RoPE rotates, in place, len(pos) tokens of nHeads heads of headDim
+	// values, token t being at position pos[t], NeoX style: pairs
+	// (i, i+headDim/2) with frequency theta^(-2i/headDim).
+	RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64)
 
-	// Attention computes causal grouped-query attention for n query tokens
-	// at positions pos..pos+n-1. q holds n tokens of nHeads*headDim values;
-	// k and v hold the cached keys and values of positions 0..pos+n-1, each
-	// position nKV*headDim values. Query head h reads KV head h/(nHeads/nKV).
-	// out receives n tokens of nHeads*headDim values. Scores are scaled by
-	// 1/sqrt(headDim).
-	Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int)
+	// Attention computes causal grouped-query attention for the query
+	// tokens of one or more sequences (seqs). q holds the batch's tokens,
+	// nHeads*headDim values each; out receives the same shape. k and v
+	// are one layer's cache storage: blocks of blockSize positions, each
+	// position nKV*headDim values, block b starting at value
+	// b*blockSize*nKV*headDim. Query head h reads KV head h/(nHeads/nKV).
+	// Scores are scaled by 1/sqrt(headDim). A token's output depends only
+	// on its own query and its sequence's keys and values, never on the
+	// other sequences of the batch, the block size or which blocks hold
+	// them: the bits are those of the sequence alone in one contiguous
+	// block.
+	Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int)
 
 	// ToF16 converts src to IEEE half precision into dst[:len(src)],
 	// rounding to nearest even: the bits of quant.F32ToF16 for every value,
@@ -94,7 +109,7 @@ type Ops interface {
 	// AttentionF16 is Attention with the cached keys and values k and v
 	// stored in half precision (uint16 bits). The CPU backends give the
 	// bits their Attention gives on the same values widened to float32.
-	AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int)
+	AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int)
 
 	// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
 	SwiGLU(out, gate, up []float32)

@@ -70,15 +70,15 @@ func (t *Tracer) RMSNorm(y, x, gain []float32, eps float32) {
 }
 
 // RoPE times the wrapped RoPE.
-func (t *Tracer) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+func (t *Tracer) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
 	defer t.add("RoPE", time.Now())
-	t.Ops.RoPE(x, n, nHeads, headDim, pos, theta)
+	t.Ops.RoPE(x, pos, nHeads, headDim, theta)
 }
 
 // Attention times the wrapped Attention.
-func (t *Tracer) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
+func (t *Tracer) Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int) {
 	defer t.add("Attention", time.Now())
-	t.Ops.Attention(out, q, k, v, n, pos, nHeads, nKV, headDim)
+	t.Ops.Attention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
 }
 
 // ToF16 times the wrapped ToF16.
@@ -88,9 +88,9 @@ func (t *Tracer) ToF16(dst []uint16, src []float32) {
 }
 
 // AttentionF16 times the wrapped AttentionF16.
-func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
+func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int) {
 	defer t.add("AttentionF16", time.Now())
-	t.Ops.AttentionF16(out, q, k, v, n, pos, nHeads, nKV, headDim)
+	t.Ops.AttentionF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
 }
 
 // SwiGLU times the wrapped SwiGLU.

@@ -63,21 +63,24 @@ type Step struct {
 // to the end. Each Step is one forward pass: a chunk of at most
 // PromptChunk prompt tokens, or one decode step.
 type Sequence struct {
-	r       Runner
+	r       Runner // nil for a sequence a batch scheduler drives
 	req     Request
+	maxLen  int
 	sampler *sampling.Sampler
 	dec     *tokenizer.StreamDecoder // nil without a tokenizer
 	stops   *stop.Matcher            // nil without stop strings
 	greedy  bool                     // the runner's own argmax is the pick
 	topK    TopKer                   // the runner's top-k, when the request allows it
 
-	fed    int      // prompt tokens run (or kept from the cache)
-	held   []int32  // the ids the runner holds: the prompt's run so far, then generated tokens fed back
-	step   [1]int32 // the token the next decode step feeds
-	out    int      // tokens generated
-	limit  int      // most tokens to generate
+	fed    int     // prompt tokens run (or kept from the cache)
+	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
+	todo   []int32 // the ids the next forward passes run before the next pick
+	step   []int32 // the generated ids not yet run (at most one), todo's storage in decode
+	out    int     // tokens generated
+	limit  int     // most tokens to generate
 	done   bool
 	start  time.Time // of the prompt (its first chunk)
+	last   time.Time // of the last pick
 	m      Metrics
 	finish string
 }
@@ -86,22 +89,73 @@ type Sequence struct {
 // sampler. tok decodes the generated text; with a nil tok, steps carry
 // tokens only and stop strings are not supported.
 func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, error) {
-	if len(req.Prompt) == 0 {
-		return nil, errors.New("engine: empty prompt")
+	s, err := newSequence(r.Vocab(), r.MaxLen(), tok, req)
+	if err != nil {
+		return nil, err
 	}
-	if len(req.Prompt) > r.MaxLen() {
-		return nil, &ContextError{Prompt: len(req.Prompt), Context: r.MaxLen()}
+	s.r = r
+	if tk, ok := r.(TopKer); ok && !s.greedy && req.Sampling.TopK > 0 && req.Sampling.TopK <= tk.MaxTopK() && candidatesSuffice(req.Sampling) {
+		s.topK = tk
+	}
+	if la, ok := r.(Lookaheader); ok {
+		la.SetLookahead(s.greedy)
+	}
+	keep := 0
+	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() {
+		keep = min(commonPrefix(req.Cached, req.Prompt), len(req.Prompt)-1, r.Len())
+	}
+	if keep > 0 && r.Truncate(keep) == nil {
+		s.Resume(keep)
+	} else {
+		r.Reset()
+	}
+	return s, nil
+}
+
+// NewBatchSequence returns a sequence that a batch scheduler drives: it
+// runs no forward pass itself. The scheduler asks it for the tokens to run
+// (Pending), runs them in a batch with other sequences' at positions
+// Len().., and hands it the outputs (Advance). vocab and maxLen are the
+// model's logits per position and the most positions a sequence holds.
+func NewBatchSequence(vocab, maxLen int, tok *tokenizer.Tokenizer, req Request) (*Sequence, error) {
+	return newSequence(vocab, maxLen, tok, req)
+}
+
+// CheckRequest reports why req cannot run on a model of vocab logits and
+// maxLen positions per sequence, without preparing it (NewBatchSequence
+// would give the same error): a scheduler checks a request when it
+// arrives and prepares it when it starts.
+func CheckRequest(vocab, maxLen int, tok *tokenizer.Tokenizer, req Request) error {
+	if len(req.Prompt) == 0 {
+		return errors.New("engine: empty prompt")
+	}
+	if len(req.Prompt) > maxLen {
+		return &ContextError{Prompt: len(req.Prompt), Context: maxLen}
 	}
 	if len(req.Stop) > 0 && tok == nil {
-		return nil, errors.New("engine: stop strings need a tokenizer")
+		return errors.New("engine: stop strings need a tokenizer")
 	}
-	vocab := r.Vocab()
+	if err := req.Sampling.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || int(id) >= vocab {
+			return fmt.Errorf("engine: sampling: logit_bias token %d outside the vocabulary of %d tokens", id, vocab)
+		}
+	}
+	return nil
+}
+
+func newSequence(vocab, maxLen int, tok *tokenizer.Tokenizer, req Request) (*Sequence, error) {
+	if err := CheckRequest(vocab, maxLen, tok, req); err != nil {
+		return nil, err
+	}
 	smp, err := sampling.New(req.Sampling, vocab)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	smp.SetPrompt(req.Prompt)
-	s := &Sequence{r: r, req: req, sampler: smp}
+	s := &Sequence{req: req, maxLen: maxLen, sampler: smp}
 	if tok != nil {
 		s.dec = tok.NewStreamDecoder()
 	}
@@ -113,30 +167,42 @@ func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, er
 	// The last token generated is never fed back, so the context holds
 	// one more token than it has positions for.
 	s.limit = req.MaxTokens
-	if room := r.MaxLen() - len(req.Prompt) + 1; s.limit <= 0 || s.limit > room {
+	if room := maxLen - len(req.Prompt) + 1; s.limit <= 0 || s.limit > room {
 		s.limit = room
 	}
-	p := req.Sampling
-	s.greedy = p.Greedy() && !p.Logprobs
-	if tk, ok := r.(TopKer); ok && !s.greedy && p.TopK > 0 && p.TopK <= tk.MaxTopK() && candidatesSuffice(p) {
-		s.topK = tk
-	}
-	if la, ok := r.(Lookaheader); ok {
-		la.SetLookahead(s.greedy)
-	}
+	s.greedy = req.Sampling.Greedy() && !req.Sampling.Logprobs
 	s.m.PromptTokens = len(req.Prompt)
-	keep := 0
-	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() {
-		keep = min(commonPrefix(req.Cached, req.Prompt), len(req.Prompt)-1, r.Len())
-	}
-	if keep > 0 && r.Truncate(keep) == nil {
-		s.fed = keep
-		s.m.CachedTokens = keep
-	} else {
-		r.Reset()
-	}
-	s.held = append(make([]int32, 0, len(req.Prompt)+min(s.limit, 4096)), req.Prompt[:s.fed]...)
+	s.held = make([]int32, 0, len(req.Prompt)+min(s.limit, 4096))
+	s.step = make([]int32, 0, 1)
+	s.todo = req.Prompt
 	return s, nil
+}
+
+// Resume records that the first n ids the sequence runs are already in
+// the KV cache (a cached prefix: n < the ids pending). Call it before the
+// first pass, or after Preempt when the restarted sequence found a prefix
+// of its ids in the cache.
+func (s *Sequence) Resume(n int) {
+	n = max(0, min(n, len(s.todo)-1))
+	s.held = append(s.held, s.todo[:n]...)
+	s.todo = s.todo[n:]
+	if s.out == 0 {
+		s.fed = len(s.held)
+		s.m.CachedTokens = len(s.held)
+	}
+}
+
+// Preempt records that the sequence's keys and values were dropped (a
+// scheduler reclaimed its KV blocks): the ids it held are run again, with
+// the pending ones, before the next pick. It returns every id the
+// sequence holds or will hold, to look up in a prefix cache; Resume then
+// takes what was found.
+func (s *Sequence) Preempt() []int32 {
+	ids := make([]int32, 0, len(s.held)+len(s.todo))
+	ids = append(append(ids, s.held...), s.todo...)
+	s.held = s.held[:0]
+	s.todo = ids
+	return ids
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b.
@@ -169,7 +235,11 @@ func (e *ContextError) Error() string {
 func (s *Sequence) Done() bool { return s.done }
 
 // Prefilling reports whether prompt tokens remain to be run.
-func (s *Sequence) Prefilling() bool { return s.fed < len(s.req.Prompt) }
+func (s *Sequence) Prefilling() bool { return s.out == 0 }
+
+// Greedy reports whether the sequence picks each token by the largest
+// logit alone (so a runner's own argmax suffices).
+func (s *Sequence) IsGreedy() bool { return s.greedy }
 
 // Generated returns the number of tokens generated so far.
 func (s *Sequence) Generated() int { return s.out }
@@ -177,36 +247,70 @@ func (s *Sequence) Generated() int { return s.out }
 // Metrics returns the timing so far.
 func (s *Sequence) Metrics() Metrics { return s.m }
 
-// Len returns the positions the runner holds for the sequence.
-func (s *Sequence) Len() int { return s.r.Len() }
+// Len returns the positions whose keys and values the sequence holds.
+func (s *Sequence) Len() int { return len(s.held) }
 
-// Step runs one forward pass: the next chunk of the prompt, or one decode
-// step, and picks the next token once the prompt is done.
+// MaxLen returns the most positions the sequence may hold.
+func (s *Sequence) MaxLen() int { return s.maxLen }
+
+// Pending returns the ids the next forward passes must run, at positions
+// Len(), Len()+1, ..., before the next token is picked: the rest of the
+// prompt, or the last generated token. A scheduler runs a prefix of them
+// (a chunk of a long prompt) and calls Advance. The slice is valid until
+// Advance.
+func (s *Sequence) Pending() []int32 {
+	if s.start.IsZero() {
+		s.start = time.Now()
+	}
+	return s.todo
+}
+
+// An Output is where a sequence reads the result of the forward pass that
+// ran its last pending id: a position's logits and their argmax. A Runner
+// is one; a batch scheduler hands an output row of a BatchRunner.
+type Output interface {
+	Logits() ([]float32, error)
+	Greedy() (int32, error)
+}
+
+// Step runs one forward pass on the sequence's runner: the next chunk of
+// the prompt, or one decode step, and picks the next token once the
+// prompt is done.
 func (s *Sequence) Step() (Step, error) {
 	if s.done {
 		return Step{}, errors.New("engine: the sequence has finished")
 	}
-	t0 := time.Now()
-	if s.start.IsZero() {
-		s.start = t0
+	if s.r == nil {
+		return Step{}, errors.New("engine: a batch sequence has no runner to step")
 	}
-	if s.Prefilling() {
-		n := min(len(s.req.Prompt)-s.fed, PromptChunk)
-		if err := s.r.Forward(s.req.Prompt[s.fed : s.fed+n]); err != nil {
-			return s.fail(err)
-		}
-		s.held = append(s.held, s.req.Prompt[s.fed:s.fed+n]...)
-		s.fed += n
-		if s.Prefilling() {
-			return Step{}, nil
-		}
-	} else {
-		if err := s.r.Forward(s.step[:]); err != nil {
-			return s.fail(err)
-		}
-		s.held = append(s.held, s.step[0])
+	ids := s.Pending()
+	n := min(len(ids), PromptChunk)
+	if err := s.r.Forward(ids[:n]); err != nil {
+		return s.fail(err)
 	}
-	tok, err := s.pick()
+	return s.Advance(n, s.r)
+}
+
+// Advance records that the first n pending ids ran, and when they were
+// the last, picks the next token from out, the output of the last of
+// them; a step that only ran part of a prompt has no token (out is not
+// read and may be nil).
+func (s *Sequence) Advance(n int, out Output) (Step, error) {
+	if s.done {
+		return Step{}, errors.New("engine: the sequence has finished")
+	}
+	if n <= 0 || n > len(s.todo) {
+		return s.fail(fmt.Errorf("engine: %d ids ran of %d pending", n, len(s.todo)))
+	}
+	s.held = append(s.held, s.todo[:n]...)
+	s.todo = s.todo[n:]
+	if s.out == 0 {
+		s.fed = min(len(s.held), len(s.req.Prompt))
+	}
+	if len(s.todo) > 0 {
+		return Step{}, nil
+	}
+	tok, err := s.pick(out)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -215,13 +319,15 @@ func (s *Sequence) Step() (Step, error) {
 		s.m.TimeToFirst = now.Sub(s.start)
 		s.m.Forward.Add(s.m.TimeToFirst)
 	} else {
-		d := now.Sub(t0)
+		d := now.Sub(s.last)
 		s.m.Decode += d
 		s.m.Forward.Add(d)
 	}
+	s.last = now
 	id := tok.ID
 	s.sampler.Accept(id)
-	s.step[0] = id
+	s.step = append(s.step[:0], id)
+	s.todo = s.step
 	s.out++
 	s.m.GeneratedTokens = s.out
 	st := Step{HasToken: true, Token: tok}
@@ -253,9 +359,9 @@ func (s *Sequence) Step() (Step, error) {
 // pick chooses the next token: the runner's own argmax for greedy
 // decoding, the runner's top-k candidates when the request lets the
 // sampler work on those alone, or the full logits.
-func (s *Sequence) pick() (sampling.Token, error) {
+func (s *Sequence) pick(out Output) (sampling.Token, error) {
 	if s.greedy {
-		id, err := s.r.Greedy()
+		id, err := out.Greedy()
 		return sampling.Token{ID: id}, err
 	}
 	if s.topK != nil {
@@ -265,7 +371,7 @@ func (s *Sequence) pick() (sampling.Token, error) {
 		}
 		return s.sampler.SampleCandidates(ids, vals)
 	}
-	logits, err := s.r.Logits()
+	logits, err := out.Logits()
 	if err != nil {
 		return sampling.Token{}, err
 	}

@@ -89,6 +89,10 @@ func (c *Basic) MaxLen() int { return c.maxLen }
 // Len returns the number of positions stored.
 func (c *Basic) Len() int { return c.n }
 
+// Room returns the positions the buffers hold now: the cache is one block
+// of Room positions.
+func (c *Basic) Room() int { return c.room }
+
 // Reserve makes room for n positions in all, growing the buffers if needed.
 // It fails when n exceeds MaxLen.
 func (c *Basic) Reserve(n int) error {

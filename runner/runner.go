@@ -236,3 +236,67 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+// BatchConfig sizes a batched runner's pool of KV blocks.
+type BatchConfig struct {
+	// BlockSize is the positions a block holds (0: DefaultBlockSize).
+	BlockSize int
+	// Memory is the bytes the pool may take (0: room for Sequences
+	// sequences of the full context, on the GPU at most what the device
+	// has free).
+	Memory int64
+	// Sequences sizes the default pool (0: 1).
+	Sequences int
+	// Blocks, when not 0, is the exact number of blocks, overriding
+	// Memory and Sequences (a benchmark's pool for short sequences).
+	Blocks int
+}
+
+// DefaultBlockSize is the positions of a KV block unless configured.
+const DefaultBlockSize = 32
+
+// cpuPoolShare is the fraction of the machine's memory the default CPU
+// pool may take. Its memory is mapped, not used, until blocks fill, but a
+// server that runs long fills it (finished requests' blocks stay cached
+// until evicted), so it must fit beside the weights.
+const cpuPoolShare = 0.25
+
+// NewBatchRunner returns a runner for many sequences at once, their keys
+// and values in one pool of blocks sized by cfg. The pool always holds at
+// least one sequence of the full context.
+func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
+	if b.closed {
+		return nil, errors.New("runner: the backend is closed")
+	}
+	bs := cfg.BlockSize
+	if bs == 0 {
+		bs = DefaultBlockSize
+	}
+	if bs < 1 || bs > 1024 {
+		return nil, fmt.Errorf("KV block size %d: want 1 to 1024", bs)
+	}
+	if cfg.Memory < 0 || cfg.Sequences < 0 || cfg.Blocks < 0 {
+		return nil, fmt.Errorf("KV pool of %d bytes, %d blocks, for %d sequences", cfg.Memory, cfg.Blocks, cfg.Sequences)
+	}
+	c := &b.m.Qwen3.Config
+	perSeq := (b.maxLen + bs - 1) / bs
+	page := kvcache.PageBytes(c.Layers, c.KVDim(), bs, b.kv)
+	blocks := cfg.Blocks
+	if blocks == 0 && cfg.Memory > 0 {
+		blocks = int(cfg.Memory / page)
+		if blocks < perSeq {
+			return nil, fmt.Errorf("a KV pool of %d bytes holds %d blocks of %d positions; one sequence of the context (%d positions) needs %d (%d bytes)",
+				cfg.Memory, blocks, bs, b.maxLen, perSeq, int64(perSeq)*page)
+		}
+	}
+	if b.gpu != nil {
+		return b.gpuBatchRunner(blocks, bs, perSeq*max(1, cfg.Sequences))
+	}
+	if blocks == 0 {
+		blocks = perSeq * max(1, cfg.Sequences)
+		if limit := int64(float64(memTotal()) * cpuPoolShare); int64(blocks)*page > limit {
+			blocks = max(perSeq, int(limit/page))
+		}
+	}
+	return qwen3.NewBatched(b.m.Qwen3, b.ops, b.maxLen, blocks, bs, b.kv)
+}

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"inferno/engine"
+	"inferno/kvcache"
 	"inferno/sampling"
 	"inferno/tokenizer"
 )
@@ -53,6 +54,11 @@ type Stats struct {
 	// KVUsed and KVCapacity count the KV cache positions the running
 	// sequences hold, and the positions all slots could hold.
 	KVUsed, KVCapacity int
+	// KV describes the block pool of a paged cache (zero for Slots).
+	KV kvcache.Stats
+	// Preemptions counts sequences whose KV blocks were taken back so
+	// that others could go on; they ran their tokens again later.
+	Preemptions int64
 }
 
 // KVUtilization returns the fraction of the KV cache in use, 0 to 1.

@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 
+	"inferno/scheduler"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,6 +30,9 @@ type metrics struct {
 	ttft             prometheus.Histogram
 	tpot             prometheus.Histogram
 	duration         prometheus.Histogram
+	batchSize        prometheus.Histogram
+	batchTokens      prometheus.Histogram
+	stepSeconds      prometheus.Histogram
 }
 
 func newMetrics(s *Server) *metrics {
@@ -40,7 +45,7 @@ func newMetrics(s *Server) *metrics {
 		Name: "inferno_prompt_tokens_total", Help: "Prompt tokens of the generation requests run.",
 	})
 	m.cachedTokens = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "inferno_prompt_tokens_cached_total", Help: "Prompt tokens whose KV cache was kept from a slot's previous request, not computed again.",
+		Name: "inferno_prompt_tokens_cached_total", Help: "Prompt tokens whose keys and values were reused from an earlier request (the prefix cache), not computed again.",
 	})
 	m.generationTokens = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "inferno_generation_tokens_total", Help: "Tokens generated.",
@@ -57,8 +62,29 @@ func newMetrics(s *Server) *metrics {
 		Name: "inferno_request_duration_seconds", Help: "From a generation request's arrival to its last token.",
 		Buckets: latency,
 	})
+	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_batch_size", Help: "Sequences in each forward pass of the batching scheduler.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+	})
+	m.batchTokens = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_batch_tokens", Help: "Tokens in each forward pass of the batching scheduler (decode tokens and prompt chunks).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048},
+	})
+	m.stepSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "inferno_step_seconds", Help: "Duration of each forward pass of the batching scheduler.",
+		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5},
+	})
 	load := func(name, help string, f func(m *Model) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			mod := s.model.Load()
+			if mod == nil || mod.Scheduler == nil {
+				return 0
+			}
+			return f(mod)
+		})
+	}
+	counter := func(name, help string, f func(m *Model) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
 			mod := s.model.Load()
 			if mod == nil || mod.Scheduler == nil {
 				return 0
@@ -75,6 +101,21 @@ func newMetrics(s *Server) *metrics {
 			func(m *Model) float64 { return m.Scheduler.Stats().KVUtilization() }),
 		load("inferno_slots", "Sequences that can run at once (--parallel).",
 			func(m *Model) float64 { return float64(m.Scheduler.Stats().Slots) }),
+		m.batchSize, m.batchTokens, m.stepSeconds,
+		load("inferno_kv_blocks_used", "KV cache blocks held by running requests (paged cache).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.Used) }),
+		load("inferno_kv_blocks_free", "KV cache blocks holding nothing (paged cache).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.Free) }),
+		load("inferno_kv_blocks_cached", "KV cache blocks holding a finished request's prefix for reuse, evicted least recently used first (paged cache).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.Cached) }),
+		counter("inferno_kv_evictions_total", "Cached KV blocks evicted to make room.",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.Evictions) }),
+		counter("inferno_preemptions_total", "Running requests whose KV blocks were taken back so others could go on; they were resumed later.",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().Preemptions) }),
+		counter("inferno_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.PromptTokens) }),
+		counter("inferno_prefix_cache_hits_total", "Prompt tokens found in the prefix cache (their keys and values reused).",
+			func(m *Model) float64 { return float64(m.Scheduler.Stats().KV.CachedTokens) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -83,4 +124,12 @@ func newMetrics(s *Server) *metrics {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ObserveStep records one forward pass of the batching scheduler in the
+// batch histograms. It is a scheduler.Config.OnStep.
+func (s *Server) ObserveStep(info scheduler.StepInfo) {
+	s.metrics.batchSize.Observe(float64(info.Sequences))
+	s.metrics.batchTokens.Observe(float64(info.Tokens))
+	s.metrics.stepSeconds.Observe(info.Duration.Seconds())
 }

@@ -5,6 +5,7 @@ package cpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"inferno/backend"
@@ -103,11 +104,12 @@ func (s *Scalar) RMSNorm(y, x, gain []float32, eps float32) {
 	}
 }
 
-// RoPE rotates query or key heads in place, NeoX style.
-func (s *Scalar) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+// RoPE rotates query or key heads in place, NeoX style, token t being at
+// position pos[t].
+func (s *Scalar) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
 	half := headDim / 2
-	for t := 0; t < n; t++ {
-		p := float64(pos + t)
+	for t, pt := range pos {
+		p := float64(pt)
 		for i := 0; i < half; i++ {
 			freq := math.Pow(theta, -float64(2*i)/float64(headDim))
 			sin, cos := math.Sincos(p * freq)
@@ -122,9 +124,15 @@ func (s *Scalar) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
 	}
 }
 
-// Attention computes causal grouped-query attention with a plain softmax.
-func (s *Scalar) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
-	attention(s, out, q, k, v, n, pos, nHeads, nKV, headDim, func(x float32) float32 { return x })
+// Attention computes causal grouped-query attention with a plain softmax
+// over each token's positions in order, reading each position's key and
+// value where its sequence's block table puts it; the arithmetic does not
+// depend on the block layout.
+func (s *Scalar) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	checkAttention(len(out), len(q), len(k), len(v), seqs, blockSize, nHeads, nKV, headDim)
+	for i := range seqs {
+		attention(s, out, q, k, v, &seqs[i], blockSize, nHeads, nKV, headDim, func(x float32) float32 { return x })
+	}
 }
 
 // ToF16 converts src to half precision into dst with quant.F32ToF16.
@@ -138,26 +146,63 @@ func (s *Scalar) ToF16(dst []uint16, src []float32) {
 // AttentionF16 is Attention reading half-precision keys and values: each
 // is widened to float32 as it is read, and the arithmetic is Attention's,
 // so the result has the bits of Attention on the widened cache.
-func (s *Scalar) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
-	attention(s, out, q, k, v, n, pos, nHeads, nKV, headDim, quant.F16ToF32)
+func (s *Scalar) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	checkAttention(len(out), len(q), len(k), len(v), seqs, blockSize, nHeads, nKV, headDim)
+	for i := range seqs {
+		attention(s, out, q, k, v, &seqs[i], blockSize, nHeads, nKV, headDim, quant.F16ToF32)
+	}
 }
 
-// attention is Attention over a cache of element type E, which widen
-// turns into float32.
-func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, n, pos, nHeads, nKV, headDim int, widen func(E) float32) {
+// checkAttention panics unless every value an attention call reads or
+// writes is inside out, q, k and v, of the lengths given.
+func checkAttention(outLen, qLen, kLen, vLen int, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	if nKV <= 0 || headDim <= 0 || nHeads%nKV != 0 || nHeads < nKV || blockSize <= 0 {
+		panic(fmt.Sprintf("cpu: attention with %d heads, %d KV heads, head size %d, blocks of %d positions", nHeads, nKV, headDim, blockSize))
+	}
+	qDim, kvDim := nHeads*headDim, nKV*headDim
+	tokens := min(qLen, outLen) / qDim
+	for i, sq := range seqs {
+		if sq.N == 0 {
+			continue
+		}
+		if sq.N < 0 || sq.Token < 0 || sq.Pos < 0 || sq.Token > tokens-sq.N {
+			panic(fmt.Sprintf("cpu: attention sequence %d: %d tokens from %d at position %d; q holds %d tokens, out %d",
+				i, sq.N, sq.Token, sq.Pos, qLen/qDim, outLen/qDim))
+		}
+		end := sq.Pos + sq.N
+		nb := (end + blockSize - 1) / blockSize
+		if len(sq.Table) < nb {
+			panic(fmt.Sprintf("cpu: attention sequence %d reads positions 0..%d: %d blocks of %d, its table has %d",
+				i, end-1, nb, blockSize, len(sq.Table)))
+		}
+		for j, b := range sq.Table[:nb] {
+			rows := min(blockSize, end-j*blockSize) // positions read in the block
+			if b < 0 || (int(b)*blockSize+rows)*kvDim > min(kLen, vLen) {
+				panic(fmt.Sprintf("cpu: attention sequence %d: block %d of its table is %d, reading its first %d positions; k holds %d values, v %d, %d a block",
+					i, j, b, rows, kLen, vLen, blockSize*kvDim))
+			}
+		}
+	}
+}
+
+// attention is Attention for one sequence over a cache of element type E,
+// which widen turns into float32.
+func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, widen func(E) float32) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := float32(1 / math.Sqrt(float64(headDim)))
-	s.scores = grow(s.scores, pos+n)
-	for t := 0; t < n; t++ {
-		seq := pos + t + 1
+	s.scores = grow(s.scores, sq.Pos+sq.N)
+	for t := 0; t < sq.N; t++ {
+		seq := sq.Pos + t + 1
+		tok := sq.Token + t
 		for h := 0; h < nHeads; h++ {
-			qh := q[(t*nHeads+h)*headDim:][:headDim]
+			qh := q[(tok*nHeads+h)*headDim:][:headDim]
 			kvOff := (h / group) * headDim
 			scores := s.scores[:seq]
 			maxScore := float32(math.Inf(-1))
 			for j := range seq {
-				kj := k[j*kvDim+kvOff:][:headDim]
+				row := int(sq.Table[j/blockSize])*blockSize + j%blockSize
+				kj := k[row*kvDim+kvOff:][:headDim]
 				var dot float32
 				for i, qi := range qh {
 					dot += qi * widen(kj[i])
@@ -170,10 +215,11 @@ func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, n, pos
 				scores[j] = float32(math.Exp(float64(scores[j] - maxScore)))
 				sum += scores[j]
 			}
-			oh := out[(t*nHeads+h)*headDim:][:headDim]
+			oh := out[(tok*nHeads+h)*headDim:][:headDim]
 			clear(oh)
 			for j, p := range scores {
-				vj := v[j*kvDim+kvOff:][:headDim]
+				row := int(sq.Table[j/blockSize])*blockSize + j%blockSize
+				vj := v[row*kvDim+kvOff:][:headDim]
 				w := p / sum
 				for i := range oh {
 					oh[i] += w * widen(vj[i])

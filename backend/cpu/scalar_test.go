@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/backend"
+	"inferno/backend/internal/attntest"
 	"inferno/quant"
 )
 
@@ -31,8 +33,9 @@ func TestAttentionF16(t *testing.T) {
 		vh, vf := randHalves(rng, (c.pos+c.n)*c.kv*c.dim, 1)
 		want := make([]float32, len(q))
 		got := make([]float32, len(q))
-		s.Attention(want, q, kf, vf, c.n, c.pos, c.heads, c.kv, c.dim)
-		s.AttentionF16(got, q, kh, vh, c.n, c.pos, c.heads, c.kv, c.dim)
+		seqs := []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}
+		s.Attention(want, q, kf, vf, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
+		s.AttentionF16(got, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
@@ -50,4 +53,27 @@ func TestToF16(t *testing.T) {
 			t.Errorf("%g: %#04x, want %#04x", x, dst[i], quant.F32ToF16(x))
 		}
 	}
+}
+
+// TestAttentionPaged checks that every sequence of a batch over a paged
+// cache gets the bits it gets alone in one contiguous block, for F32 and
+// F16 caches, every block size and random block tables.
+func TestAttentionPaged(t *testing.T) {
+	attntest.CheckPaged(t, NewScalar(), 51)
+}
+
+// TestAttentionPagedAccuracy checks batches against float64 attention.
+func TestAttentionPagedAccuracy(t *testing.T) {
+	attntest.CheckAccuracy(t, NewScalar(), 53, 2e-5)
+}
+
+// TestAttentionPanics checks that malformed calls panic with a message.
+func TestAttentionPanics(t *testing.T) {
+	attntest.CheckPanics(t, NewScalar())
+}
+
+// TestRoPEPositions checks RoPE over per-token positions against calls
+// over consecutive positions.
+func TestRoPEPositions(t *testing.T) {
+	attntest.CheckRoPE(t, NewScalar(), 55)
 }

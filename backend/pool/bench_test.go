@@ -121,12 +121,13 @@ func BenchmarkAttention(b *testing.B) {
 			simd.New().ToF16(vh[l], v0)
 		}
 		out := make([]float32, len(q))
+		seqs := []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}
 		b.Run(c.name+"/f32", func(b *testing.B) {
 			benchBackends(b, func(b *testing.B, ops backend.Ops) {
 				b.SetBytes(int64(2 * 4 * kv))
 				l := 0
 				for b.Loop() {
-					ops.Attention(out, q, k[l], v[l], c.n, c.pos, 16, 8, 128)
+					ops.Attention(out, q, k[l], v[l], seqs, c.pos+c.n, 16, 8, 128)
 					l = (l + 1) % c.layers
 				}
 			})
@@ -136,10 +137,56 @@ func BenchmarkAttention(b *testing.B) {
 				b.SetBytes(int64(2 * 2 * kv))
 				l := 0
 				for b.Loop() {
-					ops.AttentionF16(out, q, kh[l], vh[l], c.n, c.pos, 16, 8, 128)
+					ops.AttentionF16(out, q, kh[l], vh[l], seqs, c.pos+c.n, 16, 8, 128)
 					l = (l + 1) % c.layers
 				}
 			})
 		})
 	}
+}
+
+// BenchmarkAttentionBatch reports a decode step's attention for a batch of
+// 8 sequences at positions 511 to 4095 with Qwen3-0.6B's heads, in a
+// paged cache of blocks of 32 positions given out in random order, and the
+// bytes of keys and values read per second.
+func BenchmarkAttentionBatch(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const bs = 32
+	var seqs []backend.SeqAttn
+	blocks, kv := 0, 0
+	for i := range 8 {
+		p := 511 + i*512
+		seqs = append(seqs, backend.SeqAttn{Token: i, N: 1, Pos: p})
+		blocks += p/bs + 1
+		kv += (p + 1) * 8 * 128
+	}
+	ids := rng.Perm(blocks)
+	for i := range seqs {
+		for range seqs[i].Pos/bs + 1 {
+			seqs[i].Table = append(seqs[i].Table, int32(ids[0]))
+			ids = ids[1:]
+		}
+	}
+	q := randVec(rng, 8*16*128, 1)
+	k, v := randVec(rng, blocks*bs*8*128, 1), randVec(rng, blocks*bs*8*128, 1)
+	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
+	simd.New().ToF16(kh, k)
+	simd.New().ToF16(vh, v)
+	out := make([]float32, len(q))
+	b.Run("f32", func(b *testing.B) {
+		benchBackends(b, func(b *testing.B, ops backend.Ops) {
+			b.SetBytes(int64(2 * 4 * kv))
+			for b.Loop() {
+				ops.Attention(out, q, k, v, seqs, bs, 16, 8, 128)
+			}
+		})
+	})
+	b.Run("f16", func(b *testing.B) {
+		benchBackends(b, func(b *testing.B, ops backend.Ops) {
+			b.SetBytes(int64(2 * 2 * kv))
+			for b.Loop() {
+				ops.AttentionF16(out, q, kh, vh, seqs, bs, 16, 8, 128)
+			}
+		})
+	})
 }

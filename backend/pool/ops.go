@@ -13,8 +13,8 @@ type jobKind int
 const (
 	jobQuantize     jobKind = iota // tokens of p.acts
 	jobMatMul                      // rows of y = W x
-	jobAttention                   // (token, KV head) units
-	jobAttentionF16                // (token, KV head) units, F16 keys and values
+	jobAttention                   // (sequence, token, KV head) units
+	jobAttentionF16                // (sequence, token, KV head) units, F16 keys and values
 	jobToF16                       // elements
 	jobRMSNorm                     // rows
 	jobRoPE                        // tokens
@@ -25,18 +25,21 @@ const (
 // job is the operation being run, split into chunks of size items. Its
 // fields are plain values so that running one allocates nothing.
 type job struct {
-	kind          jobKind
-	total, size   int // items, items per chunk
-	chunks        int
-	y, x, g       []float32
-	k, v          []float32
-	k16, v16      []uint16 // F16 keys and values
-	h             []uint16 // ToF16's output
-	w             *backend.Weight
-	n, pos, heads int
-	nKV, headDim  int
-	eps           float32
-	theta         float64
+	kind         jobKind
+	total, size  int // items, items per chunk
+	chunks       int
+	y, x, g      []float32
+	k, v         []float32
+	k16, v16     []uint16 // F16 keys and values
+	h            []uint16 // ToF16's output
+	w            *backend.Weight
+	seqs         []backend.SeqAttn // attention's sequences
+	blockSize    int               // positions per block of the KV cache
+	pos          []int32           // RoPE's positions
+	heads        int
+	nKV, headDim int
+	eps          float32
+	theta        float64
 }
 
 // Work below these sizes runs on the caller alone: waking workers costs
@@ -58,9 +61,9 @@ func (p *pool) do(id, c int) {
 	case jobMatMul:
 		ops.MatMulRows(j.y, j.w, &p.acts, i0, i1)
 	case jobAttention:
-		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.n, j.pos, j.heads, j.nKV, j.headDim, i0, i1)
+		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, i0, i1)
 	case jobAttentionF16:
-		ops.AttentionUnitsF16(j.y, j.x, j.k16, j.v16, j.n, j.pos, j.heads, j.nKV, j.headDim, i0, i1)
+		ops.AttentionUnitsF16(j.y, j.x, j.k16, j.v16, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, i0, i1)
 	case jobToF16:
 		ops.ToF16(j.h[i0:i1], j.x[i0:i1])
 	case jobRMSNorm:
@@ -68,7 +71,7 @@ func (p *pool) do(id, c int) {
 		ops.RMSNorm(j.y[i0*d:i1*d], j.x[i0*d:i1*d], j.g, j.eps)
 	case jobRoPE:
 		d := j.heads * j.headDim
-		ops.RoPE(j.x[i0*d:i1*d], i1-i0, j.heads, j.headDim, j.pos+i0, j.theta)
+		ops.RoPE(j.x[i0*d:i1*d], j.pos[i0:i1], j.heads, j.headDim, j.theta)
 	case jobSwiGLU:
 		ops.SwiGLU(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
 	case jobAdd:
@@ -113,34 +116,45 @@ func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 	p.run()
 }
 
-// Attention computes causal grouped-query attention, split by query token
-// and KV head.
-func (o *Ops) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
-	if n <= 0 {
+// Attention computes causal grouped-query attention for the query tokens
+// of seqs, split into the units of simd.Ops.AttentionUnits: (sequence,
+// query token, KV head), all the batch's sequences together.
+func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	p := o.p
+	p.ops[0].AttentionUnits(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	units := attentionUnits(seqs, nKV)
+	if units == 0 {
 		return
 	}
-	p := o.p
-	p.ops[0].AttentionUnits(out, q, k, v, n, pos, nHeads, nKV, headDim, 0, 0) // checks the arguments
-	units := n * nKV
 	j := p.start(jobAttention, units, max(1, units/(16*len(p.ops))))
 	j.y, j.x, j.k, j.v = out, q, k, v
-	j.n, j.pos, j.heads, j.nKV, j.headDim = n, pos, nHeads, nKV, headDim
+	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim = seqs, blockSize, nHeads, nKV, headDim
 	p.run()
 }
 
 // AttentionF16 is Attention with half-precision keys and values, split
 // the same way.
-func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
-	if n <= 0 {
+func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	p := o.p
+	p.ops[0].AttentionUnitsF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	units := attentionUnits(seqs, nKV)
+	if units == 0 {
 		return
 	}
-	p := o.p
-	p.ops[0].AttentionUnitsF16(out, q, k, v, n, pos, nHeads, nKV, headDim, 0, 0) // checks the arguments
-	units := n * nKV
 	j := p.start(jobAttentionF16, units, max(1, units/(16*len(p.ops))))
 	j.y, j.x, j.k16, j.v16 = out, q, k, v
-	j.n, j.pos, j.heads, j.nKV, j.headDim = n, pos, nHeads, nKV, headDim
+	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim = seqs, blockSize, nHeads, nKV, headDim
 	p.run()
+}
+
+// attentionUnits returns the number of units of an attention call whose
+// arguments were checked.
+func attentionUnits(seqs []backend.SeqAttn, nKV int) int {
+	n := 0
+	for _, sq := range seqs {
+		n += sq.N
+	}
+	return n * nKV
 }
 
 // ToF16 converts src to half precision into dst[:len(src)], split by
@@ -176,18 +190,20 @@ func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
 	p.run()
 }
 
-// RoPE rotates n tokens of nHeads heads in place, split by token.
-func (o *Ops) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
+// RoPE rotates len(pos) tokens of nHeads heads in place, token t at
+// position pos[t], split by token.
+func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
 	p := o.p
+	n := len(pos)
 	if n*nHeads*headDim < minParallelElems || n < 2 {
-		p.ops[0].RoPE(x, n, nHeads, headDim, pos, theta)
+		p.ops[0].RoPE(x, pos, nHeads, headDim, theta)
 		return
 	}
-	if len(x) < n*nHeads*headDim {
+	if headDim%2 != 0 || len(x) < n*nHeads*headDim {
 		panic(fmt.Sprintf("pool: RoPE of %d tokens of %d heads of %d values over %d values", n, nHeads, headDim, len(x)))
 	}
 	j := p.start(jobRoPE, n, p.chunkSize(n, 1))
-	j.x, j.heads, j.headDim, j.pos, j.theta = x, nHeads, headDim, pos, theta
+	j.x, j.pos, j.heads, j.headDim, j.theta = x, pos, nHeads, headDim, theta
 	p.run()
 }
 

@@ -1,12 +1,14 @@
 // Package pool is the multi-threaded CPU backend: the kernels of package
 // simd run on all cores through a persistent pool of worker goroutines.
 //
-// Each operation is split into chunks (rows of a MatMul, query tokens and
-// KV heads of Attention, rows or ranges of the element-wise operations)
-// that the caller and the workers take in turn from a shared counter. Every
-// output element is computed by exactly one of them with the instructions a
-// single thread would use, so results are bitwise identical for every
-// number of threads. Workers spin briefly between operations, then sleep.
+// Each operation is split into chunks (rows of a MatMul; units of
+// Attention, a query token of one sequence with one KV head, over all the
+// sequences of the batch; tokens of RoPE; rows or ranges of the
+// element-wise operations) that the caller and the workers take in turn
+// from a shared counter. Every output element is computed by exactly one
+// of them with the instructions a single thread would use, so results are
+// bitwise identical for every number of threads. Workers spin briefly
+// between operations, then sleep.
 package pool
 
 import (

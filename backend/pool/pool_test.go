@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/backend/cpu"
+	"inferno/backend/internal/attntest"
 	"inferno/backend/simd"
 	"inferno/gguf"
 	"inferno/quant"
@@ -73,13 +75,19 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		k := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 2)
 		v := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 1)
 		out := make([]float32, len(q))
-		ops.Attention(out, q, k, v, c.n, c.pos, c.heads, c.kv, c.dim)
+		seqs := []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}
+		ops.Attention(out, q, k, v, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
 		keep(out)
 		kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
 		ops.ToF16(kh, k)
 		ops.ToF16(vh, v)
-		ops.AttentionF16(out, q, kh, vh, c.n, c.pos, c.heads, c.kv, c.dim)
+		ops.AttentionF16(out, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
 		keep(out)
+	}
+	for _, bs := range []int{16, 100} {
+		b := attntest.NewBatch(rng, attntest.Shape{Heads: 16, KV: 8, HeadDim: 128}, bs)
+		keep(b.Run(ops, false))
+		keep(b.Run(ops, true))
 	}
 	for _, n := range []int{100, 1 << 16, 100003} {
 		x := randVec(rng, n, 2)
@@ -88,7 +96,11 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		z := make([]float32, n/128*128)
 		ops.RMSNorm(z, x[:len(z)], g, 1e-6)
 		keep(z)
-		ops.RoPE(z, len(z)/1024, 8, 128, 17, 1e6)
+		pos := make([]int32, len(z)/1024)
+		for i := range pos {
+			pos[i] = int32(17 + rng.IntN(5000))
+		}
+		ops.RoPE(z, pos, 8, 128, 1e6)
 		keep(z)
 		out := make([]float32, n)
 		ops.SwiGLU(out, x, y)
@@ -152,6 +164,19 @@ func TestAllocs(t *testing.T) {
 	q := randVec(rng, n*16*128, 1)
 	k := randVec(rng, (40+n)*8*128, 1)
 	v := randVec(rng, (40+n)*8*128, 1)
+	one := []backend.SeqAttn{{N: 1, Pos: 40, Table: []int32{0}}}
+	all := []backend.SeqAttn{{N: n, Pos: 40, Table: []int32{0}}}
+	// Decode steps and a prefill run, in blocks of 8 positions.
+	batch := []backend.SeqAttn{
+		{Token: 0, N: 1, Pos: 50, Table: []int32{8, 7, 6, 5, 4, 3, 2}},
+		{Token: 1, N: 1, Pos: 3, Table: []int32{0}},
+		{Token: 2, N: 20, Pos: 10, Table: []int32{1, 2, 3, 4}},
+		{Token: 22, N: 1, Pos: 70, Table: []int32{0, 1, 2, 3, 4, 5, 6, 7, 8}},
+	}
+	pos := make([]int32, n)
+	for i := range pos {
+		pos[i] = int32(40 + 3*i)
+	}
 	att := make([]float32, len(q))
 	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
 	bigh := make([]uint16, 1<<16)
@@ -175,14 +200,17 @@ func TestAllocs(t *testing.T) {
 			{"MatMul n=8", func() { ops.MatMul(y, w, x, 8) }},
 			{"MatMul n=32", func() { ops.MatMul(y, w, x, n) }},
 			{"MatMul F16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
-			{"Attention n=1", func() { ops.Attention(att, q, k, v, 1, 40, 16, 8, 128) }},
-			{"Attention n=32", func() { ops.Attention(att, q, k, v, n, 40, 16, 8, 128) }},
+			{"Attention n=1", func() { ops.Attention(att, q, k, v, one, 40+n, 16, 8, 128) }},
+			{"Attention n=32", func() { ops.Attention(att, q, k, v, all, 40+n, 16, 8, 128) }},
+			{"Attention batch", func() { ops.Attention(att, q, k, v, batch, 8, 16, 8, 128) }},
 			{"ToF16", func() { ops.ToF16(kh, k); ops.ToF16(vh, v) }},
 			{"ToF16 big", func() { ops.ToF16(bigh, big) }},
-			{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, 1, 40, 16, 8, 128) }},
-			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, n, 40, 16, 8, 128) }},
+			{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, one, 40+n, 16, 8, 128) }},
+			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, all, 40+n, 16, 8, 128) }},
+			{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 8, 16, 8, 128) }},
 			{"RMSNorm", func() { ops.RMSNorm(big2, big, g, 1e-6) }},
-			{"RoPE", func() { ops.RoPE(q, n, 16, 128, 40, 1e6) }},
+			{"RoPE", func() { ops.RoPE(q, pos, 16, 128, 1e6) }},
+			{"RoPE one", func() { ops.RoPE(q, pos[:1], 16, 128, 1e6) }},
 			{"SwiGLU", func() { ops.SwiGLU(big2, big, big) }},
 			{"Add", func() { ops.Add(big2, big) }},
 		}
@@ -194,5 +222,59 @@ func TestAllocs(t *testing.T) {
 		if closeFn != nil {
 			closeFn()
 		}
+	}
+}
+
+// TestAttentionPaged checks that, on 1, 2 and 3 threads, every sequence
+// of a batch over a paged cache gets the bits it gets alone in one
+// contiguous block, for F32 and F16 caches, every block size and random
+// block tables.
+func TestAttentionPaged(t *testing.T) {
+	for _, threads := range []int{1, 2, 3} {
+		ops := New(threads)
+		attntest.CheckPaged(t, ops, 61)
+		ops.Close()
+	}
+}
+
+// TestAttentionMatchesScalar checks batches over paged caches against the
+// scalar backend.
+func TestAttentionMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	scalar := cpu.NewScalar()
+	for _, threads := range []int{1, 2, 3} {
+		ops := New(threads)
+		for _, sh := range attntest.Shapes {
+			for _, bs := range []int{1, 16, 100} {
+				b := attntest.NewBatch(rng, sh, bs)
+				for _, f16 := range []bool{false, true} {
+					got, want := b.Run(ops, f16), b.Run(scalar, f16)
+					for i := range want {
+						if e := math.Abs(float64(got[i] - want[i])); !(e <= 2e-5) {
+							t.Fatalf("%d threads, f16=%v, %v: value %d = %g, scalar %g", threads, f16, b, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+		ops.Close()
+	}
+}
+
+// TestAttentionPanics checks that malformed calls panic, on the caller's
+// goroutine, with a message.
+func TestAttentionPanics(t *testing.T) {
+	ops := New(3)
+	defer ops.Close()
+	attntest.CheckPanics(t, ops)
+}
+
+// TestRoPEPositions checks, on 1, 2 and 3 threads, RoPE over per-token
+// positions against calls over consecutive positions.
+func TestRoPEPositions(t *testing.T) {
+	for _, threads := range []int{1, 2, 3} {
+		ops := New(threads)
+		attntest.CheckRoPE(t, ops, 65)
+		ops.Close()
 	}
 }

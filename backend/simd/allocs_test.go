@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/backend"
 	"inferno/gguf"
 )
 
@@ -17,13 +18,23 @@ func TestAllocs(t *testing.T) {
 	x := randVec(rng, 8*256, 1)
 	y := make([]float32, 8*64)
 	q := randVec(rng, 8*16*128, 1)
-	k := randVec(rng, 40*8*128, 1)
-	v := randVec(rng, 40*8*128, 1)
+	k := randVec(rng, 64*8*128, 1)
+	v := randVec(rng, 64*8*128, 1)
 	att := make([]float32, len(q))
 	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
 	ops.ToF16(kh, k)
 	ops.ToF16(vh, v)
 	g := randVec(rng, 128, 1)
+	one := []backend.SeqAttn{{N: 1, Pos: 31, Table: []int32{0}}}
+	eight := []backend.SeqAttn{{N: 8, Pos: 32, Table: []int32{0}}}
+	// Three sequences in blocks of 16 positions.
+	batch := []backend.SeqAttn{
+		{Token: 0, N: 1, Pos: 20, Table: []int32{2, 0}},
+		{Token: 1, N: 5, Pos: 10, Table: []int32{3}},
+		{Token: 6, N: 2, Pos: 40, Table: []int32{1, 0, 3}},
+	}
+	pos := []int32{32, 33, 34, 35, 36, 37, 38, 39}
+	pos2 := []int32{7, 1, 900, 3, 4, 5, 6, 2}
 	for _, c := range []struct {
 		name string
 		f    func()
@@ -31,13 +42,17 @@ func TestAllocs(t *testing.T) {
 		{"MatMul n=1", func() { ops.MatMul(y, w, x, 1) }},
 		{"MatMul n=8", func() { ops.MatMul(y, w, x, 8) }},
 		{"MatMul BF16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
-		{"Attention n=1", func() { ops.Attention(att, q, k, v, 1, 31, 16, 8, 128) }},
-		{"Attention n=8", func() { ops.Attention(att, q, k, v, 8, 32, 16, 8, 128) }},
-		{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, 1, 31, 16, 8, 128) }},
-		{"AttentionF16 n=8", func() { ops.AttentionF16(att, q, kh, vh, 8, 32, 16, 8, 128) }},
+		{"Attention n=1", func() { ops.Attention(att, q, k, v, one, 40, 16, 8, 128) }},
+		{"Attention n=8", func() { ops.Attention(att, q, k, v, eight, 40, 16, 8, 128) }},
+		{"Attention batch", func() { ops.Attention(att, q, k, v, batch, 16, 16, 8, 128) }},
+		{"AttentionUnits batch", func() { ops.AttentionUnits(att, q, k, v, batch, 16, 16, 8, 128, 3, 40) }},
+		{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, one, 40, 16, 8, 128) }},
+		{"AttentionF16 n=8", func() { ops.AttentionF16(att, q, kh, vh, eight, 40, 16, 8, 128) }},
+		{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 16, 16, 8, 128) }},
 		{"ToF16", func() { ops.ToF16(kh, k) }},
 		{"RMSNorm", func() { ops.RMSNorm(q, q, g, 1e-6) }},
-		{"RoPE", func() { ops.RoPE(q, 8, 16, 128, 32, 1e6) }},
+		{"RoPE", func() { ops.RoPE(q, pos, 16, 128, 1e6) }},
+		{"RoPE other positions", func() { ops.RoPE(q, pos, 16, 128, 1e6); ops.RoPE(q, pos2, 16, 128, 1e6) }},
 		{"SwiGLU", func() { ops.SwiGLU(x, x, x) }},
 		{"Add", func() { ops.Add(x, x) }},
 	} {

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 
+	"inferno/backend"
 	"inferno/quant"
 )
 
-// attnChunk is the number of keys scored at once: the online softmax
-// rescales its running sums once per chunk, and a chunk of keys and values
-// stays in cache while the query heads of the group, for up to attnTokens
-// query tokens, read it.
+// attnChunk is the number of keys scored together: the online softmax
+// rescales its running sums once per chunk of positions 0..63, 64..127, ...
+// of a sequence, whatever blocks of the cache hold them, and a chunk of
+// keys and values stays in cache while the query heads of the group, for
+// up to attnTokens query tokens, read it.
 const (
 	attnChunk  = 64
 	attnTokens = 16
@@ -18,13 +20,22 @@ const (
 
 // attnScratch is the per-Ops state of attention for a block of query
 // tokens and the query heads of one KV group: a chunk of scores and
-// probabilities for one token's heads, and the running outputs, maxima and
-// sums of every (token, head), and one token's corrections.
+// probabilities for one token's heads, the running outputs, maxima and
+// sums of every (token, head), one token's corrections, and where the
+// chunk's keys and values lie in the cache when they are not in one run
+// of consecutive rows.
 type attnScratch struct {
-	s, p       []float32 // group x attnChunk
-	o          []float32 // group x headDim
-	m, l, corr []float32 // group
+	s, p []float32         // group x attnChunk
+	o    []float32         // (token, head) pairs x headDim
+	m, l []float32         // (token, head) pairs
+	corr []float32         // group
+	ones []float32         // group ones: the correction of a chunk's later runs
+	runs [attnChunk]kvSpan // a chunk's runs after its first
 }
+
+// kvSpan is a run of a chunk's positions in consecutive rows of the cache:
+// n positions from the chunk's j-th, stored from row on.
+type kvSpan struct{ j, row, n int }
 
 // kvElem is the element type of cached keys and values: float32, or
 // uint16 half-precision bits.
@@ -48,79 +59,145 @@ func scoresF32(s []float32, sstride int, q []float32, hd, nh int, k, _ []float32
 	attnScores(s, sstride, q, hd, nh, k, kstride, nk, scale)
 }
 
-// Attention computes causal grouped-query attention for n query tokens at
-// positions pos..pos+n-1, in one pass over the cached keys and values with
-// an online softmax.
-func (o *Ops) Attention(out, q, k, v []float32, n, pos, nHeads, nKV, headDim int) {
-	if n <= 0 {
-		return
-	}
-	checkAttention(out, q, k, v, n, pos, nHeads, nKV, headDim)
-	attentionUnits(o, kernelsF32, out, q, k, v, n, pos, nHeads, nKV, headDim, 0, n*nKV)
+// Attention computes causal grouped-query attention for the query tokens
+// of seqs over a paged cache, in one pass over each sequence's keys and
+// values with an online softmax. Keys are scored in chunks of attnChunk
+// positions counted from the sequence's start, whatever blocks hold them,
+// so a token's output has the same bits for every block size and block
+// table, and whatever the other sequences of the call.
+func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, units)
 }
 
 // AttentionF16 is Attention with half-precision keys and values. The
 // kernels widen them as they load them (F16C) and then compute as
 // Attention does, so the result has the bits of Attention on the keys and
 // values widened to float32.
-func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim int) {
-	if n <= 0 {
-		return
-	}
-	checkAttention(out, q, k, v, n, pos, nHeads, nKV, headDim)
-	attentionUnits(o, kernelsF16, out, q, k, v, n, pos, nHeads, nKV, headDim, 0, n*nKV)
+func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, units)
 }
 
-// AttentionUnits computes part of Attention: units u0..u1-1 of the n*nKV
-// units, unit u being query token u%n with the nHeads/nKV query heads that
-// read KV head u/n. Each unit is computed the same way whatever the range,
-// so disjoint ranges may be computed concurrently, each on its own Ops. The
-// arguments are checked even for an empty range.
-func (o *Ops) AttentionUnits(out, q, k, v []float32, n, pos, nHeads, nKV, headDim, u0, u1 int) {
-	checkAttention(out, q, k, v, n, pos, nHeads, nKV, headDim)
-	checkUnits(n, nKV, u0, u1)
-	attentionUnits(o, kernelsF32, out, q, k, v, n, pos, nHeads, nKV, headDim, u0, u1)
+// AttentionUnits computes part of Attention: units u0..u1-1 of the
+// batch's units. Sequence i has seqs[i].N*nKV units, numbered after those
+// of sequences 0..i-1; its unit u is the sequence's query token u%N with
+// the nHeads/nKV query heads that read KV head u/N. Each unit is computed
+// the same way whatever the range, so disjoint ranges may be computed
+// concurrently, each on its own Ops. The arguments are checked, all
+// sequences included, even for an empty range.
+func (o *Ops) AttentionUnits(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	checkUnits(units, u0, u1)
+	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, u0, u1)
 }
 
 // AttentionUnitsF16 computes part of AttentionF16, as AttentionUnits does
 // of Attention.
-func (o *Ops) AttentionUnitsF16(out, q []float32, k, v []uint16, n, pos, nHeads, nKV, headDim, u0, u1 int) {
-	checkAttention(out, q, k, v, n, pos, nHeads, nKV, headDim)
-	checkUnits(n, nKV, u0, u1)
-	attentionUnits(o, kernelsF16, out, q, k, v, n, pos, nHeads, nKV, headDim, u0, u1)
+func (o *Ops) AttentionUnitsF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	checkUnits(units, u0, u1)
+	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, u0, u1)
 }
 
-func checkUnits(n, nKV, u0, u1 int) {
-	if u0 < 0 || u1 > n*nKV || u0 > u1 {
-		panic(fmt.Sprintf("simd: attention units %d..%d of %d", u0, u1, n*nKV))
+func checkUnits(units, u0, u1 int) {
+	if u0 < 0 || u1 > units || u0 > u1 {
+		panic(fmt.Sprintf("simd: attention units %d..%d of %d", u0, u1, units))
 	}
 }
 
-func checkAttention[E kvElem](out, q []float32, k, v []E, n, pos, nHeads, nKV, headDim int) {
-	if nKV <= 0 || headDim <= 0 || pos < 0 || nHeads%nKV != 0 || nHeads < nKV {
-		panic(fmt.Sprintf("simd: attention with %d heads, %d KV heads, head size %d at position %d", nHeads, nKV, headDim, pos))
+// checkAttention panics unless every value the call reads or writes is
+// inside q, out, k and v, and returns the number of units. It takes time
+// in the number of sequences and of blocks they read, and never allocates
+// unless it panics.
+func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) (units int) {
+	if nKV <= 0 || headDim <= 0 || nHeads%nKV != 0 || nHeads < nKV || blockSize <= 0 {
+		panic(fmt.Sprintf("simd: attention with %d heads, %d KV heads, head size %d, blocks of %d positions", nHeads, nKV, headDim, blockSize))
 	}
-	qn, kvn := n*nHeads*headDim, (pos+n)*nKV*headDim
-	if len(q) < qn || len(out) < qn || len(k) < kvn || len(v) < kvn {
-		panic(fmt.Sprintf("simd: attention of %d tokens at %d: q %d, out %d, k %d, v %d values; want %d, %d, %d, %d",
-			n, pos, len(q), len(out), len(k), len(v), qn, qn, kvn, kvn))
+	qDim, kvDim := nHeads*headDim, nKV*headDim
+	tokens := min(len(q), len(out)) / qDim
+	kvLen := min(len(k), len(v))
+	for i := range seqs {
+		sq := &seqs[i]
+		if sq.N == 0 {
+			continue
+		}
+		if sq.N < 0 || sq.Token < 0 || sq.Pos < 0 || sq.Token > tokens-sq.N {
+			panic(fmt.Sprintf("simd: attention sequence %d: %d tokens from %d at position %d; q holds %d tokens (%d values), out %d (%d values)",
+				i, sq.N, sq.Token, sq.Pos, len(q)/qDim, len(q), len(out)/qDim, len(out)))
+		}
+		end := sq.Pos + sq.N // positions read
+		nb := (end + blockSize - 1) / blockSize
+		if len(sq.Table) < nb {
+			panic(fmt.Sprintf("simd: attention sequence %d reads positions 0..%d: %d blocks of %d, its table has %d",
+				i, end-1, nb, blockSize, len(sq.Table)))
+		}
+		for j, b := range sq.Table[:nb] {
+			rows := min(blockSize, end-j*blockSize) // positions read in the block
+			if b < 0 || (int(b)*blockSize+rows)*kvDim > kvLen {
+				panic(fmt.Sprintf("simd: attention sequence %d: block %d of its table is %d, reading its first %d positions; k holds %d values, v %d, %d a block",
+					i, j, b, rows, len(k), len(v), blockSize*kvDim))
+			}
+		}
+		units += sq.N * nKV
+	}
+	return units
+}
+
+// attentionUnits computes units u0..u1-1 of the batch; see AttentionUnits.
+func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
+	base := 0 // the first unit of sequence i
+	for i := range seqs {
+		if base >= u1 {
+			return
+		}
+		sq := &seqs[i]
+		n := sq.N
+		if n <= 0 {
+			continue
+		}
+		b0, b1 := max(u0-base, 0), min(u1-base, n*nKV)
+		base += n * nKV
+		for u := b0; u < b1; {
+			// A block of up to attnTokens consecutive tokens of one KV
+			// head shares each chunk of keys and values while it is in
+			// cache.
+			g, t0 := u/n, u%n
+			t1 := min(n, t0+attnTokens, t0+b1-u)
+			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, g, t0, t1)
+			u += t1 - t0
+		}
 	}
 }
 
-func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, n, pos, nHeads, nKV, headDim, u0, u1 int) {
-	for u := u0; u < u1; {
-		// A block of up to attnTokens consecutive tokens of one KV head
-		// shares each chunk of keys and values while it is in cache.
-		g, t0 := u/n, u%n
-		t1 := min(n, t0+attnTokens, t0+u1-u)
-		attentionBlock(o, kern, out, q, k, v, pos, nHeads, nKV, headDim, g, t0, t1)
-		u += t1 - t0
+// kvRun returns where positions p.. of a sequence with block table table
+// lie in the cache: the row of position p in the storage, and the number
+// of positions from p on, at most limit, in consecutive rows (across
+// blocks that follow each other in the storage).
+func kvRun(table []int32, blockSize, p, limit int) (row, n int) {
+	if p+limit <= blockSize { // in the first block: no division
+		return int(table[0])*blockSize + p, limit
 	}
+	b, r := p/blockSize, p%blockSize
+	row = int(table[b])*blockSize + r
+	n = min(blockSize-r, limit)
+	for n < limit && int(table[b+1]) == int(table[b])+1 {
+		b++
+		n = min(n+blockSize, limit)
+	}
+	return row, n
 }
 
-// attentionBlock computes query tokens t0..t1-1 with the query heads of KV
-// head g. Each token's values are computed as if it were alone.
-func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, pos, nHeads, nKV, headDim, g, t0, t1 int) {
+// attentionBlock computes query tokens t0..t1-1 of sequence sq with the
+// query heads of KV head g. Each token's values are computed as if it were
+// alone, in one contiguous block: chunk by chunk of positions, each
+// chunk's keys scored run by run of consecutive rows into the chunk's row
+// of scores, then the chunk's softmax, then its values accumulated run by
+// run, the first run rescaling the outputs by the chunk's correction and
+// the others by 1, which leaves them unchanged (o*1 is o, in the assembly
+// as in Go). The kernels give each score, and each output for keys in
+// order, the same bits whether the keys come in one call or in several.
+func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim, g, t0, t1 int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := float32(1 / math.Sqrt(float64(headDim)))
@@ -132,24 +209,40 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	s.m = grow(s.m, heads)
 	s.l = grow(s.l, heads)
 	s.corr = grow(s.corr, group)
+	s.ones = grow(s.ones, group)
 	negInf := float32(math.Inf(-1))
 	for i := range heads {
 		s.m[i], s.l[i] = negInf, 0
 	}
+	for i := range s.ones {
+		s.ones[i] = 1
+	}
 	clear(s.o)
 	kg, vg := k[g*headDim:], v[g*headDim:]
-	for c0 := 0; c0 < pos+t1; c0 += attnChunk {
+	table := sq.Table
+	for c0 := 0; c0 < sq.Pos+t1; c0 += attnChunk {
 		for t := t0; t < t1; t++ {
-			seq := pos + t + 1
+			seq := sq.Pos + t + 1
 			if c0 >= seq {
 				continue
 			}
 			nk := min(attnChunk, seq-c0)
-			kc := kg[c0*kvDim : (c0+nk-1)*kvDim+headDim]
-			vc := vg[c0*kvDim : (c0+nk-1)*kvDim+headDim]
-			qg := q[(t*nHeads+g*group)*headDim : (t*nHeads+(g+1)*group)*headDim]
+			tok := sq.Token + t
+			qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
 			h0 := (t - t0) * group
-			kern.scores(s.s, attnChunk, qg, headDim, group, kc, vc, kvDim, nk, scale)
+			// The chunk's first run, then any others.
+			row0, n0 := kvRun(table, blockSize, c0, nk)
+			vc0 := vg[row0*kvDim : (row0+n0-1)*kvDim+headDim]
+			kern.scores(s.s, attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
+			nr := 0
+			for j := n0; j < nk; nr++ {
+				row, n := kvRun(table, blockSize, c0+j, nk-j)
+				s.runs[nr] = kvSpan{j, row, n}
+				kc := kg[row*kvDim : (row+n-1)*kvDim+headDim]
+				vc := vg[row*kvDim : (row+n-1)*kvDim+headDim]
+				kern.scores(s.s[j:], attnChunk, qg, headDim, group, kc, vc, kvDim, n, scale)
+				j += n
+			}
 			for i := range group {
 				sc, p := s.s[i*attnChunk:i*attnChunk+nk], s.p[i*attnChunk:i*attnChunk+nk]
 				mc := maxOf(sc)
@@ -160,13 +253,19 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 				s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
 				s.m[h0+i], s.corr[i] = mNew, corr
 			}
-			kern.accum(s.o[h0*headDim:(h0+group)*headDim], headDim, group, s.p, attnChunk, vc, kvDim, nk, s.corr)
+			og := s.o[h0*headDim : (h0+group)*headDim]
+			kern.accum(og, headDim, group, s.p, attnChunk, vc0, kvDim, n0, s.corr)
+			for _, r := range s.runs[:nr] {
+				vc := vg[r.row*kvDim : (r.row+r.n-1)*kvDim+headDim]
+				kern.accum(og, headDim, group, s.p[r.j:], attnChunk, vc, kvDim, r.n, s.ones)
+			}
 		}
 	}
 	for t := t0; t < t1; t++ {
+		tok := sq.Token + t
 		for i := range group {
 			h := (t-t0)*group + i
-			oh := out[(t*nHeads+g*group+i)*headDim:][:headDim]
+			oh := out[(tok*nHeads+g*group+i)*headDim:][:headDim]
 			inv := 1 / s.l[h]
 			for j, x := range s.o[h*headDim : (h+1)*headDim] {
 				oh[j] = x * inv

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"inferno/backend"
 )
 
 // refAttention is causal grouped-query attention in float64 with a plain
@@ -47,6 +49,12 @@ func refAttention(q, k, v []float32, n, pos, nHeads, nKV, headDim int) []float64
 
 type attnCase struct{ n, pos, nHeads, nKV, headDim int }
 
+// seqs returns the call of the case: one sequence in one contiguous block
+// of pos+n positions, the layout of a cache before paging.
+func (c attnCase) seqs() (seqs []backend.SeqAttn, blockSize int) {
+	return []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}, c.pos + c.n
+}
+
 var attnCases = []attnCase{
 	{1, 0, 4, 2, 32}, {1, 6, 4, 2, 32}, {1, 299, 4, 2, 32}, {7, 0, 4, 2, 32}, {300, 0, 4, 2, 32},
 	{1, 0, 16, 8, 128}, {1, 6, 16, 8, 128}, {1, 299, 16, 8, 128}, {5, 295, 16, 8, 128}, {7, 0, 16, 8, 128},
@@ -67,7 +75,8 @@ func TestAttention(t *testing.T) {
 	for _, c := range attnCases {
 		q, k, v := randAttn(rng, c)
 		out := make([]float32, len(q))
-		ops.Attention(out, q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+		seqs, bs := c.seqs()
+		ops.Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
 		want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 		for i, w := range want {
 			if e := math.Abs(float64(out[i]) - w); e > 2e-5 {
@@ -88,7 +97,8 @@ func TestAttentionBitwise(t *testing.T) {
 		}
 		q, k, v := randAttn(rng, c)
 		whole := make([]float32, len(q))
-		ops.Attention(whole, q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+		seqs, bs := c.seqs()
+		ops.Attention(whole, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
 		split := make([]float32, len(q))
 		units := c.n * c.nKV
 		for u0 := 0; u0 < units; u0 += 3 {
@@ -96,7 +106,7 @@ func TestAttentionBitwise(t *testing.T) {
 			if u0%2 == 1 {
 				o = other
 			}
-			o.AttentionUnits(split, q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
+			o.AttentionUnits(split, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
 		}
 		if i := sameBits(split, whole); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
@@ -104,7 +114,7 @@ func TestAttentionBitwise(t *testing.T) {
 		qd := c.nHeads * c.headDim
 		one := make([]float32, qd)
 		for tok := range c.n {
-			ops.Attention(one, q[tok*qd:(tok+1)*qd], k, v, 1, c.pos+tok, c.nHeads, c.nKV, c.headDim)
+			ops.Attention(one, q[tok*qd:(tok+1)*qd], k, v, []backend.SeqAttn{{N: 1, Pos: c.pos + tok, Table: []int32{0}}}, bs, c.nHeads, c.nKV, c.headDim)
 			if i := sameBits(one, whole[tok*qd:(tok+1)*qd]); i >= 0 {
 				t.Fatalf("%+v: token %d alone differs at %d", c, tok, i)
 			}
@@ -121,7 +131,8 @@ func TestAttentionLargeScores(t *testing.T) {
 		k[i] *= 40
 	}
 	out := make([]float32, len(q))
-	New().Attention(out, q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+	seqs, bs := c.seqs()
+	New().Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
 	want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 	for i, w := range want {
 		if e := math.Abs(float64(out[i]) - w); e > 1e-4 || math.IsNaN(float64(out[i])) {

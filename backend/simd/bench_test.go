@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"inferno/backend"
 	"inferno/gguf"
 )
 
@@ -81,6 +82,64 @@ func BenchmarkMatMulQ8(b *testing.B) {
 				ops.MatMul(y, w, x, n)
 			}
 			b.ReportMetric(2*float64(n*sh.rows*sh.cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkAttention reports a decode step's attention with Qwen3-0.6B's
+// heads (see also the backend comparison in package pool), over float32
+// and half-precision caches, and the bytes of keys and values read per
+// second: at position 4095 in one contiguous block, and in blocks of 32
+// positions in random order; and for a batch of 8 sequences at positions
+// 511 to 4095 in blocks of 32 in random order. The blocks are drawn from a
+// cache of 20480 positions: where one layer's keys and values would stay
+// in a large L3 cache, scattering them costs more than the kernels' extra
+// calls.
+func BenchmarkAttention(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const pos, positions, bs = 4095, 20480, 32
+	k, v := randVec(rng, positions*8*128, 1), randVec(rng, positions*8*128, 1)
+	kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
+	toF16(kh, k)
+	toF16(vh, v)
+	var ids []int32
+	for _, b := range rng.Perm(positions / bs) {
+		ids = append(ids, int32(b))
+	}
+	var batch []backend.SeqAttn
+	for i, used := 0, 0; i < 8; i++ {
+		p := 511 + i*512
+		nb := p/bs + 1
+		batch = append(batch, backend.SeqAttn{Token: i, N: 1, Pos: p, Table: ids[used : used+nb]})
+		used += nb
+	}
+	q := randVec(rng, 8*16*128, 1)
+	out := make([]float32, len(q))
+	for _, c := range []struct {
+		name      string
+		seqs      []backend.SeqAttn
+		blockSize int
+	}{
+		{"decode_pos4095", []backend.SeqAttn{{N: 1, Pos: pos, Table: []int32{0}}}, pos + 1},
+		{"decode_pos4095_paged", []backend.SeqAttn{{N: 1, Pos: pos, Table: ids}}, bs},
+		{"decode_batch8_paged", batch, bs},
+	} {
+		kvValues := 0
+		for _, sq := range c.seqs {
+			kvValues += 2 * (sq.Pos + sq.N) * 8 * 128
+		}
+		ops := New()
+		b.Run(c.name+"/f32", func(b *testing.B) {
+			b.SetBytes(int64(4 * kvValues))
+			for b.Loop() {
+				ops.Attention(out, q, k, v, c.seqs, c.blockSize, 16, 8, 128)
+			}
+		})
+		b.Run(c.name+"/f16", func(b *testing.B) {
+			b.SetBytes(int64(2 * kvValues))
+			for b.Loop() {
+				ops.AttentionF16(out, q, kh, vh, c.seqs, c.blockSize, 16, 8, 128)
+			}
 		})
 	}
 }

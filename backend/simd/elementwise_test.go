@@ -76,7 +76,7 @@ func TestRoPE(t *testing.T) {
 		for _, c := range []struct{ n, heads, pos int }{{1, 1, 0}, {1, 16, 37}, {5, 8, 1000}, {3, 2, 40000}} {
 			x := randVec(rng, c.n*c.heads*headDim, 1)
 			y := append([]float32(nil), x...)
-			ops.RoPE(y, c.n, c.heads, headDim, c.pos, 1e6)
+			ops.RoPE(y, positions(c.pos, c.n), c.heads, headDim, 1e6)
 			half := headDim / 2
 			for tok := range c.n {
 				for h := range c.heads {
@@ -120,4 +120,13 @@ func TestExpAccuracy(t *testing.T) {
 	if y := expf(0); y != 1 {
 		t.Errorf("expf(0) = %g", y)
 	}
+}
+
+// positions returns the n positions pos..pos+n-1.
+func positions(pos, n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(pos + i)
+	}
+	return p
 }

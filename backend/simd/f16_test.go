@@ -69,10 +69,11 @@ func TestAttentionF16(t *testing.T) {
 		q, k, v := randAttn(rng, c)
 		kh, kf := toHalves(k)
 		vh, vf := toHalves(v)
+		seqs, bs := c.seqs()
 		want := make([]float32, len(q))
-		ops.Attention(want, q, kf, vf, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+		ops.Attention(want, q, kf, vf, seqs, bs, c.nHeads, c.nKV, c.headDim)
 		got := make([]float32, len(q))
-		ops.AttentionF16(got, q, kh, vh, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+		ops.AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim)
 		if i := sameBits(got, want); i >= 0 {
 			t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
 		}
@@ -83,7 +84,7 @@ func TestAttentionF16(t *testing.T) {
 			if u0%2 == 1 {
 				o = other
 			}
-			o.AttentionUnitsF16(got, q, kh, vh, c.n, c.pos, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
+			o.AttentionUnitsF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
 		}
 		if i := sameBits(got, want); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
@@ -101,7 +102,8 @@ func TestAttentionF16Accuracy(t *testing.T) {
 	kh, _ := toHalves(k)
 	vh, _ := toHalves(v)
 	got := make([]float32, len(q))
-	New().AttentionF16(got, q, kh, vh, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
+	seqs, bs := c.seqs()
+	New().AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim)
 	want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 	if e := relL2(got, want); e > 2e-3 {
 		t.Errorf("relative L2 error %.3g > 2e-3", e)

@@ -91,7 +91,7 @@ func TestAssemblyMatchesGo(t *testing.T) {
 		x := randVec(rng, 3*5*headDim, 1)
 		check("RoPE", func() []float32 {
 			y := append([]float32(nil), x...)
-			New().RoPE(y, 3, 5, headDim, 1000, 1e6)
+			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, 1e6)
 			return y
 		})
 	}

@@ -3,23 +3,23 @@ package simd
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
-// ropeTable holds cos and sin of the rotation angles for a range of
-// positions, computed in float64 as the scalar backend does. The last range
+// ropeTable holds cos and sin of the rotation angles for a list of
+// positions, computed in float64 as the scalar backend does. The last list
 // is kept, so that rotating queries and then keys of the same tokens
 // computes it once.
 type ropeTable struct {
 	headDim  int
 	theta    float64
 	freq     []float64 // theta^(-2i/headDim), i < headDim/2
-	pos, n   int       // the positions cos and sin hold
-	cos, sin []float32 // n * headDim/2 values
+	pos      []int32   // the positions cos and sin hold
+	cos, sin []float32 // len(pos) * headDim/2 values
 }
 
-// angles returns cos and sin for positions pos..pos+n-1, headDim/2 values
-// each.
-func (rt *ropeTable) angles(pos, n, headDim int, theta float64) (cos, sin []float32) {
+// angles returns cos and sin for the positions pos, headDim/2 values each.
+func (rt *ropeTable) angles(pos []int32, headDim int, theta float64) (cos, sin []float32) {
 	half := headDim / 2
 	if headDim != rt.headDim || theta != rt.theta || len(rt.freq) != half {
 		rt.headDim, rt.theta = headDim, theta
@@ -27,35 +27,38 @@ func (rt *ropeTable) angles(pos, n, headDim int, theta float64) (cos, sin []floa
 		for i := range rt.freq {
 			rt.freq[i] = math.Pow(theta, -float64(2*i)/float64(headDim))
 		}
-		rt.n = 0
+		rt.pos = rt.pos[:0]
 	}
-	if rt.pos != pos || rt.n != n {
+	n := len(pos)
+	if !slices.Equal(rt.pos, pos) {
 		rt.cos = grow(rt.cos, n*half)
 		rt.sin = grow(rt.sin, n*half)
-		for t := range n {
-			p := float64(pos + t)
+		for t, pt := range pos {
+			p := float64(pt)
 			for i, f := range rt.freq {
 				s, c := math.Sincos(p * f)
 				rt.cos[t*half+i], rt.sin[t*half+i] = float32(c), float32(s)
 			}
 		}
-		rt.pos, rt.n = pos, n
+		rt.pos = append(rt.pos[:0], pos...)
 	}
 	return rt.cos[:n*half], rt.sin[:n*half]
 }
 
-// RoPE rotates, in place, n tokens of nHeads heads of headDim values, token
-// t being at position pos+t, NeoX style: pairs (i, i+headDim/2) with
-// frequency theta^(-2i/headDim).
-func (o *Ops) RoPE(x []float32, n, nHeads, headDim, pos int, theta float64) {
-	if n <= 0 || nHeads <= 0 || headDim < 2 {
+// RoPE rotates, in place, len(pos) tokens of nHeads heads of headDim
+// values, token t being at position pos[t], NeoX style: pairs (i,
+// i+headDim/2) with frequency theta^(-2i/headDim). A token's bits depend
+// only on its values and position.
+func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
+	n := len(pos)
+	if n == 0 || nHeads <= 0 || headDim < 2 {
 		return
 	}
 	if headDim%2 != 0 || len(x) < n*nHeads*headDim {
 		panic(fmt.Sprintf("simd: RoPE of %d tokens of %d heads of %d values over %d values", n, nHeads, headDim, len(x)))
 	}
 	half := headDim / 2
-	cos, sin := o.rope.angles(pos, n, headDim, theta)
+	cos, sin := o.rope.angles(pos, headDim, theta)
 	for t := range n {
 		rope(x[t*nHeads*headDim:(t+1)*nHeads*headDim], cos[t*half:(t+1)*half], sin[t*half:(t+1)*half], nHeads)
 	}

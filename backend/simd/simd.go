@@ -16,7 +16,9 @@
 //
 // Attention reads float32 keys and values; AttentionF16 reads half-precision
 // ones (an F16 KV cache), widening them in its kernels with F16C, and gives
-// the bits Attention gives on the widened values.
+// the bits Attention gives on the widened values. Both compute a batch of
+// sequences over a paged cache, and give each token the bits it would get
+// alone, its sequence's keys and values in one contiguous block.
 //
 // Besides the backend.Ops methods, the package exports the pieces a
 // multi-threaded backend splits among its workers, each worker with its own

@@ -35,7 +35,7 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
-	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (contiguous per layer)")
+	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous, growing cache per sequence) or paged (a pool of blocks, as the server keeps)")
 	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
@@ -44,8 +44,8 @@ func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 // open opens m on the backend the flags name (see runner.Open), with the
 // GPU upload's progress bar when stderr is a terminal.
 func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
-	if f.kv != "basic" {
-		return nil, fmt.Errorf("unknown KV cache layout %q (want basic)", f.kv)
+	if f.kv != "basic" && f.kv != "paged" {
+		return nil, fmt.Errorf("unknown KV cache layout %q (want basic or paged)", f.kv)
 	}
 	if f.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d must not be negative", f.ctx)
@@ -78,7 +78,15 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend,
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := b.NewRunner()
+	var r engine.Runner
+	if f.kv == "paged" {
+		var br engine.BatchRunner
+		if br, err = b.NewBatchRunner(runner.BatchConfig{Sequences: 1}); err == nil {
+			r = runner.NewPaged(br)
+		}
+	} else {
+		r, err = b.NewRunner()
+	}
 	if err != nil {
 		b.Close()
 		return nil, nil, err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,6 +31,7 @@ type benchResult struct {
 	NPrompt  int       `json:"n_prompt"`
 	NGen     int       `json:"n_gen"`
 	NDepth   int       `json:"n_depth"`
+	NPar     int       `json:"n_parallel,omitempty"`
 	AvgTS    float64   `json:"avg_ts"`
 	StdTS    float64   `json:"stddev_ts"`
 	SamplesT []float64 `json:"samples_ts"`
@@ -40,6 +42,7 @@ func benchCmd() *cobra.Command {
 		rf                  runnerFlags
 		prompts, gens       string
 		depths, threadsFlag string
+		parallelFlag        string
 		reps                int
 		asJSON              bool
 	)
@@ -51,7 +54,15 @@ one forward pass, tokens per second) and text generation (tgN: N tokens, one
 forward pass and one greedy pick each, tokens per second), optionally after
 D tokens of context ("tg128 @ d512"). Each test runs -r times after a warm-up
 and reports the mean and standard deviation, as llama.cpp's llama-bench does.
-Lists are comma-separated; every combination is measured.`,
+Lists are comma-separated; every combination is measured.
+
+With --parallel B1,B2,... it measures batched decoding instead, as
+llama.cpp's llama-batched-bench does: B sequences each prefill -p random
+tokens (several prompts to a forward pass, up to 512 tokens), then decode
+-n tokens together, one forward pass a step over all B sequences, their
+keys and values in a paged KV cache. "pp128 x8" is the prompt tokens of
+all 8 sequences per second (S_PP), "tg128 x8" their generated tokens per
+second (S_TG).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps, err := intList("-p", prompts)
@@ -73,6 +84,15 @@ Lists are comma-separated; every combination is measured.`,
 			if reps < 1 {
 				return fmt.Errorf("-r %d: want at least 1 repetition", reps)
 			}
+			var pars []int
+			if parallelFlag != "" {
+				if pars, err = intList("--parallel", parallelFlag); err != nil {
+					return err
+				}
+				if len(ps) != 1 || len(ns) != 1 || len(ds) != 1 || ds[0] != 0 || slices.Contains(pars, 0) {
+					return fmt.Errorf("--parallel takes one -p, one -n, no -d and sequence counts of at least 1")
+				}
+			}
 			m, err := model.Open(args[0])
 			if err != nil {
 				return err
@@ -85,6 +105,14 @@ Lists are comma-separated; every combination is measured.`,
 			}
 			for _, t := range ts {
 				rf.threads = t
+				if pars != nil {
+					rs, err := benchParallel(&rf, m, desc, size, params, pars, ps[0], ns[0], reps)
+					if err != nil {
+						return err
+					}
+					results = append(results, rs...)
+					continue
+				}
 				r, be, err := rf.newRunner(m)
 				if err != nil {
 					return err
@@ -141,6 +169,7 @@ Lists are comma-separated; every combination is measured.`,
 	cmd.Flags().StringVarP(&depths, "d", "d", "0", "context depths to measure at (comma-separated)")
 	cmd.Flags().StringVarP(&threadsFlag, "t", "t", "", "thread counts for the pool backend (comma-separated; default: the number of cores)")
 	cmd.Flags().IntVarP(&reps, "r", "r", 5, "repetitions of each test")
+	cmd.Flags().StringVar(&parallelFlag, "parallel", "", "measure batched decoding of this many sequences at once (comma-separated, e.g. 1,8,32)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a markdown table")
 	rf.registerBench(cmd)
 	return cmd
@@ -269,6 +298,49 @@ func intList(flag, s string) ([]int, error) {
 	}
 	if len(out) == 0 {
 		out = []int{0}
+	}
+	return out, nil
+}
+
+// benchParallel measures batched decoding for each sequence count of
+// pars: p prompt tokens and n generated tokens per sequence.
+func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params int64, pars []int, p, n, reps int) ([]benchResult, error) {
+	be, err := rf.open(m)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	var out []benchResult
+	for _, par := range pars {
+		bb, err := newBatchBencher(be, m.Qwen3.Config.Vocab, par, max(p, 1), n)
+		if err != nil {
+			return nil, err
+		}
+		name := bb.br.Backend()
+		var pps, tgs []float64
+		for rep := -1; rep < reps; rep++ { // rep -1 is the warm-up
+			pp, tg, err := bb.run(max(p, 1), n)
+			if err != nil {
+				bb.close()
+				return nil, err
+			}
+			if rep >= 0 {
+				pps, tgs = append(pps, pp), append(tgs, tg)
+			}
+		}
+		bb.close()
+		for _, r := range []struct {
+			test    string
+			p, n    int
+			samples []float64
+		}{{fmt.Sprintf("pp%d x%d", p, par), p, 0, pps}, {fmt.Sprintf("tg%d x%d", n, par), 0, n, tgs}} {
+			if r.samples == nil || (r.p == 0 && r.n == 0) {
+				continue
+			}
+			res := summarize(desc, size, params, name, be.Threads(), r.test, r.p, r.n, 0, r.samples)
+			res.NPar = par
+			out = append(out, res)
+		}
 	}
 	return out, nil
 }

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +30,7 @@ func serveCmd() *cobra.Command {
 		addr     string
 		parallel int
 		queue    int
+		pool     poolFlags
 		apiKey   string
 		aliases  []string
 		maxBody  int64
@@ -42,15 +45,27 @@ not), the model list, tokenization and Prometheus metrics; docs/SERVER.md
 describes every endpoint. It listens at once: /health answers 503 while
 the model loads and 200 when it is ready.
 
-Up to --parallel requests generate at once, taking turns step by step;
-further requests wait in a queue of --queue, and beyond it get 503. With
+Up to --parallel requests generate at once (default: 4 on the CPU, 64 on
+the GPU). With the paged KV cache (--kv paged, the default) every step is
+one forward pass over the next token of every running request and a chunk
+of at most two new prompts (--batch-tokens in all), and a request whose
+prompt starts as an earlier one did (a system prompt, the earlier turns of
+a conversation) reuses those tokens' keys and values. The pool of KV blocks
+takes --kv-mem bytes (default: room for every running request's full
+context, on the GPU at most what is free); when it is full new requests
+wait, and the newest running one may be paused and resumed later. With
+--kv basic each request has a cache of its own and they take turns step by
+step. Further requests wait in a queue of --queue, and beyond it get 503. With
 --api-key (or INFERNO_API_KEY) every API request needs the header
 "Authorization: Bearer KEY". SIGINT or SIGTERM stops accepting requests,
 lets running ones finish for --grace, then cancels them and exits 0.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if parallel < 1 {
-				return fmt.Errorf("--parallel %d: want at least 1", parallel)
+			if parallel < 0 {
+				return fmt.Errorf("--parallel %d: want at least 1 (or 0: the backend's default)", parallel)
+			}
+			if err := pool.check(); err != nil {
+				return err
 			}
 			if queue < 0 {
 				return fmt.Errorf("--queue %d: must not be negative", queue)
@@ -86,7 +101,7 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			}
 			done := make(chan result, 1)
 			go func() {
-				l, err := loadServed(args[0], &rf, parallel, queue, aliases, log)
+				l, err := loadServed(args[0], &rf, &pool, parallel, queue, aliases, srv, log)
 				done <- result{l, err}
 			}()
 			var loaded *served
@@ -105,7 +120,8 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			}
 			defer loaded.close()
 			srv.SetModel(loaded.model)
-			log.Info("ready", "model", loaded.model.Name, "backend", loaded.backend.Name(), "context", loaded.model.Context, "parallel", parallel)
+			log.Info("ready", "model", loaded.model.Name, "backend", loaded.backend.Name(), "context", loaded.model.Context,
+				"parallel", loaded.parallel, "kv", rf.kv)
 
 			select {
 			case err := <-serveErr:
@@ -130,7 +146,7 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; 0.0.0.0:8080 for every interface)")
-	cmd.Flags().IntVar(&parallel, "parallel", 4, "requests that generate at once")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU, 64 on the GPU)")
 	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot; more get 503")
 	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default $INFERNO_API_KEY)")
 	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names")
@@ -138,21 +154,35 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM or SIGINT, how long running requests may finish")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (a line per request), info, warn, error")
 	rf.register(cmd)
+	pool.register(cmd)
+	rf.kv = "paged"
+	cmd.Flags().Lookup("kv").DefValue = "paged"
 	return cmd
 }
 
 // served is the model a server serves and what runs it.
 type served struct {
-	file    *model.Model
-	backend *runner.Backend
-	runners []engine.Runner
-	sched   scheduler.Scheduler
-	model   *server.Model
+	file     *model.Model
+	backend  *runner.Backend
+	runners  []engine.Runner    // --kv basic: one per slot
+	batched  engine.BatchRunner // --kv paged
+	sched    scheduler.Scheduler
+	model    *server.Model
+	parallel int
 }
 
-// loadServed opens the model and its backend, one runner per slot, and
-// the scheduler over them.
-func loadServed(path string, rf *runnerFlags, parallel, queue int, aliases []string, log *slog.Logger) (*served, error) {
+// Default --parallel per backend: the CPU gains little past a few
+// sequences a step (its matrix products become compute-bound), the GPU
+// keeps gaining to a hundred and more.
+const (
+	defaultParallelCPU = 4
+	defaultParallelGPU = 64
+)
+
+// loadServed opens the model and its backend and starts the scheduler:
+// continuous batching over one batched runner (--kv paged), or one runner
+// per slot taking turns (--kv basic).
+func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int, aliases []string, srv *server.Server, log *slog.Logger) (*served, error) {
 	start := time.Now()
 	m, err := model.Open(path)
 	if err != nil {
@@ -172,17 +202,40 @@ func loadServed(path string, rf *runnerFlags, parallel, queue int, aliases []str
 	if l.backend, err = rf.open(m); err != nil {
 		return nil, err
 	}
-	if max := l.backend.MaxSequences(); max > 0 && parallel > max {
-		return nil, fmt.Errorf("--parallel %d: the %s backend runs at most %d sequences", parallel, l.backend.Name(), max)
+	if parallel == 0 {
+		parallel = defaultParallelCPU
+		if l.backend.Name() == "cuda" {
+			parallel = defaultParallelGPU
+		}
 	}
-	for range parallel {
-		r, err := l.backend.NewRunner()
+	l.parallel = parallel
+	if rf.kv == "paged" {
+		l.batched, err = l.backend.NewBatchRunner(runner.BatchConfig{BlockSize: pf.blockSize, Memory: pf.mem, Sequences: parallel})
 		if err != nil {
 			return nil, err
 		}
-		l.runners = append(l.runners, r)
+		l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
+			Parallel: parallel, BatchTokens: max(pf.batchTokens, parallel), Queue: queue,
+			PrefixCache: !pf.noPrefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("KV cache", "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
+			"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", !pf.noPrefix)
+	} else {
+		if max := l.backend.MaxSequences(); max > 0 && parallel > max {
+			return nil, fmt.Errorf("--parallel %d: the %s backend runs at most %d sequences", parallel, l.backend.Name(), max)
+		}
+		for range parallel {
+			r, err := l.backend.NewRunner()
+			if err != nil {
+				return nil, err
+			}
+			l.runners = append(l.runners, r)
+		}
+		l.sched = scheduler.NewSlots(l.runners, m.Tokenizer, queue)
 	}
-	l.sched = scheduler.NewSlots(l.runners, m.Tokenizer, queue)
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
 	var more []string
 	if len(aliases) > 0 {
@@ -207,8 +260,68 @@ func (l *served) close() {
 	for _, r := range l.runners {
 		r.Close()
 	}
+	if l.batched != nil {
+		l.batched.Close()
+	}
 	if l.backend != nil {
 		l.backend.Close()
 	}
 	l.file.Close()
+}
+
+// poolFlags size the paged KV cache and the batches of the server.
+type poolFlags struct {
+	mem         int64
+	memText     string
+	blockSize   int
+	batchTokens int
+	noPrefix    bool
+}
+
+func (f *poolFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.memText, "kv-mem", "", "memory of the paged KV cache's pool, e.g. 2GiB or 512MiB (default: every running request's full context; on the GPU at most what is free)")
+	cmd.Flags().IntVar(&f.blockSize, "kv-block", runner.DefaultBlockSize, "positions per block of the paged KV cache")
+	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 512, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts")
+	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")
+}
+
+// check validates the flags and parses --kv-mem.
+func (f *poolFlags) check() error {
+	if f.blockSize < 1 || f.blockSize > 1024 {
+		return fmt.Errorf("--kv-block %d: want 1 to 1024", f.blockSize)
+	}
+	if f.batchTokens < 1 {
+		return fmt.Errorf("--batch-tokens %d: want at least 1", f.batchTokens)
+	}
+	if f.memText == "" {
+		return nil
+	}
+	n, err := parseBytes(f.memText)
+	if err != nil {
+		return fmt.Errorf("--kv-mem: %w", err)
+	}
+	f.mem = n
+	return nil
+}
+
+// parseBytes parses a size such as 512MiB, 2GiB, 1.5G or 1000000 (bytes).
+// K, M, G and T count powers of 1024, as KiB, MiB, GiB and TiB do.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suf  string
+		mult float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+		{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suf)) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suf)]), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) || v*mult > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size (want, for example, 512MiB or 2GiB)", s)
+	}
+	return int64(v * mult), nil
 }

@@ -1,0 +1,146 @@
+// Package batch describes the input of one forward pass over the tokens of
+// one or more sequences: which token runs at which position of which
+// sequence, where each sequence keeps its keys and values, and whose
+// logits are wanted. It is the shape llama.cpp's ubatch and ollama's
+// input.Batch give a step; single-sequence generation is the batch of one
+// sequence.
+package batch
+
+import "fmt"
+
+// A Batch holds the tokens of one forward pass. The tokens of a sequence
+// are contiguous in the batch and at consecutive positions, and a sequence
+// appears in at most one such run: a decode step adds one token per
+// sequence, a prompt chunk adds a run of tokens. Every token attends to
+// the positions before it in its own sequence (those run earlier, found
+// through the sequence's block table, and those earlier in its run).
+type Batch struct {
+	Tokens []int32 // token ids
+	Pos    []int32 // per token: its position in its sequence
+	Seq    []int32 // per token: its sequence, an index into Tables
+	// Tables holds, per sequence, the KV cache blocks of its positions:
+	// position p lives in row p%BlockSize of block Tables[s][p/BlockSize].
+	// A table covers every position up to the sequence's last token in
+	// the batch.
+	Tables [][]int32
+	// Outputs lists, in increasing order, the tokens whose logits the
+	// forward pass computes; output i is the logits of token Outputs[i].
+	Outputs []int32
+
+	seen []bool // Check's scratch: sequences met so far
+}
+
+// A Run is the tokens of one sequence in a batch: Tokens[Start:Start+N],
+// at positions Pos..Pos+N-1 of sequence Seq.
+type Run struct {
+	Seq, Start, N, Pos int
+}
+
+// Reset empties the batch, keeping its memory.
+func (b *Batch) Reset() {
+	b.Tokens, b.Pos, b.Seq = b.Tokens[:0], b.Pos[:0], b.Seq[:0]
+	b.Tables, b.Outputs = b.Tables[:0], b.Outputs[:0]
+}
+
+// AddSeq appends a sequence whose blocks are table and returns its index.
+func (b *Batch) AddSeq(table []int32) int {
+	b.Tables = append(b.Tables, table)
+	return len(b.Tables) - 1
+}
+
+// Add appends tokens of sequence seq at positions pos, pos+1, ...; with
+// output, the logits of the last of them are computed.
+func (b *Batch) Add(seq int, tokens []int32, pos int, output bool) {
+	for i, t := range tokens {
+		b.Tokens = append(b.Tokens, t)
+		b.Pos = append(b.Pos, int32(pos+i))
+		b.Seq = append(b.Seq, int32(seq))
+	}
+	if output && len(tokens) > 0 {
+		b.Outputs = append(b.Outputs, int32(len(b.Tokens)-1))
+	}
+}
+
+// Len returns the number of tokens.
+func (b *Batch) Len() int { return len(b.Tokens) }
+
+// Runs appends the batch's runs to dst[:0] and returns it. The batch must
+// be valid.
+func (b *Batch) Runs(dst []Run) []Run {
+	dst = dst[:0]
+	for t := 0; t < len(b.Tokens); {
+		r := Run{Seq: int(b.Seq[t]), Start: t, Pos: int(b.Pos[t])}
+		for t < len(b.Tokens) && int(b.Seq[t]) == r.Seq {
+			t++
+		}
+		r.N = t - r.Start
+		dst = append(dst, r)
+	}
+	return dst
+}
+
+// Check reports the first way b is malformed: a token id outside
+// [0, vocab), a position outside [0, maxLen), slices of different lengths,
+// a sequence whose tokens are not one run of consecutive positions, a
+// table too short for blockSize-row blocks, a block id outside [0,
+// blocks), or outputs out of order.
+func (b *Batch) Check(vocab, maxLen, blockSize, blocks int) error {
+	n := len(b.Tokens)
+	if n == 0 {
+		return fmt.Errorf("batch: no tokens")
+	}
+	if len(b.Pos) != n || len(b.Seq) != n {
+		return fmt.Errorf("batch: %d tokens, %d positions, %d sequence ids", n, len(b.Pos), len(b.Seq))
+	}
+	if blockSize <= 0 {
+		return fmt.Errorf("batch: block size %d", blockSize)
+	}
+	if cap(b.seen) < len(b.Tables) {
+		b.seen = make([]bool, len(b.Tables))
+	}
+	seen := b.seen[:len(b.Tables)]
+	clear(seen)
+	for t := range n {
+		if id := b.Tokens[t]; id < 0 || int(id) >= vocab {
+			return fmt.Errorf("batch: token %d: id %d is outside the vocabulary [0, %d)", t, id, vocab)
+		}
+		s, p := b.Seq[t], b.Pos[t]
+		if s < 0 || int(s) >= len(b.Tables) {
+			return fmt.Errorf("batch: token %d: sequence %d of %d", t, s, len(b.Tables))
+		}
+		if p < 0 || int(p) >= maxLen {
+			return fmt.Errorf("batch: token %d: position %d is outside the context [0, %d)", t, p, maxLen)
+		}
+		if t > 0 && b.Seq[t-1] == s {
+			if b.Pos[t-1]+1 != p {
+				return fmt.Errorf("batch: token %d: position %d follows %d", t, p, b.Pos[t-1])
+			}
+			continue
+		}
+		if seen[s] {
+			return fmt.Errorf("batch: sequence %d appears in two runs", s)
+		}
+		seen[s] = true
+	}
+	for t := n - 1; t >= 0; t-- {
+		s, p := b.Seq[t], int(b.Pos[t])
+		if t+1 < n && b.Seq[t+1] == s {
+			continue
+		}
+		tab := b.Tables[s]
+		if len(tab)*blockSize <= p {
+			return fmt.Errorf("batch: sequence %d: %d blocks of %d rows do not hold position %d", s, len(tab), blockSize, p)
+		}
+		for _, blk := range tab[:p/blockSize+1] {
+			if blk < 0 || int(blk) >= blocks {
+				return fmt.Errorf("batch: sequence %d: block %d of %d", s, blk, blocks)
+			}
+		}
+	}
+	for i, o := range b.Outputs {
+		if o < 0 || int(o) >= n || (i > 0 && o <= b.Outputs[i-1]) {
+			return fmt.Errorf("batch: output %d is token %d of %d (outputs must increase)", i, o, n)
+		}
+	}
+	return nil
+}

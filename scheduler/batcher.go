@@ -1,0 +1,456 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"inferno/batch"
+	"inferno/engine"
+	"inferno/kvcache"
+	"inferno/tokenizer"
+)
+
+// Config sizes a Batcher.
+type Config struct {
+	// Parallel is the most sequences running at once (at least 1).
+	Parallel int
+	// BatchTokens is the most tokens one forward pass runs: every
+	// decoding sequence's next token, then chunks of prompts (0: 512; at
+	// least Parallel).
+	BatchTokens int
+	// Prefills is the most sequences whose prompt chunks join one forward
+	// pass (0: 2).
+	Prefills int
+	// Queue is the most requests that wait for a place.
+	Queue int
+	// PrefixCache keeps the KV blocks of finished prompts and
+	// generations, so a request that starts with the same tokens (a
+	// system prompt, the earlier turns of a conversation) reuses them.
+	// It needs a runner whose logits do not depend on how a sequence was
+	// split into forward passes (engine.SplitInvariant), or accepts that
+	// a reused prefix changes the logits within rounding.
+	PrefixCache bool
+	// Tokenizer decodes the generated text (nil: tokens only).
+	Tokenizer *tokenizer.Tokenizer
+	// OnStep, when not nil, is called after every forward pass from the
+	// scheduler's goroutine; it must not block.
+	OnStep func(StepInfo)
+}
+
+// StepInfo describes one forward pass of a Batcher.
+type StepInfo struct {
+	Sequences int // sequences in the batch
+	Decode    int // of which decoding (one token each)
+	Tokens    int // tokens run
+	Duration  time.Duration
+}
+
+// Batcher is a Scheduler that runs continuous batching: every step is one
+// forward pass over the next token of every decoding sequence and a chunk
+// of the prompts of up to Config.Prefills others (chunked prefill), so a
+// long prompt delays the running streams by one chunk at most; requests
+// join between steps and leave as they finish or are cancelled. The
+// sequences' keys and values live in the runner's pool of blocks, handed
+// out by a kvcache.Manager; when the pool runs out, the newest running
+// sequence is preempted (its blocks released, its tokens run again later)
+// and new requests wait.
+type Batcher struct {
+	r   engine.BatchRunner
+	cfg Config
+	kv  *kvcache.Manager
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	running []*bjob // in arrival order (the oldest first)
+	waiting []*bjob // preempted ones first, then arrival order
+	closed  bool
+	done    chan struct{}
+	stats   Stats // the load, updated by the loop under mu
+
+	// The loop's own state, reused every step.
+	b       batch.Batch
+	entries []entry
+	outs    []output
+	arrival int64
+}
+
+// bjob is one request in a Batcher.
+type bjob struct {
+	ctx     context.Context
+	req     engine.Request
+	stream  *Stream
+	seq     *engine.Sequence
+	kv      *kvcache.Seq // nil while waiting
+	arrival int64
+	stopAF  func() bool
+}
+
+// entry is one sequence's run in the step's batch.
+type entry struct {
+	j   *bjob
+	n   int // tokens run
+	out int // its output row, or -1
+	// decode: the run is one decode step (not a chunk of a prompt or of
+	// a preempted sequence's recomputation)
+	decode bool
+}
+
+// output is a row of the runner's last forward pass, read by a sequence.
+type output struct {
+	r engine.BatchRunner
+	i int
+}
+
+func (o *output) Logits() ([]float32, error) { return o.r.Logits(o.i) }
+func (o *output) Greedy() (int32, error)     { return o.r.Greedy(o.i) }
+
+// NewBatcher starts a continuous-batching scheduler over r, which the
+// scheduler's goroutine uses alone from now on. Close stops it (it does
+// not close r).
+func NewBatcher(r engine.BatchRunner, cfg Config) (*Batcher, error) {
+	if cfg.Parallel < 1 {
+		return nil, fmt.Errorf("scheduler: %d parallel sequences (want at least 1)", cfg.Parallel)
+	}
+	if cfg.BatchTokens == 0 {
+		cfg.BatchTokens = 512
+	}
+	if cfg.BatchTokens < cfg.Parallel {
+		return nil, fmt.Errorf("scheduler: %d batch tokens cannot hold a decode step of %d sequences", cfg.BatchTokens, cfg.Parallel)
+	}
+	if cfg.Prefills == 0 {
+		cfg.Prefills = 2
+	}
+	if cfg.Prefills < 1 || cfg.Queue < 0 {
+		return nil, fmt.Errorf("scheduler: %d prefills a step, queue of %d", cfg.Prefills, cfg.Queue)
+	}
+	bs := r.BlockSize()
+	if need := (r.MaxLen() + bs - 1) / bs; r.Blocks() < need {
+		return nil, fmt.Errorf("scheduler: a KV pool of %d blocks of %d positions cannot hold one sequence of %d positions", r.Blocks(), bs, r.MaxLen())
+	}
+	s := &Batcher{r: r, cfg: cfg, done: make(chan struct{})}
+	s.kv = kvcache.NewManager(r.Blocks(), bs, cfg.PrefixCache, r)
+	s.cond = sync.NewCond(&s.mu)
+	s.updateStats()
+	go s.loop()
+	return s, nil
+}
+
+// Submit implements Scheduler.
+func (s *Batcher) Submit(ctx context.Context, req engine.Request) (*Stream, error) {
+	if len(req.Prompt) == 0 {
+		return nil, errors.New("scheduler: empty prompt")
+	}
+	if err := engine.CheckRequest(s.r.Vocab(), s.r.MaxLen(), s.cfg.Tokenizer, req); err != nil {
+		return nil, err
+	}
+	// The sequence (its sampler's vocabulary-sized buffers) is prepared
+	// when the request starts, not while it waits.
+	j := &bjob{ctx: ctx, req: req, stream: newStream()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if len(s.waiting) >= s.cfg.Queue+max(0, s.cfg.Parallel-len(s.running)) {
+		return nil, ErrQueueFull
+	}
+	s.arrival++
+	j.arrival = s.arrival
+	s.waiting = append(s.waiting, j)
+	s.stats.Waiting = len(s.waiting)
+	// A request cancelled while it waits leaves the queue at once; one
+	// that runs is dropped by the loop before its next step.
+	j.stopAF = context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		if i := slices.Index(s.waiting, j); i >= 0 {
+			s.waiting = slices.Delete(s.waiting, i, i+1)
+			s.stats.Waiting = len(s.waiting)
+			j.stream.push(Event{Err: ctx.Err()}, true)
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	s.cond.Broadcast()
+	return j.stream, nil
+}
+
+// Stats implements Scheduler.
+func (s *Batcher) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Close implements Scheduler.
+func (s *Batcher) Close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		for _, j := range s.waiting {
+			s.end(j, Event{Err: ErrClosed})
+		}
+		s.waiting = nil
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	<-s.done
+}
+
+// updateStats copies the load into s.stats. The caller holds s.mu.
+func (s *Batcher) updateStats() {
+	k := s.kv.Stats()
+	s.stats = Stats{
+		Slots: s.cfg.Parallel, Running: len(s.running), Waiting: len(s.waiting),
+		KVUsed: k.Used * k.BlockSize, KVCapacity: k.Blocks * k.BlockSize,
+		KV: k, Preemptions: s.stats.Preemptions,
+	}
+}
+
+// loop runs steps until Close.
+func (s *Batcher) loop() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		for !s.closed && len(s.waiting) == 0 && len(s.running) == 0 {
+			s.cond.Wait()
+		}
+		if s.closed {
+			for _, j := range s.running {
+				s.end(j, Event{Err: ErrClosed})
+			}
+			s.running = nil
+			s.updateStats()
+			s.mu.Unlock()
+			return
+		}
+		s.dropCancelled()
+		s.admit()
+		s.build()
+		s.updateStats()
+		s.mu.Unlock()
+		if len(s.entries) == 0 {
+			// Nothing could run (every running sequence waits for KV
+			// blocks that a finishing one will free): wait for a change.
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		s.run()
+	}
+}
+
+// dropCancelled ends the running requests whose context is done. The
+// caller holds s.mu.
+func (s *Batcher) dropCancelled() {
+	s.running = slices.DeleteFunc(s.running, func(j *bjob) bool {
+		if err := j.ctx.Err(); err != nil {
+			s.end(j, Event{Err: err})
+			return true
+		}
+		return false
+	})
+}
+
+// end releases j's blocks and sends its last event. The caller holds s.mu.
+func (s *Batcher) end(j *bjob, last Event) {
+	if j.kv != nil {
+		s.kv.Release(j.kv)
+		j.kv = nil
+	}
+	if j.seq != nil {
+		last.Metrics = j.seq.Metrics()
+	}
+	j.stopAF()
+	j.stream.push(last, true)
+}
+
+// admit starts waiting requests, oldest first (a preempted one before
+// any new one), while fewer than Parallel run and the KV pool can take
+// the rest of the prompt with a block to spare for every running
+// sequence. The caller holds s.mu.
+func (s *Batcher) admit() {
+	for len(s.waiting) > 0 && len(s.running) < s.cfg.Parallel {
+		j := s.waiting[0]
+		if j.seq == nil {
+			seq, err := engine.NewBatchSequence(s.r.Vocab(), s.r.MaxLen(), s.cfg.Tokenizer, j.req)
+			if err != nil {
+				s.waiting = s.waiting[1:]
+				s.end(j, Event{Err: err})
+				continue
+			}
+			j.seq = seq
+		}
+		ids := j.seq.Pending()
+		if len(s.running) > 0 && s.kv.Available() < s.kv.BlocksFor(len(ids))+len(s.running) {
+			return
+		}
+		kv, err := s.kv.Start(ids)
+		s.waiting = s.waiting[1:]
+		if err != nil {
+			s.end(j, Event{Err: fmt.Errorf("scheduler: %w", err)})
+			continue
+		}
+		j.kv = kv
+		j.seq.Resume(kv.Cached())
+		s.running = append(s.running, j)
+	}
+}
+
+// build fills the step's batch: the next token of every decoding
+// sequence, oldest first (when the pool runs out of blocks, the newest
+// running sequence gives its blocks back), then chunks of up to Prefills
+// prompts within BatchTokens. The caller holds s.mu.
+func (s *Batcher) build() {
+	s.b.Reset()
+	s.entries = s.entries[:0]
+	budget := s.cfg.BatchTokens
+	bs := s.kv.BlockSize()
+	for i := 0; i < len(s.running); i++ {
+		j := s.running[i]
+		if j.seq.Prefilling() || len(j.seq.Pending()) != 1 {
+			continue
+		}
+		ok := s.kv.Reserve(j.kv, j.seq.Len()+1)
+		for !ok && s.preemptNewest(j) {
+			if j.kv == nil {
+				break
+			}
+			ok = s.kv.Reserve(j.kv, j.seq.Len()+1)
+		}
+		if j.kv == nil { // j was the newest: it waits in the queue now
+			i--
+			continue
+		}
+		if ok {
+			s.add(j, 1, true)
+			budget--
+		}
+	}
+	prefills := 0
+	for _, j := range s.running {
+		if budget <= 0 || prefills >= s.cfg.Prefills {
+			break
+		}
+		ids := j.seq.Pending()
+		if !j.seq.Prefilling() && len(ids) == 1 {
+			continue
+		}
+		// A chunk takes what the pool can give, short of preempting.
+		room := (len(j.kv.Table())+s.kv.Available())*bs - j.seq.Len()
+		n := min(len(ids), budget, room)
+		if n <= 0 || !s.kv.Reserve(j.kv, j.seq.Len()+n) {
+			continue
+		}
+		s.add(j, n, false)
+		budget -= n
+		prefills++
+	}
+}
+
+// add puts the next n pending ids of j into the batch.
+func (s *Batcher) add(j *bjob, n int, decode bool) {
+	ids := j.seq.Pending()
+	last := n == len(ids)
+	seq := s.b.AddSeq(j.kv.Table())
+	s.b.Add(seq, ids[:n], j.seq.Len(), last)
+	out := -1
+	if last {
+		out = len(s.b.Outputs) - 1
+	}
+	s.entries = append(s.entries, entry{j: j, n: n, out: out, decode: decode})
+}
+
+// preemptNewest gives back the blocks of the newest running sequence not
+// yet in the batch (possibly keep itself) and puts it first in the queue,
+// to run its ids again later. It reports false when there is none. The
+// caller holds s.mu.
+func (s *Batcher) preemptNewest(keep *bjob) bool {
+	for i := len(s.running) - 1; i >= 0; i-- {
+		j := s.running[i]
+		if j != keep && slices.ContainsFunc(s.entries, func(e entry) bool { return e.j == j }) {
+			continue
+		}
+		if j == keep && i != len(s.running)-1 {
+			return false
+		}
+		s.kv.Release(j.kv)
+		j.kv = nil
+		j.seq.Preempt()
+		s.running = slices.Delete(s.running, i, i+1)
+		s.waiting = slices.Insert(s.waiting, 0, j)
+		s.stats.Preemptions++
+		return true
+	}
+	return false
+}
+
+// run runs the batch and hands every sequence its output. A failed
+// forward pass (or a panic: a bug) ends the requests of the batch.
+func (s *Batcher) run() {
+	t0 := time.Now()
+	err := s.forward()
+	d := time.Since(t0)
+	if s.cfg.OnStep != nil {
+		info := StepInfo{Sequences: len(s.entries), Tokens: s.b.Len(), Duration: d}
+		for _, e := range s.entries {
+			if e.decode {
+				info.Decode++
+			}
+		}
+		s.cfg.OnStep(info)
+	}
+	for len(s.outs) < len(s.b.Outputs) {
+		s.outs = append(s.outs, output{r: s.r, i: len(s.outs)})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		j := e.j
+		if err != nil {
+			s.remove(j, Event{Err: err})
+			continue
+		}
+		s.kv.Commit(j.kv, j.seq.Pending()[:e.n])
+		var out engine.Output
+		if e.out >= 0 {
+			out = &s.outs[e.out]
+		}
+		st, err := j.seq.Advance(e.n, out)
+		if err != nil {
+			s.remove(j, Event{Err: err})
+			continue
+		}
+		if !st.HasToken {
+			continue
+		}
+		ev := Event{HasToken: true, Token: st.Token, Text: st.Text, Finish: st.Finish}
+		ev.Token.Top = slices.Clone(st.Token.Top)
+		if st.Finish == "" {
+			j.stream.push(ev, false)
+			continue
+		}
+		s.remove(j, ev)
+	}
+	s.updateStats()
+}
+
+// forward runs the batch, turning a panic into an error.
+func (s *Batcher) forward() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("scheduler: internal error: %v", p)
+		}
+	}()
+	return s.r.Forward(&s.b)
+}
+
+// remove ends running request j. The caller holds s.mu.
+func (s *Batcher) remove(j *bjob, last Event) {
+	if i := slices.Index(s.running, j); i >= 0 {
+		s.running = slices.Delete(s.running, i, i+1)
+	}
+	s.end(j, last)
+}
