@@ -117,3 +117,135 @@ func TestServeSpeed(t *testing.T) {
 		t.Errorf("the server decodes at %.3f of bench's speed, want at least 0.9", ratio)
 	}
 }
+
+// TestServeBatchSpeed measures many clients at once against "inferno
+// bench --parallel": INFERNO_SPEED_CLIENTS (default 32) streaming clients
+// send 128-token prompts at the same moment and generate 128 tokens each.
+// The server's aggregate decode rate is counted while every client
+// decodes (from the last first token to the first last token: the
+// steady state bench's S_TG measures), and compared with bench's tg128
+// at the same batch size; the median time to first token is reported
+// too. It runs only when asked:
+//
+//	INFERNO_SPEED_MODEL=models/q06.gguf INFERNO_SPEED_BACKEND=cuda go test ./cmd/inferno -run TestServeBatchSpeed -v
+func TestServeBatchSpeed(t *testing.T) {
+	path := os.Getenv("INFERNO_SPEED_MODEL")
+	if path == "" {
+		t.Skip("set INFERNO_SPEED_MODEL (and INFERNO_SPEED_BACKEND, INFERNO_SPEED_CLIENTS) to measure")
+	}
+	backend := os.Getenv("INFERNO_SPEED_BACKEND")
+	if backend == "" {
+		backend = "auto"
+	}
+	clients := 32
+	if v := os.Getenv("INFERNO_SPEED_CLIENTS"); v != "" {
+		if _, err := fmt.Sscan(v, &clients); err != nil || clients < 1 {
+			t.Fatalf("INFERNO_SPEED_CLIENTS=%q", v)
+		}
+	}
+	const prompt, gen = 128, 128
+	out, errOut, code := run(t, "", "bench", path, "-p", fmt.Sprint(prompt), "-n", fmt.Sprint(gen), "--parallel", fmt.Sprint(clients),
+		"-r", "2", "--json", "--backend", backend, "--ctx", "4096")
+	if code != 0 {
+		t.Fatalf("bench: %s", errOut)
+	}
+	var res []benchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("bench output %q: %v", out, err)
+	}
+	var sTG float64
+	for _, r := range res {
+		if r.NGen == gen {
+			sTG = r.AvgTS
+		}
+	}
+	s := startServe(t, path, "--backend", backend, "--parallel", fmt.Sprint(clients), "--queue", fmt.Sprint(clients), "--ctx", "4096")
+	type client struct {
+		submit, first, last time.Time
+		stamps              []time.Time
+		err                 error
+	}
+	round := func(seed int) []client {
+		cs := make([]client, clients)
+		start := make(chan struct{})
+		done := make(chan int)
+		for i := range cs {
+			go func() {
+				defer func() { done <- i }()
+				ids := make([]string, prompt)
+				for k := range ids {
+					ids[k] = fmt.Sprint(1000 + (seed*7919+i*131+k*17)%50000)
+				}
+				body := fmt.Sprintf(`{"prompt":[%s],"max_tokens":%d,"ignore_eos":true,"stream":true,"temperature":0}`, strings.Join(ids, ","), gen+1)
+				<-start
+				c := &cs[i]
+				c.submit = time.Now()
+				resp, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					c.err = err
+					return
+				}
+				defer resp.Body.Close()
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "data: {") {
+						c.stamps = append(c.stamps, time.Now())
+					}
+				}
+				if len(c.stamps) < gen/2 {
+					c.err = fmt.Errorf("%d chunks, status %d", len(c.stamps), resp.StatusCode)
+					return
+				}
+				c.first, c.last = c.stamps[0], c.stamps[len(c.stamps)-1]
+			}()
+		}
+		close(start)
+		for range cs {
+			<-done
+		}
+		for i, c := range cs {
+			if c.err != nil {
+				t.Fatalf("client %d: %v", i, c.err)
+			}
+		}
+		return cs
+	}
+	round(0) // warm up
+	var rates, ttfts []float64
+	for r := 1; r <= 3; r++ {
+		cs := round(r)
+		var t0, t1 time.Time
+		for i, c := range cs {
+			if i == 0 || c.first.After(t0) {
+				t0 = c.first
+			}
+			if i == 0 || c.last.Before(t1) {
+				t1 = c.last
+			}
+			ttfts = append(ttfts, c.first.Sub(c.submit).Seconds()*1000)
+		}
+		n := 0
+		for _, c := range cs {
+			for _, ts := range c.stamps {
+				if ts.After(t0) && !ts.After(t1) {
+					n++
+				}
+			}
+		}
+		if !t1.After(t0) {
+			t.Fatalf("round %d: the clients never all decoded at once", r)
+		}
+		rates = append(rates, float64(n)/t1.Sub(t0).Seconds())
+	}
+	slices.Sort(ttfts)
+	slices.Sort(rates)
+	rate, ttft := rates[len(rates)/2], ttfts[len(ttfts)/2]
+	t.Logf("%s on %s, %d clients: bench tg%d x%d %.1f tok/s; server aggregate %.1f tok/s (rounds %v): %.3f of bench; time to first token median %.1f ms, p90 %.1f ms",
+		path, backend, clients, gen, clients, sTG, rate, rates, rate/sTG, ttft, ttfts[len(ttfts)*9/10])
+	if rate < 0.8*sTG {
+		t.Errorf("aggregate %.1f tok/s is below 0.8 of bench's %.1f", rate, sTG)
+	}
+	if ttft > 100 {
+		t.Errorf("median time to first token %.1f ms, want under 100 ms", ttft)
+	}
+}
