@@ -1,16 +1,20 @@
 package runner
 
 import (
-	"errors"
-
 	"inferno/engine"
 )
 
 // gpuBatchRunner opens the GPU's batched runner with blocks blocks of bs
-// positions (0: as many as the device's free memory holds, up to want).
+// positions, sharing the weights of the backend's first GPU runner. With
+// blocks 0 it takes want blocks (room for the requested sequences) or,
+// when the device has not that much free, as many as its free memory
+// holds.
 func (b *Backend) gpuBatchRunner(blocks, bs, want int) (engine.BatchRunner, error) {
-	_ = blocks
-	_ = bs
-	_ = want
-	return nil, errors.New("runner: batched decoding on the GPU is not available yet")
+	if blocks > 0 {
+		return b.gpu.NewBatchRunner(blocks, bs)
+	}
+	if br, err := b.gpu.NewBatchRunner(want, bs); err == nil {
+		return br, nil
+	}
+	return b.gpu.NewBatchRunner(0, bs)
 }

@@ -253,7 +253,7 @@ type BatchConfig struct {
 }
 
 // DefaultBlockSize is the positions of a KV block unless configured.
-const DefaultBlockSize = 32
+const DefaultBlockSize = 16
 
 // cpuPoolShare is the fraction of the machine's memory the default CPU
 // pool may take. Its memory is mapped, not used, until blocks fill, but a

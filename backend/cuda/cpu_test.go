@@ -98,31 +98,31 @@ func TestPTXUpToDate(t *testing.T) {
 }
 
 func TestParseTuning(t *testing.T) {
-	tu, err := parseTuning("qkv=2, ok=2,gu=2,downf=0,head=1,nsplit=16,chunk=32")
+	tu, err := parseTuning("qkv=2, ok=2,gu=2,downf=0,head=1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := defaultTuning()
-	want.qkv.rpw, want.o.ks, want.down.fl, want.head.rpw, want.chunk = 2, 2, false, 1, 32
+	want.qkv.rpw, want.o.ks, want.down.fl, want.head.rpw = 2, 2, false, 1
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
 	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
 		t.Errorf("name %q", got)
 	}
-	tu, err = parseTuning("afd=0,asplit=33,ar=2,ast=4,at=512,minchunk=64")
+	tu, err = parseTuning("asplit=33,ar=2,ast=4,at=512,minchunk=64")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = defaultTuning()
-	want.afd, want.asplit, want.ar, want.ast, want.at, want.minchunk = false, 33, 2, 4, 512, 64
+	want.asplit, want.ar, want.ast, want.at, want.minchunk = 33, 2, 4, 512, 64
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
 	if got := attnFDName(128, 2, 1, 3, 256); got != "attn_fd_h128_g2_r1_s3_t256" {
 		t.Errorf("name %q", got)
 	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=0", "chunk=0", "ok=3", "ar=0", "ast=1", "asplit=-1", "minchunk=0", "at=128"} {
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "ar=0", "ast=1", "asplit=-1", "minchunk=0", "at=128"} {
 		if _, err := parseTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -180,6 +180,30 @@ func TestPack(t *testing.T) {
 		up, s := gateUpRow(i)
 		if (up && want[0] != 1) || (!up && want[0] != 0) || s != want[1] {
 			t.Errorf("gateUpRow(%d) = %v %d, want %v", i, up, s, want)
+		}
+	}
+}
+
+func TestParseBatchTuning(t *testing.T) {
+	tu, err := parseBatchTuning("mm=64, nt=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batchTuning{mmMin: 64, nt: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64}
+	if tu != want {
+		t.Errorf("got %+v, want %+v", tu, want)
+	}
+	if tu, _ := parseBatchTuning(""); tu != defaultBatchTuning() {
+		t.Errorf("empty: %+v", tu)
+	}
+	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x"} {
+		if _, err := parseBatchTuning(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	for n, want := range map[int]int{1: 0, 2: 1, 16: 4, 12: -1, 4096: 12, 3: -1} {
+		if got := log2Exact(n); got != want {
+			t.Errorf("log2Exact(%d) = %d, want %d", n, got, want)
 		}
 	}
 }

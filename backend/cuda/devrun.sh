@@ -4,7 +4,7 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [model] [bench] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [model] [batch] [bench] [batchbench] [report]
 #
 # Each stage's full log goes to $OUT/<stage>.log (OUT defaults to
 # /tmp/inferno-cuda); a summary is printed. INFERNO_CUDA_SWEEP passes
@@ -27,8 +27,16 @@ for stage in "$@"; do
 		cat "$OUT/info.log"
 		;;
 	kernels)
-		timeout 150 "$T" -test.v -test.timeout 140s -test.run 'TestAvailable|TestPTX|TestPack|TestKernel|TestErrors' >"$OUT/kernels.log" 2>&1
+		timeout 150 "$T" -test.v -test.timeout 140s -test.run 'TestAvailable|TestPTXStamp|TestPack|TestKernel|TestErrors|TestBatchKernel' >"$OUT/kernels.log" 2>&1
 		echo "kernels: exit $?"
+		;;
+	batch)
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestBatchEqualsAlone|TestBatchPrefixCopy|TestBatchMemoryAndErrors|TestSequencesShareWeights' >"$OUT/batch.log" 2>&1
+		echo "batch: exit $?"
+		;;
+	batchbench)
+		INFERNO_CUDA_BENCH=1 timeout 240 "$T" -test.v -test.timeout 230s -test.run 'TestBatchBench' >"$OUT/batchbench.log" 2>&1
+		echo "batchbench: exit $?"
 		;;
 	model)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestGolden|TestTranscript|TestLongContext|TestMemoryFreed' >"$OUT/model.log" 2>&1
@@ -45,7 +53,7 @@ for stage in "$@"; do
 	ncu)
 		# Kernels of a decode step at 4,096 tokens of context (layer 2 onwards),
 		# then the output head.
-		for k in "regex:mv_q8|attn_fd|attn_decode@10@6" "regex:argmax_r@1@1"; do
+		for k in "regex:mv_q8|attn_fd@10@6" "regex:argmax_r@1@1"; do
 			INFERNO_CUDA_NCU=1 timeout 150 ncu --clock-control none -k "${k%%@*}" \
 				--launch-skip "$(echo "$k" | cut -d@ -f2)" --launch-count "$(echo "$k" | cut -d@ -f3)" \
 				--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
@@ -63,6 +71,6 @@ for stage in "$@"; do
 		;;
 	esac
 	[ -f "$OUT/$stage.log" ] && [ "$stage" != info ] &&
-		grep -E '^(=== RUN|--- FAIL|--- SKIP|FAIL|ok|PASS|panic)|relative L2|error|divergence|explained|identical|tok/s|floor|tg128|pp512|pp4096|sweep|decode step at|calls|MiB' "$OUT/$stage.log" | grep -v '^=== RUN' | cut -c1-220 | head -120
+		grep -E '^(=== RUN|--- FAIL|--- PASS|--- SKIP|FAIL|ok|PASS|panic)|relative L2|error|divergence|explained|identical|tok/s|floor|tg128|pp512|pp4096|sweep|decode step at|calls|MiB|S_TG|near tie|mismatch' "$OUT/$stage.log" | grep -v '^=== RUN' | cut -c1-220 | head -120
 	echo "$stage took $(($(date +%s) - start))s"
 done

@@ -277,13 +277,13 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 	v = append([]float32(nil), row[qd+kd:qd+2*kd]...)
 	sc.RMSNorm(q, q, qg, eps)
 	sc.RMSNorm(k, k, kg, eps)
-	sc.RoPE(q, 1, c.h, c.hd, pos, theta)
-	sc.RoPE(k, 1, c.kvh, c.hd, pos, theta)
+	sc.RoPE(q, []int32{int32(pos)}, c.h, c.hd, theta)
+	sc.RoPE(k, []int32{int32(pos)}, c.kvh, c.hd, theta)
 	return q, k, v
 }
 
-// TestKernelAttentionDecode checks the fused decode attention kernels,
-// attn_decode and attn_fd with its variants (QK norm, RoPE, KV append,
+// TestKernelAttentionDecode checks the fused decode attention kernel,
+// attn_fd with its variants (QK norm, RoPE, KV append,
 // split-K, last-block combine), against the scalar attention over the same
 // f16 cache.
 func TestKernelAttentionDecode(t *testing.T) {
@@ -324,13 +324,12 @@ func TestKernelAttentionDecode(t *testing.T) {
 				}
 			}
 			want := make([]float32, c.h*c.hd)
-			sc.Attention(want, q, kAll, vAll, 1, c.pos, c.h, c.kvh, c.hd)
+			sc.Attention(want, q, kAll, vAll, []backend.SeqAttn{{Token: 0, N: 1, Pos: c.pos, Table: []int32{0}}}, seq, c.h, c.kvh, c.hd)
 
 			minchunk := 1
 			if c.pos%2 == 1 {
 				minchunk = 64 // fewer, longer splits (one below 64 positions)
 			}
-			chcap := max((c.cap+c.nsplit-1)/c.nsplit, minchunk)
 			rope := devF32(t, g, ropeTable(theta, c.hd, c.cap))
 			dqkv, dqg, dkg := devF32(t, g, qkvRow), devF32(t, g, qg), devF32(t, g, kg)
 			dkc, dvc := devBytes(t, g, f16Bytes(kc)), devBytes(t, g, f16Bytes(vc))
@@ -342,7 +341,7 @@ func TestKernelAttentionDecode(t *testing.T) {
 				name                 string
 				threads, smem, chcap int
 			}
-			kerns := []kern{{fmt.Sprintf("attn_decode_h%d_g%d", c.hd, G), attnThreads, 4 * G * chcap, chcap}, {attnFDName(c.hd, G, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0}}
+			kerns := []kern{{attnFDName(c.hd, G, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0}}
 			if c.hd == 128 && G == 2 { // the tuning variants
 				for _, v := range [][3]int{{2, 3, 256}, {1, 4, 256}, {1, 3, 512}, {1, 4, 512}, {2, 3, 512}} {
 					kerns = append(kerns, kern{attnFDName(c.hd, G, v[0], v[1], v[2]), v[2], attnFDSmem(v[0], v[1], v[2]), 0})
@@ -507,7 +506,7 @@ func TestKernelPrefillAttention(t *testing.T) {
 				copy(vAll[(c.pos+tk)*c.kvh*c.hd:], roundF16(v))
 			}
 			want := make([]float32, c.n*qd)
-			sc.Attention(want, qAll, kAll, vAll, c.n, c.pos, c.h, c.kvh, c.hd)
+			sc.Attention(want, qAll, kAll, vAll, []backend.SeqAttn{{Token: 0, N: c.n, Pos: c.pos, Table: []int32{0}}}, c.pos+c.n, c.h, c.kvh, c.hd)
 
 			rope := devF32(t, g, ropeTable(theta, c.hd, c.cap))
 			dqkv, dqg, dkg := devF32(t, g, qkv), devF32(t, g, qg), devF32(t, g, kg)

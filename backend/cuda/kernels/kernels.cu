@@ -12,7 +12,15 @@
 //   scale per block: products are exact integer dp4a / IMMA sums of both
 //   planes, and the activation rounding is 1/32512 of the block's largest
 //   value (far below bf16), so results track the float32 CPU reference.
-//   KV cache: f16, per layer [kv head][capacity][head dim].
+//   KV cache: f16, per layer [kv head][capacity][head dim] (Runner); the
+//   BatchRunner's pool: per layer [block][kv head][block size][head dim],
+//   found through per-sequence block tables.
+//
+// Sections: helpers; embedding; matvec (decode, one token); sampling:
+// argmax; attention (decode): flash-decoding; matmul (prefill): int8
+// tensor cores; attention (prefill); KV cache; sampling: top-k; batched
+// forward over a paged KV cache (skinny matmul, paged decode attention,
+// paged prefill attention on f16 tensor cores).
 //
 // Kernel names are extern "C"; the Go side looks them up by name.
 
@@ -39,7 +47,7 @@ typedef int8_t i8;
 #endif
 #define QMAX 32512.0f  // 127*256: |v| <= QMAX keeps hi = round(v/256) in int8
 
-// ---------------------------------------------------------------- helpers
+// ================================================================ helpers
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -142,7 +150,7 @@ __device__ __forceinline__ void quant_vec(const float* __restrict__ x, int K, co
   }
 }
 
-// ---------------------------------------------------------------- embed
+// ================================================================ embedding
 
 // embed_q8: x[t] = dequantized row tokens[t] of the embedding (one block per token).
 extern "C" __global__ void embed_q8(const i8* __restrict__ wq, const __half* __restrict__ wd, int K,
@@ -179,7 +187,9 @@ extern "C" __global__ void embed_step(const i8* __restrict__ wq, const __half* _
     x[i] = __half2float(wd[(size_t)tok * nb + (i >> 5)]) * (float)wq[(size_t)tok * K + i];
 }
 
-// ---------------------------------------------------------------- decode matvec
+// ================================================================ matvec (decode): one token
+
+// ---------------------------------------------------------------- int16 activation planes, dp4a
 
 enum { EP_STORE = 0, EP_ADD = 1, EP_SWIGLU = 2, EP_ARGMAX = 3 };
 
@@ -400,7 +410,7 @@ __device__ __forceinline__ void mv_q8(const i8* __restrict__ wq, const __half* _
   }
 }
 
-// ---------------------------------------------------------------- decode matvec, float activations
+// ---------------------------------------------------------------- float activations
 
 // xsw maps element i of a float activation vector to its place in shared
 // memory: within each 512-element span, lane L's four float4s (elements
@@ -643,6 +653,8 @@ MVF_INST(mvf_q8_swiglu_r2_k1, EP_SWIGLU, 2, 1)
 MVF_INST(mvf_q8_argmax_r1_k1, EP_ARGMAX, 1, 1)
 MVF_INST(mvf_q8_argmax_r2_k1, EP_ARGMAX, 2, 1)
 
+// ================================================================ sampling: argmax
+
 // argmax_final reduces the per-block candidates of mv_q8 EP_ARGMAX to the
 // winning row id (one block of 1024 threads).
 // With host not null it also writes the id and then the step number
@@ -704,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_final(const float* __r
   }
 }
 
-// ---------------------------------------------------------------- cp.async
+// ================================================================ helpers: cp.async
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -722,7 +734,7 @@ __device__ __forceinline__ void cp_async16z(void* smem, const void* gmem, bool o
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(ok ? 16 : 0));
 }
 
-// ---------------------------------------------------------------- QK norm + RoPE
+// ================================================================ helpers: QK norm + RoPE
 
 // norm_rope_warp: one warp normalizes a head of HD values (RMSNorm with
 // gain), rotates it NeoX style at position pos and writes it to dst. rope
@@ -752,333 +764,16 @@ __device__ __forceinline__ void norm_rope_warp(const float* __restrict__ src, co
   }
 }
 
-// ---------------------------------------------------------------- decode attention
 
-#define ATTN_THREADS 256
+// ================================================================ attention (decode): flash-decoding
 
-// attn_decode: attention of the one new token, split-K (flash-decoding).
-// Grid (KV heads, nsplit), ATTN_THREADS threads. Block (g, s) takes the G query heads
-// of KV head g and the positions [s*chunk, min((s+1)*chunk, seq)), chunk =
-// ceil(seq/nsplit). It normalizes and rotates its query heads; the block
-// whose range holds the new position also normalizes/rotates the new key
-// and appends key and value to the cache first. Each block leaves its
-// partial max, sum and unnormalized output; the last block of a KV head to
-// finish (a counter per head, reset by that block) combines them into out.
-// Scores of a block's range sit in dynamic shared memory: G*chcap floats.
-template <int HD, int G>
-__device__ __forceinline__ void attn_decode(const float* __restrict__ qkv, int H, int KVH,
-                                            const float* __restrict__ qgain, const float* __restrict__ kgain,
-                                            float eps, const float2* __restrict__ rope,
-                                            const int* __restrict__ params, __half* Kc, __half* Vc, int cap,
-                                            float scale, int nsplit, int chcap, int minchunk,
-                                            float* __restrict__ pm, float* __restrict__ pl,
-                                            float* __restrict__ pacc, unsigned* counter,
-                                            float* __restrict__ out) {
-  constexpr int NT = ATTN_THREADS, NW = NT / 32;
-  constexpr int LP = HD / 16;   // lanes per position when scoring (16 dims each)
-  constexpr int PW = 32 / LP;   // positions per warp per pass
-  constexpr int TPR = HD / 8;   // threads per V row (8 halves, 16 bytes each)
-  constexpr int RP = NT / TPR;  // V rows in flight per block
-  extern __shared__ float S[];  // [G][chcap] scores, then probabilities
-  __shared__ float qs[G][HD];
-  __shared__ float kt[HD];
-  __shared__ __align__(16) float red[RP][G][HD];
-  __shared__ float redw[NW][G];
-  __shared__ int last;
-
-  PDL_LAUNCH();
-  const int kvh = blockIdx.x, split = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  // The step's parameters come from a copy that precedes every kernel.
-  const int pos = params[1], seq = pos + 1;
-  const int chunk = min(chcap, max(minchunk, (seq + nsplit - 1) / nsplit));
-  const int start = split * chunk, end = min(seq, start + chunk);
-  const int nact = (seq + chunk - 1) / chunk;  // splits with positions
-  const size_t hb = (size_t)kvh * cap * HD;
-  if (start >= end) return;  // nothing here; the active splits count themselves
-  PDL_WAIT();
-
-  {
-    const bool owner = pos >= start && pos < end;
-    for (int g = warp; g < G; g += NW)
-      norm_rope_warp<HD>(qkv + (size_t)(kvh * G + g) * HD, qgain, eps, pos, rope, &qs[g][0]);
-    if (owner && warp == NW - 1) norm_rope_warp<HD>(qkv + (size_t)(H + kvh) * HD, kgain, eps, pos, rope, kt);
-    __syncthreads();
-    if (owner) {
-      for (int d = tid; d < HD; d += NT) {
-        Kc[hb + (size_t)pos * HD + d] = __float2half(kt[d]);
-        Vc[hb + (size_t)pos * HD + d] = __float2half(qkv[(size_t)(H + KVH + kvh) * HD + d]);
-      }
-      __syncthreads();
-    }
-
-    // Scores: LP lanes per position, 16 dims each, two positions a lane
-    // group in flight.
-    const int sub = lane % LP, slot = lane / LP;
-    float qr[G][16];
-#pragma unroll
-    for (int g = 0; g < G; g++)
-#pragma unroll
-      for (int i = 0; i < 16; i++) qr[g][i] = qs[g][sub * 16 + i];
-    float mloc[G];
-#pragma unroll
-    for (int g = 0; g < G; g++) mloc[g] = -INFINITY;
-    for (int j0 = start + warp * PW; j0 < end; j0 += 2 * NW * PW) {
-      uint4 kk[2][2];
-#pragma unroll
-      for (int c = 0; c < 2; c++) {
-        const int j = j0 + c * NW * PW + slot;
-        if (j < end) {
-          const uint4* kp = (const uint4*)(Kc + hb + (size_t)j * HD + sub * 16);
-          kk[c][0] = kp[0];
-          kk[c][1] = kp[1];
-        } else {
-          kk[c][0] = kk[c][1] = make_uint4(0, 0, 0, 0);
-        }
-      }
-#pragma unroll
-      for (int c = 0; c < 2; c++) {
-        const int j = j0 + c * NW * PW + slot;
-        float d[G];
-#pragma unroll
-        for (int g = 0; g < G; g++) d[g] = 0.f;
-        const __half2* h2 = (const __half2*)kk[c];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-          const float2 f = __half22float2(h2[i]);
-#pragma unroll
-          for (int g = 0; g < G; g++) d[g] += qr[g][2 * i] * f.x + qr[g][2 * i + 1] * f.y;
-        }
-#pragma unroll
-        for (int g = 0; g < G; g++)
-#pragma unroll
-          for (int o = LP / 2; o > 0; o >>= 1) d[g] += __shfl_xor_sync(FULL, d[g], o);
-        if (j < end && sub == 0) {
-#pragma unroll
-          for (int g = 0; g < G; g++) {
-            const float sc = d[g] * scale;
-            S[g * chcap + (j - start)] = sc;
-            mloc[g] = fmaxf(mloc[g], sc);
-          }
-        }
-      }
-    }
-    // Block max per head, then probabilities and their sums.
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-      const float m = warp_max(mloc[g]);
-      if (lane == 0) redw[warp][g] = m;
-    }
-    __syncthreads();
-    float M[G];
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-      M[g] = redw[0][g];
-#pragma unroll
-      for (int w = 1; w < NW; w++) M[g] = fmaxf(M[g], redw[w][g]);
-    }
-    const int len = end - start;
-    float lsum[G];
-#pragma unroll
-    for (int g = 0; g < G; g++) lsum[g] = 0.f;
-    for (int i = tid; i < len; i += NT) {
-#pragma unroll
-      for (int g = 0; g < G; g++) {
-        const float p = expf(S[g * chcap + i] - M[g]);
-        S[g * chcap + i] = p;
-        lsum[g] += p;
-      }
-    }
-    __syncthreads();  // probabilities written; redw reusable
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-      const float l = warp_sum(lsum[g]);
-      if (lane == 0) redw[warp][g] = l;
-    }
-
-    // P*V: TPR threads per row, 8 dims (16 bytes) each; RP rows at a time,
-    // four rows a thread in flight.
-    const int dp = tid % TPR, rp = tid / TPR;
-    float acc[G][8];
-#pragma unroll
-    for (int g = 0; g < G; g++)
-#pragma unroll
-      for (int i = 0; i < 8; i++) acc[g][i] = 0.f;
-    for (int j0 = start + rp; j0 < end; j0 += 4 * RP) {
-      uint4 vv[4];
-#pragma unroll
-      for (int c = 0; c < 4; c++) {
-        const int j = j0 + c * RP;
-        vv[c] = j < end ? *(const uint4*)(Vc + hb + (size_t)j * HD + 8 * dp) : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int c = 0; c < 4; c++) {
-        const int j = j0 + c * RP;
-        if (j < end) {
-          const __half2* h2 = (const __half2*)&vv[c];
-#pragma unroll
-          for (int g = 0; g < G; g++) {
-            const float p = S[g * chcap + (j - start)];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-              const float2 f = __half22float2(h2[i]);
-              acc[g][2 * i] += p * f.x;
-              acc[g][2 * i + 1] += p * f.y;
-            }
-          }
-        }
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-      float4* r4 = (float4*)&red[rp][g][8 * dp];
-      r4[0] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-      r4[1] = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
-    }
-    __syncthreads();
-    for (int i = tid; i < G * HD; i += NT) {
-      const int g = i / HD, d = i % HD;
-      float s = 0.f;
-#pragma unroll
-      for (int r = 0; r < RP; r++) s += red[r][g][d];
-      const int h = kvh * G + g;
-      pacc[((size_t)h * nsplit + split) * HD + d] = s;
-    }
-    if (nact == 1) {  // one split: normalize and write the output directly
-      for (int i = tid; i < G * HD; i += NT) {
-        const int g = i / HD;
-        float L = 0.f;
-#pragma unroll
-        for (int w = 0; w < NW; w++) L += redw[w][g];
-        out[(size_t)(kvh * G) * HD + i] = pacc[((size_t)(kvh * G + g) * nsplit + split) * HD + i % HD] / L;
-      }
-      return;
-    }
-    if (tid < G) {
-      const int h = kvh * G + tid;
-      float L = 0.f;
-#pragma unroll
-      for (int w = 0; w < NW; w++) L += redw[w][tid];
-      pm[h * nsplit + split] = M[tid];
-      pl[h * nsplit + split] = L;
-    }
-  }
-
-  // The last block of this KV head combines the splits: weights per split
-  // first (in parallel over splits), then the outputs, 4 dims a thread,
-  // the splits shared among NT/(G*HD/4) threads, loads 4 deep.
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) last = atomicAdd(&counter[kvh], 1u) == (unsigned)(nact - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  if (tid == 0) counter[kvh] = 0;
-  float* wgt = &red[0][0][0];  // [G][RP*HD >= 1024] split weights
-  constexpr int WS = RP * HD;
-#pragma unroll
-  for (int g = 0; g < G; g++) {
-    const int h = kvh * G + g;
-    float m = -INFINITY;
-    for (int s = tid; s < nact; s += NT) m = fmaxf(m, __ldcg(&pm[h * nsplit + s]));
-    m = warp_max(m);
-    if (lane == 0) redw[warp][g] = m;
-  }
-  __syncthreads();
-  float Mg[G];
-#pragma unroll
-  for (int g = 0; g < G; g++) {
-    Mg[g] = redw[0][g];
-#pragma unroll
-    for (int w = 1; w < NW; w++) Mg[g] = fmaxf(Mg[g], redw[w][g]);
-  }
-  __syncthreads();
-#pragma unroll
-  for (int g = 0; g < G; g++) {
-    const int h = kvh * G + g;
-    float l = 0.f;
-    for (int s = tid; s < nact; s += NT) {
-      const float e = expf(__ldcg(&pm[h * nsplit + s]) - Mg[g]);
-      wgt[g * WS + s] = e;
-      l += __ldcg(&pl[h * nsplit + s]) * e;
-    }
-    l = warp_sum(l);
-    if (lane == 0) redw[warp][g] = l;
-  }
-  __syncthreads();
-  constexpr int ITEMS = G * HD / 4, TPI = NT / ITEMS > 0 ? NT / ITEMS : 1;
-  __shared__ float4 part[NT];
-  for (int it = tid % ITEMS; it < ITEMS; it += NT) {
-    const int g = it / (HD / 4), d4 = it % (HD / 4);
-    const int h = kvh * G + g;
-    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-    int s = tid / ITEMS;
-    for (; s + 3 * TPI < nact; s += 4 * TPI) {
-      float4 v[4];
-#pragma unroll
-      for (int c = 0; c < 4; c++) v[c] = __ldcg((const float4*)&pacc[((size_t)h * nsplit + s + c * TPI) * HD] + d4);
-#pragma unroll
-      for (int c = 0; c < 4; c++) {
-        const float w = wgt[g * WS + s + c * TPI];
-        o.x += w * v[c].x;
-        o.y += w * v[c].y;
-        o.z += w * v[c].z;
-        o.w += w * v[c].w;
-      }
-    }
-    for (; s < nact; s += TPI) {
-      const float4 v = __ldcg((const float4*)&pacc[((size_t)h * nsplit + s) * HD] + d4);
-      const float w = wgt[g * WS + s];
-      o.x += w * v.x;
-      o.y += w * v.y;
-      o.z += w * v.z;
-      o.w += w * v.w;
-    }
-    if (tid < ITEMS * TPI) part[tid] = o;
-  }
-  __syncthreads();
-  for (int it = tid; it < ITEMS; it += NT) {
-    const int g = it / (HD / 4), d4 = it % (HD / 4);
-    const int h = kvh * G + g;
-    float L = 0.f;
-#pragma unroll
-    for (int w = 0; w < NW; w++) L += redw[w][g];
-    float4 o = part[it];
-    for (int p = 1; p < TPI; p++) {
-      const float4 q = part[it + p * ITEMS];
-      o.x += q.x;
-      o.y += q.y;
-      o.z += q.z;
-      o.w += q.w;
-    }
-    const float inv = 1.f / L;
-    ((float4*)(out + (size_t)h * HD))[d4] = make_float4(o.x * inv, o.y * inv, o.z * inv, o.w * inv);
-  }
-}
-
+// The decode attention kernel's arguments (attn_fd and its variants).
 #define AD_ARGS                                                                                             \
   const float *__restrict__ qkv, int H, int KVH, const float *__restrict__ qgain,                          \
       const float *__restrict__ kgain, float eps, const float2 *__restrict__ rope,                         \
       const int *__restrict__ params, __half *Kc, __half *Vc, int cap, float scale, int nsplit, int chcap, \
       int minchunk, float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc,              \
       unsigned *counter, float *__restrict__ out
-#define AD_INST(HD, G)                                                                                      \
-  extern "C" __global__ void __launch_bounds__(ATTN_THREADS) attn_decode_h##HD##_g##G(AD_ARGS) {                    \
-    attn_decode<HD, G>(qkv, H, KVH, qgain, kgain, eps, rope, params, Kc, Vc, cap, scale, nsplit, chcap,      \
-                       minchunk, pm, pl, pacc, counter, out);                                               \
-  }
-AD_INST(32, 1)
-AD_INST(32, 2)
-AD_INST(32, 4)
-AD_INST(64, 1)
-AD_INST(64, 2)
-AD_INST(64, 4)
-AD_INST(128, 1)
-AD_INST(128, 2)
-AD_INST(128, 4)
-
-// ---------------------------------------------------------------- decode attention, flash-decoding
-
 
 // attn_fd: attention of the one new token, split-K with an online softmax
 // (flash-decoding). Grid (KV heads, nsplit), NT threads (NW = NT/32 warps).
@@ -1392,7 +1087,7 @@ AFD_INST(128, 2, 1, 3, 512)
 AFD_INST(128, 2, 1, 4, 512)
 AFD_INST(128, 2, 2, 3, 512)
 
-// ---------------------------------------------------------------- prefill
+// ================================================================ matmul (prefill): int8 tensor cores
 
 // quant_act: per token (one block each), quantize x[t] (rmsnorm*gain when
 // gain is not null) into planes hi[t*K..], lo[t*K..] and scales
@@ -1553,6 +1248,8 @@ __device__ __forceinline__ void mm_q8(const i8* __restrict__ W, const __half* __
 MM_INST(mm_q8_store, EP_STORE)
 MM_INST(mm_q8_add, EP_ADD)
 MM_INST(mm_q8_swiglu, EP_SWIGLU)
+
+// ================================================================ attention (prefill)
 
 // qk_rope_n: for n tokens at positions pos0.., normalize and rotate the
 // query heads into q (token-major, H*HD a token) and the key heads into the
@@ -1721,6 +1418,8 @@ AP_INST(32)
 AP_INST(64)
 AP_INST(128)
 
+// ================================================================ KV cache
+
 // kv_copy moves the first len positions of each of heads KV heads from a
 // cache of capacity ocap to one of capacity ncap (growing the cache).
 extern "C" __global__ void kv_copy(const __half* __restrict__ src, __half* __restrict__ dst, int heads, int len,
@@ -1733,12 +1432,15 @@ extern "C" __global__ void kv_copy(const __half* __restrict__ src, __half* __res
   }
 }
 
+// ================================================================ misc
+
 // noop does nothing (graph overhead measurements).
 extern "C" __global__ void noop(int* p) {
   if (p && threadIdx.x == 0 && blockIdx.x == 0) *p = 0;
 }
 
-// ---------------------------------------------------------------------------
+// ================================================================ sampling: top-k
+
 // Top-k selection for sampling: the k largest logits of a position and their
 // ids, so that a sampler with top_k set reads back k pairs instead of the
 // whole vocabulary. Two stages: topk_partial (one block per chunk of the
@@ -1849,3 +1551,896 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_final(const floa
   __syncthreads();
   topk_block(sv, si, n, k, out, reinterpret_cast<int*>(out + k));
 }
+
+// ================================================================ batched forward over a paged KV cache
+//
+// The kernels of BatchRunner (batch*.go): one forward pass over the tokens
+// of many sequences. The KV cache is a pool of blocks shared by all
+// sequences: per layer, K and V are each [block][kv head][bs][head dim]
+// f16 (bs positions a block); position p of a sequence lives in row p % bs
+// of block tab[p / bs], tab being the sequence's block table. Per-token
+// inputs come from one int32 array uploaded before the pass (the "meta"):
+// tokens, positions, each token's table offset into the flattened tables,
+// the decode-token list, the prefill tiles and the output rows.
+
+// kv_row returns the offset (in halves) of position p's row of KV head kvh
+// in one layer's pool; sh = log2(bs) when bs is a power of two (shifts
+// instead of divisions), else -1.
+__device__ __forceinline__ size_t kv_row(const int* __restrict__ tab, int p, int bs, int sh, int KVH, int kvh, int HD) {
+  const int b = sh >= 0 ? p >> sh : p / bs;
+  const int r = p - b * bs;
+  return (((size_t)tab[b] * KVH + kvh) * bs + r) * HD;
+}
+
+// mma_s8n and mma_f16 are register-only (not volatile: the compiler may
+// schedule loads around them).
+__device__ __forceinline__ void mma_s8n(int (&d)[4], const int (&a)[4], int b0, int b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};\n"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
+}
+
+// bembed_step starts a batched decode step (replayed from a graph) when
+// the inputs are read zero-copy (INFERNO_CUDA_BATCH zc > 0; by default the
+// host copies them and the graph starts with embed_q8: reads of mapped
+// host memory cost ~1 us each, serialized): the host wrote the step's meta
+// to page-locked host memory (hmeta, mapped into
+// the GPU's address space); hmeta[0] is the number of ints to copy to the
+// device copy dmeta (a multiple of 4; 0 when the host copied them itself).
+// The blocks copy it between them, then block b embeds token
+// hmeta[tokoff + b] into x[b].
+extern "C" __global__ void __launch_bounds__(256) bembed_step(const i8* __restrict__ wq, const __half* __restrict__ wd,
+                                                              int K, const int* hmeta, int* __restrict__ dmeta,
+                                                              int tokoff, float* __restrict__ x) {
+  __shared__ int tok;
+  if (threadIdx.x == 0) tok = __ldcv(hmeta + tokoff + blockIdx.x);  // in flight with the header's read
+  const int n4 = __ldcv(hmeta) >> 2;
+  const int4* src = (const int4*)hmeta;
+  int4* dst = (int4*)dmeta;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) dst[i] = __ldcv(src + i);
+  __syncthreads();
+  const int nb = K >> 5;
+  float* xt = x + (size_t)blockIdx.x * K;
+  for (int i = threadIdx.x; i < K; i += blockDim.x)
+    xt[i] = __half2float(wd[(size_t)tok * nb + (i >> 5)]) * (float)wq[(size_t)tok * K + i];
+}
+
+// gather_rows: y[i] = x[idx[i]] for rows of K floats (the output rows,
+// gathered before the final norm and the output head). One block a row.
+extern "C" __global__ void __launch_bounds__(256) gather_rows(const float* __restrict__ x, int K,
+                                                              const int* __restrict__ idx, float* __restrict__ y) {
+  const float* src = x + (size_t)idx[blockIdx.x] * K;
+  float* dst = y + (size_t)blockIdx.x * K;
+  for (int i = threadIdx.x; i < K; i += blockDim.x) dst[i] = src[i];
+}
+
+// ---------------------------------------------------------------- skinny matmul (batched decode)
+
+// mmv_q8: Y = W X^T for a few tokens with integer tensor cores, the weights
+// streamed from global memory straight into registers (no shared memory
+// tiles): a warp takes 16 rows (an m16n8k32 A operand) and the k-blocks
+// ks, ks+KS, ... of them; the KS warps of a row tile split K and add their
+// sums through shared memory. Each mma step is one Q8_0 block (k = 32):
+// lane (gid, tig) loads the 8 bytes tig*8.. of the block of rows gid and
+// gid+8, and of the activation planes of token gid of each 8-token n-tile;
+// the k order inside the block is permuted the same way for A and B (a dot
+// product does not care), which makes every load a contiguous 32-byte
+// sector per row. Activations as for mm_q8 (hi/lo int8 planes [npad][K],
+// scales block-major [K/32][npad], from quant_act); NT n-tiles (8*NT
+// tokens) per pass, more tokens in further passes (the weights then come
+// from L2). Epilogues as mm_q8's (SWIGLU: rows gid and gid+8 of a 16-row
+// group are a gate row and its up row, in the same thread). 256 threads;
+// grid = 16-row tiles / (8/KS).
+template <int EP, int NT, int KS, bool XL>
+__device__ __forceinline__ void mmv_q8(const i8* __restrict__ W, const __half* __restrict__ wdc, int M, int mpad,
+                                       int K, const i8* __restrict__ Xh, const i8* __restrict__ Xl,
+                                       const float* __restrict__ Xs, int N, int npad, float* __restrict__ Y,
+                                       int ldy, int nout) {
+  constexpr int TPB = 8 / KS;  // row tiles per block
+  constexpr int U = 4;         // k-blocks per load group
+  __shared__ float red[KS > 1 ? 8 : 1][NT * 4][32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int gid = lane >> 2, tig = lane & 3;
+  const int ks = warp % KS;
+  const int m0 = (blockIdx.x * TPB + warp / KS) * 16;
+  const bool live = m0 < mpad;
+  const int nkb = K >> 5;
+  const i8* w0 = W + (size_t)(live ? m0 + gid : 0) * K + tig * 8;
+  const i8* w1 = w0 + (size_t)8 * K;
+  const __half* wd = wdc + (live ? m0 : 0) + gid;
+
+  for (int n0 = 0; n0 < N; n0 += NT * 8) {
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+    int2 wa[2][U], wb[2][U];
+    float da[2][U], db[2][U];
+    auto load = [&](int b, int kb0) {
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int kb = kb0 + u * KS;
+        if (live && kb < nkb) {
+          wa[b][u] = __ldg((const int2*)(w0 + kb * 32));
+          wb[b][u] = __ldg((const int2*)(w1 + kb * 32));
+          da[b][u] = __half2float(wd[(size_t)kb * mpad]);
+          db[b][u] = __half2float(wd[(size_t)kb * mpad + 8]);
+        } else {
+          wa[b][u] = wb[b][u] = make_int2(0, 0);
+          da[b][u] = db[b][u] = 0.f;
+        }
+      }
+    };
+    auto compute = [&](int b, int kb0) {
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int kb = kb0 + u * KS;
+        if (kb < nkb) {
+          // Every n-tile's activations first (NT loads in flight), then the products.
+          int2 xh[NT], xl[NT];
+          float2 xs[NT];
+#pragma unroll
+          for (int j = 0; j < NT; j++) {
+            if (XL) {  // quant_actv's layout: the lane's hi and lo bytes in one 16-byte load
+              const int4 v = *(const int4*)(Xh + ((size_t)kb * npad + n0 + j * 8 + gid) * 64 + tig * 16);
+              xh[j] = make_int2(v.x, v.y);
+              xl[j] = make_int2(v.z, v.w);
+            } else {
+              const size_t xo = (size_t)(n0 + j * 8 + gid) * K + kb * 32 + tig * 8;
+              xh[j] = *(const int2*)(Xh + xo);
+              xl[j] = *(const int2*)(Xl + xo);
+            }
+            xs[j] = *(const float2*)(Xs + (size_t)kb * npad + n0 + j * 8 + tig * 2);
+          }
+          const int a[4] = {wa[b][u].x, wb[b][u].x, wa[b][u].y, wb[b][u].y};
+          const float s0 = da[b][u], s1 = db[b][u];
+#pragma unroll
+          for (int j = 0; j < NT; j++) {
+            int ch[4], cl[4];
+            mma_s8n(ch, a, xh[j].x, xh[j].y);
+            mma_s8n(cl, a, xl[j].x, xl[j].y);
+            acc[j][0] += s0 * xs[j].x * (float)(ch[0] * 256 + cl[0]);
+            acc[j][1] += s0 * xs[j].y * (float)(ch[1] * 256 + cl[1]);
+            acc[j][2] += s1 * xs[j].x * (float)(ch[2] * 256 + cl[2]);
+            acc[j][3] += s1 * xs[j].y * (float)(ch[3] * 256 + cl[3]);
+          }
+        }
+      }
+    };
+    load(0, ks);
+    for (int kb0 = ks; kb0 < nkb; kb0 += 2 * KS * U) {
+      load(1, kb0 + KS * U);
+      compute(0, kb0);
+      load(0, kb0 + 2 * KS * U);
+      compute(1, kb0 + KS * U);
+    }
+    if (KS > 1) {
+#pragma unroll
+      for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) red[warp][j * 4 + i][lane] = acc[j][i];
+      __syncthreads();
+      if (ks == 0) {
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+          for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int s = 1; s < KS; s++) acc[j][i] += red[warp + s][j * 4 + i][lane];
+      }
+      __syncthreads();
+    }
+    if (ks == 0 && live) {
+#pragma unroll
+      for (int j = 0; j < NT; j++) {
+        const int c = n0 + j * 8 + tig * 2;
+        if (EP == EP_SWIGLU) {
+          const int o = (m0 >> 1) + gid;
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            const float g = acc[j][e], u = acc[j][e + 2];
+            if (o < nout && c + e < N) Y[(size_t)(c + e) * ldy + o] = g / (1.f + expf(-g)) * u;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 4; i++) {
+            const int row = m0 + gid + (i >> 1) * 8;
+            const int cc = c + (i & 1);
+            if (row < M && cc < N) {
+              if (EP == EP_ADD)
+                Y[(size_t)cc * ldy + row] += acc[j][i];
+              else
+                Y[(size_t)cc * ldy + row] = acc[j][i];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// mmv_q8_* read quant_act's planes; mmv_q8x_* quant_actv's interleaved
+// layout (Xh: the planes, Xl unused), which makes a warp's activation
+// loads contiguous (512 bytes an n-tile instead of eight 32-byte pieces).
+#define MMV_INST(PRE, EPN, EP, NT, KS, XL)                                                             \
+  extern "C" __global__ void __launch_bounds__(256) PRE##_##EPN##_n##NT##_k##KS(MM_ARGS) {             \
+    mmv_q8<EP, NT, KS, XL>(W, wdc, M, mpad, K, Xh, Xl, Xs, N, npad, Y, ldy, nout);                     \
+  }
+#define MMV_INST3(NT)                                 \
+  MMV_INST(mmv_q8, store, EP_STORE, NT, 8, false)     \
+  MMV_INST(mmv_q8, add, EP_ADD, NT, 8, false)         \
+  MMV_INST(mmv_q8, swiglu, EP_SWIGLU, NT, 8, false)   \
+  MMV_INST(mmv_q8x, store, EP_STORE, NT, 8, true)     \
+  MMV_INST(mmv_q8x, add, EP_ADD, NT, 8, true)         \
+  MMV_INST(mmv_q8x, swiglu, EP_SWIGLU, NT, 8, true)
+MMV_INST3(1)
+MMV_INST3(2)
+MMV_INST3(4)
+MMV_INST3(8)
+
+// quant_actv: quant_act for mmv_q8x: token t (one block each) quantized as
+// quant_act does, stored k-block-major and interleaved: k-block b of
+// token t is 64 bytes at xq + (b*npad + t)*64, for each quarter q
+// (elements 8q..8q+7 of the block) its 8 hi bytes then its 8 lo bytes;
+// scales sx[b*npad + t].
+extern "C" __global__ void __launch_bounds__(256) quant_actv(const float* __restrict__ x, int K, int ldx,
+                                                             const float* __restrict__ gain, float eps,
+                                                             i8* __restrict__ xq, float* __restrict__ sx, int npad) {
+  __shared__ double red[32];
+  const int t = blockIdx.x;
+  const float* xt = x + (size_t)t * ldx;
+  float scale = 1.f;
+  if (gain) scale = rms_scale(xt, K, eps, red);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+  for (int b = warp; b < (K >> 5); b += nw) {
+    const int i = b * 32 + lane;
+    float v = xt[i];
+    if (gain) v = v * scale * gain[i];
+    const float a = warp_max(fabsf(v));
+    int q = 0;
+    if (a > 0.f) q = __float2int_rn(v * (QMAX / a));
+    q = max(-32512, min(32512, q));
+    const int h = (q + 128) >> 8;
+    i8* dst = xq + ((size_t)b * npad + t) * 64 + (lane >> 3) * 16 + (lane & 7);
+    dst[0] = (i8)h;
+    dst[8] = (i8)(q - h * 256);
+    if (lane == 0) sx[(size_t)b * npad + t] = a / QMAX;
+  }
+}
+
+// argmax_rows: the argmax of each of n rows of V logits (one block of 1024
+// threads a row; the lowest id among ties, NaN last), to out[row] and to
+// page-locked host memory host[row]; the last block to finish (counter,
+// reset by it) then writes the step number *step to host[n], where the
+// host polls for it.
+extern "C" __global__ void __launch_bounds__(1024) argmax_rows(const float* __restrict__ logits, int V, int n,
+                                                               int* __restrict__ out, volatile int* host,
+                                                               const int* __restrict__ step, unsigned* counter) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  const float* x = logits + (size_t)blockIdx.x * V;
+  float bv = NAN;
+  int bi = 0x7fffffff;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    const float v = x[i];
+    if (better(v, i, bv, bi)) {
+      bv = v;
+      bi = i;
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(FULL, bv, o);
+    const int oi = __shfl_xor_sync(FULL, bi, o);
+    if (better(ov, oi, bv, bi)) {
+      bv = ov;
+      bi = oi;
+    }
+  }
+  const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  if (l == 0) {
+    sv[w] = bv;
+    si[w] = bi;
+  }
+  __syncthreads();
+  if (w == 0) {
+    const int nw = blockDim.x >> 5;
+    bv = l < nw ? sv[l] : NAN;
+    bi = l < nw ? si[l] : 0x7fffffff;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(FULL, bv, o);
+      const int oi = __shfl_xor_sync(FULL, bi, o);
+      if (better(ov, oi, bv, bi)) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if (l == 0) {
+      out[blockIdx.x] = bi;
+      host[blockIdx.x] = bi;
+      __threadfence_system();
+      if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
+        *counter = 0;
+        __threadfence_system();
+        host[n] = *step;
+      }
+    }
+  }
+}
+
+// kv_block_copy copies block src to block dst in every buffer of the pool
+// (bufs: 2*layers device pointers, keys and values of each layer; blk
+// halves a block). Grid (chunks, buffers).
+extern "C" __global__ void kv_block_copy(const unsigned long long* __restrict__ bufs, long long blk, int dst, int src) {
+  int4* base = (int4*)bufs[blockIdx.y];
+  const long long n = blk / 8;  // int4s a block
+  const int4* s = base + (long long)src * n;
+  int4* d = base + (long long)dst * n;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    d[i] = s[i];
+}
+
+// qk_rope_paged: qk_rope_n for the tokens of a batch, each at its own
+// position pos[t] of its own sequence (table tabs + toff[t]): the query
+// heads, normalized and rotated, to q (token-major), the key heads
+// normalized and rotated and the value heads into the paged cache. One
+// block (4 warps) per token.
+template <int HD>
+__device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, const int* __restrict__ pos,
+                                              const int* __restrict__ toff, const int* __restrict__ tabs, int bs, int sh,
+                                              int H, int KVH, const float* __restrict__ qgain,
+                                              const float* __restrict__ kgain, float eps,
+                                              const float2* __restrict__ rope, float* __restrict__ q, __half* Kc,
+                                              __half* Vc) {
+  __shared__ float tmp[4][HD];
+  const int t = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int p = pos[t];
+  const int* tab = tabs + toff[t];
+  const float* src = qkv + (size_t)t * (H + 2 * KVH) * HD;
+  for (int hh = warp; hh < H + 2 * KVH; hh += 4) {
+    if (hh < H) {
+      norm_rope_warp<HD>(src + (size_t)hh * HD, qgain, eps, p, rope, q + ((size_t)t * H + hh) * HD);
+    } else if (hh < H + KVH) {
+      const int kh = hh - H;
+      norm_rope_warp<HD>(src + (size_t)hh * HD, kgain, eps, p, rope, tmp[warp]);
+      __syncwarp();
+      const size_t row = kv_row(tab, p, bs, sh, KVH, kh, HD);
+      for (int d = lane; d < HD; d += 32) Kc[row + d] = __float2half(tmp[warp][d]);
+      __syncwarp();
+    } else {
+      const int vh = hh - H - KVH;
+      const size_t row = kv_row(tab, p, bs, sh, KVH, vh, HD);
+      for (int d = lane; d < HD; d += 32) Vc[row + d] = __float2half(src[(size_t)hh * HD + d]);
+    }
+  }
+}
+
+#define QRP_INST(HD)                                                                                               \
+  extern "C" __global__ void __launch_bounds__(128) qk_rope_paged_h##HD(                                           \
+      const float* __restrict__ qkv, const int* __restrict__ pos, const int* __restrict__ toff,                   \
+      const int* __restrict__ tabs, int bs, int sh, int H, int KVH, const float* __restrict__ qgain,                      \
+      const float* __restrict__ kgain, float eps, const float2* __restrict__ rope, float* __restrict__ q,         \
+      __half* Kc, __half* Vc) {                                                                                   \
+    qk_rope_paged<HD>(qkv, pos, toff, tabs, bs, sh, H, KVH, qgain, kgain, eps, rope, q, Kc, Vc);                      \
+  }
+QRP_INST(32)
+QRP_INST(64)
+QRP_INST(128)
+
+// ---------------------------------------------------------------- paged decode attention (flash-decoding)
+
+// pattn_dec: attn_fd (R = 1, 3 stages, 256 threads) for the decode tokens
+// of a batch, each its own sequence at its own length, through the block
+// tables. Grid (KV heads, nsplit, tokens): block (g, s, z) takes token
+// t = z (FUSED) or toks[z], at position pos[t], and the G query heads of KV
+// head g over the positions [s*chunk, min((s+1)*chunk, pos+1)), chunk =
+// max(minchunk, ceil((pos+1)/nsplit)): lengths come from device memory, so
+// a captured graph serves every length. FUSED (pure decode batches): src
+// is the QKV projection (H+2*KVH heads a token); the kernel normalizes and
+// rotates the queries, and the block holding the new position also the
+// key, appending key and value to the cache (as attn_fd does). Otherwise
+// src holds the rotated queries (H heads a token) and the cache already
+// holds every key and value (qk_rope_paged ran first). Partials per
+// (z, head, split); counters per (z, KV head).
+template <int HD, int G, bool FUSED>
+__device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
+                                          const float* __restrict__ qgain, const float* __restrict__ kgain,
+                                          float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
+                                          const int* __restrict__ pos, const int* __restrict__ toff,
+                                          const int* __restrict__ tabs, int bs, int sh, __half* Kc, __half* Vc,
+                                          float scale, int nsplit, int minchunk, float* __restrict__ pm,
+                                          float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
+                                          float* __restrict__ out) {
+  constexpr int R = 1, ST = 3, NT = 256;
+  constexpr int NW = NT / 32;
+  constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
+  constexpr int PP = 32 / LP;        // positions per scoring pass
+  constexpr int TP = PP * R;         // positions per tile
+  constexpr int TPR = HD / 8;        // lanes per V row (8 dims, 16 bytes)
+  constexpr int VR = 32 / TPR;       // V rows per pass (PP = 2*VR)
+  constexpr int VK = TP / VR;        // V passes per tile
+  constexpr int PART = TP * HD / 8;  // 16-byte pieces of the tile's K (and of its V)
+  constexpr int CPL = 2 * PART / 32; // 16-byte copies per lane per tile
+  constexpr int TILE = 2 * TP * HD;  // halves per tile
+  static_assert(PART % 32 == 0 && PP == 2 * VR, "tile shape");
+  extern __shared__ __align__(16) __half pd_ring[];  // [NW][ST][TILE]
+  __shared__ float qs[G][HD];
+  __shared__ float kt[HD];
+  __shared__ __align__(16) __half knew[HD];
+  __shared__ __align__(16) __half vnew[HD];
+  __shared__ float wm[NW][G], wl[NW][G];
+  __shared__ __align__(16) float wacc[NW][G][HD];
+  __shared__ int last;
+
+  const int kvh = blockIdx.x, split = blockIdx.y, z = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int t = FUSED ? z : toks[z];
+  const int p = pos[t], seq = p + 1;
+  const int* tab = tabs + toff[t];
+  const int chunk = max(minchunk, (seq + nsplit - 1) / nsplit);
+  const int start = split * chunk, end = min(seq, start + chunk);
+  const int nact = (seq + chunk - 1) / chunk;  // splits with positions
+  if (start >= end) return;                     // nothing here; the active splits count themselves
+  const int ntile = (end - start + TP - 1) / TP;
+  const int nk = warp < ntile ? (ntile - warp + NW - 1) / NW : 0;  // this warp's tiles
+  __half* ring = pd_ring + (size_t)warp * ST * TILE;
+
+  auto load = [&](int k) {
+    if (k < nk) {
+      const int p0 = start + (k * NW + warp) * TP;
+      __half* buf = ring + (k % ST) * TILE;
+#pragma unroll
+      for (int c = 0; c < CPL; c++) {
+        const int idx = c * 32 + lane;
+        const int part = c * 32 / PART;  // 0: K, 1: V (compile time)
+        const int row = (idx - part * PART) / (HD / 8), piece = idx % (HD / 8);
+        const int j = p0 + row;
+        const bool ok = j < end && (!FUSED || j != p);
+        const size_t off = ok ? kv_row(tab, j, bs, sh, KVH, kvh, HD) : 0;
+        cp_async16z(buf + idx * 8, (part ? Vc : Kc) + off + piece * 8, ok);
+      }
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int k = 0; k < ST - 1; k++) load(k);
+
+  const bool owner = FUSED && p >= start && p < end;
+  if (FUSED) {
+    const float* qkv = src + (size_t)t * (H + 2 * KVH) * HD;
+    for (int g = warp; g < G; g += NW)
+      norm_rope_warp<HD>(qkv + (size_t)(kvh * G + g) * HD, qgain, eps, p, rope, &qs[g][0]);
+    if (owner && warp == NW - 1) norm_rope_warp<HD>(qkv + (size_t)(H + kvh) * HD, kgain, eps, p, rope, kt);
+    __syncthreads();
+    if (owner) {
+      const size_t row = kv_row(tab, p, bs, sh, KVH, kvh, HD);
+      for (int d = tid; d < HD; d += NT) {
+        const __half kh = __float2half(kt[d]);
+        const __half vh = __float2half(qkv[(size_t)(H + KVH + kvh) * HD + d]);
+        Kc[row + d] = kh;
+        Vc[row + d] = vh;
+        knew[d] = kh;
+        vnew[d] = vh;
+      }
+      __syncthreads();
+    }
+  } else {
+    const float* qt = src + (size_t)t * H * HD + (size_t)kvh * G * HD;
+    for (int i = tid; i < G * HD; i += NT) qs[i / HD][i % HD] = qt[i];
+    __syncthreads();
+  }
+
+  const int sub = lane % LP, slot = lane / LP;
+  const int dp = lane % TPR, vr = lane / TPR;
+  const float qscale = scale * 1.4426950408889634f;
+  float qr[G][16];
+#pragma unroll
+  for (int g = 0; g < G; g++)
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      qr[g][i] = qs[g][sub * 8 + i] * qscale;
+      qr[g][8 + i] = qs[g][HD / 2 + sub * 8 + i] * qscale;
+    }
+  float m[G], l[G], acc[G][8];
+#pragma unroll
+  for (int g = 0; g < G; g++) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[g][i] = 0.f;
+  }
+
+  for (int k = 0; k < nk; k++) {
+    cp_async_wait<ST - 2>();
+    __syncwarp();
+    load(k + ST - 1);
+    const int p0 = start + (k * NW + warp) * TP;
+    __half* kb = ring + (k % ST) * TILE;
+    __half* vb = kb + TP * HD;
+    if (owner && p >= p0 && p < p0 + TP) {
+      const int r = p - p0;
+      for (int d = lane; d < HD; d += 32) {
+        kb[r * HD + d] = knew[d];
+        vb[r * HD + d] = vnew[d];
+      }
+      __syncwarp();
+    }
+    float s[R][G];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int i = r * PP + slot;
+      uint4 kk[2];
+      kk[0] = *(const uint4*)(kb + i * HD + sub * 8);
+      kk[1] = *(const uint4*)(kb + i * HD + HD / 2 + sub * 8);
+      float d[G];
+#pragma unroll
+      for (int g = 0; g < G; g++) d[g] = 0.f;
+      const __half2* h2 = (const __half2*)kk;
+#pragma unroll
+      for (int i2 = 0; i2 < 8; i2++) {
+        const float2 f = __half22float2(h2[i2]);
+#pragma unroll
+        for (int g = 0; g < G; g++) d[g] += qr[g][2 * i2] * f.x + qr[g][2 * i2 + 1] * f.y;
+      }
+#pragma unroll
+      for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int o = LP / 2; o > 0; o >>= 1) d[g] += __shfl_xor_sync(FULL, d[g], o);
+        s[r][g] = p0 + i < end ? d[g] : -INFINITY;
+      }
+    }
+    float pr[R][G];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+      float tm = s[0][g];
+#pragma unroll
+      for (int r = 1; r < R; r++) tm = fmaxf(tm, s[r][g]);
+#pragma unroll
+      for (int o = LP; o < 32; o <<= 1) tm = fmaxf(tm, __shfl_xor_sync(FULL, tm, o));
+      const float mn = fmaxf(m[g], tm);
+      const float alpha = exp2f(m[g] - mn);
+      m[g] = mn;
+      float ps = 0.f;
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        pr[r][g] = exp2f(s[r][g] - mn);
+        ps += pr[r][g];
+      }
+      l[g] = l[g] * alpha + ps;
+#pragma unroll
+      for (int i = 0; i < 8; i++) acc[g][i] *= alpha;
+    }
+#pragma unroll
+    for (int kv = 0; kv < VK; kv++) {
+      const int i = kv * VR + vr;
+      const uint4 vv = *(const uint4*)(vb + i * HD + 8 * dp);
+      const __half2* h2 = (const __half2*)&vv;
+      const int srcl = (i % PP) * LP;
+#pragma unroll
+      for (int g = 0; g < G; g++) {
+        const float pg = __shfl_sync(FULL, pr[kv * VR / PP][g], srcl);
+#pragma unroll
+        for (int i2 = 0; i2 < 4; i2++) {
+          const float2 f = __half22float2(h2[i2]);
+          acc[g][2 * i2] += pg * f.x;
+          acc[g][2 * i2 + 1] += pg * f.y;
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int g = 0; g < G; g++) {
+#pragma unroll
+    for (int o = LP; o < 32; o <<= 1) l[g] += __shfl_xor_sync(FULL, l[g], o);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+      for (int o = TPR; o < 32; o <<= 1) acc[g][i] += __shfl_xor_sync(FULL, acc[g][i], o);
+    if (lane < TPR) {
+      float4* w4 = (float4*)&wacc[warp][g][8 * dp];
+      w4[0] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+      w4[1] = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
+    }
+    if (lane == 0) {
+      wm[warp][g] = m[g];
+      wl[warp][g] = l[g];
+    }
+  }
+  __syncthreads();
+  const size_t zb = (size_t)z * H;  // this token's partials
+  for (int it = tid; it < G * HD; it += NT) {
+    const int g = it / HD, d = it % HD;
+    float M = wm[0][g];
+#pragma unroll
+    for (int w = 1; w < NW; w++) M = fmaxf(M, wm[w][g]);
+    float L = 0.f, o = 0.f;
+#pragma unroll
+    for (int w = 0; w < NW; w++) {
+      const float e = exp2f(wm[w][g] - M);
+      L += wl[w][g] * e;
+      o += wacc[w][g][d] * e;
+    }
+    const int h = kvh * G + g;
+    if (nact == 1) {
+      out[((size_t)t * H + h) * HD + d] = o / L;
+    } else {
+      pacc[((zb + h) * nsplit + split) * HD + d] = o;
+      if (d == 0) {
+        pm[(zb + h) * nsplit + split] = M;
+        pl[(zb + h) * nsplit + split] = L;
+      }
+    }
+  }
+  if (nact == 1) return;
+
+  __threadfence();
+  __syncthreads();
+  unsigned* cnt = counter + (size_t)z * KVH + kvh;
+  if (tid == 0) last = atomicAdd(cnt, 1u) == (unsigned)(nact - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (tid == 0) *cnt = 0;
+  constexpr int SB = 16;
+  for (int it = tid; it < G * HD; it += NT) {
+    const int g = it / HD, d = it % HD;
+    const size_t h = zb + kvh * G + g;
+    float M = -INFINITY, L = 0.f, o = 0.f;
+    for (int s0 = 0; s0 < nact; s0 += SB) {
+      float ms[SB], ls[SB], as[SB];
+#pragma unroll
+      for (int c = 0; c < SB; c++) {
+        const int s = s0 + c;
+        const bool ok = s < nact;
+        ms[c] = ok ? __ldcg(&pm[h * nsplit + s]) : -INFINITY;
+        ls[c] = ok ? __ldcg(&pl[h * nsplit + s]) : 0.f;
+        as[c] = ok ? __ldcg(&pacc[(h * nsplit + s) * HD + d]) : 0.f;
+      }
+      float mn = M;
+#pragma unroll
+      for (int c = 0; c < SB; c++) mn = fmaxf(mn, ms[c]);
+      const float alpha = exp2f(M - mn);
+      L *= alpha;
+      o *= alpha;
+#pragma unroll
+      for (int c = 0; c < SB; c++) {
+        const float e = exp2f(ms[c] - mn);
+        L += ls[c] * e;
+        o += as[c] * e;
+      }
+      M = mn;
+    }
+    out[((size_t)t * H + kvh * G + g) * HD + d] = o / L;
+  }
+}
+
+#define PD_ARGS                                                                                               \
+  const float *__restrict__ src, int H, int KVH, const float *__restrict__ qgain,                            \
+      const float *__restrict__ kgain, float eps, const float2 *__restrict__ rope,                           \
+      const int *__restrict__ toks, const int *__restrict__ pos, const int *__restrict__ toff,                \
+      const int *__restrict__ tabs, int bs, int sh, __half *Kc, __half *Vc, float scale, int nsplit, int minchunk,   \
+      float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc, unsigned *counter,           \
+      float *__restrict__ out
+#define PD_INST(HD, G)                                                                                        \
+  extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
+    pattn_dec<HD, G, false>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc, scale,   \
+                            nsplit, minchunk, pm, pl, pacc, counter, out);                                    \
+  }                                                                                                           \
+  extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
+    pattn_dec<HD, G, true>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc, scale,    \
+                           nsplit, minchunk, pm, pl, pacc, counter, out);                                     \
+  }
+PD_INST(32, 1)
+PD_INST(32, 2)
+PD_INST(32, 4)
+PD_INST(64, 1)
+PD_INST(64, 2)
+PD_INST(64, 4)
+PD_INST(128, 1)
+PD_INST(128, 2)
+PD_INST(128, 4)
+
+// ---------------------------------------------------------------- paged prefill attention (tensor cores)
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldsm_x4_t(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(s));
+}
+
+__device__ __forceinline__ unsigned pack_h2(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *(const unsigned*)&h;
+}
+
+// pattn_pre: causal attention of runs of query tokens (prompt chunks) over
+// the paged cache, flash-attention style on f16 tensor cores (mma.sync
+// m16n8k16, f32 accumulators). Grid (tiles, KV heads), 4 warps. A tile is
+// QT = 64/G consecutive tokens of one run (tiles[2i] = first token,
+// tiles[2i+1] = count), at positions pos[first].., table tabs +
+// toff[first]; its 64 query rows are the G query heads of the KV head times
+// the QT tokens (row r: head r / QT, token r % QT), 16 rows a warp. Keys
+// 0..last query position in tiles of 64 through shared memory (K and V,
+// rows padded to HD+8 halves: conflict-free fragment loads and ldmatrix),
+// double-buffered with cp.async. S = Q K^T per warp (q in f16, scaled by
+// scale*log2 e), the causal mask, an online softmax in registers (log2
+// units), P (f16) times V with V's fragments through ldmatrix.trans; the
+// S accumulators of two 8-key n-tiles are P's A fragment for 16 keys.
+// Dynamic shared memory: 2 stages x (K, V) x 64 x (HD+8) halves.
+template <int HD, int G>
+__device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int* __restrict__ tiles,
+                                          const int* __restrict__ pos, const int* __restrict__ toff,
+                                          const int* __restrict__ tabs, int bs, int sh, int H, int KVH,
+                                          const __half* __restrict__ Kc, const __half* __restrict__ Vc, float scale,
+                                          float* __restrict__ out) {
+  constexpr int QT = 64 / G, KT = 64, RS = HD + 8, NKS = HD / 16, NDT = HD / 8, CH = HD / 8;
+  extern __shared__ __align__(16) __half pp_smem[];  // [2][2][KT][RS]
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+  const int kvh = blockIdx.y;
+  const int t0 = tiles[2 * blockIdx.x], qn = tiles[2 * blockIdx.x + 1];
+  const int p0 = pos[t0];
+  const int* tab = tabs + toff[t0];
+  const int pmax = p0 + qn - 1;  // the last query position, the last key
+  const int nkt = pmax / KT + 1;
+  const int r0 = warp * 16 + gid, r1 = r0 + 8;
+  const int g = r0 / QT;  // rows r0 and r1 share the head (QT >= 16)
+  const int tq0 = r0 % QT, tq1 = r1 % QT;
+  const int qp0 = p0 + min(tq0, qn - 1), qp1 = p0 + min(tq1, qn - 1);
+  const int wmax = p0 + min((warp * 16) % QT + 15, qn - 1);  // the warp's last query position
+
+  const float qsc = scale * 1.4426950408889634f;
+  unsigned qa[NKS][4];
+  {
+    const float* q0 = q + ((size_t)(t0 + min(tq0, qn - 1)) * H + kvh * G + g) * HD;
+    const float* q1 = q + ((size_t)(t0 + min(tq1, qn - 1)) * H + kvh * G + g) * HD;
+#pragma unroll
+    for (int kk = 0; kk < NKS; kk++) {
+      const int d = kk * 16 + tig * 2;
+      qa[kk][0] = pack_h2(q0[d] * qsc, q0[d + 1] * qsc);
+      qa[kk][1] = pack_h2(q1[d] * qsc, q1[d + 1] * qsc);
+      qa[kk][2] = pack_h2(q0[d + 8] * qsc, q0[d + 9] * qsc);
+      qa[kk][3] = pack_h2(q1[d + 8] * qsc, q1[d + 9] * qsc);
+    }
+  }
+  auto load = [&](int st, int kt) {
+    __half* ks_ = pp_smem + (size_t)st * 2 * KT * RS;
+    __half* vs_ = ks_ + KT * RS;
+    for (int i = tid; i < KT * CH; i += 128) {
+      const int row = i / CH, c = i % CH;
+      const int j = kt * KT + row;
+      const bool ok = j <= pmax;
+      const size_t off = (ok ? kv_row(tab, j, bs, sh, KVH, kvh, HD) : 0) + c * 8;
+      cp_async16z(ks_ + row * RS + c * 8, Kc + off, ok);
+      cp_async16z(vs_ + row * RS + c * 8, Vc + off, ok);
+    }
+  };
+
+  float mr0 = -INFINITY, mr1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  float o[NDT][4];
+#pragma unroll
+  for (int dt = 0; dt < NDT; dt++) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
+
+  load(0, 0);
+  cp_async_commit();
+  for (int kt = 0; kt < nkt; kt++) {
+    if (kt + 1 < nkt) load((kt + 1) & 1, kt + 1);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    const __half* ks_ = pp_smem + (size_t)(kt & 1) * 2 * KT * RS;
+    const __half* vs_ = ks_ + KT * RS;
+    if (kt * KT <= wmax) {
+      float s[8][4];
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++) {
+        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+        const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
+#pragma unroll
+        for (int kk = 0; kk < NKS; kk++) {
+          const unsigned b0 = *(const unsigned*)(kr + kk * 16);
+          const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
+          mma_f16(s[nt], qa[kk], b0, b1);
+        }
+      }
+      float mx0 = mr0, mx1 = mr1;
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const int key = kt * KT + nt * 8 + tig * 2 + e;
+          if (key > qp0) s[nt][e] = -INFINITY;
+          if (key > qp1) s[nt][2 + e] = -INFINITY;
+        }
+        mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
+        mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
+      }
+      mx0 = fmaxf(mx0, __shfl_xor_sync(FULL, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(FULL, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 2));
+      // Key 0 is in every row's range, so the maxima are finite from the
+      // first tile on.
+      const float a0 = exp2f(mr0 - mx0), a1 = exp2f(mr1 - mx1);
+      mr0 = mx0;
+      mr1 = mx1;
+      l0 *= a0;
+      l1 *= a1;
+#pragma unroll
+      for (int dt = 0; dt < NDT; dt++) {
+        o[dt][0] *= a0;
+        o[dt][1] *= a0;
+        o[dt][2] *= a1;
+        o[dt][3] *= a1;
+      }
+      unsigned pa[4][4];
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++) {
+        const float e0 = exp2f(s[nt][0] - mx0), e1 = exp2f(s[nt][1] - mx0);
+        const float e2 = exp2f(s[nt][2] - mx1), e3 = exp2f(s[nt][3] - mx1);
+        l0 += e0 + e1;
+        l1 += e2 + e3;
+        pa[nt >> 1][(nt & 1) * 2] = pack_h2(e0, e1);
+        pa[nt >> 1][(nt & 1) * 2 + 1] = pack_h2(e2, e3);
+      }
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++) {
+        const __half* vr = vs_ + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * RS + (lane >> 4) * 8;
+#pragma unroll
+        for (int dp = 0; dp < NDT / 2; dp++) {
+          unsigned b0, b1, b2, b3;
+          ldsm_x4_t(b0, b1, b2, b3, vr + dp * 16);
+          mma_f16(o[2 * dp], pa[kk], b0, b1);
+          mma_f16(o[2 * dp + 1], pa[kk], b2, b3);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  cp_async_wait<0>();
+  l0 += __shfl_xor_sync(FULL, l0, 1);
+  l0 += __shfl_xor_sync(FULL, l0, 2);
+  l1 += __shfl_xor_sync(FULL, l1, 1);
+  l1 += __shfl_xor_sync(FULL, l1, 2);
+  const float i0 = 1.f / l0, i1 = 1.f / l1;
+  if (tq0 < qn) {
+    float* d0 = out + ((size_t)(t0 + tq0) * H + kvh * G + g) * HD + tig * 2;
+#pragma unroll
+    for (int dt = 0; dt < NDT; dt++) *(float2*)(d0 + dt * 8) = make_float2(o[dt][0] * i0, o[dt][1] * i0);
+  }
+  if (tq1 < qn) {
+    float* d1 = out + ((size_t)(t0 + tq1) * H + kvh * G + g) * HD + tig * 2;
+#pragma unroll
+    for (int dt = 0; dt < NDT; dt++) *(float2*)(d1 + dt * 8) = make_float2(o[dt][2] * i1, o[dt][3] * i1);
+  }
+}
+
+#define PP_INST(HD, G)                                                                                        \
+  extern "C" __global__ void __launch_bounds__(128) pattn_pre_h##HD##_g##G(                                   \
+      const float* __restrict__ q, const int* __restrict__ tiles, const int* __restrict__ pos,                \
+      const int* __restrict__ toff, const int* __restrict__ tabs, int bs, int sh, int H, int KVH,                     \
+      const __half* __restrict__ Kc, const __half* __restrict__ Vc, float scale, float* __restrict__ out) {   \
+    pattn_pre<HD, G>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, out);                              \
+  }
+PP_INST(32, 1)
+PP_INST(32, 2)
+PP_INST(32, 4)
+PP_INST(64, 1)
+PP_INST(64, 2)
+PP_INST(64, 4)
+PP_INST(128, 1)
+PP_INST(128, 2)
+PP_INST(128, 4)

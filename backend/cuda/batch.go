@@ -1,0 +1,590 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"inferno/batch"
+	"inferno/model/qwen3"
+)
+
+// MaxBatch is the most tokens one BatchRunner.Forward takes: decode tokens
+// and prompt chunks together (and so the most sequences and outputs). The
+// activations of that many tokens, their attention partials and their
+// logits (4*Vocab bytes each: 622 MB for Qwen3's vocabulary) are
+// allocated up front.
+const MaxBatch = 1024
+
+// batchBuckets are the batch sizes of the captured decode graphs: a batch
+// of B decode tokens replays the graph of the smallest bucket >= B, padded
+// with dummy tokens that write into the reserved scratch block.
+var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+// batchTuning holds the BatchRunner's launch choices; INFERNO_CUDA_BATCH
+// overrides them, e.g. "mm=128,nt=8,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0".
+type batchTuning struct {
+	mmMin    int  // mm: tokens from which matrix products use mm_q8 (64x64 smem tiles) rather than mmv_q8
+	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
+	xl       bool // xl: mmv_q8 reads quant_actv's interleaved activations (mmv_q8x) rather than quant_act's planes
+	zc       int  // zc: the most ints of a decode step's inputs its graph reads zero-copy from page-locked host memory (bembed_step); larger ones are copied first
+	mvf1     bool // mvf: one-token decode graphs use the single-sequence runner's matvec kernels
+	graph    bool // graph: pure decode batches replay captured graphs
+	splitMul int  // split: decode attention aims at split*SMs blocks (splits per token = that / (KV heads * tokens))
+	minchunk int  // minchunk: fewest positions per decode attention split
+}
+
+func defaultBatchTuning() batchTuning {
+	return batchTuning{mmMin: 128, nt: 8, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128}
+}
+
+func parseBatchTuning(s string) (batchTuning, error) {
+	t := defaultBatchTuning()
+	if s == "" {
+		return t, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: bad entry %q", kv)
+		}
+		switch k {
+		case "mm":
+			t.mmMin = n
+		case "xl":
+			t.xl = n != 0
+		case "zc":
+			t.zc = n
+		case "nt":
+			t.nt = n
+		case "mvf":
+			t.mvf1 = n != 0
+		case "graph":
+			t.graph = n != 0
+		case "split":
+			t.splitMul = n
+		case "minchunk":
+			t.minchunk = n
+		default:
+			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: unknown key %q", k)
+		}
+	}
+	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.zc < 0 {
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, split, minchunk and mm at least 1, zc at least 0")
+	}
+	return t, nil
+}
+
+// BatchRunner runs one forward pass over the tokens of many sequences
+// (continuous batching) on the GPU, their keys and values in a pool of
+// fixed-size blocks that it owns. It implements engine.BatchRunner. It
+// shares the weights (and device, kernels and stream) of the Runner it
+// was made from; the weights are freed with the last of them closed. A
+// BatchRunner must be used by one goroutine at a time, and not at the same
+// time as the runners it shares the weights with.
+type BatchRunner struct {
+	base   *Runner // weights, configuration and matvec launch choices (a copy; never run)
+	dev    *device
+	cfg    qwen3.Config
+	shared *shared
+	bt     batchTuning
+	closed bool
+
+	blocks, bs int
+	bsh        int   // log2(bs) when bs is a power of two, else -1 (the kernels divide)
+	scratch    int32 // the reserved block the padding tokens of decode graphs write into
+	blockHalfs int   // f16 values of one block in one layer's K (or V) pool
+	kc, vc     []uint64
+	poolPtrs   uint64 // device array of the 2*layers pool pointers (kv_block_copy)
+
+	// scratch for MaxBatch tokens (npad rows)
+	npad                          int
+	px, pqkv, pq, patt, pact, pxo uint64
+	phi, plo, psx, pxq            uint64
+	logits, pval, pidx, dres      uint64
+	pm, pl, pacc, counter, acnt   uint64
+	partCap                       int // tokens x splits the attention partials hold
+	dmeta                         uint64
+	hmeta                         uintptr // page-locked host copy of the inputs (mapped)
+	hmetaD                        uint64
+	metaCap                       int     // ints of dmeta and hmeta
+	hres                          uintptr // page-locked results: argmax ids, then the step number
+	hresD                         uint64
+	owned                         []uint64
+	graphs                        [len(batchBuckets)][2]uintptr // graph, exec per bucket
+	maxSplit                      int
+	step                          int32
+	pending                       bool
+	nout                          int
+	lastB                         int // the bucket of the last Forward when a graph ran it, else 0
+	ids                           []int32
+	valid                         bool
+	hostLogits                    []float32
+	runs                          []batch.Run
+	stats                         BatchStats
+}
+
+// BatchStats describe a BatchRunner and what it has run.
+type BatchStats struct {
+	Blocks, BlockSize int
+	PoolBytes         uint64 // the KV pool (both K and V, every layer, the scratch block included)
+	GraphCaptures     int
+	GraphSteps        int64 // pure decode batches replayed from a graph
+	Steps             int64 // other batches (kernels launched one by one)
+	Tokens            int64
+}
+
+// NewBatchRunner returns a runner of batches over a pool of blocks blocks
+// of blockSize positions (K and V of every layer, f16), sharing r's
+// device, kernels and weights. blocks 0 sizes the pool from the free GPU
+// memory (leaving about 1.5 GiB for graphs and other users), at most what
+// 256 sequences of MaxLen positions need; Blocks tells how many. One more
+// block is reserved as scratch.
+func (r *Runner) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
+	if r.closed {
+		return nil, errors.New("cuda: runner is closed")
+	}
+	if blockSize < 1 || blockSize > 4096 {
+		return nil, fmt.Errorf("cuda: block size %d (want 1 to 4096)", blockSize)
+	}
+	if blocks < 0 || blocks >= 1<<31-1 {
+		return nil, fmt.Errorf("cuda: %d blocks", blocks)
+	}
+	bt, err := parseBatchTuning(os.Getenv("INFERNO_CUDA_BATCH"))
+	if err != nil {
+		return nil, err
+	}
+	c := r.cfg
+	base := &Runner{
+		m: r.m, cfg: c, opts: r.opts, tune: r.tune, maxLen: r.maxLen, dev: r.dev,
+		embed: r.embed, out: r.out, outNorm: r.outNorm, layers: r.layers, rope: r.rope,
+		weightRead: r.weightRead, qkvRows: r.qkvRows, grids: r.grids, headBlocks: r.headBlocks, closed: true,
+	}
+	br := &BatchRunner{base: base, dev: r.dev, cfg: c, shared: r.shared, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64)}
+	g := r.dev
+	if err := g.enter(); err != nil {
+		return nil, err
+	}
+	defer g.exit()
+	br.shared.refs++
+	ok := false
+	defer func() {
+		if !ok {
+			br.closeLocked()
+		}
+	}()
+	if err := br.allocScratch(); err != nil {
+		return nil, err
+	}
+	if err := br.allocPool(blocks); err != nil {
+		return nil, err
+	}
+	if err := g.sync("batch runner setup"); err != nil {
+		return nil, err
+	}
+	ok = true
+	return br, nil
+}
+
+// log2Exact returns log2(n) when n is a power of two, else -1.
+func log2Exact(n int) int {
+	for s := 0; s < 31; s++ {
+		if n == 1<<s {
+			return s
+		}
+	}
+	return -1
+}
+
+// nsplit returns the decode attention's splits for n decode tokens: about
+// splitMul*SMs blocks, at most one block per SM for one token.
+func (br *BatchRunner) nsplit(n int) int {
+	kv := br.cfg.KVHeads
+	return max(1, min(br.dev.SMs/kv, br.bt.splitMul*br.dev.SMs/(kv*max(n, 1))))
+}
+
+func (br *BatchRunner) allocScratch() error {
+	c := &br.cfg
+	g := br.dev
+	var err error
+	alloc := func(dst *uint64, n int, what string) {
+		if err == nil {
+			if *dst, err = g.alloc(uint64(n), what); err == nil {
+				br.owned = append(br.owned, *dst)
+			}
+		}
+	}
+	np := br.npad
+	maxK := max(c.Hidden, c.QDim(), c.FFN)
+	for b := 1; b <= MaxBatch; b++ {
+		br.partCap = max(br.partCap, b*br.nsplit(b))
+	}
+	br.maxSplit = br.nsplit(1)
+	alloc(&br.px, 4*np*c.Hidden, "batch residual")
+	alloc(&br.pqkv, 4*np*br.base.qkvRows, "batch qkv")
+	alloc(&br.pq, 4*np*c.QDim(), "batch queries")
+	alloc(&br.patt, 4*np*c.QDim(), "batch attention output")
+	alloc(&br.pact, 4*np*c.FFN, "batch ffn activation")
+	alloc(&br.pxo, 4*np*c.Hidden, "batch output rows")
+	alloc(&br.phi, np*maxK, "batch activation planes")
+	alloc(&br.plo, np*maxK, "batch activation planes")
+	alloc(&br.psx, 4*np*maxK/32, "batch activation scales")
+	alloc(&br.pxq, 2*np*maxK, "batch activations, interleaved")
+	alloc(&br.logits, 4*MaxBatch*c.Vocab, "batch logits")
+	alloc(&br.pval, 4*max(br.base.headBlocks, 1), "argmax partials")
+	alloc(&br.pidx, 4*max(br.base.headBlocks, 1), "argmax partials")
+	alloc(&br.dres, 4*(MaxBatch+4), "argmax ids")
+	alloc(&br.pm, 4*br.partCap*c.Heads, "batch attention partials")
+	alloc(&br.pl, 4*br.partCap*c.Heads, "batch attention partials")
+	alloc(&br.pacc, 4*br.partCap*c.Heads*c.HeadDim, "batch attention partials")
+	alloc(&br.counter, 4*MaxBatch*c.KVHeads, "batch attention counters")
+	alloc(&br.acnt, 64, "argmax counter")
+	if err != nil {
+		return err
+	}
+	for _, z := range []struct {
+		p uint64
+		n int
+	}{{br.counter, 4 * MaxBatch * c.KVHeads}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}} {
+		if err := g.memsetAsync(z.p, uint64(z.n)); err != nil {
+			return err
+		}
+	}
+	if br.hres, br.hresD, err = g.allocHost(4 * (MaxBatch + 4)); err != nil {
+		return err
+	}
+	// Kernels whose shared memory may pass the default limit.
+	group := c.Heads / c.KVHeads
+	for _, k := range []struct {
+		name string
+		smem int
+	}{
+		{fmt.Sprintf("pattn_dec_h%d_g%d", c.HeadDim, group), attnFDSmem(1, 3, 256)},
+		{fmt.Sprintf("pattn_decf_h%d_g%d", c.HeadDim, group), attnFDSmem(1, 3, 256)},
+		{fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, group), pattnPreSmem(c.HeadDim)},
+	} {
+		f, err := g.fn(k.name)
+		if err != nil {
+			return err
+		}
+		if err := g.allowSmem(f, k.name, k.smem); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pattnPreSmem is pattn_pre's dynamic shared memory: two stages of K and V
+// tiles of 64 rows of hd+8 halves.
+func pattnPreSmem(hd int) int { return 2 * 2 * 64 * (hd + 8) * 2 }
+
+// blockBytes returns the bytes one block takes in the pool (K and V of
+// every layer).
+func (br *BatchRunner) blockBytes() uint64 {
+	c := &br.cfg
+	return uint64(2*c.Layers) * uint64(c.KVHeads*br.bs*c.HeadDim) * 2
+}
+
+// allocPool allocates the KV pool (blocks, or sized from free memory when
+// 0) plus the scratch block, and the inputs' buffers.
+func (br *BatchRunner) allocPool(blocks int) error {
+	c := &br.cfg
+	g := br.dev
+	br.blockHalfs = c.KVHeads * br.bs * c.HeadDim
+	maxBlocks := 256 * ((br.base.maxLen + br.bs - 1) / br.bs)
+	if blocks == 0 {
+		free, _ := g.memInfo()
+		const headroom = 3 << 29 // 1.5 GiB: graphs, the meta buffers, other users
+		if free > headroom {
+			blocks = int((free-headroom)/br.blockBytes()) - 1
+		}
+		blocks = min(blocks, maxBlocks)
+		if blocks < 1 {
+			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB free, %.1f MiB a block)", mib(free), mib(br.blockBytes()))
+		}
+	}
+	br.blocks, br.scratch = blocks, int32(blocks)
+	per := uint64(blocks+1) * uint64(br.blockHalfs) * 2
+	br.kc, br.vc = make([]uint64, c.Layers), make([]uint64, c.Layers)
+	ptrs := make([]uint64, 0, 2*c.Layers)
+	for i := range c.Layers {
+		for _, p := range []*uint64{&br.kc[i], &br.vc[i]} {
+			var err error
+			if *p, err = g.alloc(per, "KV pool"); err != nil {
+				return fmt.Errorf("%w (a pool of %d blocks of %d positions)", err, blocks, br.bs)
+			}
+			br.owned = append(br.owned, *p)
+			if err := g.memsetAsync(*p, per); err != nil {
+				return err
+			}
+			ptrs = append(ptrs, *p)
+		}
+	}
+	var err error
+	if br.poolPtrs, err = g.alloc(uint64(8*len(ptrs)), "KV pool pointers"); err != nil {
+		return err
+	}
+	br.owned = append(br.owned, br.poolPtrs)
+	if err := g.upload(br.poolPtrs, unsafe.Slice((*byte)(unsafe.Pointer(&ptrs[0])), 8*len(ptrs))); err != nil {
+		return err
+	}
+	br.stats = BatchStats{Blocks: blocks, BlockSize: br.bs, PoolBytes: 2 * uint64(c.Layers) * per}
+	// Inputs: room for MaxBatch tokens and a table of 64 blocks each to
+	// start with; grown when a batch needs more.
+	return br.growMeta(metaInts(MaxBatch, MaxBatch*64))
+}
+
+// metaInts is the size of the inputs of n tokens with tab table entries:
+// a header, per token the id, position and table offset, the decode list,
+// the prefill tiles (two ints each, at most one per token), the output
+// rows, one scratch table entry and the tables, rounded up to 4.
+func metaInts(n, tab int) int { return roundUp(4+7*n+1+tab+4, 4) }
+
+// growMeta makes the inputs' buffers (device and page-locked host) hold
+// at least n ints; the graphs, which hold their addresses, are dropped.
+func (br *BatchRunner) growMeta(n int) error {
+	if n <= br.metaCap {
+		return nil
+	}
+	g := br.dev
+	if err := br.settle(); err != nil {
+		return err
+	}
+	br.destroyGraphs()
+	n = max(n, 2*br.metaCap)
+	if br.dmeta != 0 {
+		g.free(br.dmeta)
+		br.dmeta = 0
+	}
+	if br.hmeta != 0 {
+		g.freeHost(br.hmeta)
+		br.hmeta = 0
+	}
+	br.metaCap = 0
+	var err error
+	if br.dmeta, err = g.alloc(uint64(4*n), "batch inputs"); err != nil {
+		return err
+	}
+	if br.hmeta, br.hmetaD, err = g.allocHost(4 * n); err != nil {
+		g.free(br.dmeta)
+		br.dmeta = 0
+		return err
+	}
+	br.metaCap = n
+	return nil
+}
+
+// allocHost allocates n bytes of page-locked host memory, mapped into the
+// GPU's address space; it returns the host and the device addresses.
+func (g *device) allocHost(n int) (uintptr, uint64, error) {
+	var p uintptr
+	if err := g.d.check("cuMemAllocHost", g.d.call(g.d.cuMemAllocHost, uintptr(unsafe.Pointer(&p)), uintptr(n))); err != nil {
+		return 0, 0, err
+	}
+	var d uint64
+	if err := g.d.check("cuMemHostGetDevicePointer", g.d.call(g.d.cuMemHostGetDevicePointer, uintptr(unsafe.Pointer(&d)), p, 0)); err != nil {
+		g.d.call(g.d.cuMemFreeHost, p)
+		return 0, 0, err
+	}
+	clear(unsafe.Slice((*byte)(hostPtr(p)), n))
+	return p, d, nil
+}
+
+func (g *device) freeHost(p uintptr) {
+	if p != 0 {
+		g.d.call(g.d.cuMemFreeHost, p)
+	}
+}
+
+// hostInts views n int32s of page-locked host memory at p.
+func hostInts(p uintptr, n int) []int32 { return unsafe.Slice((*int32)(hostPtr(p)), n) }
+
+// Forward runs the tokens of b through the model: keys and values into
+// their sequences' blocks, logits and argmax of b's outputs. A batch of
+// decode tokens only (one token per sequence, every token an output, at
+// most 256) replays a captured graph; other batches (prompt chunks, mixed)
+// launch the kernels one by one.
+func (br *BatchRunner) Forward(b *batch.Batch) error {
+	if br.closed {
+		return errors.New("cuda: batch runner is closed")
+	}
+	br.valid, br.lastB = false, 0
+	if err := b.Check(br.cfg.Vocab, br.base.maxLen, br.bs, br.blocks); err != nil {
+		return err
+	}
+	n := b.Len()
+	if n > MaxBatch {
+		return fmt.Errorf("cuda: a batch of %d tokens; at most %d", n, MaxBatch)
+	}
+	g := br.dev
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	br.runs = b.Runs(br.runs)
+	tab := 0
+	for _, r := range br.runs {
+		tab += (r.Pos+r.N-1)/br.bs + 1
+	}
+	if err := br.growMeta(metaInts(n, tab)); err != nil {
+		return err
+	}
+	var err error
+	if br.bt.graph && len(br.runs) == n && len(b.Outputs) == n && n <= batchBuckets[len(batchBuckets)-1] {
+		err = br.decodeStep(b)
+	} else {
+		err = br.general(b)
+	}
+	if err != nil {
+		return err
+	}
+	br.nout = len(b.Outputs)
+	br.ids = append(br.ids[:0], hostInts(br.hres, br.nout)...)
+	br.stats.Tokens += int64(n)
+	br.valid = true
+	return nil
+}
+
+// Logits returns the logits of output i of the last Forward, copied from
+// the GPU; the slice is reused by the next call.
+func (br *BatchRunner) Logits(i int) ([]float32, error) {
+	if br.closed {
+		return nil, errors.New("cuda: batch runner is closed")
+	}
+	if !br.valid {
+		return nil, errors.New("cuda: no logits: run Forward first")
+	}
+	if i < 0 || i >= br.nout {
+		return nil, fmt.Errorf("cuda: output %d of %d", i, br.nout)
+	}
+	if err := br.dev.enter(); err != nil {
+		return nil, err
+	}
+	defer br.dev.exit()
+	if br.hostLogits == nil {
+		br.hostLogits = make([]float32, br.cfg.Vocab)
+	}
+	// The step is complete (its argmax, computed after the logits, is in).
+	if err := br.dev.download(f32Bytes(br.hostLogits), br.logits+uint64(4*i*br.cfg.Vocab)); err != nil {
+		return nil, err
+	}
+	return br.hostLogits, nil
+}
+
+// Greedy returns the id of output i's largest logit (the lowest id among
+// ties), computed on the GPU.
+func (br *BatchRunner) Greedy(i int) (int32, error) {
+	if br.closed {
+		return 0, errors.New("cuda: batch runner is closed")
+	}
+	if !br.valid {
+		return 0, errors.New("cuda: no argmax: run Forward first")
+	}
+	if i < 0 || i >= br.nout {
+		return 0, fmt.Errorf("cuda: output %d of %d", i, br.nout)
+	}
+	return br.ids[i], nil
+}
+
+// CopyBlock copies block src to block dst: keys and values of every layer.
+func (br *BatchRunner) CopyBlock(dst, src int32) error {
+	if br.closed {
+		return errors.New("cuda: batch runner is closed")
+	}
+	if dst < 0 || int(dst) >= br.blocks || src < 0 || int(src) >= br.blocks {
+		return fmt.Errorf("cuda: copy of block %d to %d in a pool of %d", src, dst, br.blocks)
+	}
+	if dst == src {
+		return nil
+	}
+	g := br.dev
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	grid := uint32(min((br.blockHalfs/8+255)/256, 64))
+	if err := g.launch("kv_block_copy", [3]uint32{grid, uint32(2 * br.cfg.Layers)}, 256, 0,
+		br.poolPtrs, uint64(br.blockHalfs), i32(int(dst)), i32(int(src))); err != nil {
+		return err
+	}
+	br.pending = false
+	return g.sync("copying a KV block")
+}
+
+// Vocab returns the number of logits a position has.
+func (br *BatchRunner) Vocab() int { return br.cfg.Vocab }
+
+// MaxLen returns the most positions one sequence may hold.
+func (br *BatchRunner) MaxLen() int { return br.base.maxLen }
+
+// BlockSize returns the positions a block holds.
+func (br *BatchRunner) BlockSize() int { return br.bs }
+
+// Blocks returns the number of blocks in the pool (the scratch block not
+// counted).
+func (br *BatchRunner) Blocks() int { return br.blocks }
+
+// MaxBatch returns the most tokens a Forward takes.
+func (br *BatchRunner) MaxBatch() int { return MaxBatch }
+
+// Backend returns "cuda".
+func (br *BatchRunner) Backend() string { return "cuda" }
+
+// Stats returns the runner's description and counters.
+func (br *BatchRunner) Stats() BatchStats { return br.stats }
+
+// Close frees the pool, scratch and graphs, and the shared weights and
+// device when it is the last user. It is safe to call twice.
+func (br *BatchRunner) Close() error {
+	if br.closed || br.dev == nil {
+		br.closed = true
+		return nil
+	}
+	if err := br.dev.enter(); err != nil {
+		return err
+	}
+	defer br.dev.exit()
+	br.closeLocked()
+	return nil
+}
+
+func (br *BatchRunner) closeLocked() {
+	br.closed = true
+	br.valid = false
+	g := br.dev
+	_ = g.sync("closing a batch runner")
+	br.pending = false
+	br.destroyGraphs()
+	for _, p := range br.owned {
+		g.free(p)
+	}
+	br.owned = nil
+	g.free(br.dmeta)
+	br.dmeta = 0
+	g.freeHost(br.hmeta)
+	g.freeHost(br.hres)
+	br.hmeta, br.hres, br.metaCap = 0, 0, 0
+	if br.shared.refs--; br.shared.refs == 0 {
+		g.close()
+	}
+}
+
+func (br *BatchRunner) destroyGraphs() {
+	for i := range br.graphs {
+		br.dev.destroyGraph(br.graphs[i][0], br.graphs[i][1])
+		br.graphs[i] = [2]uintptr{}
+	}
+}
+
+// settle waits for a step still finishing on the GPU.
+func (br *BatchRunner) settle() error {
+	if !br.pending {
+		return nil
+	}
+	br.pending = false
+	return br.dev.sync("batch step")
+}
