@@ -1,6 +1,8 @@
 package qwen3
 
 import (
+	"fmt"
+
 	"inferno/backend"
 	"inferno/batch"
 	"inferno/kvcache"
@@ -86,8 +88,8 @@ func (p *pass) forward() {
 		// Validated by the caller, and the matrix type at load: no error here.
 		_ = quant.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.Embed.Row(int(id)), m.Embed.Type, c.Hidden)
 	}
-	for i := range m.Layers {
-		p.layer(i, x)
+	for _, st := range m.Plan() {
+		p.step(st, x)
 	}
 	// The head runs on the output rows only, gathered after the final norm.
 	h := s.h[:len(b.Outputs)*c.Hidden]
@@ -97,31 +99,48 @@ func (p *pass) forward() {
 	p.ops.MatMul(s.logits[:len(b.Outputs)*c.Vocab], m.Output, h, len(b.Outputs))
 }
 
-// layer runs layer i on the residual stream x of the batch's tokens.
-func (p *pass) layer(i int, x []float32) {
+// step runs one operation of the plan on the residual stream x of the
+// batch's tokens.
+func (p *pass) step(st Step, x []float32) {
 	c := &p.m.Config
-	l := &p.m.Layers[i]
+	l := &p.m.Layers[st.Layer]
 	n := len(p.b.Tokens)
 	h, out := p.s.h[:n*c.Hidden], p.s.out[:n*c.Hidden]
-	p.ops.RMSNorm(h, x, l.AttnNorm, c.Eps)
-	p.attention(i, &l.Attention, out, h)
-	p.ops.Add(x, out)
-	p.ops.RMSNorm(h, x, l.FFNNorm, c.Eps)
-	p.mlp(&l.MLP, out, h)
-	p.ops.Add(x, out)
+	switch st.Op {
+	case OpQKV:
+		p.ops.RMSNorm(h, x, l.AttnNorm, c.Eps)
+		a := &l.Attention
+		p.ops.MatMul(p.s.q[:n*c.QDim()], a.Q, h, n)
+		p.ops.MatMul(p.s.k[:n*c.KVDim()], a.K, h, n)
+		p.ops.MatMul(p.s.v[:n*c.KVDim()], a.V, h, n)
+	case OpAttention:
+		p.attention(st.Layer, &l.Attention)
+	case OpOut:
+		p.ops.MatMul(out, l.Attention.O, p.s.att[:n*c.QDim()], n)
+		p.ops.Add(x, out)
+	case OpGateUp:
+		p.ops.RMSNorm(h, x, l.FFNNorm, c.Eps)
+		gate, up := p.s.gate[:n*c.FFN], p.s.up[:n*c.FFN]
+		p.ops.MatMul(gate, l.MLP.Gate, h, n)
+		p.ops.MatMul(up, l.MLP.Up, h, n)
+		p.ops.SwiGLU(gate, gate, up)
+	case OpDown:
+		p.ops.MatMul(out, l.MLP.Down, p.s.gate[:n*c.FFN], n)
+		p.ops.Add(x, out)
+	default:
+		panic(fmt.Sprintf("qwen3: unknown operation %v", st.Op))
+	}
 }
 
-// attention computes self-attention of layer i for the batch's tokens of
-// h into out, storing their keys and values in their sequences' blocks
-// first (an F16 cache rounds them as it stores them).
-func (p *pass) attention(i int, a *Attention, out, h []float32) {
+// attention normalizes and rotates the batch's queries and keys (in the
+// scratch buffers q and k), stores the keys and values of layer i in
+// their sequences' blocks (an F16 cache rounds them as it stores them),
+// and computes each token's attention over its sequence into att.
+func (p *pass) attention(i int, a *Attention) {
 	c := &p.m.Config
 	s, b := p.s, p.b
 	n, kvDim := len(b.Tokens), c.KVDim()
 	q, k, v := s.q[:n*c.QDim()], s.k[:n*kvDim], s.v[:n*kvDim]
-	p.ops.MatMul(q, a.Q, h, n)
-	p.ops.MatMul(k, a.K, h, n)
-	p.ops.MatMul(v, a.V, h, n)
 	p.ops.RMSNorm(q, q, a.QNorm, c.Eps)
 	p.ops.RMSNorm(k, k, a.KNorm, c.Eps)
 	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, c.RopeTheta)
@@ -142,7 +161,6 @@ func (p *pass) attention(i int, a *Attention, out, h []float32) {
 		}
 		p.ops.Attention(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim)
 	}
-	p.ops.MatMul(out, a.O, att, n)
 }
 
 // A span is a piece of the batch's new keys (or values) that lands in one
@@ -174,15 +192,4 @@ func (p *pass) spans() []span {
 	}
 	s.spansDone = true
 	return s.spans
-}
-
-// mlp computes the SwiGLU feed-forward of the batch's tokens of h into out.
-func (p *pass) mlp(f *MLP, out, h []float32) {
-	c := &p.m.Config
-	n := len(p.b.Tokens)
-	gate, up := p.s.gate[:n*c.FFN], p.s.up[:n*c.FFN]
-	p.ops.MatMul(gate, f.Gate, h, n)
-	p.ops.MatMul(up, f.Up, h, n)
-	p.ops.SwiGLU(gate, gate, up)
-	p.ops.MatMul(out, f.Down, gate, n)
 }

@@ -16,6 +16,7 @@ type Model struct {
 	Output     *backend.Weight // output.weight, or Embed when tied
 	OutputNorm []float32
 	Layers     []Layer
+	plan       []Step // the forward pass's operations (Plan), made by Load
 }
 
 // Layer is one transformer block.
@@ -51,6 +52,7 @@ func Load(f *gguf.File) (*Model, error) {
 		return nil, fmt.Errorf("qwen3: block_count %d needs %d tensors, the file has %d", cfg.Layers, 11*cfg.Layers+2, len(f.Tensors))
 	}
 	m := &Model{Config: cfg, Layers: make([]Layer, cfg.Layers)}
+	m.plan = makePlan(cfg.Layers)
 	l := loader{f: f}
 	m.Embed = l.matrix("token_embd.weight", cfg.Vocab, cfg.Hidden)
 	m.OutputNorm = l.vector("output_norm.weight", cfg.Hidden)
