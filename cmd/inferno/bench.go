@@ -310,6 +310,12 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 		return nil, err
 	}
 	defer be.Close()
+	if tracer := be.Tracer(); tracer != nil {
+		defer func() {
+			fmt.Fprintf(os.Stderr, "\ntrace (%s, %d threads, every forward pass of the run):\n", be.Name(), be.Threads())
+			backend.WriteTraceTable(os.Stderr, tracer.Stats())
+		}()
+	}
 	var out []benchResult
 	for _, par := range pars {
 		bb, err := newBatchBencher(be, m.Qwen3.Config.Vocab, par, max(p, 1), n)
