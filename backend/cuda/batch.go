@@ -25,7 +25,7 @@ const MaxBatch = 1024
 var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 // batchTuning holds the BatchRunner's launch choices; INFERNO_CUDA_BATCH
-// overrides them, e.g. "mm=128,nt=8,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0".
+// overrides them, e.g. "mm=128,nt=8,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1".
 type batchTuning struct {
 	mmMin    int  // mm: tokens from which matrix products use mm_q8 (64x64 smem tiles) rather than mmv_q8
 	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
@@ -35,10 +35,16 @@ type batchTuning struct {
 	graph    bool // graph: pure decode batches replay captured graphs
 	splitMul int  // split: decode attention aims at split*SMs blocks (splits per token = that / (KV heads * tokens))
 	minchunk int  // minchunk: fewest positions per decode attention split
+	ahead    bool // ahead: queue the next decode step on the device's argmax before the host reads it (lookahead)
+	cb       int  // cb: decode graphs of at most cb tokens use the cluster attention (pattn_decc, sm_90) while every sequence holds at most 8*cmax positions; 0: never
+	cmin     int  // cmin: fewest positions per split of the cluster attention
+	cmax     int  // cmax: positions per split of the cluster attention up to which one cluster (8 splits) takes a sequence
+	pdl      bool // pdl: the cluster attention is launched with programmatic dependent launch (sm_90; off with INFERNO_CUDA_PDL=0)
 }
 
 func defaultBatchTuning() batchTuning {
-	return batchTuning{mmMin: 128, nt: 8, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128}
+	return batchTuning{mmMin: 128, nt: 8, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128,
+		ahead: true, cb: 4, cmin: 32, cmax: 64, pdl: true}
 }
 
 func parseBatchTuning(s string) (batchTuning, error) {
@@ -69,12 +75,23 @@ func parseBatchTuning(s string) (batchTuning, error) {
 			t.splitMul = n
 		case "minchunk":
 			t.minchunk = n
+		case "ahead":
+			t.ahead = n != 0
+		case "cb":
+			t.cb = n
+		case "cmin":
+			t.cmin = n
+		case "cmax":
+			t.cmax = n
+		case "pdl":
+			t.pdl = n != 0
 		default:
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: unknown key %q", k)
 		}
 	}
-	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.zc < 0 {
-		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, split, minchunk and mm at least 1, zc at least 0")
+	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.zc < 0 ||
+		t.cb < 0 || t.cmin < 1 || t.cmax < 0 {
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, split, minchunk, mm and cmin at least 1, zc, cb and cmax at least 0")
 	}
 	return t, nil
 }
@@ -109,24 +126,51 @@ type BatchRunner struct {
 	pm, pl, pacc, counter, acnt   uint64
 	partCap                       int // tokens x splits the attention partials hold
 	dmeta                         uint64
-	hmeta                         uintptr // page-locked host copy of the inputs (mapped)
+	hmeta                         uintptr // page-locked host copies of the inputs (mapped): two slots of metaCap ints
 	hmetaD                        uint64
-	metaCap                       int     // ints of dmeta and hmeta
-	hres                          uintptr // page-locked results: argmax ids, then the step number
+	metaCap                       int     // ints of dmeta and of each slot of hmeta
+	metaLen                       [2]int  // ints of each slot's inputs last copied
+	hres                          uintptr // page-locked results, two slots: argmax ids, then the step number
 	hresD                         uint64
 	owned                         []uint64
-	graphs                        [len(batchBuckets)][2]uintptr // graph, exec per bucket
+	graphs                        [len(batchBuckets)][2][2][2]uintptr // graph, exec per bucket, variant (see variantFor) and slot
+	cluster                       bool                                // pattn_decc is there (sm_90 PTX)
 	maxSplit                      int
 	step                          int32
 	pending                       bool
 	nout                          int
 	lastB                         int // the bucket of the last Forward when a graph ran it, else 0
+	lastV                         int // and the graph's variant
+	lastTok                       []int32
+	slot                          int // the slot (logits, results, inputs) of the last Forward
+	ahead                         lookahead
+	noAhead                       bool // SetLookahead(false)
+	logitsRead                    bool // Logits was called since the last Forward
 	ids                           []int32
 	valid                         bool
 	hostLogits                    []float32
 	runs                          []batch.Run
 	stats                         BatchStats
 }
+
+// lookahead describes a decode step queued on the device's own argmax
+// (tokens of the last step's argmax, positions + 1, the same tables) before
+// the next Forward: taken when that Forward brings exactly that batch.
+type lookahead struct {
+	on   bool
+	slot int   // its slot: its inputs in hmeta, results in hres, logits
+	step int32 // its step number
+	n, B int   // tokens, bucket
+	v    int   // graph variant
+}
+
+// Decode graphs write the logits of their (at most 256) tokens at row
+// decodeRows*slot of the logits buffer, and their argmax ids and step
+// number at hresSlotBytes*slot of hres.
+const (
+	decodeRows    = 256
+	hresSlotBytes = 4 * (MaxBatch + 4)
+)
 
 // BatchStats describe a BatchRunner and what it has run.
 type BatchStats struct {
@@ -136,6 +180,8 @@ type BatchStats struct {
 	GraphSteps        int64 // pure decode batches replayed from a graph
 	Steps             int64 // other batches (kernels launched one by one)
 	Tokens            int64
+	LookaheadHits     int64 // decode batches whose lookahead step, queued before, was taken
+	LookaheadMisses   int64 // lookahead steps discarded (the next batch was another)
 }
 
 // NewBatchRunner returns a runner of batches over a pool of blocks blocks
@@ -238,6 +284,9 @@ func (br *BatchRunner) allocScratch() error {
 	alloc(&br.pval, 4*max(br.base.headBlocks, 1), "argmax partials")
 	alloc(&br.pidx, 4*max(br.base.headBlocks, 1), "argmax partials")
 	alloc(&br.dres, 4*(MaxBatch+4), "argmax ids")
+	if decodeRows > MaxBatch/2 {
+		panic("cuda: the logits buffer holds two slots of decode rows")
+	}
 	alloc(&br.pm, 4*br.partCap*c.Heads, "batch attention partials")
 	alloc(&br.pl, 4*br.partCap*c.Heads, "batch attention partials")
 	alloc(&br.pacc, 4*br.partCap*c.Heads*c.HeadDim, "batch attention partials")
@@ -254,7 +303,7 @@ func (br *BatchRunner) allocScratch() error {
 			return err
 		}
 	}
-	if br.hres, br.hresD, err = g.allocHost(4 * (MaxBatch + 4)); err != nil {
+	if br.hres, br.hresD, err = g.allocHost(2 * hresSlotBytes); err != nil {
 		return err
 	}
 	// Kernels whose shared memory may pass the default limit.
@@ -275,7 +324,49 @@ func (br *BatchRunner) allocScratch() error {
 			return err
 		}
 	}
+	// The cluster attention is only in the compute_90 PTX.
+	if name := br.clusterKernel(); br.bt.cb > 0 && g.CC >= 90 {
+		if f, err := g.fn(name); err == nil {
+			if err := g.allowSmem(f, name, attnFDSmem(1, 3, 256)); err != nil {
+				return err
+			}
+			br.cluster = true
+		}
+	}
 	return nil
+}
+
+// clusterKernel names the cluster decode attention for the model's shape.
+func (br *BatchRunner) clusterKernel() string {
+	return fmt.Sprintf("pattn_decc_h%d_g%d", br.cfg.HeadDim, br.cfg.Heads/br.cfg.KVHeads)
+}
+
+// clusterFor tells whether decode graphs of n tokens may use the cluster
+// attention, and with how many splits (a multiple of its 8-block clusters).
+func (br *BatchRunner) clusterFor(n int) (bool, int) {
+	if !br.cluster || n > br.bt.cb {
+		return false, 0
+	}
+	return true, 8 * max(1, br.nsplit(n)/8)
+}
+
+// variantFor returns the variant of the decode graph of bucket B for b's
+// tokens at their positions + d: 1 (the cluster attention, pattn_decc)
+// when the bucket may use it and every sequence then holds at most
+// 8*cmax positions (one cluster of splits takes it: measured 1,247 against
+// 1,110 tok/s for B = 1 at 130..258 positions), else 0 (pattn_decf: at
+// 4,160 positions B = 1 decoded at 974 tok/s with it, 913 with the
+// cluster attention's two clusters).
+func (br *BatchRunner) variantFor(b *batch.Batch, B, d int) int {
+	if ok, _ := br.clusterFor(B); !ok {
+		return 0
+	}
+	for _, p := range b.Pos {
+		if int(p)+d+1 > 8*br.bt.cmax {
+			return 0
+		}
+	}
+	return 1
 }
 
 // pattnPreSmem is pattn_pre's dynamic shared memory: two stages of K and V
@@ -369,7 +460,7 @@ func (br *BatchRunner) growMeta(n int) error {
 	if br.dmeta, err = g.alloc(uint64(4*n), "batch inputs"); err != nil {
 		return err
 	}
-	if br.hmeta, br.hmetaD, err = g.allocHost(4 * n); err != nil {
+	if br.hmeta, br.hmetaD, err = g.allocHost(2 * 4 * n); err != nil {
 		g.free(br.dmeta)
 		br.dmeta = 0
 		return err
@@ -403,6 +494,16 @@ func (g *device) freeHost(p uintptr) {
 // hostInts views n int32s of page-locked host memory at p.
 func hostInts(p uintptr, n int) []int32 { return unsafe.Slice((*int32)(hostPtr(p)), n) }
 
+// Slot s's inputs (host and mapped device address), results (host and
+// device address) and logits.
+func (br *BatchRunner) hmetaSlot(s int) uintptr { return br.hmeta + uintptr(4*s*br.metaCap) }
+func (br *BatchRunner) hmetaDSlot(s int) uint64 { return br.hmetaD + uint64(4*s*br.metaCap) }
+func (br *BatchRunner) hresSlot(s int) uintptr  { return br.hres + uintptr(s*hresSlotBytes) }
+func (br *BatchRunner) hresDSlot(s int) uint64  { return br.hresD + uint64(s*hresSlotBytes) }
+func (br *BatchRunner) logitsSlot(s int) uint64 {
+	return br.logits + uint64(4*s*decodeRows*br.cfg.Vocab)
+}
+
 // Forward runs the tokens of b through the model: keys and values into
 // their sequences' blocks, logits and argmax of b's outputs. A batch of
 // decode tokens only (one token per sequence, every token an output, at
@@ -413,6 +514,8 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 		return errors.New("cuda: batch runner is closed")
 	}
 	br.valid, br.lastB = false, 0
+	sampled := br.logitsRead // the last step's logits were read: no lookahead now
+	br.logitsRead = false
 	if err := b.Check(br.cfg.Vocab, br.base.maxLen, br.bs, br.blocks); err != nil {
 		return err
 	}
@@ -430,20 +533,21 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	for _, r := range br.runs {
 		tab += (r.Pos+r.N-1)/br.bs + 1
 	}
-	if err := br.growMeta(metaInts(n, tab)); err != nil {
+	if err := br.growMeta(metaInts(n, tab+n)); err != nil { // + n: room for a lookahead's tables
 		return err
 	}
 	var err error
 	if br.bt.graph && len(br.runs) == n && len(b.Outputs) == n && n <= batchBuckets[len(batchBuckets)-1] {
-		err = br.decodeStep(b)
+		err = br.decodeStep(b, sampled)
 	} else {
 		err = br.general(b)
 	}
 	if err != nil {
+		br.ahead.on = false // a queued step, if any, is never taken
 		return err
 	}
 	br.nout = len(b.Outputs)
-	br.ids = append(br.ids[:0], hostInts(br.hres, br.nout)...)
+	br.ids = append(br.ids[:0], hostInts(br.hresSlot(br.slot), br.nout)...)
 	br.stats.Tokens += int64(n)
 	br.valid = true
 	return nil
@@ -468,11 +572,30 @@ func (br *BatchRunner) Logits(i int) ([]float32, error) {
 	if br.hostLogits == nil {
 		br.hostLogits = make([]float32, br.cfg.Vocab)
 	}
-	// The step is complete (its argmax, computed after the logits, is in).
-	if err := br.dev.download(f32Bytes(br.hostLogits), br.logits+uint64(4*i*br.cfg.Vocab)); err != nil {
+	// The step is complete (its argmax, computed after the logits, is in);
+	// a lookahead step queued after it writes the other slot's logits. The
+	// copy runs on the legacy stream, concurrently with it. The next
+	// Forward queues no lookahead: the caller samples.
+	br.logitsRead = true
+	if err := br.dev.download(f32Bytes(br.hostLogits), br.logitsSlot(br.slot)+uint64(4*i*br.cfg.Vocab)); err != nil {
 		return nil, err
 	}
 	return br.hostLogits, nil
+}
+
+// SetLookahead turns the lookahead of decode batches on (the default) or
+// off (engine.Lookaheader). With it on, a decode batch replayed from a
+// graph queues the next one (the same sequences and tables, positions + 1,
+// the tokens of the device's own argmax) before the host reads its
+// results; a Forward that brings exactly that batch finds it done or
+// running. It is also off for the step after one whose logits were read
+// (a sampler's).
+func (br *BatchRunner) SetLookahead(on bool) {
+	br.noAhead = !on
+	if !on && br.ahead.on && !br.closed && br.dev.enter() == nil {
+		_ = br.settle() // an error shows again at the next call
+		br.dev.exit()
+	}
 }
 
 // Greedy returns the id of output i's largest logit (the lowest id among
@@ -507,6 +630,10 @@ func (br *BatchRunner) CopyBlock(dst, src int32) error {
 	}
 	defer g.exit()
 	grid := uint32(min((br.blockHalfs/8+255)/256, 64))
+	// A lookahead step in flight read the blocks before the copy: it is
+	// discarded (its writes, at positions past its sequences' lengths, are
+	// harmless; see queueAhead).
+	br.ahead.on = false
 	if err := g.launch("kv_block_copy", [3]uint32{grid, uint32(2 * br.cfg.Layers)}, 256, 0,
 		br.poolPtrs, uint64(br.blockHalfs), i32(int(dst)), i32(int(src))); err != nil {
 		return err
@@ -557,7 +684,7 @@ func (br *BatchRunner) closeLocked() {
 	br.valid = false
 	g := br.dev
 	_ = g.sync("closing a batch runner")
-	br.pending = false
+	br.pending, br.ahead.on = false, false
 	br.destroyGraphs()
 	for _, p := range br.owned {
 		g.free(p)
@@ -575,13 +702,19 @@ func (br *BatchRunner) closeLocked() {
 
 func (br *BatchRunner) destroyGraphs() {
 	for i := range br.graphs {
-		br.dev.destroyGraph(br.graphs[i][0], br.graphs[i][1])
-		br.graphs[i] = [2]uintptr{}
+		for v := range br.graphs[i] {
+			for s := range br.graphs[i][v] {
+				br.dev.destroyGraph(br.graphs[i][v][s][0], br.graphs[i][v][s][1])
+				br.graphs[i][v][s] = [2]uintptr{}
+			}
+		}
 	}
 }
 
-// settle waits for a step still finishing on the GPU.
+// settle waits for a step still finishing on the GPU, or a queued
+// lookahead step (then discarded).
 func (br *BatchRunner) settle() error {
+	br.ahead.on = false
 	if !br.pending {
 		return nil
 	}

@@ -21,8 +21,9 @@ import (
 //
 //	INFERNO_CUDA_BENCH=1 ./cuda.test -test.run TestBatchBench -test.v
 //
-// INFERNO_CUDA_BATCH_SWEEP="mm=64;mm=1024,nt=8" also times each listed
-// tuning (see INFERNO_CUDA_BATCH) at B = 64, 128 and 256 and for pp512.
+// INFERNO_CUDA_BATCH_SWEEP="mm=64;cb=0,ahead=0" also times each listed
+// tuning (see INFERNO_CUDA_BATCH) at B = 1, 2, 4, 8, 16, 64 and 256 and
+// B = 1 after a 4,096-token prompt (64 steps).
 func TestBatchBench(t *testing.T) {
 	if os.Getenv("INFERNO_CUDA_BENCH") == "" {
 		t.Skip("set INFERNO_CUDA_BENCH=1 to run the CUDA benchmarks")
@@ -43,15 +44,21 @@ func TestBatchBench(t *testing.T) {
 	br := newBatchRunner(t, r, 256*256/bs+(4096+1024)/bs+64, bs)
 	var rows []string
 	tps, _ := batchDecode(t, br, 1, 1, 128)
-	rows = append(rows, fmt.Sprintf("B=1 from a 1-token prompt: %.1f tok/s (single Runner tg128: %.1f)", tps, 1/single0.Seconds()))
-	for _, B := range []int{1, 8, 32, 64, 128, 256} {
+	rows = append(rows, fmt.Sprintf("B=1 from a 1-token prompt: %.1f tok/s (single Runner tg128: %.1f, after 128: %.1f)", tps, 1/single0.Seconds(), 1/single.Seconds()))
+	for _, B := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256} {
+		st0 := br.Stats()
 		tps, pre := batchDecode(t, br, B, 128, 128)
-		rows = append(rows, fmt.Sprintf("B=%-4d S_TG %9.1f tok/s  (%.2f ms/step; prompts %.0f tok/s)", B, tps, 1000*float64(B)/tps, pre))
+		st := br.Stats()
+		rows = append(rows, fmt.Sprintf("B=%-4d S_TG %9.1f tok/s  (%.2f ms/step; prompts %.0f tok/s; lookahead %d taken, %d discarded)",
+			B, tps, 1000*float64(B)/tps, pre, st.LookaheadHits-st0.LookaheadHits, st.LookaheadMisses-st0.LookaheadMisses))
 		t.Log(rows[len(rows)-1])
 		if B == 1 || B == 8 || B == 64 || B == 256 {
 			logProfile(t, fmt.Sprintf("batch decode step of %d at context ~256", B), func() ([]backend.OpStats, float64, error) { return br.Profile(B, 5) })
 		}
 	}
+	tps, _ = batchDecode(t, br, 1, 4096, 64)
+	rows = append(rows, fmt.Sprintf("B=1 after a 4096-token prompt: %.1f tok/s (64 steps)", tps))
+	logProfile(t, "batch decode step of 1 at context ~4160", func() ([]backend.OpStats, float64, error) { return br.Profile(1, 5) })
 	pp0, pp4k := batchPrefill(t, br, 0), batchPrefill(t, br, 4096)
 	rows = append(rows, fmt.Sprintf("pp512 %.0f tok/s, pp512 @ d4096 %.0f tok/s", pp0, pp4k))
 	if sweep := os.Getenv("INFERNO_CUDA_BATCH_SWEEP"); sweep != "" {
@@ -65,11 +72,12 @@ func TestBatchBench(t *testing.T) {
 				continue
 			}
 			var s []string
-			for _, B := range []int{1, 8, 64, 128, 256} {
-				tps, _ := batchDecode(t, bs2, B, 128, 64)
+			for _, B := range []int{1, 2, 4, 8, 16, 64, 256} {
+				tps, _ := batchDecode(t, bs2, B, 128, 128)
 				s = append(s, fmt.Sprintf("B=%d %.0f", B, tps))
 			}
-			s = append(s, fmt.Sprintf("pp512 %.0f, @d4096 %.0f", batchPrefill(t, bs2, 0), batchPrefill(t, bs2, 4096)))
+			tps, _ := batchDecode(t, bs2, 1, 4096, 64)
+			s = append(s, fmt.Sprintf("B=1@d4096 %.0f", tps))
 			rows = append(rows, fmt.Sprintf("sweep %-24q %s", tu, strings.Join(s, ", ")))
 			t.Log(rows[len(rows)-1])
 			bs2.Close()
@@ -117,8 +125,22 @@ func batchDecode(t *testing.T, br *BatchRunner, B, plen, steps int) (float64, fl
 	toks := make([]int32, B)
 	var b batch.Batch
 	start := time.Now()
-	per := MaxBatch / plen
-	for i0 := 0; i0 < B; i0 += per {
+	if plen > MaxBatch { // one sequence at a time, in chunks
+		for i := range B {
+			prompt := randomPrompt(uint64(1000+i), plen, br.Vocab())
+			for p := 0; p < plen; p += MaxBatch {
+				b.Reset()
+				n := min(MaxBatch, plen-p)
+				b.Add(b.AddSeq(tabs[i]), prompt[p:p+n], p, p+n == plen)
+				if err := br.Forward(&b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			toks[i], _ = br.Greedy(0)
+		}
+	}
+	per := max(MaxBatch/plen, 1)
+	for i0 := 0; i0 < B && plen <= MaxBatch; i0 += per {
 		b.Reset()
 		for i := i0; i < min(B, i0+per); i++ {
 			b.Add(b.AddSeq(tabs[i]), randomPrompt(uint64(1000+i), plen, br.Vocab()), 0, true)

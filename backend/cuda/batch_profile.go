@@ -13,7 +13,8 @@ import (
 // with an event after every kernel, and returns the GPU time per kernel
 // name (largest first) and the whole step's, in microseconds. It reruns
 // the inputs of the last Forward, which must have been a decode batch of
-// that bucket (its keys and values are written again, unchanged).
+// that bucket (its keys and values are written again, unchanged); a
+// queued lookahead step is waited for and discarded.
 func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) {
 	if br.closed {
 		return nil, 0, errors.New("cuda: batch runner is closed")
@@ -33,6 +34,17 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 	}
 	defer g.exit()
 	if err := br.settle(); err != nil {
+		return nil, 0, err
+	}
+	// The last step's inputs (a lookahead step's had no token ids) back
+	// on the device: a lookahead step may have replaced them.
+	s := br.slot
+	m := hostInts(br.hmetaSlot(s), br.metaCap)
+	copy(m[4:4+len(br.lastTok)], br.lastTok)
+	m[3] = 0
+	if br.metaLen[s] <= br.bt.zc {
+		m[0] = int32(br.metaLen[s])
+	} else if err := br.copyMeta(s, br.metaLen[s]); err != nil {
 		return nil, 0, err
 	}
 	events := make([]uintptr, 12*len(br.base.layers)+16)
@@ -55,7 +67,7 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 	l := &launcher{g: g, events: events}
 	err := g.recordExternal(events[0])
 	if err == nil {
-		br.decodeOps(l, B)
+		br.decodeOps(l, B, s, br.lastV)
 		err = l.err
 	}
 	graph, exec, err2 := g.endCapture()

@@ -120,12 +120,18 @@ func TestBatchKernelAttention(t *testing.T) {
 			scale := float32(1 / math.Sqrt(float64(sh.hd)))
 			dK, dV := devBytes(t, g, f16Bytes(pool.k)), devBytes(t, g, f16Bytes(pool.v))
 			ns := 6
-			pm, pl := devZeros(t, g, 4*8*sh.h*ns), devZeros(t, g, 4*8*sh.h*ns)
-			pacc, counter := devZeros(t, g, 4*8*sh.h*ns*sh.hd), devZeros(t, g, 4*8*sh.kvh)
+			const maxns = 16
+			pm, pl := devZeros(t, g, 4*8*sh.h*maxns), devZeros(t, g, 4*8*sh.h*maxns)
+			pacc, counter := devZeros(t, g, 4*8*sh.h*maxns*sh.hd), devZeros(t, g, 4*8*sh.kvh)
 			smemDec := attnFDSmem(1, 3, 256)
-			for _, name := range []string{"pattn_dec", "pattn_decf"} {
+			cluster := true // pattn_decc: in the sm_90 PTX only
+			for _, name := range []string{"pattn_dec", "pattn_decf", "pattn_decc"} {
 				k := fmt.Sprintf("%s_h%d_g%d", name, sh.hd, group)
 				f, err := g.fn(k)
+				if err != nil && name == "pattn_decc" && g.CC < 90 {
+					cluster = false
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,9 +193,11 @@ func TestBatchKernelAttention(t *testing.T) {
 			got := getF32(t, g, out, nd*qd)
 			gk := getF16(t, g, dK, len(pool.k))
 			gv := getF16(t, g, dV, len(pool.v))
+			qis := make([][]float32, nd)
 			for i := range nd {
 				p := lens[i] - 1
 				qi, ki, vi := cpuQKV(sc.Scalar, qkv[i*qkvw:(i+1)*qkvw], ac, p, qg, kg, eps, theta)
+				qis[i] = qi
 				k16, v16 := roundF16(ki), roundF16(vi)
 				for gg := range sh.kvh {
 					o := pool.off(tabs[i], p, gg)
@@ -203,6 +211,47 @@ func TestBatchKernelAttention(t *testing.T) {
 				want := pool.refAttn(qi, p, tabs[i], sh.h)
 				if e := relL2(got[i*qd:(i+1)*qd], want); e > 1e-3 || math.IsNaN(e) {
 					t.Errorf("fused decode, length %d: relative L2 %.3g", lens[i], e)
+				}
+			}
+
+			// The cluster kernel (fused, splits in clusters of 8 combined
+			// through distributed shared memory): one cluster (every
+			// count of active blocks), two (the second full or partial,
+			// combined through global memory), twice each for the counters.
+			// It appends the same key and value as pattn_decf.
+			for _, v := range []struct{ ns, cmin, cmax int }{{8, 32, 64}, {16, 32, 64}, {16, 96, 0}, {16, 16, 8}, {16, 64, 0}} {
+				if !cluster {
+					t.Log("no pattn_decc (compute capability below 9.0)")
+					break
+				}
+				for rep := range 2 {
+					zeroDev(t, g, out, 4*nd*qd)
+					if err := g.launch(fmt.Sprintf("pattn_decc_h%d_g%d", sh.hd, group), [3]uint32{uint32(sh.kvh), uint32(v.ns), nd}, 256, uint32(smemDec),
+						dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(v.ns), i32(v.cmin),
+						pm, pl, pacc, counter, out, i32(v.cmax)); err != nil {
+						t.Fatal(err)
+					}
+					if err := g.sync("pattn_decc"); err != nil {
+						t.Fatal(err)
+					}
+					got := getF32(t, g, out, nd*qd)
+					gk2, gv2 := getF16(t, g, dK, len(pool.k)), getF16(t, g, dV, len(pool.v))
+					for i := range nd {
+						for gg := range sh.kvh {
+							o := pool.off(tabs[i], lens[i]-1, gg)
+							for d := range sh.hd {
+								if gk2[o+d] != gk[o+d] || gv2[o+d] != gv[o+d] {
+									t.Fatalf("cluster decode %+v, length %d: appended key/value differ from pattn_decf's at head %d dim %d", v, lens[i], gg, d)
+								}
+							}
+						}
+						want := pool.refAttn(qis[i], lens[i]-1, tabs[i], sh.h)
+						if e := relL2(got[i*qd:(i+1)*qd], want); e > 1e-3 || math.IsNaN(e) {
+							t.Errorf("cluster decode %+v, rep %d, length %d: relative L2 %.3g", v, rep, lens[i], e)
+						} else if rep == 1 && sh.hd == 128 && i == nd-1 {
+							t.Logf("cluster decode %+v, length %d: relative L2 %.3g", v, lens[i], e)
+						}
+					}
 				}
 			}
 
@@ -674,5 +723,138 @@ func TestBatchMemoryAndErrors(t *testing.T) {
 	t.Logf("runner + 2 batch runners held %.1f MiB (greedy %d); free before %.1f MiB, after close %.1f MiB", mib(free0-mid), id, mib(free0), mib(free1))
 	if free1+(8<<20) < free0 {
 		t.Errorf("%.1f MiB not given back", mib(free0-free1))
+	}
+}
+
+// zeroDev clears n bytes of device memory (on the stream).
+func zeroDev(t *testing.T, g *device, p uint64, n int) {
+	t.Helper()
+	if err := g.memsetAsync(p, uint64(n)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBatchLookahead feeds the same batches to two batch runners, one
+// with the lookahead (the default) and one without: greedy decoding
+// (lookahead steps taken) and deviations that discard a queued step: a
+// token other than the argmax, a sequence dropped and its blocks reused
+// by a new prompt, a sequence whose table gets its next block only when
+// it needs it (no lookahead at a block boundary), a copied block (copy on
+// write), logits read while a lookahead step runs (a sampler; the
+// lookahead pauses for a step), buckets 4 and 1. The argmax ids and the
+// logits read must be identical: the same kernels on the same inputs, and
+// a discarded step only wrote rows that are rewritten before anything
+// reads them.
+func TestBatchLookahead(t *testing.T) {
+	requireGPU(t)
+	m := tinyModel(t)
+	r := newRunner(t, m, Options{MaxLen: 512})
+	const bs, blocks = 12, 128
+	la := newBatchRunner(t, r, blocks, bs)
+	ref := newBatchRunner(t, r, blocks, bs)
+	ref.SetLookahead(false)
+	rng := rand.New(rand.NewPCG(24, 24))
+	alloc := newBlockAlloc(rng, blocks)
+	V := int32(m.Config.Vocab)
+	type seq struct {
+		tab  []int32
+		len  int
+		next int32
+		lazy bool // its table gets a block only when a step needs it
+	}
+	var steps, logitsChecked int
+	run := func(what string, seqs []*seq, in [][]int32, readLogits bool) {
+		t.Helper()
+		var b batch.Batch
+		for i, s := range seqs {
+			ahead := 40
+			if s.lazy {
+				ahead = 0
+			}
+			s.tab = alloc.grow(s.tab, s.len+len(in[i])+ahead, bs)
+			b.Add(b.AddSeq(s.tab), in[i], s.len, true)
+		}
+		for _, br := range []*BatchRunner{la, ref} {
+			if err := br.Forward(&b); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		steps++
+		for i, s := range seqs {
+			a, _ := la.Greedy(i)
+			w, _ := ref.Greedy(i)
+			if a != w {
+				t.Fatalf("%s: output %d: argmax %d with the lookahead, %d without", what, i, a, w)
+			}
+			if readLogits {
+				got, want := batchLogits(t, la, i), batchLogits(t, ref, i)
+				if e := relL2(got, want); e != 0 {
+					t.Errorf("%s: output %d: logits differ with the lookahead (relative L2 %.3g)", what, i, e)
+				}
+				logitsChecked++
+			}
+			s.next = a
+			s.len += len(in[i])
+		}
+	}
+	seqs := []*seq{{}, {}, {}, {lazy: true}}
+	prompts := [][]int32{randomPrompt(200, 5, int(V)), randomPrompt(201, 30, int(V)), randomPrompt(202, 11, int(V)), randomPrompt(203, 50, int(V))}
+	run("prefill", seqs, prompts, false)
+	greedy := func(seqs []*seq) [][]int32 {
+		in := make([][]int32, len(seqs))
+		for i, s := range seqs {
+			in[i] = []int32{s.next}
+		}
+		return in
+	}
+	for step := range 16 {
+		in := greedy(seqs)
+		if step == 8 {
+			in[1][0] = (seqs[1].next + 1) % V // not the argmax: the queued step is discarded
+		}
+		run(fmt.Sprintf("decode of 4, step %d", step), seqs, in, step == 3 || step == 4 || step == 10)
+	}
+	// Sequence 2 ends (its last lookahead step wrote past its length); a
+	// new prompt gets its blocks, in a batch with the others' next tokens.
+	alloc.free = append(seqs[2].tab, alloc.free...)
+	s4 := &seq{}
+	seqs = []*seq{seqs[0], seqs[1], seqs[3], s4}
+	in := greedy(seqs)
+	in[3] = randomPrompt(204, 3*bs+5, int(V))
+	run("mixed, a new prompt in a freed sequence's blocks", seqs, in, false)
+	for step := range 12 {
+		if step == 5 {
+			// Copy on write: sequence 0's partial block copied to a new one
+			// while a lookahead step is queued.
+			s := seqs[0]
+			last := (s.len - 1) / bs
+			dst := alloc.free[0]
+			alloc.free = alloc.free[1:]
+			for _, br := range []*BatchRunner{la, ref} {
+				if err := br.CopyBlock(dst, s.tab[last]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.tab = append(append([]int32(nil), s.tab[:last]...), dst)
+		}
+		run(fmt.Sprintf("decode of 4 after, step %d", step), seqs, greedy(seqs), step == 8)
+	}
+	// Three of them (bucket 4, one padding token), then one (bucket 1).
+	seqs = seqs[1:]
+	for step := range 6 {
+		run(fmt.Sprintf("decode of 3, step %d", step), seqs, greedy(seqs), step == 4)
+	}
+	seqs = seqs[:1]
+	for step := range 10 {
+		run(fmt.Sprintf("decode of 1, step %d", step), seqs, greedy(seqs), step == 6)
+	}
+	st, sr := la.Stats(), ref.Stats()
+	t.Logf("%d batches; lookahead: %d taken, %d discarded; logits compared %d times; graph steps %d (without: %d)",
+		steps, st.LookaheadHits, st.LookaheadMisses, logitsChecked, st.GraphSteps, sr.GraphSteps)
+	if st.GraphSteps != sr.GraphSteps || sr.LookaheadHits+sr.LookaheadMisses != 0 {
+		t.Errorf("graph steps %d and %d; the runner without lookahead counted %d/%d", st.GraphSteps, sr.GraphSteps, sr.LookaheadHits, sr.LookaheadMisses)
+	}
+	if st.LookaheadHits < 20 || st.LookaheadMisses < 2 {
+		t.Errorf("lookahead steps taken %d, discarded %d: want at least 20 and 2", st.LookaheadHits, st.LookaheadMisses)
 	}
 }

@@ -1606,6 +1606,22 @@ extern "C" __global__ void __launch_bounds__(256) bembed_step(const i8* __restri
     xt[i] = __half2float(wd[(size_t)tok * nb + (i >> 5)]) * (float)wq[(size_t)tok * K + i];
 }
 
+// bembed_dec starts a batch decode step whose inputs the host copied to
+// meta (one block a token): token b is meta[4 + b], or, for b < meta[3],
+// devtok[b], the previous step's argmax: a lookahead step, queued before
+// the host has read that argmax.
+extern "C" __global__ void __launch_bounds__(256) bembed_dec(const i8* __restrict__ wq, const __half* __restrict__ wd,
+                                                             int K, const int* __restrict__ meta,
+                                                             const int* __restrict__ devtok, float* __restrict__ x) {
+  __shared__ int tok;
+  if (threadIdx.x == 0) tok = (int)blockIdx.x < meta[3] ? devtok[blockIdx.x] : meta[4 + blockIdx.x];
+  __syncthreads();
+  const int nb = K >> 5;
+  float* xt = x + (size_t)blockIdx.x * K;
+  for (int i = threadIdx.x; i < K; i += blockDim.x)
+    xt[i] = __half2float(wd[(size_t)tok * nb + (i >> 5)]) * (float)wq[(size_t)tok * K + i];
+}
+
 // gather_rows: y[i] = x[idx[i]] for rows of K floats (the output rows,
 // gathered before the final norm and the output head). One block a row.
 extern "C" __global__ void __launch_bounds__(256) gather_rows(const float* __restrict__ x, int K,
@@ -1945,7 +1961,26 @@ QRP_INST(128)
 // src holds the rotated queries (H heads a token) and the cache already
 // holds every key and value (qk_rope_paged ran first). Partials per
 // (z, head, split); counters per (z, KV head).
-template <int HD, int G, bool FUSED>
+//
+// The table lookups are pipelined: a lane's table entries for the rows of
+// its first ST tiles are loaded together up front, and those of tile k+ST
+// while tile k is scored, so no copy waits on a lookup after the first.
+// Everything up to the first tiles' copies reads only the inputs and the
+// pool (rows earlier steps wrote): launched with programmatic dependent
+// launch (decode graphs on sm_90), the kernel does that while the QKV
+// product runs and waits for it (PDL_WAIT) before reading src.
+//
+// CS > 1 (pattn_decc, sm_90): the splits of a (token, KV head) form thread
+// block clusters of CS blocks (grid y = nsplit, a multiple of CS), and the
+// splits of a cluster are combined through distributed shared memory: each
+// block leaves its (max, sum, output) in its shared memory, a cluster
+// barrier, then each of the cluster's active blocks combines a slice of the
+// outputs from all of them; no global partials, fence or counter. Up to
+// CS*cmax positions one cluster takes everything (chunk = max(minchunk,
+// ceil(seq/CS))); beyond, chunk = max(minchunk, ceil(seq/nsplit)) and the
+// clusters' partials are combined through global memory as the splits of
+// CS = 1 are (the last block of the token's KV head to finish).
+template <int HD, int G, bool FUSED, int CS>
 __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
                                           const float* __restrict__ qgain, const float* __restrict__ kgain,
                                           float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
@@ -1953,7 +1988,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           const int* __restrict__ tabs, int bs, int sh, __half* Kc, __half* Vc,
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
-                                          float* __restrict__ out) {
+                                          float* __restrict__ out, int cmax) {
   constexpr int R = 1, ST = 3, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
@@ -1964,8 +1999,9 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   constexpr int VK = TP / VR;        // V passes per tile
   constexpr int PART = TP * HD / 8;  // 16-byte pieces of the tile's K (and of its V)
   constexpr int CPL = 2 * PART / 32; // 16-byte copies per lane per tile
+  constexpr int RPL = PART / 32;     // rows per lane per tile (its V copies take the same rows)
   constexpr int TILE = 2 * TP * HD;  // halves per tile
-  static_assert(PART % 32 == 0 && PP == 2 * VR, "tile shape");
+  static_assert(PART % 32 == 0 && PP == 2 * VR && CPL == 2 * RPL, "tile shape");
   extern __shared__ __align__(16) __half pd_ring[];  // [NW][ST][TILE]
   __shared__ float qs[G][HD];
   __shared__ float kt[HD];
@@ -1973,6 +2009,8 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   __shared__ __align__(16) __half vnew[HD];
   __shared__ float wm[NW][G], wl[NW][G];
   __shared__ __align__(16) float wacc[NW][G][HD];
+  __shared__ float bm[CS > 1 ? G : 1], bl[CS > 1 ? G : 1];  // the block's partial, read by the cluster
+  __shared__ float bo[CS > 1 ? G * HD : 1];
   __shared__ int last;
 
   const int kvh = blockIdx.x, split = blockIdx.y, z = blockIdx.z;
@@ -1980,7 +2018,8 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   const int t = FUSED ? z : toks[z];
   const int p = pos[t], seq = p + 1;
   const int* tab = tabs + toff[t];
-  const int chunk = max(minchunk, (seq + nsplit - 1) / nsplit);
+  int chunk = max(minchunk, (seq + nsplit - 1) / nsplit);
+  if (CS > 1 && (seq + CS - 1) / CS <= cmax) chunk = max(minchunk, (seq + CS - 1) / CS);
   const int start = split * chunk, end = min(seq, start + chunk);
   const int nact = (seq + chunk - 1) / chunk;  // splits with positions
   if (start >= end) return;                     // nothing here; the active splits count themselves
@@ -1988,27 +2027,48 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   const int nk = warp < ntile ? (ntile - warp + NW - 1) / NW : 0;  // this warp's tiles
   __half* ring = pd_ring + (size_t)warp * ST * TILE;
 
-  auto load = [&](int k) {
+  // fetch(k, e): the table entries of this lane's rows of the warp's k-th
+  // tile; issue(k, e): its copies into stage k % ST (the new position and
+  // rows past the range zero-filled). issue always commits a group.
+  auto fetch = [&](int k, int (&e)[RPL]) {
+    const int p0 = start + (k * NW + warp) * TP;
+#pragma unroll
+    for (int c = 0; c < RPL; c++) {
+      const int j = p0 + (c * 32 + lane) / (HD / 8);
+      e[c] = k < nk && j < end ? tab[sh >= 0 ? j >> sh : j / bs] : 0;
+    }
+  };
+  auto issue = [&](int k, const int (&e)[RPL]) {
     if (k < nk) {
       const int p0 = start + (k * NW + warp) * TP;
       __half* buf = ring + (k % ST) * TILE;
 #pragma unroll
       for (int c = 0; c < CPL; c++) {
         const int idx = c * 32 + lane;
-        const int part = c * 32 / PART;  // 0: K, 1: V (compile time)
+        const int part = c / RPL;  // 0: K, 1: V (compile time)
         const int row = (idx - part * PART) / (HD / 8), piece = idx % (HD / 8);
         const int j = p0 + row;
         const bool ok = j < end && (!FUSED || j != p);
-        const size_t off = ok ? kv_row(tab, j, bs, sh, KVH, kvh, HD) : 0;
+        const int r = j - (sh >= 0 ? (j >> sh) << sh : (j / bs) * bs);
+        const size_t off = ok ? (((size_t)e[c % RPL] * KVH + kvh) * bs + r) * HD : 0;
         cp_async16z(buf + idx * 8, (part ? Vc : Kc) + off + piece * 8, ok);
       }
     }
     cp_async_commit();
   };
+  int en[RPL];  // entries of the next tile to issue
+  {
+    int e0[ST][RPL];
 #pragma unroll
-  for (int k = 0; k < ST - 1; k++) load(k);
+    for (int k = 0; k < ST; k++) fetch(k, e0[k]);
+#pragma unroll
+    for (int k = 0; k < ST - 1; k++) issue(k, e0[k]);
+#pragma unroll
+    for (int c = 0; c < RPL; c++) en[c] = e0[ST - 1][c];
+  }
 
   const bool owner = FUSED && p >= start && p < end;
+  PDL_WAIT();
   if (FUSED) {
     const float* qkv = src + (size_t)t * (H + 2 * KVH) * HD;
     for (int g = warp; g < G; g += NW)
@@ -2056,7 +2116,8 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   for (int k = 0; k < nk; k++) {
     cp_async_wait<ST - 2>();
     __syncwarp();
-    load(k + ST - 1);
+    issue(k + ST - 1, en);
+    fetch(k + ST, en);  // used next iteration: the lookup overlaps this tile
     const int p0 = start + (k * NW + warp) * TP;
     __half* kb = ring + (k % ST) * TILE;
     __half* vb = kb + TP * HD;
@@ -2153,6 +2214,10 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   }
   __syncthreads();
   const size_t zb = (size_t)z * H;  // this token's partials
+  // The cluster (CS > 1) or the split (CS = 1) whose partial this block
+  // writes, and how many there are.
+  const int cl = CS > 1 ? split / CS : split;
+  const int ncl = CS > 1 ? (nact + CS - 1) / CS : nact;
   for (int it = tid; it < G * HD; it += NT) {
     const int g = it / HD, d = it % HD;
     float M = wm[0][g];
@@ -2168,55 +2233,131 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
     const int h = kvh * G + g;
     if (nact == 1) {
       out[((size_t)t * H + h) * HD + d] = o / L;
-    } else {
-      pacc[((zb + h) * nsplit + split) * HD + d] = o;
+    } else if (CS > 1) {
+      bo[it] = o;
       if (d == 0) {
-        pm[(zb + h) * nsplit + split] = M;
-        pl[(zb + h) * nsplit + split] = L;
+        bm[g] = M;
+        bl[g] = L;
+      }
+    } else {
+      pacc[((zb + h) * nsplit + cl) * HD + d] = o;
+      if (d == 0) {
+        pm[(zb + h) * nsplit + cl] = M;
+        pl[(zb + h) * nsplit + cl] = L;
       }
     }
   }
   if (nact == 1) return;
 
-  __threadfence();
-  __syncthreads();
-  unsigned* cnt = counter + (size_t)z * KVH + kvh;
-  if (tid == 0) last = atomicAdd(cnt, 1u) == (unsigned)(nact - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  if (tid == 0) *cnt = 0;
-  constexpr int SB = 16;
-  for (int it = tid; it < G * HD; it += NT) {
-    const int g = it / HD, d = it % HD;
-    const size_t h = zb + kvh * G + g;
-    float M = -INFINITY, L = 0.f, o = 0.f;
-    for (int s0 = 0; s0 < nact; s0 += SB) {
-      float ms[SB], ls[SB], as[SB];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (CS > 1) {
+    // Every active block of the cluster has left its partial in its shared
+    // memory (blocks without positions exited: they neither arrive nor are
+    // read). Block `rank` combines a slice of the G*HD outputs over the
+    // cluster's nb active blocks.
+    asm volatile("barrier.cluster.arrive;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait;\n" ::: "memory");
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    const int nb = min(CS, nact - cl * CS);
+    const int per = (G * HD + nb - 1) / nb;
+    const int i1 = min(G * HD, ((int)rank + 1) * per);
+    for (int it = (int)rank * per + tid; it < i1; it += NT) {
+      const int g = it / HD, d = it % HD;
+      const unsigned am = (unsigned)__cvta_generic_to_shared(&bm[g]);
+      const unsigned al = (unsigned)__cvta_generic_to_shared(&bl[g]);
+      const unsigned ao = (unsigned)__cvta_generic_to_shared(&bo[it]);
+      float ms[CS], ls[CS], os[CS];
 #pragma unroll
-      for (int c = 0; c < SB; c++) {
-        const int s = s0 + c;
-        const bool ok = s < nact;
-        ms[c] = ok ? __ldcg(&pm[h * nsplit + s]) : -INFINITY;
-        ls[c] = ok ? __ldcg(&pl[h * nsplit + s]) : 0.f;
-        as[c] = ok ? __ldcg(&pacc[(h * nsplit + s) * HD + d]) : 0.f;
+      for (int r = 0; r < CS; r++) {
+        ms[r] = -INFINITY;
+        ls[r] = 0.f;
+        os[r] = 0.f;
+        if (r < nb) {
+          unsigned a;
+          asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(am), "r"(r));
+          asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(ms[r]) : "r"(a) : "memory");
+          asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(al), "r"(r));
+          asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(ls[r]) : "r"(a) : "memory");
+          asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(ao), "r"(r));
+          asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(os[r]) : "r"(a) : "memory");
+        }
       }
-      float mn = M;
+      float M = ms[0];
 #pragma unroll
-      for (int c = 0; c < SB; c++) mn = fmaxf(mn, ms[c]);
-      const float alpha = exp2f(M - mn);
-      L *= alpha;
-      o *= alpha;
+      for (int r = 1; r < CS; r++) M = fmaxf(M, ms[r]);
+      float L = 0.f, o = 0.f;
 #pragma unroll
-      for (int c = 0; c < SB; c++) {
-        const float e = exp2f(ms[c] - mn);
-        L += ls[c] * e;
-        o += as[c] * e;
+      for (int r = 0; r < CS; r++) {
+        const float e = exp2f(ms[r] - M);  // 0 past nb
+        L += ls[r] * e;
+        o += os[r] * e;
       }
-      M = mn;
+      const int h = kvh * G + g;
+      if (ncl == 1) {
+        out[((size_t)t * H + h) * HD + d] = o / L;
+      } else {
+        pacc[((zb + h) * nsplit + cl) * HD + d] = o;
+        if (d == 0) {
+          pm[(zb + h) * nsplit + cl] = M;
+          pl[(zb + h) * nsplit + cl] = L;
+        }
+      }
     }
-    out[((size_t)t * H + kvh * G + g) * HD + d] = o / L;
+    // This block's reads of the others' shared memory are done; it waits
+    // for theirs of its own before it exits (at the end).
+    asm volatile("barrier.cluster.arrive;\n" ::: "memory");
   }
+#endif
+
+  if (ncl > 1) {
+    // The last block of this KV head to finish (of the nact that write
+    // partials: a split each, or a slice of a cluster's each) combines the
+    // ncl partials, a thread per output value, 16 loaded at once.
+    __threadfence();
+    __syncthreads();
+    unsigned* cnt = counter + (size_t)z * KVH + kvh;
+    if (tid == 0) last = atomicAdd(cnt, 1u) == (unsigned)(nact - 1);
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      if (tid == 0) *cnt = 0;
+      constexpr int SB = 16;
+      for (int it = tid; it < G * HD; it += NT) {
+        const int g = it / HD, d = it % HD;
+        const size_t h = zb + kvh * G + g;
+        float M = -INFINITY, L = 0.f, o = 0.f;
+        for (int s0 = 0; s0 < ncl; s0 += SB) {
+          float ms[SB], ls[SB], as[SB];
+#pragma unroll
+          for (int c = 0; c < SB; c++) {
+            const int s = s0 + c;
+            const bool ok = s < ncl;
+            ms[c] = ok ? __ldcg(&pm[h * nsplit + s]) : -INFINITY;
+            ls[c] = ok ? __ldcg(&pl[h * nsplit + s]) : 0.f;
+            as[c] = ok ? __ldcg(&pacc[(h * nsplit + s) * HD + d]) : 0.f;
+          }
+          float mn = M;
+#pragma unroll
+          for (int c = 0; c < SB; c++) mn = fmaxf(mn, ms[c]);
+          const float alpha = exp2f(M - mn);
+          L *= alpha;
+          o *= alpha;
+#pragma unroll
+          for (int c = 0; c < SB; c++) {
+            const float e = exp2f(ms[c] - mn);
+            L += ls[c] * e;
+            o += as[c] * e;
+          }
+          M = mn;
+        }
+        out[((size_t)t * H + kvh * G + g) * HD + d] = o / L;
+      }
+    }
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (CS > 1) asm volatile("barrier.cluster.wait;\n" ::: "memory");
+#endif
 }
 
 #define PD_ARGS                                                                                               \
@@ -2228,12 +2369,12 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       float *__restrict__ out
 #define PD_INST(HD, G)                                                                                        \
   extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
-    pattn_dec<HD, G, false>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc, scale,   \
-                            nsplit, minchunk, pm, pl, pacc, counter, out);                                    \
+    pattn_dec<HD, G, false, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
+                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, 0);                       \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
-    pattn_dec<HD, G, true>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc, scale,    \
-                           nsplit, minchunk, pm, pl, pacc, counter, out);                                     \
+    pattn_dec<HD, G, true, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
+                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, 0);                        \
   }
 PD_INST(32, 1)
 PD_INST(32, 2)
@@ -2244,6 +2385,28 @@ PD_INST(64, 4)
 PD_INST(128, 1)
 PD_INST(128, 2)
 PD_INST(128, 4)
+
+// pattn_decc: the fused pattn_dec with the splits of a (token, KV head) in
+// clusters of 8 blocks (grid y a multiple of 8), combined through
+// distributed shared memory; one cluster up to 8*cmax positions. Only in
+// the compute_90 PTX (kernels_sm90.ptx): elsewhere the Go side uses
+// pattn_decf.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define PDC_INST(HD, G)                                                                                             \
+  extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD##_g##G(PD_ARGS, int cmax) { \
+    pattn_dec<HD, G, true, 8>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
+                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, cmax);                           \
+  }
+PDC_INST(32, 1)
+PDC_INST(32, 2)
+PDC_INST(32, 4)
+PDC_INST(64, 1)
+PDC_INST(64, 2)
+PDC_INST(64, 4)
+PDC_INST(128, 1)
+PDC_INST(128, 2)
+PDC_INST(128, 4)
+#endif
 
 // ---------------------------------------------------------------- paged prefill attention (tensor cores)
 
