@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"inferno/batch"
+	"inferno/model/qwen3"
 )
 
 // Inputs of a pass ("meta": one int32 array, page-locked on the host and
@@ -103,22 +104,40 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	}
 	dpos := br.dmeta + uint64(4*(4+B))
 	dtoff := br.dmeta + uint64(4*(4+2*B))
-	for i := range base.layers {
+	// The model's plan, each operation as this step's kernels: matrix-vector
+	// products for one token (mv), skinny or full tiles for more.
+	for _, st := range base.m.Plan() {
+		i := st.Layer
 		w := &base.layers[i]
-		if mv {
-			base.mv(l, "store", t.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
-		} else {
-			br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, B)
-		}
-		br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, dtoff)
-		if mv {
-			base.mv(l, "add", t.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0)
-			base.mv(l, "swiglu", t.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
-			base.mv(l, "add", t.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0)
-		} else {
-			br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, B)
-			br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, B)
-			br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, B)
+		switch st.Op {
+		case qwen3.OpQKV:
+			if mv {
+				base.mv(l, "store", t.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
+			} else {
+				br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, B)
+			}
+		case qwen3.OpAttention:
+			br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, dtoff)
+		case qwen3.OpOut:
+			if mv {
+				base.mv(l, "add", t.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0)
+			} else {
+				br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, B)
+			}
+		case qwen3.OpGateUp:
+			if mv {
+				base.mv(l, "swiglu", t.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
+			} else {
+				br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, B)
+			}
+		case qwen3.OpDown:
+			if mv {
+				base.mv(l, "add", t.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0)
+			} else {
+				br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, B)
+			}
+		default:
+			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
 		}
 	}
 	if mv {
@@ -474,22 +493,32 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	l := &launcher{g: g}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	l.launch("embed_q8", [3]uint32{uint32(n)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), at(tokOff), br.px)
-	for i := range base.layers {
+	for _, st := range base.m.Plan() {
+		i := st.Layer
 		w := &base.layers[i]
-		br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, n)
-		l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
-			br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
-			base.rope, br.pq, br.kc[i], br.vc[i])
-		if ndec > 0 {
-			br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
+		switch st.Op {
+		case qwen3.OpQKV:
+			br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, n)
+		case qwen3.OpAttention:
+			l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
+				br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
+				base.rope, br.pq, br.kc[i], br.vc[i])
+			if ndec > 0 {
+				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
+			}
+			if ntiles > 0 {
+				l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, group), [3]uint32{uint32(ntiles), uint32(c.KVHeads)}, 128, uint32(pattnPreSmem(c.HeadDim)),
+					br.pq, at(tileOff), at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale), br.patt)
+			}
+		case qwen3.OpOut:
+			br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, n)
+		case qwen3.OpGateUp:
+			br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, n)
+		case qwen3.OpDown:
+			br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, n)
+		default:
+			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
 		}
-		if ntiles > 0 {
-			l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, group), [3]uint32{uint32(ntiles), uint32(c.KVHeads)}, 128, uint32(pattnPreSmem(c.HeadDim)),
-				br.pq, at(tileOff), at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale), br.patt)
-		}
-		br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, n)
-		br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, n)
-		br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, n)
 	}
 	if nout > 0 {
 		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)

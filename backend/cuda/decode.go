@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"inferno/model/qwen3"
 )
 
 // attn enqueues the decode attention of layer i.
@@ -38,13 +40,23 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 	// The first kernel reads the step's token and position from host
 	// memory; an ordinary launch (it follows the previous step, not a kernel).
 	l.launchEx(false, "embed_step", [3]uint32{1}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), g.hostD+uint64(r.paramsOff(slot)), r.params, r.x, r.result)
-	for i := range r.layers {
-		w := &r.layers[i]
-		r.mv(l, "store", t.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0)
-		r.attn(l, i)
-		r.mv(l, "add", t.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0)
-		r.mv(l, "swiglu", t.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0)
-		r.mv(l, "add", t.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0)
+	// The model's plan, each operation as one kernel.
+	for _, st := range r.m.Plan() {
+		w := &r.layers[st.Layer]
+		switch st.Op {
+		case qwen3.OpQKV:
+			r.mv(l, "store", t.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0)
+		case qwen3.OpAttention:
+			r.attn(l, st.Layer)
+		case qwen3.OpOut:
+			r.mv(l, "add", t.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0)
+		case qwen3.OpGateUp:
+			r.mv(l, "swiglu", t.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0)
+		case qwen3.OpDown:
+			r.mv(l, "add", t.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0)
+		default:
+			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
+		}
 	}
 	r.head(l, r.x, slot)
 	r.stats.KernelsPerStep = l.count

@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"math"
+
+	"inferno/model/qwen3"
 )
 
 // prefill runs tokens (two or more) at positions r.len.. in chunks.
@@ -42,20 +44,32 @@ func (r *Runner) prefillChunk(tokens []int32, pos0 int, last bool) error {
 			w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), r.phi, r.plo, r.psx, i32(n), i32(np), y, i32(ldy), i32(nout))
 	}
 	l.launch("embed_q8", [3]uint32{uint32(n)}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), r.ptok, r.px)
-	for i := range r.layers {
+	// The model's plan: each product quantizes its input (normalizing it
+	// first where the operation starts with a norm), then multiplies.
+	for _, st := range r.m.Plan() {
+		i := st.Layer
 		w := &r.layers[i]
-		quant(r.px, c.Hidden, w.attnNorm)
-		mm("store", &w.qkv, r.pqkv, r.qkvRows, 0)
-		l.launch(fmt.Sprintf("qk_rope_n_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
-			r.pqkv, i32(pos0), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, eps, r.rope, r.pq, r.kc[i], r.vc[i], i32(r.kvCap))
-		l.launch(fmt.Sprintf("attn_prefill_h%d", c.HeadDim), [3]uint32{uint32((n + 31) / 32), uint32(c.Heads)}, 256, 0,
-			r.pq, i32(n), i32(pos0), i32(c.Heads), i32(c.KVHeads), r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), r.patt)
-		quant(r.patt, c.QDim(), 0)
-		mm("add", &w.o, r.px, c.Hidden, 0)
-		quant(r.px, c.Hidden, w.ffnNorm)
-		mm("swiglu", &w.gateUp, r.pact, c.FFN, c.FFN)
-		quant(r.pact, c.FFN, 0)
-		mm("add", &w.down, r.px, c.Hidden, 0)
+		switch st.Op {
+		case qwen3.OpQKV:
+			quant(r.px, c.Hidden, w.attnNorm)
+			mm("store", &w.qkv, r.pqkv, r.qkvRows, 0)
+		case qwen3.OpAttention:
+			l.launch(fmt.Sprintf("qk_rope_n_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
+				r.pqkv, i32(pos0), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, eps, r.rope, r.pq, r.kc[i], r.vc[i], i32(r.kvCap))
+			l.launch(fmt.Sprintf("attn_prefill_h%d", c.HeadDim), [3]uint32{uint32((n + 31) / 32), uint32(c.Heads)}, 256, 0,
+				r.pq, i32(n), i32(pos0), i32(c.Heads), i32(c.KVHeads), r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), r.patt)
+		case qwen3.OpOut:
+			quant(r.patt, c.QDim(), 0)
+			mm("add", &w.o, r.px, c.Hidden, 0)
+		case qwen3.OpGateUp:
+			quant(r.px, c.Hidden, w.ffnNorm)
+			mm("swiglu", &w.gateUp, r.pact, c.FFN, c.FFN)
+		case qwen3.OpDown:
+			quant(r.pact, c.FFN, 0)
+			mm("add", &w.down, r.px, c.Hidden, 0)
+		default:
+			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
+		}
 	}
 	slot := 1 - r.slot
 	if last {
