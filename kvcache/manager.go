@@ -109,6 +109,18 @@ func (s *Seq) Len() int { return s.n }
 // Cached returns the tokens reused from the prefix cache by Start.
 func (s *Seq) Cached() int { return s.cached }
 
+// StartNew begins a sequence for prompt that reuses nothing from the
+// prefix cache: every position is computed again. Its blocks still enter
+// the cache as they fill and when it ends. A scheduler uses it where a
+// reused prefix would change the logits (a runner whose results depend
+// on how a prompt was split into passes) and the request asked for
+// reproducible output.
+func (m *Manager) StartNew(prompt []int32) *Seq {
+	m.clock++
+	m.promptTokens += int64(len(prompt))
+	return &Seq{m: m, last: m.root, table: make([]int32, 0, m.BlocksFor(len(prompt)))}
+}
+
 // Start begins a sequence whose first tokens will be prompt.
 //
 // With the prefix cache on, it reuses the longest prefix of prompt that

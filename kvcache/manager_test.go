@@ -364,3 +364,30 @@ func TestLRUOrder(t *testing.T) {
 		t.Fatalf("Reserve with every block referenced: %+v", m.Stats())
 	}
 }
+
+// TestStartNew: a sequence started with StartNew reuses nothing, even
+// when its prompt is cached, and its blocks are cached for later ones.
+func TestStartNew(t *testing.T) {
+	const bs = 4
+	st := newSimStore(12, bs)
+	m := NewManager(12, bs, true, st)
+	p := seqOf(1, 10)
+	s1 := start(t, m, p)
+	run(t, m, st, s1, p)
+	m.Release(s1)
+	s2 := m.StartNew(p)
+	if s2.Cached() != 0 || len(s2.Table()) != 0 {
+		t.Fatalf("StartNew: %d cached, table %v", s2.Cached(), s2.Table())
+	}
+	run(t, m, st, s2, p)
+	checkLive(t, m, st, map[*Seq][]int32{s2: p})
+	m.Release(s2)
+	s3 := start(t, m, p)
+	if s3.Cached() != len(p)-1 {
+		t.Fatalf("after StartNew: %d cached, want %d", s3.Cached(), len(p)-1)
+	}
+	m.Release(s3)
+	if s := m.Stats(); s.Used != 0 || s.Free+s.Cached != s.Blocks {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -62,6 +62,10 @@ type Batcher struct {
 	r   engine.BatchRunner
 	cfg Config
 	kv  *kvcache.Manager
+	// exact: the runner's logits do not depend on how a sequence was
+	// split into passes (engine.SplitInvariant), so a cached prefix gives
+	// the bits of computing it again.
+	exact bool
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -132,6 +136,9 @@ func NewBatcher(r engine.BatchRunner, cfg Config) (*Batcher, error) {
 		return nil, fmt.Errorf("scheduler: a KV pool of %d blocks of %d positions cannot hold one sequence of %d positions", r.Blocks(), bs, r.MaxLen())
 	}
 	s := &Batcher{r: r, cfg: cfg, done: make(chan struct{})}
+	if si, ok := r.(engine.SplitInvariant); ok {
+		s.exact = si.SplitInvariant()
+	}
 	s.kv = kvcache.NewManager(r.Blocks(), bs, cfg.PrefixCache, r)
 	s.cond = sync.NewCond(&s.mu)
 	s.updateStats()
@@ -287,7 +294,15 @@ func (s *Batcher) admit() {
 		if len(s.running) > 0 && s.kv.Available() < s.kv.BlocksFor(len(ids))+len(s.running) {
 			return
 		}
-		kv, err := s.kv.Start(ids)
+		// A seeded request asks for the same text every time: where a
+		// reused prefix would round differently, it computes its prompt.
+		var kv *kvcache.Seq
+		var err error
+		if s.exact || !j.req.Sampling.HasSeed {
+			kv, err = s.kv.Start(ids)
+		} else {
+			kv = s.kv.StartNew(ids)
+		}
 		s.waiting = s.waiting[1:]
 		if err != nil {
 			s.end(j, Event{Err: fmt.Errorf("scheduler: %w", err)})
