@@ -234,12 +234,9 @@ func (e *ContextError) Error() string {
 // Done reports whether the sequence has finished.
 func (s *Sequence) Done() bool { return s.done }
 
-// Prefilling reports whether prompt tokens remain to be run.
+// Prefilling reports whether the sequence has not produced its first
+// token yet: its pending ids are (the rest of) its prompt.
 func (s *Sequence) Prefilling() bool { return s.out == 0 }
-
-// Greedy reports whether the sequence picks each token by the largest
-// logit alone (so a runner's own argmax suffices).
-func (s *Sequence) IsGreedy() bool { return s.greedy }
 
 // Generated returns the number of tokens generated so far.
 func (s *Sequence) Generated() int { return s.out }

@@ -74,23 +74,21 @@ func newMetrics(s *Server) *metrics {
 		Name: "inferno_step_seconds", Help: "Duration of each forward pass of the batching scheduler.",
 		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5},
 	})
-	load := func(name, help string, f func(m *Model) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+	// stat reads f of the served model's scheduler, 0 before one is loaded.
+	stat := func(f func(m *Model) float64) func() float64 {
+		return func() float64 {
 			mod := s.model.Load()
 			if mod == nil || mod.Scheduler == nil {
 				return 0
 			}
 			return f(mod)
-		})
+		}
+	}
+	load := func(name, help string, f func(m *Model) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, stat(f))
 	}
 	counter := func(name, help string, f func(m *Model) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
-			mod := s.model.Load()
-			if mod == nil || mod.Scheduler == nil {
-				return 0
-			}
-			return f(mod)
-		})
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f))
 	}
 	m.reg.MustRegister(m.requests, m.promptTokens, m.cachedTokens, m.generationTokens, m.ttft, m.tpot, m.duration,
 		load(metricWaiting, "Requests waiting in the queue for a slot (TotalQueuedRequests).",
