@@ -214,6 +214,9 @@ func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int
 		if err != nil {
 			return nil, err
 		}
+		if mb, ok := l.batched.(interface{ MaxBatch() int }); ok && max(pf.batchTokens, parallel) > mb.MaxBatch() {
+			return nil, fmt.Errorf("--batch-tokens %d (at least --parallel): the %s backend runs at most %d tokens a pass", pf.batchTokens, l.backend.Name(), mb.MaxBatch())
+		}
 		l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
 			Parallel: parallel, BatchTokens: max(pf.batchTokens, parallel), Queue: queue,
 			PrefixCache: !pf.noPrefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
