@@ -25,7 +25,7 @@ const MaxBatch = 1024
 var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 // batchTuning holds the BatchRunner's launch choices; INFERNO_CUDA_BATCH
-// overrides them, e.g. "mm=128,nt=8,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1".
+// overrides them, e.g. "mm=128,nt=8,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1,mvpdl=1,c1=1".
 type batchTuning struct {
 	mmMin    int  // mm: tokens from which matrix products use mm_q8 (64x64 smem tiles) rather than mmv_q8
 	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
@@ -40,11 +40,13 @@ type batchTuning struct {
 	cmin     int  // cmin: fewest positions per split of the cluster attention
 	cmax     int  // cmax: positions per split of the cluster attention up to which one cluster (8 splits) takes a sequence
 	pdl      bool // pdl: the cluster attention is launched with programmatic dependent launch (sm_90; off with INFERNO_CUDA_PDL=0)
+	mvpdl    bool // mvpdl: with pdl, the one-token graphs' matvecs and argmax (and so the whole step after the embedding) too
+	c1       bool // c1: the cluster attention's graph variant launches one cluster (8 splits) a token and KV head: it takes every sequence there
 }
 
 func defaultBatchTuning() batchTuning {
 	return batchTuning{mmMin: 128, nt: 8, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128,
-		ahead: true, cb: 4, cmin: 32, cmax: 64, pdl: true}
+		ahead: true, cb: 4, cmin: 32, cmax: 64, pdl: true, mvpdl: true, c1: true}
 }
 
 func parseBatchTuning(s string) (batchTuning, error) {
@@ -85,6 +87,10 @@ func parseBatchTuning(s string) (batchTuning, error) {
 			t.cmax = n
 		case "pdl":
 			t.pdl = n != 0
+		case "mvpdl":
+			t.mvpdl = n != 0
+		case "c1":
+			t.c1 = n != 0
 		default:
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: unknown key %q", k)
 		}

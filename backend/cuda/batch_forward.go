@@ -73,6 +73,12 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 	ns, minchunk := br.nsplit(n), br.bt.minchunk
 	var extra []uint64
 	if cl, cns := br.clusterFor(n); fused && cluster && cl {
+		if br.bt.c1 {
+			// The variant runs only while every sequence holds at most
+			// 8*cmax positions (variantFor): one cluster takes each, the
+			// blocks of any further cluster would exit at once.
+			cns = 8
+		}
 		name, ns, minchunk = "pattn_decc", cns, br.bt.cmin
 		extra = []uint64{i32(br.bt.cmax)}
 	}
@@ -97,10 +103,16 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	t := base.tune
 	mv := B == 1 && br.bt.mvf1
 	logits, hres := br.logitsSlot(slot), br.hresDSlot(slot)
+	// One-token graphs (mvpdl): every kernel after the embedding is
+	// launched with programmatic dependent launch (each waits for its
+	// predecessor, griddepcontrol.wait, before reading what it wrote; only
+	// weights, inputs and earlier steps' rows before that). The embedding,
+	// the graph's first kernel, follows the previous step in full.
+	l.pdl = mv && br.bt.pdl && br.bt.mvpdl && l.events == nil && !l.sync
 	if br.bt.zc > 0 {
-		l.launch("bembed_step", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)
+		l.launchEx(false, "bembed_step", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)
 	} else { // the host copied the inputs
-		l.launch("bembed_dec", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.dmeta, br.dres, br.px)
+		l.launchEx(false, "bembed_dec", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.dmeta, br.dres, br.px)
 	}
 	dpos := br.dmeta + uint64(4*(4+B))
 	dtoff := br.dmeta + uint64(4*(4+2*B))
@@ -154,7 +166,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 // programmatic dependent launch, it tries again without.
 func (br *BatchRunner) capture(bi, v int) error {
 	err := br.capture1(bi, v)
-	if err != nil && v == 1 && br.bt.pdl && br.dev.pdl {
+	if err != nil && (v == 1 || batchBuckets[bi] == 1) && br.bt.pdl && br.dev.pdl {
 		br.bt.pdl = false
 		err = br.capture1(bi, v)
 	}

@@ -185,7 +185,7 @@ func TestPack(t *testing.T) {
 }
 
 func TestParseBatchTuning(t *testing.T) {
-	tu, err := parseBatchTuning("mm=64, nt=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0")
+	tu, err := parseBatchTuning("mm=64, nt=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1614,6 +1614,7 @@ extern "C" __global__ void __launch_bounds__(256) bembed_dec(const i8* __restric
                                                              int K, const int* __restrict__ meta,
                                                              const int* __restrict__ devtok, float* __restrict__ x) {
   __shared__ int tok;
+  PDL_LAUNCH();  // a one-token graph's QKV product may load its weights meanwhile
   if (threadIdx.x == 0) tok = (int)blockIdx.x < meta[3] ? devtok[blockIdx.x] : meta[4 + blockIdx.x];
   __syncthreads();
   const int nb = K >> 5;
@@ -2069,6 +2070,10 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
 
   const bool owner = FUSED && p >= start && p < end;
   PDL_WAIT();
+  // The next kernel (a one-token graph's O product, launched with PDL) may
+  // start loading its weights now; after the wait, not at the top, so that
+  // the chain of early launches stops here.
+  PDL_LAUNCH();
   if (FUSED) {
     const float* qkv = src + (size_t)t * (H + 2 * KVH) * HD;
     for (int g = warp; g < G; g += NW)
