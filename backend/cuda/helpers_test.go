@@ -74,8 +74,18 @@ func devF32(t *testing.T, g *device, v []float32) uint64 { return devBytes(t, g,
 
 func devZeros(t *testing.T, g *device, n int) uint64 { return devBytes(t, g, make([]byte, n)) }
 
+// waitStream waits for the kernels queued on g's stream: download copies on
+// the legacy stream, which does not wait for g's non-blocking stream.
+func waitStream(t *testing.T, g *device) {
+	t.Helper()
+	if err := g.sync("test read-back"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func getF32(t *testing.T, g *device, p uint64, n int) []float32 {
 	t.Helper()
+	waitStream(t, g)
 	v := make([]float32, n)
 	if err := g.download(f32Bytes(v), p); err != nil {
 		t.Fatal(err)
@@ -85,6 +95,7 @@ func getF32(t *testing.T, g *device, p uint64, n int) []float32 {
 
 func getI32(t *testing.T, g *device, p uint64, n int) []int32 {
 	t.Helper()
+	waitStream(t, g)
 	v := make([]int32, n)
 	if err := g.download(i32Bytes(v), p); err != nil {
 		t.Fatal(err)
@@ -94,6 +105,7 @@ func getI32(t *testing.T, g *device, p uint64, n int) []int32 {
 
 func getF16(t *testing.T, g *device, p uint64, n int) []float32 {
 	t.Helper()
+	waitStream(t, g)
 	b := make([]byte, 2*n)
 	if err := g.download(b, p); err != nil {
 		t.Fatal(err)
