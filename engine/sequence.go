@@ -72,7 +72,6 @@ type Sequence struct {
 	greedy  bool                     // the runner's own argmax is the pick
 	topK    TopKer                   // the runner's top-k, when the request allows it
 
-	fed    int     // prompt tokens run (or kept from the cache)
 	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
 	todo   []int32 // the ids the next forward passes run before the next pick
 	step   []int32 // the generated ids not yet run (at most one), todo's storage in decode
@@ -187,7 +186,6 @@ func (s *Sequence) Resume(n int) {
 	s.held = append(s.held, s.todo[:n]...)
 	s.todo = s.todo[n:]
 	if s.out == 0 {
-		s.fed = len(s.held)
 		s.m.CachedTokens = len(s.held)
 	}
 }
@@ -301,9 +299,6 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 	}
 	s.held = append(s.held, s.todo[:n]...)
 	s.todo = s.todo[n:]
-	if s.out == 0 {
-		s.fed = min(len(s.held), len(s.req.Prompt))
-	}
 	if len(s.todo) > 0 {
 		return Step{}, nil
 	}

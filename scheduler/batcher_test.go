@@ -112,26 +112,11 @@ func runAll(t *testing.T, s *Batcher, reqs []engine.Request) ([][]int32, []Event
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], last[i] = drainQuiet(st)
+			got[i], last[i] = drain(t, st)
 		}()
 	}
 	wg.Wait()
 	return got, last
-}
-
-func drainQuiet(st *Stream) ([]int32, Event) {
-	var ids []int32
-	var last Event
-	for {
-		ev, ok := st.Next(context.Background())
-		if !ok {
-			return ids, last
-		}
-		if ev.HasToken {
-			ids = append(ids, ev.Token.ID)
-		}
-		last = ev
-	}
 }
 
 // waitIdle waits until no request runs or waits.

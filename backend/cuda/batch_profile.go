@@ -3,8 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"time"
 
 	"inferno/backend"
 )
@@ -47,72 +45,8 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 	} else if err := br.copyMeta(s, br.metaLen[s]); err != nil {
 		return nil, 0, err
 	}
-	events := make([]uintptr, 12*len(br.base.layers)+16)
-	defer func() {
-		for _, e := range events {
-			if e != 0 {
-				g.destroyEvent(e)
-			}
-		}
-	}()
-	for i := range events {
-		var err error
-		if events[i], err = g.newEvent(); err != nil {
-			return nil, 0, err
-		}
-	}
-	if err := g.beginCapture(); err != nil {
-		return nil, 0, err
-	}
-	l := &launcher{g: g, events: events}
-	err := g.recordExternal(events[0])
-	if err == nil {
+	return g.profileGraph(12*len(br.base.layers)+16, "profiled batch step", reps, func(l *launcher) error {
 		br.decodeOps(l, B, s, br.lastV)
-		err = l.err
-	}
-	graph, exec, err2 := g.endCapture()
-	if err == nil {
-		err = err2
-	}
-	if err != nil {
-		g.destroyGraph(graph, exec)
-		return nil, 0, err
-	}
-	defer g.destroyGraph(graph, exec)
-	per := make([]float64, len(l.names))
-	var total float64
-	for range reps {
-		if err := g.launchGraph(exec); err != nil {
-			return nil, 0, err
-		}
-		if err := g.sync("profiled batch step"); err != nil {
-			return nil, 0, err
-		}
-		for i := range l.names {
-			ms, err := g.elapsed(events[i], events[i+1])
-			if err != nil {
-				return nil, 0, err
-			}
-			per[i] += float64(ms) * 1000 / float64(reps)
-		}
-		ms, err := g.elapsed(events[0], events[len(l.names)])
-		if err != nil {
-			return nil, 0, err
-		}
-		total += float64(ms) * 1000 / float64(reps)
-	}
-	at := map[string]int{}
-	var res []backend.OpStats
-	for i, name := range l.names {
-		j, ok := at[name]
-		if !ok {
-			j = len(res)
-			at[name] = j
-			res = append(res, backend.OpStats{Name: name})
-		}
-		res[j].Calls++
-		res[j].Total += time.Duration(per[i] * 1e3)
-	}
-	sort.Slice(res, func(i, j int) bool { return res[i].Total > res[j].Total })
-	return res, total, nil
+		return l.err
+	})
 }

@@ -85,34 +85,40 @@ func (r *Runner) Profile(reps int) ([]backend.OpStats, float64, error) {
 		return nil, 0, err
 	}
 	r.valid = false
-	n := 5*len(r.layers) + 16
-	events := make([]uintptr, n)
+	*g.hostI32(r.paramsOff(0)) = 0
+	*g.hostI32(r.paramsOff(0) + 4) = int32(r.len)
+	*g.hostI32(r.paramsOff(0) + 8) = -1
+	*g.hostI32(r.paramsOff(0) + 12) = 0
+	return g.profileGraph(5*len(r.layers)+16, "profiled decode step", reps, func(l *launcher) error { return r.decodeOps(l, 0) })
+}
+
+// profileGraph captures the kernels build enqueues as a graph with an event
+// recorded after each (events of them at most), replays it reps times and
+// returns the mean time per kernel name, largest total first, and of the
+// whole graph, in microseconds. Between the events no kernel is launched
+// programmatically (its predecessor is an event record node).
+func (g *device) profileGraph(events int, what string, reps int, build func(l *launcher) error) ([]backend.OpStats, float64, error) {
+	evs := make([]uintptr, events)
 	defer func() {
-		for _, e := range events {
+		for _, e := range evs {
 			if e != 0 {
 				g.destroyEvent(e)
 			}
 		}
 	}()
-	for i := range events {
+	for i := range evs {
 		var err error
-		if events[i], err = g.newEvent(); err != nil {
+		if evs[i], err = g.newEvent(); err != nil {
 			return nil, 0, err
 		}
 	}
-	*g.hostI32(r.paramsOff(0)) = 0
-	*g.hostI32(r.paramsOff(0) + 4) = int32(r.len)
-	*g.hostI32(r.paramsOff(0) + 8) = -1
-	*g.hostI32(r.paramsOff(0) + 12) = 0
 	if err := g.beginCapture(); err != nil {
 		return nil, 0, err
 	}
-	// Events between kernels: no programmatic launches (a kernel's
-	// predecessor is an event record node).
-	l := &launcher{g: g, events: events}
-	err := g.recordExternal(events[0])
+	l := &launcher{g: g, events: evs}
+	err := g.recordExternal(evs[0])
 	if err == nil {
-		err = r.decodeOps(l, 0)
+		err = build(l)
 	}
 	graph, exec, err2 := g.endCapture()
 	if err == nil {
@@ -129,17 +135,17 @@ func (r *Runner) Profile(reps int) ([]backend.OpStats, float64, error) {
 		if err := g.launchGraph(exec); err != nil {
 			return nil, 0, err
 		}
-		if err := g.sync("profiled decode step"); err != nil {
+		if err := g.sync(what); err != nil {
 			return nil, 0, err
 		}
 		for i := range l.names {
-			ms, err := g.elapsed(events[i], events[i+1])
+			ms, err := g.elapsed(evs[i], evs[i+1])
 			if err != nil {
 				return nil, 0, err
 			}
 			per[i] += float64(ms) * 1000 / float64(reps)
 		}
-		ms, err := g.elapsed(events[0], events[len(l.names)])
+		ms, err := g.elapsed(evs[0], evs[len(l.names)])
 		if err != nil {
 			return nil, 0, err
 		}
