@@ -145,6 +145,7 @@ func Generate(ctx context.Context, r Runner, prompt []int32, opts Options) ([]in
 	if err != nil {
 		return nil, Metrics{}, err
 	}
+	defer seq.Release()
 	var out []int32
 	for !seq.Done() {
 		if err := ctx.Err(); err != nil {

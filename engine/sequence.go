@@ -398,6 +398,15 @@ func (s *Sequence) fail(err error) (Step, error) {
 	return Step{}, err
 }
 
+// Release ends the sequence and hands its sampler's vocabulary-sized
+// buffers to the next sequence's, so that serving many requests does not
+// allocate them for each. Metrics and Tokens stay readable; Step and
+// Advance fail afterwards.
+func (s *Sequence) Release() {
+	s.done = true
+	s.sampler.Release()
+}
+
 // Finish returns why the sequence ended ("" while it runs or after an
 // error).
 func (s *Sequence) Finish() string { return s.finish }

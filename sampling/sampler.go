@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // A Token is a chosen token, with its log-probabilities when they were
@@ -109,6 +110,7 @@ func New(p Params, vocab int) (*Sampler, error) {
 	if vocab <= 0 {
 		return nil, fmt.Errorf("sampling: vocabulary of %d tokens", vocab)
 	}
+	b := getBuffers(vocab)
 	s := &Sampler{
 		p:        p,
 		vocab:    vocab,
@@ -116,12 +118,12 @@ func New(p Params, vocab int) (*Sampler, error) {
 		lnMinP:   p.lnMinP(),
 		rep:      1,
 		penalize: p.penalized(),
-		count:    make([]int32, vocab),
-		inPrompt: make([]bool, vocab),
-		touched:  make([]int32, 0, vocab),
-		w:        make([]float32, vocab),
-		kb:       make([]uint16, vocab),
-		list:     make([]cand, 0, vocab),
+		count:    b.count,
+		inPrompt: b.inPrompt,
+		touched:  b.touched,
+		w:        b.w,
+		kb:       b.kb,
+		list:     b.list,
 	}
 	if r := p.RepetitionPenalty; r != 0 {
 		s.rep = r
@@ -154,6 +156,51 @@ func New(p Params, vocab int) (*Sampler, error) {
 	}
 	s.pcg.Seed(s.seed, seedStream)
 	return s, nil
+}
+
+// buffers are a Sampler's vocabulary-sized slices, kept between Samplers
+// (Release, New) so that a server does not allocate and clear megabytes
+// per request. In the pool count and inPrompt are all zero and touched
+// and list empty.
+type buffers struct {
+	count    []int32
+	inPrompt []bool
+	touched  []int32
+	w        []float32
+	kb       []uint16
+	list     []cand
+}
+
+var bufferPool sync.Pool // of *buffers
+
+// getBuffers returns buffers for vocab tokens, reused when the pool holds
+// some of that size.
+func getBuffers(vocab int) *buffers {
+	if b, ok := bufferPool.Get().(*buffers); ok && len(b.count) == vocab {
+		return b
+	}
+	return &buffers{
+		count:    make([]int32, vocab),
+		inPrompt: make([]bool, vocab),
+		touched:  make([]int32, 0, vocab),
+		w:        make([]float32, vocab),
+		kb:       make([]uint16, vocab),
+		list:     make([]cand, 0, vocab),
+	}
+}
+
+// Release hands the Sampler's buffers to the next New. The Sampler must
+// not be used afterwards; releasing twice is a no-op.
+func (s *Sampler) Release() {
+	if s.count == nil {
+		return
+	}
+	for _, id := range s.touched {
+		s.count[id] = 0
+		s.inPrompt[id] = false
+	}
+	bufferPool.Put(&buffers{count: s.count, inPrompt: s.inPrompt, touched: s.touched[:0], w: s.w, kb: s.kb, list: s.list[:0]})
+	s.count, s.inPrompt, s.touched, s.w, s.kb, s.list = nil, nil, nil, nil, nil, nil
 }
 
 // SetPrompt records the prompt's tokens for the repetition penalty,

@@ -964,3 +964,54 @@ func FuzzSample(f *testing.F) {
 		}
 	})
 }
+
+// TestReleaseReuses: a Sampler made after another's Release reuses its
+// buffers and behaves as a fresh one (no penalties or counts carried over).
+func TestReleaseReuses(t *testing.T) {
+	const vocab = 1000
+	p := Params{Temperature: 0.8, RepetitionPenalty: 1.5, FrequencyPenalty: 0.5, Seed: 3, HasSeed: true}
+	logits := make([]float32, vocab)
+	for i := range logits {
+		logits[i] = float32(i%17) / 4
+	}
+	run := func(s *Sampler) []int32 {
+		s.SetPrompt([]int32{1, 2, 3, 16, 33})
+		var ids []int32
+		x := make([]float32, vocab)
+		for range 20 {
+			copy(x, logits) // Sample applies the penalties in place
+			tok, err := s.Sample(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Accept(tok.ID)
+			ids = append(ids, tok.ID)
+		}
+		return ids
+	}
+	a, err := New(p, vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := run(a)
+	a.Release()
+	a.Release() // a no-op
+	for range 3 {
+		b, err := New(p, vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := run(b); !slices.Equal(got, want) {
+			t.Fatalf("after a Release: %v, fresh %v", got, want)
+		}
+		b.Release()
+	}
+	// Another vocabulary size gets buffers of its own size.
+	c, err := New(p, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.count) != 10 {
+		t.Errorf("vocabulary 10: buffers of %d", len(c.count))
+	}
+}

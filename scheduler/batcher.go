@@ -269,6 +269,7 @@ func (s *Batcher) end(j *bjob, last Event) {
 	}
 	if j.seq != nil {
 		last.Metrics = j.seq.Metrics()
+		j.seq.Release()
 	}
 	j.stopAF()
 	j.stream.push(last, true)
@@ -284,7 +285,7 @@ func (s *Batcher) admit() {
 		if j.seq == nil {
 			seq, err := engine.NewBatchSequence(s.r.Vocab(), s.r.MaxLen(), s.cfg.Tokenizer, j.req)
 			if err != nil {
-				s.waiting = s.waiting[1:]
+				s.waiting[0], s.waiting = nil, s.waiting[1:]
 				s.end(j, Event{Err: err})
 				continue
 			}
@@ -303,7 +304,7 @@ func (s *Batcher) admit() {
 		} else {
 			kv = s.kv.StartNew(ids)
 		}
-		s.waiting = s.waiting[1:]
+		s.waiting[0], s.waiting = nil, s.waiting[1:]
 		if err != nil {
 			s.end(j, Event{Err: fmt.Errorf("scheduler: %w", err)})
 			continue
@@ -320,6 +321,9 @@ func (s *Batcher) admit() {
 // prompts within BatchTokens. The caller holds s.mu.
 func (s *Batcher) build() {
 	s.b.Reset()
+	// Drop the last step's jobs entirely, so that finished ones (their
+	// samplers' vocabulary-sized buffers) are not kept alive.
+	clear(s.entries[:cap(s.entries)])
 	s.entries = s.entries[:0]
 	budget := s.cfg.BatchTokens
 	bs := s.kv.BlockSize()

@@ -369,6 +369,7 @@ func (s *Slots) finish(i int, last Event) {
 	if j.seq != nil {
 		last.Metrics = j.seq.Metrics()
 		s.cached[i] = j.seq.Tokens()
+		j.seq.Release()
 	}
 	j.stopAF()
 	j.stream.push(last, true)

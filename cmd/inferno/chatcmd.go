@@ -204,6 +204,7 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		c.msgs = c.msgs[:len(c.msgs)-1]
 		return err
 	}
+	defer seq.Release()
 	var stopped atomic.Bool
 	done := make(chan struct{})
 	defer close(done)
