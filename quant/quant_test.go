@@ -579,7 +579,9 @@ func TestDequantizeRowErrors(t *testing.T) {
 		{"short F32 src", dst, src[:7], gguf.TensorF32, 2, "need 8 bytes"},
 		{"short F16 src", dst, src[:3], gguf.TensorF16, 2, "need 4 bytes"},
 		{"short BF16 dst", dst[:1], src, gguf.TensorBF16, 2, "dst 1"},
-		{"unsupported Q4_0", dst, src, gguf.TensorQ4_0, 32, "decoding Q4_0 is not supported"},
+		{"unsupported IQ2_XXS", make([]float32, 256), make([]byte, 66), gguf.TensorIQ2_XXS, 256, "decoding IQ2_XXS is not supported"},
+		{"unsupported IQ3_S", make([]float32, 256), make([]byte, 110), gguf.TensorIQ3_S, 256, "decoding IQ3_S is not supported"},
+		{"Q4_K n not a multiple of 256", dst, src, gguf.TensorQ4_K, 32, "cannot decode 32 values of type Q4_K"},
 		{"unsupported I8", dst, src, gguf.TensorI8, 4, "decoding I8 is not supported"},
 		{"unknown type", dst, src, gguf.TensorType(77), 32, "TensorType(77)"},
 		{"negative n", dst, src, gguf.TensorF32, -1 << 62, "cannot decode"},
@@ -608,7 +610,11 @@ func TestQuantizeRowErrors(t *testing.T) {
 	if !bytes.Equal(out, prefix) {
 		t.Errorf("Q8_0 of 33 values changed dst: % x", out)
 	}
-	for _, typ := range []gguf.TensorType{gguf.TensorQ4_0, gguf.TensorQ6_K, gguf.TensorType(77)} {
+	out, err = quant.QuantizeRow(prefix, make([]float32, 32), gguf.TensorQ6_K)
+	if err == nil || !strings.Contains(err.Error(), "Q6_K needs a multiple of 256 values, have 32") || !bytes.Equal(out, prefix) {
+		t.Errorf("Q6_K of 32 values: % x, %v", out, err)
+	}
+	for _, typ := range []gguf.TensorType{gguf.TensorIQ2_XXS, gguf.TensorTQ1_0, gguf.TensorI8, gguf.TensorF64, gguf.TensorType(77)} {
 		if _, err := quant.QuantizeRow(nil, make([]float32, 256), typ); err == nil || !strings.Contains(err.Error(), "not supported") {
 			t.Errorf("%s: %v", typ, err)
 		}
