@@ -2,18 +2,45 @@
 // random weights. With the real tokenizer copied in, they stand in for
 // real checkpoints in tests and benchmarks: same shapes, same bytes per
 // step, no download.
+//
+// The weights are drawn in one of two ways:
+//
+//   - Direct: every value is drawn in turn from one PCG generator seeded
+//     with Options.Seed, tensor after tensor in file order, and encoded in
+//     the tensor's type. A direct file in a quantization mixture holds
+//     exactly what `inferno quantize` (and llama-quantize) make of the
+//     direct F32 file with the same seed, except the Q8_0 mixture, whose
+//     int8 values are drawn directly.
+//   - Bank: for models too large to draw value by value in reasonable time
+//     (above a billion weights: the 1.7b preset and up), each group of
+//     matrices with the same row length, scale and type shares a bank of
+//     distinct random rows (1024 unless Options.Bank says otherwise),
+//     drawn and encoded once, in parallel; row r of tensor i is bank row
+//     splitmix64(seed, i, r) mod the bank's size. Writing is then mostly
+//     copying, so a 32B Q4_K_M file takes about as long as the disk
+//     needs. Rows repeat, which matters to nothing but the model's
+//     "knowledge".
+//
+// Either way the output depends only on the options, never on the number
+// of threads, and is streamed to the writer without holding the model in
+// memory.
 package synth
 
 import (
+	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 
 	"inferno/gguf"
 	"inferno/quant"
+	"inferno/quantize"
 )
 
 // Preset is a model shape.
@@ -27,42 +54,262 @@ type Preset struct {
 	HeadDim       int
 	Vocab         int
 	ContextLength int
+	// Untied models have a separate output head (output.weight); the
+	// others use the token embedding as the head.
+	Untied bool
 }
 
-// Presets are the shapes synth can write. "0.6b" is exactly Qwen3-0.6B.
+// Presets are the shapes synth can write: "0.6b" to "32b" are exactly the
+// shapes of Qwen3-0.6B to Qwen3-32B (from their config.json), "tiny" a
+// 2-layer model for tests.
 var Presets = map[string]Preset{
 	"tiny": {Name: "tiny", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936, ContextLength: 40960},
 	"0.6b": {Name: "0.6b", Layers: 28, Hidden: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
+	"1.7b": {Name: "1.7b", Layers: 28, Hidden: 2048, FFN: 6144, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
+	"4b":   {Name: "4b", Layers: 36, Hidden: 2560, FFN: 9728, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
+	"8b":   {Name: "8b", Layers: 36, Hidden: 4096, FFN: 12288, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
+	"14b":  {Name: "14b", Layers: 40, Hidden: 5120, FFN: 17408, Heads: 40, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
+	"32b":  {Name: "32b", Layers: 64, Hidden: 5120, FFN: 25600, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
+}
+
+// PresetNames lists the presets from the smallest.
+var PresetNames = []string{"tiny", "0.6b", "1.7b", "4b", "8b", "14b", "32b"}
+
+// Shape overrides a preset's shape; zero fields keep the preset's values.
+type Shape struct {
+	Layers, Hidden, FFN, Heads, KVHeads, HeadDim, Vocab int
+	// Untied adds a separate output head to a preset that has none.
+	Untied bool
 }
 
 // Options choose what Write produces.
 type Options struct {
-	Preset string          // a key of Presets
-	Type   gguf.TensorType // type of the weight matrices: Q8_0, F16, BF16 or F32 (norms are always F32)
-	Seed   uint64
+	Preset string // a key of Presets
+	Shape  Shape  // changes to the preset's shape
+	// Mixture is a quantization mixture as llama-quantize names it
+	// (Q4_K_M, Q8_0, F16, ...: quantize.ParseMixture); each tensor gets
+	// the type llama-quantize would give it. When empty, Type says what
+	// the weight matrices are: F32, F16, BF16 or Q8_0 are those mixtures,
+	// any other block type (Q4_K, IQ4_XS, ...) is given to every matrix.
+	// Norms are always F32.
+	Mixture string
+	Type    gguf.TensorType
+	// Pure gives every weight matrix the mixture's base type, without
+	// llama-quantize's per-tensor rules (llama-quantize --pure).
+	Pure bool
+	Seed uint64
 	// Vocab is a GGUF file whose tokenizer metadata (tokenizer.*) is
 	// copied. When nil, a byte-level vocabulary of 256 byte tokens and the
 	// Qwen chat control tokens is written instead.
 	Vocab *gguf.File
+	// Bank chooses how weights are drawn (see the package doc): 0 draws
+	// directly up to a billion weights and from banks of 1024 rows above,
+	// a negative value always directly, a positive one from banks of that
+	// many rows.
+	Bank int
+	// Workers is the number of goroutines that encode; GOMAXPROCS when 0.
+	// The output does not depend on it.
+	Workers int
+	// Progress, when set, is called as data is written with the bytes
+	// written so far and the size of the file.
+	Progress func(done, total int64)
 }
 
-// fileType maps a weight type to general.file_type (llama.cpp's LLAMA_FTYPE).
-var fileType = map[gguf.TensorType]uint32{
-	gguf.TensorF32:  0,
-	gguf.TensorF16:  1,
-	gguf.TensorQ8_0: 7,
-	gguf.TensorBF16: 32,
+// directLimit is the number of weights up to which Bank 0 draws directly.
+const directLimit = 1_000_000_000
+
+// defaultBank is the number of rows of a bank when Bank is 0.
+const defaultBank = 1024
+
+// Resolve returns the shape opts describe: the preset with the overrides
+// applied, checked.
+func Resolve(opts Options) (Preset, error) {
+	p, ok := Presets[opts.Preset]
+	if !ok {
+		return Preset{}, fmt.Errorf("synth: unknown preset %q (want %s)", opts.Preset, strings.Join(PresetNames, ", "))
+	}
+	s := opts.Shape
+	custom := false
+	for _, o := range []struct {
+		name string
+		v    int
+		dst  *int
+	}{
+		{"layers", s.Layers, &p.Layers}, {"hidden", s.Hidden, &p.Hidden}, {"ffn", s.FFN, &p.FFN},
+		{"heads", s.Heads, &p.Heads}, {"kv-heads", s.KVHeads, &p.KVHeads}, {"head-dim", s.HeadDim, &p.HeadDim},
+		{"vocab", s.Vocab, &p.Vocab},
+	} {
+		if o.v < 0 || o.v > 1<<20 {
+			return Preset{}, fmt.Errorf("synth: %s %d is out of range (1 to %d)", o.name, o.v, 1<<20)
+		}
+		if o.v != 0 && o.v != *o.dst {
+			*o.dst = o.v
+			custom = true
+		}
+	}
+	if s.Untied && !p.Untied {
+		p.Untied = true
+		custom = true
+	}
+	if custom {
+		p.Name += "-custom"
+	}
+	switch {
+	case p.Heads%p.KVHeads != 0:
+		return Preset{}, fmt.Errorf("synth: %d query heads are not a multiple of %d KV heads", p.Heads, p.KVHeads)
+	case p.HeadDim%2 != 0:
+		return Preset{}, fmt.Errorf("synth: head dimension %d is odd (rotary embeddings rotate pairs)", p.HeadDim)
+	case p.Heads*p.HeadDim > 1<<20:
+		return Preset{}, fmt.Errorf("synth: %d heads of %d values are too many", p.Heads, p.HeadDim)
+	}
+	return p, nil
+}
+
+// mixtureOf returns the mixture and pure flag opts ask for.
+func mixtureOf(opts Options) (quantize.Mixture, bool, error) {
+	if opts.Mixture != "" {
+		m, err := quantize.ParseMixture(opts.Mixture)
+		if err != nil {
+			return quantize.Mixture{}, false, fmt.Errorf("synth: %w", err)
+		}
+		return m, opts.Pure, nil
+	}
+	name := opts.Type.String()
+	switch opts.Type {
+	case gguf.TensorQ3_K, gguf.TensorQ4_K, gguf.TensorQ5_K:
+		name += "_M" // the mixture whose base type it is, for general.file_type
+	}
+	m, err := quantize.ParseMixture(name)
+	if err != nil || m.Default != opts.Type {
+		return quantize.Mixture{}, false, fmt.Errorf("synth: unsupported weight type %s (want a weight block type: one of the mixtures %s)", opts.Type, quantize.Names())
+	}
+	switch opts.Type {
+	case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0:
+		return m, opts.Pure, nil
+	}
+	return m, true, nil
+}
+
+// kind of tensor data.
+const (
+	matrix = iota
+	norm
+)
+
+// spec is one tensor of the model.
+type spec struct {
+	name       string
+	kind       int
+	rows, cols int
+	std        float64 // matrix: standard deviation
+	center     float64 // norm: values center*(1 ± spread)
+	spread     float64
+}
+
+// specs lists the tensors of p in file order. Embeddings are small (std
+// 0.02, as trained models have); projections have std 1/sqrt(fan-in) so
+// activations keep their scale through a layer; the final norm's gain is
+// large enough that logits have a spread of about 5, so the top token wins
+// by a margin of order 1.
+func specs(p Preset) []spec {
+	mat := func(name string, rows, cols int, std float64) spec {
+		return spec{name: name, kind: matrix, rows: rows, cols: cols, std: std}
+	}
+	nrm := func(name string, n int, center, spread float64) spec {
+		return spec{name: name, kind: norm, rows: 1, cols: n, center: center, spread: spread}
+	}
+	inv := func(n int) float64 { return 1 / math.Sqrt(float64(n)) }
+	qd, kvd := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
+	s := []spec{mat("token_embd.weight", p.Vocab, p.Hidden, 0.02)}
+	for i := range p.Layers {
+		b := fmt.Sprintf("blk.%d.", i)
+		s = append(s,
+			nrm(b+"attn_norm.weight", p.Hidden, 1, 0.1),
+			mat(b+"attn_q.weight", qd, p.Hidden, inv(p.Hidden)),
+			mat(b+"attn_k.weight", kvd, p.Hidden, inv(p.Hidden)),
+			mat(b+"attn_v.weight", kvd, p.Hidden, inv(p.Hidden)),
+			nrm(b+"attn_q_norm.weight", p.HeadDim, 1, 0.1),
+			nrm(b+"attn_k_norm.weight", p.HeadDim, 1, 0.1),
+			mat(b+"attn_output.weight", p.Hidden, qd, inv(qd)),
+			nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
+			mat(b+"ffn_gate.weight", p.FFN, p.Hidden, inv(p.Hidden)),
+			mat(b+"ffn_up.weight", p.FFN, p.Hidden, inv(p.Hidden)),
+			mat(b+"ffn_down.weight", p.Hidden, p.FFN, inv(p.FFN)),
+		)
+	}
+	s = append(s, nrm("output_norm.weight", p.Hidden, 5/(0.02*math.Sqrt(float64(p.Hidden))), 0.1))
+	if p.Untied {
+		s = append(s, mat("output.weight", p.Vocab, p.Hidden, 0.02))
+	}
+	return s
+}
+
+func (s spec) shape() []uint64 {
+	if s.kind == norm {
+		return []uint64{uint64(s.cols)}
+	}
+	return []uint64{uint64(s.cols), uint64(s.rows)}
+}
+
+// Types returns each tensor's name and type in a model opts describe, in
+// file order, without writing it.
+func Types(opts Options) ([]string, []gguf.TensorType, error) {
+	p, err := Resolve(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, pure, err := mixtureOf(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sp := specs(p)
+	types, err := plan(p, sp, m, pure)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(sp))
+	for i, s := range sp {
+		names[i] = s.name
+	}
+	return names, types, nil
+}
+
+func plan(p Preset, sp []spec, m quantize.Mixture, pure bool) ([]gguf.TensorType, error) {
+	ts := make([]quantize.Tensor, len(sp))
+	for i, s := range sp {
+		ts[i] = quantize.Tensor{Name: s.name, Type: gguf.TensorF32, Shape: s.shape()}
+	}
+	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads}, m, pure)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	for _, t := range pl.Types {
+		if _, err := quant.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
+			return nil, fmt.Errorf("synth: writing %s: %w", t, err)
+		}
+	}
+	return pl.Types, nil
 }
 
 // Write writes a model as opts describe to w.
 func Write(w io.Writer, opts Options) error {
-	p, ok := Presets[opts.Preset]
-	if !ok {
-		return fmt.Errorf("synth: unknown preset %q (want tiny or 0.6b)", opts.Preset)
+	return WriteContext(context.Background(), w, opts)
+}
+
+// WriteContext is Write, stopped early when ctx is done.
+func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
+	p, err := Resolve(opts)
+	if err != nil {
+		return err
 	}
-	ft, ok := fileType[opts.Type]
-	if !ok {
-		return fmt.Errorf("synth: unsupported weight type %s (want q8_0, f16, bf16 or f32)", opts.Type)
+	m, pure, err := mixtureOf(opts)
+	if err != nil {
+		return err
+	}
+	sp := specs(p)
+	types, err := plan(p, sp, m, pure)
+	if err != nil {
+		return err
 	}
 	gw := gguf.NewWriter()
 	arch := "qwen3."
@@ -82,7 +329,7 @@ func Write(w io.Writer, opts Options) error {
 		{arch + "attention.value_length", uint32(p.HeadDim)},
 		{arch + "rope.freq_base", float32(1e6)},
 		{arch + "attention.layer_norm_rms_epsilon", float32(1e-6)},
-		{"general.file_type", ft},
+		{"general.file_type", m.FileType},
 		{"general.quantization_version", uint32(2)},
 	}
 	for _, kv := range meta {
@@ -93,94 +340,296 @@ func Write(w io.Writer, opts Options) error {
 	if err := setTokenizer(gw, opts.Vocab, p.Vocab); err != nil {
 		return err
 	}
-
-	g := gen{rng: rand.New(rand.NewPCG(opts.Seed, 0x696e6665726e6f)), typ: opts.Type}
-	// Embeddings small (std 0.02, as trained models have); projections with
-	// std 1/sqrt(fan-in) so activations keep their scale through a layer;
-	// the final norm's gain is large enough that logits have a spread of
-	// about 5, so the top token wins by a margin of order 1.
-	g.matrix(gw, "token_embd.weight", p.Vocab, p.Hidden, 0.02)
-	for i := range p.Layers {
-		b := fmt.Sprintf("blk.%d.", i)
-		qd, kvd := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-		g.norm(gw, b+"attn_norm.weight", p.Hidden, 1, 0.1)
-		g.matrix(gw, b+"attn_q.weight", qd, p.Hidden, 1/math.Sqrt(float64(p.Hidden)))
-		g.matrix(gw, b+"attn_k.weight", kvd, p.Hidden, 1/math.Sqrt(float64(p.Hidden)))
-		g.matrix(gw, b+"attn_v.weight", kvd, p.Hidden, 1/math.Sqrt(float64(p.Hidden)))
-		g.norm(gw, b+"attn_q_norm.weight", p.HeadDim, 1, 0.1)
-		g.norm(gw, b+"attn_k_norm.weight", p.HeadDim, 1, 0.1)
-		g.matrix(gw, b+"attn_output.weight", p.Hidden, qd, 1/math.Sqrt(float64(qd)))
-		g.norm(gw, b+"ffn_norm.weight", p.Hidden, 1, 0.1)
-		g.matrix(gw, b+"ffn_gate.weight", p.FFN, p.Hidden, 1/math.Sqrt(float64(p.Hidden)))
-		g.matrix(gw, b+"ffn_up.weight", p.FFN, p.Hidden, 1/math.Sqrt(float64(p.Hidden)))
-		g.matrix(gw, b+"ffn_down.weight", p.Hidden, p.FFN, 1/math.Sqrt(float64(p.FFN)))
+	sizes := make([]int64, len(sp))
+	var weights int64
+	for i, s := range sp {
+		size, err := gw.AddTensorInfo(s.name, types[i], s.shape())
+		if err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+		sizes[i] = int64(size)
+		weights += int64(s.rows) * int64(s.cols)
 	}
-	g.norm(gw, "output_norm.weight", p.Hidden, 5/(0.02*math.Sqrt(float64(p.Hidden))), 0.1)
-	if g.err != nil {
-		return fmt.Errorf("synth: %w", g.err)
+	bw := bufio.NewWriterSize(w, 4<<20)
+	hn, err := gw.WriteHeader(bw)
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
 	}
-	if _, err := gw.WriteTo(w); err != nil {
+	total := hn
+	for _, s := range sizes {
+		total = alignUp(total+s, gguf.DefaultAlignment)
+	}
+	done := hn
+	progress := func(n int64) {
+		done += n
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
+	}
+	progress(0)
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	bank := opts.Bank
+	if bank == 0 && weights > directLimit {
+		bank = defaultBank
+	}
+	g := &writer{sp: sp, types: types, sizes: sizes, seed: opts.Seed, q8: m.Default == gguf.TensorQ8_0}
+	o := quantize.NewOrdered(ctx, bw, workers, progress)
+	if bank > 0 {
+		err = g.banked(ctx, o, bank, workers)
+	} else {
+		err = g.direct(o)
+	}
+	if cerr := o.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
 	return nil
 }
 
-// gen draws weights from a seeded generator and remembers the first error.
-type gen struct {
-	rng *rand.Rand
-	typ gguf.TensorType
-	err error
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+// writer submits the tensors' data to an Ordered pipeline.
+type writer struct {
+	sp    []spec
+	types []gguf.TensorType
+	sizes []int64
+	seed  uint64
+	q8    bool // the Q8_0 mixture: draw int8 values directly
 }
 
-// matrix adds a rows x cols weight of g.typ with values of standard
-// deviation std, uniform in [-std*sqrt(3), std*sqrt(3)].
-func (g *gen) matrix(w *gguf.Writer, name string, rows, cols int, std float64) {
-	if g.err != nil {
-		return
+// chunkElems is about how many values one job encodes.
+const chunkElems = 1 << 18
+
+// pad submits the zeros that follow tensor i.
+func (g *writer) pad(o *quantize.Ordered, i int) error {
+	n := int(alignUp(g.sizes[i], gguf.DefaultAlignment) - g.sizes[i])
+	if n == 0 {
+		return nil
 	}
-	n := rows * cols
-	var data []byte
-	if g.typ == gguf.TensorQ8_0 {
-		// Draw the int8 values directly: uniform q in [-127, 127] has std
-		// 127/sqrt(3), so scale d = std*sqrt(3)/127.
-		d := quant.F32ToF16(float32(std * math.Sqrt(3) / 127))
-		data = make([]byte, n/quant.QK8_0*quant.BlockQ8_0Bytes)
-		for b := 0; b < len(data); b += quant.BlockQ8_0Bytes {
-			binary.LittleEndian.PutUint16(data[b:], d)
-			q := data[b+2 : b+quant.BlockQ8_0Bytes]
-			for j := 0; j < quant.QK8_0; j += 8 {
-				u := g.rng.Uint64()
-				for k := range 8 {
-					q[j+k] = byte(int8(int((u>>(8*k))&0xff)%255 - 127))
+	return o.Submit(func(dst []byte) ([]byte, error) { return append(dst, make([]byte, n)...), nil }, nil)
+}
+
+// newPCG returns the generator a direct file draws from.
+func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 0x696e6665726e6f) }
+
+// float32From is rand.Rand.Float32 on a raw 64-bit draw: uniform in [0, 1).
+func float32From(u uint64) float32 { return float32(uint32(u>>32)<<8>>8) / (1 << 24) }
+
+// float64From is rand.Rand.Float64 on a raw 64-bit draw.
+func float64From(u uint64) float64 { return float64(u<<11>>11) / (1 << 53) }
+
+// normData draws a norm's gains from src.
+func normData(s spec, src *rand.PCG) []byte {
+	data := make([]byte, 4*s.cols)
+	for i := range s.cols {
+		v := s.center * (1 + s.spread*(2*float64From(src.Uint64())-1))
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
+	}
+	return data
+}
+
+// q8Rows draws rows of int8 Q8_0 values directly: uniform q in [-127,
+// 127] has std 127/sqrt(3), so the scale is d = std*sqrt(3)/127.
+func q8Rows(s spec, n int, src *rand.PCG) []byte {
+	d := quant.F32ToF16(float32(s.std * math.Sqrt(3) / 127))
+	data := make([]byte, n/quant.QK8_0*quant.BlockQ8_0Bytes)
+	for b := 0; b < len(data); b += quant.BlockQ8_0Bytes {
+		binary.LittleEndian.PutUint16(data[b:], d)
+		q := data[b+2 : b+quant.BlockQ8_0Bytes]
+		for j := 0; j < quant.QK8_0; j += 8 {
+			u := src.Uint64()
+			for k := range 8 {
+				q[j+k] = byte(int8(int((u>>(8*k))&0xff)%255 - 127))
+			}
+		}
+	}
+	return data
+}
+
+// floatRows draws n values uniform in [-std*sqrt(3), std*sqrt(3)].
+func floatRows(s spec, n int, src *rand.PCG) []float32 {
+	a := float32(s.std * math.Sqrt(3))
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = (2*float32From(src.Uint64()) - 1) * a
+	}
+	return vals
+}
+
+// direct draws every value from one generator, in file order; workers
+// encode the rows while the next are drawn.
+func (g *writer) direct(o *quantize.Ordered) error {
+	src := newPCG(g.seed)
+	for i, s := range g.sp {
+		if s.kind == norm {
+			data := normData(s, src)
+			if err := o.Submit(func(dst []byte) ([]byte, error) { return append(dst, data...), nil }, nil); err != nil {
+				return err
+			}
+		} else {
+			typ := g.types[i]
+			step := max(1, chunkElems/s.cols)
+			for r := 0; r < s.rows; r += step {
+				n := (min(s.rows, r+step) - r) * s.cols
+				var job quantize.Job
+				if g.q8 && typ == gguf.TensorQ8_0 {
+					data := q8Rows(s, n, src)
+					job = func(dst []byte) ([]byte, error) { return append(dst, data...), nil }
+				} else {
+					vals := floatRows(s, n, src)
+					job = func(dst []byte) ([]byte, error) { return quant.QuantizeRow(dst, vals, typ) }
+				}
+				if err := o.Submit(job, nil); err != nil {
+					return err
 				}
 			}
 		}
-	} else {
-		a := float32(std * math.Sqrt(3))
-		vals := make([]float32, n)
-		for i := range vals {
-			vals[i] = (2*g.rng.Float32() - 1) * a
-		}
-		var err error
-		if data, err = quant.QuantizeRow(make([]byte, 0, n*4), vals, g.typ); err != nil {
-			g.err = err
-			return
+		if err := g.pad(o, i); err != nil {
+			return err
 		}
 	}
-	g.err = w.AddTensor(name, g.typ, []uint64{uint64(cols), uint64(rows)}, data)
+	return nil
 }
 
-// norm adds an F32 gain vector of n values around center, each off by up to spread*center.
-func (g *gen) norm(w *gguf.Writer, name string, n int, center, spread float64) {
-	if g.err != nil {
-		return
+// bankKey identifies the matrices that share a bank of rows.
+type bankKey struct {
+	cols int
+	std  float64
+	typ  gguf.TensorType
+}
+
+// bankOf is a bank of encoded rows.
+type bankOf struct {
+	rows     int
+	rowBytes int
+	data     []byte
+}
+
+// splitmix64 is a 64-bit mixing function (Steele, Lea and Flood's
+// SplitMix64 finalizer).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// banked builds one bank of rows per bankKey, then writes every matrix
+// row as a copy of a bank row drawn by hash. Norms draw from a generator
+// seeded per tensor.
+func (g *writer) banked(ctx context.Context, o *quantize.Ordered, size, workers int) error {
+	banks := map[bankKey]*bankOf{}
+	var keys []bankKey
+	for i, s := range g.sp {
+		if s.kind != matrix {
+			continue
+		}
+		k := bankKey{s.cols, s.std, g.types[i]}
+		b := banks[k]
+		if b == nil {
+			rb, _ := k.typ.RowBytes(uint64(k.cols))
+			b = &bankOf{rowBytes: int(rb)}
+			banks[k] = b
+			keys = append(keys, k)
+		}
+		b.rows = max(b.rows, min(size, s.rows))
 	}
-	data := make([]byte, 4*n)
-	for i := range n {
-		v := center * (1 + spread*(2*g.rng.Float64()-1))
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
+	// Fill the banks: row j of a bank is drawn from a generator seeded by
+	// the seed, the bank's key and j, so rows can be made in any order.
+	type job struct {
+		k      bankKey
+		j0, j1 int
 	}
-	g.err = w.AddTensor(name, gguf.TensorF32, []uint64{uint64(n)}, data)
+	jobs := make(chan job)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		b := banks[k]
+		b.data = make([]byte, b.rows*b.rowBytes)
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range jobs {
+				b := banks[jb.k]
+				s := spec{std: jb.k.std}
+				out := b.data[jb.j0*b.rowBytes : jb.j0*b.rowBytes]
+				bankSeed := splitmix64(g.seed ^ splitmix64(uint64(jb.k.cols)<<32^math.Float64bits(jb.k.std)^uint64(jb.k.typ)<<56))
+				for j := jb.j0; j < jb.j1; j++ {
+					src := newPCG(splitmix64(bankSeed + uint64(j)))
+					var err error
+					if out, err = quant.QuantizeRow(out, floatRows(s, jb.k.cols, src), jb.k.typ); err != nil {
+						select {
+						case errs <- err:
+						default:
+						}
+						return
+					}
+				}
+			}
+		}()
+	}
+	for _, k := range keys {
+		b := banks[k]
+		step := max(1, chunkElems/k.cols)
+		for j := 0; j < b.rows; j += step {
+			select {
+			case jobs <- job{k, j, min(b.rows, j+step)}:
+			case err := <-errs:
+				close(jobs)
+				wg.Wait()
+				return err
+			case <-ctx.Done():
+				close(jobs)
+				wg.Wait()
+				return ctx.Err()
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+
+	for i, s := range g.sp {
+		if s.kind == norm {
+			data := normData(s, newPCG(splitmix64(g.seed^uint64(i)<<40^1<<39)))
+			if err := o.Submit(func(dst []byte) ([]byte, error) { return append(dst, data...), nil }, nil); err != nil {
+				return err
+			}
+		} else {
+			b := banks[bankKey{s.cols, s.std, g.types[i]}]
+			step := max(1, (4<<20)/b.rowBytes)
+			for r := 0; r < s.rows; r += step {
+				r0, r1, tensorSeed := r, min(s.rows, r+step), splitmix64(g.seed^uint64(i)<<40)
+				if err := o.Submit(func(dst []byte) ([]byte, error) {
+					for row := r0; row < r1; row++ {
+						j := int(splitmix64(tensorSeed+uint64(row)) % uint64(b.rows))
+						dst = append(dst, b.data[j*b.rowBytes:(j+1)*b.rowBytes]...)
+					}
+					return dst, nil
+				}, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if err := g.pad(o, i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setTokenizer copies the tokenizer metadata of src, or writes the
@@ -236,10 +685,16 @@ func pad(tokens []string, types []int32, n int) ([]string, []int32) {
 	return tokens, types
 }
 
+// byteVocabSize is the number of tokens setByteVocab writes before padding.
+const byteVocabSize = 256 + 3
+
 // setByteVocab writes a minimal gpt2-style vocabulary: the 256 byte-level
 // tokens (no merges) and the control tokens a Qwen chat prompt uses,
 // padded to vocab tokens.
 func setByteVocab(w *gguf.Writer, vocab int) error {
+	if vocab < byteVocabSize {
+		return fmt.Errorf("synth: vocabulary of %d tokens is smaller than the %d of the byte-level vocabulary", vocab, byteVocabSize)
+	}
 	var tokens []string
 	var types []int32
 	for b := range 256 {

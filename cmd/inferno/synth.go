@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"inferno/gguf"
+	"inferno/quantize"
 	"inferno/synth"
 )
 
@@ -20,27 +26,77 @@ var weightTypes = map[string]gguf.TensorType{
 	"f32":  gguf.TensorF32,
 }
 
+// synthType sets opts from a --type value: Q3_K, Q4_K and Q5_K are block
+// types given to every weight matrix, any other name a llama-quantize
+// mixture.
+func synthType(opts *synth.Options, typ string) error {
+	switch up := strings.ToUpper(typ); up {
+	case "Q3_K":
+		opts.Type = gguf.TensorQ3_K
+	case "Q4_K":
+		opts.Type = gguf.TensorQ4_K
+	case "Q5_K":
+		opts.Type = gguf.TensorQ5_K
+	default:
+		if _, err := quantize.ParseMixture(up); err != nil {
+			return fmt.Errorf("--type %q: want a mixture (%s) or a block type (Q3_K, Q4_K, Q5_K)", typ, quantize.Names())
+		}
+		opts.Mixture = up
+	}
+	return nil
+}
+
 func synthCmd() *cobra.Command {
 	var (
 		preset, typ, vocabFrom string
 		seed                   uint64
+		shape                  synth.Shape
+		pure                   bool
+		bank, threads          int
 	)
 	cmd := &cobra.Command{
 		Use:   "synth OUT.gguf",
 		Short: "Write a Qwen3 model with deterministic random weights",
 		Long: `Synth writes a Qwen3-architecture GGUF model with random weights drawn from
---seed. Preset 0.6b has exactly Qwen3-0.6B's shapes (tied embeddings); tiny
-is a 2-layer model for tests. --vocab-from copies the tokenizer metadata
-(tokens, merges, special ids, chat template) of another GGUF file, such as
-a real Qwen3 model or testdata/golden/tiny-q8_0.gguf; without it, a
-byte-level vocabulary is written.`,
+--seed. Presets 0.6b, 1.7b, 4b, 8b, 14b and 32b have exactly the shapes of
+Qwen3-0.6B to Qwen3-32B (tied embeddings up to 4b, a separate output head
+from 8b on); tiny is a 2-layer model for tests. --layers, --hidden, --ffn,
+--heads, --kv-heads, --head-dim, --vocab-size and --untied change the
+preset's shape.
+
+--type is a quantization mixture as llama-quantize names it (` + quantize.Names() + `):
+each tensor gets the type llama-quantize gives it (in Q4_K_M, Q4_K for
+most matrices, Q6_K for the output head and some attn_v and ffn_down
+layers); norms are F32. Q3_K, Q4_K and Q5_K give every matrix that block
+type, and --pure gives every matrix the mixture's base type (Q4_0 --pure:
+all Q4_0).
+
+Models up to a billion weights draw every value in turn (a mixture then
+holds what "inferno quantize" makes of the F32 model of the same seed);
+larger ones copy rows from a bank of distinct random rows per row length
+and type, so that a 32B model is written as fast as the disk takes it
+(--bank sets the rows per bank, -1 draws every value).
+
+--vocab-from copies the tokenizer metadata (tokens, merges, special ids,
+chat template) of another GGUF file, such as a real Qwen3 model or
+testdata/golden/tiny-q8_0.gguf; without it, a byte-level vocabulary is
+written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, ok := weightTypes[strings.ToLower(typ)]
-			if !ok {
-				return fmt.Errorf("--type %q: want q8_0, f16, bf16 or f32", typ)
+			opts := synth.Options{Preset: preset, Seed: seed, Shape: shape, Pure: pure, Bank: bank, Workers: threads}
+			if err := synthType(&opts, typ); err != nil {
+				return err
 			}
-			opts := synth.Options{Preset: preset, Type: t, Seed: seed}
+			if threads < 0 || threads > 4096 {
+				return fmt.Errorf("--threads %d: want 0 (all cores) to 4096", threads)
+			}
+			p, err := synth.Resolve(opts)
+			if err != nil {
+				return err
+			}
+			if _, _, err := synth.Types(opts); err != nil {
+				return err
+			}
 			if vocabFrom != "" {
 				f, err := gguf.Open(vocabFrom)
 				if err != nil {
@@ -48,6 +104,25 @@ byte-level vocabulary is written.`,
 				}
 				defer f.Close()
 				opts.Vocab = f
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			var bar *progressbar.ProgressBar
+			if term.IsTerminal(int(os.Stderr.Fd())) {
+				opts.Progress = func(done, total int64) {
+					if bar == nil {
+						bar = progressbar.NewOptions64(total,
+							progressbar.OptionSetWriter(os.Stderr),
+							progressbar.OptionSetDescription("writing"),
+							progressbar.OptionShowBytes(true),
+							progressbar.OptionShowTotalBytes(true),
+							progressbar.OptionSetPredictTime(true),
+							progressbar.OptionThrottle(100*time.Millisecond),
+							progressbar.OptionClearOnFinish(),
+						)
+					}
+					bar.Set64(done)
+				}
 			}
 			start := time.Now()
 			out := args[0]
@@ -59,7 +134,19 @@ byte-level vocabulary is written.`,
 				return err
 			}
 			defer os.Remove(tmp.Name())
-			if err := synth.Write(tmp, opts); err != nil {
+			err = synth.WriteContext(ctx, tmp, opts)
+			if bar != nil {
+				if err == nil {
+					bar.Finish()
+				} else {
+					bar.Exit()
+				}
+			}
+			if errors.Is(err, context.Canceled) {
+				tmp.Close()
+				return errInterrupted
+			}
+			if err != nil {
 				tmp.Close()
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
@@ -77,14 +164,29 @@ byte-level vocabulary is written.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "wrote %s: preset %s, %s weights, %.1f MiB in %.1fs\n",
-				out, preset, t, float64(st.Size())/(1<<20), time.Since(start).Seconds())
+			what := typ
+			if pure {
+				what += " (pure)"
+			}
+			fmt.Fprintf(os.Stderr, "wrote %s: preset %s (%d layers, hidden %d, %d/%d heads of %d), %s weights, %.1f MiB in %.1fs\n",
+				out, p.Name, p.Layers, p.Hidden, p.Heads, p.KVHeads, p.HeadDim, strings.ToUpper(what), float64(st.Size())/(1<<20), time.Since(start).Seconds())
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&preset, "preset", "tiny", "model shape: tiny or 0.6b")
-	cmd.Flags().StringVar(&typ, "type", "q8_0", "weight type: q8_0, f16, bf16 or f32")
+	cmd.Flags().StringVar(&preset, "preset", "tiny", "model shape: "+strings.Join(synth.PresetNames, ", "))
+	cmd.Flags().StringVar(&typ, "type", "q8_0", "weight type: a mixture ("+quantize.Names()+") or Q3_K, Q4_K, Q5_K")
+	cmd.Flags().BoolVar(&pure, "pure", false, "give every weight matrix the mixture's base type")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed")
 	cmd.Flags().StringVar(&vocabFrom, "vocab-from", "", "GGUF file to copy the tokenizer from")
+	cmd.Flags().IntVar(&shape.Layers, "layers", 0, "number of layers (0: the preset's)")
+	cmd.Flags().IntVar(&shape.Hidden, "hidden", 0, "hidden size (0: the preset's)")
+	cmd.Flags().IntVar(&shape.FFN, "ffn", 0, "feed-forward size (0: the preset's)")
+	cmd.Flags().IntVar(&shape.Heads, "heads", 0, "query heads (0: the preset's)")
+	cmd.Flags().IntVar(&shape.KVHeads, "kv-heads", 0, "key/value heads (0: the preset's)")
+	cmd.Flags().IntVar(&shape.HeadDim, "head-dim", 0, "head dimension (0: the preset's)")
+	cmd.Flags().IntVar(&shape.Vocab, "vocab-size", 0, "embedding rows (0: the preset's)")
+	cmd.Flags().BoolVar(&shape.Untied, "untied", false, "write a separate output head (output.weight)")
+	cmd.Flags().IntVar(&bank, "bank", 0, "rows per bank of random rows (0: banks of 1024 above a billion weights, -1: draw every value)")
+	cmd.Flags().IntVar(&threads, "threads", 0, "threads that encode (0: all cores)")
 	return cmd
 }
