@@ -12,11 +12,14 @@ import (
 	"fmt"
 
 	"inferno/gguf"
+	"inferno/quant"
 )
 
 // Weight is a 2-D weight matrix in its file encoding: Rows rows of Cols
 // values each, row-major, as GGUF stores a tensor of shape (Cols, Rows).
-// Type is one of F32, F16, BF16 or Q8_0.
+// Type is any type package quant knows (quant.FormatOf), and Cols a
+// multiple of its block size; each backend says which types it computes
+// with (Ops.Supports).
 type Weight struct {
 	Name string
 	Type gguf.TensorType
@@ -37,25 +40,40 @@ func (w *Weight) Row(r int) []byte {
 	return w.Data[r*rb : (r+1)*rb]
 }
 
-// SupportedType reports whether backends can compute with weights of type t.
+// SupportedType reports whether weights of type t can be loaded: package
+// quant knows its format (quant.FormatOf). Whether a backend computes with
+// it is Ops.Supports.
 func SupportedType(t gguf.TensorType) bool {
-	switch t {
-	case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0:
-		return true
-	}
-	return false
+	_, ok := quant.FormatOf(t)
+	return ok
 }
 
 // NewWeight checks a GGUF tensor and views it as a weight matrix of rows x
-// cols. The tensor must have shape (cols, rows) and a supported type.
+// cols. The tensor must have shape (cols, rows), a type quant knows, and
+// rows of whole blocks.
 func NewWeight(t *gguf.TensorInfo, rows, cols int) (*Weight, error) {
-	if !SupportedType(t.Type) {
-		return nil, fmt.Errorf("tensor %q: type %s is not supported (want F32, F16, BF16 or Q8_0)", t.Name, t.Type)
+	f, ok := quant.FormatOf(t.Type)
+	if !ok {
+		return nil, fmt.Errorf("tensor %q: type %s is not supported", t.Name, t.Type)
 	}
 	if len(t.Shape) != 2 || t.Shape[0] != uint64(cols) || t.Shape[1] != uint64(rows) {
 		return nil, fmt.Errorf("tensor %q: shape %v, want [%d %d]", t.Name, t.Shape, cols, rows)
 	}
+	if cols%f.BlockSize != 0 {
+		return nil, fmt.Errorf("tensor %q: %d columns are not whole %s blocks of %d", t.Name, cols, t.Type, f.BlockSize)
+	}
 	return &Weight{Name: t.Name, Type: t.Type, Rows: rows, Cols: cols, Data: t.Data}, nil
+}
+
+// CheckSupport returns an error naming the first weight of ws whose type
+// ops cannot compute with, in one line; nil if it supports them all.
+func CheckSupport(ops Ops, ws ...*Weight) error {
+	for _, w := range ws {
+		if w != nil && !ops.Supports(w.Type) {
+			return fmt.Errorf("tensor %q: type %s is not supported by the %s backend", w.Name, w.Type, ops.Name())
+		}
+	}
+	return nil
 }
 
 // A SeqAttn is the query tokens of one sequence in an attention call:
@@ -73,6 +91,9 @@ type SeqAttn struct {
 type Ops interface {
 	// Name is the backend's name as the CLI spells it ("scalar", "simd", "pool").
 	Name() string
+
+	// Supports reports whether MatMul computes with weights of type t.
+	Supports(t gguf.TensorType) bool
 
 	// MatMul computes y = W x for n tokens: for each token t and row r,
 	// y[t*w.Rows+r] = sum over c of W[r][c] * x[t*w.Cols+c].

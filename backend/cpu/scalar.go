@@ -4,7 +4,6 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -25,24 +24,26 @@ func NewScalar() *Scalar { return &Scalar{} }
 // Name returns "scalar".
 func (s *Scalar) Name() string { return "scalar" }
 
-// MatMul computes y = W x for n tokens. Q8_0 rows are used block by block
-// (the block's scale times the dot product of its 32 int8 values with x);
-// other types are dequantized one row at a time. Sums are float32.
+// Supports reports whether MatMul computes with weights of type t: every
+// type package quant can dequantize.
+func (s *Scalar) Supports(t gguf.TensorType) bool {
+	_, ok := quant.FormatOf(t)
+	return ok
+}
+
+// MatMul computes y = W x for n tokens: each row is dequantized to float32
+// (quant's Dequantize, whatever the type) and multiplied by each token's
+// activations with a float32 sum, columns in order.
 func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
-	rb := w.RowBytes()
-	if w.Type == gguf.TensorQ8_0 {
-		for r := 0; r < w.Rows; r++ {
-			row := w.Data[r*rb : (r+1)*rb]
-			for t := 0; t < n; t++ {
-				y[t*w.Rows+r] = dotQ8_0(row, x[t*w.Cols:(t+1)*w.Cols])
-			}
-		}
-		return
+	f, ok := quant.FormatOf(w.Type)
+	if !ok {
+		panic(fmt.Sprintf("cpu: weight %s has unsupported type %s", w.Name, w.Type))
 	}
+	rb := w.RowBytes()
 	s.row = grow(s.row, w.Cols)
 	row := s.row[:w.Cols]
 	for r := 0; r < w.Rows; r++ {
-		dequantize(row, w.Data[r*rb:(r+1)*rb], w.Type)
+		f.Dequantize(row, w.Data[r*rb:(r+1)*rb])
 		for t := 0; t < n; t++ {
 			xt := x[t*w.Cols : (t+1)*w.Cols]
 			var sum float32
@@ -50,40 +51,6 @@ func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 				sum += wc * xt[c]
 			}
 			y[t*w.Rows+r] = sum
-		}
-	}
-}
-
-// dotQ8_0 returns the dot product of a Q8_0 row with x.
-func dotQ8_0(row []byte, x []float32) float32 {
-	var sum float32
-	for b := 0; b < len(x); b += quant.QK8_0 {
-		blk := row[b/quant.QK8_0*quant.BlockQ8_0Bytes:][:quant.BlockQ8_0Bytes]
-		d := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
-		xb := x[b : b+quant.QK8_0]
-		var bs float32
-		for j, q := range blk[2:] {
-			bs += float32(int8(q)) * xb[j]
-		}
-		sum += d * bs
-	}
-	return sum
-}
-
-func dequantize(dst []float32, src []byte, t gguf.TensorType) {
-	switch t {
-	case gguf.TensorQ8_0:
-		for b := 0; b < len(dst)/quant.QK8_0; b++ {
-			blk := src[b*quant.BlockQ8_0Bytes:]
-			d := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
-			for j := range quant.QK8_0 {
-				dst[b*quant.QK8_0+j] = d * float32(int8(blk[2+j]))
-			}
-		}
-	default:
-		// F32, F16 and BF16 are checked when weights are loaded.
-		if err := quant.DequantizeRow(dst, src, t, len(dst)); err != nil {
-			panic(err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"inferno/backend"
+	"inferno/backend/simd"
 	"inferno/gguf"
 )
 
@@ -92,6 +93,10 @@ func (p *pool) chunkSize(total, align int) int {
 	return max(align, (per+align-1)/align*align)
 }
 
+// Supports reports whether MatMul computes with weights of type t: the
+// types of the simd kernels.
+func (o *Ops) Supports(t gguf.TensorType) bool { return simd.Supports(t) }
+
 // MatMul computes y = W x for n tokens: the activations are quantized once
 // (by token, in parallel for long prompts), then the rows are split among
 // the threads, each computing its rows for all n tokens with the tiled
@@ -102,7 +107,7 @@ func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 	}
 	p := o.p
 	p.acts.Prepare(w, x, n)
-	if w.Type == gguf.TensorQ8_0 {
+	if p.acts.Quantized() {
 		if n >= minParallelTokens {
 			p.start(jobQuantize, n, (n+2*len(p.ops)-1)/(2*len(p.ops)))
 			p.run()

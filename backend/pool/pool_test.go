@@ -70,6 +70,20 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 			}
 		}
 	}
+	for _, typ := range []gguf.TensorType{
+		gguf.TensorQ4_K, gguf.TensorQ6_K, gguf.TensorQ5_K, gguf.TensorQ3_K, gguf.TensorQ2_K, gguf.TensorIQ4_XS,
+		gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorQ4_1, gguf.TensorQ5_1,
+	} {
+		for _, sh := range []struct{ rows, cols int }{{40, 256}, {300, 512}} {
+			w := randWeight(t, rng, typ, sh.rows, sh.cols)
+			for _, n := range []int{1, 6, 21} {
+				x := randVec(rng, n*sh.cols, 1)
+				y := make([]float32, n*sh.rows)
+				ops.MatMul(y, w, x, n)
+				keep(y)
+			}
+		}
+	}
 	for _, c := range []struct{ n, pos, heads, kv, dim int }{{1, 0, 4, 2, 32}, {1, 299, 16, 8, 128}, {7, 5, 16, 8, 128}, {40, 3, 4, 2, 32}} {
 		q := randVec(rng, c.n*c.heads*c.dim, 1)
 		k := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 2)
@@ -158,6 +172,8 @@ func TestAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := randWeight(t, rng, gguf.TensorQ8_0, 512, 256)
 	wf := randWeight(t, rng, gguf.TensorF16, 64, 256)
+	w4 := randWeight(t, rng, gguf.TensorQ4_K, 512, 256)
+	w6 := randWeight(t, rng, gguf.TensorQ6_K, 512, 256)
 	const n = 32
 	x := randVec(rng, n*256, 1)
 	y := make([]float32, n*512)
@@ -200,6 +216,10 @@ func TestAllocs(t *testing.T) {
 			{"MatMul n=8", func() { ops.MatMul(y, w, x, 8) }},
 			{"MatMul n=32", func() { ops.MatMul(y, w, x, n) }},
 			{"MatMul F16 n=8", func() { ops.MatMul(y, wf, x, 8) }},
+			{"MatMul Q4_K n=1", func() { ops.MatMul(y, w4, x, 1) }},
+			{"MatMul Q4_K n=32", func() { ops.MatMul(y, w4, x, n) }},
+			{"MatMul Q6_K n=1", func() { ops.MatMul(y, w6, x, 1) }},
+			{"MatMul Q6_K n=32", func() { ops.MatMul(y, w6, x, n) }},
 			{"Attention n=1", func() { ops.Attention(att, q, k, v, one, 40+n, 16, 8, 128) }},
 			{"Attention n=32", func() { ops.Attention(att, q, k, v, all, 40+n, 16, 8, 128) }},
 			{"Attention batch", func() { ops.Attention(att, q, k, v, batch, 8, 16, 8, 128) }},

@@ -2,17 +2,23 @@
 // forward pass with AVX2, FMA and F16C kernels written in Go assembly, and a
 // pure-Go fallback used on other CPUs and architectures (or with the purego
 // build tag). Where the CPU also has AVX-512 VNNI, prompt (matrix-matrix)
-// Q8_0 products use a VPDPBUSD kernel instead of the AVX2 one.
+// products of the block formats use VPDPBUSD kernels instead of the AVX2
+// ones, and single-token K-quant products VPDPWSSD.
 //
-// Q8_0 weights are multiplied by activations quantized to 8 bits in blocks
-// of 32 (scale max|x|/127, as llama.cpp's block_q8_0), with exact integer
-// dot products per block, scaled and accumulated in float32. Every output
-// element of a MatMul is computed by the same sequence of float operations
-// whichever kernel computes it (matrix-vector, the 4x4 AVX2 tile, the 8x4
-// VNNI tile or the pure-Go tail), so the results do not depend on the
-// number of tokens in a call nor on how rows are split among threads; the
-// Q8_0, SwiGLU and RoPE kernels and the float32 to half-precision
-// conversion even give the same bits as the pure-Go fallback.
+// Weights of every block format (types.go: the one table of the types and
+// their kernels) stay in their file encoding. Activations are quantized to
+// 8 bits per block, as llama.cpp's dot formats: Q8_0 (blocks of 32, a
+// float32 scale max|x|/127) for Q8_0, Q4_0, Q5_0 and IQ4_NL; the same with
+// the block sums (Q8_1) for Q4_1 and Q5_1; Q8_K (blocks of 256, with the
+// sums of every 16 and 32 values) for Q2_K..Q6_K and IQ4_XS. Each block's
+// product is an exact integer dot product, combined with the scales in
+// float32 in the order the type's Go reference defines (q8.go, legacy.go,
+// kquant.go), which every kernel reproduces bit for bit: the matrix-vector
+// kernels (decode), the packed multi-token tiles (prompts, batches) and
+// the pure-Go fallback. So the results do not depend on the number of
+// tokens in a call nor on how rows are split among threads; the SwiGLU and
+// RoPE kernels and the float32 to half-precision conversion even give the
+// same bits as the pure-Go fallback.
 //
 // Attention reads float32 keys and values; AttentionF16 reads half-precision
 // ones (an F16 KV cache), widening them in its kernels with F16C, and gives
@@ -54,8 +60,8 @@ func Accelerated() bool { return accel }
 // Name returns "simd".
 func (o *Ops) Name() string { return "simd" }
 
-// MatMul computes y = W x for n tokens. For Q8_0 weights the activations are
-// first quantized to 8 bits per block of 32.
+// MatMul computes y = W x for n tokens. For block-format weights the
+// activations are first quantized to the type's 8-bit dot format.
 func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 	if n <= 0 {
 		return

@@ -95,13 +95,13 @@ func TestLoadErrors(t *testing.T) {
 			name: "unsupported type",
 			editTensor: func(ti *gguf.TensorInfo) bool {
 				if ti.Name == "blk.0.attn_k.weight" {
-					// Same bytes per 32 values as IQ4_NL would need: 18; re-size the data.
-					ti.Type = gguf.TensorQ4_0
-					ti.Data = make([]byte, 64*64/32*18)
+					// A type GGUF knows and package quant does not; re-size the data.
+					ti.Type = gguf.TensorI32
+					ti.Data = make([]byte, 64*64*4)
 				}
 				return true
 			},
-			want: `tensor "blk.0.attn_k.weight": type Q4_0 is not supported`,
+			want: `tensor "blk.0.attn_k.weight": type I32 is not supported`,
 		},
 		{
 			name: "heads not multiple of kv heads",

@@ -100,6 +100,34 @@ func (m *Model) WeightBytes() int64 {
 	return n
 }
 
+// Matrices returns every weight matrix of the model, each once (a tied
+// output head is the embedding).
+func (m *Model) Matrices() []*backend.Weight {
+	ws := []*backend.Weight{m.Embed}
+	if m.Output != m.Embed {
+		ws = append(ws, m.Output)
+	}
+	for _, l := range m.Layers {
+		ws = append(ws, l.Attention.Q, l.Attention.K, l.Attention.V, l.Attention.O, l.MLP.Gate, l.MLP.Up, l.MLP.Down)
+	}
+	return ws
+}
+
+// CheckBackend returns an error, in one line naming the tensor and its
+// type, if ops cannot compute with one of the model's matrices. The
+// embedding is only read row by row (dequantized with package quant), so
+// any type quant knows will do for it, unless it is also the output head.
+func (m *Model) CheckBackend(ops backend.Ops) error {
+	ws := m.Matrices()
+	if m.Output != m.Embed {
+		ws = ws[1:]
+	}
+	if err := backend.CheckSupport(ops, ws...); err != nil {
+		return fmt.Errorf("qwen3: %w", err)
+	}
+	return nil
+}
+
 // loader looks tensors up and remembers the first error.
 type loader struct {
 	f   *gguf.File
@@ -139,7 +167,7 @@ func (l *loader) vector(name string, n int) []float32 {
 		return nil
 	}
 	if !backend.SupportedType(t.Type) {
-		l.err = fmt.Errorf("qwen3: tensor %q: type %s is not supported (want F32, F16, BF16 or Q8_0)", name, t.Type)
+		l.err = fmt.Errorf("qwen3: tensor %q: type %s is not supported", name, t.Type)
 		return nil
 	}
 	v := make([]float32, n)
