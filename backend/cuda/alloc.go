@@ -3,8 +3,30 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"runtime/debug"
 	"time"
+
+	"inferno/backend"
 )
+
+// keepHostPages turns releaseWeights off (a test measures the difference).
+var keepHostPages = false
+
+// releaseWeights is where every matrix's host memory goes once the matrix
+// is on the GPU, whatever its format: the pages of the GGUF file it lies
+// in leave the process (releaseHostPages; the file stays mapped for its
+// metadata, and a CPU backend reading the weights later faults them in
+// again).
+func (r *Runner) releaseWeights(ws ...*backend.Weight) {
+	if keepHostPages {
+		return
+	}
+	for _, w := range ws {
+		if w != nil {
+			r.stats.HostReleased += releaseHostPages(w.Data)
+		}
+	}
+}
 
 func (r *Runner) uploadModel() error {
 	m, c := r.m, &r.cfg
@@ -29,6 +51,7 @@ func (r *Runner) uploadModel() error {
 	} else if r.out, err = r.uploadWeight(m.Output); err != nil {
 		return err
 	}
+	r.releaseWeights(m.Embed, m.Output)
 	if r.out.rows != c.Vocab || r.out.cols != c.Hidden || r.embed.cols != c.Hidden {
 		return fmt.Errorf("cuda: output head is %dx%d, want %dx%d", r.out.rows, r.out.cols, c.Vocab, c.Hidden)
 	}
@@ -52,6 +75,7 @@ func (r *Runner) uploadModel() error {
 		if g.down, err = r.uploadWeight(f.Down); err != nil {
 			return err
 		}
+		r.releaseWeights(a.Q, a.K, a.V, a.O, f.Gate, f.Up, f.Down)
 		for _, v := range []struct {
 			dst  *uint64
 			src  []float32
@@ -62,6 +86,9 @@ func (r *Runner) uploadModel() error {
 			}
 		}
 	}
+	// The packing buffers are garbage now: give them back to the OS rather
+	// than keep a model's worth of heap resident.
+	debug.FreeOSMemory()
 	r.qkvRows = c.QDim() + 2*c.KVDim()
 	tab := ropeTable(c.RopeTheta, c.HeadDim, r.maxLen)
 	if r.rope, err = r.dev.alloc(uint64(4*len(tab)), "rope table"); err != nil {
@@ -104,7 +131,7 @@ func (r *Runner) allocScratch() error {
 	// Decode attention splits: a fixed number, one block per SM by default.
 	r.maxSplit = r.tune.asplit
 	if r.maxSplit == 0 {
-		r.maxSplit = max(1, g.SMs/c.KVHeads)
+		r.maxSplit = max(1, g.SMs/r.shape.dblocks)
 	}
 	r.grids = map[string]int{}
 	maxK := max(c.Hidden, c.QDim(), c.FFN)
@@ -122,7 +149,10 @@ func (r *Runner) allocScratch() error {
 		}
 		r.grids[k.name] = n * g.SMs
 	}
-	r.headBlocks = r.mvGrid(r.tune.head, "argmax", c.Vocab)
+	if err := r.quantSetup(); err != nil { // kernels of the other block types (quant.go)
+		return err
+	}
+	r.headBlocks = r.headGrid()
 	alloc(&r.params, 64, "step parameters")
 	alloc(&r.x, 4*c.Hidden, "residual")
 	alloc(&r.qkv, 4*r.qkvRows, "qkv")
@@ -136,7 +166,7 @@ func (r *Runner) allocScratch() error {
 	alloc(&r.pm, 4*c.Heads*r.maxSplit, "attention partials")
 	alloc(&r.pl, 4*c.Heads*r.maxSplit, "attention partials")
 	alloc(&r.pacc, 4*c.Heads*r.maxSplit*c.HeadDim, "attention partials")
-	alloc(&r.counter, 4*c.KVHeads, "attention counters")
+	alloc(&r.counter, 4*r.shape.dblocks, "attention counters")
 	np := r.npad
 	alloc(&r.ptok, 4*np, "prefill tokens")
 	alloc(&r.px, 4*np*c.Hidden, "prefill residual")
@@ -144,7 +174,11 @@ func (r *Runner) allocScratch() error {
 	alloc(&r.pq, 4*np*c.QDim(), "prefill queries")
 	alloc(&r.patt, 4*np*c.QDim(), "prefill attention output")
 	alloc(&r.pact, 4*np*c.FFN, "prefill ffn activation")
-	alloc(&r.phi, np*maxK, "prefill activation planes")
+	phiBytes := np * maxK
+	if r.hasQuant() {
+		phiBytes *= 2 // also the f16 activations of the other block types' products
+	}
+	alloc(&r.phi, phiBytes, "prefill activation planes")
 	alloc(&r.plo, np*maxK, "prefill activation planes")
 	alloc(&r.psx, 4*np*maxK/32, "prefill activation scales")
 	if err != nil {
@@ -153,7 +187,7 @@ func (r *Runner) allocScratch() error {
 	for _, z := range []struct {
 		p uint64
 		n int
-	}{{r.counter, 4 * c.KVHeads}, {r.phi, np * maxK}, {r.plo, np * maxK}, {r.psx, 4 * np * maxK / 32}, {r.ptok, 4 * np}} {
+	}{{r.counter, 4 * r.shape.dblocks}, {r.phi, phiBytes}, {r.plo, np * maxK}, {r.psx, 4 * np * maxK / 32}, {r.ptok, 4 * np}} {
 		if err := g.memsetAsync(z.p, uint64(z.n)); err != nil {
 			return err
 		}
@@ -166,6 +200,14 @@ func (r *Runner) allocScratch() error {
 	}
 	if err := g.allowSmem(f, ad, smem); err != nil {
 		return err
+	}
+	if smem := attnPrefillSmem(c.HeadDim); smem > 0 {
+		name := fmt.Sprintf("attn_prefill_h%d", c.HeadDim)
+		if f, err := g.fn(name); err != nil {
+			return err
+		} else if err := g.allowSmem(f, name, smem); err != nil {
+			return err
+		}
 	}
 	if r.tune.carveout >= 0 {
 		names := []string{ad, "embed_step", "argmax_final"}

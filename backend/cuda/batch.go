@@ -212,7 +212,7 @@ func (r *Runner) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	}
 	c := r.cfg
 	base := &Runner{
-		m: r.m, cfg: c, opts: r.opts, tune: r.tune, maxLen: r.maxLen, dev: r.dev,
+		m: r.m, cfg: c, opts: r.opts, tune: r.tune, shape: r.shape, maxLen: r.maxLen, dev: r.dev,
 		embed: r.embed, out: r.out, outNorm: r.outNorm, layers: r.layers, rope: r.rope,
 		weightRead: r.weightRead, qkvRows: r.qkvRows, grids: r.grids, headBlocks: r.headBlocks, closed: true,
 	}
@@ -255,8 +255,8 @@ func log2Exact(n int) int {
 // nsplit returns the decode attention's splits for n decode tokens: about
 // splitMul*SMs blocks, at most one block per SM for one token.
 func (br *BatchRunner) nsplit(n int) int {
-	kv := br.cfg.KVHeads
-	return max(1, min(br.dev.SMs/kv, br.bt.splitMul*br.dev.SMs/(kv*max(n, 1))))
+	hb := br.base.shape.dblocks // blocks a token and split
+	return max(1, min(br.dev.SMs/hb, br.bt.splitMul*br.dev.SMs/(hb*max(n, 1))))
 }
 
 func (br *BatchRunner) allocScratch() error {
@@ -296,7 +296,7 @@ func (br *BatchRunner) allocScratch() error {
 	alloc(&br.pm, 4*br.partCap*c.Heads, "batch attention partials")
 	alloc(&br.pl, 4*br.partCap*c.Heads, "batch attention partials")
 	alloc(&br.pacc, 4*br.partCap*c.Heads*c.HeadDim, "batch attention partials")
-	alloc(&br.counter, 4*MaxBatch*c.KVHeads, "batch attention counters")
+	alloc(&br.counter, 4*MaxBatch*br.base.shape.dblocks, "batch attention counters")
 	alloc(&br.acnt, 64, "argmax counter")
 	if err != nil {
 		return err
@@ -304,7 +304,7 @@ func (br *BatchRunner) allocScratch() error {
 	for _, z := range []struct {
 		p uint64
 		n int
-	}{{br.counter, 4 * MaxBatch * c.KVHeads}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}} {
+	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}} {
 		if err := g.memsetAsync(z.p, uint64(z.n)); err != nil {
 			return err
 		}
@@ -313,14 +313,14 @@ func (br *BatchRunner) allocScratch() error {
 		return err
 	}
 	// Kernels whose shared memory may pass the default limit.
-	group := c.Heads / c.KVHeads
+	sh := br.base.shape
 	for _, k := range []struct {
 		name string
 		smem int
 	}{
-		{fmt.Sprintf("pattn_dec_h%d_g%d", c.HeadDim, group), attnFDSmem(1, 3, 256)},
-		{fmt.Sprintf("pattn_decf_h%d_g%d", c.HeadDim, group), attnFDSmem(1, 3, 256)},
-		{fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, group), pattnPreSmem(c.HeadDim)},
+		{fmt.Sprintf("pattn_dec_h%d_g%d", c.HeadDim, sh.dg), attnFDSmem(1, 3, 256)},
+		{fmt.Sprintf("pattn_decf_h%d_g%d", c.HeadDim, sh.dg), attnFDSmem(1, 3, 256)},
+		{fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, sh.pg), pattnPreSmem(c.HeadDim)},
 	} {
 		f, err := g.fn(k.name)
 		if err != nil {
@@ -344,7 +344,7 @@ func (br *BatchRunner) allocScratch() error {
 
 // clusterKernel names the cluster decode attention for the model's shape.
 func (br *BatchRunner) clusterKernel() string {
-	return fmt.Sprintf("pattn_decc_h%d_g%d", br.cfg.HeadDim, br.cfg.Heads/br.cfg.KVHeads)
+	return fmt.Sprintf("pattn_decc_h%d_g%d", br.cfg.HeadDim, br.base.shape.dg)
 }
 
 // clusterFor tells whether decode graphs of n tokens may use the cluster
@@ -376,8 +376,14 @@ func (br *BatchRunner) variantFor(b *batch.Batch, B, d int) int {
 }
 
 // pattnPreSmem is pattn_pre's dynamic shared memory: two stages of K and V
-// tiles of 64 rows of hd+8 halves.
-func pattnPreSmem(hd int) int { return 2 * 2 * 64 * (hd + 8) * 2 }
+// tiles of 64 rows (32 for head dimension 256) of hd+8 halves.
+func pattnPreSmem(hd int) int {
+	kt := 64
+	if hd > 128 {
+		kt = 32
+	}
+	return 2 * 2 * kt * (hd + 8) * 2
+}
 
 // blockBytes returns the bytes one block takes in the pool (K and V of
 // every layer).

@@ -25,6 +25,13 @@ const metaStep = 2 // the header's step number
 // quant_actv and mmv_q8x (or quant_act and mmv_q8), else quant_act and
 // mm_q8. Epilogues as the kernels' (kind).
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
+	if !w.allQ8() || qmmQ8() {
+		// Other block types (quant.go): qact_h into the interleaved
+		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
+		// mmh; Q8_0 runs of a mixed matrix through quant_act and mm_q8.
+		br.base.product(l, kind, w, x, gain, y, ldy, nout, n, actBufs{hi: br.phi, lo: br.plo, sx: br.psx, xh: br.pxq, hs: br.psx, npad: br.npad})
+		return
+	}
 	c := &br.cfg
 	mmv := n < br.bt.mmMin
 	xl := mmv && br.bt.xl
@@ -86,7 +93,8 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 	args := append([]uint64{src, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), br.base.rope, toks, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh),
 		br.kc[i], br.vc[i], f32(scale), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt}, extra...)
 	pdl := extra != nil && br.bt.pdl && l.events == nil && !l.sync
-	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, c.Heads/c.KVHeads), [3]uint32{uint32(c.KVHeads), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
+	sh := br.base.shape
+	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, sh.dg), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
 }
 
 // decodeOps enqueues the decode step of a bucket of B tokens in slot
@@ -110,9 +118,11 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	// the graph's first kernel, follows the previous step in full.
 	l.pdl = mv && br.bt.pdl && br.bt.mvpdl && l.events == nil && !l.sync
 	if br.bt.zc > 0 {
-		l.launchEx(false, "bembed_step", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)
+		name, args := base.embed.embedKernel("bembed_step")
+		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)...)
 	} else { // the host copied the inputs
-		l.launchEx(false, "bembed_dec", [3]uint32{uint32(B)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), br.dmeta, br.dres, br.px)
+		name, args := base.embed.embedKernel("bembed_dec")
+		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.dmeta, br.dres, br.px)...)
 	}
 	dpos := br.dmeta + uint64(4*(4+B))
 	dtoff := br.dmeta + uint64(4*(4+2*B))
@@ -451,8 +461,8 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	g := br.dev
 	base := br.base
 	n := b.Len()
-	group := c.Heads / c.KVHeads
-	qt := 64 / group // tokens per prefill tile
+	sh := base.shape
+	qt := 64 / sh.pg // tokens per prefill tile
 	ndec, ntiles := 0, 0
 	for _, r := range br.runs {
 		if r.N == 1 {
@@ -504,7 +514,8 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	at := func(off int) uint64 { return br.dmeta + uint64(4*off) }
 	l := &launcher{g: g}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
-	l.launch("embed_q8", [3]uint32{uint32(n)}, 256, 0, base.embed.q, base.embed.drow, i32(c.Hidden), at(tokOff), br.px)
+	ename, eargs := base.embed.embedKernel("embed_q8")
+	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), at(tokOff), br.px)...)
 	for _, st := range base.m.Plan() {
 		i := st.Layer
 		w := &base.layers[i]
@@ -519,7 +530,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
 			}
 			if ntiles > 0 {
-				l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, group), [3]uint32{uint32(ntiles), uint32(c.KVHeads)}, 128, uint32(pattnPreSmem(c.HeadDim)),
+				l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, sh.pg), [3]uint32{uint32(ntiles), uint32(sh.pblocks)}, 128, uint32(pattnPreSmem(c.HeadDim)),
 					br.pq, at(tileOff), at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale), br.patt)
 			}
 		case qwen3.OpOut:

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"inferno/gguf"
 )
 
 // TestAvailable checks that Available answers (nil on a GPU machine, one
@@ -42,8 +44,10 @@ func TestNewRunnerWithoutGPU(t *testing.T) {
 	}
 }
 
-// TestPTXStamp fails when a kernel source changed after kernels.ptx was
-// built (the stamp records the sources' SHA-256): run ./build_ptx.sh.
+// TestPTXStamp fails when a kernel source changed after the PTX and
+// cubins were built (the stamp records the sources' SHA-256: run
+// ./build_ptx.sh), or when an embedded file is not the one the stamp
+// records (a PTX or cubin left from another build).
 func TestPTXStamp(t *testing.T) {
 	stamp, err := os.ReadFile("kernels/kernels.ptx.stamp")
 	if err != nil {
@@ -63,10 +67,78 @@ func TestPTXStamp(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(stamp)), "\n")
 	if got := hex.EncodeToString(h.Sum(nil)); lines[0] != got {
-		t.Fatalf("kernels.ptx is stale: sources hash to %s, the stamp says %s; run backend/cuda/build_ptx.sh where nvcc exists", got, lines[0])
+		t.Fatalf("the kernels are stale: sources hash to %s, the stamp says %s; run backend/cuda/build_ptx.sh where nvcc exists", got, lines[0])
 	}
-	if !bytes.Equal(kernelsPTX[:min(len(kernelsPTX), 64)], mustRead(t, "kernels/kernels.ptx")[:min(len(kernelsPTX), 64)]) {
-		t.Fatal("embedded PTX differs from kernels/kernels.ptx")
+	if len(lines) < 5 {
+		t.Fatalf("stamp has %d lines: want the sources' hash, the nvcc and the two ptxas versions, then each output's hash", len(lines))
+	}
+	listed := map[string]bool{}
+	for _, l := range lines[4:] {
+		sum, name, ok := strings.Cut(l, " ")
+		if !ok {
+			t.Fatalf("stamp line %q", l)
+		}
+		listed[name+".gz"] = true
+		b, err := embedded(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
+			t.Errorf("embedded %s.gz holds %s, the stamp says %s: run backend/cuda/build_ptx.sh", name, hex.EncodeToString(got[:]), sum)
+		}
+	}
+	files, err := kernelFiles.ReadDir("kernels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !listed[f.Name()] {
+			t.Errorf("embedded kernels/%s is not in the stamp", f.Name())
+		}
+	}
+	for _, cc := range cubinArchs {
+		if !listed[cubinFor(cc)+".gz"] {
+			t.Errorf("no cubin for compute capability %d", cc)
+		}
+	}
+	for _, name := range []string{ptxFor(80), ptxFor(90)} {
+		if !listed[name+".gz"] {
+			t.Errorf("no %s", name)
+		}
+	}
+}
+
+// TestKernelChoice checks which embedded module each GPU loads.
+func TestKernelChoice(t *testing.T) {
+	for _, c := range []struct {
+		cc         int
+		cubin, ptx string
+	}{
+		{80, "kernels_sm80.cubin", "kernels.ptx"}, {86, "kernels_sm86.cubin", "kernels.ptx"},
+		{87, "kernels_sm86.cubin", "kernels.ptx"}, {89, "kernels_sm89.cubin", "kernels.ptx"},
+		{90, "kernels_sm90.cubin", "kernels_sm90.ptx"}, {100, "", "kernels_sm90.ptx"}, {120, "", "kernels_sm90.ptx"},
+	} {
+		if got := cubinFor(c.cc); got != c.cubin {
+			t.Errorf("cc %d: cubin %q, want %q", c.cc, got, c.cubin)
+		}
+		if got := ptxFor(c.cc); got != c.ptx {
+			t.Errorf("cc %d: PTX %q, want %q", c.cc, got, c.ptx)
+		}
+	}
+	t.Setenv("INFERNO_CUDA_JIT", "1")
+	img, err := kernelSource(90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.what != "embedded kernels_sm90.ptx" || !img.pdl || img.data[len(img.data)-1] != 0 || !bytes.HasPrefix(bytes.TrimSpace(img.data), []byte("//")) {
+		t.Errorf("INFERNO_CUDA_JIT=1: %s, pdl %v", img.what, img.pdl)
+	}
+	t.Setenv("INFERNO_CUDA_JIT", "")
+	if img, err = kernelSource(86); err != nil || img.what != "embedded kernels_sm86.cubin" || img.pdl || img.fallback != "kernels.ptx" {
+		t.Errorf("cc 86: %s, pdl %v, fallback %q, %v", img.what, img.pdl, img.fallback, err)
+	}
+	if !bytes.HasPrefix(img.data, []byte("\x7fELF")) {
+		t.Error("the cubin is not an ELF file")
 	}
 }
 
@@ -205,5 +277,39 @@ func TestParseBatchTuning(t *testing.T) {
 		if got := log2Exact(n); got != want {
 			t.Errorf("log2Exact(%d) = %d, want %d", n, got, want)
 		}
+	}
+}
+
+// TestFit checks the memory estimate against Q8_0's layout and the one-line
+// refusal when a model does not fit.
+func TestFit(t *testing.T) {
+	m := shapeModel(t, shapes[1]) // head dim 64, untied
+	c := m.Config
+	f := estimateFootprint(m, 2048, 512)
+	var want int64
+	for _, w := range []struct{ rows, cols int }{{c.Vocab, c.Hidden}, {c.Vocab, c.Hidden}} {
+		want += gpuMatrixBytes(gguf.TensorQ8_0, w.rows, w.cols, 0)
+	}
+	for range c.Layers {
+		want += gpuMatrixBytes(gguf.TensorQ8_0, c.QDim()+2*c.KVDim(), c.Hidden, 0) + gpuMatrixBytes(gguf.TensorQ8_0, c.Hidden, c.QDim(), 0) +
+			gpuMatrixBytes(gguf.TensorQ8_0, gateUpRows(c.FFN), c.Hidden, 0) + gpuMatrixBytes(gguf.TensorQ8_0, c.Hidden, c.FFN, 0)
+	}
+	if f.weights < want || f.weights > want+1<<20 {
+		t.Errorf("weights %d bytes, want %d and the norms", f.weights, want)
+	}
+	if f.kv != int64(2*2*c.Layers*c.KVDim()*2048) || f.positions != 2048 {
+		t.Errorf("KV %d bytes for %d positions", f.kv, f.positions)
+	}
+	if err := fitError(f, uint64(2*f.total()), "GPU"); err != nil {
+		t.Errorf("fits twice over: %v", err)
+	}
+	big := footprint{weights: 15 << 30, kvPerPos: 160 << 10, kv: (160 << 10) * 40960, positions: 40960, scratch: 1 << 30}
+	err := fitError(big, 20<<30, "NVIDIA X")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "needs 22.2 GiB") ||
+		!strings.Contains(err.Error(), "20.0 GiB free") || !strings.Contains(err.Error(), "--ctx 23552") {
+		t.Errorf("refusal: %v", err)
+	}
+	if err := fitError(big, 10<<30, "NVIDIA X"); err == nil || strings.Contains(err.Error(), "--ctx") {
+		t.Errorf("weights do not fit: %v", err)
 	}
 }

@@ -16,15 +16,9 @@ func (r *Runner) attn(l *launcher, i int) {
 	ad, smem := r.attnKernel(r.kvCap)
 	nsplit, chcap := r.attnSplits()
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
-	l.launch(ad, [3]uint32{uint32(c.KVHeads), uint32(nsplit)}, uint32(r.tune.at), uint32(smem),
+	l.launch(ad, [3]uint32{uint32(r.shape.dblocks), uint32(nsplit)}, uint32(r.tune.at), uint32(smem),
 		r.qkv, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), r.rope, r.params,
 		r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), i32(nsplit), i32(chcap), i32(r.tune.minchunk), r.pm, r.pl, r.pacc, r.counter, r.att)
-}
-
-// mv enqueues a decode matvec.
-func (r *Runner) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
-	l.launch(m.name(kind), [3]uint32{uint32(r.mvGrid(m, kind, w.rows))}, 256, uint32(m.smem(w.cols)),
-		w.q, w.drow, i32(w.rows), i32(w.cols), x, gain, f32(r.cfg.Eps), y, i32(nout), pval, pidx)
 }
 
 // decodeLaunches enqueues one decode step: the token and position come
@@ -39,7 +33,8 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 	t := r.tune
 	// The first kernel reads the step's token and position from host
 	// memory; an ordinary launch (it follows the previous step, not a kernel).
-	l.launchEx(false, "embed_step", [3]uint32{1}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), g.hostD+uint64(r.paramsOff(slot)), r.params, r.x, r.result)
+	ename, eargs := r.embed.embedKernel("embed_step") // Q8_0's own kernel, or any type's (quant.go)
+	l.launchEx(false, ename, [3]uint32{1}, 256, 0, append(eargs, i32(c.Hidden), g.hostD+uint64(r.paramsOff(slot)), r.params, r.x, r.result)...)
 	// The model's plan, each operation as one kernel.
 	for _, st := range r.m.Plan() {
 		w := &r.layers[st.Layer]

@@ -1,8 +1,11 @@
 package cuda
 
 import (
-	_ "embed"
+	"bytes"
+	"compress/gzip"
+	"embed"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -11,14 +14,17 @@ import (
 	"unsafe"
 )
 
-// The kernels as PTX: for compute capability 8.0 and up, and for 9.0 and
-// up with programmatic dependent launch compiled in (build_ptx.sh).
-var (
-	//go:embed kernels/kernels.ptx
-	kernelsPTX []byte
-	//go:embed kernels/kernels_sm90.ptx
-	kernelsPTX90 []byte
-)
+// The kernels, gzip-compressed (build_ptx.sh): PTX for compute capability
+// 8.0 and up (kernels.ptx) and 9.0 and up (kernels_sm90.ptx, with
+// programmatic dependent launch and the cluster attention compiled in), and
+// machine code (cubins) for sm_80, sm_86, sm_89 and sm_90, which load
+// without the driver's JIT compilation (seconds for this much PTX).
+//
+//go:embed kernels/*.gz
+var kernelFiles embed.FS
+
+// cubinArchs are the compute capabilities with an embedded cubin.
+var cubinArchs = []int{80, 86, 89, 90}
 
 // Driver enum values used here.
 const (
@@ -148,23 +154,113 @@ func newDevice(ordinal int) (*device, error) {
 	return g, nil
 }
 
-// ptxSource returns the PTX to load for compute capability cc and whether
-// its kernels wait for their predecessors (so may be launched with
-// programmatic dependent launch): the file INFERNO_CUDA_PTX names, when set
-// (to try kernels without rebuilding the Go binary; no PDL), else the
-// embedded PTX for the GPU. INFERNO_CUDA_PDL=0 turns PDL off.
-func ptxSource(cc int) (src []byte, what string, pdl bool, err error) {
+// kernelImage is a module image to load: its bytes (NUL-terminated PTX, or
+// a cubin), where it came from, whether its kernels wait for their
+// predecessors (so may be launched with programmatic dependent launch), and
+// the PTX to fall back on when a cubin does not load.
+type kernelImage struct {
+	data     []byte
+	what     string
+	pdl      bool
+	fallback string // embedded PTX file, "" for none
+}
+
+// cubinFor returns the embedded cubin's file for compute capability cc: the
+// highest of the same major version not above it (a cubin runs on later
+// minor versions), or "" for none.
+func cubinFor(cc int) string {
+	best := 0
+	for _, a := range cubinArchs {
+		if a/10 == cc/10 && a <= cc {
+			best = max(best, a)
+		}
+	}
+	if best == 0 {
+		return ""
+	}
+	return fmt.Sprintf("kernels_sm%d.cubin", best)
+}
+
+// ptxFor returns the embedded PTX file for compute capability cc.
+func ptxFor(cc int) string {
+	if cc >= 90 {
+		return "kernels_sm90.ptx"
+	}
+	return "kernels.ptx"
+}
+
+// embedded returns the uncompressed bytes of an embedded kernel file.
+func embedded(name string) ([]byte, error) {
+	gz, err := kernelFiles.ReadFile("kernels/" + name + ".gz")
+	if err != nil {
+		return nil, fmt.Errorf("cuda: embedded kernels: %w", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("cuda: embedded kernels %s: %w", name, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: embedded kernels %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// kernelSource returns the module to load for compute capability cc: the
+// file INFERNO_CUDA_PTX names, when set (PTX, or gzip-compressed PTX, to
+// try kernels without rebuilding the Go binary: no PDL; or a cubin, an ELF
+// file, built from the embedded kernels' sources: PDL as for the embedded
+// cubin); else the embedded
+// cubin for the GPU, unless INFERNO_CUDA_JIT=1 asks for the PTX (what the
+// driver compiles); else the embedded PTX. INFERNO_CUDA_PDL=0 turns PDL off.
+func kernelSource(cc int) (kernelImage, error) {
 	if p := os.Getenv("INFERNO_CUDA_PTX"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, "", false, fmt.Errorf("cuda: INFERNO_CUDA_PTX: %w", err)
+			return kernelImage{}, fmt.Errorf("cuda: INFERNO_CUDA_PTX: %w", err)
 		}
-		return b, p, false, nil
+		if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err == nil {
+				b, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				return kernelImage{}, fmt.Errorf("cuda: INFERNO_CUDA_PTX %s: %w", p, err)
+			}
+		}
+		pdl := cc >= 90 && os.Getenv("INFERNO_CUDA_PDL") != "0"
+		if bytes.HasPrefix(b, []byte("\x7fELF")) {
+			return kernelImage{data: b, what: p, pdl: pdl}, nil
+		}
+		return kernelImage{data: nulTerminated(b), what: p}, nil
 	}
-	if cc >= 90 {
-		return kernelsPTX90, "embedded kernels_sm90.ptx", os.Getenv("INFERNO_CUDA_PDL") != "0", nil
+	pdl := cc >= 90 && os.Getenv("INFERNO_CUDA_PDL") != "0"
+	ptx := ptxFor(cc)
+	if name := cubinFor(cc); name != "" && os.Getenv("INFERNO_CUDA_JIT") != "1" {
+		b, err := embedded(name)
+		if err != nil {
+			return kernelImage{}, err
+		}
+		return kernelImage{data: b, what: "embedded " + name, pdl: pdl, fallback: ptx}, nil
 	}
-	return kernelsPTX, "embedded kernels.ptx", false, nil
+	return embeddedPTX(ptx, pdl)
+}
+
+func embeddedPTX(name string, pdl bool) (kernelImage, error) {
+	b, err := embedded(name)
+	if err != nil {
+		return kernelImage{}, err
+	}
+	return kernelImage{data: nulTerminated(b), what: "embedded " + name, pdl: pdl}, nil
+}
+
+// nulTerminated returns b with a NUL byte appended (PTX is loaded as a
+// C string).
+func nulTerminated(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == 0 {
+		return b
+	}
+	return append(b, 0)
 }
 
 // enter locks the calling goroutine to its thread and makes the context
@@ -181,13 +277,29 @@ func (g *device) enter() error {
 func (g *device) exit() { runtime.UnlockOSThread() }
 
 func (g *device) loadModule() error {
-	src, what, pdl, err := ptxSource(g.CC)
+	img, err := kernelSource(g.CC)
 	if err != nil {
 		return err
 	}
-	g.ptxWhat, g.pdl = what, pdl && g.d.cuLaunchKernelEx != 0
-	img := make([]byte, len(src)+1) // NUL-terminated
-	copy(img, src)
+	err = g.loadImage(img)
+	if err != nil && img.fallback != "" {
+		// A cubin the driver refuses (too old a driver for the
+		// toolkit that built it): the PTX, compiled by the driver.
+		first := err
+		if img, err = embeddedPTX(img.fallback, img.pdl); err != nil {
+			return err
+		}
+		if err = g.loadImage(img); err != nil {
+			return fmt.Errorf("%w (and the cubin: %v)", err, first)
+		}
+	}
+	return err
+}
+
+// loadImage loads a module image (PTX or cubin).
+func (g *device) loadImage(k kernelImage) error {
+	g.ptxWhat, g.pdl = k.what, k.pdl && g.d.cuLaunchKernelEx != 0
+	img, what := k.data, k.what
 	opts := []int32{jitInfoLogBuffer, jitInfoLogBufferSize, jitErrorLogBuffer, jitErrorLogBufferSize}
 	vals := []uintptr{g.host + hostInfoLogOff, hostLogBytes, g.host + hostErrLogOff, hostLogBytes}
 	*(*byte)(hostPtr(g.host + hostErrLogOff)) = 0

@@ -4,14 +4,26 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [model] [batch] [bench] [batchbench] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [rss] [bench] [batchbench] [report]
+#   INFERNO_OLD=bin/inferno-old sh backend/cuda/devrun.sh startup
+#
+# T names the test binary (default bin/cuda.test). startup times, on
+# synth's 0.6B (written by INFERNO_OLD, an earlier build of the command),
+# `inferno generate -n 1` of INFERNO_OLD with an empty, then a warm JIT
+# cache, and the test binary's TestStartup (the same: open, upload, one
+# token) with CUDA_CACHE_DISABLE=1; then INFERNO_OLD's `inferno bench`
+# (pp512, tg128; tg128 x1 on the BatchRunner after 128 tokens) and the
+# same measured by TestQuickBench (INFERNO_CUDA_QB_JIT=1: also with the
+# PTX JIT-compiled).
 #
 # Each stage's full log goes to $OUT/<stage>.log (OUT defaults to
 # /tmp/inferno-cuda); a summary is printed. INFERNO_CUDA_SWEEP passes
 # tunings to the benchmark (see bench_test.go).
 OUT=${OUT:-/tmp/inferno-cuda}
 mkdir -p "$OUT"
-T=$(pwd)/bin/cuda.test
+T=${T:-$(pwd)/bin/cuda.test}
+case $T in /*) ;; *) T=$(pwd)/$T ;; esac
+ROOT=$(pwd)
 cd backend/cuda || exit 1
 [ $# -eq 0 ] && set -- info kernels model bench
 for stage in "$@"; do
@@ -37,6 +49,61 @@ for stage in "$@"; do
 	batchbench)
 		INFERNO_CUDA_BENCH=1 timeout 240 "$T" -test.v -test.timeout 230s -test.run 'TestBatchBench' >"$OUT/batchbench.log" 2>&1
 		echo "batchbench: exit $?"
+		;;
+	shapes)
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestShapes|TestShapeModels|TestFit|TestReleaseHostPages|TestKernelChoice' >"$OUT/shapes.log" 2>&1
+		echo "shapes: exit $?"
+		;;
+	rss)
+		INFERNO_CUDA_RSS=1 timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestHostMemory' >"$OUT/rss.log" 2>&1
+		echo "rss: exit $?"
+		;;
+	startup)
+		(
+			M=/tmp/inferno-startup-06b.gguf
+			O=$ROOT/${INFERNO_OLD:-bin/inferno-old}
+			[ -f $M ] || "$O" synth --preset 0.6b $M
+			wall() { # label, command...: the command's wall time
+				l=$1
+				shift
+				s=$(date +%s.%N)
+				"$@" >"$OUT/startup-$l.out" 2>&1 || echo "$l failed: $(tail -n 3 "$OUT/startup-$l.out")"
+				echo "$l: $(awk "BEGIN{print $(date +%s.%N) - $s}") s"
+			}
+			rm -rf /tmp/jit-old
+			wall old-generate-empty-jit-cache env CUDA_CACHE_PATH=/tmp/jit-old "$O" generate $M Hello -n 1 --backend cuda
+			wall old-generate-warm-jit-cache env CUDA_CACHE_PATH=/tmp/jit-old "$O" generate $M Hello -n 1 --backend cuda
+			for i in 1 2; do
+				wall new-cubin-$i env CUDA_CACHE_DISABLE=1 INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run '^TestStartup$'
+				grep -h "kernels:" "$OUT/startup-new-cubin-$i.out"
+			done
+			CUDA_CACHE_PATH=/tmp/jit-old "$O" bench $M --backend cuda -p 512 -n 128 -r 5 2>&1 | sed 's/^/old: /'
+			CUDA_CACHE_PATH=/tmp/jit-old "$O" bench $M --backend cuda -p 128 -n 128 -r 5 --parallel 1 2>&1 | sed 's/^/old: /'
+			CUDA_CACHE_PATH=/tmp/jit-new INFERNO_CUDA_BENCH=quick INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run TestQuickBench 2>&1 | grep -E "tok/s|FAIL|panic" | sed 's/^/new: /'
+		) >"$OUT/startup.log" 2>&1
+		echo "startup: exit $?"
+		cat "$OUT/startup.log"
+		;;
+	quant)
+		# Block formats other than Q8_0: every type's kernels, mixture models vs the CPU, batched vs alone.
+		timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestQuant' >"$OUT/quant.log" 2>&1
+		echo "quant: exit $?"
+		;;
+	cubin90)
+		# The sm_90 cubin assembled by this machine's ptxas (CUDA 13: the
+		# compiler of the driver's JIT) from the committed PTX, into
+		# $OUT/cubin90/ (copy kernels_sm90.cubin.gz and kernels.ptx.stamp
+		# into kernels/); then its speed against the embedded cubin's.
+		(
+			PTXAS90=$(dirname "$(command -v nvcc)")/ptxas ./build_ptx.sh --cubin90 "$OUT/cubin90" &&
+				gzip -dc "$OUT/cubin90/kernels_sm90.cubin.gz" >/tmp/kernels_sm90.cubin &&
+				M=/tmp/inferno-startup-06b.gguf &&
+				{ [ -f $M ] || "$ROOT/${INFERNO_OLD:-bin/inferno-old}" synth --preset 0.6b $M; } &&
+				CUDA_CACHE_DISABLE=1 INFERNO_CUDA_PTX=/tmp/kernels_sm90.cubin INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run '^TestStartup$' &&
+				INFERNO_CUDA_BENCH=quick INFERNO_CUDA_QB_CUBIN=/tmp/kernels_sm90.cubin INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run TestQuickBench
+		) >"$OUT/cubin90.log" 2>&1
+		echo "cubin90: exit $?"
+		grep -E "wrote|kernels:|tok/s|FAIL|panic|rror" "$OUT/cubin90.log"
 		;;
 	model)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestGolden|TestTranscript|TestLongContext|TestMemoryFreed' >"$OUT/model.log" 2>&1

@@ -285,7 +285,9 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 // TestKernelAttentionDecode checks the fused decode attention kernel,
 // attn_fd with its variants (QK norm, RoPE, KV append,
 // split-K, last-block combine), against the scalar attention over the same
-// f16 cache.
+// f16 cache: every compiled number of query heads a block takes that
+// divides the case's ratio (3, 5, 6, 7 and 8 included; a block taking a
+// share of a KV head's query heads), head dimensions 32 to 256.
 func TestKernelAttentionDecode(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -296,6 +298,9 @@ func TestKernelAttentionDecode(t *testing.T) {
 		{32, 4, 2, 77, 7, 128}, {64, 8, 2, 300, 32, 512}, {128, 8, 8, 40, 3, 64}, {128, 16, 8, 40000, 32, 40960},
 		{128, 16, 8, 4100, 16, 4352}, {128, 16, 8, 4101, 16, 4352}, {128, 16, 8, 127, 16, 1024}, {128, 16, 8, 128, 16, 1024},
 		{128, 64, 16, 2047, 8, 2048}, {64, 16, 4, 513, 5, 1024},
+		{128, 24, 8, 0, 16, 64}, {128, 24, 8, 700, 16, 1024}, {128, 40, 8, 301, 16, 512}, {128, 64, 8, 1500, 16, 2048},
+		{128, 14, 2, 90, 8, 128}, {64, 12, 2, 333, 8, 512}, {64, 16, 2, 2000, 12, 2048},
+		{256, 8, 2, 0, 16, 64}, {256, 8, 2, 1200, 16, 2048}, {256, 12, 4, 77, 5, 128}, {256, 16, 2, 4097, 16, 4352},
 	} {
 		t.Run(fmt.Sprintf("hd%d_h%d_kv%d_pos%d_split%d", c.hd, c.h, c.kvh, c.pos, c.nsplit), func(t *testing.T) {
 			use(t, g)
@@ -335,16 +340,21 @@ func TestKernelAttentionDecode(t *testing.T) {
 			dkc, dvc := devBytes(t, g, f16Bytes(kc)), devBytes(t, g, f16Bytes(vc))
 			params := devBytes(t, g, i32Bytes([]int32{0, int32(c.pos), 0, 0}))
 			pm, pl := devZeros(t, g, 4*c.h*c.nsplit), devZeros(t, g, 4*c.h*c.nsplit)
-			pacc, counter := devZeros(t, g, 4*c.h*c.nsplit*c.hd), devZeros(t, g, 4*c.kvh)
+			pacc, counter := devZeros(t, g, 4*c.h*c.nsplit*c.hd), devZeros(t, g, 4*c.h)
 			out := devZeros(t, g, 4*c.h*c.hd)
 			type kern struct {
-				name                 string
-				threads, smem, chcap int
+				name                        string
+				threads, smem, chcap, group int
 			}
-			kerns := []kern{{attnFDName(c.hd, G, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0}}
+			var kerns []kern
+			for _, gb := range decodeGroups[c.hd] {
+				if G%gb == 0 {
+					kerns = append(kerns, kern{attnFDName(c.hd, gb, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0, gb})
+				}
+			}
 			if c.hd == 128 && G == 2 { // the tuning variants
 				for _, v := range [][3]int{{2, 3, 256}, {1, 4, 256}, {1, 3, 512}, {1, 4, 512}, {2, 3, 512}} {
-					kerns = append(kerns, kern{attnFDName(c.hd, G, v[0], v[1], v[2]), v[2], attnFDSmem(v[0], v[1], v[2]), 0})
+					kerns = append(kerns, kern{attnFDName(c.hd, G, v[0], v[1], v[2]), v[2], attnFDSmem(v[0], v[1], v[2]), 0, G})
 				}
 			}
 			scale := float32(1 / math.Sqrt(float64(c.hd)))
@@ -360,7 +370,7 @@ func TestKernelAttentionDecode(t *testing.T) {
 					if err := g.memsetAsync(out, uint64(4*c.h*c.hd)); err != nil {
 						t.Fatal(err)
 					}
-					if err := g.launch(k.name, [3]uint32{uint32(c.kvh), uint32(c.nsplit)}, uint32(k.threads), uint32(k.smem),
+					if err := g.launch(k.name, [3]uint32{uint32(c.h / k.group), uint32(c.nsplit)}, uint32(k.threads), uint32(k.smem),
 						dqkv, i32(c.h), i32(c.kvh), dqg, dkg, f32(eps), rope, params, dkc, dvc, i32(c.cap), f32(scale),
 						i32(c.nsplit), i32(k.chcap), i32(minchunk), pm, pl, pacc, counter, out); err != nil {
 						t.Fatal(err)
@@ -478,7 +488,8 @@ func TestKernelPrefillAttention(t *testing.T) {
 	for _, c := range []struct {
 		attnCase
 		n int
-	}{{attnCase{128, 16, 8, 0, 0, 256}, 70}, {attnCase{128, 16, 8, 45, 0, 256}, 70}, {attnCase{32, 4, 2, 3, 0, 128}, 33}, {attnCase{64, 8, 2, 100, 0, 1024}, 512}} {
+	}{{attnCase{128, 16, 8, 0, 0, 256}, 70}, {attnCase{128, 16, 8, 45, 0, 256}, 70}, {attnCase{32, 4, 2, 3, 0, 128}, 33}, {attnCase{64, 8, 2, 100, 0, 1024}, 512},
+		{attnCase{128, 24, 8, 10, 0, 256}, 70}, {attnCase{256, 12, 4, 7, 0, 256}, 100}, {attnCase{256, 16, 2, 0, 0, 128}, 40}} {
 		t.Run(fmt.Sprintf("hd%d_n%d_pos%d", c.hd, c.n, c.pos), func(t *testing.T) {
 			use(t, g)
 			w := (c.h + 2*c.kvh) * c.hd
@@ -517,7 +528,13 @@ func TestKernelPrefillAttention(t *testing.T) {
 				t.Fatal(err)
 			}
 			scale := float32(1 / math.Sqrt(float64(c.hd)))
-			if err := g.launch(fmt.Sprintf("attn_prefill_h%d", c.hd), [3]uint32{uint32((c.n + 31) / 32), uint32(c.h)}, 256, 0,
+			apName, apSmem := fmt.Sprintf("attn_prefill_h%d", c.hd), attnPrefillSmem(c.hd)
+			if f, err := g.fn(apName); err != nil {
+				t.Fatal(err)
+			} else if err := g.allowSmem(f, apName, apSmem); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.launch(apName, [3]uint32{uint32((c.n + 31) / 32), uint32(c.h)}, 256, uint32(apSmem),
 				dq, i32(c.n), i32(c.pos), i32(c.h), i32(c.kvh), dkc, dvc, i32(c.cap), f32(scale), out); err != nil {
 				t.Fatal(err)
 			}

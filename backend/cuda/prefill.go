@@ -35,15 +35,14 @@ func (r *Runner) prefillChunk(tokens []int32, pos0 int, last bool) error {
 	np := r.npad
 	eps := f32(c.Eps)
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
-	nt := uint32((n + 63) / 64)
-	quant := func(x uint64, K int, gain uint64) {
-		l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, r.phi, r.plo, r.psx, i32(np))
+	// Products: quant_act and mm_q8 for Q8_0, qact_h and mmh for the other
+	// types (quant.go; r.phi holds their f16 activations).
+	bufs := actBufs{hi: r.phi, lo: r.plo, sx: r.psx, xh: r.phi, hs: r.psx, npad: np}
+	mm := func(kind string, w *gpuWeight, x, gain, y uint64, ldy, nout int) {
+		r.product(l, kind, w, x, gain, y, ldy, nout, n, bufs)
 	}
-	mm := func(kind string, w *gpuWeight, y uint64, ldy, nout int) {
-		l.launch("mm_q8_"+kind, [3]uint32{uint32(w.mpad / 64), nt}, 128, 0,
-			w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), r.phi, r.plo, r.psx, i32(n), i32(np), y, i32(ldy), i32(nout))
-	}
-	l.launch("embed_q8", [3]uint32{uint32(n)}, 256, 0, r.embed.q, r.embed.drow, i32(c.Hidden), r.ptok, r.px)
+	ename, eargs := r.embed.embedKernel("embed_q8")
+	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), r.ptok, r.px)...)
 	// The model's plan: each product quantizes its input (normalizing it
 	// first where the operation starts with a norm), then multiplies.
 	for _, st := range r.m.Plan() {
@@ -51,22 +50,18 @@ func (r *Runner) prefillChunk(tokens []int32, pos0 int, last bool) error {
 		w := &r.layers[i]
 		switch st.Op {
 		case qwen3.OpQKV:
-			quant(r.px, c.Hidden, w.attnNorm)
-			mm("store", &w.qkv, r.pqkv, r.qkvRows, 0)
+			mm("store", &w.qkv, r.px, w.attnNorm, r.pqkv, r.qkvRows, 0)
 		case qwen3.OpAttention:
 			l.launch(fmt.Sprintf("qk_rope_n_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
 				r.pqkv, i32(pos0), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, eps, r.rope, r.pq, r.kc[i], r.vc[i], i32(r.kvCap))
-			l.launch(fmt.Sprintf("attn_prefill_h%d", c.HeadDim), [3]uint32{uint32((n + 31) / 32), uint32(c.Heads)}, 256, 0,
+			l.launch(fmt.Sprintf("attn_prefill_h%d", c.HeadDim), [3]uint32{uint32((n + 31) / 32), uint32(c.Heads)}, 256, uint32(attnPrefillSmem(c.HeadDim)),
 				r.pq, i32(n), i32(pos0), i32(c.Heads), i32(c.KVHeads), r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), r.patt)
 		case qwen3.OpOut:
-			quant(r.patt, c.QDim(), 0)
-			mm("add", &w.o, r.px, c.Hidden, 0)
+			mm("add", &w.o, r.patt, 0, r.px, c.Hidden, 0)
 		case qwen3.OpGateUp:
-			quant(r.px, c.Hidden, w.ffnNorm)
-			mm("swiglu", &w.gateUp, r.pact, c.FFN, c.FFN)
+			mm("swiglu", &w.gateUp, r.px, w.ffnNorm, r.pact, c.FFN, c.FFN)
 		case qwen3.OpDown:
-			quant(r.pact, c.FFN, 0)
-			mm("add", &w.down, r.px, c.Hidden, 0)
+			mm("add", &w.down, r.pact, 0, r.px, c.Hidden, 0)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
 		}

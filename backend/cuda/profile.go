@@ -89,7 +89,7 @@ func (r *Runner) Profile(reps int) ([]backend.OpStats, float64, error) {
 	*g.hostI32(r.paramsOff(0) + 4) = int32(r.len)
 	*g.hostI32(r.paramsOff(0) + 8) = -1
 	*g.hostI32(r.paramsOff(0) + 12) = 0
-	return g.profileGraph(5*len(r.layers)+16, "profiled decode step", reps, func(l *launcher) error { return r.decodeOps(l, 0) })
+	return g.profileGraph(8*len(r.layers)+16, "profiled decode step", reps, func(l *launcher) error { return r.decodeOps(l, 0) })
 }
 
 // profileGraph captures the kernels build enqueues as a graph with an event

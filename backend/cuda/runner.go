@@ -34,12 +34,13 @@ type Options struct {
 // Runner runs a Qwen3 model on an NVIDIA GPU for one sequence. It
 // implements engine.Runner. A Runner is not safe for concurrent use.
 type Runner struct {
-	m    *qwen3.Model
-	cfg  qwen3.Config
-	opts Options
-	dev  *device
-	prog *progress
-	tune tuning
+	m     *qwen3.Model
+	cfg   qwen3.Config
+	opts  Options
+	dev   *device
+	prog  *progress
+	tune  tuning
+	shape attnShape // how the attention kernels cut the heads
 
 	maxLen int
 	len    int  // positions in the sequence
@@ -115,6 +116,7 @@ type Stats struct {
 	LookaheadMisses int64
 	PrefillTokens   int64
 	Upload          time.Duration // weight upload at load
+	HostReleased    int64         // bytes of the mapped model file dropped from the process after the upload
 	Capture         time.Duration // the last graph capture and instantiation
 }
 
@@ -129,20 +131,14 @@ func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	group := c.Heads / c.KVHeads
-	switch {
-	case c.HeadDim != 32 && c.HeadDim != 64 && c.HeadDim != 128:
-		return nil, fmt.Errorf("cuda: head dimension %d is not supported (32, 64 or 128)", c.HeadDim)
-	case group != 1 && group != 2 && group != 4:
-		return nil, fmt.Errorf("cuda: %d query heads per KV head is not supported (1, 2 or 4)", group)
-	case c.Hidden%32 != 0 || c.FFN%32 != 0:
-		return nil, fmt.Errorf("cuda: widths must be multiples of 32 (hidden %d, ffn %d)", c.Hidden, c.FFN)
+	if err := checkShape(&c); err != nil {
+		return nil, err
 	}
 	maxLen := opts.MaxLen
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
-	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, hostBase: hostParamsOff}
+	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, hostBase: hostParamsOff, shape: shapeOf(&c)}
 	if r.chunk = opts.PrefillChunk; r.chunk <= 0 {
 		r.chunk = 512
 	}
@@ -167,6 +163,9 @@ func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
 	}()
 	r.stats = Stats{Device: dev.Name, SMs: dev.SMs, ComputeCap: dev.CC, PTX: dev.ptxWhat, Graph: !opts.NoGraph, PDL: dev.pdl && tune.pdl}
 
+	if err := r.checkFit(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := r.uploadModel(); err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (r *Runner) NewSequence() (*Runner, error) {
 		return nil, fmt.Errorf("cuda: at most %d sequences can share a model's weights", MaxSequences)
 	}
 	s := &Runner{
-		m: r.m, cfg: r.cfg, opts: r.opts, tune: r.tune, maxLen: r.maxLen,
+		m: r.m, cfg: r.cfg, opts: r.opts, tune: r.tune, shape: r.shape, maxLen: r.maxLen,
 		dev: r.dev, shared: sh, hostBase: seqStagingOff + uintptr(slot-1)*seqStagingBytes,
 		chunk: r.chunk, npad: r.npad,
 		embed: r.embed, out: r.out, outNorm: r.outNorm, layers: r.layers, rope: r.rope,

@@ -157,9 +157,7 @@ func (r *Runner) attnSplits() (nsplit, chcap int) {
 // attnKernel returns the decode attention kernel's name and its dynamic
 // shared memory (the same for every KV capacity).
 func (r *Runner) attnKernel(kvCap int) (string, int) {
-	c := &r.cfg
-	group := c.Heads / c.KVHeads
-	return attnFDName(c.HeadDim, group, r.tune.ar, r.tune.ast, r.tune.at), attnFDSmem(r.tune.ar, r.tune.ast, r.tune.at)
+	return attnFDName(r.cfg.HeadDim, r.shape.dg, r.tune.ar, r.tune.ast, r.tune.at), attnFDSmem(r.tune.ar, r.tune.ast, r.tune.at)
 }
 
 // attnFDName is the name of attn_fd for a head dimension, query heads per

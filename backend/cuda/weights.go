@@ -12,15 +12,23 @@ import (
 	"inferno/quant"
 )
 
-// gpuWeight is a Q8_0 matrix on the GPU in the layout the kernels read:
+// gpuWeight is a matrix on the GPU in the layout the kernels read. Q8_0:
 // q holds the int8 values, row-major, rows padded with zeros to mpad (a
 // multiple of 64, so prefill tiles never read past the end); drow the f16
 // scales row-major (rows x cols/32, for the decode matvec); dcol the same
-// scales block-major (cols/32 x mpad, for the prefill matmul).
+// scales block-major (cols/32 x mpad, for the prefill matmul). Other block
+// types: the planes lo, hi, m0 and m1 (quant_pack.go); for Q8_0, lo and m0
+// are q and drow. Matrices stacked row-wise whose types differ (Q, K and V
+// of a Q4_K_M file: V may be Q6_K) are runs of one type each, chained by
+// next, run i's rows starting at row0 of the whole.
 type gpuWeight struct {
-	q, drow, dcol uint64
-	rows, cols    int
-	mpad          int
+	q, drow, dcol  uint64
+	rows, cols     int
+	mpad           int
+	typ            gguf.TensorType
+	lo, hi, m0, m1 uint64
+	row0           int
+	next           *gpuWeight
 }
 
 // rowFunc returns the Q8_0-encoded row r of a packed matrix, or nil for a
@@ -28,20 +36,6 @@ type gpuWeight struct {
 type rowFunc func(r int) []byte
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
-
-// checkQ8 checks that w can be uploaded.
-func checkQ8(w *backend.Weight) error {
-	if w == nil {
-		return fmt.Errorf("cuda: missing weight")
-	}
-	if w.Type != gguf.TensorQ8_0 {
-		return fmt.Errorf("cuda: tensor %s is %s; the CUDA backend computes with Q8_0 weights only (convert the model to Q8_0, or use a CPU backend)", w.Name, w.Type)
-	}
-	if w.Cols%quant.QK8_0 != 0 {
-		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of %d", w.Name, w.Cols, quant.QK8_0)
-	}
-	return nil
-}
 
 // pack lays rows x cols of Q8_0 rows out as gpuWeight wants, on the host.
 func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
@@ -115,10 +109,14 @@ func (p *progress) add(n int64) {
 	}
 }
 
-// uploadPacked packs and uploads one matrix.
-func (r *Runner) uploadPacked(what string, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
+// uploadPacked packs and uploads one matrix of type t (Q8_0 here, the
+// other types in planes: uploadQuant).
+func (r *Runner) uploadPacked(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
+	if t != gguf.TensorQ8_0 {
+		return r.uploadQuant(what, t, rows, cols, row, srcBytes)
+	}
 	q, drow, dcol, mpad := pack(rows, cols, row)
-	w := gpuWeight{rows: rows, cols: cols, mpad: mpad}
+	w := gpuWeight{rows: rows, cols: cols, mpad: mpad, typ: t}
 	var err error
 	for _, a := range []struct {
 		dst  *uint64
@@ -132,41 +130,63 @@ func (r *Runner) uploadPacked(what string, rows, cols int, row rowFunc, srcBytes
 			return w, err
 		}
 	}
+	w.lo, w.m0 = w.q, w.drow
 	r.prog.add(srcBytes)
 	return w, nil
 }
 
 // uploadWeight uploads one model matrix as is.
 func (r *Runner) uploadWeight(w *backend.Weight) (gpuWeight, error) {
-	if err := checkQ8(w); err != nil {
+	if err := checkWeight(w); err != nil {
 		return gpuWeight{}, err
 	}
-	return r.uploadPacked(w.Name, w.Rows, w.Cols, func(i int) []byte { return w.Row(i) }, int64(len(w.Data)))
+	return r.uploadPacked(w.Name, w.Type, w.Rows, w.Cols, func(i int) []byte { return w.Row(i) }, int64(len(w.Data)))
 }
 
 // uploadConcat uploads matrices of equal width stacked row-wise (Q, K and V
-// as one matrix).
+// as one matrix): one run for each stretch of matrices of one type.
 func (r *Runner) uploadConcat(what string, ws ...*backend.Weight) (gpuWeight, error) {
-	rows, n := 0, int64(0)
 	for _, w := range ws {
-		if err := checkQ8(w); err != nil {
+		if err := checkWeight(w); err != nil {
 			return gpuWeight{}, err
 		}
 		if w.Cols != ws[0].Cols {
 			return gpuWeight{}, fmt.Errorf("cuda: %s: widths %d and %d differ", what, w.Cols, ws[0].Cols)
 		}
-		rows += w.Rows
-		n += int64(len(w.Data))
 	}
-	return r.uploadPacked(what, rows, ws[0].Cols, func(i int) []byte {
-		for _, w := range ws {
-			if i < w.Rows {
-				return w.Row(i)
-			}
-			i -= w.Rows
+	var head gpuWeight
+	tail := &head
+	row0 := 0
+	for i := 0; i < len(ws); {
+		j, rows, n := i, 0, int64(0)
+		for ; j < len(ws) && ws[j].Type == ws[i].Type; j++ {
+			rows += ws[j].Rows
+			n += int64(len(ws[j].Data))
 		}
-		return nil
-	}, n)
+		run := ws[i:j]
+		w, err := r.uploadPacked(what, ws[i].Type, rows, ws[i].Cols, func(k int) []byte {
+			for _, w := range run {
+				if k < w.Rows {
+					return w.Row(k)
+				}
+				k -= w.Rows
+			}
+			return nil
+		}, n)
+		if err != nil {
+			return gpuWeight{}, err
+		}
+		w.row0 = row0
+		if i == 0 {
+			head = w
+		} else {
+			tail.next = &w
+			tail = tail.next
+		}
+		row0 += rows
+		i = j
+	}
+	return head, nil
 }
 
 // gateUpRows is the number of rows of the interleaved gate/up matrix for an
@@ -186,14 +206,17 @@ func gateUpRow(i int) (up bool, src int) {
 // epilogues.
 func (r *Runner) uploadGateUp(what string, gate, up *backend.Weight) (gpuWeight, error) {
 	for _, w := range []*backend.Weight{gate, up} {
-		if err := checkQ8(w); err != nil {
+		if err := checkWeight(w); err != nil {
 			return gpuWeight{}, err
 		}
 	}
 	if gate.Rows != up.Rows || gate.Cols != up.Cols {
 		return gpuWeight{}, fmt.Errorf("cuda: %s: gate %dx%d and up %dx%d differ", what, gate.Rows, gate.Cols, up.Rows, up.Cols)
 	}
-	return r.uploadPacked(what, gateUpRows(gate.Rows), gate.Cols, func(i int) []byte {
+	if gate.Type != up.Type {
+		return gpuWeight{}, fmt.Errorf("cuda: %s: gate is %s and up %s; the CUDA backend needs one type for both", what, gate.Type, up.Type)
+	}
+	return r.uploadPacked(what, gate.Type, gateUpRows(gate.Rows), gate.Cols, func(i int) []byte {
 		isUp, s := gateUpRow(i)
 		if s >= gate.Rows {
 			return nil

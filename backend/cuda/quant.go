@@ -1,0 +1,336 @@
+package cuda
+
+// The CUDA backend's one table of weight formats (its half of ggml's
+// type_traits): per block type, how a matrix is laid out on the GPU and
+// which kernels multiply it. Q8_0 keeps its own layout and kernels (int8
+// values and f16 scales, mvf_q8 / mmv_q8 / mm_q8, weights.go); every other
+// type is re-laid into bit planes (quant_pack.go, kernels/quant.cuh) and
+// multiplied by mvq_<type>_r2 (decode), mmh_<type>_b32 (up to 32 tokens)
+// and mmh_<type>_b128 (more). Nothing is dequantized in memory.
+
+import (
+	"fmt"
+
+	"inferno/backend"
+	"inferno/gguf"
+)
+
+// qformat registers one block type.
+type qformat struct {
+	t      gguf.TensorType
+	name   string // kernel suffix (q4_k)
+	qk     int    // values per block
+	bytes  int    // bytes per block in the file
+	lo, hi int    // bits per value in the lo and hi planes
+	m0, m1 int    // bytes per block of the scale planes m0 and m1
+	// unpack reads one block of the file: its quants Q (qk of them, the
+	// unsigned integer each value is computed from; Q8_0: the int8 bits)
+	// and its scale bytes for the planes m0 and m1.
+	unpack func(blk []byte, q []uint8, m0, m1 []byte)
+	// kernels: decode matrix-vector (B = 1), skinny batches (up to 32
+	// tokens) and prefill (matrix-matrix, more tokens).
+	mv, mmSkinny, mmPrefill string
+	// the f16 tensor-core kernels of the type (the same as mmSkinny and
+	// mmPrefill but for Q8_0, whose own are mmv_q8 and mm_q8)
+	hSkinny, hPrefill string
+}
+
+// qformats is the table, in type order. Q8_0's entry names its own
+// kernels (weights.go's layout); its planes view that layout (lo = the
+// int8 values, m0 = the row-major scales) for the generic kernels
+// (embedding; mmh_q8_0 with INFERNO_CUDA_QMM=q8).
+var qformats = []*qformat{
+	{t: gguf.TensorQ4_0, name: "q4_0", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackQ4_0},
+	{t: gguf.TensorQ4_1, name: "q4_1", qk: 32, bytes: 20, lo: 4, m0: 4, unpack: unpackQ4_1},
+	{t: gguf.TensorQ5_0, name: "q5_0", qk: 32, bytes: 22, lo: 4, hi: 1, m0: 2, unpack: unpackQ5_0},
+	{t: gguf.TensorQ5_1, name: "q5_1", qk: 32, bytes: 24, lo: 4, hi: 1, m0: 4, unpack: unpackQ5_1},
+	{t: gguf.TensorQ8_0, name: "q8_0", qk: 32, bytes: 34, lo: 8, m0: 2, unpack: unpackQ8_0,
+		mv: "mvf_q8", mmSkinny: "mmv_q8", mmPrefill: "mm_q8"},
+	{t: gguf.TensorQ2_K, name: "q2_k", qk: 256, bytes: 84, lo: 2, m0: 16, m1: 4, unpack: unpackQ2_K},
+	{t: gguf.TensorQ3_K, name: "q3_k", qk: 256, bytes: 110, lo: 2, hi: 1, m0: 16, unpack: unpackQ3_K},
+	{t: gguf.TensorQ4_K, name: "q4_k", qk: 256, bytes: 144, lo: 4, m0: 16, unpack: unpackQ4_K},
+	{t: gguf.TensorQ5_K, name: "q5_k", qk: 256, bytes: 176, lo: 4, hi: 1, m0: 16, unpack: unpackQ5_K},
+	{t: gguf.TensorQ6_K, name: "q6_k", qk: 256, bytes: 210, lo: 4, hi: 2, m0: 16, m1: 2, unpack: unpackQ6_K},
+	{t: gguf.TensorIQ4_NL, name: "iq4_nl", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackIQ4_NL},
+	{t: gguf.TensorIQ4_XS, name: "iq4_xs", qk: 256, bytes: 136, lo: 4, m0: 8, unpack: unpackIQ4_XS},
+}
+
+func init() {
+	for _, f := range qformats {
+		f.hSkinny, f.hPrefill = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128"
+		if f.mv == "" {
+			f.mv, f.mmSkinny, f.mmPrefill = "mvq_"+f.name+"_r2", f.hSkinny, f.hPrefill
+		}
+	}
+}
+
+// mvName returns f's decode matvec kernel. Q4_K and Q6_K decode with mvq1
+// (measured on the H200, 8B Q4_K_M: tg128 255.6 against 251.1 tok/s with
+// the pipelined mvq); INFERNO_CUDA_QMV=0 picks mvq for them too.
+func (f *qformat) mvName() string {
+	if qmv1() && (f.t == gguf.TensorQ4_K || f.t == gguf.TensorQ6_K) {
+		return "mvq1_" + f.name + "_r2"
+	}
+	return f.mv
+}
+
+// formatOf returns t's entry, or nil.
+func formatOf(t gguf.TensorType) *qformat {
+	for _, f := range qformats {
+		if f.t == t {
+			return f
+		}
+	}
+	return nil
+}
+
+// Supports reports whether the CUDA backend multiplies weight matrices of
+// type t (norms are float32 vectors and always supported).
+func Supports(t gguf.TensorType) bool { return formatOf(t) != nil }
+
+// Epilogues of the matrix kernels (kernels.cu's EP_*).
+const (
+	epStore  = 0
+	epAdd    = 1
+	epSwiGLU = 2
+	epArgmax = 3
+)
+
+func epOf(kind string) int {
+	switch kind {
+	case "add":
+		return epAdd
+	case "swiglu":
+		return epSwiGLU
+	case "argmax":
+		return epArgmax
+	}
+	return epStore
+}
+
+// checkWeight checks that w can be uploaded.
+func checkWeight(w *backend.Weight) error {
+	if w == nil {
+		return fmt.Errorf("cuda: missing weight")
+	}
+	f := formatOf(w.Type)
+	if f == nil {
+		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; convert the model, or use a CPU backend)", w.Name, w.Type)
+	}
+	if w.Cols%f.qk != 0 {
+		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of %s's block of %d", w.Name, w.Cols, w.Type, f.qk)
+	}
+	return nil
+}
+
+// quantSegs splits rows of weights stacked row-wise (Q, K and V) into runs
+// of one type: each run becomes a matrix of its own, the runs chained by
+// gpuWeight.next (kernels run once per run, writing at its row offset).
+type quantSeg struct {
+	t          gguf.TensorType
+	rows, row0 int
+	n          int64 // file bytes
+}
+
+// mvqSmem is mvq's dynamic shared memory for width K: the two activation
+// planes, the block scales (an even count) and the sums of 16.
+func mvqSmem(K int) int { return 2*K + 4*roundUp(K/32, 2) + K/4 }
+
+// mmhSmem is mmh's dynamic shared memory for the b128 and b32 tiles: two
+// buffers of BM weight rows and BN tokens of BK+8 halves.
+func mmhSmem(b128 bool) int {
+	if b128 {
+		return 2 * (128 + 128) * (64 + 8) * 2
+	}
+	return 2 * (64 + 32) * (128 + 8) * 2
+}
+
+// quantSetup prepares the kernels of every type the model's matrices use:
+// shared memory limits, and mvq's persistent grids (r.grids).
+func (r *Runner) quantSetup() error {
+	c := &r.cfg
+	g := r.dev
+	maxK := max(c.Hidden, c.QDim(), c.FFN)
+	seen := map[gguf.TensorType]bool{}
+	var walk func(w *gpuWeight)
+	walk = func(w *gpuWeight) {
+		for ; w != nil; w = w.next {
+			seen[w.typ] = true
+		}
+	}
+	walk(&r.embed)
+	walk(&r.out)
+	for i := range r.layers {
+		l := &r.layers[i]
+		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+			walk(w)
+		}
+	}
+	for t := range seen {
+		f := formatOf(t)
+		if f == nil {
+			return fmt.Errorf("cuda: no kernels for %s", t)
+		}
+		if t == gguf.TensorQ8_0 && !qmmQ8() {
+			continue
+		}
+		for _, k := range []struct {
+			name string
+			smem int
+		}{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}} {
+			fn, err := g.fn(k.name)
+			if err != nil {
+				return err
+			}
+			if err := g.allowSmem(fn, k.name, k.smem); err != nil {
+				return err
+			}
+		}
+		if t == gguf.TensorQ8_0 {
+			continue
+		}
+		mv := f.mvName()
+		fn, err := g.fn(mv)
+		if err != nil {
+			return err
+		}
+		if err := g.allowSmem(fn, mv, mvqSmem(maxK)); err != nil {
+			return err
+		}
+		n, err := g.occupancy(mv, 256, mvqSmem(maxK))
+		if err != nil {
+			return err
+		}
+		r.grids[mv] = max(1, n) * g.SMs
+	}
+	return nil
+}
+
+// mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
+// pairs each) spread evenly over at most the blocks that fit at once.
+func (r *Runner) mvqGrid(f *qformat, rows int) int {
+	tiles := max(1, (rows+15)/16)
+	most := r.grids[f.mvName()]
+	if most <= 0 {
+		return tiles
+	}
+	per := (tiles + most - 1) / most
+	return (tiles + per - 1) / per
+}
+
+// headGrid returns the blocks of the decode output head's matvec (and so
+// the argmax partials).
+func (r *Runner) headGrid() int {
+	if r.out.typ != gguf.TensorQ8_0 {
+		return r.mvqGrid(formatOf(r.out.typ), r.out.rows)
+	}
+	return r.mvGrid(r.tune.head, "argmax", r.cfg.Vocab)
+}
+
+// mv enqueues a decode matvec over every run of w: mvf_q8/mv_q8 (m) for
+// Q8_0 runs, mvq for the others; a run's outputs start at its row offset.
+func (r *Runner) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
+	for s := w; s != nil; s = s.next {
+		ys := y + uint64(4*s.row0)
+		if s.typ == gguf.TensorQ8_0 {
+			l.launch(m.name(kind), [3]uint32{uint32(r.mvGrid(m, kind, s.rows))}, 256, uint32(m.smem(s.cols)),
+				s.q, s.drow, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx)
+			continue
+		}
+		f := formatOf(s.typ)
+		l.launch(f.mvName(), [3]uint32{uint32(r.mvqGrid(f, s.rows))}, 256, uint32(mvqSmem(s.cols)),
+			s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx, i32(epOf(kind)))
+	}
+}
+
+// actBufs are the activation buffers a matrix product may use: the int16
+// planes and block scales of quant_act (Q8_0), and the f16 activations and
+// per-token scales of qact_h (xh holds npad*K halves; it may be hi: the
+// two are never needed at once).
+type actBufs struct {
+	hi, lo, sx uint64
+	xh, hs     uint64
+	npad       int
+}
+
+// product enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
+// tokens (rows of x, w.cols apart) over every run of w, with the prefill
+// kernels: quant_act and mm_q8 for Q8_0 runs, qact_h and mmh for the
+// others (b32 tiles up to 32 tokens, b128 beyond). Epilogues as the
+// kernels' (kind); a run's outputs start at its row offset.
+func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
+	eps := f32(r.cfg.Eps)
+	K := w.cols
+	have := "" // the activations computed last: "q8" or "h"
+	for s := w; s != nil; s = s.next {
+		ys := y + uint64(4*s.row0)
+		if s.typ == gguf.TensorQ8_0 && !qmmQ8() {
+			if have != "q8" {
+				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
+				have = "q8"
+			}
+			l.launch("mm_q8_"+kind, [3]uint32{uint32(s.mpad / 64), uint32((n + 63) / 64)}, 128, 0,
+				s.q, s.dcol, i32(s.rows), i32(s.mpad), i32(s.cols), b.hi, b.lo, b.sx, i32(n), i32(b.npad), ys, i32(ldy), i32(nout))
+			continue
+		}
+		if have != "h" {
+			l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.xh, b.hs)
+			have = "h"
+		}
+		r.mmh(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
+	}
+}
+
+// mmh enqueues one run's f16 tensor-core product over qact_h's activations.
+func (r *Runner) mmh(l *launcher, kind string, s *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
+	f := formatOf(s.typ)
+	name, bm, bn, big := f.hSkinny, 64, 32, false
+	if n > 32 {
+		name, bm, bn, big = f.hPrefill, 128, 128, true
+	}
+	l.launch(name, [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),
+		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xh, hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
+}
+
+// allQ8 reports whether every run of w is Q8_0 (its own kernels apply).
+func (w *gpuWeight) allQ8() bool {
+	for s := w; s != nil; s = s.next {
+		if s.typ != gguf.TensorQ8_0 {
+			return false
+		}
+	}
+	return true
+}
+
+// embedKernel returns the embedding kernel for base (embed_q8,
+// embed_step, bembed_step or bembed_dec) and its leading arguments, the
+// weight's: Q8_0's own kernels, or the generic ones (qembed...) for any type.
+func (w *gpuWeight) embedKernel(base string) (string, []uint64) {
+	if w.typ == gguf.TensorQ8_0 {
+		return base, []uint64{w.q, w.drow}
+	}
+	name := map[string]string{"embed_q8": "qembed", "embed_step": "qembed_step", "bembed_step": "qbembed_step", "bembed_dec": "qbembed_dec"}[base]
+	return name, []uint64{w.lo, w.hi, w.m0, w.m1, i32(int(w.typ))}
+}
+
+// hasQuant reports whether the model has matrices of types other than
+// Q8_0 (their products need f16 activation buffers).
+func (r *Runner) hasQuant() bool {
+	if qmmQ8() {
+		return true
+	}
+	for _, w := range []*gpuWeight{&r.embed, &r.out} {
+		if !w.allQ8() {
+			return true
+		}
+	}
+	for i := range r.layers {
+		l := &r.layers[i]
+		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+			if !w.allQ8() {
+				return true
+			}
+		}
+	}
+	return false
+}

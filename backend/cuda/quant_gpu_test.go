@@ -1,0 +1,489 @@
+package cuda
+
+// The block formats on the GPU (the "quant" stage of devrun.sh): every
+// type's kernels against dequantize-then-float64 on random blocks, and a
+// Q4_K_M model (Q4_K and Q6_K matrices, runs of both in one QKV product)
+// against the CPU on the same weights dequantized to float32, alone and
+// batched. They skip without a GPU.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"inferno/backend"
+	"inferno/gguf"
+	"inferno/model/qwen3"
+	"inferno/quant"
+	"inferno/sampling"
+	"inferno/synth"
+)
+
+// dequant returns w's values, row-major.
+func dequant(t *testing.T, w *backend.Weight) []float32 {
+	t.Helper()
+	out := make([]float32, w.Rows*w.Cols)
+	for r := range w.Rows {
+		if err := quant.DequantizeRow(out[r*w.Cols:(r+1)*w.Cols], w.Row(r), w.Type, w.Cols); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// refProduct returns y[t*rows + r] = sum_k W[r][k] x[t*K + k] in float64.
+func refProduct(W []float32, rows, K int, x []float32, n int) []float32 {
+	y := make([]float32, n*rows)
+	for t := range n {
+		xt := x[t*K : (t+1)*K]
+		for r := range rows {
+			var s float64
+			for k, w := range W[r*K : (r+1)*K] {
+				s += float64(w) * float64(xt[k])
+			}
+			y[t*rows+r] = float32(s)
+		}
+	}
+	return y
+}
+
+// rmsRows returns rmsnorm(x)*gain of each row of K (float64 sums).
+func rmsRows(x, gain []float32, K int, eps float64) []float32 {
+	out := make([]float32, len(x))
+	for t := 0; t < len(x); t += K {
+		var ss float64
+		for _, v := range x[t : t+K] {
+			ss += float64(v) * float64(v)
+		}
+		s := 1 / math.Sqrt(ss/float64(K)+eps)
+		for k := range K {
+			out[t+k] = float32(float64(x[t+k]) * s * float64(gain[k]))
+		}
+	}
+	return out
+}
+
+func swiglu(g, u []float32) []float32 {
+	o := make([]float32, len(g))
+	for i := range g {
+		o[i] = float32(float64(g[i]) / (1 + math.Exp(-float64(g[i]))) * float64(u[i]))
+	}
+	return o
+}
+
+// TestQuantKernels: per type, the embedding lookup (as quant dequantizes,
+// to an ulp), the decode matvec (mvq) with each epilogue and grid, and
+// the f16 tensor-core products (mmh b32 and b128) with each epilogue and
+// ragged token counts, against float64 products of the dequantized
+// weights. The matvec's int16 activations explain errors near 1e-4, the
+// products' f16 weights and activations near 5e-4 (relative L2).
+func TestQuantKernels(t *testing.T) {
+	g := testDevice(t)
+	const eps = 1e-6
+	for _, typ := range issueTypes {
+		f := formatOf(typ)
+		shapes := []struct{ rows, K int }{{200, 768}}
+		if f.qk == 32 {
+			shapes = append(shapes, struct{ rows, K int }{37, 96})
+		}
+		for _, sh := range shapes {
+			t.Run(fmt.Sprintf("%s/%dx%d", typ, sh.rows, sh.K), func(t *testing.T) {
+				use(t, g)
+				rng := rand.New(rand.NewPCG(uint64(typ), uint64(sh.K)))
+				w := &backend.Weight{Name: "w", Type: typ, Rows: sh.rows, Cols: sh.K, Data: randomBlocks(rng, typ, sh.rows, sh.K)}
+				W := dequant(t, w)
+				r := &Runner{dev: g}
+				gw, err := r.uploadWeight(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Embedding: rows 0, 5 and the last.
+				toks := []int32{0, 5, int32(sh.rows - 1)}
+				dt, dx := devBytes(t, g, i32Bytes(toks)), devZeros(t, g, 4*len(toks)*sh.K)
+				name, args := gw.embedKernel("embed_q8")
+				if err := g.launch(name, [3]uint32{uint32(len(toks))}, 256, 0, append(args, i32(sh.K), dt, dx)...); err != nil {
+					t.Fatal(err)
+				}
+				got := getF32(t, g, dx, len(toks)*sh.K)
+				for i, tok := range toks {
+					for k := range sh.K {
+						a, b := got[i*sh.K+k], W[int(tok)*sh.K+k]
+						if a != b && math.Abs(float64(a-b)) > 1.01*math.Abs(float64(math.Nextafter32(b, float32(math.Inf(1)))-b)) {
+							t.Fatalf("embedding row %d value %d: %v, want %v", tok, k, a, b)
+						}
+					}
+				}
+				x, gain := randVec(rng, 200*sh.K, 3), gainVec(rng, sh.K)
+				xn := rmsRows(x, gain, sh.K, eps)
+				dxv, dg := devF32(t, g, x), devF32(t, g, gain)
+				if typ != gguf.TensorQ8_0 {
+					names := []string{f.mv}
+					if typ == gguf.TensorQ4_K || typ == gguf.TensorQ6_K {
+						names = append(names, "mvq1_"+f.name+"_r2") // their default (mvq: INFERNO_CUDA_QMV=0)
+					}
+					for _, name := range names {
+						testMVQ(t, g, name, gw, W, sh.rows, sh.K, x[:sh.K], xn[:sh.K], dxv, dg, eps)
+					}
+				}
+				// Products over n tokens, both tilings.
+				xh, hs := devZeros(t, g, 2*200*sh.K), devZeros(t, g, 4*200)
+				for _, n := range []int{1, 19, 32, 33, 150} {
+					ref := refProduct(W, sh.rows, sh.K, xn, n)
+					refRaw := refProduct(W, sh.rows, sh.K, x, n)
+					for _, big := range []bool{false, true} {
+						act := func(gain uint64) {
+							if err := g.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, dxv, i32(sh.K), i32(sh.K), gain, f32(eps), xh, hs); err != nil {
+								t.Fatal(err)
+							}
+						}
+						mm := func(kind string, w gpuWeight, y uint64, ldy, nout int) {
+							name, bm, bn := f.hSkinny, 64, 32
+							if big {
+								name, bm, bn = f.hPrefill, 128, 128
+							}
+							fn, err := g.fn(name)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if err := g.allowSmem(fn, name, mmhSmem(big)); err != nil {
+								t.Fatal(err)
+							}
+							if err := g.launch(name, [3]uint32{uint32((w.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),
+								w.lo, w.hi, w.m0, w.m1, i32(w.rows), i32(w.mpad), i32(w.cols), xh, hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind))); err != nil {
+								t.Fatal(err)
+							}
+							if err := g.sync(name); err != nil {
+								t.Fatal(err)
+							}
+						}
+						desc := fmt.Sprintf("n=%d b128=%v", n, big)
+						act(dg)
+						dy := devF32(t, g, randVec(rng, n*sh.rows, 1))
+						mm("store", gw, dy, sh.rows, 0)
+						if e := relL2(getF32(t, g, dy, n*sh.rows), ref); e > 2e-3 || math.IsNaN(e) {
+							t.Errorf("%s store: relative L2 %.3g", desc, e)
+						}
+						act(0)
+						y0 := randVec(rng, n*sh.rows, 1)
+						dy = devF32(t, g, y0)
+						mm("add", gw, dy, sh.rows, 0)
+						want := make([]float32, len(y0))
+						for i := range want {
+							want[i] = y0[i] + refRaw[i]
+						}
+						if e := relL2(getF32(t, g, dy, n*sh.rows), want); e > 2e-3 || math.IsNaN(e) {
+							t.Errorf("%s add: relative L2 %.3g", desc, e)
+						}
+					}
+				}
+				testQuantSwiGLU(t, g, r, typ, sh.K, rng, eps)
+			})
+		}
+	}
+}
+
+// testMVQ checks mvq's store (with the norm), add (without) and argmax
+// epilogues, on the full grid and on 3 blocks (the persistent loop).
+func testMVQ(t *testing.T, g *device, name string, gw gpuWeight, W []float32, rows, K int, x, xn []float32, dx, dg uint64, eps float32) {
+	t.Helper()
+	fn, err := g.fn(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.allowSmem(fn, name, mvqSmem(K)); err != nil {
+		t.Fatal(err)
+	}
+	ref := refProduct(W, rows, K, xn, 1)
+	refRaw := refProduct(W, rows, K, x, 1)
+	tiles := (rows + 15) / 16
+	launch := func(ep, grid int, y uint64, gain uint64, pv, pi uint64) {
+		if err := g.launch(name, [3]uint32{uint32(grid)}, 256, uint32(mvqSmem(K)),
+			gw.lo, gw.hi, gw.m0, gw.m1, i32(rows), i32(K), dx, gain, f32(eps), y, i32(rows), pv, pi, i32(ep)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.sync(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(K)))
+	for _, grid := range []int{tiles, min(3, tiles)} {
+		dy := devF32(t, g, randVec(rng, rows, 1))
+		launch(epStore, grid, dy, dg, 0, 0)
+		if e := relL2(getF32(t, g, dy, rows), ref); e > 1e-3 || math.IsNaN(e) {
+			t.Errorf("%s store grid %d: relative L2 %.3g", name, grid, e)
+		}
+		y0 := randVec(rng, rows, 1)
+		dy = devF32(t, g, y0)
+		launch(epAdd, grid, dy, 0, 0, 0)
+		want := make([]float32, rows)
+		for i := range want {
+			want[i] = y0[i] + refRaw[i]
+		}
+		if e := relL2(getF32(t, g, dy, rows), want); e > 1e-3 || math.IsNaN(e) {
+			t.Errorf("%s add grid %d: relative L2 %.3g", name, grid, e)
+		}
+		pv, pi, res := devZeros(t, g, 4*grid), devZeros(t, g, 4*grid), devZeros(t, g, 4)
+		dy = devZeros(t, g, 4*rows)
+		launch(epArgmax, grid, dy, dg, pv, pi)
+		if err := g.launch("argmax_final", [3]uint32{1}, 1024, 0, pv, pi, i32(grid), res, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		logits := getF32(t, g, dy, rows)
+		if e := relL2(logits, ref); e > 1e-3 || math.IsNaN(e) {
+			t.Errorf("%s argmax grid %d logits: relative L2 %.3g", name, grid, e)
+		}
+		if got, want := getI32(t, g, res, 1)[0], sampling.Argmax(logits); got != want {
+			t.Errorf("%s argmax grid %d: %d, want %d", name, grid, got, want)
+		}
+	}
+}
+
+// testQuantSwiGLU checks the SwiGLU epilogues of mvq and mmh over an
+// interleaved gate/up matrix (a ragged FFN width of 100).
+func testQuantSwiGLU(t *testing.T, g *device, r *Runner, typ gguf.TensorType, K int, rng *rand.Rand, eps float32) {
+	t.Helper()
+	const ffn = 100
+	f := formatOf(typ)
+	gate := &backend.Weight{Name: "gate", Type: typ, Rows: ffn, Cols: K, Data: randomBlocks(rng, typ, ffn, K)}
+	up := &backend.Weight{Name: "up", Type: typ, Rows: ffn, Cols: K, Data: randomBlocks(rng, typ, ffn, K)}
+	gu, err := r.uploadGateUp("gu", gate, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	G, U := dequant(t, gate), dequant(t, up)
+	const n = 40
+	x, gain := randVec(rng, n*K, 3), gainVec(rng, K)
+	xn := rmsRows(x, gain, K, float64(eps))
+	want := swiglu(refProduct(G, ffn, K, xn, n), refProduct(U, ffn, K, xn, n))
+	dx, dg := devF32(t, g, x), devF32(t, g, gain)
+	if typ != gguf.TensorQ8_0 {
+		fn, _ := g.fn(f.mv)
+		if err := g.allowSmem(fn, f.mv, mvqSmem(K)); err != nil {
+			t.Fatal(err)
+		}
+		dy := devZeros(t, g, 4*(ffn+8))
+		if err := g.launch(f.mv, [3]uint32{2}, 256, uint32(mvqSmem(K)), gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(K), dx, dg, f32(eps), dy, i32(ffn), 0, 0, i32(epSwiGLU)); err != nil {
+			t.Fatal(err)
+		}
+		if e := relL2(getF32(t, g, dy, ffn), want[:ffn]); e > 1e-3 || math.IsNaN(e) {
+			t.Errorf("mvq swiglu: relative L2 %.3g", e)
+		}
+	}
+	xh, hs := devZeros(t, g, 2*n*K), devZeros(t, g, 4*n)
+	if err := g.launch("qact_h", [3]uint32{n}, 256, 0, dx, i32(K), i32(K), dg, f32(eps), xh, hs); err != nil {
+		t.Fatal(err)
+	}
+	for _, big := range []bool{false, true} {
+		name, bm, bn := f.hSkinny, 64, 32
+		if big {
+			name, bm, bn = f.hPrefill, 128, 128
+		}
+		fn, _ := g.fn(name)
+		if err := g.allowSmem(fn, name, mmhSmem(big)); err != nil {
+			t.Fatal(err)
+		}
+		dy := devZeros(t, g, 4*n*ffn)
+		if err := g.launch(name, [3]uint32{uint32((gu.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),
+			gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(gu.mpad), i32(K), xh, hs, i32(n), dy, i32(ffn), i32(ffn), i32(epSwiGLU)); err != nil {
+			t.Fatal(err)
+		}
+		if e := relL2(getF32(t, g, dy, n*ffn), want); e > 3e-3 || math.IsNaN(e) {
+			t.Errorf("%s swiglu: relative L2 %.3g", name, e)
+		}
+	}
+}
+
+// quantModels caches the synthetic test models of a mixture: the
+// quantized model and the same weights dequantized to float32.
+var quantModels = map[string][2]*qwen3.Model{}
+
+// quantModel returns a 4-layer model (hidden 256, FFN 768, 4 query and 2
+// KV heads of 64, an untied head) in the given llama-quantize mixture, as
+// synth writes it, and its float32 twin (every matrix dequantized).
+func quantModel(t *testing.T, mixture string) (*qwen3.Model, *qwen3.Model) {
+	t.Helper()
+	synthMu.Lock()
+	defer synthMu.Unlock()
+	if m, ok := quantModels[mixture]; ok {
+		return m[0], m[1]
+	}
+	var buf bytes.Buffer
+	opts := synth.Options{Preset: "tiny", Shape: synth.Shape{Layers: 4, Hidden: 256, FFN: 768, Heads: 4, KVHeads: 2, HeadDim: 64, Untied: true},
+		Mixture: mixture, Seed: 3}
+	if err := synth.Write(&buf, opts); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mq, err := qwen3.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := *mq
+	f32w := func(w *backend.Weight) *backend.Weight {
+		return &backend.Weight{Name: w.Name, Type: gguf.TensorF32, Rows: w.Rows, Cols: w.Cols, Data: f32Bytes(dequant(t, w))}
+	}
+	mf.Embed = f32w(mq.Embed)
+	mf.Output = f32w(mq.Output)
+	mf.Layers = append([]qwen3.Layer(nil), mq.Layers...)
+	for i := range mf.Layers {
+		l := &mf.Layers[i]
+		a, m := &l.Attention, &l.MLP
+		a.Q, a.K, a.V, a.O = f32w(a.Q), f32w(a.K), f32w(a.V), f32w(a.O)
+		m.Gate, m.Up, m.Down = f32w(m.Gate), f32w(m.Up), f32w(m.Down)
+	}
+	quantModels[mixture] = [2]*qwen3.Model{mq, &mf}
+	return mq, &mf
+}
+
+// TestQuantModel runs Q4_K_M (and, unless -short, Q5_K_M, Q6_K, Q4_0,
+// Q5_0, Q3_K_M, IQ4_XS and Q2_K) models on the GPU against the CPU
+// running the same weights dequantized to float32: a 70-token prompt
+// (b128 products), then decode steps (mvq), logits compared at every step;
+// then for Q4_K_M the batch runner against runners alone.
+func TestQuantModel(t *testing.T) {
+	requireGPU(t)
+	mixes := []string{"Q4_K_M"}
+	if !testing.Short() {
+		mixes = append(mixes, "Q5_K_M", "Q6_K", "Q4_0", "Q5_0", "Q3_K_M", "IQ4_XS", "Q2_K", "Q4_1", "Q5_1", "IQ4_NL")
+	}
+	for _, mix := range mixes {
+		t.Run(mix, func(t *testing.T) {
+			mq, mf := quantModel(t, mix)
+			types := map[gguf.TensorType]int{}
+			for _, w := range mq.Matrices() {
+				types[w.Type]++
+			}
+			t.Logf("%s: matrix types %v", mix, types)
+			prompt := randomPrompt(11, 70, mq.Config.Vocab)
+			const steps = 16
+			r := newRunner(t, mq, Options{MaxLen: len(prompt) + steps + 1})
+			c := cpuRunner(mf, len(prompt)+steps+1)
+			next := prompt
+			var worst float64
+			flips := 0
+			for step := range steps {
+				if err := c.Forward(next); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.Forward(next); err != nil {
+					t.Fatal(err)
+				}
+				cl, _ := c.Logits()
+				gl := logits(t, r)
+				e := relL2(gl, cl)
+				worst = max(worst, e)
+				if e > 5e-3 || math.IsNaN(e) {
+					t.Errorf("step %d: logits relative L2 %.3g vs the CPU on the dequantized weights", step, e)
+				}
+				ct, _ := c.Greedy()
+				if gt, _ := r.Greedy(); gt != ct {
+					flips++
+				}
+				next = []int32{ct} // both follow the CPU
+			}
+			t.Logf("%s: %d steps (70-token prompt, then decode): worst logits relative L2 vs the CPU on dequantized float32 weights %.3g; greedy differs at %d steps", mix, steps, worst, flips)
+		})
+	}
+	// The batch runner against runners alone. Alone, decode steps use mvq
+	// (int16 activations, the weights exact); batched decode steps of 2 or
+	// more tokens and every prompt use mmh (f16 weights and activations:
+	// ~4e-4 relative a product); on this small model the logits then
+	// differ by ~2e-3 (the same-shape Q8_0 model, int16 activations on both
+	// sides, gives the attention paths' own share: logged first).
+	t.Run("batch-Q8_0-same-shape", func(t *testing.T) {
+		m8, _ := quantModel(t, "Q8_0")
+		batchEqualsAloneTol(t, m8, 16, 16, 4e-3)
+	})
+	t.Run("batch-Q4_K_M", func(t *testing.T) {
+		mq, _ := quantModel(t, "Q4_K_M")
+		batchEqualsAloneTol(t, mq, 16, 16, 4e-3)
+	})
+}
+
+// TestQuantProfile (INFERNO_CUDA_BENCH=quant, INFERNO_CUDA_MODEL=file.gguf):
+// the bytes a decode step reads after a 128-token prompt, their time at the
+// H200's 4.25 TB/s copy bandwidth (the floor), and the event profile of
+// that step by kernel (events between the kernels inflate it a little).
+func TestQuantProfile(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") != "quant" {
+		t.Skip("set INFERNO_CUDA_BENCH=quant")
+	}
+	requireGPU(t)
+	m := startupModel(t)
+	r := newRunner(t, m, Options{MaxLen: 1024})
+	if err := r.Forward(randomPrompt(5, 128, m.Config.Vocab)); err != nil {
+		t.Fatal(err)
+	}
+	ops, total, err := r.Profile(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.StepBytes(129)
+	floor := float64(b) / 4.25e12 * 1e6
+	t.Logf("decode step at 129 positions: %.1f MB read, floor %.1f us (%.0f tok/s); event profile %.1f us (%.0f%% of the floor's speed)",
+		float64(b)/1e6, floor, 1e6/floor, total, 100*floor/total)
+	for i, o := range ops {
+		if i == 14 {
+			break
+		}
+		t.Logf("  %-34s %4d calls %9.1f us", o.Name, o.Calls, o.Total.Seconds()*1e6)
+	}
+}
+
+// TestQuantSynth (INFERNO_QUANT_SYNTH=out.gguf, INFERNO_QUANT_PRESET=8b,
+// INFERNO_QUANT_MIX=Q4_K_M) writes a synth model as `inferno synth OUT
+// --preset P --type MIX --vocab-from testdata/golden/tiny-q8_0.gguf` does,
+// so that a device run needs only the test binary.
+func TestQuantSynth(t *testing.T) {
+	out := os.Getenv("INFERNO_QUANT_SYNTH")
+	if out == "" {
+		t.Skip("set INFERNO_QUANT_SYNTH")
+	}
+	voc, err := gguf.Open(goldenDir + "/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer voc.Close()
+	fh, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(fh, 8<<20)
+	if err := synth.Write(bw, synth.Options{Preset: os.Getenv("INFERNO_QUANT_PRESET"), Mixture: os.Getenv("INFERNO_QUANT_MIX"), Seed: 1, Vocab: voc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQuantBench (INFERNO_CUDA_BENCH=qbench, INFERNO_CUDA_MODEL=file.gguf):
+// the Runner's tg128 (3 runs after a warm-up) and pp512 (2 runs), as
+// `inferno bench` measures them, without TestQuickBench's batch runner.
+func TestQuantBench(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") != "qbench" {
+		t.Skip("set INFERNO_CUDA_BENCH=qbench")
+	}
+	requireGPU(t)
+	m := startupModel(t)
+	r := newRunner(t, m, Options{MaxLen: 1024})
+	tg(t, r, 0, 16, 1)
+	var tgs, pps []float64
+	for range 3 {
+		tgs = append(tgs, 1/tg(t, r, 0, 128, 1).Seconds())
+	}
+	for range 2 {
+		pps = append(pps, 512/pp(t, r, 512, 1).Seconds())
+	}
+	t.Logf("tg128 %s tok/s; pp512 %s tok/s (INFERNO_CUDA_QMV=%q)", stat(tgs), stat(pps), os.Getenv("INFERNO_CUDA_QMV"))
+}
