@@ -156,6 +156,9 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 			b.threads = runtime.NumCPU()
 		}
 	}
+	if err := m.Qwen3.CheckBackend(b.ops); err != nil {
+		return nil, err
+	}
 	if cfg.Trace {
 		b.tracer = backend.NewTracer(b.ops)
 		b.ops = b.tracer

@@ -27,7 +27,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd())
+	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
 		if errors.Is(err, errInterrupted) {

@@ -151,6 +151,9 @@ func NewBatched(m *Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvc
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
+	if err := m.CheckBackend(ops); err != nil {
+		return nil, err
+	}
 	pages, err := kvcache.NewPages(c.Layers, c.KVDim(), blocks, blockSize, kv)
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: %w", err)
