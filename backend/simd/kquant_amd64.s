@@ -430,16 +430,6 @@ GLOBL kKV<>(SB), RODATA|NOPTR, $32
 	VCVTPH2PS X1, Y1
 
 // The VNNI variants of the row macros: VPDPWSSD scales and adds in one.
-#define Q4KCHUNKV(j, sclo, schi) \
-	VMOVDQU 16+32*j(AX), Y6; \
-	VPAND Y14, Y6, Y7; \
-	VPSRLW $4, Y6, Y6; \
-	VPAND Y14, Y6, Y6; \
-	VPMADDUBSW 64*j(SI), Y7, Y7; \
-	VPDPWSSD.BCST sclo(SP), Y7, Y5; \
-	VPMADDUBSW 64*j+32(SI), Y6, Y6; \
-	VPDPWSSD.BCST schi(SP), Y6, Y5
-
 #define Q5KCHUNKV(j, sclo, schi, SLO, SHI) \
 	VMOVDQU 48+32*j(AX), Y6; \
 	VPAND Y14, Y6, Y7; \
@@ -455,48 +445,6 @@ GLOBL kKV<>(SB), RODATA|NOPTR, $32
 	VPDPWSSD.BCST sclo(SP), Y7, Y5; \
 	VPMADDUBSW 64*j+32(SI), Y6, Y6; \
 	VPDPWSSD.BCST schi(SP), Y6, Y5
-
-#define Q6KCHUNKV(xoff, soff, S) \
-	VPAND Y13, Y7, Y7; \
-	VPOR Y7, Y6, Y6; \
-	VPMADDUBSW xoff(SI), Y6, Y6; \
-	VPSHUFB kQ6Shuf<>+soff(SB), S, Y7; \
-	VPDPWSSD Y7, Y6, Y2
-
-#define Q6KHALFV(h, S) \
-	VMOVDQU 64*h(AX), Y3; \
-	VMOVDQU 64*h+32(AX), Y4; \
-	VMOVDQU 128+32*h(AX), Y5; \
-	VPAND Y14, Y3, Y6; \
-	VPSLLW $4, Y5, Y7; \
-	Q6KCHUNKV(128*h, 0, S); \
-	VPAND Y14, Y4, Y6; \
-	VPSLLW $2, Y5, Y7; \
-	Q6KCHUNKV(128*h+32, 32, S); \
-	VPSRLW $4, Y3, Y6; \
-	VPAND Y14, Y6, Y6; \
-	VMOVDQU Y5, Y7; \
-	Q6KCHUNKV(128*h+64, 64, S); \
-	VPSRLW $4, Y4, Y6; \
-	VPAND Y14, Y6, Y6; \
-	VPSRLW $2, Y5, Y7; \
-	Q6KCHUNKV(128*h+96, 96, S)
-
-#define Q4KROWV(dst) \
-	PREFETCHT0 (DI); \
-	PREFETCHT0 64(DI); \
-	PREFETCHT0 128(DI); \
-	ADDQ $144, DI; \
-	Q45SCALES; \
-	VPMADDWD 32(BX), X4, X4; \
-	VPXOR Y5, Y5, Y5; \
-	Q4KCHUNKV(0, 0, 4); \
-	Q4KCHUNKV(1, 8, 12); \
-	Q4KCHUNKV(2, 32, 36); \
-	Q4KCHUNKV(3, 40, 44); \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD X6, X5, X5; \
-	VINSERTI128 $1, X4, Y5, dst
 
 #define Q5KROWV(dst) \
 	PREFETCHT0 (DI); \
@@ -514,23 +462,6 @@ GLOBL kKV<>(SB), RODATA|NOPTR, $32
 	VEXTRACTI128 $1, Y5, X6; \
 	VPADDD X6, X5, X5; \
 	VINSERTI128 $1, X4, Y5, dst
-
-#define Q6KROWV(dst) \
-	PREFETCHT0 (DI); \
-	PREFETCHT0 64(DI); \
-	PREFETCHT0 128(DI); \
-	PREFETCHT0 192(DI); \
-	ADDQ $210, DI; \
-	VPMOVSXBW 192(AX), Y0; \
-	VPMADDWD (BX), Y0, Y6; \
-	VPSLLD $5, Y6, Y6; \
-	VPXOR Y2, Y2, Y2; \
-	VPSUBD Y6, Y2, Y2; \
-	VPERMQ $0xee, Y0, Y1; \
-	VPERMQ $0x44, Y0, Y0; \
-	Q6KHALFV(0, Y0); \
-	Q6KHALFV(1, Y1); \
-	VMOVDQU Y2, dst
 
 // KDDMIN loads the float16 d (at 0) and dmin (at 2) of the eight rows of
 // the block at R8, rows rb = DX apart, as float32: d to Y0, dmin to Y1.
@@ -1220,81 +1151,6 @@ xsblock:
 	VZEROUPPER
 	RET
 
-// func q4KMatVecVNNI(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
-//
-// groups*8 rows of rb bytes of Q4_K (nb super-blocks each) times one token
-// (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
-TEXT ·q4KMatVecVNNI(SB), NOSPLIT, $64-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU kNib<>(SB), Y14
-
-q4kvgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
-
-q4kvblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q4KROWV(Y10)
-	LEAQ (R8)(DX*1), AX
-	Q4KROWV(Y11)
-	VPHADDD Y11, Y10, Y10
-	LEAQ (R8)(DX*2), AX
-	Q4KROWV(Y11)
-	MOVQ R13, AX
-	Q4KROWV(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 0..3: A | B
-	LEAQ (R8)(DX*4), AX
-	Q4KROWV(Y11)
-	LEAQ (R13)(DX*2), AX
-	Q4KROWV(Y12)
-	VPHADDD Y12, Y11, Y11
-	MOVQ R14, AX
-	Q4KROWV(Y12)
-	LEAQ (R14)(DX*1), AX
-	Q4KROWV(Y13)
-	VPHADDD Y13, Y12, Y12
-	VPHADDD Y12, Y11, Y11 // rows 4..7: A | B
-
-	KDDMIN
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VMULPS Y2, Y1, Y1 // dmin*dx
-	KREDUCE2(Y10, Y11, Y3, Y4)
-	VMULPS Y0, Y3, Y3
-	VMULPS Y1, Y4, Y4
-	VSUBPS Y4, Y3, Y3
-	VADDPS Y3, Y15, Y15
-
-	ADDQ $144, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
-	JNZ  q4kvblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
-	JNZ  q4kvgroup
-	VZEROUPPER
-	RET
-
 // func q5KMatVecVNNI(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 //
 // groups*8 rows of rb bytes of Q5_K (nb super-blocks each) times one token
@@ -1370,75 +1226,3 @@ q5kvblock:
 	VZEROUPPER
 	RET
 
-// func q6KMatVecVNNI(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
-//
-// groups*8 rows of rb bytes of Q6_K (nb super-blocks each) times one token
-// (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
-TEXT ·q6KMatVecVNNI(SB), NOSPLIT, $0-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU kNib<>(SB), Y14
-	VMOVDQU kMask30<>(SB), Y13
-
-q6kvgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
-
-q6kvblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q6KROWV(Y9)
-	LEAQ (R8)(DX*1), AX
-	Q6KROWV(Y10)
-	VPHADDD Y10, Y9, Y9
-	LEAQ (R8)(DX*2), AX
-	Q6KROWV(Y10)
-	MOVQ R13, AX
-	Q6KROWV(Y11)
-	VPHADDD Y11, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	Q6KROWV(Y10)
-	LEAQ (R13)(DX*2), AX
-	Q6KROWV(Y11)
-	VPHADDD Y11, Y10, Y10
-	MOVQ R14, AX
-	Q6KROWV(Y11)
-	LEAQ (R14)(DX*1), AX
-	Q6KROWV(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 4..7
-
-	KD1(208)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	KSUM8(Y9, Y10, Y3, Y1)
-	VMULPS Y0, Y1, Y1
-	VADDPS Y1, Y15, Y15
-
-	ADDQ $210, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
-	JNZ  q6kvblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
-	JNZ  q6kvgroup
-	VZEROUPPER
-	RET

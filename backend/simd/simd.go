@@ -3,7 +3,8 @@
 // pure-Go fallback used on other CPUs and architectures (or with the purego
 // build tag). Where the CPU also has AVX-512 VNNI, prompt (matrix-matrix)
 // products of the block formats use VPDPBUSD kernels instead of the AVX2
-// ones, and single-token K-quant products VPDPWSSD.
+// ones, and single-token K-quant products VPDPWSSD (Q4_K and Q6_K on
+// 512-bit vectors, two sub-blocks of a row per vector).
 //
 // Weights of every block format (types.go: the one table of the types and
 // their kernels) stay in their file encoding. Activations are quantized to

@@ -54,7 +54,7 @@ func kTile(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int
 }
 
 //go:noescape
-func q4KMatVecVNNI(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
+func q4KMatVecZMM(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 
 //go:noescape
 func q4KMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
@@ -74,14 +74,14 @@ func matVecQ4K(y []float32, w []byte, rb int, a *Acts, t int) {
 	}
 	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ4_KBytes, a, t)
 	if vnni {
-		q4KMatVecVNNI(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
+		q4KMatVecZMM(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 		return
 	}
 	q4KMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 }
 
 //go:noescape
-func q6KMatVecVNNI(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
+func q6KMatVecZMM(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 
 //go:noescape
 func q6KMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
@@ -92,7 +92,7 @@ func matVecQ6K(y []float32, w []byte, rb int, a *Acts, t int) {
 	}
 	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ6_KBytes, a, t)
 	if vnni {
-		q6KMatVecVNNI(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
+		q6KMatVecZMM(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 		return
 	}
 	q6KMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))

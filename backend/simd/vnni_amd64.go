@@ -8,11 +8,12 @@ import (
 	"inferno/backend"
 )
 
-// vnni reports whether the prompt (matrix-matrix) Q8_0 products use the
-// AVX-512 VNNI kernel (VPDPBUSD on 256-bit vectors) rather than the AVX2
-// one. The integer block sums are exact either way and the float
-// operations the same, so the results are bitwise identical.
-var vnni = accel && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+// vnni reports whether the AVX-512 kernels run rather than the AVX2 ones:
+// the prompt (matrix-matrix) products' VNNI tiles (VPDPBUSD on 256-bit
+// vectors) and the Q4_K and Q6_K matrix-vector kernels on 512-bit vectors
+// (kzmm_amd64.s). The integer block sums are exact either way and the
+// float operations the same, so the results are bitwise identical.
+var vnni = accel && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
 
 // packBlockBytes is the size of one block of a repacked tile of eight
 // rows: eight vectors of the rows' 4-byte groups k, then eight float32
