@@ -88,3 +88,7 @@ func q8VNNI8x4(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []f
 func kTile(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int, vnni bool) {
 	panic("simd: no tile kernels")
 }
+
+func kTileWide(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int) {
+	panic("simd: no tile kernels")
+}

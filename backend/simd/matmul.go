@@ -168,6 +168,19 @@ func (o *Ops) matMulBlocks(y []float32, w *backend.Weight, a *Acts, r0, r1 int) 
 	rb := w.RowBytes()
 	r := r0
 	if tile := tileName(k); tile != "" && n >= minTileTokens {
+		if tile == "vnni" && k.tile == tileK {
+			for ; r+16 <= r1; r += 16 {
+				wr := w.Data[r*rb : (r+16)*rb]
+				o.packRows16(k, wr, rb, a.nb)
+				t := 0
+				for ; t+4 <= n; t += 4 {
+					kTileWide(y[t*rows+r:], rows, k.k, o.pack16, a.qs[t*a.cols:(t+4)*a.cols], a.cols, a.ds[t*a.nb:(t+4)*a.nb], a.bs[t*a.nb*bsK:(t+4)*a.nb*bsK], a.nb)
+				}
+				for ; t < n; t++ {
+					matVec(k, y[t*rows+r:t*rows+r+16], wr, rb, a, t)
+				}
+			}
+		}
 		for ; r+8 <= r1; r += 8 {
 			wr := w.Data[r*rb : (r+8)*rb]
 			o.packRows(k, wr, rb, a.nb)
@@ -242,6 +255,20 @@ func (o *Ops) packRows(k *typeKernels, w []byte, rb, nb int) {
 		k.pack(o.pack, w, rb, nb)
 	} else {
 		packQ8Go(k.l, o.pack, w, rb, nb)
+	}
+}
+
+// packRows16 packs sixteen rows of w into o.pack16 for the wide K tile:
+// the tiles of rows 0..7 and 8..15 interleaved by 32-byte pieces (see
+// kPackBytes), so that a 64-byte vector holds one piece of each.
+func (o *Ops) packRows16(k *typeKernels, w []byte, rb, nb int) {
+	pb := nb * kPackBytes(k.k.nsub)
+	o.pack16 = grow(o.pack16, 2*pb)
+	for h := range 2 {
+		o.packRows(k, w[8*h*rb:(8*h+8)*rb], rb, nb)
+		for i := 0; i < pb; i += 32 {
+			copy(o.pack16[2*i+32*h:2*i+32*h+32], o.pack[i:i+32])
+		}
 	}
 }
 

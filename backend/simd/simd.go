@@ -43,10 +43,11 @@ import (
 // Ops is the SIMD backend on one thread. It keeps its scratch buffers
 // between calls, so an Ops must not be used by two goroutines at once.
 type Ops struct {
-	acts Acts
-	attn attnScratch
-	rope ropeTable
-	pack []byte // a tile of repacked weight rows (VNNI kernels)
+	acts   Acts
+	attn   attnScratch
+	rope   ropeTable
+	pack   []byte // a tile of repacked weight rows (VNNI kernels)
+	pack16 []byte // two K tiles interleaved (the 512-bit K tile)
 }
 
 var _ backend.Ops = (*Ops)(nil)

@@ -19,7 +19,9 @@ import (
 //   - pack + tile: eight rows unpacked once into a tile (kPackBytes for the
 //     K-quants, packBlockBytes for the Q8_0-like formats), multiplied by
 //     four tokens at a time (prompts and batches). The K tile has an AVX2
-//     kernel and an AVX-512 VNNI one; the Q8_0-like tile a VNNI one.
+//     kernel and AVX-512 VNNI ones (eight rows on 256-bit vectors, and
+//     sixteen, two tiles interleaved, on 512-bit vectors, which runs
+//     wherever VNNI does); the Q8_0-like tile a VNNI one.
 //
 // A nil assembly field means the Go version runs: the Go reference per row
 // for matVec, the Go packer for pack; a type without a tile multiplies

@@ -54,6 +54,28 @@ func kTile(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int
 }
 
 //go:noescape
+func kTile32ZMM(y *float32, ldy int, pack *byte, qs *int8, qstride int, ds *float32, bs *int16, nb int, min int)
+
+//go:noescape
+func kTile16ZMM(y *float32, ldy int, pack *byte, qs *int8, qstride int, ds *float32, bs *int16, nb int, min int)
+
+// kTileWide multiplies sixteen packed rows (two tiles interleaved, see
+// Ops.packRows16) by four tokens qstride values apart, token j's results
+// going to y[j*ldy:][:16], with the AVX-512 kernels; the bits are kTile's.
+func kTileWide(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int) {
+	_, _, _, _, _ = y[3*ldy+15], pack[2*nb*kPackBytes(f.nsub)-1], qs[3*qstride+nb*qkK-1], ds[4*nb-1], bs[4*nb*bsK-1]
+	mn := 0
+	if f.min {
+		mn = 1
+	}
+	if f.nsub == 8 {
+		kTile32ZMM(&y[0], ldy, &pack[0], &qs[0], qstride, &ds[0], &bs[0], nb, mn)
+		return
+	}
+	kTile16ZMM(&y[0], ldy, &pack[0], &qs[0], qstride, &ds[0], &bs[0], nb, mn)
+}
+
+//go:noescape
 func q4KMatVecZMM(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 
 //go:noescape

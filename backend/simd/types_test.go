@@ -197,7 +197,8 @@ func TestBlockTypesTokensAndRows(t *testing.T) {
 // TestBlockKernelsBitwise checks each assembly kernel of every block type
 // against its Go reference bit for bit: matVec against dot per row, the
 // packers against the Go packers byte for byte, the tiles (AVX2 and
-// VNNI, where the CPU has them) against dot per row and token.
+// VNNI, where the CPU has them, and the 512-bit K tile of sixteen rows)
+// against dot per row and token.
 func TestBlockKernelsBitwise(t *testing.T) {
 	if !accel {
 		t.Skip("no assembly kernels")
@@ -252,6 +253,17 @@ func TestBlockKernelsBitwise(t *testing.T) {
 					if o.pack[i] != goPack[i] {
 						t.Fatalf("%s raw=%v pack: byte %d = %#x, Go %#x", typ, raw, i, o.pack[i], goPack[i])
 					}
+				}
+			}
+			if k.tile == tileK && vnni {
+				// The 512-bit tile: all sixteen rows, from the packer's tiles.
+				o.packRows16(k, w.Data[:16*rb], rb, a.nb)
+				got := make([]float32, n*rows)
+				for tk := 0; tk < n; tk += 4 {
+					kTileWide(got[tk*rows:], rows, k.k, o.pack16, a.qs[tk*cols:(tk+4)*cols], cols, a.ds[tk*a.nb:(tk+4)*a.nb], a.bs[tk*a.nb*bsK:(tk+4)*a.nb*bsK], a.nb)
+				}
+				if i := sameBits(got, ref); i >= 0 {
+					t.Fatalf("%s raw=%v wide tile: token %d row %d: %g, Go %g", typ, raw, i/rows, i%rows, got[i], ref[i])
 				}
 			}
 			o.pack = goPack
