@@ -25,7 +25,7 @@ const metaStep = 2 // the header's step number
 // quant_actv and mmv_q8x (or quant_act and mmv_q8), else quant_act and
 // mm_q8. Epilogues as the kernels' (kind).
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
-	if !w.allQ8() || qmmQ8() {
+	if !w.allQ8() || (br.base.q8h && n >= br.bt.mmMin) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through quant_act and mm_q8.

@@ -458,7 +458,7 @@ func batchEqualsAlone(t *testing.T, m *qwen3.Model, steps, bs int) {
 }
 
 // batchEqualsAloneTol is batchEqualsAlone with logits within tol relative
-// L2 (quant_gpu_test.go: f16 tensor-core tiles against int16 matvecs).
+// L2 (quant_gpu_test.go: f16 tensor-core tiles against int8 matvecs).
 func batchEqualsAloneTol(t *testing.T, m *qwen3.Model, steps, bs int, tol float64) {
 	lens := []int{5, 12, 33, 64, 70, 100, 129, 200}
 	rng := rand.New(rand.NewPCG(23, 23))

@@ -30,6 +30,9 @@ type qformat struct {
 	// kernels: decode matrix-vector (B = 1), skinny batches (up to 32
 	// tokens) and prefill (matrix-matrix, more tokens).
 	mv, mmSkinny, mmPrefill string
+	// the decode matvec on the planes against int8 activations (the same
+	// as mv but for Q8_0, whose own mvf_q8 takes float activations)
+	mvq string
 	// the f16 tensor-core kernels of the type (the same as mmSkinny and
 	// mmPrefill but for Q8_0, whose own are mmv_q8 and mm_q8)
 	hSkinny, hPrefill string
@@ -38,7 +41,7 @@ type qformat struct {
 // qformats is the table, in type order. Q8_0's entry names its own
 // kernels (weights.go's layout); its planes view that layout (lo = the
 // int8 values, m0 = the row-major scales) for the generic kernels
-// (embedding; mmh_q8_0 with INFERNO_CUDA_QMM=q8).
+// (embedding; mmh_q8_0 for the prompts of larger models: q8hFor).
 var qformats = []*qformat{
 	{t: gguf.TensorQ4_0, name: "q4_0", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackQ4_0},
 	{t: gguf.TensorQ4_1, name: "q4_1", qk: 32, bytes: 20, lo: 4, m0: 4, unpack: unpackQ4_1},
@@ -57,21 +60,11 @@ var qformats = []*qformat{
 
 func init() {
 	for _, f := range qformats {
-		f.hSkinny, f.hPrefill = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128"
+		f.hSkinny, f.hPrefill, f.mvq = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128", "mvq_"+f.name+"_r2"
 		if f.mv == "" {
-			f.mv, f.mmSkinny, f.mmPrefill = "mvq_"+f.name+"_r2", f.hSkinny, f.hPrefill
+			f.mv, f.mmSkinny, f.mmPrefill = f.mvq, f.hSkinny, f.hPrefill
 		}
 	}
-}
-
-// mvName returns f's decode matvec kernel. Q4_K and Q6_K decode with mvq1
-// (measured on the H200, 8B Q4_K_M: tg128 255.6 against 251.1 tok/s with
-// the pipelined mvq); INFERNO_CUDA_QMV=0 picks mvq for them too.
-func (f *qformat) mvName() string {
-	if qmv1() && (f.t == gguf.TensorQ4_K || f.t == gguf.TensorQ6_K) {
-		return "mvq1_" + f.name + "_r2"
-	}
-	return f.mv
 }
 
 // formatOf returns t's entry, or nil.
@@ -132,9 +125,9 @@ type quantSeg struct {
 	n          int64 // file bytes
 }
 
-// mvqSmem is mvq's dynamic shared memory for width K: the two activation
-// planes, the block scales (an even count) and the sums of 16.
-func mvqSmem(K int) int { return 2*K + 4*roundUp(K/32, 2) + K/4 }
+// mvqSmem is mvq's dynamic shared memory for width K: the int8
+// activations, the block scales (an even count) and the sums of 16.
+func mvqSmem(K int) int { return K + 4*roundUp(K/32, 2) + K/4 }
 
 // mmhSmem is mmh's dynamic shared memory for the b128 and b32 tiles: two
 // buffers of BM weight rows and BN tokens of BK+8 halves.
@@ -171,7 +164,7 @@ func (r *Runner) quantSetup() error {
 		if f == nil {
 			return fmt.Errorf("cuda: no kernels for %s", t)
 		}
-		if t == gguf.TensorQ8_0 && !qmmQ8() {
+		if t == gguf.TensorQ8_0 && !r.q8h {
 			continue
 		}
 		for _, k := range []struct {
@@ -186,10 +179,7 @@ func (r *Runner) quantSetup() error {
 				return err
 			}
 		}
-		if t == gguf.TensorQ8_0 {
-			continue
-		}
-		mv := f.mvName()
+		mv := f.mvq
 		fn, err := g.fn(mv)
 		if err != nil {
 			return err
@@ -210,7 +200,7 @@ func (r *Runner) quantSetup() error {
 // pairs each) spread evenly over at most the blocks that fit at once.
 func (r *Runner) mvqGrid(f *qformat, rows int) int {
 	tiles := max(1, (rows+15)/16)
-	most := r.grids[f.mvName()]
+	most := r.grids[f.mvq]
 	if most <= 0 {
 		return tiles
 	}
@@ -221,7 +211,7 @@ func (r *Runner) mvqGrid(f *qformat, rows int) int {
 // headGrid returns the blocks of the decode output head's matvec (and so
 // the argmax partials).
 func (r *Runner) headGrid() int {
-	if r.out.typ != gguf.TensorQ8_0 {
+	if r.out.typ != gguf.TensorQ8_0 || r.q8h {
 		return r.mvqGrid(formatOf(r.out.typ), r.out.rows)
 	}
 	return r.mvGrid(r.tune.head, "argmax", r.cfg.Vocab)
@@ -232,13 +222,13 @@ func (r *Runner) headGrid() int {
 func (r *Runner) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
-		if s.typ == gguf.TensorQ8_0 {
+		if s.typ == gguf.TensorQ8_0 && !r.q8h {
 			l.launch(m.name(kind), [3]uint32{uint32(r.mvGrid(m, kind, s.rows))}, 256, uint32(m.smem(s.cols)),
 				s.q, s.drow, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx)
 			continue
 		}
 		f := formatOf(s.typ)
-		l.launch(f.mvName(), [3]uint32{uint32(r.mvqGrid(f, s.rows))}, 256, uint32(mvqSmem(s.cols)),
+		l.launch(f.mvq, [3]uint32{uint32(r.mvqGrid(f, s.rows))}, 256, uint32(mvqSmem(s.cols)),
 			s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx, i32(epOf(kind)))
 	}
 }
@@ -264,7 +254,7 @@ func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint
 	have := "" // the activations computed last: "q8" or "h"
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
-		if s.typ == gguf.TensorQ8_0 && !qmmQ8() {
+		if s.typ == gguf.TensorQ8_0 && !r.q8h {
 			if have != "q8" {
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
 				have = "q8"
@@ -316,7 +306,7 @@ func (w *gpuWeight) embedKernel(base string) (string, []uint64) {
 // hasQuant reports whether the model has matrices of types other than
 // Q8_0 (their products need f16 activation buffers).
 func (r *Runner) hasQuant() bool {
-	if qmmQ8() {
+	if r.q8h {
 		return true
 	}
 	for _, w := range []*gpuWeight{&r.embed, &r.out} {

@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"inferno/backend"
@@ -49,6 +50,41 @@ func refProduct(W []float32, rows, K int, x []float32, n int) []float32 {
 		}
 	}
 	return y
+}
+
+// q8Act returns x with each block of 32 values rounded as the decode
+// kernels quantize activations: s = max|v|/127, v -> round(v*127/max|v|)*s
+// (ties to even), in float32.
+func q8Act(x []float32) []float32 {
+	out := make([]float32, len(x))
+	for b := 0; b < len(x); b += 32 {
+		var a float32
+		for _, v := range x[b : b+32] {
+			a = max(a, float32(math.Abs(float64(v))))
+		}
+		if a == 0 {
+			continue
+		}
+		inv, s := float32(127)/a, a/float32(127)
+		for i, v := range x[b : b+32] {
+			out[b+i] = float32(math.RoundToEven(float64(v*inv))) * s
+		}
+	}
+	return out
+}
+
+// checkQ8 checks a decode product got against ref, the product with the
+// activations rounded as the kernel rounds them (q8Act), and against exact,
+// the product in float64: within the error those 8-bit activations explain.
+func checkQ8(t *testing.T, what string, got, ref, exact []float32) {
+	t.Helper()
+	if e := relL2(got, ref); e > 1e-3 || math.IsNaN(e) {
+		t.Errorf("%s: relative L2 %.3g against the product with 8-bit activations", what, e)
+	}
+	bound := 1.5*relL2(ref, exact) + 1e-4
+	if e := relL2(got, exact); e > bound || math.IsNaN(e) {
+		t.Errorf("%s: relative L2 %.3g against the exact product, above the %.3g the 8-bit activations explain", what, e, bound)
+	}
 }
 
 // rmsRows returns rmsnorm(x)*gain of each row of K (float64 sums).
@@ -120,15 +156,7 @@ func TestQuantKernels(t *testing.T) {
 				x, gain := randVec(rng, 200*sh.K, 3), gainVec(rng, sh.K)
 				xn := rmsRows(x, gain, sh.K, eps)
 				dxv, dg := devF32(t, g, x), devF32(t, g, gain)
-				if typ != gguf.TensorQ8_0 {
-					names := []string{f.mv}
-					if typ == gguf.TensorQ4_K || typ == gguf.TensorQ6_K {
-						names = append(names, "mvq1_"+f.name+"_r2") // their default (mvq: INFERNO_CUDA_QMV=0)
-					}
-					for _, name := range names {
-						testMVQ(t, g, name, gw, W, sh.rows, sh.K, x[:sh.K], xn[:sh.K], dxv, dg, eps)
-					}
-				}
+				testMVQ(t, g, f.mvq, gw, W, sh.rows, sh.K, x[:sh.K], xn[:sh.K], dxv, dg, eps)
 				// Products over n tokens, both tilings.
 				xh, hs := devZeros(t, g, 2*200*sh.K), devZeros(t, g, 4*200)
 				for _, n := range []int{1, 19, 32, 33, 150} {
@@ -197,8 +225,15 @@ func testMVQ(t *testing.T, g *device, name string, gw gpuWeight, W []float32, ro
 	if err := g.allowSmem(fn, name, mvqSmem(K)); err != nil {
 		t.Fatal(err)
 	}
-	ref := refProduct(W, rows, K, xn, 1)
-	refRaw := refProduct(W, rows, K, x, 1)
+	// The kernels take 8-bit activations (q8Act): their products match the
+	// products with those activations closely, and the exact ones within
+	// the error the activations' rounding explains.
+	exact, exactRaw := refProduct(W, rows, K, xn, 1), refProduct(W, rows, K, x, 1)
+	ref, refRaw := refProduct(W, rows, K, q8Act(xn), 1), refProduct(W, rows, K, q8Act(x), 1)
+	check := func(what string, got, ref, exact []float32) {
+		t.Helper()
+		checkQ8(t, what, got, ref, exact)
+	}
 	tiles := (rows + 15) / 16
 	launch := func(ep, grid int, y uint64, gain uint64, pv, pi uint64) {
 		if err := g.launch(name, [3]uint32{uint32(grid)}, 256, uint32(mvqSmem(K)),
@@ -213,19 +248,15 @@ func testMVQ(t *testing.T, g *device, name string, gw gpuWeight, W []float32, ro
 	for _, grid := range []int{tiles, min(3, tiles)} {
 		dy := devF32(t, g, randVec(rng, rows, 1))
 		launch(epStore, grid, dy, dg, 0, 0)
-		if e := relL2(getF32(t, g, dy, rows), ref); e > 1e-3 || math.IsNaN(e) {
-			t.Errorf("%s store grid %d: relative L2 %.3g", name, grid, e)
-		}
+		check(fmt.Sprintf("%s store grid %d", name, grid), getF32(t, g, dy, rows), ref, exact)
 		y0 := randVec(rng, rows, 1)
 		dy = devF32(t, g, y0)
 		launch(epAdd, grid, dy, 0, 0, 0)
-		want := make([]float32, rows)
-		for i := range want {
-			want[i] = y0[i] + refRaw[i]
+		got := getF32(t, g, dy, rows)
+		for i := range got {
+			got[i] -= y0[i]
 		}
-		if e := relL2(getF32(t, g, dy, rows), want); e > 1e-3 || math.IsNaN(e) {
-			t.Errorf("%s add grid %d: relative L2 %.3g", name, grid, e)
-		}
+		check(fmt.Sprintf("%s add grid %d", name, grid), got, refRaw, exactRaw)
 		pv, pi, res := devZeros(t, g, 4*grid), devZeros(t, g, 4*grid), devZeros(t, g, 4)
 		dy = devZeros(t, g, 4*rows)
 		launch(epArgmax, grid, dy, dg, pv, pi)
@@ -233,9 +264,7 @@ func testMVQ(t *testing.T, g *device, name string, gw gpuWeight, W []float32, ro
 			t.Fatal(err)
 		}
 		logits := getF32(t, g, dy, rows)
-		if e := relL2(logits, ref); e > 1e-3 || math.IsNaN(e) {
-			t.Errorf("%s argmax grid %d logits: relative L2 %.3g", name, grid, e)
-		}
+		check(fmt.Sprintf("%s argmax grid %d logits", name, grid), logits, ref, exact)
 		if got, want := getI32(t, g, res, 1)[0], sampling.Argmax(logits); got != want {
 			t.Errorf("%s argmax grid %d: %d, want %d", name, grid, got, want)
 		}
@@ -260,18 +289,18 @@ func testQuantSwiGLU(t *testing.T, g *device, r *Runner, typ gguf.TensorType, K 
 	xn := rmsRows(x, gain, K, float64(eps))
 	want := swiglu(refProduct(G, ffn, K, xn, n), refProduct(U, ffn, K, xn, n))
 	dx, dg := devF32(t, g, x), devF32(t, g, gain)
-	if typ != gguf.TensorQ8_0 {
-		fn, _ := g.fn(f.mv)
-		if err := g.allowSmem(fn, f.mv, mvqSmem(K)); err != nil {
+	{
+		fn, _ := g.fn(f.mvq)
+		if err := g.allowSmem(fn, f.mvq, mvqSmem(K)); err != nil {
 			t.Fatal(err)
 		}
 		dy := devZeros(t, g, 4*(ffn+8))
-		if err := g.launch(f.mv, [3]uint32{2}, 256, uint32(mvqSmem(K)), gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(K), dx, dg, f32(eps), dy, i32(ffn), 0, 0, i32(epSwiGLU)); err != nil {
+		if err := g.launch(f.mvq, [3]uint32{2}, 256, uint32(mvqSmem(K)), gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(K), dx, dg, f32(eps), dy, i32(ffn), 0, 0, i32(epSwiGLU)); err != nil {
 			t.Fatal(err)
 		}
-		if e := relL2(getF32(t, g, dy, ffn), want[:ffn]); e > 1e-3 || math.IsNaN(e) {
-			t.Errorf("mvq swiglu: relative L2 %.3g", e)
-		}
+		xq := q8Act(xn[:K])
+		ref := swiglu(refProduct(G, ffn, K, xq, 1), refProduct(U, ffn, K, xq, 1))
+		checkQ8(t, "mvq swiglu", getF32(t, g, dy, ffn), ref, want[:ffn])
 	}
 	xh, hs := devZeros(t, g, 2*n*K), devZeros(t, g, 4*n)
 	if err := g.launch("qact_h", [3]uint32{n}, 256, 0, dx, i32(K), i32(K), dg, f32(eps), xh, hs); err != nil {
@@ -349,12 +378,18 @@ func quantModel(t *testing.T, mixture string) (*qwen3.Model, *qwen3.Model) {
 // then for Q4_K_M the batch runner against runners alone.
 func TestQuantModel(t *testing.T) {
 	requireGPU(t)
-	mixes := []string{"Q4_K_M"}
+	// Q8_0+q8h: Q8_0 on the generic kernels (mvq_q8_0, mmh_q8_0), as
+	// models from a hidden size of 2048 run it (q8hFor).
+	mixes := []string{"Q4_K_M", "Q8_0+q8h"}
 	if !testing.Short() {
 		mixes = append(mixes, "Q5_K_M", "Q6_K", "Q4_0", "Q5_0", "Q3_K_M", "IQ4_XS", "Q2_K", "Q4_1", "Q5_1", "IQ4_NL")
 	}
-	for _, mix := range mixes {
-		t.Run(mix, func(t *testing.T) {
+	for _, name := range mixes {
+		t.Run(name, func(t *testing.T) {
+			mix, q8h := strings.CutSuffix(name, "+q8h")
+			if q8h {
+				t.Setenv("INFERNO_CUDA_QMM", "q8")
+			}
 			mq, mf := quantModel(t, mix)
 			types := map[gguf.TensorType]int{}
 			for _, w := range mq.Matrices() {
@@ -379,7 +414,7 @@ func TestQuantModel(t *testing.T) {
 				gl := logits(t, r)
 				e := relL2(gl, cl)
 				worst = max(worst, e)
-				if e > 5e-3 || math.IsNaN(e) {
+				if e > 5e-2 || math.IsNaN(e) { // 8-bit activations: ~2e-2 (docs/QUANT.md: the CPU's and llama.cpp's too)
 					t.Errorf("step %d: logits relative L2 %.3g vs the CPU on the dequantized weights", step, e)
 				}
 				ct, _ := c.Greedy()
@@ -392,18 +427,19 @@ func TestQuantModel(t *testing.T) {
 		})
 	}
 	// The batch runner against runners alone. Alone, decode steps use mvq
-	// (int16 activations, the weights exact); batched decode steps of 2 or
-	// more tokens and every prompt use mmh (f16 weights and activations:
-	// ~4e-4 relative a product); on this small model the logits then
-	// differ by ~2e-3 (the same-shape Q8_0 model, int16 activations on both
-	// sides, gives the attention paths' own share: logged first).
+	// (int8 activations, the weights exact: ~5e-3 relative a product);
+	// batched decode steps of 2 or more tokens and every prompt use mmh
+	// (f16 weights and activations: ~4e-4 relative a product); on this
+	// small model the logits then differ by ~1e-2 (the same-shape Q8_0
+	// model, int16 activations on both sides, gives the attention paths'
+	// own share: logged first).
 	t.Run("batch-Q8_0-same-shape", func(t *testing.T) {
 		m8, _ := quantModel(t, "Q8_0")
 		batchEqualsAloneTol(t, m8, 16, 16, 4e-3)
 	})
 	t.Run("batch-Q4_K_M", func(t *testing.T) {
 		mq, _ := quantModel(t, "Q4_K_M")
-		batchEqualsAloneTol(t, mq, 16, 16, 4e-3)
+		batchEqualsAloneTol(t, mq, 16, 16, 4e-2)
 	})
 }
 
@@ -485,5 +521,5 @@ func TestQuantBench(t *testing.T) {
 	for range 2 {
 		pps = append(pps, 512/pp(t, r, 512, 1).Seconds())
 	}
-	t.Logf("tg128 %s tok/s; pp512 %s tok/s (INFERNO_CUDA_QMV=%q)", stat(tgs), stat(pps), os.Getenv("INFERNO_CUDA_QMV"))
+	t.Logf("tg128 %s tok/s; pp512 %s tok/s (INFERNO_CUDA_QMM=%q)", stat(tgs), stat(pps), os.Getenv("INFERNO_CUDA_QMM"))
 }

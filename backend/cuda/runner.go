@@ -41,6 +41,7 @@ type Runner struct {
 	prog  *progress
 	tune  tuning
 	shape attnShape // how the attention kernels cut the heads
+	q8h   bool      // Q8_0 prompt products on f16 tensor cores (mmh_q8_0), not mm_q8 (q8hFor)
 
 	maxLen int
 	len    int  // positions in the sequence
@@ -138,7 +139,7 @@ func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
-	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, hostBase: hostParamsOff, shape: shapeOf(&c)}
+	r := &Runner{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, hostBase: hostParamsOff, shape: shapeOf(&c), q8h: q8hFor(&c)}
 	if r.chunk = opts.PrefillChunk; r.chunk <= 0 {
 		r.chunk = 512
 	}
