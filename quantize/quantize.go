@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"inferno/gguf"
+	"inferno/outfile"
 	"inferno/quant"
 )
 
@@ -74,8 +74,9 @@ const chunkElems = 1 << 18
 // llama-quantize sets them (moved to the end); tensors keep their order
 // and the input's alignment. The input is memory-mapped and the output
 // streamed, so memory use stays small whatever the model's size. out is
-// written under a temporary name in its folder and renamed when complete;
-// on error or cancellation nothing is left behind.
+// written under a temporary name in its folder (made when missing) and
+// renamed when complete; on error or cancellation nothing is left behind.
+// out must not exist or be a regular file.
 func Quantize(ctx context.Context, in, out string, opts Options) (*Result, error) {
 	start := time.Now()
 	res, err := quantizeFile(ctx, in, out, opts)
@@ -164,15 +165,15 @@ func quantizeFile(ctx context.Context, in, out string, opts Options) (*Result, e
 		total = alignUp(total+int64(s), int64(f.Alignment))
 	}
 
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".quantize-*.gguf")
+	file, err := outfile.Create(out)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	bw := bufio.NewWriterSize(tmp, 4<<20)
+	defer file.Abort() // does nothing once committed
+	if err := file.Reserve(total); err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(file, 4<<20)
 	var done int64
 	progress := func(n int64) {
 		done += n
@@ -181,7 +182,6 @@ func quantizeFile(ctx context.Context, in, out string, opts Options) (*Result, e
 		}
 	}
 	if _, err := bw.Write(header.Bytes()); err != nil {
-		tmp.Close()
 		return nil, err
 	}
 	progress(int64(header.Len()))
@@ -198,15 +198,9 @@ func quantizeFile(ctx context.Context, in, out string, opts Options) (*Result, e
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+		err = file.Commit()
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(in); err == nil {
@@ -358,7 +352,10 @@ func checkInput(f *gguf.File) (Model, error) {
 		switch t.Type {
 		case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16:
 		default:
-			return Model{}, fmt.Errorf("tensor %s is already quantized (%s); quantize from an F32, F16 or BF16 file", t.Name, t.Type)
+			if quantized(t.Type) {
+				return Model{}, fmt.Errorf("tensor %s is already quantized (%s); quantize from an F32, F16 or BF16 file", t.Name, t.Type)
+			}
+			return Model{}, fmt.Errorf("tensor %s has type %s; quantize reads F32, F16 and BF16 tensors", t.Name, t.Type)
 		}
 	}
 	return m, nil

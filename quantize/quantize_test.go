@@ -251,6 +251,12 @@ func TestQuantizeErrors(t *testing.T) {
 	copy(withNaN[src.DataOffset+up.Offset+4*256*7:], []byte{0, 0, 0xc0, 0x7f})
 	os.WriteFile(nan, withNaN, 0o644)
 
+	i32 := rewrite(t, dir, src, func(w *gguf.Writer) {
+		if err := w.AddTensor("extra.weight", gguf.TensorI32, []uint64{4}, make([]byte, 16)); err != nil {
+			t.Fatal(err)
+		}
+	}, nil)
+
 	out := filepath.Join(dir, "out", "out.gguf")
 	tests := []struct {
 		in, mixture, want string
@@ -264,6 +270,7 @@ func TestQuantizeErrors(t *testing.T) {
 		{noLayers, "Q4_K_M", "qwen3.block_count"},
 		{zeroHeads, "Q4_K_M", "head_count_kv = 0 is out of range"},
 		{quantized, "Q4_K_M", "token_embd.weight is already quantized (Q8_0)"},
+		{i32, "Q4_K_M", "tensor extra.weight has type I32; quantize reads F32, F16 and BF16 tensors"},
 		{odd, "Q4_0", "blk.0.attn_output.weight: rows of 80 values are not a multiple of the Q4_0 block size 32"},
 		{nan, "Q4_K_M", "tensor blk.1.ffn_up.weight: row 7 holds a NaN or an infinity"},
 		{nan, "F32", "tensor blk.1.ffn_up.weight: row 7 holds a NaN or an infinity"},
@@ -281,8 +288,8 @@ func TestQuantizeErrors(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%s %s: output written", filepath.Base(tc.in), tc.mixture)
 		}
-		if es, _ := os.ReadDir(filepath.Dir(out)); len(es) != 0 {
-			t.Errorf("%s %s: %d files left in the output folder", filepath.Base(tc.in), tc.mixture, len(es))
+		if _, err := os.Stat(filepath.Dir(out)); err == nil {
+			t.Errorf("%s %s: the output folder made for it was left behind", filepath.Base(tc.in), tc.mixture)
 		}
 	}
 	if st, err := os.Stat(good); err != nil || st.Size() != int64(buf.Len()) {
@@ -295,7 +302,34 @@ func TestQuantizeErrors(t *testing.T) {
 	if _, err := quantize.Quantize(ctx, good, out, quantize.Options{Mixture: "Q4_K_M"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: error %v", err)
 	}
-	if es, _ := os.ReadDir(filepath.Dir(out)); len(es) != 0 {
-		t.Errorf("cancelled: %d files left in the output folder", len(es))
+	if _, err := os.Stat(filepath.Dir(out)); err == nil {
+		t.Error("cancelled: the output folder made for it was left behind")
+	}
+}
+
+// TestQuantizeOutputNotRegular checks that an output that is a folder or
+// a special file is refused before anything is written, and kept.
+func TestQuantizeOutputNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	in := writeSynth(t, dir, "in.gguf", small)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	if _, err := quantize.Quantize(context.Background(), in, sub, quantize.Options{Mixture: "Q8_0"}); err == nil ||
+		err.Error() != "quantize: output "+sub+" is a folder" {
+		t.Errorf("folder: error %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Skip(err)
+	}
+	if _, err := quantize.Quantize(context.Background(), in, fifo, quantize.Options{Mixture: "Q8_0"}); err == nil ||
+		!strings.Contains(err.Error(), "output "+fifo+" is a named pipe, not a regular file") {
+		t.Errorf("named pipe: error %v", err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe was replaced: %v", err)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 3 {
+		t.Errorf("%d files in the folder, want 3", len(es))
 	}
 }

@@ -296,7 +296,16 @@ func Write(w io.Writer, opts Options) error {
 	return WriteContext(context.Background(), w, opts)
 }
 
-// WriteContext is Write, stopped early when ctx is done.
+// reserver is implemented by writers that can check for room before the
+// data comes, as *outfile.File does.
+type reserver interface {
+	Reserve(size int64) error
+}
+
+// WriteContext is Write, stopped early when ctx is done. When w has a
+// method Reserve(size int64) error, as *outfile.File has, it is called
+// with the size of the file before the tensor data is written, and an
+// error from it ends the write.
 func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 	p, err := Resolve(opts)
 	if err != nil {
@@ -358,6 +367,11 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 	total := hn
 	for _, s := range sizes {
 		total = alignUp(total+s, gguf.DefaultAlignment)
+	}
+	if r, ok := w.(reserver); ok {
+		if err := r.Reserve(total); err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
 	}
 	done := hn
 	progress := func(n int64) {

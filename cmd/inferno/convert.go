@@ -14,7 +14,16 @@ import (
 	"golang.org/x/term"
 
 	"inferno/convert"
+	"inferno/gguf"
 )
+
+// weightTypes are the --type values of convert.
+var weightTypes = map[string]gguf.TensorType{
+	"q8_0": gguf.TensorQ8_0,
+	"f16":  gguf.TensorF16,
+	"bf16": gguf.TensorBF16,
+	"f32":  gguf.TensorF32,
+}
 
 func convertCmd() *cobra.Command {
 	var typ, name string

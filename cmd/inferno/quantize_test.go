@@ -81,6 +81,12 @@ func TestQuantizeBadInput(t *testing.T) {
 		{[]string{"synth", out, "--type", "q9_9"}, `--type "q9_9"`},
 		{[]string{"synth", out, "--heads", "6", "--kv-heads", "4"}, "not a multiple of 4 KV heads"},
 		{[]string{"synth", out, "--type", "q4_k"}, "not a multiple of the Q4_K block size 256"},
+		// Shape flags of 0 would mean the preset's value: refused, not ignored.
+		{[]string{"synth", out, "--layers", "0"}, "--layers 0: want at least 1"},
+		{[]string{"synth", out, "--heads", "3", "--kv-heads", "0"}, "--kv-heads 0: want at least 1"},
+		{[]string{"synth", out, "--vocab-size", "100"}, "vocabulary of 100 tokens is smaller than the 259"},
+		{[]string{"synth", dir}, "output " + dir + " is a folder"},
+		{[]string{"quantize", f32, dir, "--type", "q8_0"}, "output " + dir + " is a folder"},
 	}
 	for _, tc := range tests {
 		_, errOut, code := run(t, "", tc.args...)
@@ -93,9 +99,7 @@ func TestQuantizeBadInput(t *testing.T) {
 			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, errOut, tc.want)
 		}
 		if _, err := os.Stat(filepath.Dir(out)); err == nil {
-			if es, _ := os.ReadDir(filepath.Dir(out)); len(es) != 0 {
-				t.Errorf("%v: %d files left in the output folder", tc.args, len(es))
-			}
+			t.Errorf("%v: the output folder made for it was left behind", tc.args)
 		}
 	}
 }

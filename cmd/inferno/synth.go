@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,16 +14,10 @@ import (
 	"golang.org/x/term"
 
 	"inferno/gguf"
+	"inferno/outfile"
 	"inferno/quantize"
 	"inferno/synth"
 )
-
-var weightTypes = map[string]gguf.TensorType{
-	"q8_0": gguf.TensorQ8_0,
-	"f16":  gguf.TensorF16,
-	"bf16": gguf.TensorBF16,
-	"f32":  gguf.TensorF32,
-}
 
 // synthType sets opts from a --type value: Q3_K, Q4_K and Q5_K are block
 // types given to every weight matrix, any other name a llama-quantize
@@ -83,6 +76,9 @@ testdata/golden/tiny-q8_0.gguf; without it, a byte-level vocabulary is
 written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkShapeFlags(cmd); err != nil {
+				return err
+			}
 			opts := synth.Options{Preset: preset, Seed: seed, Shape: shape, Pure: pure, Bank: bank, Workers: threads}
 			if err := synthType(&opts, typ); err != nil {
 				return err
@@ -126,15 +122,15 @@ written.`,
 			}
 			start := time.Now()
 			out := args[0]
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-				return err
-			}
-			tmp, err := os.CreateTemp(filepath.Dir(out), ".synth-*.gguf")
+			file, err := outfile.Create(out)
 			if err != nil {
 				return err
 			}
-			defer os.Remove(tmp.Name())
-			err = synth.WriteContext(ctx, tmp, opts)
+			defer file.Abort() // does nothing once committed
+			err = synth.WriteContext(ctx, file, opts)
+			if err == nil {
+				err = file.Commit()
+			}
 			if bar != nil {
 				if err == nil {
 					bar.Finish()
@@ -143,21 +139,9 @@ written.`,
 				}
 			}
 			if errors.Is(err, context.Canceled) {
-				tmp.Close()
 				return errInterrupted
 			}
 			if err != nil {
-				tmp.Close()
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			if err := tmp.Chmod(0o644); err != nil {
-				tmp.Close()
-				return err
-			}
-			if err := tmp.Close(); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			if err := os.Rename(tmp.Name(), out); err != nil {
 				return err
 			}
 			st, err := os.Stat(out)
@@ -189,4 +173,23 @@ written.`,
 	cmd.Flags().IntVar(&bank, "bank", 0, "rows per bank of random rows (0: banks of 1024 above a billion weights, -1: draw every value)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "threads that encode (0: all cores)")
 	return cmd
+}
+
+// shapeFlags are synth's flags that change the preset's shape: 0 there
+// means the preset's value, so a 0 given on the command line is refused
+// rather than ignored.
+var shapeFlags = []string{"layers", "hidden", "ffn", "heads", "kv-heads", "head-dim", "vocab-size"}
+
+// checkShapeFlags refuses a shape flag set to 0 or less.
+func checkShapeFlags(cmd *cobra.Command) error {
+	for _, name := range shapeFlags {
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		if n, err := cmd.Flags().GetInt(name); err == nil && n <= 0 {
+			return fmt.Errorf("--%s %d: want at least 1", name, n)
+		}
+	}
+	return nil
 }

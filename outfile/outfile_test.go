@@ -1,0 +1,202 @@
+package outfile
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// entries lists the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b", "out.bin")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if _, err := f.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("the file is in place before Commit")
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	f.Abort() // after Commit: nothing
+	if data, err := os.ReadFile(path); err != nil || string(data) != "hello" {
+		t.Fatalf("file %q, %v", data, err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+	if names := entries(t, filepath.Dir(path)); len(names) != 1 {
+		t.Errorf("files left: %v", names)
+	}
+	if _, err := f.Write([]byte("x")); err == nil {
+		t.Error("Write after Commit succeeded")
+	}
+}
+
+// TestAbort checks that Abort removes the file and the folders Create
+// made, and keeps the folders that were there.
+func TestAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b", "out.bin")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("partial"))
+	f.Abort()
+	f.Abort()
+	if names := entries(t, dir); len(names) != 0 {
+		t.Errorf("left behind in %s: %v", dir, names)
+	}
+	// An existing file stays as it was.
+	path = filepath.Join(dir, "old.bin")
+	os.WriteFile(path, []byte("old"), 0o600)
+	if f, err = Create(path); err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("new"))
+	f.Abort()
+	if data, _ := os.ReadFile(path); string(data) != "old" {
+		t.Errorf("aborted write changed the file to %q", data)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("left behind in %s: %v", dir, names)
+	}
+}
+
+// TestNotRegular checks that a folder or a special file is refused, not
+// replaced by the renamed file.
+func TestNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	if _, err := Create(sub); err == nil || err.Error() != "output "+sub+" is a folder" {
+		t.Errorf("folder: error %v", err)
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Create(fifo); err == nil || !strings.Contains(err.Error(), "is a named pipe, not a regular file") {
+		t.Errorf("named pipe: error %v", err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe was replaced: %v, %v", st.Mode(), err)
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("left behind in %s: %v", dir, names)
+	}
+	// A path below a file.
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Create(filepath.Join(file, "x")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("below a file: error %v", err)
+	}
+}
+
+// TestSymlink checks that writing through a symbolic link replaces its
+// target and keeps the link.
+func TestSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.bin")
+	os.WriteFile(target, []byte("old"), 0o644)
+	link := filepath.Join(dir, "link.bin")
+	if err := os.Symlink("target.bin", link); err != nil {
+		t.Skip(err)
+	}
+	f, err := Create(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("new"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "new" {
+		t.Errorf("target holds %q, want new", data)
+	}
+}
+
+// TestWriteError checks that a failed write names the destination and
+// that nothing is left behind.
+func TestWriteError(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("uses RLIMIT_FSIZE")
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new", "out.bin")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	lim := old
+	lim.Cur = 4096
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip(err)
+	}
+	_, err = f.Write(make([]byte, 8192))
+	unix.Setrlimit(unix.RLIMIT_FSIZE, &old)
+	if err == nil {
+		_, err = f.Write(make([]byte, 8192))
+	}
+	if err == nil || err.Error() != "writing "+path+": "+syscall.EFBIG.Error() {
+		t.Errorf("error %v, want one naming %s", err, path)
+	}
+	f.Abort()
+	if names := entries(t, dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+func TestReserve(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "out.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if err := f.Reserve(1 << 10); err != nil {
+		t.Errorf("1 KiB: %v", err)
+	}
+	if _, ok := freeSpace(dir); !ok {
+		t.Skip("free space unknown")
+	}
+	if err := f.Reserve(1 << 61); err == nil || !strings.Contains(err.Error(), "the file needs 2.0 EiB but its file system has") {
+		t.Errorf("2 EiB: error %v", err)
+	}
+}
