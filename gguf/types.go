@@ -63,8 +63,8 @@ func (t ValueType) size() int {
 // TensorType is the ggml element type of a tensor.
 type TensorType uint32
 
-// Tensor types, numbered as in ggml. Only F32, F16, BF16 and Q8_0 can be
-// used for computation by inferno; the others are named so that errors can
+// Tensor types, numbered as in ggml. Package quant encodes and decodes
+// those it lists (quant.Formats); the others are named so that errors can
 // say what a file contains.
 const (
 	TensorF32     TensorType = 0
