@@ -400,7 +400,10 @@ func (br *BatchRunner) allocPool(blocks int) error {
 	br.blockHalfs = c.KVHeads * br.bs * c.HeadDim
 	maxBlocks := 256 * ((br.base.maxLen + br.bs - 1) / br.bs)
 	if blocks == 0 {
-		free, _ := g.memInfo()
+		free, err := g.freeMemory()
+		if err != nil {
+			return err
+		}
 		const headroom = 3 << 29 // 1.5 GiB: graphs, the meta buffers, other users
 		if free > headroom {
 			blocks = int((free-headroom)/br.blockBytes()) - 1

@@ -368,6 +368,16 @@ func (g *device) memInfo() (free, total uint64) {
 	return
 }
 
+// freeMemory returns the device memory free now, or the driver's error.
+func (g *device) freeMemory() (uint64, error) {
+	var free, total uint64
+	r := g.d.call(g.d.cuMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	if err := g.d.check("cuMemGetInfo", r); err != nil {
+		return 0, fmt.Errorf("cuda: reading the free memory of %s: %w", g.Name, err)
+	}
+	return free, nil
+}
+
 // alloc allocates size bytes of device memory for what (named in errors).
 func (g *device) alloc(size uint64, what string) (uint64, error) {
 	if size == 0 {

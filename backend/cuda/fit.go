@@ -68,7 +68,10 @@ func gib(n int64) float64 { return float64(n) / (1 << 30) }
 // checkFit fails, in one line, when the model's estimated footprint does
 // not fit in the device's free memory.
 func (r *Runner) checkFit() error {
-	free, _ := r.dev.memInfo()
+	free, err := r.dev.freeMemory()
+	if err != nil {
+		return err
+	}
 	return fitError(estimateFootprint(r.m, r.maxLen, r.chunk), free, r.dev.Name)
 }
 

@@ -11,11 +11,13 @@ import (
 )
 
 // fileMapping is a range of the process's address space mapped from a
-// file without write permission.
+// file, shared and without write permission.
 type fileMapping struct{ lo, hi uintptr }
 
-// readOnlyFileMappings lists the read-only file mappings of the process
-// (/proc/self/maps: an inode, no 'w').
+// readOnlyFileMappings lists the read-only shared file mappings of the
+// process (/proc/self/maps: an inode, no 'w', 's'), as gguf maps a model
+// file. Private mappings are left out: a private page changed while it was
+// writable (relocated data of a program) would be lost, not read again.
 func readOnlyFileMappings() []fileMapping {
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -27,7 +29,7 @@ func readOnlyFileMappings() []fileMapping {
 	for sc.Scan() {
 		// 7f1c2a000000-7f1c3a000000 r--s 00000000 08:01 1234 /path/model.gguf
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[4] == "0" || len(fields[1]) < 2 || fields[1][1] == 'w' {
+		if len(fields) < 6 || fields[4] == "0" || len(fields[1]) < 4 || fields[1][1] == 'w' || fields[1][3] != 's' {
 			continue
 		}
 		lo, hi, ok := strings.Cut(fields[0], "-")
@@ -87,6 +89,9 @@ func residentBytes() int64 {
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
 			f := strings.Fields(v)
+			if len(f) == 0 {
+				return -1
+			}
 			if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
 				return kb << 10
 			}

@@ -13,8 +13,8 @@ import (
 	"inferno/model/qwen3"
 )
 
-// TestReleaseHostPages checks that only pages of read-only file mappings
-// are dropped, and that their bytes read back the same afterwards.
+// TestReleaseHostPages checks that only pages of read-only shared file
+// mappings are dropped, and that their bytes read back the same afterwards.
 func TestReleaseHostPages(t *testing.T) {
 	if residentBytes() < 0 {
 		t.Skip("no /proc/self/status")
@@ -48,6 +48,24 @@ func TestReleaseHostPages(t *testing.T) {
 		if data[i] != want[i] {
 			t.Fatalf("byte %d reads %d after the release, want %d", i, data[i], want[i])
 		}
+	}
+	// A private mapping whose pages were written while it was writable
+	// (as a program's relocated data): dropping them would lose the
+	// writes, so it is left alone.
+	priv, err := syscall.Mmap(int(fh.Fd()), 0, 1<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(priv)
+	priv[5] = want[5] + 1
+	if err := syscall.Mprotect(priv, syscall.PROT_READ); err != nil {
+		t.Fatal(err)
+	}
+	if n := releaseHostPages(priv); n != 0 {
+		t.Errorf("released %d bytes of a private mapping", n)
+	}
+	if priv[5] != want[5]+1 {
+		t.Errorf("a private page's write was lost: byte 5 reads %d, want %d", priv[5], want[5]+1)
 	}
 	heap := append([]byte(nil), want...)
 	if n := releaseHostPages(heap); n != 0 {

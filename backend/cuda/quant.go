@@ -10,6 +10,8 @@ package cuda
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"inferno/backend"
 	"inferno/gguf"
@@ -60,6 +62,9 @@ var qformats = []*qformat{
 
 func init() {
 	for _, f := range qformats {
+		if f.qk != f.t.BlockSize() || f.bytes != f.t.BlockBytes() {
+			panic(fmt.Sprintf("cuda: the %s entry's block (%d values, %d bytes) is not gguf's", f.t, f.qk, f.bytes))
+		}
 		f.hSkinny, f.hPrefill, f.mvq = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128", "mvq_"+f.name+"_r2"
 		if f.mv == "" {
 			f.mv, f.mmSkinny, f.mmPrefill = f.mvq, f.hSkinny, f.hPrefill
@@ -108,7 +113,7 @@ func checkWeight(w *backend.Weight) error {
 	}
 	f := formatOf(w.Type)
 	if f == nil {
-		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; convert the model, or use a CPU backend)", w.Name, w.Type)
+		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
 	}
 	if w.Cols%f.qk != 0 {
 		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of %s's block of %d", w.Name, w.Cols, w.Type, f.qk)
@@ -116,8 +121,8 @@ func checkWeight(w *backend.Weight) error {
 	return nil
 }
 
-// quantSegs splits rows of weights stacked row-wise (Q, K and V) into runs
-// of one type: each run becomes a matrix of its own, the runs chained by
+// A quantSeg is a run of rows of one type among weights stacked row-wise
+// (Q, K and V): each run becomes a matrix of its own, the runs chained by
 // gpuWeight.next (kernels run once per run, writing at its row offset).
 type quantSeg struct {
 	t          gguf.TensorType
@@ -159,7 +164,7 @@ func (r *Runner) quantSetup() error {
 			walk(w)
 		}
 	}
-	for t := range seen {
+	for _, t := range slices.Sorted(maps.Keys(seen)) { // errors in a stable order
 		f := formatOf(t)
 		if f == nil {
 			return fmt.Errorf("cuda: no kernels for %s", t)

@@ -10,6 +10,8 @@ package cuda
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -215,7 +217,8 @@ type qplanes struct {
 
 // packQuant lays rows x cols of f's blocks out as planes (rows padded with
 // zeros to a multiple of 64); row returns a row's bytes, or nil for zeros.
-func packQuant(f *qformat, rows, cols int, row rowFunc) qplanes {
+// A row shorter than cols values of f is an error.
+func packQuant(f *qformat, rows, cols int, row rowFunc) (qplanes, error) {
 	nb := cols / f.qk
 	p := qplanes{mpad: roundUp(rows, 64)}
 	p.lo = make([]byte, p.mpad*cols*f.lo/8)
@@ -225,6 +228,7 @@ func packQuant(f *qformat, rows, cols int, row rowFunc) qplanes {
 	workers := min(runtime.GOMAXPROCS(0), 16)
 	per := (rows + workers - 1) / workers
 	var wg sync.WaitGroup
+	errs := make([]error, workers)
 	for w := range workers {
 		lo, hi := w*per, min(rows, (w+1)*per)
 		if lo >= hi {
@@ -239,6 +243,10 @@ func packQuant(f *qformat, rows, cols int, row rowFunc) qplanes {
 				if src == nil {
 					continue
 				}
+				if len(src) < nb*f.bytes {
+					errs[w] = fmt.Errorf("cuda: row %d of a %s matrix has %d bytes, want %d", r, f.t, len(src), nb*f.bytes)
+					return
+				}
 				for b := range nb {
 					blk := r*nb + b
 					f.unpack(src[b*f.bytes:(b+1)*f.bytes], q, p.m0[blk*f.m0:(blk+1)*f.m0], p.m1[blk*f.m1:(blk+1)*f.m1])
@@ -251,13 +259,16 @@ func packQuant(f *qformat, rows, cols int, row rowFunc) qplanes {
 		}()
 	}
 	wg.Wait()
-	return p
+	return p, errors.Join(errs...)
 }
 
 // uploadQuant packs and uploads one run of rows of type t.
 func (r *Runner) uploadQuant(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
 	f := formatOf(t)
-	p := packQuant(f, rows, cols, row)
+	p, err := packQuant(f, rows, cols, row)
+	if err != nil {
+		return gpuWeight{}, fmt.Errorf("uploading %s: %w", what, err)
+	}
 	w := gpuWeight{typ: t, rows: rows, cols: cols, mpad: p.mpad}
 	for _, a := range []struct {
 		dst  *uint64

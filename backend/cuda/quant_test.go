@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"inferno/backend"
@@ -299,7 +300,10 @@ func TestQuantPack(t *testing.T) {
 		rows, cols := 37, 2*max(f.qk, 64)
 		data := randomBlocks(rng, typ, rows, cols)
 		w := &backend.Weight{Name: "w", Type: typ, Rows: rows, Cols: cols, Data: data}
-		p := packQuant(f, rows, cols, func(r int) []byte { return w.Row(r) })
+		p, err := packQuant(f, rows, cols, func(r int) []byte { return w.Row(r) })
+		if err != nil {
+			t.Fatal(err)
+		}
 		if p.mpad != 64 {
 			t.Fatalf("%s: mpad %d", typ, p.mpad)
 		}
@@ -339,5 +343,21 @@ func TestQuantPack(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d rows x %d: planes decode as quant dequantizes (%d values one ulp apart); dot formulation within %.2g", typ, rows, cols, ulps, worst)
+	}
+}
+
+// TestQuantPackShortRow: a row shorter than its blocks is an error, not a
+// panic in a packing goroutine.
+func TestQuantPackShortRow(t *testing.T) {
+	f := formatOf(gguf.TensorQ4_K)
+	full := make([]byte, 2*f.bytes)
+	_, err := packQuant(f, 3, 2*f.qk, func(r int) []byte {
+		if r == 1 {
+			return full[:f.bytes+7]
+		}
+		return full
+	})
+	if err == nil || !strings.Contains(err.Error(), "row 1") {
+		t.Fatalf("got %v, want an error naming row 1", err)
 	}
 }
