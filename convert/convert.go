@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"inferno/gguf"
+	"inferno/outfile"
 	"inferno/quant"
 )
 
@@ -84,8 +85,10 @@ var sourceTypes = map[DType]gguf.TensorType{
 // Convert converts the Hugging Face Qwen3 checkpoint in the folder dir to
 // the GGUF file out. The file is written to a temporary file in out's
 // folder (created if needed) and renamed to out at the end, so out is
-// never left half-written. Errors name the file, tensor or setting at
-// fault.
+// never left half-written; on failure the temporary file and the folders
+// made for it are removed. A folder or a device as out is refused, and a
+// symbolic link is written through. Errors name the file, tensor or
+// setting at fault.
 func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error) {
 	start := time.Now()
 	res, err := convert(ctx, dir, out, opts)
@@ -357,7 +360,7 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	return nil
 }
 
-func convert(ctx context.Context, dir, out string, opts Options) (res *Result, err error) {
+func convert(ctx context.Context, dir, out string, opts Options) (*Result, error) {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s is a folder; give the path of the GGUF file to write", out)
 	}
@@ -376,20 +379,15 @@ func convert(ctx context.Context, dir, out string, opts Options) (res *Result, e
 	}
 	total := uint64(len(header)) + p.total
 
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	file, err := outfile.Create(out)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 4<<20)
+	defer file.Abort() // does nothing once committed
+	if err := file.Reserve(int64(total)); err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(file, 4<<20)
 	w := &padWriter{w: bw}
 	progress := func() {
 		if opts.Progress != nil {
@@ -424,19 +422,10 @@ func convert(ctx context.Context, dir, out string, opts Options) (res *Result, e
 	if w.n != total {
 		return nil, fmt.Errorf("wrote %d bytes, the layout has %d", w.n, total)
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := verify(file.TempName(), outs); err != nil {
 		return nil, err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	if err := verify(tmp.Name(), outs); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := file.Commit(); err != nil {
 		return nil, err
 	}
 	return &Result{Path: out, Type: opts.Type, Tensors: len(p.jobs), Params: params, Bytes: int64(total), Tied: p.tied}, nil

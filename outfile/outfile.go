@@ -84,6 +84,16 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// TempName returns the path of the temporary file being written, for
+// reading the data back before Commit. The file is gone after Commit or
+// Abort.
+func (f *File) TempName() string {
+	if f.tmp == nil {
+		return ""
+	}
+	return f.tmp.Name()
+}
+
 // Reserve checks that the file system has room for a file of size
 // bytes, so that a file too large fails before it is written rather than
 // when the disk is full. It checks nothing where free space is not known.

@@ -57,6 +57,31 @@ func TestCommit(t *testing.T) {
 	}
 }
 
+// TestTempName checks that the data written can be read back through
+// TempName before Commit, from a file in the destination's folder.
+func TestTempName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.bin")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	f.Write([]byte("hello"))
+	tmp := f.TempName()
+	if filepath.Dir(tmp) != filepath.Dir(path) {
+		t.Errorf("temporary file %s, want one in %s", tmp, filepath.Dir(path))
+	}
+	if data, err := os.ReadFile(tmp); err != nil || string(data) != "hello" {
+		t.Errorf("read back %q, %v", data, err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if f.TempName() != "" {
+		t.Errorf("TempName after Commit = %q", f.TempName())
+	}
+}
+
 // TestAbort checks that Abort removes the file and the folders Create
 // made, and keeps the folders that were there.
 func TestAbort(t *testing.T) {

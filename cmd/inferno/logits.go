@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferno/model"
+	"inferno/outfile"
 )
 
 func logitsCmd() *cobra.Command {
@@ -26,13 +26,23 @@ func logitsCmd() *cobra.Command {
 		Short: "Write the last position's logits for a list of token ids",
 		Long: `Logits runs the token ids through the model and writes the last position's
 logits to FILE as little-endian float32 (one value per vocabulary entry),
-then prints the five largest with their ids.`,
+then prints the five largest with their ids. FILE is written under a
+temporary name in its folder (created if needed) and renamed when
+complete; a folder or a device as FILE is refused before the model runs,
+and a symbolic link is written through.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ids, err := parseIDs(tokens)
 			if err != nil {
 				return err
 			}
+			// The output is made first, so that a folder or a device
+			// is refused before the model runs.
+			file, err := outfile.Create(out)
+			if err != nil {
+				return err
+			}
+			defer file.Abort() // does nothing once committed
 			m, err := model.Open(args[0])
 			if err != nil {
 				return err
@@ -55,10 +65,10 @@ then prints the five largest with their ids.`,
 			for i, v := range logits {
 				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
 			}
-			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			if _, err := file.Write(buf); err != nil {
 				return err
 			}
-			if err := writeAtomic(out, buf); err != nil {
+			if err := file.Commit(); err != nil {
 				return err
 			}
 			order := make([]int, len(logits))
@@ -99,27 +109,4 @@ func parseIDs(s string) ([]int32, error) {
 		return nil, fmt.Errorf("--tokens: no token ids given")
 	}
 	return ids, nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder, renamed into place once complete, so that a reader never sees a
-// partial file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
