@@ -183,12 +183,12 @@ func TestParseTuning(t *testing.T) {
 	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
 		t.Errorf("name %q", got)
 	}
-	tu, err = parseTuning("asplit=33,ar=2,ast=4,at=512,minchunk=64")
+	tu, err = parseTuning("asplit=33,ar=2,ast=4,at=512,minchunk=64,h128=33")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = defaultTuning()
-	want.asplit, want.ar, want.ast, want.at, want.minchunk = 33, 2, 4, 512, 64
+	want.asplit, want.ar, want.ast, want.at, want.minchunk, want.h128 = 33, 2, 4, 512, 64, 33
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}

@@ -251,7 +251,7 @@ type actBufs struct {
 // product enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, w.cols apart) over every run of w, with the prefill
 // kernels: quant_act and mm_q8 for Q8_0 runs, qact_h and mmh for the
-// others (b32 tiles up to 32 tokens, b128 beyond). Epilogues as the
+// others (b32 tiles below tune.h128 tokens, b128 from there on). Epilogues as the
 // kernels' (kind); a run's outputs start at its row offset.
 func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
 	eps := f32(r.cfg.Eps)
@@ -280,7 +280,7 @@ func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint
 func (r *Runner) mmh(l *launcher, kind string, s *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
 	name, bm, bn, big := f.hSkinny, 64, 32, false
-	if n > 32 {
+	if n >= r.tune.h128 {
 		name, bm, bn, big = f.hPrefill, 128, 128, true
 	}
 	l.launch(name, [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),

@@ -61,12 +61,18 @@ type tuning struct {
 	ahead                  bool // queue the next decode step on the device's own argmax (lookahead)
 	pdl                    bool
 	carveout               int // shared memory carveout percent for every kernel; -1: the driver's choice
+	// h128: the fewest tokens a product of the block formats takes the
+	// 128x128 mmh tiles for (fewer: 64x32, more blocks). H200, 8B Q4_K_M,
+	// `inferno bench -p 128 -n 64 --parallel 8,32,64,128` (2026-12-02):
+	// from 33 tokens on, tg64 x64 2,456 and x128 4,633 tok/s; from 129 on,
+	// 4,172 and 5,110 (x8 and x32 the same).
+	h128 int
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
-		head: mvCfg{2, 1, false}, minchunk: 128, ahead: true, carveout: -1,
+		head: mvCfg{2, 1, false}, minchunk: 128, ahead: true, carveout: -1, h128: 129,
 		ar: 1, ast: 3, at: 256,
 	}
 }
@@ -100,6 +106,8 @@ func parseTuning(s string) (tuning, error) {
 			t.ast = n
 		case k == "at":
 			t.at = n
+		case k == "h128":
+			t.h128 = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:
