@@ -4,9 +4,12 @@
 // Each operation is split into chunks (rows of a MatMul; units of
 // Attention, a query token of one sequence with one KV head, over all the
 // sequences of the batch; tokens of RoPE; rows or ranges of the
-// element-wise operations) that the caller and the workers take in turn
-// from a shared counter. Every output element is computed by exactly one
-// of them with the instructions a single thread would use, so results are
+// element-wise operations). Each participant (the caller and the workers
+// it wakes) owns an equal run of consecutive chunks and takes them in
+// order, so that it streams contiguous memory and its prefetches reach
+// the chunk it runs next; one that runs out takes chunks from the far end
+// of another's run. Every output element is computed by exactly one of
+// them with the instructions a single thread would use, so results are
 // bitwise identical for every number of threads. Workers spin briefly
 // between operations, then sleep.
 package pool
@@ -42,6 +45,7 @@ func New(threads int) *Ops {
 	for i := range p.ops {
 		p.ops[i] = simd.New()
 	}
+	p.runs = make([]run, threads)
 	p.workers = make([]*worker, threads-1)
 	for i := range p.workers {
 		w := &worker{wake: make(chan struct{}, 1)}
@@ -71,6 +75,13 @@ func (o *Ops) Close() { o.p.close() }
 // enough to span the gap between two operations of a forward pass.
 const spinIters = 1 << 14
 
+// run is the chunks lo..hi-1 a participant has yet to take, packed as
+// hi<<32 | lo: the owner takes lo, others take hi-1.
+type run struct {
+	v atomic.Uint64
+	_ [56]byte // keep runs on separate cache lines
+}
+
 // worker is one pool goroutine's mailbox.
 type worker struct {
 	gen      atomic.Uint32 // bumped for each job the worker is to join
@@ -85,7 +96,7 @@ type pool struct {
 	acts simd.Acts   // the activations of the current MatMul
 
 	job     job
-	next    atomic.Int64 // next chunk to take
+	runs    []run        // each participant's chunks, [0] the caller's
 	pending atomic.Int32 // workers still in the current job
 
 	mainSleeping atomic.Bool
@@ -108,7 +119,14 @@ func (p *pool) run() {
 		p.do(0, 0)
 		return
 	}
-	p.next.Store(0)
+	parts := nw + 1
+	for i := range parts {
+		lo, hi := uint64(i*j.chunks/parts), uint64((i+1)*j.chunks/parts)
+		p.runs[i].v.Store(hi<<32 | lo)
+	}
+	for i := parts; i < len(p.runs); i++ {
+		p.runs[i].v.Store(0)
+	}
 	p.pending.Store(int32(nw))
 	for _, w := range p.workers[:nw] {
 		w.gen.Add(1)
@@ -120,15 +138,54 @@ func (p *pool) run() {
 	p.waitDone()
 }
 
-// work takes and runs chunks of the current job until none are left.
+// work takes and runs chunks of the current job until none are left: its
+// own run first, in order, then from the ends of the others' runs. Runs of
+// participants that were not woken are empty.
 func (p *pool) work(id int) {
-	n := int64(p.job.chunks)
 	for {
-		c := p.next.Add(1) - 1
-		if c >= n {
-			return
+		c, ok := p.runs[id].takeFirst()
+		if !ok {
+			break
 		}
-		p.do(id, int(c))
+		p.do(id, c)
+	}
+	for i := 1; i < len(p.runs); i++ {
+		r := &p.runs[(id+i)%len(p.runs)]
+		for {
+			c, ok := r.takeLast()
+			if !ok {
+				break
+			}
+			p.do(id, c)
+		}
+	}
+}
+
+// takeFirst takes the first chunk of r.
+func (r *run) takeFirst() (int, bool) {
+	for {
+		v := r.v.Load()
+		lo, hi := v&(1<<32-1), v>>32
+		if lo >= hi {
+			return 0, false
+		}
+		if r.v.CompareAndSwap(v, hi<<32|(lo+1)) {
+			return int(lo), true
+		}
+	}
+}
+
+// takeLast takes the last chunk of r.
+func (r *run) takeLast() (int, bool) {
+	for {
+		v := r.v.Load()
+		lo, hi := v&(1<<32-1), v>>32
+		if lo >= hi {
+			return 0, false
+		}
+		if r.v.CompareAndSwap(v, (hi-1)<<32|lo) {
+			return int(hi - 1), true
+		}
 	}
 }
 
