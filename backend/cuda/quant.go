@@ -33,8 +33,9 @@ type qformat struct {
 	// tokens) and prefill (matrix-matrix, more tokens).
 	mv, mmSkinny, mmPrefill string
 	// the decode matvec on the planes against int8 activations (the same
-	// as mv but for Q8_0, whose own mvf_q8 takes float activations)
-	mvq string
+	// as mv but for Q8_0, whose own mvf_q8 takes float activations), and
+	// its variants for up to 4 and 8 tokens (mvqn: small batches)
+	mvq, mvn4, mvn8 string
 	// the f16 tensor-core kernels of the type (the same as mmSkinny and
 	// mmPrefill but for Q8_0, whose own are mmv_q8 and mm_q8)
 	hSkinny, hPrefill string
@@ -66,6 +67,7 @@ func init() {
 			panic(fmt.Sprintf("cuda: the %s entry's block (%d values, %d bytes) is not gguf's", f.t, f.qk, f.bytes))
 		}
 		f.hSkinny, f.hPrefill, f.mvq = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128", "mvq_"+f.name+"_r2"
+		f.mvn4, f.mvn8 = "mvqn_"+f.name+"_t4", "mvqn_"+f.name+"_t8"
 		if f.mv == "" {
 			f.mv, f.mmSkinny, f.mmPrefill = f.mvq, f.hSkinny, f.hPrefill
 		}
@@ -197,21 +199,44 @@ func (r *Runner) quantSetup() error {
 			return err
 		}
 		r.grids[mv] = max(1, n) * g.SMs
+		for _, name := range []string{f.mvn4, f.mvn8} {
+			n, err := g.occupancy(name, 256, 0)
+			if err != nil {
+				return err
+			}
+			r.grids[name] = max(1, n) * g.SMs
+		}
 	}
 	return nil
 }
 
-// mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
-// pairs each) spread evenly over at most the blocks that fit at once.
-func (r *Runner) mvqGrid(f *qformat, rows int) int {
+// mvnMax is the most tokens a product of the block formats takes mvqn for
+// (one weight pass for all of them, against int8 activations; tune.mvn);
+// more take the f16 tensor-core tiles (mmh).
+const mvnMax = 8
+
+// mvnName returns the mvqn kernel of f for n tokens (n <= mvnMax).
+func (f *qformat) mvnName(n int) string {
+	if n <= 4 {
+		return f.mvn4
+	}
+	return f.mvn8
+}
+
+// persistentGrid returns the blocks of a persistent launch over rows (8
+// row pairs a tile): the tiles spread evenly over at most most blocks.
+func persistentGrid(rows, most int) int {
 	tiles := max(1, (rows+15)/16)
-	most := r.grids[f.mvq]
 	if most <= 0 {
 		return tiles
 	}
 	per := (tiles + most - 1) / most
 	return (tiles + per - 1) / per
 }
+
+// mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
+// pairs each) spread evenly over at most the blocks that fit at once.
+func (r *Runner) mvqGrid(f *qformat, rows int) int { return persistentGrid(rows, r.grids[f.mvq]) }
 
 // headGrid returns the blocks of the decode output head's matvec (and so
 // the argmax partials).
@@ -249,16 +274,30 @@ type actBufs struct {
 }
 
 // product enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
-// tokens (rows of x, w.cols apart) over every run of w, with the prefill
-// kernels: quant_act and mm_q8 for Q8_0 runs, qact_h and mmh for the
-// others (b32 tiles below tune.h128 tokens, b128 from there on). Epilogues as the
-// kernels' (kind); a run's outputs start at its row offset.
+// tokens (rows of x, w.cols apart) over every run of w: quant_act and mm_q8
+// for Q8_0 runs (but for q8h models); for the others qact8 and mvqn up to
+// tune.mvn tokens, else qact_h and mmh (b32 tiles below tune.h128 tokens,
+// b128 from there on). Epilogues as the kernels' (kind); a run's outputs
+// start at its row offset.
 func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
 	eps := f32(r.cfg.Eps)
 	K := w.cols
-	have := "" // the activations computed last: "q8" or "h"
+	have := "" // the activations computed last: "q8", "8" or "h"
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
+		if n <= r.tune.mvn && (s.typ != gguf.TensorQ8_0 || r.q8h) {
+			// Small batches: qact8's int8 activations (xq in hi, the
+			// scales in sx, the sums of 16 in lo) and one weight pass.
+			if have != "8" {
+				l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.sx, b.lo)
+				have = "8"
+			}
+			f := formatOf(s.typ)
+			name := f.mvnName(n)
+			l.launch(name, [3]uint32{uint32(persistentGrid(s.rows, r.grids[name]))}, 256, 0,
+				s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(K), b.hi, b.sx, b.lo, i32(n), ys, i32(ldy), i32(nout), i32(epOf(kind)))
+			continue
+		}
 		if s.typ == gguf.TensorQ8_0 && !r.q8h {
 			if have != "q8" {
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))

@@ -157,6 +157,7 @@ func TestQuantKernels(t *testing.T) {
 				xn := rmsRows(x, gain, sh.K, eps)
 				dxv, dg := devF32(t, g, x), devF32(t, g, gain)
 				testMVQ(t, g, f.mvq, gw, W, sh.rows, sh.K, x[:sh.K], xn[:sh.K], dxv, dg, eps)
+				testMVQN(t, g, f, gw, W, sh.rows, sh.K, x, xn, dxv, dg, eps)
 				// Products over n tokens, both tilings.
 				xh, hs := devZeros(t, g, 2*200*sh.K), devZeros(t, g, 4*200)
 				for _, n := range []int{1, 19, 32, 33, 150} {
@@ -271,6 +272,50 @@ func testMVQ(t *testing.T, g *device, name string, gw gpuWeight, W []float32, ro
 	}
 }
 
+// testMVQN checks the small-batch kernels (qact8, then mvqn) for 1, 3 and
+// 8 tokens: store with the norm, add without, against the products with
+// the activations rounded the kernels' way and the exact ones.
+func testMVQN(t *testing.T, g *device, f *qformat, gw gpuWeight, W []float32, rows, K int, x, xn []float32, dx, dg uint64, eps float32) {
+	t.Helper()
+	xq, xs, xsum := devZeros(t, g, mvnMax*K), devZeros(t, g, 4*mvnMax*K/32), devZeros(t, g, 4*mvnMax*K/16)
+	grid := persistentGrid(rows, 0)
+	for _, n := range []int{1, 3, mvnMax} {
+		name := f.mvnName(n)
+		run := func(gain, y uint64, ep int) {
+			if err := g.launch("qact8", [3]uint32{uint32(n)}, 256, 0, dx, i32(K), i32(K), gain, f32(eps), xq, xs, xsum); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.launch(name, [3]uint32{uint32(min(grid, 3))}, 256, 0, gw.lo, gw.hi, gw.m0, gw.m1, i32(rows), i32(K), xq, xs, xsum, i32(n), y, i32(rows+5), i32(0), i32(ep)); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.sync(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Outputs token-major with a row stride of rows+5.
+		rows5 := func(v []float32) []float32 {
+			out := make([]float32, 0, n*rows)
+			for j := range n {
+				out = append(out, v[j*(rows+5):j*(rows+5)+rows]...)
+			}
+			return out
+		}
+		dy := devZeros(t, g, 4*n*(rows+5))
+		run(dg, dy, epStore)
+		checkQ8(t, fmt.Sprintf("%s store n=%d", name, n), rows5(getF32(t, g, dy, n*(rows+5))),
+			refProduct(W, rows, K, q8Act(xn[:n*K]), n), refProduct(W, rows, K, xn, n))
+		y0 := randVec(rand.New(rand.NewPCG(3, uint64(n))), n*(rows+5), 1)
+		dy = devF32(t, g, y0)
+		run(0, dy, epAdd)
+		got := getF32(t, g, dy, n*(rows+5))
+		for i := range got {
+			got[i] -= y0[i]
+		}
+		checkQ8(t, fmt.Sprintf("%s add n=%d", name, n), rows5(got),
+			refProduct(W, rows, K, q8Act(x[:n*K]), n), refProduct(W, rows, K, x, n))
+	}
+}
+
 // testQuantSwiGLU checks the SwiGLU epilogues of mvq and mmh over an
 // interleaved gate/up matrix (a ragged FFN width of 100).
 func testQuantSwiGLU(t *testing.T, g *device, r *Runner, typ gguf.TensorType, K int, rng *rand.Rand, eps float32) {
@@ -301,6 +346,20 @@ func testQuantSwiGLU(t *testing.T, g *device, r *Runner, typ gguf.TensorType, K 
 		xq := q8Act(xn[:K])
 		ref := swiglu(refProduct(G, ffn, K, xq, 1), refProduct(U, ffn, K, xq, 1))
 		checkQ8(t, "mvq swiglu", getF32(t, g, dy, ffn), ref, want[:ffn])
+	}
+	for _, m := range []int{3, mvnMax} { // mvqn: m tokens, outputs ffn apart
+		xq, xs, xsum := devZeros(t, g, m*K), devZeros(t, g, 4*m*K/32), devZeros(t, g, 4*m*K/16)
+		if err := g.launch("qact8", [3]uint32{uint32(m)}, 256, 0, dx, i32(K), i32(K), dg, f32(eps), xq, xs, xsum); err != nil {
+			t.Fatal(err)
+		}
+		dy := devZeros(t, g, 4*m*ffn)
+		name := f.mvnName(m)
+		if err := g.launch(name, [3]uint32{2}, 256, 0, gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(K), xq, xs, xsum, i32(m), dy, i32(ffn), i32(ffn), i32(epSwiGLU)); err != nil {
+			t.Fatal(err)
+		}
+		xqf := q8Act(xn[:m*K])
+		ref := swiglu(refProduct(G, ffn, K, xqf, m), refProduct(U, ffn, K, xqf, m))
+		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", name, m), getF32(t, g, dy, m*ffn), ref, want[:m*ffn])
 	}
 	xh, hs := devZeros(t, g, 2*n*K), devZeros(t, g, 4*n)
 	if err := g.launch("qact_h", [3]uint32{n}, 256, 0, dx, i32(K), i32(K), dg, f32(eps), xh, hs); err != nil {
@@ -522,4 +581,24 @@ func TestQuantBench(t *testing.T) {
 		pps = append(pps, 512/pp(t, r, 512, 1).Seconds())
 	}
 	t.Logf("tg128 %s tok/s; pp512 %s tok/s (INFERNO_CUDA_QMM=%q)", stat(tgs), stat(pps), os.Getenv("INFERNO_CUDA_QMM"))
+}
+
+// TestQuantBatchBench (INFERNO_CUDA_BENCH=qbatch, INFERNO_CUDA_MODEL=file.gguf):
+// the batch runner's aggregate decode (S_TG) of B sequences after 128-token
+// prompts, 64 steps, on any model (mvqn up to mvnMax tokens a product,
+// mmh beyond).
+func TestQuantBatchBench(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") != "qbatch" {
+		t.Skip("set INFERNO_CUDA_BENCH=qbatch")
+	}
+	requireGPU(t)
+	m := startupModel(t)
+	r := newRunner(t, m, Options{MaxLen: 1024})
+	const bs = 16
+	br := newBatchRunner(t, r, 64*(128+64)/bs+64, bs)
+	batchDecode(t, br, 1, 128, 16)
+	for _, B := range []int{1, 2, 4, 8, 16, 32, 64} {
+		tps, _ := batchDecode(t, br, B, 128, 64)
+		t.Logf("B=%-3d S_TG %8.1f tok/s", B, tps)
+	}
 }

@@ -67,12 +67,13 @@ type tuning struct {
 	// from 33 tokens on, tg64 x64 2,456 and x128 4,633 tok/s; from 129 on,
 	// 4,172 and 5,110 (x8 and x32 the same).
 	h128 int
+	mvn  int // the most tokens a product of the block formats takes mvqn for (0 to mvnMax; 0: never)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
-		head: mvCfg{2, 1, false}, minchunk: 128, ahead: true, carveout: -1, h128: 129,
+		head: mvCfg{2, 1, false}, minchunk: 128, ahead: true, carveout: -1, h128: 129, mvn: mvnMax,
 		ar: 1, ast: 3, at: 256,
 	}
 }
@@ -108,6 +109,8 @@ func parseTuning(s string) (tuning, error) {
 			t.at = n
 		case k == "h128":
 			t.h128 = n
+		case k == "mvn" && n >= 0 && n <= mvnMax:
+			t.mvn = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:

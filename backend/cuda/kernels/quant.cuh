@@ -20,6 +20,7 @@
 // (c - a*OFF)*sum(x) against int8 activations q with scale s, with dp4a).
 //
 // Kernels: mvq_<type>_r2 (decode matrix-vector, every epilogue),
+// qact8 + mvqn_<type>_t4 / _t8 (one weight pass for up to 4 or 8 tokens),
 // mmh_<type>_b128 / _b32 (matrix-matrix on f16 tensor cores, weight tiles
 // dequantized to half in shared memory), qact_h (activations to f16 with a
 // power-of-two scale per token), qembed* (embedding lookups of any type).

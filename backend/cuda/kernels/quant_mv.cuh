@@ -264,3 +264,168 @@ MVQ_INST(q5_k, QT_Q5_K)
 MVQ_INST(q6_k, QT_Q6_K)
 MVQ_INST(iq4_nl, QT_IQ4_NL)
 MVQ_INST(iq4_xs, QT_IQ4_XS)
+
+// ---------------------------------------------------------------- small batches: one weight pass for up to NT tokens
+
+// qact8: token t (one block each) quantized as mvq's prologue quantizes its
+// activations (rmsnorm*gain when gain is not null), into global memory: the
+// int8 values xq[t*K..] (16-byte chunks swizzled by qsw), the scales
+// xs[t*K/32..] and the sums of 16 xsum[t*K/16..]. mvqn reads them.
+extern "C" __global__ void __launch_bounds__(256) qact8(const float* __restrict__ x, int K, int ldx,
+                                                        const float* __restrict__ gain, float eps, i8* xq,
+                                                        float* xs, float* xsum) {
+  __shared__ float red[8];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const size_t t = blockIdx.x;
+  qprologue(x + t * ldx, K, gain, eps, xq + t * K, xs + t * (K >> 5), xsum + t * (K >> 4), red);
+}
+
+// q_dot_w is q_dot with the unit's quant words w and scales a, c already
+// decoded (once for all the tokens of mvqn).
+template <int T>
+__device__ __forceinline__ float q_dot_w(const int (&w)[8], const float (&a)[2], const float (&c)[2],
+                                         const qact& x) {
+  int d0 = 0, d1 = 0;
+#pragma unroll
+  for (int g = 0; g < 8; g++) {
+    if (g < 4)
+      d0 = __dp4a(w[g], x.q[g], d0);
+    else
+      d1 = __dp4a(w[g], x.q[g], d1);
+  }
+  constexpr bool SUMS = qt<T>::HASC || qt<T>::OFF != 0;
+  if constexpr (qt<T>::SUB == 32) {
+    float r = a[0] * x.s * (float)(d0 + d1);
+    if constexpr (SUMS) r += (c[0] - a[0] * (float)qt<T>::OFF) * (x.s0 + x.s1);
+    return r;
+  } else {
+    float r = x.s * (a[0] * (float)d0 + a[1] * (float)d1);
+    if constexpr (SUMS)
+      r += (c[0] - a[0] * (float)qt<T>::OFF) * x.s0 + (c[1] - a[1] * (float)qt<T>::OFF) * x.s1;
+    return r;
+  }
+}
+
+// mvqn: Y[t*ldy + r] = W x_t for the n <= NT tokens of qact8's activations,
+// each weight unit loaded and decoded once for all of them (mvq's scheme:
+// persistent grid, 8 warps, a warp RPW rows of a tile, U units a row and
+// lane in flight); the activations are read through the L1 cache, the same
+// for every warp. Epilogues store, add and SwiGLU as mmh's (ep), token-major
+// with row stride ldy (SwiGLU: nout outputs a token).
+template <int T, int RPW, int U, int NT>
+__device__ __forceinline__ void mvqn(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
+                                     const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int rows,
+                                     int K, const i8* __restrict__ xq, const float* __restrict__ xs,
+                                     const float* __restrict__ xsum, int n, float* __restrict__ Y, int ldy,
+                                     int nout, int ep) {
+  PDL_LAUNCH();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int NU = K >> 5;
+  const bool sw = ep == EP_SWIGLU;
+  const int units = sw ? rows / 2 : (rows + RPW - 1) / RPW;
+  const int ntiles = (units + 7) / 8;
+  auto rowOf = [&](int tile, int r) -> int {
+    const int u = tile * 8 + warp;
+    if (sw) return (u >> 3) * 16 + (u & 7) + r * 8;
+    return u * RPW + r;
+  };
+  qunit q[U][RPW];
+  auto load = [&](int tile, int round) {
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+      const int row = rowOf(tile, r);
+#pragma unroll
+      for (int i = 0; i < U; i++) {
+        const int u = (round * U + i) * 32 + lane;
+        q_zero(q[i][r]);
+        if (u < NU && row < rows && tile < ntiles) q_load<T>(q[i][r], lo, hi, m0, m1, (size_t)row, K, u);
+      }
+    }
+  };
+  const int rounds = (NU + 32 * U - 1) / (32 * U);
+  int tile = blockIdx.x;
+  load(tile, 0);
+  PDL_WAIT();
+  for (; tile < ntiles; tile += gridDim.x) {
+    float acc[RPW][NT];
+#pragma unroll
+    for (int r = 0; r < RPW; r++)
+#pragma unroll
+      for (int j = 0; j < NT; j++) acc[r][j] = 0.f;
+    for (int round = 0; round < rounds; round++) {
+      if (round > 0) load(tile, round);
+#pragma unroll
+      for (int i = 0; i < U; i++) {
+        const int u = (round * U + i) * 32 + lane;
+        if (u >= NU) continue;
+        int w[RPW][8];
+        float a[RPW][2], c[RPW][2];
+#pragma unroll
+        for (int r = 0; r < RPW; r++) {
+#pragma unroll
+          for (int g = 0; g < 8; g++) w[r][g] = q_word<T>(q[i][r], g);
+          q_ac<T>(q[i][r], u, a[r], c[r]);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+          if (j < n) {
+            qact x;
+            q_act(x, u, xq + (size_t)j * K, xs + (size_t)j * NU, xsum + (size_t)j * 2 * NU);
+#pragma unroll
+            for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], a[r], c[r], x);
+          }
+        }
+      }
+    }
+    const int cur = tile;
+    if (tile + (int)gridDim.x < ntiles) load(tile + gridDim.x, 0);
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+      if (j >= n) break;
+#pragma unroll
+      for (int r = 0; r < RPW; r++) acc[r][j] = warp_sum(acc[r][j]);
+      float* y = Y + (size_t)j * ldy;
+      if (sw) {
+        const int p = cur * 8 + warp;
+        if (lane == 0 && p < nout) y[p] = acc[0][j] / (1.f + expf(-acc[0][j])) * acc[1][j];
+      } else {
+#pragma unroll
+        for (int r = 0; r < RPW; r++) {
+          const int row = rowOf(cur, r);
+          if (lane == r && row < rows) {
+            if (ep == EP_ADD)
+              y[row] += acc[r][j];
+            else
+              y[row] = acc[r][j];
+          }
+        }
+      }
+    }
+  }
+}
+
+#define MVQN_ARGS                                                                                         \
+  const uint8_t *__restrict__ lo, const uint8_t *__restrict__ hi, const uint8_t *__restrict__ m0,     \
+      const uint8_t *__restrict__ m1, int rows, int K, const i8 *__restrict__ xq,                       \
+      const float *__restrict__ xs, const float *__restrict__ xsum, int n, float *__restrict__ Y, int ldy, \
+      int nout, int ep
+#define MVQN_INST(NAME, T)                                                                          \
+  extern "C" __global__ void __launch_bounds__(256) mvqn_##NAME##_t4(MVQN_ARGS) {                   \
+    mvqn<T, 2, 2, 4>(lo, hi, m0, m1, rows, K, xq, xs, xsum, n, Y, ldy, nout, ep);                   \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(256) mvqn_##NAME##_t8(MVQN_ARGS) {                   \
+    mvqn<T, 2, 2, 8>(lo, hi, m0, m1, rows, K, xq, xs, xsum, n, Y, ldy, nout, ep);                   \
+  }
+MVQN_INST(q4_0, QT_Q4_0)
+MVQN_INST(q4_1, QT_Q4_1)
+MVQN_INST(q5_0, QT_Q5_0)
+MVQN_INST(q5_1, QT_Q5_1)
+MVQN_INST(q8_0, QT_Q8_0)
+MVQN_INST(q2_k, QT_Q2_K)
+MVQN_INST(q3_k, QT_Q3_K)
+MVQN_INST(q4_k, QT_Q4_K)
+MVQN_INST(q5_k, QT_Q5_K)
+MVQN_INST(q6_k, QT_Q6_K)
+MVQN_INST(iq4_nl, QT_IQ4_NL)
+MVQN_INST(iq4_xs, QT_IQ4_XS)
