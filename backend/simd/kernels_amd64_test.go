@@ -47,13 +47,14 @@ func TestAssemblyMatchesGo(t *testing.T) {
 		}
 	}
 
-	// Q8_0 products, every path (VNNI and AVX2 tiles, matrix-vector, Go
-	// tails).
-	for _, n := range []int{1, 4, 6, 9, 17} {
-		w := randWeight(t, rng, gguf.TensorQ8_0, 21, 320)
+	// Q8_0 products, every path (the VNNI tiles of sixteen rows by eight
+	// and four tokens and of eight rows by four, the AVX2 tiles,
+	// matrix-vector, Go tails).
+	for _, n := range []int{1, 4, 6, 8, 9, 12, 17} {
+		w := randWeight(t, rng, gguf.TensorQ8_0, 45, 320)
 		x := randVec(rng, n*320, 2)
 		check("MatMul Q8_0", func() []float32 {
-			y := make([]float32, n*21)
+			y := make([]float32, n*45)
 			New().MatMul(y, w, x, n)
 			return y
 		})

@@ -85,6 +85,14 @@ func q8VNNI8x4(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []f
 	panic("simd: no VNNI kernels")
 }
 
+func q8VNNI16x8(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []float32, cx []int32, nb int, pf []byte, pfs int) {
+	panic("simd: no VNNI kernels")
+}
+
+func q8VNNI16x4(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []float32, cx []int32, nb int, pf []byte, pfs int) {
+	panic("simd: no VNNI kernels")
+}
+
 func kTile(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int, vnni bool) {
 	panic("simd: no tile kernels")
 }

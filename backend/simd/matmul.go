@@ -168,6 +168,15 @@ func (o *Ops) matMulBlocks(y []float32, w *backend.Weight, a *Acts, r0, r1 int) 
 	rb := w.RowBytes()
 	r := r0
 	if tile := tileName(k); tile != "" && n >= minTileTokens {
+		if tile == "vnni" && k.tile == tileQ8 {
+			for ; r+16 <= r1; r += 16 {
+				wr := w.Data[r*rb : (r+16)*rb]
+				o.packRows16(k, wr, rb, a.nb)
+				for t := o.q8Tile16(y[r:], rows, a, w.Data[(r+16)*rb:], rb); t < n; t++ {
+					matVec(k, y[t*rows+r:t*rows+r+16], wr, rb, a, t)
+				}
+			}
+		}
 		if tile == "vnni" && k.tile == tileK {
 			for ; r+16 <= r1; r += 16 {
 				wr := w.Data[r*rb : (r+16)*rb]
@@ -262,14 +271,38 @@ func (o *Ops) packRows(k *typeKernels, w []byte, rb, nb int) {
 // the tiles of rows 0..7 and 8..15 interleaved by 32-byte pieces (see
 // kPackBytes), so that a 64-byte vector holds one piece of each.
 func (o *Ops) packRows16(k *typeKernels, w []byte, rb, nb int) {
-	pb := nb * kPackBytes(k.k.nsub)
+	pb := nb * packBlockBytes
+	if k.tile == tileK {
+		pb = nb * kPackBytes(k.k.nsub)
+	}
 	o.pack16 = grow(o.pack16, 2*pb)
 	for h := range 2 {
 		o.packRows(k, w[8*h*rb:(8*h+8)*rb], rb, nb)
 		for i := 0; i < pb; i += 32 {
-			copy(o.pack16[2*i+32*h:2*i+32*h+32], o.pack[i:i+32])
+			*(*[32]byte)(o.pack16[2*i+32*h:]) = *(*[32]byte)(o.pack[i:])
 		}
 	}
+}
+
+// q8Tile16 multiplies the sixteen rows packed in o.pack16 for the
+// Q8_0-like tile by the tokens of a, eight at a time and then four, token
+// t's results going to y[t*ldy:][:16]; it returns the number of tokens
+// done (the rest are fewer than four). Meanwhile it prefetches the weight
+// rows that come next (sixteen rows from next on, rb bytes each).
+func (o *Ops) q8Tile16(y []float32, ldy int, a *Acts, next []byte, rb int) int {
+	cols, nb, n := a.cols, a.nb, a.n
+	t := 0
+	for ; t+8 <= n; t += 8 {
+		q8VNNI16x8(y[t*ldy:], ldy, o.pack16, a.qs[t*cols:(t+8)*cols], cols, a.ds[t*nb:(t+8)*nb], a.cx[t*nb:(t+8)*nb], nb, next, 16*rb/nb)
+	}
+	if t+4 <= n {
+		if t > 0 {
+			next = nil // prefetched already
+		}
+		q8VNNI16x4(y[t*ldy:], ldy, o.pack16, a.qs[t*cols:(t+4)*cols], cols, a.ds[t*nb:(t+4)*nb], a.cx[t*nb:(t+4)*nb], nb, next, 16*rb/nb)
+		t += 4
+	}
+	return t
 }
 
 // tile4 multiplies the packed rows in o.pack by tokens t..t+3 of a, token

@@ -21,7 +21,10 @@ import (
 //     four tokens at a time (prompts and batches). The K tile has an AVX2
 //     kernel and AVX-512 VNNI ones (eight rows on 256-bit vectors, and
 //     sixteen, two tiles interleaved, on 512-bit vectors, which runs
-//     wherever VNNI does); the Q8_0-like tile a VNNI one.
+//     wherever VNNI does); the Q8_0-like tile VNNI ones (sixteen rows,
+//     two tiles interleaved, by eight or four tokens on 512-bit vectors,
+//     prefetching the next sixteen rows; eight rows by four tokens on
+//     256-bit vectors for the rows left).
 //
 // A nil assembly field means the Go version runs: the Go reference per row
 // for matVec, the Go packer for pack; a type without a tile multiplies

@@ -255,6 +255,23 @@ func TestBlockKernelsBitwise(t *testing.T) {
 					}
 				}
 			}
+			if k.tile == tileQ8 && vnni {
+				// The 512-bit tile: all sixteen rows, eight tokens and then
+				// four (the last four again).
+				o.packRows16(k, w.Data[:16*rb], rb, a.nb)
+				got := make([]float32, n*rows)
+				if done := o.q8Tile16(got, rows, &a, nil, rb); done != n {
+					t.Fatalf("%s: q8Tile16 did %d tokens of %d", typ, done, n)
+				}
+				if i := sameBits(got, ref); i >= 0 {
+					t.Fatalf("%s raw=%v wide tile: token %d row %d: %g, Go %g", typ, raw, i/rows, i%rows, got[i], ref[i])
+				}
+				clear(got)
+				q8VNNI16x4(got, rows, o.pack16, a.qs[4*cols:8*cols], cols, a.ds[4*a.nb:8*a.nb], a.cx[4*a.nb:8*a.nb], a.nb, nil, 0)
+				if i := sameBits(got[:4*rows], ref[4*rows:]); i >= 0 {
+					t.Fatalf("%s raw=%v wide tile of four tokens: token %d row %d: %g, Go %g", typ, raw, 4+i/rows, i%rows, got[i], ref[4*rows+i])
+				}
+			}
 			if k.tile == tileK && vnni {
 				// The 512-bit tile: all sixteen rows, from the packer's tiles.
 				o.packRows16(k, w.Data[:16*rb], rb, a.nb)

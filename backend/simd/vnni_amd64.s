@@ -11,12 +11,21 @@
 // initialized to cx = -128*sum(x). Then, as in every Q8_0 kernel,
 // acc += float32(sum) * (dw * dx).
 
-// func q8Repack8AVX2(dst *byte, w *byte, rb int, nb int)
-TEXT ·q8Repack8AVX2(SB), NOSPLIT, $0-32
+// func q8Repack8AVX2(dst *byte, w *byte, rb int, nb int, vs int)
+//
+// Vector k of a block goes vs*k bytes from the block's start, the scales
+// vs*8 bytes, the next block vs*9: vs = 32 for a tile of eight rows, 64 for
+// either half of a tile of sixteen (interleaved by 32-byte pieces, the
+// second half 32 bytes on).
+TEXT ·q8Repack8AVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ w+8(FP), R8
 	MOVQ rb+16(FP), DX
 	MOVQ nb+24(FP), CX
+	MOVQ vs+32(FP), R11
+	LEAQ (R11)(R11*2), R12 // 3*vs
+	LEAQ (R11)(R11*4), R13 // 5*vs
+	LEAQ (R12)(R11*4), R14 // 7*vs
 	LEAQ (DX)(DX*2), AX
 	LEAQ (R8)(AX*1), R9   // row 3
 	LEAQ (R9)(AX*1), R10  // row 6
@@ -49,7 +58,7 @@ rploop:
 	ORQ  BX, AX
 	VPINSRQ $1, AX, X14, X14
 	VCVTPH2PS X14, Y14
-	VMOVUPS Y14, 256(DI)
+	VMOVUPS Y14, (DI)(R11*8)
 
 	VMOVDQU 2(R8), Y0
 	VMOVDQU 2(R8)(DX*1), Y1
@@ -81,30 +90,31 @@ rploop:
 	VPXOR   Y15, Y8, Y8
 	VPXOR   Y15, Y9, Y9
 	VMOVDQU Y8, (DI)
-	VMOVDQU Y9, 128(DI)
+	VMOVDQU Y9, (DI)(R11*4)
 	VPERM2I128 $0x20, Y5, Y1, Y8
 	VPERM2I128 $0x31, Y5, Y1, Y9
 	VPXOR   Y15, Y8, Y8
 	VPXOR   Y15, Y9, Y9
-	VMOVDQU Y8, 32(DI)
-	VMOVDQU Y9, 160(DI)
+	VMOVDQU Y8, (DI)(R11*1)
+	VMOVDQU Y9, (DI)(R13*1)
 	VPERM2I128 $0x20, Y6, Y2, Y8
 	VPERM2I128 $0x31, Y6, Y2, Y9
 	VPXOR   Y15, Y8, Y8
 	VPXOR   Y15, Y9, Y9
-	VMOVDQU Y8, 64(DI)
-	VMOVDQU Y9, 192(DI)
+	VMOVDQU Y8, (DI)(R11*2)
+	VMOVDQU Y9, (DI)(R12*2)
 	VPERM2I128 $0x20, Y7, Y3, Y8
 	VPERM2I128 $0x31, Y7, Y3, Y9
 	VPXOR   Y15, Y8, Y8
 	VPXOR   Y15, Y9, Y9
-	VMOVDQU Y8, 96(DI)
-	VMOVDQU Y9, 224(DI)
+	VMOVDQU Y8, (DI)(R12*1)
+	VMOVDQU Y9, (DI)(R14*1)
 
 	ADDQ $34, R8
 	ADDQ $34, R9
 	ADDQ $34, R10
-	ADDQ $288, DI
+	LEAQ (DI)(R11*8), DI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ  rploop
 	VZEROUPPER
