@@ -171,7 +171,7 @@ func (r *Runner) quantSetup() error {
 		if f == nil {
 			return fmt.Errorf("cuda: no kernels for %s", t)
 		}
-		if t == gguf.TensorQ8_0 && !r.q8h {
+		if r.ownQ8(t) {
 			continue
 		}
 		for _, k := range []struct {
@@ -234,6 +234,11 @@ func persistentGrid(rows, most int) int {
 	return (tiles + per - 1) / per
 }
 
+// ownQ8 reports whether matrices of type t run on Q8_0's own kernels
+// (mvf_q8, mmv_q8, mm_q8) rather than on the generic block kernels: Q8_0
+// in models below q8hFor's size.
+func (r *Runner) ownQ8(t gguf.TensorType) bool { return t == gguf.TensorQ8_0 && !r.q8h }
+
 // mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
 // pairs each) spread evenly over at most the blocks that fit at once.
 func (r *Runner) mvqGrid(f *qformat, rows int) int { return persistentGrid(rows, r.grids[f.mvq]) }
@@ -241,7 +246,7 @@ func (r *Runner) mvqGrid(f *qformat, rows int) int { return persistentGrid(rows,
 // headGrid returns the blocks of the decode output head's matvec (and so
 // the argmax partials).
 func (r *Runner) headGrid() int {
-	if r.out.typ != gguf.TensorQ8_0 || r.q8h {
+	if !r.ownQ8(r.out.typ) {
 		return r.mvqGrid(formatOf(r.out.typ), r.out.rows)
 	}
 	return r.mvGrid(r.tune.head, "argmax", r.cfg.Vocab)
@@ -252,7 +257,7 @@ func (r *Runner) headGrid() int {
 func (r *Runner) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
-		if s.typ == gguf.TensorQ8_0 && !r.q8h {
+		if r.ownQ8(s.typ) {
 			l.launch(m.name(kind), [3]uint32{uint32(r.mvGrid(m, kind, s.rows))}, 256, uint32(m.smem(s.cols)),
 				s.q, s.drow, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx)
 			continue
@@ -285,7 +290,7 @@ func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint
 	have := "" // the activations computed last: "q8", "8" or "h"
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
-		if n <= r.tune.mvn && (s.typ != gguf.TensorQ8_0 || r.q8h) {
+		if n <= r.tune.mvn && !r.ownQ8(s.typ) {
 			// Small batches: qact8's int8 activations (xq in hi, the
 			// scales in sx, the sums of 16 in lo) and one weight pass.
 			if have != "8" {
@@ -298,7 +303,7 @@ func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint
 				s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(K), b.hi, b.sx, b.lo, i32(n), ys, i32(ldy), i32(nout), i32(epOf(kind)))
 			continue
 		}
-		if s.typ == gguf.TensorQ8_0 && !r.q8h {
+		if r.ownQ8(s.typ) {
 			if have != "q8" {
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
 				have = "q8"

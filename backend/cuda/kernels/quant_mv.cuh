@@ -94,21 +94,21 @@ __device__ __forceinline__ void q_act(qact& a, int u, const i8* xq, const float*
   a.s1 = ss.y;
 }
 
-// q_dot returns the unit's dot product with the activations x = s*q:
+// q_dot_w returns the unit's dot product with the activations x = s*q,
+// from its quant words w (q_word) and its sub-blocks' a and c (q_ac):
 // a*s*dot(Q, q) + (c - a*OFF)*sum(x) per sub-block, Q.q exact in integers.
+// mvqn decodes w, a and c once for all its tokens.
 template <int T>
-__device__ __forceinline__ float q_dot(const qunit& q, int u, const qact& x) {
+__device__ __forceinline__ float q_dot_w(const int (&w)[8], const float (&a)[2], const float (&c)[2],
+                                         const qact& x) {
   int d0 = 0, d1 = 0;
 #pragma unroll
   for (int g = 0; g < 8; g++) {
-    const int w = q_word<T>(q, g);
     if (g < 4)
-      d0 = __dp4a(w, x.q[g], d0);
+      d0 = __dp4a(w[g], x.q[g], d0);
     else
-      d1 = __dp4a(w, x.q[g], d1);
+      d1 = __dp4a(w[g], x.q[g], d1);
   }
-  float a[2], c[2];
-  q_ac<T>(q, u, a, c);
   constexpr bool SUMS = qt<T>::HASC || qt<T>::OFF != 0;
   if constexpr (qt<T>::SUB == 32) {
     float r = a[0] * x.s * (float)(d0 + d1);
@@ -120,6 +120,17 @@ __device__ __forceinline__ float q_dot(const qunit& q, int u, const qact& x) {
       r += (c[0] - a[0] * (float)qt<T>::OFF) * x.s0 + (c[1] - a[1] * (float)qt<T>::OFF) * x.s1;
     return r;
   }
+}
+
+// q_dot is q_dot_w of unit u as loaded.
+template <int T>
+__device__ __forceinline__ float q_dot(const qunit& q, int u, const qact& x) {
+  int w[8];
+#pragma unroll
+  for (int g = 0; g < 8; g++) w[g] = q_word<T>(q, g);
+  float a[2], c[2];
+  q_ac<T>(q, u, a, c);
+  return q_dot_w<T>(w, a, c, x);
 }
 
 // mvq: y = W * rmsnorm(x)*gain (or W * x when gain is null) for one token,
@@ -279,32 +290,6 @@ extern "C" __global__ void __launch_bounds__(256) qact8(const float* __restrict_
   PDL_WAIT();
   const size_t t = blockIdx.x;
   qprologue(x + t * ldx, K, gain, eps, xq + t * K, xs + t * (K >> 5), xsum + t * (K >> 4), red);
-}
-
-// q_dot_w is q_dot with the unit's quant words w and scales a, c already
-// decoded (once for all the tokens of mvqn).
-template <int T>
-__device__ __forceinline__ float q_dot_w(const int (&w)[8], const float (&a)[2], const float (&c)[2],
-                                         const qact& x) {
-  int d0 = 0, d1 = 0;
-#pragma unroll
-  for (int g = 0; g < 8; g++) {
-    if (g < 4)
-      d0 = __dp4a(w[g], x.q[g], d0);
-    else
-      d1 = __dp4a(w[g], x.q[g], d1);
-  }
-  constexpr bool SUMS = qt<T>::HASC || qt<T>::OFF != 0;
-  if constexpr (qt<T>::SUB == 32) {
-    float r = a[0] * x.s * (float)(d0 + d1);
-    if constexpr (SUMS) r += (c[0] - a[0] * (float)qt<T>::OFF) * (x.s0 + x.s1);
-    return r;
-  } else {
-    float r = x.s * (a[0] * (float)d0 + a[1] * (float)d1);
-    if constexpr (SUMS)
-      r += (c[0] - a[0] * (float)qt<T>::OFF) * x.s0 + (c[1] - a[1] * (float)qt<T>::OFF) * x.s1;
-    return r;
-  }
 }
 
 // mvqn: Y[t*ldy + r] = W x_t for the n <= NT tokens of qact8's activations,
