@@ -2,71 +2,20 @@ package qwen3_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"inferno/backend"
 	"inferno/backend/pool"
-	"inferno/batch"
 	"inferno/gguf"
-	"inferno/kvcache"
 	"inferno/model/qwen3"
-	"inferno/quant"
 	"inferno/quantize"
 	"inferno/synth"
+	"inferno/tools/quanterror"
 )
-
-// quantErrorFixture is testdata/quant_error.json, written by
-// tools/quant-error.sh (tools/quant-error): a synthetic model, a token
-// sequence, and for each mixture the errors of the quantized model's
-// logits against the float32 model's and against its own dequantized
-// copy's, measured in inferno and in llama.cpp on the same files.
-// docs/QUANT.md shows it as tables.
-type quantErrorFixture struct {
-	Synth struct {
-		Preset  string `json:"preset"`
-		Layers  int    `json:"layers"`
-		Hidden  int    `json:"hidden"`
-		FFN     int    `json:"ffn"`
-		Heads   int    `json:"heads"`
-		KVHeads int    `json:"kv_heads"`
-		HeadDim int    `json:"head_dim"`
-		Vocab   int    `json:"vocab_size"`
-		Seed    uint64 `json:"seed"`
-	} `json:"synth"`
-	Tokens          []int32 `json:"tokens"`
-	F32TensorSHA256 string  `json:"f32_tensor_sha256"`
-	Mixtures        []struct {
-		Mixture           string `json:"mixture"`
-		TensorSHA256      string `json:"tensor_sha256"`
-		DequantizedSHA256 string `json:"dequantized_sha256"`
-		VsF32             qePair `json:"vs_f32"`
-		VsDequantized     qePair `json:"vs_dequantized"`
-	} `json:"mixtures"`
-}
-
-// qePair is one file's errors in both engines.
-type qePair struct {
-	Inferno qeErrors `json:"inferno"`
-	Llama   qeErrors `json:"llama"`
-}
-
-// qeErrors are logits errors against a float32 model's over every
-// position (tools/quant-error's Errors).
-type qeErrors struct {
-	RelL2  float64 `json:"rel_l2"`
-	MaxAbs float64 `json:"max_abs"`
-	Top1   float64 `json:"top1"`
-	KLD    float64 `json:"kld"`
-}
 
 // The bounds of TestQuantError: inferno's relative L2 error on a file is
 // at most qeRatio times llama.cpp's on the same file, its KL divergence
@@ -86,8 +35,8 @@ const (
 	qeTop1Slack   = 4.0 / 64
 )
 
-// check returns an error when e breaks the bounds against llama.cpp's l.
-func (e qeErrors) check(l qeErrors) error {
+// qeCheck returns an error when e breaks the bounds against llama.cpp's l.
+func qeCheck(e, l quanterror.Errors) error {
 	switch {
 	case e.RelL2 > qeRatio*l.RelL2+qeEpsRelL2:
 		return fmt.Errorf("relative L2 error %.4g > %.2f x llama.cpp's %.4g", e.RelL2, qeRatio, l.RelL2)
@@ -101,7 +50,8 @@ func (e qeErrors) check(l qeErrors) error {
 	return nil
 }
 
-func (e qeErrors) String() string {
+// qeString formats e for the log.
+func qeString(e quanterror.Errors) string {
 	return fmt.Sprintf("rel L2 %.4g, max abs %.4g, top-1 %.3f, KLD %.3g", e.RelL2, e.MaxAbs, e.Top1, e.KLD)
 }
 
@@ -116,33 +66,33 @@ const qeFault = 1.0 / 32
 // position of the token sequence, in one pass and token by token) are as
 // close as llama.cpp's to the float32 model's (the error of quantization)
 // and to the dequantized model's (the error of the products alone, where
-// a faulty kernel shows most): qeErrors.check.
+// a faulty kernel shows most): qeCheck.
 //
 // As a control, each mixture also runs with a deliberately wrong kernel
 // for its main type (qeFaulty: every other row of the result off by
 // 1/32, far less than a dropped or misread scale does), which the same
 // checks must reject: a test that cannot fail would be worth nothing.
 func TestQuantError(t *testing.T) {
-	fx, ref, files, deqs := quantErrorSetup(t)
+	fx, tokens, ref, files, deqs := quantErrorSetup(t)
 	ops := pool.New(0)
 	defer ops.Close()
 	for i, mx := range fx.Mixtures {
 		t.Run(mx.Mixture, func(t *testing.T) {
 			m, dm := openModel(t, files[i]), openModel(t, deqs[i])
-			dref := qeLogits(t, dm, ops, fx.Tokens, false)
+			dref := qeLogits(t, dm, ops, tokens, false)
 			for _, oneByOne := range []bool{false, true} {
 				how := "one pass"
 				if oneByOne {
 					how = "token by token"
 				}
-				got := qeLogits(t, m, ops, fx.Tokens, oneByOne)
-				e, d := qeMeasure(got, ref, fx.Synth.Vocab), qeMeasure(got, dref, fx.Synth.Vocab)
-				t.Logf("%s: against float32: %v (llama.cpp %v; recorded %.4g)", how, e, mx.VsF32.Llama, mx.VsF32.Inferno.RelL2)
-				t.Logf("%s: against dequantized: %v (llama.cpp %v; recorded %.4g)", how, d, mx.VsDequantized.Llama, mx.VsDequantized.Inferno.RelL2)
-				if err := e.check(mx.VsF32.Llama); err != nil {
+				got := qeLogits(t, m, ops, tokens, oneByOne)
+				e, d := quanterror.Measure(got, ref, fx.Synth.Vocab), quanterror.Measure(got, dref, fx.Synth.Vocab)
+				t.Logf("%s: against float32: %s (llama.cpp %s; recorded %.4g)", how, qeString(e), qeString(mx.VsF32.Llama), mx.VsF32.Inferno.RelL2)
+				t.Logf("%s: against dequantized: %s (llama.cpp %s; recorded %.4g)", how, qeString(d), qeString(mx.VsDequantized.Llama), mx.VsDequantized.Inferno.RelL2)
+				if err := qeCheck(e, mx.VsF32.Llama); err != nil {
 					t.Errorf("%s, against the float32 model: %v", how, err)
 				}
-				if err := d.check(mx.VsDequantized.Llama); err != nil {
+				if err := qeCheck(d, mx.VsDequantized.Llama); err != nil {
 					t.Errorf("%s, against the dequantized model: %v", how, err)
 				}
 			}
@@ -152,14 +102,14 @@ func TestQuantError(t *testing.T) {
 				t.Fatal(err)
 			}
 			faulty := &qeFaulty{Ops: ops, typ: mix.Default, delta: qeFault}
-			got := qeLogits(t, m, faulty, fx.Tokens, false)
+			got := qeLogits(t, m, faulty, tokens, false)
 			if faulty.calls == 0 {
 				t.Fatalf("control: no product with %s weights", mix.Default)
 			}
-			e, d := qeMeasure(got, ref, fx.Synth.Vocab), qeMeasure(got, dref, fx.Synth.Vocab)
-			ef, df := e.check(mx.VsF32.Llama), d.check(mx.VsDequantized.Llama)
-			t.Logf("control, wrong %s kernel: against float32: %v: %v", mix.Default, e, ef)
-			t.Logf("control, wrong %s kernel: against dequantized: %v: %v", mix.Default, d, df)
+			e, d := quanterror.Measure(got, ref, fx.Synth.Vocab), quanterror.Measure(got, dref, fx.Synth.Vocab)
+			ef, df := qeCheck(e, mx.VsF32.Llama), qeCheck(d, mx.VsDequantized.Llama)
+			t.Logf("control, wrong %s kernel: against float32: %s: %v", mix.Default, qeString(e), ef)
+			t.Logf("control, wrong %s kernel: against dequantized: %s: %v", mix.Default, qeString(d), df)
 			if ef == nil && df == nil {
 				t.Errorf("control: a %s kernel off by %.3g in every other row passes the checks", mix.Default, qeFault)
 			}
@@ -197,13 +147,13 @@ func (f *qeFaulty) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 // temporary folder, checks their tensors are those the fixture was made
 // from, and returns the fixture, the float32 model's logits (pool
 // backend, one pass), the quantized files and the dequantized ones.
-func quantErrorSetup(t *testing.T) (*quantErrorFixture, []float32, []string, []string) {
+func quantErrorSetup(t *testing.T) (*quanterror.Fixture, []int32, []float32, []string, []string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "quant_error.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fx quantErrorFixture
+	var fx quanterror.Fixture
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
@@ -213,16 +163,11 @@ func quantErrorSetup(t *testing.T) (*quantErrorFixture, []float32, []string, []s
 	const regen = "the llama.cpp figures are for another file; rerun tools/quant-error.sh"
 	dir := t.TempDir()
 	f32 := filepath.Join(dir, "f32.gguf")
-	s := fx.Synth
-	opts := synth.Options{
-		Preset: s.Preset, Seed: s.Seed, Type: gguf.TensorF32,
-		Shape: synth.Shape{Layers: s.Layers, Hidden: s.Hidden, FFN: s.FFN, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim, Vocab: s.Vocab},
-	}
 	out, err := os.Create(f32)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := synth.Write(out, opts); err != nil {
+	if err := synth.Write(out, fx.Synth.Options()); err != nil {
 		t.Fatal(err)
 	}
 	if err := out.Close(); err != nil {
@@ -242,184 +187,39 @@ func quantErrorSetup(t *testing.T) (*quantErrorFixture, []float32, []string, []s
 		if h := qeTensorHash(t, files[i]); h != mx.TensorSHA256 {
 			t.Fatalf("%s: tensor hash %s, want %s: %s", mx.Mixture, h, mx.TensorSHA256, regen)
 		}
-		qeDequantize(t, files[i], deqs[i])
+		if err := quanterror.Dequantize(files[i], deqs[i]); err != nil {
+			t.Fatal(err)
+		}
 		if h := qeTensorHash(t, deqs[i]); h != mx.DequantizedSHA256 {
 			t.Fatalf("%s dequantized: tensor hash %s, want %s: %s", mx.Mixture, h, mx.DequantizedSHA256, regen)
 		}
 	}
 	ops := pool.New(0)
 	defer ops.Close()
-	ref := qeLogits(t, openModel(t, f32), ops, fx.Tokens, false)
-	return &fx, ref, files, deqs
+	tokens := make([]int32, len(fx.Tokens))
+	for i, tok := range fx.Tokens {
+		tokens[i] = int32(tok)
+	}
+	ref := qeLogits(t, openModel(t, f32), ops, tokens, false)
+	return &fx, tokens, ref, files, deqs
 }
 
-// qeDequantize is tools/quant-error's Dequantize: a copy of the GGUF file
-// in whose tensors are all float32, general.file_type 0.
-func qeDequantize(t *testing.T, in, out string) {
-	t.Helper()
-	f, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := gguf.NewWriter()
-	for _, kv := range f.KVs {
-		v := kv.Value
-		if kv.Key == "general.file_type" {
-			v, _ = gguf.MakeValue(uint32(0))
-		}
-		if err := w.Set(kv.Key, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ti := range f.Tensors {
-		typ, data := ti.Type, ti.Data
-		if typ != gguf.TensorF32 {
-			vals := make([]float32, ti.Elements())
-			if err := quant.DequantizeRow(vals, data, typ, len(vals)); err != nil {
-				t.Fatalf("%s: %v", ti.Name, err)
-			}
-			typ, data = gguf.TensorF32, make([]byte, 4*len(vals))
-			for i, v := range vals {
-				binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-			}
-		}
-		if err := w.AddTensor(ti.Name, typ, ti.Shape, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.WriteTo(o); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// qeLogits returns the logits of every position of tokens, position after
-// position: computed in one forward pass with every position an output,
-// or one token at a time.
+// qeLogits is quanterror.Logits, failing t on an error.
 func qeLogits(t *testing.T, m *qwen3.Model, ops backend.Ops, tokens []int32, oneByOne bool) []float32 {
 	t.Helper()
-	var out []float32
-	if oneByOne {
-		r := qwen3.NewRunner(m, ops, len(tokens)) // not closed: that would stop ops's workers
-		for _, tok := range tokens {
-			if err := r.Forward([]int32{tok}); err != nil {
-				t.Fatal(err)
-			}
-			l, err := r.Logits()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, l...)
-		}
-		return out
-	}
-	br, err := qwen3.NewBatched(m, ops, 0, 1, len(tokens), kvcache.F32)
+	l, err := quanterror.Logits(m, ops, tokens, oneByOne)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer br.Close()
-	var b batch.Batch
-	b.Add(b.AddSeq([]int32{0}), tokens, 0, false)
-	for i := range tokens {
-		b.Outputs = append(b.Outputs, int32(i))
-	}
-	if err := br.Forward(&b); err != nil {
-		t.Fatal(err)
-	}
-	for i := range tokens {
-		l, err := br.Logits(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, l...)
-	}
-	return out
+	return l
 }
 
-// qeMeasure returns the errors of got against want, rows of vocab values
-// (tools/quant-error's Measure).
-func qeMeasure(got, want []float32, vocab int) qeErrors {
-	var num, den, maxAbs, kld float64
-	top1 := 0
-	rows := len(want) / vocab
-	for r := range rows {
-		g, w := got[r*vocab:(r+1)*vocab], want[r*vocab:(r+1)*vocab]
-		for i := range w {
-			d := float64(g[i]) - float64(w[i])
-			num += d * d
-			den += float64(w[i]) * float64(w[i])
-			maxAbs = math.Max(maxAbs, math.Abs(d))
-		}
-		if qeArgmax(g) == qeArgmax(w) {
-			top1++
-		}
-		lw, lg := qeLogSoftmax(w), qeLogSoftmax(g)
-		for i := range lw {
-			kld += math.Exp(lw[i]) * (lw[i] - lg[i])
-		}
-	}
-	return qeErrors{RelL2: math.Sqrt(num / den), MaxAbs: maxAbs, Top1: float64(top1) / float64(rows), KLD: kld / float64(rows)}
-}
-
-func qeArgmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
-}
-
-func qeLogSoftmax(v []float32) []float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, float64(x))
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(float64(x) - m)
-	}
-	ls := m + math.Log(s)
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x) - ls
-	}
-	return out
-}
-
-// qeTensorHash is tools/quant-error's tensorHash: the SHA-256 of a GGUF
-// file's tensors (name, type, shape and data of each, in the order of
-// their names).
+// qeTensorHash is quanterror.TensorHash, failing t on an error.
 func qeTensorHash(t *testing.T, path string) string {
 	t.Helper()
-	f, err := gguf.Open(path)
+	h, err := quanterror.TensorHash(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	ts := append([]gguf.TensorInfo(nil), f.Tensors...)
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
-	h := sha256.New()
-	for _, ti := range ts {
-		var hdr []byte
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(ti.Name)))
-		hdr = append(hdr, ti.Name...)
-		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(ti.Type))
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(ti.Shape)))
-		for _, d := range ti.Shape {
-			hdr = binary.LittleEndian.AppendUint64(hdr, d)
-		}
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(ti.Data)))
-		h.Write(hdr)
-		h.Write(ti.Data)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return h
 }
