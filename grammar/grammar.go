@@ -122,6 +122,7 @@ type Builder struct {
 	g     Grammar
 	index map[string]int
 	defd  []bool
+	err   error // the first error of a method that cannot return one
 }
 
 // NewBuilder returns an empty Builder.
@@ -161,6 +162,9 @@ func (b *Builder) Define(name string, e *Expr) error {
 
 // Grammar returns the grammar rooted at the rule called root, validated.
 func (b *Builder) Grammar(root string) (*Grammar, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
 	i, ok := b.index[root]
 	if !ok || !b.defd[i] {
 		return nil, fmt.Errorf("grammar: no rule %q", root)
@@ -381,6 +385,10 @@ func (g *Grammar) write(b *strings.Builder, e *Expr, nested bool) {
 	case Literal:
 		b.WriteString(quote(e.Text))
 	case Class:
+		if e.Negated && len(e.Ranges) == 0 {
+			b.WriteByte('.')
+			break
+		}
 		b.WriteByte('[')
 		if e.Negated {
 			b.WriteByte('^')
