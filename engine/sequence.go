@@ -33,6 +33,10 @@ type Request struct {
 	// computed again (the next turn of a conversation, the same system
 	// prompt); at least the last prompt token always runs.
 	Cached []int32
+	// Constraint, when set, restricts the generated tokens to a grammar's
+	// (structured output); the sequence finishes with FinishStop once the
+	// grammar is matched to its end. It serves this request alone.
+	Constraint Constraint
 }
 
 // Finish reasons, as OpenAI's API spells them.
@@ -71,6 +75,7 @@ type Sequence struct {
 	stops   *stop.Matcher            // nil without stop strings
 	greedy  bool                     // the runner's own argmax is the pick
 	topK    TopKer                   // the runner's top-k, when the request allows it
+	cons    *constraintState         // nil without a Constraint
 
 	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
 	todo   []int32 // the ids the next forward passes run before the next pick
@@ -97,7 +102,9 @@ func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, er
 		s.topK = tk
 	}
 	if la, ok := r.(Lookaheader); ok {
-		la.SetLookahead(s.greedy)
+		// A constrained pick reads the logits: the runner's own argmax
+		// would pick a token the grammar may not allow.
+		la.SetLookahead(s.greedy && s.cons == nil)
 	}
 	keep := 0
 	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() {
@@ -174,6 +181,9 @@ func newSequence(vocab, maxLen int, tok *tokenizer.Tokenizer, req Request) (*Seq
 	s.held = make([]int32, 0, len(req.Prompt)+min(s.limit, 4096))
 	s.step = make([]int32, 0, 1)
 	s.todo = req.Prompt
+	if req.Constraint != nil {
+		s.cons = &constraintState{c: req.Constraint, mask: make([]uint64, MaskWords(vocab))}
+	}
 	return s, nil
 }
 
@@ -317,6 +327,11 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 	}
 	s.last = now
 	id := tok.ID
+	if s.cons != nil {
+		if err := s.acceptConstrained(id); err != nil {
+			return s.fail(err)
+		}
+	}
 	s.sampler.Accept(id)
 	s.step = append(s.step[:0], id)
 	s.todo = s.step
@@ -336,7 +351,7 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 		}
 	}
 	switch {
-	case eog:
+	case eog, s.cons != nil && s.cons.c.Done():
 		st.Finish = FinishStop
 	case s.out >= s.limit:
 		st.Finish = FinishLength
@@ -352,6 +367,9 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 // decoding, the runner's top-k candidates when the request lets the
 // sampler work on those alone, or the full logits.
 func (s *Sequence) pick(out Output) (sampling.Token, error) {
+	if s.cons != nil && s.cons.c.Active() {
+		return s.pickConstrained(out)
+	}
 	if s.greedy {
 		id, err := out.Greedy()
 		return sampling.Token{ID: id}, err
