@@ -1,0 +1,639 @@
+package constrain
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"inferno/grammar"
+)
+
+// Limits of compilation: they turn pathological grammars into errors.
+const (
+	inlineLimit   = 4096    // largest rule (in automaton nodes) copied into its callers
+	repeatLimit   = 4096    // largest {m,n} body times copies expanded in place; beyond, a counter
+	maxRuleNodes  = 1 << 18 // automaton nodes of one rule
+	maxStates     = 1 << 18 // automaton states of a grammar
+	maxTransTotal = 1 << 24 // transition table entries of a grammar
+)
+
+// Compiled is a grammar compiled against a vocabulary: a byte-level
+// pushdown automaton (one deterministic automaton per rule, with call edges
+// for the references that were not inlined and counter states for long
+// bounded repetitions) and a lazily filled per-state table of token masks.
+// It is safe for concurrent use by many Matchers.
+type Compiled struct {
+	v      *Vocab
+	ncls   int
+	cls    [256]uint8
+	trans  []int32 // trans[s*ncls+cls[b]]: next state, or -1
+	info   []stateInfo
+	calls  []callEdge
+	reps   []repInfo
+	start  int32 // the root rule's start state
+	masks  []atomic.Pointer[stateMask]
+	locks  [64]sync.Mutex
+	works  sync.Pool // *work for computing masks
+	states int
+}
+
+type stateInfo struct {
+	call0, call1 int32 // calls[call0:call1]
+	rep          int32 // index into reps, or -1
+	final        bool  // the rule can end here
+	bytes        bool  // some byte moves on
+	simple       bool  // bytes, and no call, end or counter
+	loops        bool  // every text-slice code point leads back here
+}
+
+// callEdge pushes a frame returning to ret and enters the callee at start.
+type callEdge struct{ start, ret int32 }
+
+// repInfo is a counter state: the body rule runs between min and max times
+// (max < 0: unbounded), the count kept in the frame.
+type repInfo struct {
+	body     int32 // start state of the body rule
+	min, max int32
+	bodyLive bool
+}
+
+// crule is a rule of the automaton: a grammar rule, the body of a long
+// repetition, or such a repetition's counter.
+type crule struct {
+	expr     *grammar.Expr
+	rep      bool
+	body     int // crule of the body, for rep
+	min, max int
+}
+
+type nrng struct {
+	lo, hi byte
+	to     int32
+}
+
+type ncall struct{ rule, to int32 }
+
+type nfa struct {
+	eps   [][]int32
+	rng   [][]nrng
+	call  [][]ncall
+	final int32
+}
+
+func (n *nfa) node() int32 {
+	n.eps = append(n.eps, nil)
+	n.rng = append(n.rng, nil)
+	n.call = append(n.call, nil)
+	return int32(len(n.eps) - 1)
+}
+
+type compiler struct {
+	g         *grammar.Grammar
+	rules     []crule
+	nfas      []*nfa
+	ruleOf    map[int]int // grammar rule -> crule
+	recursive []bool
+	cost      []int
+	err       error
+}
+
+// Compile compiles g against v. The work per grammar position (which tokens
+// it accepts) is done lazily, on the first mask asked there.
+func Compile(g *grammar.Grammar, v *Vocab) (*Compiled, error) {
+	if g == nil || v == nil {
+		return nil, fmt.Errorf("constrain: nil grammar or vocabulary")
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	c := &compiler{g: g, ruleOf: map[int]int{}, cost: make([]int, len(g.Rules))}
+	for i := range c.cost {
+		c.cost[i] = -1
+	}
+	c.recursive = recursiveRules(g)
+	c.ruleFor(g.Root)
+	for i := 0; i < len(c.rules); i++ {
+		if c.rules[i].rep {
+			c.nfas = append(c.nfas, nil)
+			continue
+		}
+		n := &nfa{}
+		s := n.node()
+		n.final = n.node()
+		c.build(n, c.rules[i].expr, s, n.final)
+		if c.err != nil {
+			return nil, c.err
+		}
+		c.nfas = append(c.nfas, n)
+	}
+	return c.determinize(v)
+}
+
+// recursiveRules reports the rules that can reach themselves by references.
+func recursiveRules(g *grammar.Grammar) []bool {
+	n := len(g.Rules)
+	refs := make([][]int, n)
+	var walk func(e *grammar.Expr, out []int) []int
+	walk = func(e *grammar.Expr, out []int) []int {
+		if e.Kind == grammar.Ref {
+			return append(out, e.Rule)
+		}
+		for _, s := range e.Subs {
+			out = walk(s, out)
+		}
+		return out
+	}
+	for i, r := range g.Rules {
+		refs[i] = walk(r.Expr, nil)
+	}
+	// Tarjan's strongly connected components.
+	index := make([]int, n)
+	low := make([]int, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	rec := make([]bool, n)
+	next := 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, w := range refs[v] {
+			if index[w] < 0 {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var comp []int
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				on[w] = false
+				comp = append(comp, w)
+				if w == v {
+					break
+				}
+			}
+			if len(comp) > 1 {
+				for _, w := range comp {
+					rec[w] = true
+				}
+			} else if slices.Contains(refs[v], v) {
+				rec[v] = true
+			}
+		}
+	}
+	for i := range n {
+		if index[i] < 0 {
+			visit(i)
+		}
+	}
+	return rec
+}
+
+func (c *compiler) ruleFor(r int) int {
+	if i, ok := c.ruleOf[r]; ok {
+		return i
+	}
+	c.rules = append(c.rules, crule{expr: c.g.Rules[r].Expr})
+	c.ruleOf[r] = len(c.rules) - 1
+	return len(c.rules) - 1
+}
+
+func (c *compiler) inline(r int) bool {
+	return !c.recursive[r] && c.ruleCost(r) <= inlineLimit
+}
+
+func (c *compiler) ruleCost(r int) int {
+	if c.cost[r] < 0 {
+		c.cost[r] = c.exprCost(c.g.Rules[r].Expr)
+	}
+	return c.cost[r]
+}
+
+// exprCost estimates the automaton nodes e builds, saturating.
+func (c *compiler) exprCost(e *grammar.Expr) int {
+	switch e.Kind {
+	case grammar.Literal:
+		return len(e.Text)
+	case grammar.Class:
+		return 4*len(e.Ranges) + 8
+	case grammar.Ref:
+		if c.inline(e.Rule) {
+			return c.ruleCost(e.Rule)
+		}
+		return 1
+	case grammar.Seq, grammar.Alt:
+		n := 1
+		for _, s := range e.Subs {
+			n = min(n+c.exprCost(s), 1<<30)
+		}
+		return n
+	case grammar.Repeat:
+		body := c.exprCost(e.Subs[0])
+		if k, ok := c.expandable(e, body); ok {
+			return min(body*k+1, 1<<30)
+		}
+		return 1
+	}
+	return 1
+}
+
+// expandable reports whether repetition e, whose body costs body, is built
+// in place, and how many copies of the body that takes.
+func (c *compiler) expandable(e *grammar.Expr, body int) (int, bool) {
+	k := e.Max
+	if e.Max < 0 {
+		k = e.Min + 1
+	}
+	return k, k <= 2 || body*k <= repeatLimit
+}
+
+func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
+	if c.err != nil {
+		return
+	}
+	if len(n.eps) > maxRuleNodes {
+		c.err = fmt.Errorf("constrain: grammar too large (a rule needs more than %d automaton nodes)", maxRuleNodes)
+		return
+	}
+	switch e.Kind {
+	case grammar.Empty:
+		n.eps[from] = append(n.eps[from], to)
+	case grammar.Literal:
+		cur := from
+		for i := 0; i < len(e.Text); i++ {
+			next := to
+			if i < len(e.Text)-1 {
+				next = n.node()
+			}
+			n.rng[cur] = append(n.rng[cur], nrng{e.Text[i], e.Text[i], next})
+			cur = next
+		}
+	case grammar.Class:
+		var seqs []byteSeq
+		for _, r := range classRanges(e) {
+			seqs = utf8Seqs(seqs, r.Lo, r.Hi)
+		}
+		for _, s := range seqs {
+			cur := from
+			for i := 0; i < s.n; i++ {
+				next := to
+				if i < s.n-1 {
+					next = n.node()
+				}
+				n.rng[cur] = append(n.rng[cur], nrng{s.lo[i], s.hi[i], next})
+				cur = next
+			}
+		}
+	case grammar.Ref:
+		if c.inline(e.Rule) {
+			c.build(n, c.g.Rules[e.Rule].Expr, from, to)
+			return
+		}
+		n.call[from] = append(n.call[from], ncall{int32(c.ruleFor(e.Rule)), to})
+	case grammar.Seq:
+		cur := from
+		for i, s := range e.Subs {
+			next := to
+			if i < len(e.Subs)-1 {
+				next = n.node()
+			}
+			c.build(n, s, cur, next)
+			cur = next
+		}
+	case grammar.Alt:
+		for _, s := range e.Subs {
+			c.build(n, s, from, to)
+		}
+	case grammar.Repeat:
+		body := e.Subs[0]
+		if _, ok := c.expandable(e, c.exprCost(body)); !ok {
+			b := len(c.rules)
+			c.rules = append(c.rules, crule{expr: body})
+			c.rules = append(c.rules, crule{rep: true, body: b, min: e.Min, max: e.Max})
+			n.call[from] = append(n.call[from], ncall{int32(b + 1), to})
+			return
+		}
+		cur := from
+		for range e.Min {
+			next := n.node()
+			c.build(n, body, cur, next)
+			cur = next
+		}
+		if e.Max < 0 {
+			loop := n.node()
+			n.eps[cur] = append(n.eps[cur], loop)
+			c.build(n, body, loop, loop)
+			n.eps[loop] = append(n.eps[loop], to)
+			return
+		}
+		for i := e.Min; i < e.Max; i++ {
+			n.eps[cur] = append(n.eps[cur], to)
+			next := n.node()
+			c.build(n, body, cur, next)
+			cur = next
+		}
+		n.eps[cur] = append(n.eps[cur], to)
+	}
+}
+
+// determinize turns each rule's automaton into a deterministic one over
+// byte classes and links the calls.
+func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
+	var cut [257]bool
+	cut[0] = true
+	for _, n := range c.nfas {
+		if n == nil {
+			continue
+		}
+		for _, rs := range n.rng {
+			for _, r := range rs {
+				cut[r.lo] = true
+				cut[int(r.hi)+1] = true
+			}
+		}
+	}
+	cm := &Compiled{v: v}
+	k := -1
+	for b := range 256 {
+		if cut[b] {
+			k++
+		}
+		cm.cls[b] = uint8(k)
+	}
+	cm.ncls = k + 1
+	ncls := cm.ncls
+	ruleStart := make([]int32, len(c.rules))
+	type pendingCall struct {
+		state int32
+		calls []ncall // rule = crule id, to = DFA state
+	}
+	var pending []pendingCall
+	for ri, r := range c.rules {
+		if r.rep {
+			ruleStart[ri] = int32(len(cm.info))
+			cm.info = append(cm.info, stateInfo{rep: int32(len(cm.reps))})
+			cm.reps = append(cm.reps, repInfo{body: int32(r.body), min: int32(r.min), max: int32(r.max)})
+			cm.trans = append(cm.trans, make([]int32, ncls)...)
+			for j := len(cm.trans) - ncls; j < len(cm.trans); j++ {
+				cm.trans[j] = -1
+			}
+			continue
+		}
+		n := c.nfas[ri]
+		ids := map[string]int32{}
+		var sets [][]int32
+		mark := make([]bool, len(n.eps))
+		closure := func(seed []int32) []int32 {
+			var out []int32
+			stack := append([]int32(nil), seed...)
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if mark[x] {
+					continue
+				}
+				mark[x] = true
+				out = append(out, x)
+				stack = append(stack, n.eps[x]...)
+			}
+			for _, x := range out {
+				mark[x] = false
+			}
+			slices.Sort(out)
+			return out
+		}
+		lookup := func(set []int32) (int32, error) {
+			key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)
+			if id, ok := ids[key]; ok {
+				return id, nil
+			}
+			if len(cm.info) >= maxStates || len(cm.trans)+ncls > maxTransTotal {
+				return 0, fmt.Errorf("constrain: grammar too large (more than %d automaton states)", len(cm.info))
+			}
+			id := int32(len(cm.info))
+			ids[string(key)] = id
+			sets = append(sets, set)
+			cm.info = append(cm.info, stateInfo{rep: -1})
+			cm.trans = append(cm.trans, make([]int32, ncls)...)
+			return id, nil
+		}
+		first := int32(len(cm.info))
+		s0, err := lookup(closure([]int32{0}))
+		if err != nil {
+			return nil, err
+		}
+		ruleStart[ri] = s0
+		buckets := make([][]int32, ncls)
+		for q := 0; q < len(sets); q++ {
+			set := sets[q]
+			id := first + int32(q)
+			for i := range buckets {
+				buckets[i] = buckets[i][:0]
+			}
+			var calls []ncall
+			for _, x := range set {
+				if x == n.final {
+					cm.info[id].final = true
+				}
+				for _, r := range n.rng[x] {
+					for k := cm.cls[r.lo]; ; k++ {
+						buckets[k] = append(buckets[k], r.to)
+						if k == cm.cls[r.hi] {
+							break
+						}
+					}
+				}
+				calls = append(calls, n.call[x]...)
+			}
+			for k := range ncls {
+				t := int32(-1)
+				if len(buckets[k]) > 0 {
+					if t, err = lookup(closure(buckets[k])); err != nil {
+						return nil, err
+					}
+				}
+				cm.trans[int(id)*ncls+k] = t
+			}
+			if len(calls) > 0 {
+				slices.SortFunc(calls, func(a, b ncall) int { return int(a.rule - b.rule) })
+				var merged []ncall
+				for i := 0; i < len(calls); {
+					j := i
+					var tos []int32
+					for ; j < len(calls) && calls[j].rule == calls[i].rule; j++ {
+						tos = append(tos, calls[j].to)
+					}
+					t, err := lookup(closure(tos))
+					if err != nil {
+						return nil, err
+					}
+					merged = append(merged, ncall{calls[i].rule, t})
+					i = j
+				}
+				pending = append(pending, pendingCall{id, merged})
+			}
+		}
+	}
+	cm.info = slices.Clip(cm.info)
+	for _, p := range pending {
+		cm.info[p.state].call0 = int32(len(cm.calls))
+		for _, k := range p.calls {
+			cm.calls = append(cm.calls, callEdge{start: ruleStart[k.rule], ret: k.to})
+		}
+		cm.info[p.state].call1 = int32(len(cm.calls))
+	}
+	for i := range cm.reps {
+		cm.reps[i].body = ruleStart[cm.reps[i].body]
+	}
+	cm.start = ruleStart[0]
+	if err := cm.trim(); err != nil {
+		return nil, err
+	}
+	cm.states = len(cm.info)
+	cm.masks = make([]atomic.Pointer[stateMask], len(cm.info))
+	return cm, nil
+}
+
+// trim removes the states from which no end is reachable, and every edge to
+// them, so that every stack the matcher holds can still be completed.
+func (cm *Compiled) trim() error {
+	ns := len(cm.info)
+	live := make([]bool, ns)
+	isLive := func(s int) bool {
+		in := &cm.info[s]
+		if in.final {
+			return true
+		}
+		if in.rep >= 0 {
+			r := cm.reps[in.rep]
+			return r.min == 0 || live[r.body]
+		}
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 && live[t] {
+				return true
+			}
+		}
+		for _, e := range cm.calls[in.call0:in.call1] {
+			if live[e.start] && live[e.ret] {
+				return true
+			}
+		}
+		return false
+	}
+	// Predecessors, as linked lists over edge slots.
+	head := make([]int32, ns)
+	for i := range head {
+		head[i] = -1
+	}
+	var from, next []int32
+	edge := func(p, q int32) {
+		from = append(from, p)
+		next = append(next, head[q])
+		head[q] = int32(len(from) - 1)
+	}
+	for s := range ns {
+		in := &cm.info[s]
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 {
+				edge(int32(s), t)
+			}
+		}
+		for _, e := range cm.calls[in.call0:in.call1] {
+			edge(int32(s), e.start)
+			edge(int32(s), e.ret)
+		}
+		if in.rep >= 0 {
+			edge(int32(s), cm.reps[in.rep].body)
+		}
+	}
+	var work []int32
+	for s := range ns {
+		if isLive(s) {
+			live[s] = true
+			work = append(work, int32(s))
+		}
+	}
+	for len(work) > 0 {
+		q := work[len(work)-1]
+		work = work[:len(work)-1]
+		for e := head[q]; e >= 0; e = next[e] {
+			if p := from[e]; !live[p] && isLive(int(p)) {
+				live[p] = true
+				work = append(work, p)
+			}
+		}
+	}
+	if !live[cm.start] {
+		return fmt.Errorf("constrain: the grammar matches no string")
+	}
+	var calls []callEdge
+	for s := range ns {
+		in := &cm.info[s]
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 && !live[t] {
+				cm.trans[s*cm.ncls+k] = -1
+			}
+			if cm.trans[s*cm.ncls+k] >= 0 {
+				in.bytes = true
+			}
+		}
+		c0 := int32(len(calls))
+		for _, e := range cm.calls[in.call0:in.call1] {
+			if live[e.start] && live[e.ret] {
+				calls = append(calls, e)
+			}
+		}
+		in.call0, in.call1 = c0, int32(len(calls))
+		in.simple = in.bytes && in.call0 == in.call1 && !in.final && in.rep < 0
+		if in.rep >= 0 {
+			cm.reps[in.rep].bodyLive = live[cm.reps[in.rep].body]
+		}
+		in.loops = in.bytes && cm.loopsOnText(int32(s))
+	}
+	cm.calls = calls
+	return nil
+}
+
+// loopsOnText reports whether every code point of the text slice leads
+// from s back to s by byte transitions alone.
+func (cm *Compiled) loopsOnText(s int32) bool {
+	var cur, next []int32
+	for _, q := range textSeqs {
+		cur = append(cur[:0], s)
+		for i := 0; i < q.n; i++ {
+			next = next[:0]
+			for _, t := range cur {
+				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
+					u := cm.trans[int(t)*cm.ncls+k]
+					if u < 0 {
+						return false
+					}
+					if !slices.Contains(next, u) {
+						next = append(next, u)
+					}
+				}
+			}
+			cur, next = next, cur
+		}
+		for _, t := range cur {
+			if t != s {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// States returns the number of automaton states, a measure of size.
+func (cm *Compiled) States() int { return cm.states }

@@ -1,0 +1,342 @@
+package constrain
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"inferno/grammar"
+)
+
+// toyVocab returns a vocabulary of every string of one or two symbols
+// over a small alphabet (ASCII, pieces of multi-byte code points, a byte
+// that is never UTF-8), some longer tokens, two tokens without text and an
+// end-of-generation token; the last id is the end of generation.
+func toyVocab(t testing.TB) *Vocab {
+	t.Helper()
+	alpha := []string{"a", "b", "\"", "{", "}", ",", ":", " ", "1", "0", "\\", "é", "€", "\xc3", "\xa9", "\xe2", "\x82\xac", "\xff", "x", "\n"}
+	var toks [][]byte
+	for _, a := range alpha {
+		toks = append(toks, []byte(a))
+	}
+	for _, a := range alpha {
+		for _, b := range alpha {
+			toks = append(toks, []byte(a+b))
+		}
+	}
+	for _, s := range []string{"\"},", "\"}", "ab\"", "{\"a\":", "abab", "aaaa", "ab,", "ba}", "{\"", "\":\"", "1,", "10", "\"a\"", "é€a", "ab\"}", "true", "null", "aaa"} {
+		toks = append(toks, []byte(s))
+	}
+	toks = append(toks, nil, []byte{}, []byte("</s>"))
+	v, err := NewVocab(toks, []int32{int32(len(toks) - 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func mustGrammar(t testing.TB, b *grammar.Builder) *grammar.Grammar {
+	t.Helper()
+	g, err := b.Grammar("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// toyGrammars are small grammars that exercise the matcher's corners.
+func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
+	L, C, R := grammar.Lit, grammar.Chars, grammar.Range{}
+	_ = R
+	rg := func(lo, hi rune) grammar.Range { return grammar.Range{Lo: lo, Hi: hi} }
+	gs := map[string]*grammar.Grammar{}
+
+	b := grammar.NewBuilder()
+	// A JSON-like language: recursion, strings with escapes, numbers.
+	b.Define("root", b.Ref("value"))
+	b.Define("value", grammar.Choice(b.Ref("object"), b.Ref("string"), b.Ref("number"), L("true"), L("null")))
+	b.Define("object", grammar.Sequence(L("{"), b.Ref("ws"), grammar.Opt(grammar.Sequence(b.Ref("member"), grammar.Star(grammar.Sequence(L(","), b.Ref("ws"), b.Ref("member"))))), L("}")))
+	b.Define("member", grammar.Sequence(b.Ref("string"), L(":"), b.Ref("ws"), b.Ref("value"), b.Ref("ws")))
+	b.Define("string", grammar.Sequence(L("\""), grammar.Star(grammar.Choice(grammar.NotChars(rg('"', '"'), rg('\\', '\\'), rg(0, 0x1f)), grammar.Sequence(L("\\"), C(rg('"', '"'), rg('\\', '\\'), rg('n', 'n'))))), L("\"")))
+	b.Define("number", grammar.Sequence(grammar.Opt(L("-")), grammar.Choice(L("0"), grammar.Sequence(C(rg('1', '9')), grammar.Rep(C(rg('0', '9')), 0, 3)))))
+	b.Define("ws", grammar.Rep(C(rg(' ', ' '), rg('\n', '\n')), 0, 2))
+	gs["json"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Long bounded repetitions: a counter, not copies.
+	b.Define("root", grammar.Sequence(grammar.Rep(L("ab"), 3, 5000), grammar.Opt(L(","))))
+	gs["counted"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// A repetition whose body is big enough to be counted even for {2,3}.
+	var many []grammar.Range
+	many = append(many, rg('a', 'a'), rg('x', 'x'))
+	for r := rune(0x100); r < 0x100+2*400; r += 2 {
+		many = append(many, rg(r, r))
+	}
+	many = append(many, rg(0x20AC, 0x20AC))
+	b.Define("root", grammar.Sequence(L("{"), grammar.Rep(C(many...), 2, 3), L("}"), grammar.Rep(b.Ref("item"), 0, 4000)))
+	b.Define("item", grammar.Choice(L("ab"), L("a")))
+	gs["bigbody"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Code points: a range of multi-byte characters and a negated class.
+	b.Define("root", grammar.Sequence(grammar.Plus(C(rg('é', '€'))), grammar.Star(grammar.NotChars(rg('a', 'b'), rg('é', 'é'))), L("}")))
+	gs["utf8"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Nullable rules and ambiguity.
+	b.Define("root", grammar.Sequence(b.Ref("A"), b.Ref("B"), b.Ref("A"), L("x")))
+	b.Define("A", grammar.Star(grammar.Choice(L("a"), b.Ref("E"))))
+	b.Define("B", grammar.Choice(grammar.Opt(L("b")), grammar.Sequence(L("a"), b.Ref("B"))))
+	b.Define("E", grammar.Lit(""))
+	gs["nullable"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Right recursion that ends the grammar, tokens running past the end.
+	b.Define("root", grammar.Choice(L("a"), grammar.Sequence(L("a"), L(","), b.Ref("root")), grammar.Sequence(L("{"), b.Ref("root"), L("}"))))
+	gs["recursive"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	b.Define("root", grammar.Sequence(L("\""), grammar.Rep(grammar.NotChars(rg('"', '"'), rg('\\', '\\')), 0, 5), L("\"")))
+	gs["maxlength"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// A nullable body in a counted repetition.
+	var wide []grammar.Range
+	for r := rune(0x100); r < 0x100+2*400; r += 2 {
+		wide = append(wide, rg(r, r))
+	}
+	b.Define("root", grammar.Sequence(grammar.Rep(grammar.Choice(grammar.Opt(C(append(wide, rg('a', 'a'))...)), L("b")), 3, 6), L("}")))
+	gs["nullbody"] = mustGrammar(t, b)
+	return gs
+}
+
+// checkMask compares m's mask at prefix with the reference's.
+func checkMask(t *testing.T, name string, g *grammar.Grammar, v *Vocab, m *Matcher, prefix []byte) {
+	t.Helper()
+	mask := make([]uint64, MaskWords(v.Size()))
+	m.FillMask(mask)
+	for id := range v.Size() {
+		got := mask[id/64]>>(id%64)&1 == 1
+		var want bool
+		if m.isEOG(int32(id)) {
+			want = refComplete(g, prefix)
+		} else if len(v.toks[id]) > 0 {
+			want = refViable(g, append(append([]byte(nil), prefix...), v.toks[id]...))
+		}
+		if got != want {
+			t.Fatalf("%s: after %q, token %d (%q): mask %v, reference %v", name, prefix, id, v.toks[id], got, want)
+		}
+	}
+	for i := v.Size(); i < len(mask)*64; i++ {
+		if mask[i/64]>>(i%64)&1 == 1 {
+			t.Fatalf("%s: mask bit %d past the vocabulary", name, i)
+		}
+	}
+	if m.CanEnd() != refComplete(g, prefix) {
+		t.Fatalf("%s: after %q CanEnd %v", name, prefix, m.CanEnd())
+	}
+}
+
+// TestMaskAgainstReference walks each toy grammar randomly and checks the
+// whole mask against the brute-force reference at every step, and that
+// Accept agrees with the mask.
+func TestMaskAgainstReference(t *testing.T) {
+	v := toyVocab(t)
+	for name, g := range toyGrammars(t) {
+		c, err := Compile(g, v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(len(name))))
+		for walk := range 30 {
+			m := c.NewMatcher()
+			var prefix []byte
+			mask := make([]uint64, MaskWords(v.Size()))
+			for step := 0; step < 12 && !m.Done(); step++ {
+				checkMask(t, name, g, v, m, prefix)
+				m.FillMask(mask)
+				var allowed []int32
+				for id := range v.Size() {
+					if mask[id/64]>>(id%64)&1 == 1 {
+						allowed = append(allowed, int32(id))
+					}
+				}
+				// Accept refuses a token outside the mask and leaves m alone.
+				bad := int32(rng.IntN(v.Size()))
+				if mask[bad/64]>>(bad%64)&1 == 0 {
+					if m.Accept(bad) == nil {
+						t.Fatalf("%s: after %q Accept(%q) outside the mask succeeded", name, prefix, v.toks[bad])
+					}
+				}
+				if len(allowed) == 0 {
+					break // the toy vocabulary cannot continue (checkMask agreed)
+				}
+				id := allowed[rng.IntN(len(allowed))]
+				if err := m.Accept(id); err != nil {
+					t.Fatalf("%s: walk %d: Accept(%q) in the mask: %v", name, walk, v.toks[id], err)
+				}
+				if !m.Done() {
+					prefix = append(prefix, v.toks[id]...)
+				}
+			}
+			if !m.Done() {
+				checkMask(t, name, g, v, m, prefix)
+			}
+		}
+	}
+}
+
+// TestRollback checks that rolling back restores the masks.
+func TestRollback(t *testing.T) {
+	v := toyVocab(t)
+	g := toyGrammars(t)["json"]
+	c, err := Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.NewMatcher()
+	words := MaskWords(v.Size())
+	var masks [][]uint64
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ids []int32
+	for step := 0; step < 20 && !m.Done(); step++ {
+		mask := make([]uint64, words)
+		m.FillMask(mask)
+		masks = append(masks, mask)
+		var allowed []int32
+		for id := range v.Size() {
+			if mask[id/64]>>(id%64)&1 == 1 {
+				allowed = append(allowed, int32(id))
+			}
+		}
+		id := allowed[rng.IntN(len(allowed))]
+		if err := m.Accept(id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for len(ids) > 0 {
+		k := 1 + rng.IntN(min(3, len(ids)))
+		if err := m.Rollback(k); err != nil {
+			t.Fatal(err)
+		}
+		ids = ids[:len(ids)-k]
+		mask := make([]uint64, words)
+		m.FillMask(mask)
+		if fmt.Sprint(mask) != fmt.Sprint(masks[len(ids)]) {
+			t.Fatalf("after rolling back to %d tokens the mask differs", len(ids))
+		}
+		if m.Done() {
+			t.Fatal("Done after rollback")
+		}
+	}
+	if err := m.Rollback(1); err == nil {
+		t.Fatal("Rollback past the start succeeded")
+	}
+}
+
+// TestEnd checks end of generation: only where the grammar ends, nothing
+// after, and only EOG once the root is complete.
+func TestEnd(t *testing.T) {
+	v := toyVocab(t)
+	c, err := Compile(toyGrammars(t)["recursive"], v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eog := int32(v.Size() - 1)
+	m := c.NewMatcher()
+	if m.Accept(eog) == nil {
+		t.Fatal("EOG accepted at the start")
+	}
+	id := tokenID(t, v, "{")
+	must(t, m.Accept(id))
+	must(t, m.Accept(tokenID(t, v, "a")))
+	must(t, m.Accept(tokenID(t, v, "}")))
+	mask := make([]uint64, MaskWords(v.Size()))
+	m.FillMask(mask)
+	for i := range v.Size() {
+		if (mask[i/64]>>(i%64)&1 == 1) != (int32(i) == eog) {
+			t.Fatalf("after {a}: token %q allowed %v", v.toks[i], mask[i/64]>>(i%64)&1 == 1)
+		}
+	}
+	must(t, m.Accept(eog))
+	if !m.Done() {
+		t.Fatal("not Done after EOG")
+	}
+	if m.Accept(tokenID(t, v, "a")) == nil {
+		t.Fatal("token accepted after EOG")
+	}
+	m.FillMask(mask)
+	for _, x := range mask {
+		if x != 0 {
+			t.Fatal("mask not empty after EOG")
+		}
+	}
+	for _, id := range []int32{int32(v.Size() - 2), int32(v.Size() - 3), -1, int32(v.Size())} {
+		m.Reset()
+		if m.Accept(id) == nil {
+			t.Fatalf("token %d accepted", id)
+		}
+	}
+}
+
+func tokenID(t testing.TB, v *Vocab, s string) int32 {
+	t.Helper()
+	for i, b := range v.toks {
+		if string(b) == s {
+			return int32(i)
+		}
+	}
+	t.Fatalf("no token %q", s)
+	return -1
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCache(t *testing.T) {
+	v := toyVocab(t)
+	gs := toyGrammars(t)
+	c := NewCache(v, 2)
+	builds := 0
+	get := func(key string) *Compiled {
+		cm, err := c.Get(key, func() (*grammar.Grammar, error) {
+			builds++
+			if key == "bad" {
+				return nil, fmt.Errorf("bad grammar")
+			}
+			return gs[key], nil
+		})
+		if key == "bad" {
+			if err == nil {
+				t.Fatal("no error for a failing build")
+			}
+			return nil
+		}
+		must(t, err)
+		return cm
+	}
+	a := get("json")
+	if get("json") != a || builds != 1 {
+		t.Fatalf("second Get rebuilt (%d builds)", builds)
+	}
+	get("utf8")
+	get("recursive") // evicts json
+	if c.Len() != 2 {
+		t.Fatalf("Len %d", c.Len())
+	}
+	if get("json") == a || builds != 4 {
+		t.Fatalf("evicted entry not rebuilt (%d builds)", builds)
+	}
+	get("bad")
+	get("bad")
+	if builds != 6 || c.Len() != 2 {
+		t.Fatalf("failure cached (%d builds, Len %d)", builds, c.Len())
+	}
+}
