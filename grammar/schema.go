@@ -1,0 +1,826 @@
+package grammar
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits of the JSON Schema compiler, so that hostile schemas fail fast
+// with a clear error rather than exhaust time or memory.
+const (
+	maxSchemaDepth = 64      // nesting of subschemas compiled inline
+	maxSchemaNodes = 20000   // subschemas compiled in all
+	maxSchemaBytes = 1 << 20 // size of the schema document
+	maxPrefixItems = 1000    // prefixItems entries
+	maxKeyLen      = 1000    // a property name, where other keys are allowed
+)
+
+// Keywords that only annotate; the compiler ignores them.
+var annotations = map[string]bool{
+	"title": true, "description": true, "examples": true, "default": true,
+	"$schema": true, "$id": true, "$comment": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "$defs": true, "definitions": true,
+	"discriminator": true,
+}
+
+// Keywords the compiler enforces.
+var enforced = map[string]bool{
+	"type": true, "enum": true, "const": true,
+	"anyOf": true, "oneOf": true, "allOf": true, "$ref": true,
+	"properties": true, "required": true, "additionalProperties": true,
+	"items": true, "prefixItems": true, "additionalItems": true, "minItems": true, "maxItems": true,
+	"minLength": true, "maxLength": true, "pattern": true, "format": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"uniqueItems": true,
+}
+
+// Keywords by the type they apply to, for schemas without "type".
+var typeKeywords = map[string]string{
+	"properties": "object", "required": "object", "additionalProperties": "object",
+	"items": "array", "prefixItems": "array", "additionalItems": "array", "minItems": "array", "maxItems": "array",
+	"minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
+	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",
+}
+
+var allTypes = []string{"object", "array", "string", "number", "boolean", "null"}
+
+// FromJSONSchema compiles a JSON Schema to a grammar for the JSON values it
+// accepts, written compactly but for runs of at most opt.MaxWhitespace
+// whitespace characters between tokens; object properties come in the
+// order the schema lists them. A keyword the compiler cannot enforce is
+// refused with an *UnsupportedError naming it; docs/GRAMMAR.md lists the
+// keywords and the ways the grammar is stricter than the schema.
+func FromJSONSchema(schema []byte, opt SchemaOptions) (*Grammar, error) {
+	if len(schema) > maxSchemaBytes {
+		return nil, fmt.Errorf("grammar: json schema: %d bytes, more than the limit of %d", len(schema), maxSchemaBytes)
+	}
+	doc, err := parseJSON(schema)
+	if err != nil {
+		return nil, fmt.Errorf("grammar: json schema: %w", err)
+	}
+	c := &schemaCompiler{j: newJSONBuilder(opt), root: doc, refs: map[string]string{}, names: map[string]bool{}}
+	e, err := c.compile(doc, "#", 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.j.b.Define("root", e); err != nil {
+		return nil, err
+	}
+	g, err := c.j.b.Grammar("root")
+	if err != nil {
+		return nil, fmt.Errorf("grammar: json schema: %w", trimPrefix(err))
+	}
+	return g, nil
+}
+
+type schemaCompiler struct {
+	j     *jsonBuilder
+	root  any
+	refs  map[string]string // JSON pointer → the rule compiled from it
+	names map[string]bool   // rule names given to references
+	nodes int
+	objs  int // objects given chain rules, for unique names
+}
+
+func schemaErr(path, format string, args ...any) error {
+	return fmt.Errorf("grammar: json schema: at %s: %s", path, fmt.Sprintf(format, args...))
+}
+
+func unsupported(kw, path, format string, args ...any) error {
+	return &UnsupportedError{Keyword: kw, Path: path, Reason: fmt.Sprintf(format, args...)}
+}
+
+// constrains reports whether s has keywords other than annotations.
+func constrains(s *object) bool {
+	for _, k := range s.keys {
+		if !annotations[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// without returns s without the keywords named.
+func without(s *object, kws ...string) *object {
+	o := newObject()
+	for _, k := range s.keys {
+		if !slices.Contains(kws, k) {
+			o.set(k, s.vals[k])
+		}
+	}
+	return o
+}
+
+// compile returns an expression for the JSON values schema s accepts.
+func (c *schemaCompiler) compile(s any, path string, depth int) (*Expr, error) {
+	c.nodes++
+	if c.nodes > maxSchemaNodes {
+		return nil, schemaErr(path, "the schema needs more than %d subschemas compiled", maxSchemaNodes)
+	}
+	if depth > maxSchemaDepth {
+		return nil, schemaErr(path, "subschemas nested more than %d deep", maxSchemaDepth)
+	}
+	switch s := s.(type) {
+	case bool:
+		if !s {
+			return nil, schemaErr(path, "the schema false accepts no value")
+		}
+		return c.j.b.Ref(c.j.value()), nil
+	case *object:
+		return c.compileObject(s, path, depth)
+	}
+	return nil, schemaErr(path, "a schema must be an object or a boolean, not %s", jsonType(s))
+}
+
+func (c *schemaCompiler) compileObject(s *object, path string, depth int) (*Expr, error) {
+	for _, k := range s.keys {
+		if !annotations[k] && !enforced[k] {
+			return nil, unsupported(k, path, "")
+		}
+	}
+	if v, ok := s.get("uniqueItems"); ok && v != false {
+		return nil, unsupported("uniqueItems", path, "")
+	}
+	if ref, ok := s.get("$ref"); ok {
+		rest := without(s, "$ref")
+		if constrains(rest) {
+			return c.compileAllOf([]any{refOnly(ref), rest}, path, depth)
+		}
+		r, ok := ref.(string)
+		if !ok {
+			return nil, schemaErr(path, "$ref must be a string")
+		}
+		return c.ref(r, path, depth)
+	}
+	if all, ok := s.get("allOf"); ok {
+		parts, ok := all.([]any)
+		if !ok || len(parts) == 0 {
+			return nil, schemaErr(path, "allOf must be a non-empty array")
+		}
+		rest := without(s, "allOf")
+		return c.compileAllOf(append(slices.Clone(parts), rest), path+"/allOf", depth)
+	}
+	_, hasAny := s.get("anyOf")
+	_, hasOne := s.get("oneOf")
+	if hasAny && hasOne {
+		return nil, unsupported("oneOf", path, "together with anyOf")
+	}
+	if hasAny || hasOne {
+		kw := "anyOf"
+		if hasOne {
+			kw = "oneOf"
+		}
+		return c.compileUnion(s, kw, path, depth)
+	}
+	_, hasEnum := s.get("enum")
+	_, hasConst := s.get("const")
+	if hasEnum || hasConst {
+		return c.compileEnum(s, path)
+	}
+	types, err := schemaTypes(s, path)
+	if err != nil {
+		return nil, err
+	}
+	alts := make([]*Expr, 0, len(types))
+	for _, t := range types {
+		e, err := c.compileType(s, t, path, depth)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, e)
+	}
+	return Choice(alts...), nil
+}
+
+func refOnly(ref any) *object {
+	o := newObject()
+	o.set("$ref", ref)
+	return o
+}
+
+// schemaTypes returns the types schema s admits: its "type", or the types its keywords apply to, or every type. A list
+// holding both "integer" and "number" keeps only "number".
+func schemaTypes(s *object, path string) ([]string, error) {
+	var types []string
+	if t, ok := s.get("type"); ok {
+		switch t := t.(type) {
+		case string:
+			types = []string{t}
+		case []any:
+			for _, x := range t {
+				name, ok := x.(string)
+				if !ok {
+					return nil, schemaErr(path, "type must be a string or an array of strings")
+				}
+				if !slices.Contains(types, name) {
+					types = append(types, name)
+				}
+			}
+		default:
+			return nil, schemaErr(path, "type must be a string or an array of strings")
+		}
+		if len(types) == 0 {
+			return nil, schemaErr(path, "the empty type list accepts no value")
+		}
+		for _, t := range types {
+			if t != "integer" && !slices.Contains(allTypes, t) {
+				return nil, schemaErr(path, "unknown type %q", t)
+			}
+		}
+	} else {
+		for _, k := range s.keys {
+			if t, ok := typeKeywords[k]; ok && !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		if len(types) == 0 {
+			types = slices.Clone(allTypes)
+		}
+	}
+	if slices.Contains(types, "number") {
+		types = slices.DeleteFunc(types, func(t string) bool { return t == "integer" })
+	}
+	return types, nil
+}
+
+func (c *schemaCompiler) compileType(s *object, t, path string, depth int) (*Expr, error) {
+	switch t {
+	case "null":
+		return Lit("null"), nil
+	case "boolean":
+		return c.j.boolean(), nil
+	case "string":
+		return c.stringSchema(s, path)
+	case "integer":
+		return c.numberSchema(s, path, true)
+	case "number":
+		return c.numberSchema(s, path, false)
+	case "object":
+		return c.objectSchema(s, path, depth)
+	case "array":
+		return c.arraySchema(s, path, depth)
+	}
+	return nil, schemaErr(path, "unknown type %q", t)
+}
+
+// resolve finds the schema a local reference points to.
+func (c *schemaCompiler) resolve(ref, path string) (any, string, error) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, "", unsupported("$ref", path, "only references within the schema (#...) are supported, not %q", ref)
+	}
+	frag, err := url.PathUnescape(ref[1:])
+	if err != nil {
+		return nil, "", schemaErr(path, "bad $ref %q: %v", ref, err)
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		return nil, "", unsupported("$ref", path, "anchors (%q) are not supported; use a JSON pointer", ref)
+	}
+	v := c.root
+	if frag != "" {
+		for _, tok := range strings.Split(frag[1:], "/") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			switch x := v.(type) {
+			case *object:
+				next, ok := x.get(tok)
+				if !ok {
+					return nil, "", schemaErr(path, "$ref %q points nowhere", ref)
+				}
+				v = next
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(x) {
+					return nil, "", schemaErr(path, "$ref %q points nowhere", ref)
+				}
+				v = x[i]
+			default:
+				return nil, "", schemaErr(path, "$ref %q points nowhere", ref)
+			}
+		}
+	}
+	return v, "#" + frag, nil
+}
+
+// ref returns a reference to the rule compiled from the schema ref points
+// to, compiling it on first use (a recursive schema refers to its own rule).
+func (c *schemaCompiler) ref(ref, path string, depth int) (*Expr, error) {
+	target, ptr, err := c.resolve(ref, path)
+	if err != nil {
+		return nil, err
+	}
+	if name, ok := c.refs[ptr]; ok {
+		return c.j.b.Ref(name), nil
+	}
+	name := c.ruleName(ptr)
+	c.refs[ptr] = name
+	e, err := c.compile(target, ptr, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.j.b.Define(name, e); err != nil {
+		return nil, err
+	}
+	return c.j.b.Ref(name), nil
+}
+
+// ruleName makes a unique GBNF rule name for the schema at pointer ptr.
+func (c *schemaCompiler) ruleName(ptr string) string {
+	last := ptr[strings.LastIndexByte(ptr, '/')+1:]
+	var b strings.Builder
+	b.WriteString("def-")
+	for _, r := range last {
+		if r < 0x80 && isWordChar(byte(r)) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+		if b.Len() > 40 {
+			break
+		}
+	}
+	if ptr == "#" {
+		b.WriteString("root")
+	}
+	base, name := b.String(), b.String()
+	for i := 2; c.names[name]; i++ {
+		name = base + "-" + strconv.Itoa(i)
+	}
+	c.names[name] = true
+	return name
+}
+
+// compileUnion compiles anyOf, or oneOf where its branches cannot match
+// the same value. Constraining keywords beside the union apply to every
+// branch.
+func (c *schemaCompiler) compileUnion(s *object, kw, path string, depth int) (*Expr, error) {
+	v, _ := s.get(kw)
+	branches, ok := v.([]any)
+	if !ok || len(branches) == 0 {
+		return nil, schemaErr(path, "%s must be a non-empty array", kw)
+	}
+	rest := without(s, kw)
+	var merged []any
+	for i, br := range branches {
+		bp := fmt.Sprintf("%s/%s/%d", path, kw, i)
+		if constrains(rest) {
+			m, err := c.merge([]any{rest, br}, bp, depth)
+			if err != nil {
+				return nil, err
+			}
+			br = m
+		}
+		merged = append(merged, br)
+	}
+	if kw == "oneOf" {
+		if err := c.checkDisjoint(merged, path, depth); err != nil {
+			return nil, err
+		}
+	}
+	alts := make([]*Expr, 0, len(merged))
+	for i, br := range merged {
+		e, err := c.compile(br, fmt.Sprintf("%s/%s/%d", path, kw, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, e)
+	}
+	return Choice(alts...), nil
+}
+
+func (c *schemaCompiler) compileAllOf(parts []any, path string, depth int) (*Expr, error) {
+	m, err := c.merge(parts, path, depth)
+	if err != nil {
+		return nil, err
+	}
+	return c.compile(m, path, depth+1)
+}
+
+// compileEnum compiles enum and const: exactly the listed values, written
+// compactly, of the schema's types where it names any.
+func (c *schemaCompiler) compileEnum(s *object, path string) (*Expr, error) {
+	for _, k := range s.keys {
+		if !annotations[k] && k != "enum" && k != "const" && k != "type" {
+			return nil, unsupported(k, path, "together with enum or const")
+		}
+	}
+	values, err := enumValues(s, path)
+	if err != nil {
+		return nil, err
+	}
+	var alts []*Expr
+	seen := map[string]bool{}
+	for _, v := range values {
+		text := canonical(v)
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		alts = append(alts, Lit(text))
+	}
+	if len(alts) == 0 {
+		return nil, schemaErr(path, "no value of enum or const satisfies the schema")
+	}
+	return Choice(alts...), nil
+}
+
+// enumValues returns the values enum and const allow (both where both are
+// given), filtered by the schema's type.
+func enumValues(s *object, path string) ([]any, error) {
+	var values []any
+	e, hasEnum := s.get("enum")
+	if hasEnum {
+		list, ok := e.([]any)
+		if !ok {
+			return nil, schemaErr(path, "enum must be an array")
+		}
+		values = list
+	}
+	if cv, ok := s.get("const"); ok {
+		if hasEnum && !slices.ContainsFunc(values, func(v any) bool { return canonical(v) == canonical(cv) }) {
+			values = nil
+		} else {
+			values = []any{cv}
+		}
+	}
+	if _, ok := s.get("type"); ok {
+		types, err := schemaTypes(s, path)
+		if err != nil {
+			return nil, err
+		}
+		values = slices.DeleteFunc(slices.Clone(values), func(v any) bool {
+			t := jsonType(v)
+			return !slices.Contains(types, t) && !(t == "integer" && slices.Contains(types, "number"))
+		})
+	}
+	return values, nil
+}
+
+// jsonMember returns the members of an object: key, colon, value.
+func (c *schemaCompiler) jsonMember(key, val *Expr) *Expr {
+	return cat(key, c.j.tok(":"), val)
+}
+
+// objectSchema compiles properties, required and additionalProperties.
+// Properties come in the schema's order, each optional one present or
+// not, then any other keys (which never repeat a named property).
+func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr, error) {
+	type prop struct {
+		name string
+		val  *Expr
+		req  bool
+	}
+	var required []string
+	if r, ok := s.get("required"); ok {
+		list, ok := r.([]any)
+		if !ok {
+			return nil, schemaErr(path, "required must be an array of strings")
+		}
+		for _, x := range list {
+			name, ok := x.(string)
+			if !ok {
+				return nil, schemaErr(path, "required must be an array of strings")
+			}
+			if !slices.Contains(required, name) {
+				required = append(required, name)
+			}
+		}
+	}
+	var additional any = c.j.opt.AllowAdditionalDefault
+	if a, ok := s.get("additionalProperties"); ok {
+		additional = a
+	}
+	var props []prop
+	var names []string
+	if p, ok := s.get("properties"); ok {
+		po, ok := p.(*object)
+		if !ok {
+			return nil, schemaErr(path, "properties must be an object")
+		}
+		for _, name := range po.keys {
+			val, err := c.compile(po.vals[name], path+"/properties/"+escapePointer(name), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			props = append(props, prop{name, val, slices.Contains(required, name)})
+			names = append(names, name)
+		}
+	}
+	for _, name := range required {
+		if slices.Contains(names, name) {
+			continue
+		}
+		if additional == false {
+			return nil, schemaErr(path, "required property %q is not in properties, and additionalProperties is false", name)
+		}
+		val, err := c.compile(additional, path+"/additionalProperties", depth+1)
+		if err != nil {
+			return nil, err
+		}
+		props = append(props, prop{name, val, true})
+		names = append(names, name)
+	}
+	var extra *Expr
+	if additional != false {
+		key, err := c.keyExcluding(names, path)
+		if err != nil {
+			return nil, err
+		}
+		val, err := c.compile(additional, path+"/additionalProperties", depth+1)
+		if err != nil {
+			return nil, err
+		}
+		c.objs++
+		name := fmt.Sprintf("obj%d-key", c.objs)
+		if err := c.j.b.Define(name, key); err != nil {
+			return nil, err
+		}
+		extra = c.jsonMember(c.j.b.Ref(name), val)
+	}
+
+	comma := func() *Expr { return c.j.tok(",") }
+	members := make([]*Expr, len(props))
+	for i, p := range props {
+		members[i] = c.jsonMember(Lit(jsonQuote(p.name)), p.val)
+	}
+	// tail: the other keys, after something was written.
+	tail := func() *Expr {
+		if extra == nil {
+			return &Expr{Kind: Empty}
+		}
+		return Star(cat(comma(), extra))
+	}
+	// item i, after something was written.
+	item := func(i int) *Expr {
+		if props[i].req {
+			return cat(comma(), members[i])
+		}
+		return Opt(cat(comma(), members[i]))
+	}
+	// suffix(i): items i..n-1 and the tail, after something was written.
+	suffix := func(i int) *Expr {
+		parts := []*Expr{}
+		for k := i; k < len(props); k++ {
+			parts = append(parts, item(k))
+		}
+		return cat(append(parts, tail())...)
+	}
+	firstReq := slices.IndexFunc(props, func(p prop) bool { return p.req })
+	lastFirst := firstReq // the last property that can come first
+	if firstReq < 0 {
+		lastFirst = len(props) - 1
+	}
+	var alts []*Expr
+	switch {
+	case lastFirst < 0:
+	case lastFirst == 0:
+		alts = append(alts, cat(members[0], suffix(1)))
+	default:
+		// Chain rules: after[i] is suffix(i), sharing its tail with
+		// after[i+1], so that optional properties cost linear size.
+		c.objs++
+		rule := func(i int) string { return fmt.Sprintf("obj%d-after%d", c.objs, i) }
+		for i := 1; i <= lastFirst; i++ {
+			if err := c.j.b.Define(rule(i), cat(item(i), c.j.b.Ref(rule(i+1)))); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.j.b.Define(rule(lastFirst+1), suffix(lastFirst+1)); err != nil {
+			return nil, err
+		}
+		for k := 0; k <= lastFirst; k++ {
+			alts = append(alts, cat(members[k], c.j.b.Ref(rule(k+1))))
+		}
+	}
+	if firstReq < 0 && extra != nil {
+		alts = append(alts, cat(extra, tail()))
+	}
+	if len(alts) == 0 {
+		return cat(Lit("{"), c.j.ws(), Lit("}")), nil
+	}
+	body := cat(Choice(alts...), c.j.ws())
+	if firstReq < 0 {
+		body = Opt(body)
+	}
+	return cat(Lit("{"), c.j.ws(), body, Lit("}")), nil
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// keyExcluding returns a JSON string that is none of names. Its
+// characters are written raw or with the two-character escapes; \u
+// escapes and \/ are left out so that each key has one spelling, which the
+// exclusion can then compare.
+func (c *schemaCompiler) keyExcluding(names []string, path string) (*Expr, error) {
+	const escapes = "\"\\bfnrt"
+	raw := NotChars(Range{0, 0x1F}, Range{'"', '"'}, Range{'\\', '\\'})
+	unit := Choice(raw, cat(Lit(`\`), Chars(toRanges(escapes)...)))
+	type node struct {
+		kids  map[string]*node
+		order []string
+		end   bool
+	}
+	root := &node{kids: map[string]*node{}}
+	for _, name := range names {
+		if len(name) > maxKeyLen {
+			return nil, unsupported("properties", path, "a property name longer than %d bytes beside additional properties", maxKeyLen)
+		}
+		n := root
+		ok := true
+		var units []string
+		for _, r := range name {
+			u := jsonEscapeRune(r)
+			if strings.HasPrefix(u, `\u`) {
+				ok = false // the key grammar cannot write it, so cannot collide
+				break
+			}
+			units = append(units, u)
+		}
+		if !ok {
+			continue
+		}
+		for _, u := range units {
+			k, found := n.kids[u]
+			if !found {
+				k = &node{kids: map[string]*node{}}
+				n.kids[u] = k
+				n.order = append(n.order, u)
+			}
+			n = k
+		}
+		n.end = true
+	}
+	rest := cat(Star(unit), Lit(`"`))
+	var build func(n *node) *Expr
+	build = func(n *node) *Expr {
+		var alts []*Expr
+		if !n.end {
+			alts = append(alts, Lit(`"`))
+		}
+		var rawKids []Range
+		esc := escapes
+		for _, u := range n.order {
+			if len(u) == 2 && u[0] == '\\' {
+				esc = strings.ReplaceAll(esc, u[1:], "")
+			} else {
+				r := []rune(u)[0]
+				rawKids = append(rawKids, Range{r, r})
+			}
+		}
+		other := []*Expr{NotChars(normRanges(append(rawKids, Range{0, 0x1F}, Range{'"', '"'}, Range{'\\', '\\'}))...)}
+		if esc != "" {
+			other = append(other, cat(Lit(`\`), Chars(toRanges(esc)...)))
+		}
+		alts = append(alts, cat(Choice(other...), rest))
+		for _, u := range n.order {
+			alts = append(alts, cat(Lit(u), build(n.kids[u])))
+		}
+		return Choice(alts...)
+	}
+	if len(root.order) == 0 && !root.end {
+		return c.j.str(), nil
+	}
+	return cat(Lit(`"`), build(root)), nil
+}
+
+// toRanges returns the characters of s as single-character ranges.
+func toRanges(s string) []Range {
+	var rs []Range
+	for _, r := range s {
+		rs = append(rs, Range{r, r})
+	}
+	return normRanges(rs)
+}
+
+// arraySchema compiles items, prefixItems (or the older array form of
+// items with additionalItems), minItems and maxItems.
+func (c *schemaCompiler) arraySchema(s *object, path string, depth int) (*Expr, error) {
+	var prefix []any
+	var rest any = true
+	if p, ok := s.get("prefixItems"); ok {
+		list, ok := p.([]any)
+		if !ok {
+			return nil, schemaErr(path, "prefixItems must be an array")
+		}
+		prefix = list
+	}
+	if it, ok := s.get("items"); ok {
+		if list, isList := it.([]any); isList {
+			if prefix != nil {
+				return nil, schemaErr(path, "items as an array together with prefixItems")
+			}
+			prefix = list
+			if a, ok := s.get("additionalItems"); ok {
+				rest = a
+			}
+		} else {
+			rest = it
+		}
+	} else if _, ok := s.get("additionalItems"); ok {
+		return nil, unsupported("additionalItems", path, "without items as an array")
+	}
+	if len(prefix) > maxPrefixItems {
+		return nil, unsupported("prefixItems", path, "more than %d entries", maxPrefixItems)
+	}
+	min, err := countKeyword(s, "minItems", path, 0)
+	if err != nil {
+		return nil, err
+	}
+	max, err := countKeyword(s, "maxItems", path, -1)
+	if err != nil {
+		return nil, err
+	}
+	k := len(prefix)
+	if rest == false && (max < 0 || max > k) {
+		max = k
+	}
+	if max >= 0 && min > max {
+		return nil, schemaErr(path, "no array satisfies minItems %d and at most %d items", min, max)
+	}
+	if max >= 0 && k > max {
+		prefix, k = prefix[:max], max
+	}
+	elems := make([]*Expr, k)
+	for i, p := range prefix {
+		e, err := c.compile(p, fmt.Sprintf("%s/prefixItems/%d", path, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		elems[i] = e
+	}
+	var restElem *Expr
+	if rest != false {
+		if restElem, err = c.compile(rest, path+"/items", depth+1); err != nil {
+			return nil, err
+		}
+	}
+	comma := func() *Expr { return c.j.tok(",") }
+	// The elements after the prefix, once something was written.
+	lo, hi := max0(min-k), -1
+	if max >= 0 {
+		hi = max - k
+	}
+	var after *Expr = &Expr{Kind: Empty}
+	if restElem != nil && hi != 0 {
+		after = Rep(cat(comma(), restElem), lo, hi)
+	}
+	var body *Expr // never empty
+	nullable := min == 0
+	switch {
+	case k > 0:
+		// from(i): elements i.. once i were written.
+		var from func(i int) *Expr
+		from = func(i int) *Expr {
+			if i == k {
+				return after
+			}
+			e := cat(comma(), elems[i], from(i+1))
+			if i >= min {
+				e = Opt(e)
+			}
+			return e
+		}
+		body = cat(elems[0], from(1))
+	case restElem != nil && hi != 0:
+		body = cat(restElem, Rep(cat(comma(), restElem), max0(lo-1), decr(hi)))
+	}
+	if body == nil {
+		return cat(Lit("["), c.j.ws(), Lit("]")), nil
+	}
+	body = cat(body, c.j.ws())
+	if nullable {
+		body = Opt(body)
+	}
+	return cat(Lit("["), c.j.ws(), body, Lit("]")), nil
+}
+
+func max0(n int) int { return max(n, 0) }
+
+// decr is n-1 for a bound, -1 (unbounded) staying -1.
+func decr(n int) int {
+	if n < 0 {
+		return -1
+	}
+	return n - 1
+}
+
+// countKeyword reads a non-negative integer keyword such as minItems.
+func countKeyword(s *object, kw, path string, def int) (int, error) {
+	v, ok := s.get(kw)
+	if !ok {
+		return def, nil
+	}
+	n, ok := v.(json.Number)
+	if !ok || !isInteger(n) || strings.HasPrefix(n.String(), "-") {
+		return 0, schemaErr(path, "%s must be a non-negative integer", kw)
+	}
+	i, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || i > MaxRepeat {
+		return 0, unsupported(kw, path, "more than the limit of %d", MaxRepeat)
+	}
+	return int(i), nil
+}

@@ -1,0 +1,492 @@
+package grammar
+
+import (
+	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// isInteger reports whether n has no fractional part.
+func isInteger(n json.Number) bool {
+	r, ok := new(big.Rat).SetString(n.String())
+	return ok && r.IsInt()
+}
+
+// stringSchema compiles minLength, maxLength, pattern and format.
+func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
+	minLen, err := countKeyword(s, "minLength", path, 0)
+	if err != nil {
+		return nil, err
+	}
+	maxLen, err := countKeyword(s, "maxLength", path, -1)
+	if err != nil {
+		return nil, err
+	}
+	_, hasMin := s.get("minLength")
+	_, hasMax := s.get("maxLength")
+	pat, hasPat := s.get("pattern")
+	fmtv, hasFmt := s.get("format")
+	if hasPat && hasFmt {
+		return nil, unsupported("pattern", path, "together with format")
+	}
+	if (hasPat || hasFmt) && (hasMin || hasMax) {
+		kw := "minLength"
+		if !hasMin {
+			kw = "maxLength"
+		}
+		return nil, unsupported(kw, path, "together with pattern or format")
+	}
+	switch {
+	case hasPat:
+		p, ok := pat.(string)
+		if !ok {
+			return nil, schemaErr(path, "pattern must be a string")
+		}
+		e, err := c.j.b.Regex(p)
+		if err != nil {
+			return nil, unsupported("pattern", path, "%v", trimPrefix(err))
+		}
+		return cat(Lit(`"`), jsonText(e), Lit(`"`)), nil
+	case hasFmt:
+		f, ok := fmtv.(string)
+		if !ok {
+			return nil, schemaErr(path, "format must be a string")
+		}
+		e := formatExpr(f)
+		if e == nil {
+			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, uuid, email, hostname and ipv4 are)", f)
+		}
+		return cat(Lit(`"`), e, Lit(`"`)), nil
+	}
+	if maxLen >= 0 && minLen > maxLen {
+		return nil, schemaErr(path, "no string satisfies minLength %d and maxLength %d", minLen, maxLen)
+	}
+	if minLen == 0 && maxLen < 0 {
+		return c.j.str(), nil
+	}
+	return cat(Lit(`"`), Rep(c.j.char(), minLen, maxLen), Lit(`"`)), nil
+}
+
+// jsonText turns an expression over a string's characters into one over
+// the string as a JSON string literal writes it (without the quotes):
+// quotes, backslashes and control characters escaped.
+func jsonText(e *Expr) *Expr {
+	switch e.Kind {
+	case Literal:
+		var b strings.Builder
+		for _, r := range e.Text {
+			b.WriteString(jsonEscapeRune(r))
+		}
+		return Lit(b.String())
+	case Class:
+		pos := positive(e)
+		special := []Range{{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}
+		var alts []*Expr
+		if safe := subtract(pos, normRanges(special)); len(safe) > 0 {
+			alts = append(alts, Chars(safe...))
+		}
+		for _, sr := range special {
+			for r := sr.Lo; r <= sr.Hi; r++ {
+				if inRanges(r, pos) {
+					alts = append(alts, Lit(jsonEscapeRune(r)))
+				}
+			}
+		}
+		return Choice(alts...)
+	case Seq, Alt, Repeat:
+		c := *e
+		c.Subs = make([]*Expr, len(e.Subs))
+		for i, s := range e.Subs {
+			c.Subs[i] = jsonText(s)
+		}
+		return &c
+	}
+	return e
+}
+
+// Format grammars, each over the characters of the string (all ASCII, so
+// as written in JSON too). Each is at least as strict as RFC 3339, RFC
+// 4122, RFC 5321 and RFC 1123 and the checks of common validators: dates
+// are real calendar dates (29 February only in leap years), seconds go to
+// 59, labels and addresses stay within the length limits.
+func formatExpr(f string) *Expr {
+	d := func() *Expr { return Chars(Range{'0', '9'}) }
+	r := func(lo, hi rune) *Expr { return Chars(Range{lo, hi}) }
+	switch f {
+	case "date":
+		return date()
+	case "time":
+		return timeOfDay()
+	case "date-time":
+		return cat(date(), Lit("T"), timeOfDay())
+	case "uuid":
+		h := func(n int) *Expr { return Rep(hexDigit(), n, n) }
+		return cat(h(8), Lit("-"), h(4), Lit("-"), h(4), Lit("-"), h(4), Lit("-"), h(12))
+	case "ipv4":
+		octet := func() *Expr {
+			return Choice(
+				cat(Lit("25"), r('0', '5')),
+				cat(Lit("2"), r('0', '4'), d()),
+				cat(Lit("1"), d(), d()),
+				cat(r('1', '9'), d()),
+				d())
+		}
+		return cat(octet(), Rep(cat(Lit("."), octet()), 3, 3))
+	case "hostname":
+		return hostname(59)
+	case "email":
+		atext := func() *Expr {
+			return Rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
+		}
+		// At most 4 atoms of 15: the local part stays within 64 octets,
+		// and with the domain the address within 254.
+		local := cat(atext(), Rep(cat(Lit("."), atext()), 0, 3))
+		return cat(local, Lit("@"), hostname(40))
+	}
+	return nil
+}
+
+// hostname is one to four dot-separated labels of letters, digits and
+// inner hyphens, each at most inner+2 characters.
+func hostname(inner int) *Expr {
+	alnum := func() *Expr { return Chars(Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}) }
+	label := func() *Expr {
+		return cat(alnum(), Opt(cat(Rep(Chars(Range{'-', '-'}, Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}), 0, inner), alnum())))
+	}
+	return cat(label(), Rep(cat(Lit("."), label()), 0, 3))
+}
+
+// date is RFC 3339's full-date with a valid day of the month.
+func date() *Expr {
+	d := func() *Expr { return Chars(Range{'0', '9'}) }
+	r := func(lo, hi rune) *Expr { return Chars(Range{lo, hi}) }
+	day28 := func() *Expr {
+		return Choice(cat(Lit("0"), r('1', '9')), cat(Lit("1"), d()), cat(Lit("2"), r('0', '8')))
+	}
+	day30 := Choice(day28(), Lit("29"), Lit("30"))
+	day31 := Choice(day28(), Lit("29"), Lit("30"), Lit("31"))
+	year := Rep(d(), 4, 4)
+	monthDay := Choice(
+		cat(Choice(cat(Lit("0"), Chars(toRanges("13578")...)), cat(Lit("1"), Chars(toRanges("02")...))), Lit("-"), day31),
+		cat(Choice(cat(Lit("0"), Chars(toRanges("469")...)), Lit("11")), Lit("-"), day30),
+		cat(Lit("02-"), day28()),
+	)
+	// Leap years: divisible by 4, and centuries divisible by 400.
+	by4 := func() *Expr {
+		return Choice(cat(Chars(toRanges("02468")...), Chars(toRanges("048")...)), cat(Chars(toRanges("13579")...), Chars(toRanges("26")...)))
+	}
+	by4not0 := Choice(cat(Chars(toRanges("02468")...), Chars(toRanges("48")...)), cat(Chars(toRanges("2468")...), Lit("0")), cat(Chars(toRanges("13579")...), Chars(toRanges("26")...)))
+	leap := Choice(cat(d(), d(), by4not0), cat(by4(), Lit("00")))
+	return Choice(cat(year, Lit("-"), monthDay), cat(leap, Lit("-02-29")))
+}
+
+// timeOfDay is RFC 3339's full-time without leap seconds.
+func timeOfDay() *Expr {
+	d := func() *Expr { return Chars(Range{'0', '9'}) }
+	hour := func() *Expr { return Choice(cat(Chars(Range{'0', '1'}), d()), cat(Lit("2"), Chars(Range{'0', '3'}))) }
+	min := func() *Expr { return cat(Chars(Range{'0', '5'}), d()) }
+	offset := Choice(Lit("Z"), cat(Chars(Range{'+', '+'}, Range{'-', '-'}), hour(), Lit(":"), min()))
+	return cat(hour(), Lit(":"), min(), Lit(":"), min(), Opt(cat(Lit("."), Rep(d(), 1, 9))), offset)
+}
+
+// A numeric bound: a value, whether it excludes the value itself, or no
+// bound at all.
+type bound struct {
+	v    int64
+	excl bool
+	inf  bool
+}
+
+// The largest magnitude of a bound the digit-level grammars handle; the
+// JSON number grammar writes at most maxIntDigits integer digits anyway.
+const maxBound = 1_000_000_000_000_000_000
+
+// numberSchema compiles minimum, maximum and the exclusive bounds for
+// integers (any bounds) and numbers (integer bounds).
+func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Expr, error) {
+	lo, hi := bound{inf: true}, bound{inf: true}
+	tighten := func(kw string, upper bool) error {
+		v, ok := s.get(kw)
+		if !ok {
+			return nil
+		}
+		excl := strings.HasPrefix(kw, "exclusive")
+		if _, isBool := v.(bool); isBool {
+			// Draft 4's exclusiveMinimum: true, read with minimum.
+			if !excl {
+				return schemaErr(path, "%s must be a number", kw)
+			}
+			return nil
+		}
+		if !excl {
+			other := "exclusiveMinimum"
+			if upper {
+				other = "exclusiveMaximum"
+			}
+			if x, ok := s.get(other); ok && x == true {
+				excl = true
+			}
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			return schemaErr(path, "%s must be a number", kw)
+		}
+		rat, ok := new(big.Rat).SetString(n.String())
+		if !ok {
+			return schemaErr(path, "%s must be a number", kw)
+		}
+		var b bound
+		if integer {
+			// Round inward to an inclusive integer bound.
+			var fl *big.Int
+			if upper {
+				fl = floorRat(rat)
+				if excl && rat.IsInt() {
+					fl.Sub(fl, big.NewInt(1))
+				}
+			} else {
+				fl = ceilRat(rat)
+				if excl && rat.IsInt() {
+					fl.Add(fl, big.NewInt(1))
+				}
+			}
+			rat = new(big.Rat).SetInt(fl)
+			excl = false
+		} else if !rat.IsInt() {
+			return unsupported(kw, path, "a fractional bound on a number (only integer bounds are supported)")
+		}
+		lim := new(big.Rat).SetInt64(maxBound)
+		if rat.Cmp(lim) > 0 || rat.Cmp(new(big.Rat).Neg(lim)) < 0 {
+			loose := (upper && rat.Sign() > 0) || (!upper && rat.Sign() < 0)
+			if loose {
+				return nil // beyond what the number grammar writes anyway
+			}
+			return unsupported(kw, path, "a bound beyond ±%d", int64(maxBound))
+		}
+		b.v, b.excl = rat.Num().Int64(), excl
+		if upper {
+			if hi.inf || b.v < hi.v || (b.v == hi.v && b.excl) {
+				hi = b
+			}
+		} else if lo.inf || b.v > lo.v || (b.v == lo.v && b.excl) {
+			lo = b
+		}
+		return nil
+	}
+	for _, kw := range []struct {
+		name  string
+		upper bool
+	}{{"minimum", false}, {"exclusiveMinimum", false}, {"maximum", true}, {"exclusiveMaximum", true}} {
+		if err := tighten(kw.name, kw.upper); err != nil {
+			return nil, err
+		}
+	}
+	if lo.inf && hi.inf {
+		if integer {
+			return c.j.integer(), nil
+		}
+		return c.j.number(), nil
+	}
+	var e *Expr
+	if integer {
+		e = intRange(lo, hi)
+	} else {
+		e = numberRange(lo, hi)
+	}
+	if e == nil {
+		return nil, schemaErr(path, "no number satisfies the bounds")
+	}
+	return e, nil
+}
+
+func floorRat(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	_ = m
+	return q // Euclidean division by a positive denominator floors
+}
+
+func ceilRat(r *big.Rat) *big.Int {
+	q := floorRat(r)
+	if !r.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// intRange matches the integers in [lo, hi] written without leading
+// zeros (inclusive bounds; nil where none match).
+func intRange(lo, hi bound) *Expr {
+	var alts []*Expr
+	if lo.inf || lo.v < 0 {
+		// Negative part: -m with m in [max(1, -hi), -lo].
+		mlo := int64(1)
+		if !hi.inf && hi.v < 0 {
+			mlo = -hi.v
+		}
+		mhi := bound{inf: true}
+		if !lo.inf {
+			mhi = bound{v: -lo.v}
+		}
+		if e := natRange(mlo, mhi); e != nil {
+			alts = append(alts, cat(Lit("-"), e))
+		}
+	}
+	if hi.inf || hi.v >= 0 {
+		nlo := int64(0)
+		if !lo.inf && lo.v > 0 {
+			nlo = lo.v
+		}
+		if e := natRange(nlo, hi); e != nil {
+			alts = append(alts, e)
+		}
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	return Choice(alts...)
+}
+
+// natRange matches the natural numbers in [a, b] (b may be unbounded, up to
+// maxIntDigits digits) without leading zeros; nil where none.
+func natRange(a int64, b bound) *Expr {
+	if !b.inf && b.v < a {
+		return nil
+	}
+	as := strconv.FormatInt(a, 10)
+	var alts []*Expr
+	maxLen := maxIntDigits
+	if !b.inf {
+		maxLen = len(strconv.FormatInt(b.v, 10))
+	}
+	for l := len(as); l <= maxLen; l++ {
+		lo := pow10(l - 1)
+		if l == 1 {
+			lo = 0
+		}
+		lo = max(lo, a)
+		if b.inf && l > len(as) {
+			// Every longer number is in range.
+			alts = append(alts, cat(Chars(Range{'1', '9'}), Rep(Chars(Range{'0', '9'}), l-1, maxIntDigits-1)))
+			break
+		}
+		hiS := strings.Repeat("9", l)
+		if !b.inf && l == maxLen {
+			hiS = strconv.FormatInt(b.v, 10)
+		}
+		alts = append(alts, digitRange(strconv.FormatInt(lo, 10), hiS))
+	}
+	return Choice(alts...)
+}
+
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+// digitRange matches the digit strings of x's length from x to y.
+func digitRange(x, y string) *Expr {
+	if x == y {
+		return Lit(x)
+	}
+	if x[0] == y[0] {
+		return cat(Lit(x[:1]), digitRange(x[1:], y[1:]))
+	}
+	n := len(x) - 1
+	var alts []*Expr
+	a, b := rune(x[0]), rune(y[0])
+	if strings.Trim(x[1:], "0") != "" {
+		alts = append(alts, cat(Lit(x[:1]), digitRange(x[1:], strings.Repeat("9", n))))
+		a++
+	}
+	highAll := strings.Trim(y[1:], "9") == ""
+	if !highAll {
+		b--
+	}
+	if a <= b {
+		switch n {
+		case 0:
+			alts = append(alts, Chars(Range{a, b}))
+		case 1:
+			alts = append(alts, cat(Chars(Range{a, b}), Chars(Range{'0', '9'})))
+		default:
+			alts = append(alts, cat(Chars(Range{a, b}), Rep(Chars(Range{'0', '9'}), n, n)))
+		}
+	}
+	if !highAll {
+		alts = append(alts, cat(Lit(y[:1]), digitRange(strings.Repeat("0", n), y[1:])))
+	}
+	return Choice(alts...)
+}
+
+// numberRange matches decimal numbers (no exponent) between integer
+// bounds; nil where none.
+func numberRange(lo, hi bound) *Expr {
+	var alts []*Expr
+	// Non-negative values: magnitude from max(lo, 0) to hi.
+	if hi.inf || hi.v > 0 || (hi.v == 0 && !hi.excl) {
+		a := bound{v: 0}
+		if !lo.inf && lo.v >= 0 {
+			a = lo
+		}
+		if e := magnitude(a, hi); e != nil {
+			alts = append(alts, e)
+		}
+	}
+	// Negative values -m: m from max(-hi, 0) (exclusive at 0) to -lo.
+	if lo.inf || lo.v < 0 {
+		a := bound{v: 0, excl: true}
+		if !hi.inf && hi.v < 0 {
+			a = bound{v: -hi.v, excl: hi.excl}
+		}
+		b := bound{inf: true}
+		if !lo.inf {
+			b = bound{v: -lo.v, excl: lo.excl}
+		}
+		if e := magnitude(a, b); e != nil {
+			alts = append(alts, cat(Lit("-"), e))
+		}
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	return Choice(alts...)
+}
+
+// magnitude matches non-negative decimals (integer part, optional
+// fraction) between a and b.
+func magnitude(a, b bound) *Expr {
+	digit := func() *Expr { return Chars(Range{'0', '9'}) }
+	zeros := func() *Expr { return Opt(cat(Lit("."), Rep(Lit("0"), 1, maxFracDigits))) }
+	nonzeroFrac := func() *Expr { return cat(Lit("."), Rep(digit(), 0, maxFracDigits-1), Chars(Range{'1', '9'})) }
+	as := strconv.FormatInt(a.v, 10)
+	if !b.inf && a.v == b.v {
+		if a.excl || b.excl {
+			return nil
+		}
+		return cat(Lit(as), zeros())
+	}
+	var alts []*Expr
+	// Integer part a.
+	if a.excl {
+		alts = append(alts, cat(Lit(as), nonzeroFrac()))
+	} else {
+		alts = append(alts, cat(Lit(as), Opt(fraction())))
+	}
+	// Integer parts strictly between a and b: any fraction.
+	inner := bound{inf: true}
+	if !b.inf {
+		inner = bound{v: b.v - 1}
+	}
+	if e := natRange(a.v+1, inner); e != nil {
+		alts = append(alts, cat(e, Opt(fraction())))
+	}
+	// Integer part b: no fraction but zeros.
+	if !b.inf && !b.excl {
+		alts = append(alts, cat(Lit(strconv.FormatInt(b.v, 10)), zeros()))
+	}
+	return Choice(alts...)
+}
