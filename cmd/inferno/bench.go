@@ -93,7 +93,11 @@ second (S_TG).`,
 					return fmt.Errorf("--parallel takes one -p, one -n, no -d and sequence counts of at least 1")
 				}
 			}
-			m, err := model.Open(args[0])
+			path, err := modelPath(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			m, err := model.Open(path)
 			if err != nil {
 				return err
 			}

@@ -63,7 +63,11 @@ top-k 20 with reasoning, 0.7, 0.8 and 20 with --no-think.`,
 			if err != nil {
 				return err
 			}
-			m, err := model.Open(args[0])
+			path, err := modelPath(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			m, err := model.Open(path)
 			if err != nil {
 				return err
 			}

@@ -48,7 +48,11 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 				<-ctx.Done()
 				stop() // a second Ctrl-C gets the default behaviour: exit now
 			}()
-			m, err := model.Open(args[0])
+			path, err := modelPath(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			m, err := model.Open(path)
 			if err != nil {
 				return err
 			}

@@ -43,7 +43,11 @@ and a symbolic link is written through.`,
 				return err
 			}
 			defer file.Abort() // does nothing once committed
-			m, err := model.Open(args[0])
+			path, err := modelPath(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			m, err := model.Open(path)
 			if err != nil {
 				return err
 			}

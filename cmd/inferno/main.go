@@ -3,11 +3,16 @@
 //
 // Usage:
 //
+//	inferno pull REPO[:QUANT] | inferno pull REPO FILE
 //	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME]
 //	inferno tokenize MODEL.gguf TEXT
 //	inferno logits MODEL.gguf --tokens 1,2,3 --out FILE
 //	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
 //	inferno synth OUT.gguf --preset tiny|0.6b --type q8_0|f16|bf16|f32
+//
+// MODEL.gguf may be a Hugging Face Hub reference instead, REPO:QUANT or
+// hf://REPO/FILE (e.g. Qwen/Qwen3-0.6B-GGUF:Q8_0): it is pulled into the
+// Hugging Face cache first, or with --offline taken from the cache alone.
 //
 // Run "inferno help COMMAND" for the flags of each command.
 package main
@@ -27,7 +32,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd())
+	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd())
+	addHubFlags(root)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
 		if errors.Is(err, errInterrupted) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -184,6 +185,10 @@ const (
 // per slot taking turns (--kv basic).
 func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int, aliases []string, srv *server.Server, log *slog.Logger) (*served, error) {
 	start := time.Now()
+	path, err := modelPath(context.Background(), path)
+	if err != nil {
+		return nil, err
+	}
 	m, err := model.Open(path)
 	if err != nil {
 		return nil, err
