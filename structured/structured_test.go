@@ -1,0 +1,276 @@
+package structured
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"inferno/engine"
+	"inferno/gguf"
+	"inferno/grammar"
+	"inferno/model"
+	"inferno/parser"
+	"inferno/tokenizer"
+)
+
+var (
+	tokOnce sync.Once
+	tok     *tokenizer.Tokenizer
+	tokErr  error
+	compOne *Compiler
+)
+
+const vocabSize = 151936
+
+// compiler returns a Compiler over the golden model's tokenizer (the real
+// Qwen3 one), shared by the tests.
+func compiler(t testing.TB) (*Compiler, *tokenizer.Tokenizer) {
+	t.Helper()
+	tokOnce.Do(func() {
+		f, err := gguf.Open("../testdata/golden/tiny-q8_0.gguf")
+		if err != nil {
+			tokErr = err
+			return
+		}
+		defer f.Close()
+		if tok, tokErr = model.TokenizerFromGGUF(f); tokErr != nil {
+			return
+		}
+		im, _ := tok.TokenID("<|im_end|>")
+		eot, _ := tok.TokenID("<|endoftext|>")
+		compOne = NewCompiler(tok, vocabSize, map[int32]bool{im: true, eot: true})
+	})
+	if tokErr != nil {
+		t.Fatal(tokErr)
+	}
+	return compOne, tok
+}
+
+func allowed(mask []uint64, id int32) bool { return mask[id/64]&(1<<(id%64)) != 0 }
+
+// feed runs text's tokens (and the end-of-generation token) through c as
+// the engine would, checking each is allowed by the mask first.
+func feed(t *testing.T, c *Constraint, tok *tokenizer.Tokenizer, text string, end bool) {
+	t.Helper()
+	mask := make([]uint64, engine.MaskWords(vocabSize))
+	ids := tok.Encode(text)
+	if end {
+		im, _ := tok.TokenID("<|im_end|>")
+		ids = append(ids, im)
+	}
+	for i, id := range ids {
+		c.FillMask(mask)
+		if !allowed(mask, id) {
+			t.Fatalf("token %d (%q) of %q not allowed", i, tok.Decode([]int32{id}), text)
+		}
+		if err := c.Accept(id); err != nil {
+			t.Fatalf("token %d (%q) of %q: %v", i, tok.Decode([]int32{id}), text, err)
+		}
+	}
+}
+
+func TestToolCallsMatchTheParser(t *testing.T) {
+	c, tok := compiler(t)
+	weather := Tool{Name: "get_weather", Strict: true, Parameters: json.RawMessage(`{"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}`)}
+	anyArgs := Tool{Name: "ping"}
+	reply := "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>"
+	second := "\n<tool_call>\n{\"name\": \"ping\", \"arguments\": {\"x\": [1, true]}}\n</tool_call>"
+	for _, parallel := range []bool{false, true} {
+		spec := &Spec{Kind: ToolCalls, Tools: []Tool{weather, anyArgs}, Parallel: parallel}
+		con, err := c.New(context.Background(), spec, NoThinking)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := reply
+		if parallel {
+			text += second
+		}
+		feed(t, con, tok, text, true)
+		if !con.Done() {
+			t.Fatalf("parallel %v: not done", parallel)
+		}
+		_, _, calls := parser.Parse(text, parser.Options{Tools: true})
+		if len(calls) != map[bool]int{false: 1, true: 2}[parallel] || calls[0].Name != "get_weather" || calls[0].Arguments != `{"city":"Paris","days":3}` {
+			t.Errorf("parallel %v: parsed %+v", parallel, calls)
+		}
+	}
+	// One call only: after it, only the end of generation.
+	con, err := c.New(context.Background(), &Spec{Kind: ToolCalls, Tools: []Tool{weather}}, NoThinking)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed(t, con, tok, reply, false)
+	mask := make([]uint64, engine.MaskWords(vocabSize))
+	con.FillMask(mask)
+	n := 0
+	for _, w := range mask {
+		for ; w != 0; w &= w - 1 {
+			n++
+		}
+	}
+	if n != len(c.eog) {
+		t.Errorf("after one call %d tokens allowed, want the %d end-of-generation ids", n, len(c.eog))
+	}
+	// An unknown argument under strict, a wrong name.
+	for _, bad := range []string{
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"town\": \"Paris\"}}",
+		"<tool_call>\n{\"name\": \"get_time\"",
+	} {
+		con, _ := c.New(context.Background(), &Spec{Kind: ToolCalls, Tools: []Tool{weather}}, NoThinking)
+		if accepts(con, tok, bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// accepts reports whether every token of text is allowed in turn.
+func accepts(c *Constraint, tok *tokenizer.Tokenizer, text string) bool {
+	for _, id := range tok.Encode(text) {
+		if c.Accept(id) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func TestThinking(t *testing.T) {
+	c, tok := compiler(t)
+	spec := &Spec{Kind: JSONSchema, Text: `{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false}`}
+	think, _ := tok.TokenID("<think>")
+	im, _ := tok.TokenID("<|im_end|>")
+	mask := make([]uint64, engine.MaskWords(vocabSize))
+
+	// MayThink: <think> or the JSON may come first.
+	con, err := c.New(context.Background(), spec, MayThink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	con.FillMask(mask)
+	if brace := tok.Encode("{")[0]; !allowed(mask, think) || !allowed(mask, brace) || allowed(mask, tok.Encode("x")[0]) || allowed(mask, im) {
+		t.Errorf("first mask: <think> %v { %v x %v <|im_end|> %v", allowed(mask, think), allowed(mask, brace), allowed(mask, tok.Encode("x")[0]), allowed(mask, im))
+	}
+	feed(t, con, tok, "<think>\nLet me see: {\"ok\": maybe}.", false)
+	con.FillMask(mask)
+	if !con.Thinking() || allowed(mask, im) || !allowed(mask, tok.Encode("x")[0]) {
+		t.Errorf("reasoning: thinking %v, <|im_end|> allowed %v", con.Thinking(), allowed(mask, im))
+	}
+	feed(t, con, tok, "\n</think>\n\n{\"ok\": true}", true)
+	if !con.Done() || con.Thinking() {
+		t.Errorf("done %v thinking %v", con.Done(), con.Thinking())
+	}
+
+	// Without <think> the constraint holds from the first token.
+	con, _ = c.New(context.Background(), spec, MayThink)
+	feed(t, con, tok, "{\"ok\": false}", true)
+	if !con.Done() {
+		t.Error("not done")
+	}
+	con, _ = c.New(context.Background(), spec, MayThink)
+	if accepts(con, tok, "Sure! {") {
+		t.Error("text before the JSON accepted")
+	}
+
+	// InThinking: free until </think>, then at most two newlines.
+	con, _ = c.New(context.Background(), spec, InThinking)
+	feed(t, con, tok, "hmm</think>\n\n{\"ok\":true}", true)
+	con, _ = c.New(context.Background(), spec, InThinking)
+	if accepts(con, tok, "hmm</think>\n\n\n{") {
+		t.Error("three newlines accepted")
+	}
+
+	// NoThinking: <think> is not allowed.
+	con, _ = c.New(context.Background(), spec, NoThinking)
+	con.FillMask(mask)
+	if allowed(mask, think) {
+		t.Error("<think> allowed without thinking")
+	}
+}
+
+func TestKinds(t *testing.T) {
+	c, tok := compiler(t)
+	for _, tc := range []struct {
+		spec Spec
+		ok   []string
+		bad  []string
+	}{
+		{Spec{Kind: JSONObject}, []string{`{}`, `{"a": [1, 2, {"b": null}]}`}, []string{`[]`, `"x"`, `{"a" 1}`}},
+		{Spec{Kind: GBNF, Text: "root ::= (\"yes\" | \"no\") \" \" [0-9]{2,3}\n"}, []string{"yes 12", "no 123"}, []string{"yes 1234", "maybe 12"}},
+		{Spec{Kind: Regex, Text: `[A-Z][a-z]+ \d{4}`}, []string{"Paris 2024"}, []string{"paris 2024", "Paris 24"}},
+		{Spec{Kind: Choice, Choices: []string{"red", "green", "blue"}}, []string{"red", "blue"}, []string{"reds", "yellow"}},
+	} {
+		for _, s := range tc.ok {
+			con, err := c.New(context.Background(), &tc.spec, NoThinking)
+			if err != nil {
+				t.Fatalf("%v: %v", tc.spec.Kind, err)
+			}
+			feed(t, con, tok, s, true)
+			if !con.Done() {
+				t.Errorf("%v %q: not done", tc.spec.Kind, s)
+			}
+		}
+		for _, s := range tc.bad {
+			con, _ := c.New(context.Background(), &tc.spec, NoThinking)
+			im, _ := tok.TokenID("<|im_end|>")
+			if accepts(con, tok, s) && con.Accept(im) == nil {
+				t.Errorf("%v %q accepted", tc.spec.Kind, s)
+			}
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c, _ := compiler(t)
+	ctx := context.Background()
+	var unsup *grammar.UnsupportedError
+	if _, err := c.New(ctx, &Spec{Kind: JSONSchema, Text: `{"type": "object", "properties": {"a": {"type": "number", "multipleOf": 3}}}`}, NoThinking); !errors.As(err, &unsup) || unsup.Keyword != "multipleOf" {
+		t.Errorf("multipleOf: %v", err)
+	}
+	var tool *ToolError
+	_, err := c.New(ctx, &Spec{Kind: ToolCalls, Tools: []Tool{{Name: "a"}, {Name: "b", Parameters: json.RawMessage(`{"type": "object", "properties": {"x": {"type": "number", "multipleOf": 3}}}`)}}}, NoThinking)
+	if !errors.As(err, &tool) || tool.Index != 1 || !errors.As(err, &unsup) {
+		t.Errorf("tool: %v", err)
+	}
+	var limit *LimitError
+	if _, err := c.New(ctx, &Spec{Kind: GBNF, Text: "root ::= \"" + strings.Repeat("a", MaxText) + "\""}, NoThinking); !errors.As(err, &limit) {
+		t.Errorf("long grammar: %v", err)
+	}
+	if _, err := c.New(ctx, &Spec{Kind: Choice, Choices: make([]string, MaxChoices+1)}, NoThinking); !errors.As(err, &limit) {
+		t.Errorf("many choices: %v", err)
+	}
+	for _, spec := range []Spec{{Kind: GBNF, Text: "root ::= (\"a\""}, {Kind: Regex, Text: "a("}, {Kind: JSONSchema, Text: "{"}, {Kind: ToolCalls}, {Kind: Choice}, {}} {
+		if _, err := c.New(ctx, &spec, NoThinking); err == nil {
+			t.Errorf("%+v: no error", spec)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	full := NewCompiler(c.tok, c.vocab, nil)
+	for range cap(full.sem) {
+		full.sem <- struct{}{}
+	}
+	if _, err := full.New(cctx, &Spec{Kind: JSONObject}, NoThinking); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	a := &Spec{Kind: JSONSchema, Text: `{"type":  "object"}`}
+	b := &Spec{Kind: JSONSchema, Text: "{\"type\":\"object\"}\n"}
+	if key(a, false) != key(b, false) {
+		t.Error("the same schema spaced differently has two keys")
+	}
+	for _, other := range []*Spec{{Kind: JSONSchema, Text: `{"type":"object"}`, Strict: true}, {Kind: GBNF, Text: `{"type":"object"}`}} {
+		if key(a, false) == key(other, false) {
+			t.Errorf("%+v shares a key", other)
+		}
+	}
+	if key(a, false) == key(a, true) {
+		t.Error("thinking shares a key")
+	}
+	if key(&Spec{Kind: Choice, Choices: []string{"ab", "c"}}, false) == key(&Spec{Kind: Choice, Choices: []string{"a", "bc"}}, false) {
+		t.Error("choices share a key")
+	}
+}
