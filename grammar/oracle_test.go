@@ -278,4 +278,3 @@ func TestOracle(t *testing.T) {
 		}
 	}
 }
-
