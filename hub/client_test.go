@@ -489,3 +489,16 @@ func TestEndpoint(t *testing.T) {
 	}
 	checkPulled(t, c, paths[0], commit, "Qwen3-0.6B-Q8_0.gguf", files["Qwen3-0.6B-Q8_0.gguf"])
 }
+
+// TestCacheUnwritable checks that a cache that cannot be written gives an
+// error naming the cache, and no panic or partial state.
+func TestCacheUnwritable(t *testing.T) {
+	_, c, _, _ := fixture(t)
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	c.Cache = filepath.Join(file, "hub") // a path below a regular file
+	_, _, err := pull(t, c, repoID+":Q8_0")
+	if err == nil || !strings.Contains(err.Error(), "the hub cache") || !strings.Contains(err.Error(), file) {
+		t.Errorf("err = %v, want one naming the cache", err)
+	}
+}

@@ -47,6 +47,7 @@ type Server struct {
 	cuts     int   // transfers still to cut
 	cutAfter int64 // bytes each cut transfer sends
 	noRange  bool
+	rate     int64 // bytes per second the CDN sends; 0 is no limit
 }
 
 type repo struct {
@@ -119,6 +120,14 @@ func (s *Server) Corrupt(id, file string) {
 func (s *Server) IgnoreRange(on bool) {
 	s.mu.Lock()
 	s.noRange = on
+	s.mu.Unlock()
+}
+
+// SetRate limits the CDN to bytes per second (0: no limit), so that a
+// test can interrupt a transfer in the middle.
+func (s *Server) SetRate(bytes int64) {
+	s.mu.Lock()
+	s.rate = bytes
 	s.mu.Unlock()
 }
 
@@ -252,7 +261,7 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 	if cut {
 		s.cuts--
 	}
-	after, noRange := s.cutAfter, s.noRange
+	after, noRange, rate := s.cutAfter, s.noRange, s.rate
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") == "" {
 		http.Error(w, "AccessDenied", http.StatusForbidden)
@@ -264,6 +273,9 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 	var out http.ResponseWriter = w
 	if cut {
 		out = &cutWriter{ResponseWriter: w, left: after}
+	}
+	if rate > 0 {
+		out = &slowWriter{ResponseWriter: out, rate: rate}
 	}
 	http.ServeContent(out, r, "", time.Time{}, bytes.NewReader(content))
 }
@@ -282,4 +294,28 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 	c.ResponseWriter.Write(p[:c.left])
 	c.ResponseWriter.(http.Flusher).Flush()
 	panic(http.ErrAbortHandler)
+}
+
+// slowWriter sends at most rate bytes a second, in pieces of a tenth.
+type slowWriter struct {
+	http.ResponseWriter
+	rate int64
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(int64(len(p)), max(s.rate/10, 1))
+		m, err := s.ResponseWriter.Write(p[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if f, ok := s.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		p = p[k:]
+		time.Sleep(100 * time.Millisecond)
+	}
+	return n, nil
 }
