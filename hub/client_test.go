@@ -502,3 +502,42 @@ func TestCacheUnwritable(t *testing.T) {
 		t.Errorf("err = %v, want one naming the cache", err)
 	}
 }
+
+// TestRenamedAndRevision pulls from a renamed repository (the hub
+// redirects with a relative Location, which keeps the token) and at a
+// given commit.
+func TestRenamedAndRevision(t *testing.T) {
+	srv, c, files, commit := fixture(t)
+	srv.Rename(repoID, "Qwen/Qwen3-0.6B-GGUF-new")
+	c.Token = srv.Token
+	paths, s, err := pull(t, c, repoID+":Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPulled(t, c, paths[0], commit, "Qwen3-0.6B-Q8_0.gguf", files["Qwen3-0.6B-Q8_0.gguf"])
+	if s.Commit != commit {
+		t.Errorf("commit %s, want %s", s.Commit, commit)
+	}
+	for _, r := range srv.Requests() {
+		if r.Server == "hub" && r.Auth != "Bearer "+srv.Token {
+			t.Errorf("%s %s lost the token on a relative redirect", r.Method, r.Path)
+		}
+	}
+
+	_, c2, _, commit2 := fixture(t)
+	r := Ref{Repo: repoID, Quant: "Q4_K_M", Revision: commit2}
+	s, err = c2.Resolve(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Fetch(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(c2.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "refs")); !os.IsNotExist(err) {
+		t.Errorf("a pull at a commit wrote refs (%v)", err)
+	}
+	r.Revision = "v9"
+	if _, err := c2.Resolve(context.Background(), r); err == nil || !strings.Contains(err.Error(), "no such revision") {
+		t.Errorf("missing revision: %v", err)
+	}
+}

@@ -42,6 +42,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	repos    map[string]*repo
+	renamed  map[string]string // old id -> new id
 	blobs    map[string][]byte // sha256 -> content served by the CDN
 	requests []Request
 	cuts     int   // transfers still to cut
@@ -58,7 +59,7 @@ type repo struct {
 
 // New starts the stand-in; Close stops it.
 func New() *Server {
-	s := &Server{repos: map[string]*repo{}, blobs: map[string][]byte{}, Token: "hf_test_token"}
+	s := &Server{repos: map[string]*repo{}, renamed: map[string]string{}, blobs: map[string][]byte{}, Token: "hf_test_token"}
 	s.Hub = httptest.NewServer(http.HandlerFunc(s.hub))
 	s.CDN = httptest.NewServer(http.HandlerFunc(s.cdn))
 	return s
@@ -93,6 +94,16 @@ func (s *Server) Add(id string, files map[string][]byte, private bool) string {
 	r := &repo{commit: hex.EncodeToString(h.Sum(nil)), files: files, private: private}
 	s.repos[id] = r
 	return r.commit
+}
+
+// Rename moves a repository to a new id; requests for the old one are
+// redirected with a relative Location, as the hub does.
+func (s *Server) Rename(old, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[id] = s.repos[old]
+	delete(s.repos, old)
+	s.renamed[old] = id
 }
 
 // Cut makes the next n content transfers stop after bytes bytes, the
@@ -181,6 +192,20 @@ func hubError(w http.ResponseWriter, code int, errCode, msg string) {
 func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 	s.log("hub", r)
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 5)
+	for _, i := range []int{0, 2} {
+		if len(parts) < i+2 {
+			continue
+		}
+		s.mu.Lock()
+		id, ok := s.renamed[parts[i]+"/"+parts[i+1]]
+		s.mu.Unlock()
+		if ok {
+			old := "/" + parts[i] + "/" + parts[i+1] + "/"
+			w.Header().Set("Location", strings.Replace(r.URL.RequestURI(), old, "/"+id+"/", 1))
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
+	}
 	switch {
 	case len(parts) == 5 && parts[0] == "api" && parts[1] == "models" && strings.HasPrefix(parts[4], "revision/"):
 		// /api/models/OWNER/NAME/revision/REV
