@@ -44,6 +44,9 @@ type Client struct {
 	// RetryDelay is the wait before the first retry, doubling after
 	// each; 0 means one second.
 	RetryDelay time.Duration
+	// StallTimeout ends a transfer (to be resumed) when no byte has
+	// arrived for this long; 0 means one minute.
+	StallTimeout time.Duration
 }
 
 // FromEnv returns a client configured as huggingface_hub configures

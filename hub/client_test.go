@@ -541,3 +541,21 @@ func TestRenamedAndRevision(t *testing.T) {
 		t.Errorf("missing revision: %v", err)
 	}
 }
+
+// TestStall checks that a transfer that stops sending without closing is
+// given up after StallTimeout and resumed.
+func TestStall(t *testing.T) {
+	srv, c, files, commit := fixture(t)
+	c.StallTimeout = 200 * time.Millisecond
+	var notes bytes.Buffer
+	c.Info = &notes
+	srv.Stall(1, 1<<20)
+	paths, _, err := pull(t, c, repoID+":Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPulled(t, c, paths[0], commit, "Qwen3-0.6B-Q8_0.gguf", files["Qwen3-0.6B-Q8_0.gguf"])
+	if !strings.Contains(notes.String(), "no data for 200ms; retrying from byte 1048576") {
+		t.Errorf("notes %q", notes.String())
+	}
+}

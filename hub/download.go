@@ -330,6 +330,15 @@ func (e *writeError) Unwrap() error { return e.err }
 // 416 means the partial file does not belong to this content and starts
 // over too.
 func (c *Client) get(ctx context.Context, location string, p *partial, file string) error {
+	stall := c.StallTimeout
+	if stall <= 0 {
+		stall = time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errStalled := fmt.Errorf("no data for %v", stall)
+	watchdog := time.AfterFunc(stall, func() { cancel(errStalled) })
+	defer watchdog.Stop()
 	req, err := c.request(ctx, http.MethodGet, location)
 	if err != nil {
 		return err
@@ -342,7 +351,7 @@ func (c *Client) get(ctx context.Context, location string, p *partial, file stri
 	hc.CheckRedirect = noTokenElsewhere
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return fmt.Errorf("%s: %w", file, stalled(ctx, err))
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -369,6 +378,7 @@ func (c *Client) get(ctx context.Context, location string, p *partial, file stri
 	body := io.LimitReader(resp.Body, p.size-p.have)
 	for {
 		n, rerr := body.Read(buf)
+		watchdog.Reset(stall)
 		if n > 0 {
 			if _, err := p.f.Write(buf[:n]); err != nil {
 				return &writeError{fmt.Errorf("writing %s: %w", p.path, err)}
@@ -377,6 +387,9 @@ func (c *Client) get(ctx context.Context, location string, p *partial, file stri
 			p.have += int64(n)
 			c.progress(file, p.have, p.size)
 		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", file, stalled(ctx, err))
+		}
 		if rerr == io.EOF {
 			if p.have < p.size {
 				return fmt.Errorf("%s: the transfer ended at byte %d of %d", file, p.have, p.size)
@@ -384,9 +397,17 @@ func (c *Client) get(ctx context.Context, location string, p *partial, file stri
 			return nil
 		}
 		if rerr != nil {
-			return fmt.Errorf("%s: %w", file, rerr)
+			return fmt.Errorf("%s: %w", file, stalled(ctx, rerr))
 		}
 	}
+}
+
+// stalled names the watchdog's cause in place of the error it caused.
+func stalled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
 }
 
 // rangeStart reads the first byte position of "bytes START-END/SIZE".

@@ -47,6 +47,7 @@ type Server struct {
 	requests []Request
 	cuts     int   // transfers still to cut
 	cutAfter int64 // bytes each cut transfer sends
+	stall    bool  // cut transfers stall instead of closing
 	noRange  bool
 	rate     int64 // bytes per second the CDN sends; 0 is no limit
 }
@@ -110,7 +111,15 @@ func (s *Server) Rename(old, id string) {
 // connection closed mid-body.
 func (s *Server) Cut(n int, bytes int64) {
 	s.mu.Lock()
-	s.cuts, s.cutAfter = n, bytes
+	s.cuts, s.cutAfter, s.stall = n, bytes, false
+	s.mu.Unlock()
+}
+
+// Stall makes the next n content transfers stop sending after bytes
+// bytes and hold the connection open until the client gives up.
+func (s *Server) Stall(n int, bytes int64) {
+	s.mu.Lock()
+	s.cuts, s.cutAfter, s.stall = n, bytes, true
 	s.mu.Unlock()
 }
 
@@ -286,7 +295,7 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 	if cut {
 		s.cuts--
 	}
-	after, noRange, rate := s.cutAfter, s.noRange, s.rate
+	after, noRange, rate, stall := s.cutAfter, s.noRange, s.rate, s.stall
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") == "" {
 		http.Error(w, "AccessDenied", http.StatusForbidden)
@@ -298,6 +307,9 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 	var out http.ResponseWriter = w
 	if cut {
 		out = &cutWriter{ResponseWriter: w, left: after}
+		if stall {
+			out.(*cutWriter).stall = r.Context().Done()
+		}
 	}
 	if rate > 0 {
 		out = &slowWriter{ResponseWriter: out, rate: rate}
@@ -305,10 +317,12 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(out, r, "", time.Time{}, bytes.NewReader(content))
 }
 
-// cutWriter sends left bytes of the body, then drops the connection.
+// cutWriter sends left bytes of the body, then drops the connection, or
+// when stall is set waits for it to be closed.
 type cutWriter struct {
 	http.ResponseWriter
-	left int64
+	left  int64
+	stall <-chan struct{}
 }
 
 func (c *cutWriter) Write(p []byte) (int, error) {
@@ -318,6 +332,9 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 	}
 	c.ResponseWriter.Write(p[:c.left])
 	c.ResponseWriter.(http.Flusher).Flush()
+	if c.stall != nil {
+		<-c.stall
+	}
 	panic(http.ErrAbortHandler)
 }
 
