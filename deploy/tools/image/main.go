@@ -234,9 +234,11 @@ func build(o options) (v1.Image, error) {
 			"PATH=/usr/bin",
 			"HOME=" + homeDir,
 			"HF_HOME=" + modelsDir,
-			// The NVIDIA container toolkit reads these: expose every GPU
-			// the runtime grants and mount the driver's compute library.
-			"NVIDIA_VISIBLE_DEVICES=all",
+			// The NVIDIA container toolkit reads this: mount the driver's
+			// compute library (libcuda.so.1) with the GPUs it is asked for.
+			// Which GPUs is left to the runtime (--gpus, CDI, the device
+			// plugin): no NVIDIA_VISIBLE_DEVICES=all that would hand
+			// every GPU to a container meant for the CPU.
 			"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
 		},
 		ExposedPorts: map[string]struct{}{port: {}},
