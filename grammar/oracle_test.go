@@ -14,15 +14,23 @@ import (
 )
 
 type recognizer struct {
-	g    *Grammar
-	in   []rune
-	memo map[[2]int][]int
-	busy map[[2]int]bool
+	g        *Grammar
+	in       []rune
+	memo     map[[2]int][]int
+	busy     map[[2]int]bool
+	nullable []bool
+	repMemo  map[repKey][]int
+}
+
+type repKey struct {
+	e   *Expr
+	pos int
 }
 
 // matches reports whether g's root rule matches s exactly.
 func matches(g *Grammar, s string) bool {
-	r := &recognizer{g: g, in: []rune(s), memo: map[[2]int][]int{}, busy: map[[2]int]bool{}}
+	r := &recognizer{g: g, in: []rune(s), memo: map[[2]int][]int{}, busy: map[[2]int]bool{},
+		nullable: g.Nullable(), repMemo: map[repKey][]int{}}
 	return slices.Contains(r.rule(g.Root, 0), len(r.in))
 }
 
@@ -40,14 +48,25 @@ func (r *recognizer) rule(i, pos int) []int {
 	return ends
 }
 
+// union merges two sorted sets.
 func union(a, b []int) []int {
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			a = append(a, x)
+	out := make([]int, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
 		}
 	}
-	slices.Sort(a)
-	return a
+	return out
 }
 
 func (r *recognizer) expr(e *Expr, pos int) []int {
@@ -87,32 +106,50 @@ func (r *recognizer) expr(e *Expr, pos int) []int {
 		}
 		return out
 	case Repeat:
-		var out []int
-		cur := []int{pos}
-		if e.Min == 0 {
-			out = []int{pos}
+		key := repKey{e, pos}
+		if v, ok := r.repMemo[key]; ok {
+			return v
 		}
-		for k := 1; e.Max < 0 || k <= e.Max; k++ {
-			var next []int
-			for _, p := range cur {
-				next = union(next, r.expr(e.Subs[0], p))
-			}
-			if len(next) == 0 {
-				break
-			}
-			// At a fixed point more repetitions add nothing, and the
-			// minimum is reached with this same set.
-			if k >= e.Min || slices.Equal(next, cur) {
-				out = union(out, next)
-			}
-			if slices.Equal(next, cur) {
-				break
-			}
-			cur = next
-		}
-		return out
+		v := r.repeat(e, pos)
+		r.repMemo[key] = v
+		return v
 	}
 	panic("oracle: unknown kind")
+}
+
+func (r *recognizer) repeat(e *Expr, pos int) []int {
+	sub := e.Subs[0]
+	if r.g.nullable(sub, r.nullable) {
+		// Fewer repetitions pad out with empty ones, so the minimum does not
+		// matter, and each round only the new positions need extending.
+		all, frontier := []int{pos}, []int{pos}
+		for k := 1; (e.Max < 0 || k <= e.Max) && len(frontier) > 0; k++ {
+			var next []int
+			for _, p := range frontier {
+				next = union(next, r.expr(sub, p))
+			}
+			grown := union(all, next)
+			frontier = slices.DeleteFunc(next, func(p int) bool { return slices.Contains(all, p) })
+			all = grown
+		}
+		return all
+	}
+	var out []int
+	cur := []int{pos}
+	if e.Min == 0 {
+		out = []int{pos}
+	}
+	for k := 1; (e.Max < 0 || k <= e.Max) && len(cur) > 0; k++ {
+		var next []int
+		for _, p := range cur {
+			next = union(next, r.expr(sub, p))
+		}
+		if k >= e.Min {
+			out = union(out, next)
+		}
+		cur = next // each position moves on, so this ends within len(in) rounds
+	}
+	return out
 }
 
 // generator produces random strings of a grammar's language.
@@ -122,12 +159,14 @@ type generator struct {
 	minLen  []int
 	budget  int // derivation depth past which it takes the shortest ways
 	maxReps int // extra repetitions beyond the minimum
+	limit   int // the longest string it writes, in bytes; longer walks fail
+	steps   int // walk steps of the current sample, bounded by 100 per byte of limit
 }
 
 const inf = 1 << 30
 
 func newGenerator(g *Grammar, seed uint64) *generator {
-	gen := &generator{g: g, rng: rand.New(rand.NewPCG(seed, 1)), budget: 12, maxReps: 3}
+	gen := &generator{g: g, rng: rand.New(rand.NewPCG(seed, 1)), budget: 12, maxReps: 3, limit: 1 << 20}
 	gen.minLen = make([]int, len(g.Rules))
 	for i := range gen.minLen {
 		gen.minLen[i] = inf
@@ -173,17 +212,26 @@ func (gen *generator) cost(e *Expr) int {
 }
 
 // sample returns a random string of the language (false if the walk finds
-// none, which a grammar whose root cannot derive a string would cause).
+// none, which a grammar whose root cannot derive a string would cause, or
+// the string would pass the limit).
 func (gen *generator) sample() (string, bool) {
-	if gen.minLen[gen.g.Root] >= inf {
+	if gen.minLen[gen.g.Root] > gen.limit {
 		return "", false
 	}
 	var b strings.Builder
+	gen.steps = 0
 	gen.walk(&b, gen.g.Rules[gen.g.Root].Expr, 0)
+	if b.Len() > gen.limit || gen.steps > 100*gen.limit {
+		return "", false
+	}
 	return b.String(), true
 }
 
 func (gen *generator) walk(b *strings.Builder, e *Expr, depth int) {
+	gen.steps++
+	if b.Len() > gen.limit || gen.steps > 100*gen.limit {
+		return
+	}
 	deep := depth > gen.budget
 	switch e.Kind {
 	case Empty:

@@ -58,8 +58,9 @@ func (b *Builder) Regex(pattern string) (*Expr, error) {
 }
 
 type regexParser struct {
-	src string
-	pos int
+	src         string
+	pos         int
+	leadingZero bool // a {m,n} had a count with a leading zero
 }
 
 func (p *regexParser) errorf(format string, args ...any) error {
@@ -141,7 +142,7 @@ func (p *regexParser) sequence(depth int) (*Expr, error) {
 		case '*', '+', '?':
 			return nil, p.errorf("quantifier %q with nothing to repeat", c)
 		case '{':
-			if _, _, ok := p.braces(); ok {
+			if _, _, ok := p.braces(); ok || p.leadingZero {
 				return nil, p.errorf("quantifier with nothing to repeat")
 			}
 			p.pos++
@@ -193,6 +194,9 @@ func (p *regexParser) quantifier(atom *Expr) (*Expr, error) {
 			p.pos++
 		case '{':
 			lo, hi, ok := p.braces()
+			if p.leadingZero {
+				return nil, p.errorf("a repetition count with a leading zero is ambiguous")
+			}
 			if !ok {
 				return atom, nil
 			}
@@ -240,6 +244,11 @@ func (p *regexParser) braces() (min, max int, ok bool) {
 		return true
 	}
 	if !isNum(lo) || (comma && hi != "" && !isNum(hi)) {
+		return 0, 0, false
+	}
+	if len(lo) > 1 && lo[0] == '0' || len(hi) > 1 && hi[0] == '0' {
+		// ECMAScript reads {01} as a count, Go as literal text.
+		p.leadingZero = true
 		return 0, 0, false
 	}
 	min, _ = strconv.Atoi(lo)

@@ -31,13 +31,11 @@ func FuzzFromJSONSchema(f *testing.F) {
 			}
 			gen := newGenerator(g, 3)
 			gen.maxReps = 1
+			gen.limit = 1 << 8
 			for range 3 {
 				s, ok := gen.sample()
 				if !ok {
-					t.Fatalf("grammar derives no string:\n%s", g)
-				}
-				if len(s) > 1<<14 {
-					break
+					break // too long for the oracle
 				}
 				if !matches(g, s) {
 					t.Fatalf("sample %q not matched by its grammar", s)
