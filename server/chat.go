@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,6 +66,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 		return e
 	}
 	id := requestID("chatcmpl-")
+	g.info.id = id
 	if req.Stream {
 		s.streamChat(w, g, id, &req, popts)
 		return nil
@@ -223,6 +225,7 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 		return "", badRequest("messages", "messages must not be empty")
 	}
 	msgs := make([]chat.Message, len(req.Messages))
+	size := 0 // the bytes of text the prompt holds at least
 	for i, wm := range req.Messages {
 		param := fmt.Sprintf("messages[%d]", i)
 		role := wm.Role
@@ -250,9 +253,15 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 			if tc.Function.Name == "" {
 				return "", badRequest(fmt.Sprintf("%s.tool_calls[%d].function.name", param, j), "%s.tool_calls[%d]: the function's name is required", param, j)
 			}
-			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			args, e := toolArguments(tc.Function.Arguments, fmt.Sprintf("%s.tool_calls[%d].function.arguments", param, j))
+			if e != nil {
+				return "", e
+			}
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			size += len(tc.Function.Name) + len(args)
 		}
 		msgs[i] = msg
+		size += len(msg.Content) + len(msg.ReasoningContent)
 	}
 	for i, t := range req.Tools {
 		var probe struct {
@@ -264,6 +273,12 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 		if err := json.Unmarshal(t, &probe); err != nil || probe.Function == nil || probe.Function.Name == "" {
 			return "", badRequest(fmt.Sprintf("tools[%d]", i), `tools[%d] must be {"type": "function", "function": {"name": ..., "parameters": ...}}`, i)
 		}
+		size += len(t)
+	}
+	// A prompt too long for the context is refused before the template
+	// renders it and the tokenizer splits it.
+	if e := checkPromptBytes(m, "messages", size); e != nil {
+		return "", e
 	}
 	opts := chat.Options{Tools: req.Tools, AddGenerationPrompt: true, ContinueFinalMessage: req.ContinueFinalMessage}
 	if len(req.ChatTemplateKwargs) > 0 {
@@ -289,6 +304,29 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 		return "", badRequest("messages", "the chat template failed on these messages: %v", err)
 	}
 	return text, nil
+}
+
+// toolArguments returns a tool call's arguments as JSON text: a string
+// is taken as it is, a JSON object as its text.
+func toolArguments(raw json.RawMessage, param string) (string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", badRequest(param, "%s: %v", param, err)
+		}
+		return s, nil
+	case raw[0] == '{':
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return "", badRequest(param, "%s: %v", param, err)
+		}
+		return b.String(), nil
+	}
+	return "", badRequest(param, "%s must be a JSON object or a string holding one", param)
 }
 
 // flattenContent turns a message's content (a string, an array of content

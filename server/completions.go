@@ -58,6 +58,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 		return e
 	}
 	id := requestID("cmpl-")
+	g.info.id = id
 	resp := func(text string, lp *completionLogprobs, finish *string) completionResponse {
 		return completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
 			Choices: []completionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}}
@@ -162,6 +163,9 @@ func completionPrompt(m *Model, raw json.RawMessage) ([]int32, *apiError) {
 }
 
 func encodePrompt(m *Model, text string) ([]int32, *apiError) {
+	if e := checkPromptBytes(m, "prompt", len(text)); e != nil {
+		return nil, e
+	}
 	ids := m.Tokenizer.Encode(text)
 	if len(ids) == 0 {
 		return nil, badRequest("prompt", "the prompt is empty")

@@ -30,28 +30,43 @@ type generation struct {
 	cached  int
 	ctx     context.Context
 	created int64
+	info    *requestInfo
 }
 
 // submit hands req to the scheduler. The generation stops when ctx ends
 // (the handler cancels it when it returns, so a client gone mid-stream
 // frees its slot).
 func (s *Server) submit(ctx context.Context, m *Model, req engine.Request, start time.Time) (*generation, *apiError) {
-	stream, err := m.Scheduler.Submit(ctx, req)
+	info := requestInfoOf(ctx)
+	var stream *scheduler.Stream
+	var err error
+	if a := info.admitted; a != nil {
+		// The request leaves the admission as it enters the scheduler's
+		// queue: it is counted once, by one or the other.
+		a.mu.Lock()
+		stream, err = m.Scheduler.Submit(ctx, req)
+		info.leave()
+		a.mu.Unlock()
+	} else {
+		stream, err = m.Scheduler.Submit(ctx, req)
+	}
 	var ce *engine.ContextError
 	switch {
 	case err == nil:
 	case errors.Is(err, scheduler.ErrQueueFull):
-		return nil, &apiError{Status: http.StatusServiceUnavailable, Code: "queue_full", retry: 1,
-			Message: "the server is busy: every slot is taken and the queue is full; retry later"}
+		return nil, errQueueFull()
 	case errors.Is(err, scheduler.ErrClosed):
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down"}
 	case errors.As(err, &ce):
-		return nil, badRequest("messages", "this model's context is %d tokens, but the prompt has %d tokens", ce.Context, ce.Prompt)
+		e := badRequest("messages", "this model's context is %d tokens, but the prompt has %d tokens", ce.Context, ce.Prompt)
+		e.Code = "context_length_exceeded"
+		return nil, e
 	default:
 		return nil, badRequest("", "%v", err)
 	}
+	info.submitted = true
 	s.metrics.promptTokens.Add(float64(len(req.Prompt)))
-	return &generation{s: s, m: m, stream: stream, start: start, prompt: len(req.Prompt), ctx: ctx, created: time.Now().Unix()}, nil
+	return &generation{s: s, m: m, stream: stream, start: start, prompt: len(req.Prompt), ctx: ctx, created: time.Now().Unix(), info: info}, nil
 }
 
 // next returns the next event; ok is false at the end. A failed or
@@ -61,8 +76,12 @@ func (g *generation) next() (scheduler.Event, bool) {
 	if !ok {
 		return ev, false
 	}
+	if ev.Err != nil {
+		g.info.finished = true
+	}
 	if ev.HasToken {
 		g.tokens++
+		g.info.tokens = g.tokens
 		g.s.metrics.generationTokens.Inc()
 		if g.tokens == 1 {
 			g.first = time.Now()
@@ -70,6 +89,7 @@ func (g *generation) next() (scheduler.Event, bool) {
 		}
 	}
 	if ev.Finish != "" {
+		g.info.finished = true
 		g.finish = ev.Finish
 		g.cached = ev.Metrics.CachedTokens
 		g.s.metrics.cachedTokens.Add(float64(g.cached))

@@ -49,12 +49,24 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"` // a string, content parts, or null
-	ReasoningContent *string         `json:"reasoning_content"`
-	Name             string          `json:"name"`
-	ToolCalls        []wireToolCall  `json:"tool_calls"`
-	ToolCallID       string          `json:"tool_call_id"`
+	Role             string            `json:"role"`
+	Content          json.RawMessage   `json:"content"` // a string, content parts, or null
+	ReasoningContent *string           `json:"reasoning_content"`
+	Name             string            `json:"name"`
+	ToolCalls        []requestToolCall `json:"tool_calls"`
+	ToolCallID       string            `json:"tool_call_id"`
+}
+
+// requestToolCall is a tool call in a request's assistant message. Its
+// arguments are JSON text in a string, as OpenAI sends them, or the JSON
+// object itself, as Hugging Face's templates and ollama's clients do.
+type requestToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
 }
 
 type contentPart struct {

@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,31 @@ type Config struct {
 	// MaxBodyBytes caps request bodies (0: DefaultMaxBodyBytes); larger
 	// ones get 413.
 	MaxBodyBytes int64
+	// Queue is the most requests that may wait for a slot (serve's
+	// --queue). Requests whose body is being read, rendered and tokenized
+	// count against it along with those in the scheduler's queue; beyond
+	// it they get 503 before any of that work is done.
+	Queue int
+	// ReadTimeout bounds the time a client may take to send a request's
+	// body (0: DefaultReadTimeout). One not sent whole by then gets 408
+	// and its connection is closed. HTTPServer bounds the header's time
+	// by it too.
+	ReadTimeout time.Duration
+	// CheckHost guards against DNS rebinding: when set, requests whose Host
+	// is not a loopback name or address (localhost, 127.0.0.1, [::1]) or
+	// one of AllowedHosts get 403. Serve sets it when it listens on a
+	// loopback address with no API key.
+	CheckHost bool
+	// AllowedHosts are further Host names (without the port) accepted when
+	// CheckHost is set; "*" accepts any.
+	AllowedHosts []string
+	// CORSOrigins are the browser origins ("https://app.example:8443",
+	// or "*" for any) allowed to call the server: their requests get CORS
+	// headers and their preflights an answer. A request with any other
+	// Origin header gets 403, so that a web page cannot drive the server
+	// through a visitor's browser; requests without one (every non-browser
+	// client) are unaffected.
+	CORSOrigins []string
 	// Logger receives one line per request and the server's notices; nil:
 	// slog.Default().
 	Logger *slog.Logger
@@ -47,8 +74,13 @@ type Config struct {
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 16 << 20
 
-// bodyTimeout bounds the time a client may take to send a request body.
-const bodyTimeout = 60 * time.Second
+// DefaultReadTimeout is the time a client may take to send a request's
+// body when Config.ReadTimeout is 0.
+const DefaultReadTimeout = 60 * time.Second
+
+// maxHeaderTimeout bounds the time a client may take to send a request's
+// header (less when the read timeout is shorter).
+const maxHeaderTimeout = 10 * time.Second
 
 // Model is what the server serves, ready for requests.
 type Model struct {
@@ -74,6 +106,8 @@ type Model struct {
 	Scheduler scheduler.Scheduler
 	// Created is reported as the model's creation time.
 	Created time.Time
+
+	maxTokenBytes int // the most bytes a token stands for; set by SetModel
 }
 
 // Server answers the API. Until SetModel is called, /health answers 503
@@ -85,6 +119,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	handler http.Handler
+	admit   admission
 }
 
 // New returns a Server with no model yet.
@@ -92,24 +127,29 @@ func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.admit.init(runtime.GOMAXPROCS(0))
 	s.metrics = newMetrics(s)
-	s.route("GET /health", "health", false, s.health)
-	s.route("GET /metrics", "metrics", false, s.metrics.handler().ServeHTTP)
-	s.route("GET /v1/models", "models", true, s.models)
-	s.route("POST /v1/chat/completions", "chat_completions", true, s.needModel(s.chatCompletions))
-	s.route("POST /v1/completions", "completions", true, s.needModel(s.completions))
-	s.route("POST /tokenize", "tokenize", true, s.needModel(s.tokenize))
-	s.route("POST /detokenize", "detokenize", true, s.needModel(s.detokenize))
-	s.route("POST /apply-template", "apply_template", true, s.needModel(s.applyTemplate))
+	s.route("GET /health", "health", 0, s.health)
+	s.route("GET /metrics", "metrics", 0, s.metrics.handler().ServeHTTP)
+	s.route("GET /v1/models", "models", routeAuth, s.models)
+	s.route("GET /v1/models/{id...}", "model", routeAuth, s.modelByID)
+	s.route("POST /v1/chat/completions", "chat_completions", routeAuth|routeAdmit, s.needModel(s.chatCompletions))
+	s.route("POST /v1/completions", "completions", routeAuth|routeAdmit, s.needModel(s.completions))
+	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
+	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
+	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "not_found_error",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
 	})
-	s.handler = s.mux
+	s.handler = s.guard(s.mux)
 	return s
 }
 
@@ -117,15 +157,37 @@ func New(cfg Config) *Server {
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
 
 // SetModel makes the server ready to answer with m.
-func (s *Server) SetModel(m *Model) { s.model.Store(m) }
+func (s *Server) SetModel(m *Model) {
+	m.maxTokenBytes = longestToken(m)
+	s.model.Store(m)
+}
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Reading the request, its body
+// included, must end within the read timeout: a client cannot hold a
+// connection by trickling its body (a byte at a time resets nothing),
+// nor by sending it slowly after an early answer (a 401, a 503), when
+// net/http reads what is left of it before reusing the connection. Route
+// lifts the deadline once it has the body, for the response, which
+// streams as long as generation lasts.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	s.handler.ServeHTTP(w, r)
+}
+
+// Route options.
+const (
+	routeAuth  = 1 << iota // the API key is required
+	routeAdmit             // the request is admitted against the queue before its body is read
+)
+
+// StatusClientClosed is the status metrics and logs give a request whose
+// client went away before it was answered (nginx's 499); nothing is sent.
+const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
-// and logs use, with the API key check when auth is set. Another method on
-// the path gets 405 in OpenAI's error shape.
-func (s *Server) route(pattern, name string, auth bool, h http.HandlerFunc) {
+// and logs use, with the options opts. Another method on the path gets 405
+// in OpenAI's error shape.
+func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -137,6 +199,8 @@ func (s *Server) route(pattern, name string, auth bool, h http.HandlerFunc) {
 			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
 			return
 		}
+		info := &requestInfo{route: name}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 		defer func() {
 			if p := recover(); p != nil {
 				// A bug must not take the server down with it.
@@ -145,36 +209,74 @@ func (s *Server) route(pattern, name string, auth bool, h http.HandlerFunc) {
 					writeError(rec, &apiError{Status: http.StatusInternalServerError, Message: "internal error"})
 				}
 			}
-			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
-			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+			info.release()
+			status := rec.status
+			if !rec.wrote && r.Context().Err() != nil {
+				status = StatusClientClosed
+			}
+			if info.cancelled(r.Context()) {
+				s.log.Info("request cancelled", "id", info.id, "route", name, "tokens", info.tokens,
+					"reason", info.reason(r.Context()), "status", status)
+			}
+			s.metrics.requests.WithLabelValues(name, fmt.Sprint(status)).Inc()
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "duration", time.Since(start))
 		}()
-		if auth && !s.authorized(r) {
+		if opts&routeAuth != 0 && !s.authorized(r) {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="inferno"`)
 			writeError(rec, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 				Message: "missing or wrong API key: send the header Authorization: Bearer KEY"})
 			return
 		}
-		// The body is read whole, within a deadline (a client cannot hold
-		// a connection by trickling it), before the handler runs; the
-		// deadline is lifted for the response, which streams as long as
-		// generation lasts.
-		rc := http.NewResponseController(rec)
-		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
-		body, err := io.ReadAll(http.MaxBytesReader(rec, r.Body, s.cfg.MaxBodyBytes))
-		_ = rc.SetReadDeadline(time.Time{})
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				writeError(rec, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-					Message: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)})
-			} else {
-				writeError(rec, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
-					Message: fmt.Sprintf("reading the request body: %v", err)})
+		if opts&routeAdmit != 0 {
+			if e := s.admitRequest(r.Context(), info); e != nil {
+				writeError(rec, e)
+				return
 			}
+		}
+		body, e := s.readBody(rec, r)
+		if e != nil {
+			writeError(rec, e)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if opts&routeAdmit != 0 {
+			// Decoding, rendering and tokenizing take a turn on the CPU.
+			if e := s.admit.prepare(r.Context(), info); e != nil {
+				return // the client is gone
+			}
+		}
 		h(rec, r)
 	})
+}
+
+// readBody reads a request's body whole, within the deadline ServeHTTP
+// set, before the handler runs, and then lifts the deadline. A body that
+// fails to arrive gets its answer with "Connection: close" and the
+// connection is closed: what is left of the body is never read.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	rc := http.NewResponseController(w)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+		return body, nil
+	}
+	w.Header().Set("Connection", "close")
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+			Message: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)}
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
+			Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.ReadTimeout)}
+	case isEOF(err):
+		return nil, badRequest("", "the request body was cut short")
+	}
+	// Errors of the connection name its addresses: keep them out of the
+	// answer.
+	s.log.Debug("reading a request body", "err", err)
+	return nil, badRequest("", "the request body could not be read")
 }
 
 // authorized checks the bearer token in constant time.
@@ -182,11 +284,12 @@ func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.APIKey == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	// The scheme is case-insensitive (RFC 9110, section 11.1).
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.APIKey)) == 1
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.APIKey)) == 1
 }
 
 // apiHandler serves an API request on the model. It returns the error to
@@ -199,8 +302,7 @@ func (s *Server) needModel(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m := s.model.Load()
 		if m == nil {
-			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "model_loading", retry: 5,
-				Message: "the model is still loading; try again in a few seconds"})
+			writeError(w, errLoading())
 			return
 		}
 		if e := h(w, r, m); e != nil {
@@ -239,26 +341,51 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	type entry struct {
-		ID            string `json:"id"`
-		Object        string `json:"object"`
-		Created       int64  `json:"created"`
-		OwnedBy       string `json:"owned_by"`
-		MaxModelLen   int    `json:"max_model_len"`
-		ContextLength int    `json:"context_length"`
+// modelEntry is a model as /v1/models lists it.
+type modelEntry struct {
+	ID            string `json:"id"`
+	Object        string `json:"object"`
+	Created       int64  `json:"created"`
+	OwnedBy       string `json:"owned_by"`
+	MaxModelLen   int    `json:"max_model_len"`
+	ContextLength int    `json:"context_length"`
+}
+
+// entries lists m under each of its names.
+func (m *Model) entries() []modelEntry {
+	var out []modelEntry
+	for _, name := range append([]string{m.Name}, m.Aliases...) {
+		out = append(out, modelEntry{ID: name, Object: "model", Created: m.Created.Unix(), OwnedBy: "inferno",
+			MaxModelLen: m.Context, ContextLength: m.Context})
 	}
+	return out
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	list := struct {
-		Object string  `json:"object"`
-		Data   []entry `json:"data"`
-	}{Object: "list", Data: []entry{}}
+		Object string       `json:"object"`
+		Data   []modelEntry `json:"data"`
+	}{Object: "list", Data: []modelEntry{}}
 	if m := s.model.Load(); m != nil {
-		for _, name := range append([]string{m.Name}, m.Aliases...) {
-			list.Data = append(list.Data, entry{ID: name, Object: "model", Created: m.Created.Unix(), OwnedBy: "inferno",
-				MaxModelLen: m.Context, ContextLength: m.Context})
-		}
+		list.Data = m.entries()
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// modelByID serves GET /v1/models/{id}: the model under that name, or 404
+// (an id may hold slashes, as "Qwen/Qwen3-8B" does).
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if m := s.model.Load(); m != nil {
+		for _, e := range m.entries() {
+			if e.ID == id {
+				writeJSON(w, http.StatusOK, e)
+				return
+			}
+		}
+	}
+	writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist", id)})
 }
 
 // checkModel accepts an empty name (the one model) or one of its names.
@@ -276,13 +403,14 @@ func checkModel(m *Model, name string) *apiError {
 }
 
 // HTTPServer returns an http.Server for s on addr with the timeouts a
-// public-facing server needs: a bound on reading the header and on idle
+// public-facing server needs: a bound on reading the header (10 s, or the
+// read timeout when shorter; the body's is route's) and on idle
 // connections (no write timeout: a stream lasts as long as generation).
 func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(maxHeaderTimeout, s.cfg.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

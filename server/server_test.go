@@ -59,6 +59,8 @@ type serverOpts struct {
 	apiKey   string
 	maxBody  int64
 	delay    time.Duration
+	log      io.Writer     // the server's log (nil: discarded)
+	config   func(*Config) // changes the server's configuration
 }
 
 func newTestServer(t testing.TB, o serverOpts) *testServer {
@@ -89,7 +91,14 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	ts.sched = scheduler.NewSlots(runners, m.Tokenizer, o.queue)
 	ts.model = &Model{Name: "tiny", Aliases: []string{"tiny-alias"}, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
 		Reasoning: true, Context: o.ctx, Vocab: m.Qwen3.Config.Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
-	ts.srv = New(Config{APIKey: o.apiKey, MaxBodyBytes: o.maxBody, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if o.log == nil {
+		o.log = io.Discard
+	}
+	cfg := Config{APIKey: o.apiKey, MaxBodyBytes: o.maxBody, Queue: o.queue, Logger: slog.New(slog.NewTextHandler(o.log, nil))}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	ts.srv = New(cfg)
 	ts.srv.SetModel(ts.model)
 	ts.Server = httptest.NewServer(ts.srv)
 	t.Cleanup(func() {

@@ -32,6 +32,11 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, m *Model) *api
 	default:
 		return badRequest("content", "give the text to tokenize as content (or prompt, or messages)")
 	}
+	if req.Messages == nil {
+		if e := checkPromptBytes(m, "content", len(text)); e != nil {
+			return e
+		}
+	}
 	ids := m.Tokenizer.Encode(text)
 	resp := struct {
 		Tokens      []int32  `json:"tokens"`
