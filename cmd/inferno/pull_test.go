@@ -121,9 +121,15 @@ func TestPullChecksum(t *testing.T) {
 	}
 }
 
-// TestPullInterrupted stops a pull with SIGINT halfway and checks that
-// the next run continues from the bytes the first one left.
+// TestPullInterrupted stops a pull with SIGINT or SIGTERM halfway and
+// checks that the next run continues from the bytes the first one left.
 func TestPullInterrupted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testPullInterrupted(t, sig) })
+	}
+}
+
+func testPullInterrupted(t *testing.T, sig syscall.Signal) {
 	srv, env, cache, model := hubFixture(t)
 	srv.SetRate(int64(len(model)) / 4) // about four seconds
 	cmd := exec.Command(inferno, "pull", hubRepo+":Q8_0")
@@ -146,7 +152,7 @@ func TestPullInterrupted(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(e.String(), "continues it") {
 		t.Fatalf("interrupted pull: %v, %s", err, e.String())

@@ -338,7 +338,7 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 	panic(http.ErrAbortHandler)
 }
 
-// slowWriter sends at most rate bytes a second, in pieces of a tenth.
+// slowWriter sends at most rate bytes a second.
 type slowWriter struct {
 	http.ResponseWriter
 	rate int64
@@ -357,7 +357,7 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 			f.Flush()
 		}
 		p = p[k:]
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(time.Duration(k) * time.Second / time.Duration(s.rate))
 	}
 	return n, nil
 }
