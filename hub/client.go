@@ -302,6 +302,11 @@ type statusErr struct {
 
 func (e *statusErr) Error() string { return e.msg }
 
+// expired reports a refusal that a signed URL gone stale gets.
+func (e *statusErr) expired() bool {
+	return e.code == http.StatusForbidden || e.code == http.StatusUnauthorized || e.code == http.StatusGone
+}
+
 func (e *statusErr) retryable() bool {
 	return e.code == http.StatusTooManyRequests || e.code == http.StatusRequestTimeout || e.code >= 500
 }

@@ -559,3 +559,33 @@ func TestStall(t *testing.T) {
 		t.Errorf("notes %q", notes.String())
 	}
 }
+
+// TestExpiredLocation checks that a CDN address that expires during a
+// download is renewed through the hub and the download continues.
+func TestExpiredLocation(t *testing.T) {
+	srv, c, files, commit := fixture(t)
+	srv.Cut(1, 1<<20)
+	var once sync.Once
+	c.Progress = func(file string, have, size int64) {
+		if have >= 1<<20 {
+			once.Do(srv.Expire)
+		}
+	}
+	var notes bytes.Buffer
+	c.Info = &notes
+	paths, _, err := pull(t, c, repoID+":Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPulled(t, c, paths[0], commit, "Qwen3-0.6B-Q8_0.gguf", files["Qwen3-0.6B-Q8_0.gguf"])
+	if !strings.Contains(notes.String(), "403 Forbidden; asked the hub for a new address") {
+		t.Errorf("notes %q", notes.String())
+	}
+	var got []string
+	for _, r := range srv.Requests() {
+		got = append(got, r.Server+" "+r.Method+" "+r.Range)
+	}
+	if want := "hub GET ,hub HEAD ,cdn GET ,cdn GET bytes=1048576-,hub HEAD ,cdn GET bytes=1048576-"; strings.Join(got, ",") != want {
+		t.Errorf("requests %q, want %q", strings.Join(got, ","), want)
+	}
+}

@@ -146,7 +146,7 @@ func (c *Client) download(ctx context.Context, ch cache, s *Snapshot, file strin
 	defer unlock()
 	// Another process may have finished the blob while this one waited.
 	if st, err := os.Stat(blob); err != nil || st.Size() != m.size {
-		if err := c.transfer(ctx, s.Repo, file, m, blob); err != nil {
+		if err := c.transfer(ctx, s, file, m, blob); err != nil {
 			return "", err
 		}
 	}
@@ -222,7 +222,8 @@ func (p *partial) reset() error {
 
 // transfer downloads the file to blob+".incomplete", resuming it, checks
 // the sum and renames it to blob.
-func (c *Client) transfer(ctx context.Context, repo, file string, m *fileMeta, blob string) error {
+func (c *Client) transfer(ctx context.Context, s *Snapshot, file string, m *fileMeta, blob string) error {
+	repo := s.Repo
 	inc := blob + ".incomplete"
 	f, err := os.OpenFile(inc, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -262,6 +263,7 @@ func (c *Client) transfer(ctx context.Context, repo, file string, m *fileMeta, b
 		delay = time.Second
 	}
 	c.progress(file, p.have, m.size)
+	refreshed := false // the location was renewed since the last transfer
 	for failed := 0; p.have < m.size; {
 		before := p.have
 		err := c.get(ctx, m.location, p, file)
@@ -274,9 +276,23 @@ func (c *Client) transfer(ctx context.Context, repo, file string, m *fileMeta, b
 		}
 		var se *statusErr
 		var we *writeError
+		if errors.As(err, &se) && se.expired() && !refreshed {
+			// The CDN's signed URL expired: ask the hub for a new one.
+			fresh, herr := c.head(ctx, repo, s.Commit, file)
+			if herr != nil {
+				return herr
+			}
+			if fresh.etag != m.etag || fresh.size != m.size {
+				return fmt.Errorf("%s: %s changed on the hub during the download (etag %s, was %s)", repo, file, fresh.etag, m.etag)
+			}
+			c.info("%s: %s: %v; asked the hub for a new address", repo, file, err)
+			m.location, refreshed = fresh.location, true
+			continue
+		}
 		if errors.As(err, &we) || errors.As(err, &se) && !se.retryable() {
 			return fmt.Errorf("%s: %w", repo, err)
 		}
+		refreshed = false
 		if p.have > before {
 			failed = 0
 		}

@@ -50,6 +50,7 @@ type Server struct {
 	stall    bool  // cut transfers stall instead of closing
 	noRange  bool
 	rate     int64 // bytes per second the CDN sends; 0 is no limit
+	sig      int   // the CDN URLs' signature; Expire changes it
 }
 
 type repo struct {
@@ -133,6 +134,14 @@ func (s *Server) Corrupt(id, file string) {
 	bad := bytes.Clone(content)
 	bad[len(bad)/2] ^= 0xff
 	s.blobs[hex.EncodeToString(sum[:])] = bad
+}
+
+// Expire makes the CDN refuse (403) the URLs the hub gave so far, as
+// signed URLs expire.
+func (s *Server) Expire() {
+	s.mu.Lock()
+	s.sig++
+	s.mu.Unlock()
 }
 
 // IgnoreRange makes the CDN answer Range requests with the whole file
@@ -280,7 +289,10 @@ func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Etag", `"`+etag+`"`)
 		w.Header().Set("X-Linked-Size", fmt.Sprint(len(content)))
 		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef01234567"`) // the pointer file's
-		w.Header().Set("Location", s.CDN.URL+"/blobs/"+etag+"?X-Amz-Signature=stand-in")
+		s.mu.Lock()
+		sig := s.sig
+		s.mu.Unlock()
+		w.Header().Set("Location", fmt.Sprintf("%s/blobs/%s?X-Amz-Signature=%d", s.CDN.URL, etag, sig))
 		w.WriteHeader(http.StatusFound)
 	default:
 		hubError(w, http.StatusNotFound, "", "Not found: "+r.URL.Path)
@@ -296,8 +308,9 @@ func (s *Server) cdn(w http.ResponseWriter, r *http.Request) {
 		s.cuts--
 	}
 	after, noRange, rate, stall := s.cutAfter, s.noRange, s.rate, s.stall
+	sig := fmt.Sprint(s.sig)
 	s.mu.Unlock()
-	if !ok || r.URL.Query().Get("X-Amz-Signature") == "" {
+	if !ok || r.URL.Query().Get("X-Amz-Signature") != sig {
 		http.Error(w, "AccessDenied", http.StatusForbidden)
 		return
 	}
