@@ -1,6 +1,12 @@
 // Package outfile writes a file so that its path never names a partial
 // one: the data goes to a temporary file in the destination's folder,
 // which is renamed into place once complete and removed on failure.
+//
+// A temporary file is named ".NAME.PID-RANDOM.tmp" after the destination
+// and the writing process. One that a killed process left behind is
+// removed when the next file is created in its folder: when its process no
+// longer runs, or, for one of an older name without the process
+// (".NAME.RANDOM.tmp"), when it was last written to StaleAge ago.
 package outfile
 
 import (
@@ -9,7 +15,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
 )
+
+// StaleAge is the age past which a temporary file whose name does not
+// say its process is taken as left behind.
+const StaleAge = time.Hour
 
 // A File is an output file being written. Write appends to it; Commit
 // puts it in place; Abort, or a failed Commit, removes it with the
@@ -62,7 +75,8 @@ func Create(path string) (*File, error) {
 		f.removeDirs()
 		return nil, fmt.Errorf("output %s: %w", path, unwrapPath(err))
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.dst)+".*.tmp")
+	removeStale(dir)
+	tmp, err := os.CreateTemp(dir, fmt.Sprintf(".%s.%d-*.tmp", filepath.Base(f.dst), os.Getpid()))
 	if err != nil {
 		f.removeDirs()
 		return nil, fmt.Errorf("output %s: %w", path, unwrapPath(err))
@@ -141,6 +155,40 @@ func (f *File) Abort() {
 	os.Remove(f.tmp.Name())
 	f.tmp = nil
 	f.removeDirs()
+}
+
+// Temporary files' names: with the writer's process id, and the older
+// names without it.
+var (
+	tempName    = regexp.MustCompile(`^\..+\.([0-9]+)-[0-9]+\.tmp$`)
+	oldTempName = regexp.MustCompile(`^\..+\.[0-9]+\.tmp$`)
+)
+
+// removeStale removes the temporary files in dir that processes killed
+// while writing left behind. Errors are ignored: the files are someone
+// else's leftovers, and the write goes on without their removal.
+func removeStale(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		name := e.Name()
+		stale := false
+		if m := tempName.FindStringSubmatch(name); m != nil {
+			pid, err := strconv.Atoi(m[1])
+			stale = err == nil && pid != os.Getpid() && !processAlive(pid)
+		} else if oldTempName.MatchString(name) {
+			info, err := e.Info()
+			stale = err == nil && time.Since(info.ModTime()) > StaleAge
+		}
+		if stale {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
 }
 
 // removeDirs removes the folders Create made, deepest first; a folder

@@ -1,12 +1,17 @@
 package outfile
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -223,5 +228,51 @@ func TestReserve(t *testing.T) {
 	}
 	if err := f.Reserve(1 << 61); err == nil || !strings.Contains(err.Error(), "the file needs 2.0 EiB but its file system has") {
 		t.Errorf("2 EiB: error %v", err)
+	}
+}
+
+// TestRemoveStale: Create removes the temporary files of writers that no
+// longer run (and those of the older naming past StaleAge), and nothing
+// else.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true(1) to get the id of a finished process:", err)
+	}
+	deadPID := dead.Process.Pid
+	files := map[string]bool{ // name: removed
+		fmt.Sprintf(".model.gguf.%d-12345.tmp", deadPID):      true,
+		fmt.Sprintf(".other.bin.%d-9.tmp", deadPID):           true,
+		fmt.Sprintf(".model.gguf.%d-12345.tmp", os.Getppid()): false, // its writer runs
+		fmt.Sprintf(".model.gguf.%d-777.tmp", os.Getpid()):    false, // this process writes it
+		".model.gguf.123456789.tmp":                           true,  // older naming, old
+		".model.gguf.987654321.tmp":                           false, // older naming, recent
+		".hidden.tmp":                                         false,
+		"notes.123.tmp":                                       false,
+		fmt.Sprintf("model.gguf.%d-1.tmp", deadPID):           false, // not hidden: not ours
+	}
+	old := time.Now().Add(-2 * StaleAge)
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(filepath.Join(dir, ".model.gguf.123456789.tmp"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(filepath.Join(dir, "model.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if !strings.Contains(filepath.Base(f.TempName()), fmt.Sprintf(".%d-", os.Getpid())) {
+		t.Errorf("temporary file %s does not name its process %d", f.TempName(), os.Getpid())
+	}
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != removed {
+			t.Errorf("%s: removed %v, want %v", name, gone, removed)
+		}
 	}
 }
