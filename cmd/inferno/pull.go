@@ -135,7 +135,7 @@ func pull(ctx context.Context, ref hub.Ref, split bool) ([]string, error) {
 	}
 	snap, err := c.Resolve(ctx, ref)
 	if err != nil {
-		return nil, interrupted(ctx, err)
+		return nil, pullStopped(ctx, err)
 	}
 	if snap.Note != "" {
 		fmt.Fprintln(os.Stderr, snap.Note)
@@ -150,14 +150,14 @@ func pull(ctx context.Context, ref hub.Ref, split bool) ([]string, error) {
 		fmt.Fprintln(os.Stderr)
 	}
 	if err != nil {
-		return nil, interrupted(ctx, err)
+		return nil, pullStopped(ctx, err)
 	}
 	return paths, nil
 }
 
-// interrupted turns the end of a pull stopped by a signal into
+// pullStopped turns the end of a pull stopped by a signal into
 // errInterrupted, saying that the next run continues it.
-func interrupted(ctx context.Context, err error) error {
+func pullStopped(ctx context.Context, err error) error {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "inferno: the download stopped; the same command continues it")
 		return errInterrupted
