@@ -22,9 +22,9 @@ const (
 // SchemaOptions controls the JSON a grammar accepts.
 type SchemaOptions struct {
 	// MaxWhitespace bounds the run of whitespace (space, tab, newline,
-	// carriage return) allowed between JSON tokens inside objects and
-	// arrays; 0 allows none (compact JSON). No whitespace is allowed
-	// before or after the whole value.
+	// carriage return) allowed after an opening bracket, a comma or a
+	// colon and before a closing bracket; 0 allows none (compact JSON).
+	// No whitespace is allowed before or after the whole value.
 	MaxWhitespace int
 	// AllowAdditionalDefault is what an object schema without
 	// additionalProperties means: true follows JSON Schema (other keys are
@@ -180,9 +180,12 @@ func (j *jsonBuilder) ws() *Expr {
 	}))
 }
 
-// tok returns ws s ws as a sequence, for a structural token.
+// tok returns s ws, for a comma or colon: whitespace may follow them (and
+// an opening bracket, and precede a closing one) but not precede them, as
+// pretty-printers write JSON. Fewer places for whitespace make smaller
+// automata.
 func (j *jsonBuilder) tok(s string) *Expr {
-	return cat(j.ws(), Lit(s), j.ws())
+	return cat(Lit(s), j.ws())
 }
 
 // cat is Sequence with nested sequences flattened, empty parts dropped and

@@ -143,7 +143,7 @@ var schemaCases = []schemaCase{
 	{name: "format ipv4", schema: `{"type":"string","format":"ipv4"}`, valid: []string{`"192.168.0.1"`, `"255.255.255.255"`, `"0.0.0.0"`}, invalid: []string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`}},
 	{name: "format hostname", schema: `{"type":"string","format":"hostname"}`, valid: []string{`"example.com"`, `"a-b.c"`}, invalid: []string{`"-a.com"`, `"a_b.com"`}},
 	{name: "whitespace", schema: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]}`, opt: &SchemaOptions{MaxWhitespace: 4, AllowAdditionalDefault: true},
-		valid: []string{"{ \"a\" : [ 1 , 2 ] }", "{\n  \"a\": [1, 2]\n}", `{"a":[]}`}, strict: []string{"{\"a\":[1,     2]}", " {\"a\":[]}"}},
+		valid: []string{"{ \"a\": [ 1, 2 ] }", "{\n  \"a\": [1, 2]\n}", `{"a":[]}`, "{\"a\":[\n]}"}, strict: []string{"{\"a\":[1,     2]}", " {\"a\":[]}", "{\"a\" :[]}", "{\"a\":[1 ,2]}"}},
 	{name: "annotations", schema: `{"title":"T","description":"d","examples":[1],"default":1,"$comment":"c","deprecated":false,"readOnly":true,"type":"integer"}`, valid: []string{`1`}},
 }
 
@@ -265,12 +265,12 @@ func TestSchemaFiles(t *testing.T) {
 
 func TestAnyJSON(t *testing.T) {
 	g := AnyJSON(SchemaOptions{MaxWhitespace: 2})
-	for _, s := range []string{`1`, `"a"`, `{ "a" : [ 1 , { } ] }`, `[]`, `null`, `-0.5e3`} {
+	for _, s := range []string{`1`, `"a"`, `{ "a": [ 1, { } ] }`, `[]`, `null`, `-0.5e3`} {
 		if !matches(g, s) {
 			t.Errorf("AnyJSON rejects %s", s)
 		}
 	}
-	for _, s := range []string{``, `{`, `[1,]`, `{"a"}`, `nul`, ` 1`, "[1,\n\n\n2]"} {
+	for _, s := range []string{``, `{`, `[1,]`, `{"a"}`, `nul`, ` 1`, "[1,\n\n\n2]", `{"a" :1}`, `[1 ,2]`} {
 		if matches(g, s) {
 			t.Errorf("AnyJSON accepts %q", s)
 		}
