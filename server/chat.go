@@ -43,21 +43,29 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	if e != nil {
 		return e
 	}
-	tools, e := toolParsing(&req)
+	tc, e := toolChoiceOf(&req)
 	if e != nil {
 		return e
 	}
-	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
-		return badRequest("response_format", "response_format %q is not supported (no constrained decoding); only \"text\"", f.Type)
+	cs, e := chatConstraint(&req, tc)
+	if e != nil {
+		return e
 	}
 	popts := parser.Options{
 		Reasoning:        m.Reasoning,
 		StartInReasoning: m.Reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>"),
-		Tools:            tools,
+		Tools:            tc.parse,
 	}
 	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)
 	if e != nil {
 		return e
+	}
+	if cs != nil {
+		c, e := constrainRequest(r.Context(), m, cs, thinkingOf(m, prompt))
+		if e != nil {
+			return e
+		}
+		gen.Constraint = c
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -88,8 +96,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 		if ev.Finish != "" {
 			break
 		}
+		if tc.oneCall && tc.parse && firstCallDone(text.String(), popts) {
+			g.finish = engine.FinishStop // parallel_tool_calls: false
+			break
+		}
 	}
 	content, reasoning, calls := parser.Parse(text.String(), popts)
+	if tc.oneCall && len(calls) > 1 {
+		calls = calls[:1]
+	}
 	msg := &responseMessage{Role: "assistant"}
 	if content != "" || len(calls) == 0 {
 		msg.Content = &content
@@ -171,6 +186,10 @@ func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req
 		if ev.Finish != "" {
 			break
 		}
+		if calls > 0 && req.ParallelToolCalls != nil && !*req.ParallelToolCalls {
+			g.finish = engine.FinishStop // one call asked for: the rest is not wanted
+			break
+		}
 	}
 	last := p.Finish()
 	finish := g.finish
@@ -195,24 +214,6 @@ func wireCalls(calls []parser.ToolCall) []wireToolCall {
 		out[i] = wireToolCall{Index: ptr(c.Index), ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: c.Arguments}}
 	}
 	return out
-}
-
-// toolParsing reports whether tool calls in the reply are parsed: when the
-// request offers tools and tool_choice lets the model call them.
-func toolParsing(req *chatRequest) (bool, *apiError) {
-	choice := "auto"
-	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
-		if err := json.Unmarshal(req.ToolChoice, &choice); err != nil {
-			return false, badRequest("tool_choice", `tool_choice: only "auto" and "none" are supported (forcing a call needs constrained decoding)`)
-		}
-	}
-	switch choice {
-	case "auto":
-		return len(req.Tools) > 0, nil
-	case "none":
-		return false, nil
-	}
-	return false, badRequest("tool_choice", `tool_choice %q: only "auto" and "none" are supported (forcing a call needs constrained decoding)`, choice)
 }
 
 // renderChat checks the messages and renders them with the model's chat

@@ -48,6 +48,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 	if e != nil {
 		return e
 	}
+	c, e := req.completionConstraint(r.Context(), m)
+	if e != nil {
+		return e
+	}
+	if c != nil {
+		gen.Constraint = c
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	g, e := s.submit(ctx, m, gen, start)

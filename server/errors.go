@@ -116,7 +116,7 @@ func jsonPath(field string) string {
 	parts := strings.Split(field, ".")
 	out := parts[:0]
 	for _, p := range parts {
-		if p != "samplingFields" && p != "chatRequest" {
+		if p != "samplingFields" && p != "structuredFields" && p != "chatRequest" {
 			out = append(out, p)
 		}
 	}

@@ -43,9 +43,8 @@ type chatRequest struct {
 	AddGenerationPrompt  *bool                      `json:"add_generation_prompt"`
 	ContinueFinalMessage bool                       `json:"continue_final_message"`
 	ChatTemplateKwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
-	ResponseFormat       *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	ParallelToolCalls    *bool                      `json:"parallel_tool_calls"`
+	structuredFields
 }
 
 type chatMessage struct {
@@ -90,6 +89,7 @@ type completionRequest struct {
 	Model  string          `json:"model"`
 	Prompt json.RawMessage `json:"prompt"` // a string, one string in an array, or token ids
 	samplingFields
+	structuredFields
 	Logprobs *int            `json:"logprobs"` // 0..5 alternatives
 	Echo     bool            `json:"echo"`
 	Suffix   json.RawMessage `json:"suffix"`

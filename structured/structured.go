@@ -98,6 +98,10 @@ const (
 	CacheSize = 256
 )
 
+// ErrVocabulary reports that the model's vocabulary could not be prepared
+// for constraints (a fault of the model, not of a request).
+var ErrVocabulary = errors.New("structured: the model's vocabulary")
+
 // LimitError reports a Spec beyond one of the limits above.
 type LimitError struct{ What string }
 
@@ -113,8 +117,8 @@ const (
 	NoThinking Thinking = iota
 	// MayThink: the reply may open with <think>; then the text up to
 	// </think> is free and the constraint applies after it (after up to
-	// two newlines). Otherwise the constraint applies from the first
-	// token.
+	// two newlines, which the reply parser drops). Otherwise the
+	// constraint applies from the first token.
 	MayThink
 	// InThinking: the prompt ended with <think>: the reply is free up to
 	// </think>, constrained after it.
@@ -174,7 +178,7 @@ func (c *Compiler) init() error {
 	c.once.Do(func() {
 		v, err := Vocab(c.tok, c.vocab, c.eog)
 		if err != nil {
-			c.err = fmt.Errorf("structured: the model's vocabulary: %w", err)
+			c.err = fmt.Errorf("%w: %w", ErrVocabulary, err)
 			return
 		}
 		c.cache = constrain.NewCache(v, CacheSize)
@@ -389,18 +393,30 @@ func (c *Compiler) New(ctx context.Context, spec *Spec, thinking Thinking) (*Con
 	if thinking != NoThinking && c.endThink < 0 {
 		thinking = NoThinking
 	}
-	cm, err := c.Compile(ctx, spec, thinking != NoThinking)
-	if err != nil {
-		return nil, err
+	con := &Constraint{state: state(thinking), think: c.think, endThink: c.endThink, eog: c.eog}
+	if thinking != InThinking {
+		cm, err := c.Compile(ctx, spec, false)
+		if err != nil {
+			return nil, err
+		}
+		con.m = cm.NewMatcher()
 	}
-	return &Constraint{m: cm.NewMatcher(), state: state(thinking), think: c.think, endThink: c.endThink, eog: c.eog}, nil
+	if thinking != NoThinking {
+		cm, err := c.Compile(ctx, spec, true)
+		if err != nil {
+			return nil, err
+		}
+		con.after = cm
+	}
+	return con, nil
 }
 
 // Constraint is an engine.Constraint over a constrain.Matcher that leaves
 // the model's reasoning free but for its end: the reply cannot end before
 // </think>, so that a reply that stops holds the constrained text.
 type Constraint struct {
-	m               *constrain.Matcher
+	m               *constrain.Matcher  // nil while thinking
+	after           *constrain.Compiled // the grammar after </think>, newlines first
 	state           state
 	think, endThink int32
 	eog             []int32
@@ -444,11 +460,13 @@ func (c *Constraint) Accept(id int32) error {
 	case thinking:
 		if id == c.endThink {
 			c.state = active
+			c.m = c.after.NewMatcher()
 		}
 		return nil
 	case mayThink:
 		if id == c.think {
 			c.state = thinking
+			c.m = nil
 			return nil
 		}
 		c.state = active
@@ -457,4 +475,4 @@ func (c *Constraint) Accept(id int32) error {
 }
 
 // Done implements engine.Constraint.
-func (c *Constraint) Done() bool { return c.m.Done() }
+func (c *Constraint) Done() bool { return c.m != nil && c.m.Done() }

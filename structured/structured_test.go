@@ -172,6 +172,10 @@ func TestThinking(t *testing.T) {
 	if accepts(con, tok, "Sure! {") {
 		t.Error("text before the JSON accepted")
 	}
+	con, _ = c.New(context.Background(), spec, MayThink)
+	if accepts(con, tok, "\n{") {
+		t.Error("a newline before the JSON accepted without reasoning")
+	}
 
 	// InThinking: free until </think>, then at most two newlines.
 	con, _ = c.New(context.Background(), spec, InThinking)
