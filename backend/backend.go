@@ -2,68 +2,22 @@
 // and the weight matrices they read.
 //
 // A backend (scalar Go, SIMD assembly, SIMD on a pool of workers) implements
-// Ops; the model code in model/qwen3 calls only these methods, so every
-// backend runs the same forward pass. Implementations keep their own scratch
-// space and must not allocate in steady state, and must give results that do
-// not depend on the number of threads.
+// Ops; the CPU forward pass (backend/forward) calls only these methods, so
+// every backend runs the same forward pass. Implementations keep their own
+// scratch space and must not allocate in steady state, and must give
+// results that do not depend on the number of threads.
 package backend
 
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/gguf"
-	"inferno/quant"
 )
 
-// Weight is a 2-D weight matrix in its file encoding: Rows rows of Cols
-// values each, row-major, as GGUF stores a tensor of shape (Cols, Rows).
-// Type is any type package quant knows (quant.FormatOf), and Cols a
-// multiple of its block size; each backend says which types it computes
-// with (Ops.Supports).
-type Weight struct {
-	Name string
-	Type gguf.TensorType
-	Rows int
-	Cols int
-	Data []byte // Rows * RowBytes() bytes
-}
-
-// RowBytes returns the encoded size of one row.
-func (w *Weight) RowBytes() int {
-	n, _ := w.Type.RowBytes(uint64(w.Cols))
-	return int(n)
-}
-
-// Row returns the encoded bytes of row r.
-func (w *Weight) Row(r int) []byte {
-	rb := w.RowBytes()
-	return w.Data[r*rb : (r+1)*rb]
-}
-
-// SupportedType reports whether weights of type t can be loaded: package
-// quant knows its format (quant.FormatOf). Whether a backend computes with
-// it is Ops.Supports.
-func SupportedType(t gguf.TensorType) bool {
-	_, ok := quant.FormatOf(t)
-	return ok
-}
-
-// NewWeight checks a GGUF tensor and views it as a weight matrix of rows x
-// cols. The tensor must have shape (cols, rows), a type quant knows, and
-// rows of whole blocks.
-func NewWeight(t *gguf.TensorInfo, rows, cols int) (*Weight, error) {
-	f, ok := quant.FormatOf(t.Type)
-	if !ok {
-		return nil, fmt.Errorf("tensor %q: type %s is not supported", t.Name, t.Type)
-	}
-	if len(t.Shape) != 2 || t.Shape[0] != uint64(cols) || t.Shape[1] != uint64(rows) {
-		return nil, fmt.Errorf("tensor %q: shape %v, want [%d %d]", t.Name, t.Shape, cols, rows)
-	}
-	if cols%f.BlockSize != 0 {
-		return nil, fmt.Errorf("tensor %q: %d columns are not whole %s blocks of %d", t.Name, cols, t.Type, f.BlockSize)
-	}
-	return &Weight{Name: t.Name, Type: t.Type, Rows: rows, Cols: cols, Data: t.Data}, nil
-}
+// Weight is a weight matrix in its file encoding (arch.Weight: the type
+// is the architecture description's, which sits below the backends).
+type Weight = arch.Weight
 
 // CheckSupport returns an error naming the first weight of ws whose type
 // ops cannot compute with, in one line; nil if it supports them all.

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/model"
@@ -40,9 +42,9 @@ func convertWith(t testing.TB, dir string, opts convert.Options) string {
 
 // lastLogits runs the scalar backend over ids and returns the last
 // position's logits.
-func lastLogits(t testing.TB, m *qwen3.Model, ids []int32) []float32 {
+func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 	t.Helper()
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 0)
+	r := forward.NewRunner(m, cpu.NewScalar(), 0)
 	defer r.Close()
 	if err := r.Forward(ids); err != nil {
 		t.Fatal(err)
@@ -138,7 +140,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 		}
 		names, ids, hf := goldenPrompts(t)
 		for _, name := range names {
-			got := lastLogits(t, m.Qwen3, ids[name])
+			got := lastLogits(t, m.Arch, ids[name])
 			if err := sameBits(got, lastLogits(t, refModel, ids[name])); err != nil {
 				t.Errorf("%s: converted F32 model vs dequantized golden model: %v", name, err)
 			}
@@ -173,7 +175,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 		}
 		names, ids, _ := goldenPrompts(t)
 		for _, name := range names[:2] {
-			if err := sameBits(lastLogits(t, m.Qwen3, ids[name]), lastLogits(t, goldenModel, ids[name])); err != nil {
+			if err := sameBits(lastLogits(t, m.Arch, ids[name]), lastLogits(t, goldenModel, ids[name])); err != nil {
 				t.Errorf("%s: converted Q8_0 model vs golden: %v", name, err)
 			}
 		}
@@ -380,7 +382,7 @@ func TestTiedAndUntied(t *testing.T) {
 	if _, ok := mt.File.Tensor("output.weight"); ok {
 		t.Error("tied checkpoint: output.weight written")
 	}
-	tiedLogits := lastLogits(t, mt.Qwen3, ids)
+	tiedLogits := lastLogits(t, mt.Arch, ids)
 
 	// tie_word_embeddings true with an lm_head that repeats the embedding
 	// (as some checkpoints store it): still no output.weight.
@@ -414,12 +416,12 @@ func TestTiedAndUntied(t *testing.T) {
 		if out.Type != typ || !reflect.DeepEqual(out.Shape, []uint64{uint64(emb.Shape[1]), uint64(emb.Shape[0])}) || !bytes.Equal(out.Data, want) {
 			t.Errorf("%s: output.weight is %s %v, or its data is not lm_head's", typ, out.Type, out.Shape)
 		}
-		if mu.Qwen3.Output == mu.Qwen3.Embed {
+		if w := mu.Arch.Tensors(); w.Output == w.Embed {
 			t.Errorf("%s: the model does not use output.weight", typ)
 		}
 		if typ == gguf.TensorF32 {
 			// The head is -2 times the embedding: so are the logits.
-			got := lastLogits(t, mu.Qwen3, ids)
+			got := lastLogits(t, mu.Arch, ids)
 			for i := range got {
 				if d := got[i] + 2*tiedLogits[i]; math.Abs(float64(d)) > 1e-4*(1+math.Abs(float64(got[i]))) {
 					t.Fatalf("logit %d is %v, want -2 * %v", i, got[i], tiedLogits[i])
@@ -463,7 +465,7 @@ func TestSourceTypes(t *testing.T) {
 						t.Errorf("%s: %s, want %s with the source's values", ti.Name, ti.Type, wantType)
 					}
 				}
-				got := lastLogits(t, m.Qwen3, ids["fox"])
+				got := lastLogits(t, m.Arch, ids["fox"])
 				if e := relL2(got, hf["fox"]); e > 0.05 {
 					t.Errorf("logits differ from the transformers reference by relative L2 %.3g", e)
 				}

@@ -18,12 +18,12 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/backend/simd"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model"
-	"inferno/model/qwen3"
 	"inferno/sampling"
 )
 
@@ -74,7 +74,7 @@ func readF32(t *testing.T, path string) []float32 {
 }
 
 // greedy runs prompt and then n greedy steps on r.
-func greedy(t *testing.T, r *qwen3.Runner, prompt []int32, n int) []int32 {
+func greedy(t *testing.T, r *forward.Runner, prompt []int32, n int) []int32 {
 	t.Helper()
 	r.Reset()
 	var out []int32
@@ -105,7 +105,7 @@ func TestDemoF32(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := qwen3.NewRunnerKV(m.Qwen3, cpu.NewScalar(), 0, kvcache.F32)
+	r := forward.NewRunnerKV(m.Arch, cpu.NewScalar(), 0, kvcache.F32)
 	same := 0
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
 		p := ref[name]
@@ -159,7 +159,7 @@ func TestDemoQ8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := qwen3.NewRunnerKV(m.Qwen3, simd.New(), 0, kvcache.F16)
+	r := forward.NewRunnerKV(m.Arch, simd.New(), 0, kvcache.F16)
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
 		p := ref[name]
 		r.Reset()

@@ -203,7 +203,7 @@ func goldenCheckpoint(t testing.TB, dtype convert.DType) *checkpoint {
 			"num_key_value_heads":     cfg.KVHeads,
 			"rms_norm_eps":            float64(cfg.Eps),
 			"rope_scaling":            nil,
-			"rope_theta":              cfg.RopeTheta,
+			"rope_theta":              cfg.Rope.Theta,
 			"sliding_window":          nil,
 			"tie_word_embeddings":     true,
 			"torch_dtype":             map[convert.DType]string{convert.F32: "float32", convert.F16: "float16", convert.BF16: "bfloat16"}[dtype],

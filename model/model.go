@@ -1,11 +1,17 @@
 // Package model opens a GGUF model file and assembles what generation
-// needs from it: the architecture's weights, the tokenizer and the ids that
-// end generation.
+// needs from it: the architecture's description and weights (an
+// arch.Model, loaded by the architecture's package), the tokenizer and the
+// ids that end generation.
 package model
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
+	"inferno/arch"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/tokenizer"
@@ -13,9 +19,10 @@ import (
 
 // Model is an opened model file.
 type Model struct {
-	Path      string
-	File      *gguf.File
-	Qwen3     *qwen3.Model
+	Path string
+	File *gguf.File
+	// Arch is the forward pass and weights, as the backends run them.
+	Arch      arch.Model
 	Tokenizer *tokenizer.Tokenizer
 	// EOG holds the end-of-generation ids: the file's eos token and the
 	// Qwen chat terminators <|im_end|> and <|endoftext|> where present.
@@ -38,8 +45,21 @@ func Open(path string) (*Model, error) {
 	return m, nil
 }
 
+// loaders are the architectures inferno runs, by general.architecture.
+var loaders = map[string]func(*gguf.File) (arch.Model, error){
+	qwen3.Architecture: func(f *gguf.File) (arch.Model, error) { return qwen3.Load(f) },
+}
+
 func load(path string, f *gguf.File) (*Model, error) {
-	q, err := qwen3.Load(f)
+	name, err := f.String("general.architecture")
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	loadArch, ok := loaders[name]
+	if !ok {
+		return nil, fmt.Errorf("model: unsupported architecture %q (inferno runs %s)", name, supported())
+	}
+	a, err := loadArch(f)
 	if err != nil {
 		return nil, err
 	}
@@ -47,10 +67,10 @@ func load(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok.VocabSize() > q.Config.Vocab {
-		return nil, fmt.Errorf("model: %d tokenizer tokens but only %d embedding rows", tok.VocabSize(), q.Config.Vocab)
+	if vocab := a.Hyper().Vocab; tok.VocabSize() > vocab {
+		return nil, fmt.Errorf("model: %d tokenizer tokens but only %d embedding rows", tok.VocabSize(), vocab)
 	}
-	m := &Model{Path: path, File: f, Qwen3: q, Tokenizer: tok, EOG: map[int32]bool{}}
+	m := &Model{Path: path, File: f, Arch: a, Tokenizer: tok, EOG: map[int32]bool{}}
 	if eos, err := f.Int("tokenizer.ggml.eos_token_id"); err == nil && eos >= 0 && eos < int64(tok.VocabSize()) {
 		m.EOG[int32(eos)] = true
 	}
@@ -61,6 +81,15 @@ func load(path string, f *gguf.File) (*Model, error) {
 	}
 	m.ChatTemplate, _ = f.String("tokenizer.chat_template")
 	return m, nil
+}
+
+// supported lists the architectures of loaders, quoted, in order.
+func supported() string {
+	names := slices.Sorted(maps.Keys(loaders))
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Close unmaps the file. The model must not be used afterwards.

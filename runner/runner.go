@@ -19,12 +19,12 @@ import (
 	"inferno/backend"
 	"inferno/backend/cpu"
 	"inferno/backend/cuda"
+	"inferno/backend/forward"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/engine"
 	"inferno/kvcache"
 	"inferno/model"
-	"inferno/model/qwen3"
 )
 
 // Config chooses and sizes a backend.
@@ -81,7 +81,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	if cfg.Threads < 0 || cfg.Threads > MaxThreads {
 		return nil, fmt.Errorf("threads %d: want 0 (all cores) to %d", cfg.Threads, MaxThreads)
 	}
-	if c := m.Qwen3.Config.ContextLength; cfg.Context > c {
+	if c := m.Arch.Hyper().ContextLength; cfg.Context > c {
 		return nil, fmt.Errorf("context %d exceeds the model's context length %d", cfg.Context, c)
 	}
 	name := cfg.Backend
@@ -119,7 +119,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	}
 	b := &Backend{m: m, kv: kv, maxLen: cfg.Context}
 	if b.maxLen == 0 {
-		b.maxLen = m.Qwen3.Config.ContextLength
+		b.maxLen = m.Arch.Hyper().ContextLength
 	}
 	switch name {
 	case "cuda":
@@ -156,7 +156,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 			b.threads = runtime.NumCPU()
 		}
 	}
-	if err := m.Qwen3.CheckBackend(b.ops); err != nil {
+	if err := forward.Check(m.Arch, b.ops); err != nil {
 		return nil, err
 	}
 	if cfg.Trace {
@@ -168,7 +168,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 }
 
 func (b *Backend) openGPU(cfg Config) error {
-	r, err := cuda.NewRunner(b.m.Qwen3, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress})
+	r, err := cuda.NewRunner(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress})
 	if err != nil {
 		return err
 	}
@@ -215,11 +215,11 @@ func (b *Backend) NewRunner() (engine.Runner, error) {
 		}
 		return b.gpu.NewSequence()
 	}
-	return cpuRunner{qwen3.NewRunnerKV(b.m.Qwen3, b.ops, b.maxLen, b.kv)}, nil
+	return cpuRunner{forward.NewRunnerKV(b.m.Arch, b.ops, b.maxLen, b.kv)}, nil
 }
 
 // cpuRunner is a CPU sequence: closing it leaves the shared workers alone.
-type cpuRunner struct{ *qwen3.Runner }
+type cpuRunner struct{ *forward.Runner }
 
 func (cpuRunner) Close() error { return nil }
 
@@ -281,7 +281,7 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 	if cfg.Memory < 0 || cfg.Sequences < 0 || cfg.Blocks < 0 {
 		return nil, fmt.Errorf("KV pool of %d bytes, %d blocks, for %d sequences", cfg.Memory, cfg.Blocks, cfg.Sequences)
 	}
-	c := &b.m.Qwen3.Config
+	c := b.m.Arch.Hyper()
 	perSeq := (b.maxLen + bs - 1) / bs
 	page := kvcache.PageBytes(c.Layers, c.KVDim(), bs, b.kv)
 	blocks := cfg.Blocks
@@ -301,5 +301,5 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 			blocks = max(perSeq, int(limit/page))
 		}
 	}
-	return qwen3.NewBatched(b.m.Qwen3, b.ops, b.maxLen, blocks, bs, b.kv)
+	return forward.NewBatched(b.m.Arch, b.ops, b.maxLen, blocks, bs, b.kv)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"inferno/backend/forward"
 	"inferno/backend/simd"
 	"inferno/engine"
 	"inferno/gguf"
@@ -35,7 +36,7 @@ func tinyModel(t *testing.T) *qwen3.Model {
 // run must reproduce.
 func solo(t *testing.T, m *qwen3.Model, req engine.Request) []int32 {
 	t.Helper()
-	r := qwen3.NewRunnerKV(m, simd.New(), 128, kvcache.F16)
+	r := forward.NewRunnerKV(m, simd.New(), 128, kvcache.F16)
 	seq, err := engine.NewSequence(r, nil, req)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func solo(t *testing.T, m *qwen3.Model, req engine.Request) []int32 {
 
 func newBatcher(t *testing.T, m *qwen3.Model, blocks, parallel, batchTokens int, prefix bool) *Batcher {
 	t.Helper()
-	br, err := qwen3.NewBatched(m, simd.New(), 128, blocks, 16, kvcache.F16)
+	br, err := forward.NewBatched(m, simd.New(), 128, blocks, 16, kvcache.F16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestBatcherRejects(t *testing.T) {
 	if _, err := s.Submit(context.Background(), engine.Request{}); err == nil {
 		t.Error("an empty prompt was accepted")
 	}
-	small, err := qwen3.NewBatched(m, simd.New(), 128, 4, 16, kvcache.F16)
+	small, err := forward.NewBatched(m, simd.New(), 128, 4, 16, kvcache.F16)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	ts := &testServer{}
 	var runners []engine.Runner
 	for range o.parallel {
-		r := enginetest.New(script, m.Qwen3.Config.Vocab, o.ctx)
+		r := enginetest.New(script, m.Arch.Hyper().Vocab, o.ctx)
 		r.Fill = im
 		r.Delay = o.delay
 		ts.runners = append(ts.runners, r)
@@ -90,7 +90,7 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	}
 	ts.sched = scheduler.NewSlots(runners, m.Tokenizer, o.queue)
 	ts.model = &Model{Name: "tiny", Aliases: []string{"tiny-alias"}, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
-		Reasoning: true, Context: o.ctx, Vocab: m.Qwen3.Config.Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
+		Reasoning: true, Context: o.ctx, Vocab: m.Arch.Hyper().Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
 	if o.log == nil {
 		o.log = io.Discard
 	}

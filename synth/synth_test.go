@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model"
 	"inferno/model/qwen3"
@@ -43,8 +45,8 @@ func TestTinyLoadsAndIsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		if m.Layers[0].MLP.Gate.Type != typ || m.Output != m.Embed {
-			t.Errorf("%s: gate type %s, tied %v", typ, m.Layers[0].MLP.Gate.Type, m.Output == m.Embed)
+		if m.Layers[0].Matrix(arch.RoleGate).Type != typ || m.Output != m.Embed {
+			t.Errorf("%s: gate type %s, tied %v", typ, m.Layers[0].Matrix(arch.RoleGate).Type, m.Output == m.Embed)
 		}
 		// One token per embedding row, as llama.cpp's loader expects.
 		tokens, err := f.Strings("tokenizer.ggml.tokens")
@@ -266,7 +268,7 @@ func TestBank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 16)
+	r := forward.NewRunner(m, cpu.NewScalar(), 16)
 	if err := r.Forward([]int32{10, 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +292,7 @@ func TestLogitSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 64)
+	r := forward.NewRunner(m, cpu.NewScalar(), 64)
 	if err := r.Forward([]int32{10, 20, 30, 40}); err != nil {
 		t.Fatal(err)
 	}

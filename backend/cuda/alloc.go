@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"inferno/arch"
 	"inferno/backend"
 )
 
@@ -29,18 +30,13 @@ func (r *Runner) releaseWeights(ws ...*backend.Weight) {
 }
 
 func (r *Runner) uploadModel() error {
-	m, c := r.m, &r.cfg
-	var total int64 = int64(len(m.Embed.Data)) + 4*int64(len(m.OutputNorm))
-	if m.Output != m.Embed {
-		total += int64(len(m.Output.Data))
-	}
-	for _, l := range m.Layers {
-		a, f := &l.Attention, &l.MLP
-		total += int64(len(a.Q.Data)+len(a.K.Data)+len(a.V.Data)+len(a.O.Data)+len(f.Gate.Data)+len(f.Up.Data)+len(f.Down.Data)) +
-			4*int64(len(l.AttnNorm)+len(l.FFNNorm)+len(a.QNorm)+len(a.KNorm))
+	m, c := r.m.Tensors(), &r.cfg
+	total := m.ReadBytes() + int64(len(m.Embed.Data))
+	if m.Output == m.Embed {
+		total -= int64(len(m.Output.Data))
 	}
 	r.prog = &progress{w: r.opts.Progress, total: total, start: time.Now()}
-	r.weightRead = m.WeightBytes()
+	r.weightRead = m.ReadBytes()
 
 	var err error
 	if r.embed, err = r.uploadWeight(m.Embed); err != nil {
@@ -61,27 +57,26 @@ func (r *Runner) uploadModel() error {
 	r.layers = make([]gpuLayer, len(m.Layers))
 	for i := range m.Layers {
 		l, g := &m.Layers[i], &r.layers[i]
-		a, f := &l.Attention, &l.MLP
+		mat := l.Matrix
 		p := fmt.Sprintf("blk.%d.", i)
-		if g.qkv, err = r.uploadConcat(p+"attn_qkv", a.Q, a.K, a.V); err != nil {
+		if g.qkv, err = r.uploadConcat(p+"attn_qkv", mat(arch.RoleQ), mat(arch.RoleK), mat(arch.RoleV)); err != nil {
 			return err
 		}
-		if g.o, err = r.uploadWeight(a.O); err != nil {
+		if g.o, err = r.uploadWeight(mat(arch.RoleO)); err != nil {
 			return err
 		}
-		if g.gateUp, err = r.uploadGateUp(p+"ffn_gate_up", f.Gate, f.Up); err != nil {
+		if g.gateUp, err = r.uploadGateUp(p+"ffn_gate_up", mat(arch.RoleGate), mat(arch.RoleUp)); err != nil {
 			return err
 		}
-		if g.down, err = r.uploadWeight(f.Down); err != nil {
+		if g.down, err = r.uploadWeight(mat(arch.RoleDown)); err != nil {
 			return err
 		}
-		r.releaseWeights(a.Q, a.K, a.V, a.O, f.Gate, f.Up, f.Down)
+		r.releaseWeights(mat(arch.RoleQ), mat(arch.RoleK), mat(arch.RoleV), mat(arch.RoleO), mat(arch.RoleGate), mat(arch.RoleUp), mat(arch.RoleDown))
 		for _, v := range []struct {
 			dst  *uint64
-			src  []float32
-			name string
-		}{{&g.attnNorm, l.AttnNorm, "attn_norm"}, {&g.ffnNorm, l.FFNNorm, "ffn_norm"}, {&g.qNorm, a.QNorm, "attn_q_norm"}, {&g.kNorm, a.KNorm, "attn_k_norm"}} {
-			if *v.dst, err = r.uploadF32(p+v.name, v.src); err != nil {
+			role arch.Role
+		}{{&g.attnNorm, arch.RoleAttnNorm}, {&g.ffnNorm, arch.RoleFFNNorm}, {&g.qNorm, arch.RoleQNorm}, {&g.kNorm, arch.RoleKNorm}} {
+			if *v.dst, err = r.uploadF32(p+v.role.String(), l.Vector(v.role)); err != nil {
 				return err
 			}
 		}
@@ -90,7 +85,7 @@ func (r *Runner) uploadModel() error {
 	// than keep a model's worth of heap resident.
 	debug.FreeOSMemory()
 	r.qkvRows = c.QDim() + 2*c.KVDim()
-	tab := ropeTable(c.RopeTheta, c.HeadDim, r.maxLen)
+	tab := ropeTable(c.Rope.Theta, c.HeadDim, r.maxLen)
 	if r.rope, err = r.dev.alloc(uint64(4*len(tab)), "rope table"); err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"inferno/arch"
 	"inferno/batch"
-	"inferno/model/qwen3"
 )
 
 // MaxBatch is the most tokens one BatchRunner.Forward takes: decode tokens
@@ -112,7 +112,7 @@ func parseBatchTuning(s string) (batchTuning, error) {
 type BatchRunner struct {
 	base   *Runner // weights, configuration and matvec launch choices (a copy; never run)
 	dev    *device
-	cfg    qwen3.Config
+	cfg    arch.Config
 	shared *shared
 	bt     batchTuning
 	closed bool

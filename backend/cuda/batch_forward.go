@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"inferno/arch"
 	"inferno/batch"
-	"inferno/model/qwen3"
 )
 
 // Inputs of a pass ("meta": one int32 array, page-locked on the host and
@@ -132,27 +132,27 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		i := st.Layer
 		w := &base.layers[i]
 		switch st.Op {
-		case qwen3.OpQKV:
+		case arch.OpQKV:
 			if mv {
 				base.mv(l, "store", t.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
 			} else {
 				br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, B)
 			}
-		case qwen3.OpAttention:
+		case arch.OpAttention:
 			br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, dtoff)
-		case qwen3.OpOut:
+		case arch.OpOut:
 			if mv {
 				base.mv(l, "add", t.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0)
 			} else {
 				br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, B)
 			}
-		case qwen3.OpGateUp:
+		case arch.OpGateUp:
 			if mv {
 				base.mv(l, "swiglu", t.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
 			} else {
 				br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, B)
 			}
-		case qwen3.OpDown:
+		case arch.OpDown:
 			if mv {
 				base.mv(l, "add", t.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0)
 			} else {
@@ -520,9 +520,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		i := st.Layer
 		w := &base.layers[i]
 		switch st.Op {
-		case qwen3.OpQKV:
+		case arch.OpQKV:
 			br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, n)
-		case qwen3.OpAttention:
+		case arch.OpAttention:
 			l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
 				br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
 				base.rope, br.pq, br.kc[i], br.vc[i])
@@ -533,11 +533,11 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 				l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, sh.pg), [3]uint32{uint32(ntiles), uint32(sh.pblocks)}, 128, uint32(pattnPreSmem(c.HeadDim)),
 					br.pq, at(tileOff), at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale), br.patt)
 			}
-		case qwen3.OpOut:
+		case arch.OpOut:
 			br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, n)
-		case qwen3.OpGateUp:
+		case arch.OpGateUp:
 			br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, n)
-		case qwen3.OpDown:
+		case arch.OpDown:
 			br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, n)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"inferno/model/qwen3"
+	"inferno/arch"
 )
 
 // attn enqueues the decode attention of layer i.
@@ -39,15 +39,15 @@ func (r *Runner) decodeOps(l *launcher, slot int) error {
 	for _, st := range r.m.Plan() {
 		w := &r.layers[st.Layer]
 		switch st.Op {
-		case qwen3.OpQKV:
+		case arch.OpQKV:
 			r.mv(l, "store", t.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0)
-		case qwen3.OpAttention:
+		case arch.OpAttention:
 			r.attn(l, st.Layer)
-		case qwen3.OpOut:
+		case arch.OpOut:
 			r.mv(l, "add", t.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0)
-		case qwen3.OpGateUp:
+		case arch.OpGateUp:
 			r.mv(l, "swiglu", t.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0)
-		case qwen3.OpDown:
+		case arch.OpDown:
 			r.mv(l, "add", t.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))

@@ -3,9 +3,9 @@ package cuda
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/model/qwen3"
 )
 
 // footprint is the device memory a Runner needs, estimated from the model
@@ -35,20 +35,21 @@ func weightBytes(w *backend.Weight) int64 {
 
 // estimateFootprint returns what a Runner of m with a KV cache of maxLen
 // positions and prefill chunks of chunk tokens holds on the device.
-func estimateFootprint(m *qwen3.Model, maxLen, chunk int) footprint {
-	c := &m.Config
+func estimateFootprint(md arch.Model, maxLen, chunk int) footprint {
+	c, m := md.Hyper(), md.Tensors()
 	var f footprint
 	f.weights = weightBytes(m.Embed) + 4*int64(c.Hidden)
 	if m.Output != m.Embed {
 		f.weights += weightBytes(m.Output)
 	}
 	qkvRows := c.QDim() + 2*c.KVDim()
-	for _, l := range m.Layers {
-		a, mlp := &l.Attention, &l.MLP
-		qkvFile := int64(len(a.Q.Data) + len(a.K.Data) + len(a.V.Data))
-		f.weights += gpuMatrixBytes(a.Q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(a.O) +
-			gpuMatrixBytes(mlp.Gate.Type, gateUpRows(c.FFN), c.Hidden, int64(len(mlp.Gate.Data)+len(mlp.Up.Data))) +
-			weightBytes(mlp.Down) + 4*int64(2*c.Hidden+2*c.HeadDim)
+	for i := range m.Layers {
+		mat := m.Layers[i].Matrix
+		q, gate, up := mat(arch.RoleQ), mat(arch.RoleGate), mat(arch.RoleUp)
+		qkvFile := int64(len(q.Data) + len(mat(arch.RoleK).Data) + len(mat(arch.RoleV).Data))
+		f.weights += gpuMatrixBytes(q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(mat(arch.RoleO)) +
+			gpuMatrixBytes(gate.Type, gateUpRows(c.FFN), c.Hidden, int64(len(gate.Data)+len(up.Data))) +
+			weightBytes(mat(arch.RoleDown)) + 4*int64(2*c.Hidden+2*c.HeadDim)
 	}
 	f.kvPerPos = int64(2 * 2 * c.Layers * c.KVDim()) // f16 keys and values
 	f.positions = maxLen

@@ -13,6 +13,7 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -278,6 +279,6 @@ func (p *parScalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 }
 
 // cpuRunner returns the CPU reference runner of m (scalar math, rows in parallel).
-func cpuRunner(m *qwen3.Model, maxLen int) *qwen3.Runner {
-	return qwen3.NewRunner(m, newParScalar(), maxLen)
+func cpuRunner(m *qwen3.Model, maxLen int) *forward.Runner {
+	return forward.NewRunner(m, newParScalar(), maxLen)
 }

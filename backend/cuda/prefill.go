@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"inferno/model/qwen3"
+	"inferno/arch"
 )
 
 // prefill runs tokens (two or more) at positions r.len.. in chunks.
@@ -49,18 +49,18 @@ func (r *Runner) prefillChunk(tokens []int32, pos0 int, last bool) error {
 		i := st.Layer
 		w := &r.layers[i]
 		switch st.Op {
-		case qwen3.OpQKV:
+		case arch.OpQKV:
 			mm("store", &w.qkv, r.px, w.attnNorm, r.pqkv, r.qkvRows, 0)
-		case qwen3.OpAttention:
+		case arch.OpAttention:
 			l.launch(fmt.Sprintf("qk_rope_n_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
 				r.pqkv, i32(pos0), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, eps, r.rope, r.pq, r.kc[i], r.vc[i], i32(r.kvCap))
 			l.launch(fmt.Sprintf("attn_prefill_h%d", c.HeadDim), [3]uint32{uint32((n + 31) / 32), uint32(c.Heads)}, 256, uint32(attnPrefillSmem(c.HeadDim)),
 				r.pq, i32(n), i32(pos0), i32(c.Heads), i32(c.KVHeads), r.kc[i], r.vc[i], i32(r.kvCap), f32(scale), r.patt)
-		case qwen3.OpOut:
+		case arch.OpOut:
 			mm("add", &w.o, r.patt, 0, r.px, c.Hidden, 0)
-		case qwen3.OpGateUp:
+		case arch.OpGateUp:
 			mm("swiglu", &w.gateUp, r.px, w.ffnNorm, r.pact, c.FFN, c.FFN)
-		case qwen3.OpDown:
+		case arch.OpDown:
 			mm("add", &w.down, r.pact, 0, r.px, c.Hidden, 0)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
 	"inferno/model/qwen3"
@@ -419,12 +420,12 @@ func quantModel(t *testing.T, mixture string) (*qwen3.Model, *qwen3.Model) {
 	}
 	mf.Embed = f32w(mq.Embed)
 	mf.Output = f32w(mq.Output)
-	mf.Layers = append([]qwen3.Layer(nil), mq.Layers...)
+	mf.Layers = append([]arch.Layer(nil), mq.Layers...)
 	for i := range mf.Layers {
 		l := &mf.Layers[i]
-		a, m := &l.Attention, &l.MLP
-		a.Q, a.K, a.V, a.O = f32w(a.Q), f32w(a.K), f32w(a.V), f32w(a.O)
-		m.Gate, m.Up, m.Down = f32w(m.Gate), f32w(m.Up), f32w(m.Down)
+		for _, r := range []arch.Role{arch.RoleQ, arch.RoleK, arch.RoleV, arch.RoleO, arch.RoleGate, arch.RoleUp, arch.RoleDown} {
+			l.SetMatrix(r, f32w(l.Matrix(r)))
+		}
 	}
 	quantModels[mixture] = [2]*qwen3.Model{mq, &mf}
 	return mq, &mf

@@ -16,8 +16,8 @@ import (
 	"runtime"
 	"sync"
 
+	"inferno/arch"
 	"inferno/gguf"
-	"inferno/model/qwen3"
 )
 
 // q8hFor reports whether a model's Q8_0 matrices run on the generic block
@@ -33,7 +33,7 @@ import (
 // batch runner's (int16 activations) within 1e-3, which the correctness
 // ladder holds them to. So the generic kernels from a hidden size of 2048
 // on; INFERNO_CUDA_QMM=q8 forces them, INFERNO_CUDA_QMM=i8 Q8_0's own.
-func q8hFor(c *qwen3.Config) bool {
+func q8hFor(c *arch.Config) bool {
 	switch os.Getenv("INFERNO_CUDA_QMM") {
 	case "q8":
 		return true

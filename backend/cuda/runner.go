@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"time"
 
-	"inferno/model/qwen3"
+	"inferno/arch"
 )
 
 // Options configure a Runner.
@@ -31,11 +31,12 @@ type Options struct {
 	PrefillChunk int
 }
 
-// Runner runs a Qwen3 model on an NVIDIA GPU for one sequence. It
-// implements engine.Runner. A Runner is not safe for concurrent use.
+// Runner runs a model (the forward pass package arch describes, with the
+// options of Features) on an NVIDIA GPU for one sequence. It implements
+// engine.Runner. A Runner is not safe for concurrent use.
 type Runner struct {
-	m     *qwen3.Model
-	cfg   qwen3.Config
+	m     arch.Model
+	cfg   arch.Config
 	opts  Options
 	dev   *device
 	prog  *progress
@@ -121,15 +122,27 @@ type Stats struct {
 	Capture         time.Duration // the last graph capture and instantiation
 }
 
+// Features are the options of package arch the GPU kernels execute: those
+// of arch.Dense.
+const Features = arch.Dense
+
 // NewRunner uploads m's weights to the GPU, allocates the KV cache and the
-// scratch activations, and captures the decode step as a CUDA graph.
-func NewRunner(m *qwen3.Model, opts Options) (*Runner, error) {
+// scratch activations, and captures the decode step as a CUDA graph. It
+// fails, in one line, for a model that needs an option the kernels do not
+// execute (Features).
+func NewRunner(m arch.Model, opts Options) (*Runner, error) {
 	tune, err := parseTuning(os.Getenv("INFERNO_CUDA_TUNE"))
 	if err != nil {
 		return nil, err
 	}
-	c := m.Config
+	c := *m.Hyper()
 	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.Check("cuda", Features); err != nil {
+		return nil, err
+	}
+	if err := m.Tensors().Check(&c); err != nil {
 		return nil, err
 	}
 	if err := checkShape(&c); err != nil {

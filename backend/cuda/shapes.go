@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"inferno/model/qwen3"
+	"inferno/arch"
 )
 
 // The attention kernels are compiled per head dimension and per number
@@ -53,7 +53,7 @@ func decodeGroup(hd, ratio int) int { return largestDivisor(decodeGroups[hd], ra
 func prefillGroup(ratio int) int { return largestDivisor(prefillGroups, ratio) }
 
 // checkShape tells whether the kernels can run a model of configuration c.
-func checkShape(c *qwen3.Config) error {
+func checkShape(c *arch.Config) error {
 	switch {
 	case !slices.Contains(headDims, c.HeadDim):
 		return fmt.Errorf("cuda: head dimension %d is not supported (32, 64, 128 or 256)", c.HeadDim)
@@ -71,7 +71,7 @@ type attnShape struct {
 	pg, pblocks int // pattn_pre: query heads a block, blocks a tile (Heads/pg)
 }
 
-func shapeOf(c *qwen3.Config) attnShape {
+func shapeOf(c *arch.Config) attnShape {
 	ratio := c.Heads / c.KVHeads
 	s := attnShape{dg: decodeGroup(c.HeadDim, ratio), pg: prefillGroup(ratio)}
 	s.dblocks, s.pblocks = c.Heads/s.dg, c.Heads/s.pg

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"inferno/arch"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -190,7 +191,7 @@ func TestShapeModels(t *testing.T) {
 			t.Errorf("head dim %d, ratio %d: groups %d and %d, want %d and %d", c.hd, c.ratio, dg, pg, c.dg, c.pg)
 		}
 	}
-	bad := qwen3.Config{Heads: 8, KVHeads: 2, HeadDim: 96, Hidden: 256, FFN: 512}
+	bad := arch.Config{Heads: 8, KVHeads: 2, HeadDim: 96, Hidden: 256, FFN: 512}
 	if err := checkShape(&bad); err == nil {
 		t.Error("head dimension 96 accepted")
 	}

@@ -53,7 +53,7 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 	if f.threads < 0 || f.threads > runner.MaxThreads {
 		return nil, fmt.Errorf("--threads %d: want 0 (all cores) to %d", f.threads, runner.MaxThreads)
 	}
-	if c := m.Qwen3.Config.ContextLength; f.ctx > c {
+	if c := m.Arch.Hyper().ContextLength; f.ctx > c {
 		return nil, fmt.Errorf("--ctx %d exceeds the model's context length %d", f.ctx, c)
 	}
 	var progress io.Writer

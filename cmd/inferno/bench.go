@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/engine"
 	"inferno/model"
@@ -122,7 +123,7 @@ second (S_TG).`,
 					return err
 				}
 				threads := be.Threads()
-				b := bencher{r: r, vocab: m.Qwen3.Config.Vocab, rng: rand.New(rand.NewPCG(1, 2))}
+				b := bencher{r: r, vocab: m.Arch.Hyper().Vocab, rng: rand.New(rand.NewPCG(1, 2))}
 				name := r.Backend()
 				if rf.noGraph && name == "cuda" {
 					name = "cuda --no-graph"
@@ -282,8 +283,8 @@ func describe(m *model.Model) (desc string, size, params int64) {
 		size += int64(len(t.Data))
 		params += int64(t.Elements())
 	}
-	c := m.Qwen3.Config
-	return fmt.Sprintf("qwen3 %dL/%d %s", c.Layers, c.Hidden, m.Qwen3.Layers[0].MLP.Gate.Type), size, params
+	c := m.Arch.Hyper()
+	return fmt.Sprintf("%s %dL/%d %s", c.Arch, c.Layers, c.Hidden, m.Arch.Tensors().Layers[0].Matrix(arch.RoleGate).Type), size, params
 }
 
 // intList parses "1,2,3".
@@ -322,7 +323,7 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 	}
 	var out []benchResult
 	for _, par := range pars {
-		bb, err := newBatchBencher(be, m.Qwen3.Config.Vocab, par, max(p, 1), n)
+		bb, err := newBatchBencher(be, m.Arch.Hyper().Vocab, par, max(p, 1), n)
 		if err != nil {
 			return nil, err
 		}

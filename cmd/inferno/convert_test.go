@@ -36,7 +36,7 @@ func hfCheckpoint(t *testing.T, arch string) string {
 		"architectures": []string{arch}, "hidden_size": cfg.Hidden, "intermediate_size": cfg.FFN,
 		"num_hidden_layers": cfg.Layers, "num_attention_heads": cfg.Heads, "num_key_value_heads": cfg.KVHeads,
 		"head_dim": cfg.HeadDim, "max_position_embeddings": cfg.ContextLength, "rms_norm_eps": float64(cfg.Eps),
-		"rope_theta": cfg.RopeTheta, "vocab_size": cfg.Vocab, "tie_word_embeddings": true,
+		"rope_theta": cfg.Rope.Theta, "vocab_size": cfg.Vocab, "tie_word_embeddings": true,
 		"bos_token_id": 151643, "eos_token_id": 151645, "torch_dtype": "float32",
 	})
 	write := func(name string, data []byte) {

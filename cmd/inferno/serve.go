@@ -253,7 +253,7 @@ func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int
 	_, endThink := m.Tokenizer.TokenID("</think>")
 	l.model = &server.Model{
 		Name: name, Aliases: more, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
-		Reasoning: think && endThink, Context: l.backend.MaxLen(), Vocab: m.Qwen3.Config.Vocab,
+		Reasoning: think && endThink, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: l.sched, Created: time.Now(),
 	}
 	log.Info("model loaded", "file", path, "backend", l.backend.Name(), "threads", l.backend.Threads(), "took", time.Since(start).Round(time.Millisecond))

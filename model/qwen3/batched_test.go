@@ -8,6 +8,7 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/batch"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
@@ -49,7 +50,7 @@ func TestBatchedEqualsAlone(t *testing.T) {
 				}
 				seqs := runBatched(t, m, ops, kv, 16, 8, 12)
 				for i, s := range seqs {
-					alone := qwen3.NewRunnerKV(m, ops, 0, kv)
+					alone := forward.NewRunnerKV(m, ops, 0, kv)
 					checkAlone(t, i, alone, s)
 				}
 			})
@@ -84,7 +85,7 @@ func runBatched(t *testing.T, m *qwen3.Model, ops backend.Ops, kv kvcache.Type, 
 		}
 		perm = perm[k:]
 	}
-	br, err := qwen3.NewBatched(m, ops, 0, total+3, bs, kv)
+	br, err := forward.NewBatched(m, ops, 0, total+3, bs, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func (s *batchSeq) greedy(i int) int32 {
 
 // checkAlone runs s's tokens on r alone (the prompt at once, then one
 // token at a time) and compares the logits bitwise.
-func checkAlone(t *testing.T, i int, r *qwen3.Runner, s *batchSeq) {
+func checkAlone(t *testing.T, i int, r *forward.Runner, s *batchSeq) {
 	t.Helper()
 	if len(s.outs) == 0 {
 		t.Fatalf("sequence %d produced no output", i)
@@ -179,7 +180,7 @@ func TestPrefixHitBitwise(t *testing.T) {
 			}
 			// b shares a's first 40 tokens: blocks 0 and 1 whole, 8 rows of block 2.
 			bp := append(append([]int32(nil), a[:40]...), 11, 12, 13, 14, 15)
-			br, err := qwen3.NewBatched(m, ops, 0, 16, bs, kvcache.F16)
+			br, err := forward.NewBatched(m, ops, 0, 16, bs, kvcache.F16)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func TestPrefixHitBitwise(t *testing.T) {
 // TestBatchedMalformed: a malformed batch is an error, not a panic.
 func TestBatchedMalformed(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	br, err := qwen3.NewBatched(m, cpu.NewScalar(), 64, 4, 16, kvcache.F32)
+	br, err := forward.NewBatched(m, cpu.NewScalar(), 64, 4, 16, kvcache.F32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestBatchedDecodeAllocs(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	for _, be := range sortedKeys(fastBackends()) {
 		ops := fastBackends()[be]()
-		br, err := qwen3.NewBatched(m, ops, 256, 64, 32, kvcache.F16)
+		br, err := forward.NewBatched(m, ops, 256, 64, 32, kvcache.F16)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/sampling"
@@ -99,7 +100,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestGoldenLogitsScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 0)
+	r := forward.NewRunner(m, cpu.NewScalar(), 0)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		t.Run(name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestGoldenLogitsScalar(t *testing.T) {
 func TestGoldenGreedyScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := qwen3.NewRunner(m, cpu.NewScalar(), 0)
+	r := forward.NewRunner(m, cpu.NewScalar(), 0)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		if len(p.Greedy16) == 0 {
@@ -158,12 +159,12 @@ func TestGoldenGreedyScalar(t *testing.T) {
 // runner's buffers exist.
 func TestDecodeAllocs(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	checkDecodeAllocs(t, "scalar", qwen3.NewRunner(m, cpu.NewScalar(), 256))
+	checkDecodeAllocs(t, "scalar", forward.NewRunner(m, cpu.NewScalar(), 256))
 }
 
 // checkDecodeAllocs runs a short prompt on r, then checks that decode
 // steps allocate nothing, and closes r.
-func checkDecodeAllocs(t *testing.T, name string, r *qwen3.Runner) {
+func checkDecodeAllocs(t *testing.T, name string, r *forward.Runner) {
 	t.Helper()
 	defer r.Close()
 	if err := r.Forward([]int32{1, 2, 3}); err != nil {

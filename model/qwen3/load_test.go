@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 )
@@ -130,7 +131,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestForwardErrors(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := qwen3.NewRunner(m, nil, 8)
+	r := forward.NewRunner(m, nil, 8)
 	if err := r.Forward(nil); err == nil {
 		t.Error("Forward of no tokens succeeded")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/gguf"
@@ -170,7 +171,7 @@ func TestQuantBatchedEqualsAlone(t *testing.T) {
 				}
 				seqs := runBatched(t, m, ops, kvcache.F16, 16, 6, 6)
 				for i, s := range seqs {
-					checkAlone(t, i, qwen3.NewRunnerKV(m, ops, 0, kvcache.F16), s)
+					checkAlone(t, i, forward.NewRunnerKV(m, ops, 0, kvcache.F16), s)
 				}
 			})
 		}
@@ -183,7 +184,7 @@ func TestQuantDecodeAllocs(t *testing.T) {
 	m := quantModels(t)["Q4_K_M"]
 	for _, be := range []string{"simd", "pool-2"} {
 		ops := fastBackends()[be]()
-		r := qwen3.NewRunnerKV(m, ops, 0, kvcache.F16)
+		r := forward.NewRunnerKV(m, ops, 0, kvcache.F16)
 		if err := r.Forward([]int32{1, 2, 3}); err != nil {
 			t.Fatal(err)
 		}
@@ -203,15 +204,15 @@ func (noQ6K) Supports(t gguf.TensorType) bool { return t != gguf.TensorQ6_K && s
 // does not support, in one line naming the tensor and the type.
 func TestUnsupportedWeight(t *testing.T) {
 	m := quantModels(t)["Q4_K_M"]
-	_, err := qwen3.NewBatched(m, noQ6K{simd.New()}, 64, 4, 16, kvcache.F16)
+	_, err := forward.NewBatched(m, noQ6K{simd.New()}, 64, 4, 16, kvcache.F16)
 	want := `tensor "token_embd.weight": type Q6_K is not supported by the simd backend`
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v, want one line containing %q", err, want)
 	}
-	if err := m.CheckBackend(pool.New(1)); err != nil {
+	if err := forward.Check(m, pool.New(1)); err != nil {
 		t.Fatalf("pool: %v", err)
 	}
-	if err := m.CheckBackend(cpu.NewScalar()); err != nil {
+	if err := forward.Check(m, cpu.NewScalar()); err != nil {
 		t.Fatalf("scalar: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
+	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -66,8 +67,8 @@ func TestRewriteF32(t *testing.T) {
 	g := loadGolden(t)
 	for _, name := range sortedKeys(g.Prompts) {
 		ids := g.Prompts[name].IDs
-		rq := qwen3.NewRunner(mq, cpu.NewScalar(), 0)
-		rf := qwen3.NewRunner(mf, cpu.NewScalar(), 0)
+		rq := forward.NewRunner(mq, cpu.NewScalar(), 0)
+		rf := forward.NewRunner(mf, cpu.NewScalar(), 0)
 		if err := rq.Forward(ids); err != nil {
 			t.Fatal(err)
 		}

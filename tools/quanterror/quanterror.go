@@ -18,6 +18,7 @@ import (
 	"sort"
 
 	"inferno/backend"
+	"inferno/backend/forward"
 	"inferno/batch"
 	"inferno/gguf"
 	"inferno/kvcache"
@@ -162,7 +163,7 @@ func Dequantize(in, out string) error {
 // matrix-vector kernels instead of the multi-token tiles).
 func Logits(m *qwen3.Model, ops backend.Ops, tokens []int32, oneByOne bool) ([]float32, error) {
 	if oneByOne {
-		r := qwen3.NewRunner(m, ops, len(tokens)) // not closed: that would stop ops's workers
+		r := forward.NewRunner(m, ops, len(tokens)) // not closed: that would stop ops's workers
 		var out []float32
 		for _, tok := range tokens {
 			if err := r.Forward([]int32{tok}); err != nil {
@@ -176,7 +177,7 @@ func Logits(m *qwen3.Model, ops backend.Ops, tokens []int32, oneByOne bool) ([]f
 		}
 		return out, nil
 	}
-	br, err := qwen3.NewBatched(m, ops, 0, 1, len(tokens), kvcache.F32)
+	br, err := forward.NewBatched(m, ops, 0, 1, len(tokens), kvcache.F32)
 	if err != nil {
 		return nil, err
 	}

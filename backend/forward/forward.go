@@ -1,13 +1,72 @@
-package qwen3
+// Package forward runs the forward pass that package arch describes on a
+// CPU backend (backend.Ops), for any model that implements arch.Model: the
+// plan's steps top to bottom over a batch.Batch, with the options of the
+// model's arch.Config. Its runners are Runner (one sequence, a growing
+// contiguous KV cache) and Batched (many sequences, a pool of KV blocks).
+// It imports no model package.
+package forward
 
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/batch"
 	"inferno/kvcache"
 	"inferno/quant"
 )
+
+// Features are the options of package arch this package executes: those
+// of arch.Dense.
+const Features = arch.Dense
+
+// model is what a pass reads of an arch.Model, looked up once.
+type model struct {
+	c    *arch.Config
+	plan []arch.Step
+	w    *arch.Weights
+}
+
+// newModel looks m's description up and checks that this package runs it:
+// its features (Features), its weights (arch.Weights.Check) and its plan
+// (the operations of a dense layer, on layers it has).
+func newModel(m arch.Model) (*model, error) {
+	md := &model{c: m.Hyper(), plan: m.Plan(), w: m.Tensors()}
+	c := md.c
+	if err := c.Check("CPU", Features); err != nil {
+		return nil, err
+	}
+	if err := md.w.Check(c); err != nil {
+		return nil, err
+	}
+	for _, st := range md.plan {
+		switch st.Op {
+		case arch.OpQKV, arch.OpAttention, arch.OpOut, arch.OpGateUp, arch.OpDown:
+		default:
+			return nil, fmt.Errorf("%s: the CPU backend does not run the operation %v", c.Arch, st.Op)
+		}
+		if st.Layer < 0 || st.Layer >= c.Layers {
+			return nil, fmt.Errorf("%s: a step of the plan is on layer %d of %d", c.Arch, st.Layer, c.Layers)
+		}
+	}
+	return md, nil
+}
+
+// Check returns an error, in one line, if this package cannot run m on
+// ops: an option or operation it does not execute (Features), or a matrix
+// of a type ops does not compute with (naming the tensor and its type).
+// The embedding is only read row by row (dequantized with package quant),
+// so any type quant knows will do for it, unless it is also the output
+// head.
+func Check(m arch.Model, ops backend.Ops) error {
+	if _, err := newModel(m); err != nil {
+		return err
+	}
+	if err := backend.CheckSupport(ops, m.Tensors().ComputeMatrices()...); err != nil {
+		return fmt.Errorf("%s: %w", m.Hyper().Arch, err)
+	}
+	return nil
+}
 
 // kvStore is where a forward pass keeps keys and values: one sequence's
 // growing contiguous cache (kvcache.Basic, one block) or a pool of blocks
@@ -39,7 +98,7 @@ type state struct {
 }
 
 // ensure sizes the buffers for n tokens and outs outputs.
-func (s *state) ensure(c *Config, n, outs int) {
+func (s *state) ensure(c *arch.Config, n, outs int) {
 	if n > s.batch {
 		s.batch = n
 		s.x = make([]float32, n*c.Hidden)
@@ -57,10 +116,10 @@ func (s *state) ensure(c *Config, n, outs int) {
 	}
 }
 
-// pass is one forward pass: the model, the backend, where the keys and
-// values go, and the batch.
+// pass is one forward pass: the model (its configuration, plan and
+// weights), the backend, where the keys and values go, and the batch.
 type pass struct {
-	m   *Model
+	m   *model
 	ops backend.Ops
 	kv  kvStore
 	bs  int // positions per KV block
@@ -74,7 +133,7 @@ type pass struct {
 // i*Vocab. The batch must be valid (b.Check).
 func (p *pass) forward() {
 	m, s, b := p.m, p.s, p.b
-	c := &m.Config
+	c := m.c
 	n := len(b.Tokens)
 	s.ensure(c, n, len(b.Outputs))
 	s.runs = b.Runs(s.runs)
@@ -86,49 +145,49 @@ func (p *pass) forward() {
 	x := s.x[:n*c.Hidden]
 	for t, id := range b.Tokens {
 		// Validated by the caller, and the matrix type at load: no error here.
-		_ = quant.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.Embed.Row(int(id)), m.Embed.Type, c.Hidden)
+		_ = quant.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.w.Embed.Row(int(id)), m.w.Embed.Type, c.Hidden)
 	}
-	for _, st := range m.Plan() {
+	for _, st := range m.plan {
 		p.step(st, x)
 	}
 	// The head runs on the output rows only, gathered after the final norm.
 	h := s.h[:len(b.Outputs)*c.Hidden]
 	for i, t := range b.Outputs {
-		p.ops.RMSNorm(h[i*c.Hidden:(i+1)*c.Hidden], x[int(t)*c.Hidden:(int(t)+1)*c.Hidden], m.OutputNorm, c.Eps)
+		p.ops.RMSNorm(h[i*c.Hidden:(i+1)*c.Hidden], x[int(t)*c.Hidden:(int(t)+1)*c.Hidden], m.w.OutputNorm, c.Eps)
 	}
-	p.ops.MatMul(s.logits[:len(b.Outputs)*c.Vocab], m.Output, h, len(b.Outputs))
+	p.ops.MatMul(s.logits[:len(b.Outputs)*c.Vocab], m.w.Output, h, len(b.Outputs))
 }
 
 // step runs one operation of the plan on the residual stream x of the
 // batch's tokens.
-func (p *pass) step(st Step, x []float32) {
-	c := &p.m.Config
-	l := &p.m.Layers[st.Layer]
+func (p *pass) step(st arch.Step, x []float32) {
+	c := p.m.c
+	l := &p.m.w.Layers[st.Layer]
 	n := len(p.b.Tokens)
 	h, out := p.s.h[:n*c.Hidden], p.s.out[:n*c.Hidden]
 	switch st.Op {
-	case OpQKV:
-		p.ops.RMSNorm(h, x, l.AttnNorm, c.Eps)
-		a := &l.Attention
-		p.ops.MatMul(p.s.q[:n*c.QDim()], a.Q, h, n)
-		p.ops.MatMul(p.s.k[:n*c.KVDim()], a.K, h, n)
-		p.ops.MatMul(p.s.v[:n*c.KVDim()], a.V, h, n)
-	case OpAttention:
-		p.attention(st.Layer, &l.Attention)
-	case OpOut:
-		p.ops.MatMul(out, l.Attention.O, p.s.att[:n*c.QDim()], n)
+	case arch.OpQKV:
+		p.ops.RMSNorm(h, x, l.Vector(arch.RoleAttnNorm), c.Eps)
+		p.ops.MatMul(p.s.q[:n*c.QDim()], l.Matrix(arch.RoleQ), h, n)
+		p.ops.MatMul(p.s.k[:n*c.KVDim()], l.Matrix(arch.RoleK), h, n)
+		p.ops.MatMul(p.s.v[:n*c.KVDim()], l.Matrix(arch.RoleV), h, n)
+	case arch.OpAttention:
+		p.attention(st.Layer, l)
+	case arch.OpOut:
+		p.ops.MatMul(out, l.Matrix(arch.RoleO), p.s.att[:n*c.QDim()], n)
 		p.ops.Add(x, out)
-	case OpGateUp:
-		p.ops.RMSNorm(h, x, l.FFNNorm, c.Eps)
+	case arch.OpGateUp:
+		p.ops.RMSNorm(h, x, l.Vector(arch.RoleFFNNorm), c.Eps)
 		gate, up := p.s.gate[:n*c.FFN], p.s.up[:n*c.FFN]
-		p.ops.MatMul(gate, l.MLP.Gate, h, n)
-		p.ops.MatMul(up, l.MLP.Up, h, n)
+		p.ops.MatMul(gate, l.Matrix(arch.RoleGate), h, n)
+		p.ops.MatMul(up, l.Matrix(arch.RoleUp), h, n)
 		p.ops.SwiGLU(gate, gate, up)
-	case OpDown:
-		p.ops.MatMul(out, l.MLP.Down, p.s.gate[:n*c.FFN], n)
+	case arch.OpDown:
+		p.ops.MatMul(out, l.Matrix(arch.RoleDown), p.s.gate[:n*c.FFN], n)
 		p.ops.Add(x, out)
 	default:
-		panic(fmt.Sprintf("qwen3: unknown operation %v", st.Op))
+		// check refuses a plan with other operations before a pass runs.
+		panic(fmt.Sprintf("forward: unknown operation %v", st.Op))
 	}
 }
 
@@ -136,15 +195,15 @@ func (p *pass) step(st Step, x []float32) {
 // scratch buffers q and k), stores the keys and values of layer i in
 // their sequences' blocks (an F16 cache rounds them as it stores them),
 // and computes each token's attention over its sequence into att.
-func (p *pass) attention(i int, a *Attention) {
-	c := &p.m.Config
+func (p *pass) attention(i int, l *arch.Layer) {
+	c := p.m.c
 	s, b := p.s, p.b
 	n, kvDim := len(b.Tokens), c.KVDim()
 	q, k, v := s.q[:n*c.QDim()], s.k[:n*kvDim], s.v[:n*kvDim]
-	p.ops.RMSNorm(q, q, a.QNorm, c.Eps)
-	p.ops.RMSNorm(k, k, a.KNorm, c.Eps)
-	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, c.RopeTheta)
-	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, c.RopeTheta)
+	p.ops.RMSNorm(q, q, l.Vector(arch.RoleQNorm), c.Eps)
+	p.ops.RMSNorm(k, k, l.Vector(arch.RoleKNorm), c.Eps)
+	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, c.Rope.Theta)
+	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, c.Rope.Theta)
 	att := s.att[:n*c.QDim()]
 	if p.kv.Type() == kvcache.F16 {
 		kc, vc := p.kv.LayerF16(i)
@@ -175,7 +234,7 @@ func (p *pass) spans() []span {
 	if s.spansDone {
 		return s.spans
 	}
-	dim := p.m.Config.KVDim()
+	dim := p.m.c.KVDim()
 	s.spans = s.spans[:0]
 	for _, r := range s.seqs {
 		for pos, end := r.Pos, r.Pos+r.N; pos < end; {

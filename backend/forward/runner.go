@@ -1,8 +1,9 @@
-package qwen3
+package forward
 
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/batch"
 	"inferno/kvcache"
@@ -14,12 +15,14 @@ import (
 // identical results.
 const maxBatch = 512
 
-// Runner runs a Model on a CPU backend for one sequence, in a KV cache of
+// Runner runs a model on a CPU backend for one sequence, in a KV cache of
 // its own that grows as the sequence does (kvcache.Basic, seen by the
 // forward pass as one block): the "basic" cache. It implements
 // engine.Runner. A decode step allocates nothing.
 type Runner struct {
-	m     *Model
+	m     *model
+	err   error // why the model cannot run here (newModel), returned by Forward
+	vocab int
 	ops   backend.Ops
 	cache *kvcache.Basic
 	table [1]int32 // the cache's one block
@@ -29,8 +32,9 @@ type Runner struct {
 
 // NewRunner returns a runner of m on ops whose sequences may grow to maxLen
 // positions (at most the model's context length; 0 means that length). Its
-// KV cache stores float32 keys and values.
-func NewRunner(m *Model, ops backend.Ops, maxLen int) *Runner {
+// KV cache stores float32 keys and values. If this package cannot run m
+// (Check), Forward says why.
+func NewRunner(m arch.Model, ops backend.Ops, maxLen int) *Runner {
 	return NewRunnerKV(m, ops, maxLen, kvcache.F32)
 }
 
@@ -39,12 +43,13 @@ func NewRunner(m *Model, ops backend.Ops, maxLen int) *Runner {
 // half precision as they are stored, and attention reads them back widened,
 // every position alike, so a prompt run at once or token by token gives
 // the same bits.
-func NewRunnerKV(m *Model, ops backend.Ops, maxLen int, kv kvcache.Type) *Runner {
-	c := &m.Config
+func NewRunnerKV(m arch.Model, ops backend.Ops, maxLen int, kv kvcache.Type) *Runner {
+	c := m.Hyper()
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
-	return &Runner{m: m, ops: ops, cache: kvcache.NewBasic(c.Layers, c.KVDim(), maxLen, kv)}
+	md, err := newModel(m)
+	return &Runner{m: md, err: err, vocab: c.Vocab, ops: ops, cache: kvcache.NewBasic(c.Layers, c.KVDim(), maxLen, kv)}
 }
 
 // Backend returns the name of the backend the runner computes with.
@@ -60,7 +65,7 @@ func (r *Runner) KVType() kvcache.Type { return r.cache.Type() }
 func (r *Runner) SplitInvariant() bool { return true }
 
 // Vocab returns the number of logits a position has.
-func (r *Runner) Vocab() int { return r.m.Config.Vocab }
+func (r *Runner) Vocab() int { return r.vocab }
 
 // Len returns the number of positions in the sequence so far.
 func (r *Runner) Len() int { return r.cache.Len() }
@@ -74,7 +79,7 @@ func (r *Runner) Reset() { r.cache.Reset() }
 // Truncate keeps the first n positions of the sequence and drops the rest.
 func (r *Runner) Truncate(n int) error {
 	if n < 0 || n > r.cache.Len() {
-		return fmt.Errorf("qwen3: cannot truncate a sequence of %d positions to %d", r.cache.Len(), n)
+		return fmt.Errorf("forward: cannot truncate a sequence of %d positions to %d", r.cache.Len(), n)
 	}
 	r.cache.SetLen(n)
 	return nil
@@ -91,26 +96,29 @@ func (r *Runner) Close() error {
 
 // Logits returns the logits of the last position run. The slice is reused
 // by the next Forward.
-func (r *Runner) Logits() ([]float32, error) { return r.s.logits[:r.m.Config.Vocab], nil }
+func (r *Runner) Logits() ([]float32, error) { return r.s.logits[:r.vocab], nil }
 
 // Greedy returns the id with the largest logit of the last position, the
 // lowest id among ties.
-func (r *Runner) Greedy() (int32, error) { return sampling.Argmax(r.s.logits[:r.m.Config.Vocab]), nil }
+func (r *Runner) Greedy() (int32, error) { return sampling.Argmax(r.s.logits[:r.vocab]), nil }
 
 // Forward appends tokens to the sequence, runs them through the model and
 // leaves the logits of the last one ready for Logits and Greedy.
 func (r *Runner) Forward(tokens []int32) error {
+	if r.err != nil {
+		return r.err
+	}
 	if len(tokens) == 0 {
-		return fmt.Errorf("qwen3: forward of no tokens")
+		return fmt.Errorf("forward: forward of no tokens")
 	}
 	for _, t := range tokens {
-		if t < 0 || int(t) >= r.m.Config.Vocab {
-			return fmt.Errorf("qwen3: token id %d is outside the vocabulary [0, %d)", t, r.m.Config.Vocab)
+		if t < 0 || int(t) >= r.vocab {
+			return fmt.Errorf("forward: token id %d is outside the vocabulary [0, %d)", t, r.vocab)
 		}
 	}
 	pos := r.cache.Len()
 	if err := r.cache.Reserve(pos + len(tokens)); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
+		return fmt.Errorf("forward: %w", err)
 	}
 	for len(tokens) > 0 {
 		n := min(len(tokens), maxBatch)
@@ -124,14 +132,14 @@ func (r *Runner) Forward(tokens []int32) error {
 	return nil
 }
 
-// Batched runs a Model on a CPU backend for many sequences at once: one
+// Batched runs a model on a CPU backend for many sequences at once: one
 // forward pass takes the next tokens of all of them, so the weights are
 // read once per step for the whole batch. Their keys and values live in a
 // pool of blocks (kvcache.Pages) that a kvcache.Manager hands out. It
 // implements engine.BatchRunner. A decode step allocates nothing once the
 // runner has seen a batch as large.
 type Batched struct {
-	m      *Model
+	m      *model
 	ops    backend.Ops
 	pages  *kvcache.Pages
 	maxLen int
@@ -146,29 +154,33 @@ type Batched struct {
 // may hold up to maxLen positions (0 or more than the model's context
 // length: that length). The pool's memory is mapped at once and backed
 // as blocks fill; Close releases it.
-func NewBatched(m *Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvcache.Type) (*Batched, error) {
-	c := &m.Config
+func NewBatched(m arch.Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvcache.Type) (*Batched, error) {
+	c := m.Hyper()
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
-	if err := m.CheckBackend(ops); err != nil {
+	if err := Check(m, ops); err != nil {
+		return nil, err
+	}
+	md, err := newModel(m)
+	if err != nil {
 		return nil, err
 	}
 	pages, err := kvcache.NewPages(c.Layers, c.KVDim(), blocks, blockSize, kv)
 	if err != nil {
-		return nil, fmt.Errorf("qwen3: %w", err)
+		return nil, fmt.Errorf("forward: %w", err)
 	}
-	return &Batched{m: m, ops: ops, maxLen: maxLen, pages: pages}, nil
+	return &Batched{m: md, ops: ops, maxLen: maxLen, pages: pages}, nil
 }
 
 // Forward runs b through the model. It implements engine.BatchRunner.
 func (r *Batched) Forward(b *batch.Batch) error {
 	r.valid = false
 	if r.closed {
-		return fmt.Errorf("qwen3: forward on a closed runner")
+		return fmt.Errorf("forward: forward on a closed runner")
 	}
-	if err := b.Check(r.m.Config.Vocab, r.maxLen, r.pages.BlockSize(), r.pages.Blocks()); err != nil {
-		return fmt.Errorf("qwen3: %w", err)
+	if err := b.Check(r.m.c.Vocab, r.maxLen, r.pages.BlockSize(), r.pages.Blocks()); err != nil {
+		return fmt.Errorf("forward: %w", err)
 	}
 	p := pass{m: r.m, ops: r.ops, kv: r.pages, bs: r.pages.BlockSize(), b: b, s: &r.s}
 	p.forward()
@@ -179,9 +191,9 @@ func (r *Batched) Forward(b *batch.Batch) error {
 // Logits returns the logits of output i of the last Forward.
 func (r *Batched) Logits(i int) ([]float32, error) {
 	if !r.valid || i < 0 || i >= r.outs {
-		return nil, fmt.Errorf("qwen3: no output %d (the last forward pass has %d)", i, r.outs)
+		return nil, fmt.Errorf("forward: no output %d (the last forward pass has %d)", i, r.outs)
 	}
-	v := r.m.Config.Vocab
+	v := r.m.c.Vocab
 	return r.s.logits[i*v : (i+1)*v], nil
 }
 
@@ -197,13 +209,13 @@ func (r *Batched) Greedy(i int) (int32, error) {
 // CopyBlock copies block src into block dst.
 func (r *Batched) CopyBlock(dst, src int32) error {
 	if r.closed {
-		return fmt.Errorf("qwen3: copy on a closed runner")
+		return fmt.Errorf("forward: copy on a closed runner")
 	}
 	return r.pages.CopyBlock(dst, src)
 }
 
 // Vocab returns the number of logits a position has.
-func (r *Batched) Vocab() int { return r.m.Config.Vocab }
+func (r *Batched) Vocab() int { return r.m.c.Vocab }
 
 // MaxLen returns the most positions a sequence may hold.
 func (r *Batched) MaxLen() int { return r.maxLen }

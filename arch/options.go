@@ -1,0 +1,173 @@
+package arch
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Activation is the nonlinearity of a gated feed-forward layer:
+// act(gate) * up.
+type Activation uint8
+
+const (
+	// SwiGLU: silu(gate) * up, silu(x) = x / (1 + e^-x) (Llama, Qwen).
+	SwiGLU Activation = iota
+	// GeGLU: gelu(gate) * up, the tanh approximation (Gemma).
+	GeGLU
+)
+
+// String names the activation.
+func (a Activation) String() string {
+	switch a {
+	case SwiGLU:
+		return "SwiGLU"
+	case GeGLU:
+		return "GeGLU"
+	}
+	return fmt.Sprintf("Activation(%d)", uint8(a))
+}
+
+// RopeStyle is how RoPE pairs a head's values.
+type RopeStyle uint8
+
+const (
+	// RopeNeoX rotates the pairs (i, i+HeadDim/2): GPT-NeoX, Qwen, and
+	// transformers' rotate_half.
+	RopeNeoX RopeStyle = iota
+	// RopeNormal rotates adjacent pairs (2i, 2i+1): GPT-J, and llama.cpp's
+	// Llama files, whose Q and K rows are permuted to match.
+	RopeNormal
+)
+
+// String names the style.
+func (s RopeStyle) String() string {
+	switch s {
+	case RopeNeoX:
+		return "NeoX"
+	case RopeNormal:
+		return "normal"
+	}
+	return fmt.Sprintf("RopeStyle(%d)", uint8(s))
+}
+
+// Scaling is how RoPE's frequencies are stretched for contexts longer than
+// the model was trained on.
+type Scaling uint8
+
+const (
+	// ScaleNone: pair i turns at theta^(-2i/HeadDim) radians a position.
+	ScaleNone Scaling = iota
+	// ScaleLinear divides every position by Factor.
+	ScaleLinear
+	// ScaleYaRN interpolates the low frequencies by Factor and keeps the
+	// high ones, with an attention temperature (YaRN).
+	ScaleYaRN
+	// ScaleLlama3 divides the frequencies of wavelengths longer than
+	// OrigContext/LowFreqFactor by Factor, keeps those shorter than
+	// OrigContext/HighFreqFactor, and blends in between (Llama 3.1).
+	ScaleLlama3
+)
+
+// String names the scaling.
+func (s Scaling) String() string {
+	switch s {
+	case ScaleNone:
+		return "none"
+	case ScaleLinear:
+		return "linear"
+	case ScaleYaRN:
+		return "yarn"
+	case ScaleLlama3:
+		return "llama3"
+	}
+	return fmt.Sprintf("Scaling(%d)", uint8(s))
+}
+
+// Rope describes the rotary position embedding of queries and keys.
+type Rope struct {
+	Style RopeStyle
+	Theta float64 // the frequency base
+	// Scaling and its parameters; Factor, OrigContext and the two
+	// frequency factors are zero with ScaleNone.
+	Scaling        Scaling
+	Factor         float64
+	OrigContext    int // context length the model was trained on before scaling
+	LowFreqFactor  float64
+	HighFreqFactor float64
+}
+
+func (r *Rope) validate() error {
+	switch {
+	case !(r.Theta > 0) || math.IsInf(r.Theta, 0):
+		return fmt.Errorf("RoPE base %v must be positive and finite", r.Theta)
+	case r.Style != RopeNeoX && r.Style != RopeNormal:
+		return fmt.Errorf("unknown RoPE style %v", r.Style)
+	case r.Scaling > ScaleLlama3:
+		return fmt.Errorf("unknown RoPE scaling %v", r.Scaling)
+	case r.Scaling != ScaleNone && (!(r.Factor > 0) || math.IsInf(r.Factor, 0)):
+		return fmt.Errorf("RoPE %v scaling factor %v must be positive and finite", r.Scaling, r.Factor)
+	case r.Scaling == ScaleLlama3 && (r.OrigContext <= 0 || !(r.LowFreqFactor > 0) || !(r.HighFreqFactor > r.LowFreqFactor) || math.IsInf(r.HighFreqFactor, 0)):
+		return fmt.Errorf("RoPE llama3 scaling needs an original context (%d) and 0 < low (%v) < high (%v) frequency factors",
+			r.OrigContext, r.LowFreqFactor, r.HighFreqFactor)
+	}
+	return nil
+}
+
+// Gating is how a mixture-of-experts router turns its logits into expert
+// weights.
+type Gating uint8
+
+const (
+	// GateSoftmax: softmax over all experts, then the top k (Qwen3-MoE,
+	// Mixtral).
+	GateSoftmax Gating = iota
+	// GateSigmoid: a sigmoid per expert, then the top k (DeepSeek-V3).
+	GateSigmoid
+)
+
+// String names the gating.
+func (g Gating) String() string {
+	switch g {
+	case GateSoftmax:
+		return "softmax"
+	case GateSigmoid:
+		return "sigmoid"
+	}
+	return fmt.Sprintf("Gating(%d)", uint8(g))
+}
+
+// MoE describes a mixture-of-experts feed-forward layer: a router (a
+// matrix of Experts rows) scores the experts for each token, the TopK
+// best run (each a gated feed-forward of width ExpertFFN) and their
+// outputs are summed, weighted by the gating's scores, renormalized to sum
+// to one when NormTopK.
+type MoE struct {
+	Experts   int // 0: the feed-forward is dense
+	TopK      int // experts each token runs
+	ExpertFFN int // width of one expert's feed-forward
+	NormTopK  bool
+	Gating    Gating
+}
+
+// Enabled reports whether the feed-forward is a mixture of experts.
+func (m *MoE) Enabled() bool { return m.Experts > 0 }
+
+func (m *MoE) validate() error {
+	switch {
+	case m.Experts == 0:
+		if m.TopK != 0 || m.ExpertFFN != 0 {
+			return errors.New("a dense model has no experts to pick")
+		}
+		return nil
+	case m.Experts < 0 || m.Experts > 1<<16:
+		return fmt.Errorf("%d experts is out of range", m.Experts)
+	case m.TopK <= 0 || m.TopK > m.Experts:
+		return fmt.Errorf("%d experts a token out of %d is out of range", m.TopK, m.Experts)
+	case m.ExpertFFN <= 0 || m.ExpertFFN > 1<<24:
+		return fmt.Errorf("expert feed-forward size %d is out of range", m.ExpertFFN)
+	case m.Gating > GateSigmoid:
+		return fmt.Errorf("unknown expert gating %v", m.Gating)
+	}
+	return nil
+}
