@@ -56,6 +56,7 @@ type Server struct {
 type repo struct {
 	commit  string
 	files   map[string][]byte
+	sums    map[string]string // file -> sha256, hex
 	private bool
 }
 
@@ -88,12 +89,14 @@ func (s *Server) Add(id string, files map[string][]byte, private bool) string {
 	fmt.Fprintln(h, id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	sums := map[string]string{}
 	for _, n := range names {
 		sum := sha256.Sum256(files[n])
-		fmt.Fprintln(h, n, hex.EncodeToString(sum[:]))
-		s.blobs[hex.EncodeToString(sum[:])] = files[n]
+		sums[n] = hex.EncodeToString(sum[:])
+		fmt.Fprintln(h, n, sums[n])
+		s.blobs[sums[n]] = files[n]
 	}
-	r := &repo{commit: hex.EncodeToString(h.Sum(nil)), files: files, private: private}
+	r := &repo{commit: hex.EncodeToString(h.Sum(nil)), files: files, sums: sums, private: private}
 	s.repos[id] = r
 	return r.commit
 }
@@ -284,8 +287,7 @@ func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 			http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(content))
 			return
 		}
-		sum := sha256.Sum256(content)
-		etag := hex.EncodeToString(sum[:])
+		etag := rp.sums[file]
 		w.Header().Set("X-Linked-Etag", `"`+etag+`"`)
 		w.Header().Set("X-Linked-Size", fmt.Sprint(len(content)))
 		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef01234567"`) // the pointer file's
