@@ -29,7 +29,7 @@ func addHubFlags(root *cobra.Command) {
 func pullCmd() *cobra.Command {
 	var revision string
 	cmd := &cobra.Command{
-		Use:   "pull REPO[:QUANT] | pull REPO FILE",
+		Use:   "pull REPO[:QUANT] | REPO FILE",
 		Short: "Download a GGUF model from the Hugging Face Hub into its cache",
 		Long: `Pull downloads a model from the Hugging Face Hub and prints its local path
 as the last line. REPO:QUANT takes the GGUF file whose name ends in that
