@@ -55,7 +55,7 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		}
 		e := formatExpr(f)
 		if e == nil {
-			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, uuid, email, hostname and ipv4 are)", f)
+			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, uuid, email, hostname, ipv4 and uri are)", f)
 		}
 		return cat(Lit(`"`), e, Lit(`"`)), nil
 	}
@@ -135,6 +135,8 @@ func formatExpr(f string) *Expr {
 		return cat(octet(), Rep(cat(Lit("."), octet()), 3, 3))
 	case "hostname":
 		return hostname(59)
+	case "uri":
+		return uri()
 	case "email":
 		atext := func() *Expr {
 			return Rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
@@ -145,6 +147,26 @@ func formatExpr(f string) *Expr {
 		return cat(local, Lit("@"), hostname(40))
 	}
 	return nil
+}
+
+// uri is an absolute URI with an authority: scheme "://" hostname, an
+// optional port, path, query and fragment, each of RFC 3986's characters
+// (unreserved, sub-delimiters, ':', '@', percent-escapes).
+func uri() *Expr {
+	alpha := Range{'A', 'Z'}
+	lower := Range{'a', 'z'}
+	digit := Range{'0', '9'}
+	pchar := func(extra string) *Expr {
+		return Choice(
+			Chars(normRanges(append(toRanges("-._~!$&'()*+,;=:@"+extra), alpha, lower, digit))...),
+			cat(Lit("%"), hexDigit(), hexDigit()))
+	}
+	scheme := cat(Chars(alpha, lower), Rep(Chars(normRanges(append(toRanges("+-."), alpha, lower, digit))...), 0, 15))
+	port := Opt(cat(Lit(":"), Rep(Chars(digit), 1, 5)))
+	path := Star(cat(Lit("/"), Star(pchar(""))))
+	query := Opt(cat(Lit("?"), Star(pchar("/?"))))
+	fragment := Opt(cat(Lit("#"), Star(pchar("/?"))))
+	return cat(scheme, Lit("://"), hostname(59), port, path, query, fragment)
 }
 
 // hostname is one to four dot-separated labels of letters, digits and
@@ -191,9 +213,10 @@ func timeOfDay() *Expr {
 }
 
 // A numeric bound: a value, whether it excludes the value itself, or no
-// bound at all.
+// bound at all. Integer grammars use v; number grammars use r.
 type bound struct {
 	v    int64
+	r    *big.Rat
 	excl bool
 	inf  bool
 }
@@ -202,10 +225,10 @@ type bound struct {
 // JSON number grammar writes at most maxIntDigits integer digits anyway.
 const maxBound = 1_000_000_000_000_000_000
 
-// numberSchema compiles minimum, maximum and the exclusive bounds for
-// integers (any bounds) and numbers (integer bounds).
+// numberSchema compiles minimum, maximum and the exclusive bounds.
 func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Expr, error) {
 	lo, hi := bound{inf: true}, bound{inf: true}
+	loKw, hiKw := "", ""
 	tighten := func(kw string, upper bool) error {
 		v, ok := s.get(kw)
 		if !ok {
@@ -236,41 +259,13 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 		if !ok {
 			return schemaErr(path, "%s must be a number", kw)
 		}
-		var b bound
-		if integer {
-			// Round inward to an inclusive integer bound.
-			var fl *big.Int
-			if upper {
-				fl = floorRat(rat)
-				if excl && rat.IsInt() {
-					fl.Sub(fl, big.NewInt(1))
-				}
-			} else {
-				fl = ceilRat(rat)
-				if excl && rat.IsInt() {
-					fl.Add(fl, big.NewInt(1))
-				}
-			}
-			rat = new(big.Rat).SetInt(fl)
-			excl = false
-		} else if !rat.IsInt() {
-			return unsupported(kw, path, "a fractional bound on a number (only integer bounds are supported)")
-		}
-		lim := new(big.Rat).SetInt64(maxBound)
-		if rat.Cmp(lim) > 0 || rat.Cmp(new(big.Rat).Neg(lim)) < 0 {
-			loose := (upper && rat.Sign() > 0) || (!upper && rat.Sign() < 0)
-			if loose {
-				return nil // beyond what the number grammar writes anyway
-			}
-			return unsupported(kw, path, "a bound beyond ±%d", int64(maxBound))
-		}
-		b.v, b.excl = rat.Num().Int64(), excl
+		b := bound{r: rat, excl: excl}
 		if upper {
-			if hi.inf || b.v < hi.v || (b.v == hi.v && b.excl) {
-				hi = b
+			if hi.inf || rat.Cmp(hi.r) < 0 || (rat.Cmp(hi.r) == 0 && excl) {
+				hi, hiKw = b, kw
 			}
-		} else if lo.inf || b.v > lo.v || (b.v == lo.v && b.excl) {
-			lo = b
+		} else if lo.inf || rat.Cmp(lo.r) > 0 || (rat.Cmp(lo.r) == 0 && excl) {
+			lo, loKw = b, kw
 		}
 		return nil
 	}
@@ -282,6 +277,25 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 			return nil, err
 		}
 	}
+	lim := new(big.Rat).SetInt64(maxBound)
+	// limit drops a bound looser than anything the number grammar writes,
+	// and refuses one too tight for it.
+	limit := func(b *bound, kw string, upper bool) error {
+		if b.inf || b.r.Cmp(lim) <= 0 && b.r.Cmp(new(big.Rat).Neg(lim)) >= 0 {
+			return nil
+		}
+		if loose := (upper && b.r.Sign() > 0) || (!upper && b.r.Sign() < 0); loose {
+			*b = bound{inf: true}
+			return nil
+		}
+		return unsupported(kw, path, "a bound beyond ±%d", int64(maxBound))
+	}
+	if err := limit(&lo, loKw, false); err != nil {
+		return nil, err
+	}
+	if err := limit(&hi, hiKw, true); err != nil {
+		return nil, err
+	}
 	if lo.inf && hi.inf {
 		if integer {
 			return c.j.integer(), nil
@@ -290,14 +304,63 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 	}
 	var e *Expr
 	if integer {
+		// Round inward to inclusive integer bounds.
+		if !lo.inf {
+			v := ceilRat(lo.r)
+			if lo.excl && lo.r.IsInt() {
+				v.Add(v, big.NewInt(1))
+			}
+			lo = bound{v: v.Int64()}
+		}
+		if !hi.inf {
+			v := floorRat(hi.r)
+			if hi.excl && hi.r.IsInt() {
+				v.Sub(v, big.NewInt(1))
+			}
+			hi = bound{v: v.Int64()}
+		}
+		if !lo.inf && !hi.inf && lo.v > hi.v {
+			return nil, schemaErr(path, "no integer satisfies the bounds")
+		}
 		e = intRange(lo, hi)
 	} else {
+		for _, b := range []struct {
+			b  bound
+			kw string
+		}{{lo, loKw}, {hi, hiKw}} {
+			if !b.b.inf && fracDigits(b.b.r) > maxFracDigits {
+				return nil, unsupported(b.kw, path, "a bound with more than %d decimal places", maxFracDigits)
+			}
+		}
 		e = numberRange(lo, hi)
 	}
 	if e == nil {
 		return nil, schemaErr(path, "no number satisfies the bounds")
 	}
 	return e, nil
+}
+
+// fracDigits returns how many decimal places r needs (its denominator is
+// 2^a 5^b for a number written in JSON, so the expansion ends); past
+// maxFracDigits it returns maxFracDigits+1.
+func fracDigits(r *big.Rat) int {
+	d := new(big.Int).Set(r.Denom())
+	ten := big.NewInt(10)
+	for n := 0; n <= maxFracDigits; n++ {
+		if new(big.Int).Mod(new(big.Int).Mul(r.Num(), new(big.Int).Exp(ten, big.NewInt(int64(n)), nil)), d).Sign() == 0 {
+			return n
+		}
+	}
+	return maxFracDigits + 1
+}
+
+// decimal splits a non-negative rational of at most maxFracDigits places
+// into its integer part and its fraction's digits, trailing zeros dropped.
+func decimal(r *big.Rat) (int64, string) {
+	ip := floorRat(r)
+	f := new(big.Rat).Sub(r, new(big.Rat).SetInt(ip)).FloatString(maxFracDigits)
+	_, frac, _ := strings.Cut(f, ".")
+	return ip.Int64(), strings.TrimRight(frac, "0")
 }
 
 func floorRat(r *big.Rat) *big.Int {
@@ -422,14 +485,20 @@ func digitRange(x, y string) *Expr {
 	return Choice(alts...)
 }
 
-// numberRange matches decimal numbers (no exponent) between integer
-// bounds; nil where none.
+// numberRange matches decimal numbers (no exponent) between the bounds;
+// nil where none.
 func numberRange(lo, hi bound) *Expr {
+	if !lo.inf && !hi.inf {
+		if c := lo.r.Cmp(hi.r); c > 0 || c == 0 && (lo.excl || hi.excl) {
+			return nil
+		}
+	}
+	zero := new(big.Rat)
 	var alts []*Expr
 	// Non-negative values: magnitude from max(lo, 0) to hi.
-	if hi.inf || hi.v > 0 || (hi.v == 0 && !hi.excl) {
-		a := bound{v: 0}
-		if !lo.inf && lo.v >= 0 {
+	if hi.inf || hi.r.Sign() > 0 || (hi.r.Sign() == 0 && !hi.excl) {
+		a := bound{r: zero}
+		if !lo.inf && lo.r.Sign() >= 0 {
 			a = lo
 		}
 		if e := magnitude(a, hi); e != nil {
@@ -437,14 +506,14 @@ func numberRange(lo, hi bound) *Expr {
 		}
 	}
 	// Negative values -m: m from max(-hi, 0) (exclusive at 0) to -lo.
-	if lo.inf || lo.v < 0 {
-		a := bound{v: 0, excl: true}
-		if !hi.inf && hi.v < 0 {
-			a = bound{v: -hi.v, excl: hi.excl}
+	if lo.inf || lo.r.Sign() < 0 {
+		a := bound{r: zero, excl: true}
+		if !hi.inf && hi.r.Sign() < 0 {
+			a = bound{r: new(big.Rat).Neg(hi.r), excl: hi.excl}
 		}
 		b := bound{inf: true}
 		if !lo.inf {
-			b = bound{v: -lo.v, excl: lo.excl}
+			b = bound{r: new(big.Rat).Neg(lo.r), excl: lo.excl}
 		}
 		if e := magnitude(a, b); e != nil {
 			alts = append(alts, cat(Lit("-"), e))
@@ -457,36 +526,150 @@ func numberRange(lo, hi bound) *Expr {
 }
 
 // magnitude matches non-negative decimals (integer part, optional
-// fraction) between a and b.
+// fraction) from a to b; nil where none.
 func magnitude(a, b bound) *Expr {
-	digit := func() *Expr { return Chars(Range{'0', '9'}) }
-	zeros := func() *Expr { return Opt(cat(Lit("."), Rep(Lit("0"), 1, maxFracDigits))) }
-	nonzeroFrac := func() *Expr { return cat(Lit("."), Rep(digit(), 0, maxFracDigits-1), Chars(Range{'1', '9'})) }
-	as := strconv.FormatInt(a.v, 10)
-	if !b.inf && a.v == b.v {
-		if a.excl || b.excl {
+	ai, af := decimal(a.r)
+	as := strconv.FormatInt(ai, 10)
+	if !b.inf {
+		bi, bf := decimal(b.r)
+		if bi == ai {
+			if f := fractionBetween(&af, a.excl, &bf, b.excl); f != nil {
+				return cat(Lit(as), f)
+			}
 			return nil
 		}
-		return cat(Lit(as), zeros())
+		if bi < ai {
+			return nil
+		}
 	}
 	var alts []*Expr
-	// Integer part a.
-	if a.excl {
-		alts = append(alts, cat(Lit(as), nonzeroFrac()))
-	} else {
-		alts = append(alts, cat(Lit(as), Opt(fraction())))
+	if f := fractionBetween(&af, a.excl, nil, false); f != nil {
+		alts = append(alts, cat(Lit(as), f))
 	}
-	// Integer parts strictly between a and b: any fraction.
+	// Integer parts strictly between a's and b's: any fraction.
 	inner := bound{inf: true}
 	if !b.inf {
-		inner = bound{v: b.v - 1}
+		bi, _ := decimal(b.r)
+		inner = bound{v: bi - 1}
 	}
-	if e := natRange(a.v+1, inner); e != nil {
+	if e := natRange(ai+1, inner); e != nil {
 		alts = append(alts, cat(e, Opt(fraction())))
 	}
-	// Integer part b: no fraction but zeros.
-	if !b.inf && !b.excl {
-		alts = append(alts, cat(Lit(strconv.FormatInt(b.v, 10)), zeros()))
+	if !b.inf {
+		bi, bf := decimal(b.r)
+		if f := fractionBetween(nil, false, &bf, b.excl); f != nil {
+			alts = append(alts, cat(Lit(strconv.FormatInt(bi, 10)), f))
+		}
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	return Choice(alts...)
+}
+
+// fractionBetween matches an optional fraction ("." and 1 to maxFracDigits
+// digits) whose value lies between lo and hi, given as digit strings
+// without trailing zeros ("" is zero; nil is no bound).
+func fractionBetween(lo *string, loEx bool, hi *string, hiEx bool) *Expr {
+	var alts []*Expr
+	if fracCanEnd(lo, loEx, hi, hiEx) {
+		alts = append(alts, Lit(""))
+	}
+	if digits := fracDigitsBetween(lo, loEx, hi, hiEx, 0); digits != nil {
+		alts = append(alts, cat(Lit("."), digits))
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	return Choice(alts...)
+}
+
+// fracCanEnd reports whether the fraction may stop here: zero is within
+// the remaining bounds.
+func fracCanEnd(lo *string, loEx bool, hi *string, hiEx bool) bool {
+	return (lo == nil || (*lo == "" && !loEx)) && (hi == nil || *hi != "" || !hiEx)
+}
+
+// fracDigitsBetween matches one or more fraction digits (of the at most
+// maxFracDigits-d left) continuing a prefix equal to the bounds' so far.
+func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Expr {
+	if d >= maxFracDigits {
+		return nil
+	}
+	if lo != nil && *lo == "" && !loEx {
+		lo = nil // at least zero: no constraint
+	}
+	if lo == nil && hi == nil {
+		return Rep(Chars(Range{'0', '9'}), 1, maxFracDigits-d)
+	}
+	first := func(s *string, none byte) byte {
+		if s == nil {
+			return none
+		}
+		if *s == "" {
+			return '0'
+		}
+		return (*s)[0]
+	}
+	rest := func(s *string) *string {
+		if *s == "" {
+			return s
+		}
+		r := (*s)[1:]
+		return &r
+	}
+	l0, h0 := first(lo, 0), first(hi, '9'+1)
+	if lo != nil && l0 > h0 {
+		return nil
+	}
+	var alts []*Expr
+	// next matches what may follow digit c, or nothing.
+	next := func(nlo *string, nhi *string) *Expr {
+		var a []*Expr
+		if fracCanEnd(nlo, loEx, nhi, hiEx) {
+			a = append(a, Lit(""))
+		}
+		if e := fracDigitsBetween(nlo, loEx, nhi, hiEx, d+1); e != nil {
+			a = append(a, e)
+		}
+		if len(a) == 0 {
+			return nil
+		}
+		return Choice(a...)
+	}
+	if lo != nil && l0 == h0 {
+		if e := next(rest(lo), rest(hi)); e != nil {
+			alts = append(alts, cat(Lit(string(l0)), e))
+		}
+		return choiceOrNil(alts)
+	}
+	if lo != nil {
+		if e := next(rest(lo), nil); e != nil {
+			alts = append(alts, cat(Lit(string(l0)), e))
+		}
+	}
+	from, to := l0+1, h0-1
+	if lo == nil {
+		from = '0'
+	}
+	if from <= to {
+		c := Chars(Range{rune(from), rune(to)})
+		if d+1 < maxFracDigits {
+			c = cat(c, Rep(Chars(Range{'0', '9'}), 0, maxFracDigits-d-1))
+		}
+		alts = append(alts, c)
+	}
+	if hi != nil && h0 <= '9' {
+		if e := next(nil, rest(hi)); e != nil {
+			alts = append(alts, cat(Lit(string(h0)), e))
+		}
+	}
+	return choiceOrNil(alts)
+}
+
+func choiceOrNil(alts []*Expr) *Expr {
+	if len(alts) == 0 {
+		return nil
 	}
 	return Choice(alts...)
 }
