@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -47,7 +46,7 @@ a terminal; Ctrl-C stops with exit status 130 and leaves nothing behind.`,
 			if !ok {
 				return fmt.Errorf("--type %q: want f32, f16, bf16 or q8_0", typ)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			ctx, stop := signalContext()
 			defer stop()
 			opts := convert.Options{Type: t, Name: name}
 			var bar *progressbar.ProgressBar
@@ -76,7 +75,7 @@ a terminal; Ctrl-C stops with exit status 130 and leaves nothing behind.`,
 				}
 			}
 			if errors.Is(err, context.Canceled) {
-				return errInterrupted
+				return signalled(ctx)
 			}
 			if err != nil {
 				return err

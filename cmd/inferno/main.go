@@ -36,13 +36,13 @@ func main() {
 	addHubFlags(root)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
+		var se *signalError
+		if errors.As(err, &se) {
+			os.Exit(se.exitCode())
+		}
 		if errors.Is(err, errInterrupted) {
 			os.Exit(130)
 		}
 		os.Exit(1)
 	}
 }
-
-// errInterrupted ends a command stopped by Ctrl-C (exit status 130, as a
-// shell reports a program killed by SIGINT).
-var errInterrupted = errors.New("interrupted")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"sort"
 	"strings"
@@ -57,7 +56,7 @@ status 130 and leaves nothing behind.`,
 			if threads == 0 {
 				threads = runtime.GOMAXPROCS(0)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			ctx, stop := signalContext()
 			defer stop()
 			opts := quantize.Options{Mixture: typ, Pure: pure, Threads: threads}
 			var bar *progressbar.ProgressBar
@@ -86,7 +85,7 @@ status 130 and leaves nothing behind.`,
 				}
 			}
 			if errors.Is(err, context.Canceled) {
-				return errInterrupted
+				return signalled(ctx)
 			}
 			if err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,7 +27,7 @@ import (
 func serveCmd() *cobra.Command {
 	var (
 		rf       runnerFlags
-		addr     string
+		lf       listenFlags
 		parallel int
 		queue    int
 		pool     poolFlags
@@ -43,8 +42,9 @@ func serveCmd() *cobra.Command {
 		Short: "Serve the model over an OpenAI-compatible HTTP API",
 		Long: `Serve answers OpenAI's chat completions and completions API (streamed or
 not), the model list, tokenization and Prometheus metrics; docs/SERVER.md
-describes every endpoint. It listens at once: /health answers 503 while
-the model loads and 200 when it is ready.
+describes every endpoint. It listens at once on --addr (HTTPS with
+--tls-cert and --tls-key): /health answers 503 while the model loads and
+200 when it is ready.
 
 Up to --parallel requests generate at once (default: 4 on the CPU, 64 on
 the GPU). With the paged KV cache (--kv paged, the default) every step is
@@ -56,10 +56,21 @@ takes --kv-mem bytes (default: room for every running request's full
 context, on the GPU at most what is free); when it is full new requests
 wait, and the newest running one may be paused and resumed later. With
 --kv basic each request has a cache of its own and they take turns step by
-step. Further requests wait in a queue of --queue, and beyond it get 503. With
---api-key (or INFERNO_API_KEY) every API request needs the header
-"Authorization: Bearer KEY". SIGINT or SIGTERM stops accepting requests,
-lets running ones finish for --grace, then cancels them and exits 0.`,
+step. Further requests wait in a queue of --queue, and beyond it get 503;
+requests whose body is being read, rendered and tokenized count against
+the queue too. A prompt longer than the context can hold gets 400 before
+it is rendered.
+
+With --api-key (or INFERNO_API_KEY) every API request needs the header
+"Authorization: Bearer KEY". On a loopback address without a key, only
+requests for localhost or a loopback address (or --allowed-hosts) are
+answered, so that a web page cannot reach the server through DNS
+rebinding. Browsers' requests from origins not listed in --cors-origin
+get 403 whatever the address. A client has --read-timeout to send its
+request; at most --max-conns connections are open at once.
+
+SIGINT or SIGTERM stops accepting requests, lets running ones finish for
+--grace, then cancels them and exits 0.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 0 {
@@ -74,6 +85,9 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			if maxBody < 1024 {
 				return fmt.Errorf("--max-body %d: want at least 1024 bytes", maxBody)
 			}
+			if err := lf.check(); err != nil {
+				return err
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
@@ -82,15 +96,17 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 				apiKey = os.Getenv("INFERNO_API_KEY")
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			srv := server.New(server.Config{APIKey: apiKey, MaxBodyBytes: maxBody, Logger: log})
-			ln, err := net.Listen("tcp", addr)
+			ln, err := lf.listen()
 			if err != nil {
 				return err
 			}
-			hs := srv.HTTPServer(addr)
+			cfg := server.Config{APIKey: apiKey, MaxBodyBytes: maxBody, Queue: queue, Logger: log}
+			lf.configure(&cfg, ln)
+			srv := server.New(cfg)
+			hs := srv.HTTPServer(ln.Addr().String())
 			serveErr := make(chan error, 1)
-			go func() { serveErr <- hs.Serve(ln) }()
-			log.Info("listening", "addr", "http://"+ln.Addr().String(), "auth", apiKey != "")
+			go func() { serveErr <- ln.serve(hs) }()
+			log.Info("listening", "addr", ln.URL(), "auth", apiKey != "", "host_check", cfg.CheckHost)
 
 			sig := make(chan os.Signal, 2)
 			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -146,14 +162,14 @@ lets running ones finish for --grace, then cancels them and exits 0.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; 0.0.0.0:8080 for every interface)")
+	lf.register(cmd)
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU, 64 on the GPU)")
-	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot; more get 503")
-	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default $INFERNO_API_KEY)")
+	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot, those being read and tokenized included; more get 503")
+	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default: $INFERNO_API_KEY)")
 	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names")
-	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
-	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM or SIGINT, how long running requests may finish")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (a line per request), info, warn, error")
+	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes; larger ones get 413")
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM or SIGINT, how long running requests may go on before they are cancelled")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
 	rf.register(cmd)
 	pool.register(cmd)
 	rf.kv = "paged"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -101,7 +100,7 @@ written.`,
 				defer f.Close()
 				opts.Vocab = f
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			ctx, stop := signalContext()
 			defer stop()
 			var bar *progressbar.ProgressBar
 			if term.IsTerminal(int(os.Stderr.Fd())) {
@@ -139,7 +138,7 @@ written.`,
 				}
 			}
 			if errors.Is(err, context.Canceled) {
-				return errInterrupted
+				return signalled(ctx)
 			}
 			if err != nil {
 				return err
