@@ -23,6 +23,7 @@ func chatCmd() *cobra.Command {
 	var (
 		rf      runnerFlags
 		sf      samplingFlags
+		cf      constraintFlags
 		system  string
 		think   bool
 		noThink bool
@@ -41,7 +42,10 @@ Ctrl-D) quits. Ctrl-C stops the reply being written and keeps the
 conversation; at the prompt it quits.
 
 Sampling defaults to Qwen3's recommendation: temperature 0.6, top-p 0.95,
-top-k 20 with reasoning, 0.7, 0.8 and 20 with --no-think.`,
+top-k 20 with reasoning, 0.7, 0.8 and 20 with --no-think.
+
+--json-schema FILE and --grammar FILE (GBNF) constrain every reply (after
+the model's reasoning).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if think && noThink {
@@ -82,7 +86,10 @@ top-k 20 with reasoning, 0.7, 0.8 and 20 with --no-think.`,
 			}
 			defer b.Close()
 			defer r.Close()
-			c := &chatSession{
+			if err := cf.load(m, r.Vocab()); err != nil {
+				return err
+			}
+			c := &chatSession{cons: &cf,
 				m: m, tmpl: tmpl, r: r, params: params, stops: sf.stop, ignoreEOS: sf.ignoreEOS, max: n,
 				system: system, noThink: noThink, out: os.Stdout,
 				color: term.IsTerminal(int(os.Stdout.Fd())),
@@ -99,6 +106,7 @@ top-k 20 with reasoning, 0.7, 0.8 and 20 with --no-think.`,
 	cmd.Flags().BoolVar(&noThink, "no-think", false, "ask the model to answer without reasoning (enable_thinking=false)")
 	cmd.Flags().IntVarP(&n, "n", "n", 4096, "most tokens per reply")
 	sf.register(cmd, 0.6, 0.95, 20)
+	cf.register(cmd)
 	rf.register(cmd)
 	return cmd
 }
@@ -111,6 +119,7 @@ type chatSession struct {
 	params    sampling.Params
 	stops     []string
 	ignoreEOS bool
+	cons      *constraintFlags // --json-schema, --grammar
 	max       int
 	system    string
 	noThink   bool
@@ -203,6 +212,12 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		return nil
 	}
 	req := engine.Request{Prompt: ids, MaxTokens: c.max, Sampling: c.params, Stop: c.stops, EOG: c.m.EOG, IgnoreEOS: c.ignoreEOS, Cached: c.cached}
+	if c.cons != nil {
+		if req.Constraint, err = c.cons.constraint(c.m, prompt, true); err != nil {
+			c.msgs = c.msgs[:len(c.msgs)-1]
+			return err
+		}
+	}
 	seq, err := engine.NewSequence(c.r, c.m.Tokenizer, req)
 	if err != nil {
 		c.msgs = c.msgs[:len(c.msgs)-1]

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +18,7 @@ func generateCmd() *cobra.Command {
 	var (
 		rf      runnerFlags
 		sf      samplingFlags
+		cf      constraintFlags
 		n       int
 		asChat  bool
 		noThink bool
@@ -30,7 +33,9 @@ stopping at an end-of-generation token (<|im_end|>, <|endoftext|>), a
 error. Decoding is greedy unless --temperature is above 0.
 PROMPT "-" reads the prompt from standard input. With --chat the prompt is
 one user turn, rendered with the model's chat template. Ctrl-C stops the
-generation (a second Ctrl-C ends the program at once) with exit status 130.`,
+generation (a second Ctrl-C ends the program at once) with exit status 130.
+--json-schema FILE and --grammar FILE (GBNF) constrain the text generated
+(after the model's reasoning, with --chat).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
@@ -40,7 +45,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			go func() {
 				<-ctx.Done()
@@ -87,8 +92,15 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 			}
 			defer b.Close()
 			defer r.Close()
+			if err := cf.load(m, r.Vocab()); err != nil {
+				return err
+			}
+			cons, err := cf.constraint(m, prompt, asChat)
+			if err != nil {
+				return err
+			}
 			seq, err := engine.NewSequence(r, m.Tokenizer, engine.Request{
-				Prompt: ids, MaxTokens: n, Sampling: params, Stop: sf.stop, EOG: m.EOG, IgnoreEOS: sf.ignoreEOS,
+				Prompt: ids, MaxTokens: n, Sampling: params, Stop: sf.stop, EOG: m.EOG, IgnoreEOS: sf.ignoreEOS, Constraint: cons,
 			})
 			if err != nil {
 				return err
@@ -115,11 +127,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 				return err
 			}
 			if ctx.Err() != nil {
-				return signalled(ctx)
-			}
-			if seq.Finish() == engine.FinishLength && seq.Generated() < n {
-				fmt.Fprintf(os.Stderr, "stopped after %d tokens: the context of %d tokens is full (the prompt took %d); --ctx sets a longer one, up to the model's\n",
-					seq.Generated(), seq.MaxLen(), len(ids))
+				return errInterrupted
 			}
 			return nil
 		},
@@ -129,6 +137,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.`,
 	cmd.Flags().BoolVar(&noThink, "no-think", false, "with --chat: ask the model to answer without reasoning first (enable_thinking=false)")
 	cmd.Flags().StringVar(&system, "system", "", "with --chat: a system message before the prompt")
 	sf.register(cmd, 0, 1, 0)
+	cf.register(cmd)
 	rf.register(cmd)
 	return cmd
 }
