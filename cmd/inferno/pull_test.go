@@ -215,3 +215,50 @@ func TestGenerateFromHub(t *testing.T) {
 		}
 	}
 }
+
+// TestPullConcurrent runs two pulls of one file at once: the second waits
+// on the first one's lock and then finds the file in the cache.
+func TestPullConcurrent(t *testing.T) {
+	srv, env, cache, model := hubFixture(t)
+	srv.SetRate(int64(len(model))) // about a second
+	first := exec.Command(inferno, "pull", hubRepo+":Q8_0")
+	first.Env = env
+	var o1, e1 bytes.Buffer
+	first.Stdout, first.Stderr = &o1, &e1
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(model)
+	inc := filepath.Join(cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs", hex.EncodeToString(sum[:])+".incomplete")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(inc); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			first.Process.Kill()
+			t.Fatalf("the first pull did not start: %s", e1.String())
+		}
+	}
+	out, errOut, code := runEnv(t, env, "pull", hubRepo+":Q8_0")
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first pull: %v: %s", err, e1.String())
+	}
+	if code != 0 || !strings.Contains(errOut, "waiting for another process downloading Qwen3-0.6B-Q8_0.gguf") {
+		t.Fatalf("second pull: exit %d: %s", code, errOut)
+	}
+	if lastLine(out) != lastLine(o1.String()) {
+		t.Errorf("paths %q and %q differ", lastLine(out), lastLine(o1.String()))
+	}
+	if got, err := os.ReadFile(lastLine(out)); err != nil || !bytes.Equal(got, model) {
+		t.Errorf("the pulled file differs (%v)", err)
+	}
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Server == "cdn" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+}
