@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -65,7 +63,7 @@ in place of a model path and pull it first.`,
 				}
 			}
 			ref.Revision = revision
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext()
 			defer stop()
 			paths, err := pull(ctx, ref, true)
 			if err != nil {
@@ -155,12 +153,12 @@ func pull(ctx context.Context, ref hub.Ref, split bool) ([]string, error) {
 	return paths, nil
 }
 
-// pullStopped turns the end of a pull stopped by a signal into
-// errInterrupted, saying that the next run continues it.
+// pullStopped turns the end of a pull stopped by a signal into the
+// command's interrupted error, saying that the next run continues it.
 func pullStopped(ctx context.Context, err error) error {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "inferno: the download stopped; the same command continues it")
-		return errInterrupted
+		return signalled(ctx)
 	}
 	return err
 }

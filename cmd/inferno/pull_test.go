@@ -154,7 +154,7 @@ func testPullInterrupted(t *testing.T, sig syscall.Signal) {
 	}
 	cmd.Process.Signal(sig)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(e.String(), "continues it") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(sig) || !strings.Contains(e.String(), "continues it") {
 		t.Fatalf("interrupted pull: %v, %s", err, e.String())
 	}
 	st, err := os.Stat(inc)
