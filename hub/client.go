@@ -134,7 +134,7 @@ func (c *Client) Resolve(ctx context.Context, ref Ref) (*Snapshot, error) {
 	var netErr *transportError
 	if errors.As(err, &netErr) && ctx.Err() == nil {
 		if s, cerr := c.resolveCached(ref); cerr == nil {
-			s.Note = strings.TrimSpace(fmt.Sprintf("the hub is not reachable (%v); using the cached copy. %s", netErr.err, s.Note))
+			s.Note = strings.TrimSpace(fmt.Sprintf("%v; using the cached copy\n%s", netErr.err, s.Note))
 			return s, nil
 		}
 	}
@@ -245,7 +245,7 @@ func (c *Client) getJSON(ctx context.Context, u, repo string, v any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &transportError{fmt.Errorf("%s: %w", repo, err)}
+		return &transportError{fmt.Errorf("%s: the hub is not reachable: %w", repo, err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
