@@ -17,8 +17,8 @@ import (
 )
 
 // Features are the options of package arch this package executes: those
-// of arch.Dense.
-const Features = arch.Dense
+// of arch.Dense, attention without QK-norm and Q/K/V biases.
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias
 
 // model is what a pass reads of an arch.Model, looked up once.
 type model struct {
@@ -171,6 +171,11 @@ func (p *pass) step(st arch.Step, x []float32) {
 		p.ops.MatMul(p.s.q[:n*c.QDim()], l.Matrix(arch.RoleQ), h, n)
 		p.ops.MatMul(p.s.k[:n*c.KVDim()], l.Matrix(arch.RoleK), h, n)
 		p.ops.MatMul(p.s.v[:n*c.KVDim()], l.Matrix(arch.RoleV), h, n)
+		if c.Bias {
+			p.addBias(p.s.q[:n*c.QDim()], l.Vector(arch.RoleQBias))
+			p.addBias(p.s.k[:n*c.KVDim()], l.Vector(arch.RoleKBias))
+			p.addBias(p.s.v[:n*c.KVDim()], l.Vector(arch.RoleVBias))
+		}
 	case arch.OpAttention:
 		p.attention(st.Layer, l)
 	case arch.OpOut:
@@ -191,17 +196,27 @@ func (p *pass) step(st arch.Step, x []float32) {
 	}
 }
 
-// attention normalizes and rotates the batch's queries and keys (in the
-// scratch buffers q and k), stores the keys and values of layer i in
-// their sequences' blocks (an F16 cache rounds them as it stores them),
-// and computes each token's attention over its sequence into att.
+// addBias adds bias to each token's row of x (rows of len(bias) values).
+func (p *pass) addBias(x, bias []float32) {
+	for t := 0; t < len(x); t += len(bias) {
+		p.ops.Add(x[t:t+len(bias)], bias)
+	}
+}
+
+// attention normalizes (with QK-norm) and rotates the batch's queries and
+// keys (in the scratch buffers q and k), stores the keys and values of
+// layer i in their sequences' blocks (an F16 cache rounds them as it
+// stores them), and computes each token's attention over its sequence into
+// att.
 func (p *pass) attention(i int, l *arch.Layer) {
 	c := p.m.c
 	s, b := p.s, p.b
 	n, kvDim := len(b.Tokens), c.KVDim()
 	q, k, v := s.q[:n*c.QDim()], s.k[:n*kvDim], s.v[:n*kvDim]
-	p.ops.RMSNorm(q, q, l.Vector(arch.RoleQNorm), c.Eps)
-	p.ops.RMSNorm(k, k, l.Vector(arch.RoleKNorm), c.Eps)
+	if c.QKNorm {
+		p.ops.RMSNorm(q, q, l.Vector(arch.RoleQNorm), c.Eps)
+		p.ops.RMSNorm(k, k, l.Vector(arch.RoleKNorm), c.Eps)
+	}
 	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, c.Rope.Theta)
 	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, c.Rope.Theta)
 	att := s.att[:n*c.QDim()]

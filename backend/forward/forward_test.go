@@ -1,0 +1,325 @@
+package forward_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"inferno/arch"
+	"inferno/backend"
+	"inferno/backend/cpu"
+	"inferno/backend/forward"
+	"inferno/backend/pool"
+	"inferno/backend/simd"
+	"inferno/batch"
+	"inferno/gguf"
+	"inferno/kvcache"
+)
+
+// model is an arch.Model held in memory: F32 weights of random values.
+type model struct {
+	c    arch.Config
+	w    arch.Weights
+	plan []arch.Step
+}
+
+func (m *model) Hyper() *arch.Config    { return &m.c }
+func (m *model) Plan() []arch.Step      { return m.plan }
+func (m *model) Tensors() *arch.Weights { return &m.w }
+
+// newModel returns a model of c with random weights: every role of c's
+// layers, norm gains near 1.
+func newModel(c arch.Config, seed uint64) *model {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	matrix := func(r arch.Role, layer int) *arch.Weight {
+		rows, cols, experts := c.Shape(r)
+		data := make([]byte, 4*rows*cols*experts)
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(0.15*rng.NormFloat64())))
+		}
+		return &arch.Weight{Name: r.Tensor(layer), Type: gguf.TensorF32, Rows: rows * experts, Cols: cols, Data: data}
+	}
+	vector := func(r arch.Role) []float32 {
+		n, _, _ := c.Shape(r)
+		v := make([]float32, n)
+		for i := range v {
+			switch r {
+			case arch.RoleQBias, arch.RoleKBias, arch.RoleVBias:
+				v[i] = float32(0.5 * rng.NormFloat64())
+			default:
+				v[i] = float32(1 + 0.1*rng.NormFloat64())
+			}
+		}
+		return v
+	}
+	m := &model{c: c, plan: arch.NewPlan(&c)}
+	m.w.Embed = matrix(arch.RoleEmbed, 0)
+	m.w.Output = m.w.Embed
+	if !c.TiedOutput {
+		m.w.Output = matrix(arch.RoleOutput, 0)
+	}
+	m.w.OutputNorm = vector(arch.RoleOutputNorm)
+	m.w.Layers = make([]arch.Layer, c.Layers)
+	for i := range m.w.Layers {
+		l := &m.w.Layers[i]
+		for _, r := range c.LayerRoles() {
+			if r.Vector() {
+				l.SetVector(r, vector(r))
+			} else {
+				l.SetMatrix(r, matrix(r, i))
+			}
+		}
+	}
+	return m
+}
+
+// small is a Qwen3-like configuration.
+func small() arch.Config {
+	return arch.Config{Arch: "test", Layers: 2, Hidden: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Vocab: 40,
+		ContextLength: 64, Eps: 1e-6, QKNorm: true, Rope: arch.Rope{Theta: 10000}}
+}
+
+// reference computes the logits of every position of tokens in float64,
+// straight from the description: the computation of package arch's doc
+// comment, one token at a time.
+func reference(m *model, tokens []int32) [][]float64 {
+	c, w := &m.c, &m.w
+	row := func(wt *arch.Weight, r int) []float64 {
+		v := make([]float64, wt.Cols)
+		for i := range v {
+			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(wt.Data[4*(r*wt.Cols+i):])))
+		}
+		return v
+	}
+	matvec := func(wt *arch.Weight, x []float64) []float64 {
+		y := make([]float64, wt.Rows)
+		for r := range y {
+			for i, a := range row(wt, r) {
+				y[r] += a * x[i]
+			}
+		}
+		return y
+	}
+	rmsnorm := func(x []float64, gain []float32) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		s := 1 / math.Sqrt(ss/float64(len(x))+float64(c.Eps))
+		y := make([]float64, len(x))
+		for i, v := range x {
+			y[i] = v * s * float64(gain[i])
+		}
+		return y
+	}
+	add := func(x []float64, b []float32) {
+		for i := range x {
+			x[i] += float64(b[i])
+		}
+	}
+	// perHead applies f to each head of x.
+	perHead := func(x []float64, f func([]float64) []float64) {
+		for h := 0; h < len(x); h += c.HeadDim {
+			copy(x[h:h+c.HeadDim], f(x[h:h+c.HeadDim]))
+		}
+	}
+	rope := func(pos int) func([]float64) []float64 {
+		return func(x []float64) []float64 {
+			half := c.HeadDim / 2
+			y := append([]float64(nil), x...)
+			for i := range half {
+				a := float64(pos) * math.Pow(c.Rope.Theta, -float64(2*i)/float64(c.HeadDim))
+				y[i] = x[i]*math.Cos(a) - x[i+half]*math.Sin(a)
+				y[i+half] = x[i]*math.Sin(a) + x[i+half]*math.Cos(a)
+			}
+			return y
+		}
+	}
+	keys := make([][][]float64, c.Layers)
+	values := make([][][]float64, c.Layers)
+	var out [][]float64
+	for pos, tok := range tokens {
+		x := row(w.Embed, int(tok))
+		for i := range w.Layers {
+			l := &w.Layers[i]
+			h := rmsnorm(x, l.Vector(arch.RoleAttnNorm))
+			q, k, v := matvec(l.Matrix(arch.RoleQ), h), matvec(l.Matrix(arch.RoleK), h), matvec(l.Matrix(arch.RoleV), h)
+			if c.Bias {
+				add(q, l.Vector(arch.RoleQBias))
+				add(k, l.Vector(arch.RoleKBias))
+				add(v, l.Vector(arch.RoleVBias))
+			}
+			if c.QKNorm {
+				perHead(q, func(x []float64) []float64 { return rmsnorm(x, l.Vector(arch.RoleQNorm)) })
+				perHead(k, func(x []float64) []float64 { return rmsnorm(x, l.Vector(arch.RoleKNorm)) })
+			}
+			perHead(q, rope(pos))
+			perHead(k, rope(pos))
+			keys[i], values[i] = append(keys[i], k), append(values[i], v)
+			att := make([]float64, c.QDim())
+			for hd := range c.Heads {
+				kv := hd / (c.Heads / c.KVHeads) * c.HeadDim
+				qh := q[hd*c.HeadDim : (hd+1)*c.HeadDim]
+				scores := make([]float64, pos+1)
+				top := math.Inf(-1)
+				for s := range scores {
+					for j, a := range qh {
+						scores[s] += a * keys[i][s][kv+j]
+					}
+					scores[s] /= math.Sqrt(float64(c.HeadDim))
+					top = max(top, scores[s])
+				}
+				var sum float64
+				for s := range scores {
+					scores[s] = math.Exp(scores[s] - top)
+					sum += scores[s]
+				}
+				for s, p := range scores {
+					for j := range c.HeadDim {
+						att[hd*c.HeadDim+j] += p / sum * values[i][s][kv+j]
+					}
+				}
+			}
+			for j, o := range matvec(l.Matrix(arch.RoleO), att) {
+				x[j] += o
+			}
+			h = rmsnorm(x, l.Vector(arch.RoleFFNNorm))
+			g, u := matvec(l.Matrix(arch.RoleGate), h), matvec(l.Matrix(arch.RoleUp), h)
+			for j := range g {
+				g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+			}
+			for j, d := range matvec(l.Matrix(arch.RoleDown), g) {
+				x[j] += d
+			}
+		}
+		out = append(out, matvec(w.Output, rmsnorm(x, w.OutputNorm)))
+	}
+	return out
+}
+
+// relErr returns |got - want| / |want| in the L2 norm.
+func relErr(got []float32, want []float64) float64 {
+	var d, n float64
+	for i, w := range want {
+		d += (float64(got[i]) - w) * (float64(got[i]) - w)
+		n += w * w
+	}
+	return math.Sqrt(d / n)
+}
+
+// TestOptions runs the options this package executes (QK-norm or none,
+// Q/K/V biases or none, a tied or untied head) on every CPU backend,
+// token by token, against the float64 reference at every position.
+func TestOptions(t *testing.T) {
+	configs := map[string]func(*arch.Config){
+		"qwen3":       func(*arch.Config) {},
+		"qwen3-tied":  func(c *arch.Config) { c.TiedOutput = true },
+		"qwen2":       func(c *arch.Config) { c.QKNorm, c.Bias, c.TiedOutput = false, true, true },
+		"plain":       func(c *arch.Config) { c.QKNorm = false },
+		"bias+qknorm": func(c *arch.Config) { c.Bias = true },
+	}
+	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return cpu.NewScalar() },
+		"simd": func() backend.Ops { return simd.New() }, "pool": func() backend.Ops { return pool.New(2) }}
+	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11}
+	for name, edit := range configs {
+		c := small()
+		edit(&c)
+		m := newModel(c, uint64(len(name)))
+		want := reference(m, tokens)
+		for be, ops := range backends {
+			t.Run(name+"/"+be, func(t *testing.T) {
+				r := forward.NewRunner(m, ops(), 0)
+				defer r.Close()
+				for pos, tok := range tokens {
+					if err := r.Forward([]int32{tok}); err != nil {
+						t.Fatal(err)
+					}
+					l, _ := r.Logits()
+					if e := relErr(l, want[pos]); e > 1e-5 {
+						t.Errorf("position %d: relative error %.3g", pos, e)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBiasBatchedEqualsAlone: with biases and without QK-norm, sequences
+// decoded in one batch have bitwise the logits they have alone.
+func TestBiasBatchedEqualsAlone(t *testing.T) {
+	c := small()
+	c.QKNorm, c.Bias = false, true
+	m := newModel(c, 5)
+	ops := simd.New()
+	br, err := forward.NewBatched(m, ops, 0, 16, 4, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	prompts := [][]int32{{1, 2, 3, 4, 5, 6}, {7, 8, 9}, {10, 11, 12, 13, 14, 15, 16, 17, 18}}
+	tables := [][]int32{{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}
+	var b batch.Batch
+	for i, p := range prompts {
+		b.Add(b.AddSeq(tables[i]), p, 0, true)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		r := forward.NewRunnerKV(m, ops, 0, kvcache.F16)
+		if err := r.Forward(p); err != nil {
+			t.Fatal(err)
+		}
+		alone, _ := r.Logits()
+		batched, err := br.Logits(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range alone {
+			if math.Float32bits(alone[j]) != math.Float32bits(batched[j]) {
+				t.Fatalf("sequence %d: logit %d batched %v, alone %v", i, j, batched[j], alone[j])
+			}
+		}
+	}
+}
+
+// TestRefused: a model that needs what this package does not execute is
+// refused in one line, by Check, NewBatched and the runner's Forward.
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*arch.Config)
+		want string
+	}{
+		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32} }, "test: the CPU backend does not run mixture of experts (softmax gating)"},
+		{func(c *arch.Config) {
+			c.Rope = arch.Rope{Style: arch.RopeNormal, Theta: 5e5, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 32, LowFreqFactor: 1, HighFreqFactor: 4}
+		}, "test: the CPU backend does not run normal (adjacent pairs) RoPE, Llama 3 RoPE scaling"},
+		{func(c *arch.Config) { c.Act = arch.GeGLU }, "test: the CPU backend does not run GeGLU"},
+	} {
+		c := small()
+		tc.edit(&c)
+		m := newModel(c, 1)
+		errs := []error{forward.Check(m, cpu.NewScalar())}
+		_, err := forward.NewBatched(m, cpu.NewScalar(), 0, 4, 16, kvcache.F32)
+		errs = append(errs, err, forward.NewRunner(m, cpu.NewScalar(), 0).Forward([]int32{1}))
+		for i, err := range errs {
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%d: err = %v, want %q", i, err, tc.want)
+			}
+		}
+	}
+	// A plan with an operation the package does not run, or weights that
+	// do not match the configuration.
+	m := newModel(small(), 1)
+	m.plan = append(m.plan[:len(m.plan):len(m.plan)], arch.Step{Op: arch.OpMoE, Layer: 1})
+	if err := forward.Check(m, cpu.NewScalar()); err == nil || !strings.Contains(err.Error(), "does not run the operation moe") {
+		t.Errorf("MoE step: %v", err)
+	}
+	m = newModel(small(), 1)
+	m.w.Layers[1].SetMatrix(arch.RoleUp, nil)
+	if err := forward.Check(m, cpu.NewScalar()); err == nil || err.Error() != "test: no ffn_up weights in layer 1" {
+		t.Errorf("missing weights: %v", err)
+	}
+}
