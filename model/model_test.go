@@ -3,9 +3,12 @@ package model
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
+
+	"inferno/gguf"
 )
 
 // TestOpenGolden opens the golden model and checks the tokenizer built from
@@ -62,5 +65,51 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := Open("no/such/model.gguf"); err == nil {
 		t.Error("opened a missing file")
+	}
+}
+
+// TestOpenArchitecture: a file of an architecture inferno does not run is
+// refused in one line naming it and those it runs.
+func TestOpenArchitecture(t *testing.T) {
+	src, err := gguf.Open("../testdata/golden/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	w := gguf.NewWriter()
+	for _, kv := range src.KVs {
+		v := kv.Value
+		if kv.Key == "general.architecture" {
+			if v, err = gguf.MakeValue("llama"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Set(kv.Key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "llama.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteTo(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path)
+	want := `model: unsupported architecture "llama" (inferno runs "qwen3") (file ` + path + ")"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	m, err := Open("../testdata/golden/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if c := m.Arch.Hyper(); c.Arch != "qwen3" || !c.QKNorm || c.Bias || len(m.Arch.Plan()) != 5*c.Layers {
+		t.Errorf("configuration %+v, %d steps", c, len(m.Arch.Plan()))
 	}
 }
