@@ -119,35 +119,60 @@ func (r *recognizer) expr(e *Expr, pos int) []int {
 
 func (r *recognizer) repeat(e *Expr, pos int) []int {
 	sub := e.Subs[0]
-	if r.g.nullable(sub, r.nullable) {
-		// Fewer repetitions pad out with empty ones, so the minimum does not
-		// matter, and each round only the new positions need extending.
-		all, frontier := []int{pos}, []int{pos}
-		for k := 1; (e.Max < 0 || k <= e.Max) && len(frontier) > 0; k++ {
-			var next []int
-			for _, p := range frontier {
-				next = union(next, r.expr(sub, p))
-			}
-			grown := union(all, next)
-			frontier = slices.DeleteFunc(next, func(p int) bool { return slices.Contains(all, p) })
-			all = grown
-		}
-		return all
-	}
-	var out []int
-	cur := []int{pos}
-	if e.Min == 0 {
-		out = []int{pos}
-	}
-	for k := 1; (e.Max < 0 || k <= e.Max) && len(cur) > 0; k++ {
+	step := func(cur []int) []int {
 		var next []int
 		for _, p := range cur {
 			next = union(next, r.expr(sub, p))
 		}
-		if k >= e.Min {
-			out = union(out, next)
+		return next
+	}
+	nullable := r.g.nullable(sub, r.nullable)
+	cur := []int{pos}
+	if !nullable {
+		// Each repetition moves on, so the minimum takes at most len(in)
+		// rounds; fewer repetitions than it pad out with empty ones where
+		// the body is nullable.
+		for k := 0; k < e.Min && len(cur) > 0; k++ {
+			cur = step(cur)
 		}
-		cur = next // each position moves on, so this ends within len(in) rounds
+	}
+	if e.Max < 0 {
+		// Every position reachable from cur by further repetitions.
+		seen := make([]bool, len(r.in)+1)
+		work := slices.Clone(cur)
+		for _, p := range cur {
+			seen[p] = true
+		}
+		for len(work) > 0 {
+			p := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, q := range r.expr(sub, p) {
+				if !seen[q] {
+					seen[q] = true
+					work = append(work, q)
+				}
+			}
+		}
+		var out []int
+		for p, ok := range seen {
+			if ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	k := e.Min
+	if nullable {
+		k = 0
+	}
+	out := slices.Clone(cur)
+	for ; k < e.Max && len(cur) > 0; k++ {
+		next := step(cur)
+		grown := union(out, next)
+		if len(grown) == len(out) && nullable {
+			break // nothing new: a fixed point
+		}
+		out, cur = grown, next
 	}
 	return out
 }

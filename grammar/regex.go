@@ -64,7 +64,11 @@ type regexParser struct {
 }
 
 func (p *regexParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("grammar: regex %q: at offset %d: %s", p.src, p.pos, fmt.Sprintf(format, args...))
+	src := p.src
+	if len(src) > 60 {
+		src = src[:60] + "..."
+	}
+	return fmt.Errorf("grammar: regex %q: at offset %d: %s", src, p.pos, fmt.Sprintf(format, args...))
 }
 
 func (p *regexParser) more() bool { return p.pos < len(p.src) }
