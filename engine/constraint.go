@@ -41,6 +41,14 @@ func MaskWords(vocab int) int { return (vocab + 63) / 64 }
 // grammar that cannot go on and cannot end); the sequence fails with it.
 var ErrNoAllowedToken = errors.New("engine: the constraint allows no token")
 
+// negInf64 is a word's worth of disallowed logits.
+var negInf64 = func() (v [64]float32) {
+	for i := range v {
+		v[i] = float32(math.Inf(-1))
+	}
+	return v
+}()
+
 // MaskLogits sets the logits of the tokens mask does not allow to -Inf and
 // reports whether mask allows any token of logits.
 func MaskLogits(logits []float32, mask []uint64) bool {
@@ -58,12 +66,16 @@ func MaskLogits(logits []float32, mask []uint64) bool {
 		if word != 0 {
 			any = true
 		}
-		if word == 1<<64-1 {
+		row := logits[base : base+n]
+		switch word {
+		case 1<<64 - 1:
+			continue
+		case 0:
+			copy(row, negInf64[:])
 			continue
 		}
-		row := logits[base : base+n]
-		for i := range row {
-			if word&(1<<i) == 0 {
+		for z := ^word; z != 0; z &= z - 1 {
+			if i := bits.TrailingZeros64(z); i < n {
 				row[i] = inf
 			}
 		}
@@ -100,6 +112,9 @@ type constraintState struct {
 	c     Constraint
 	mask  []uint64
 	ready bool // mask was filled for the next pick (PrepareMask)
+	// The allowed ids and their logits, when they are few.
+	ids  []int32
+	vals []float32
 }
 
 // PrepareMask computes the token mask of the sequence's next pick ahead
@@ -133,10 +148,17 @@ func (s *Sequence) Mask() []uint64 {
 	return s.cons.mask
 }
 
+// sparseCandidates is the most allowed tokens a constrained pick samples
+// as a list of candidates (their ids and logits) instead of the whole
+// masked vocabulary: JSON punctuation, a number's digits, an enumeration.
+const sparseCandidates = 4096
+
 // pickConstrained chooses the next token among those the constraint
-// allows: the logits of the others become -Inf before the logit bias, the
-// penalties and the filters apply, so greedy decoding picks the largest
-// allowed logit and sampling draws among the allowed tokens alone.
+// allows: the others are impossible before the logit bias, the penalties
+// and the filters apply, so greedy decoding picks the largest allowed
+// logit and sampling draws among the allowed tokens alone. A few allowed
+// tokens are sampled as candidates; many, from the logits with the others
+// set to -Inf.
 func (s *Sequence) pickConstrained(out Output) (sampling.Token, error) {
 	cs := s.cons
 	if !cs.ready {
@@ -146,6 +168,16 @@ func (s *Sequence) pickConstrained(out Output) (sampling.Token, error) {
 	logits, err := out.Logits()
 	if err != nil {
 		return sampling.Token{}, err
+	}
+	if ids := cs.gather(len(logits)); ids != nil {
+		if len(ids) == 0 {
+			return sampling.Token{}, ErrNoAllowedToken
+		}
+		cs.vals = cs.vals[:0]
+		for _, id := range ids {
+			cs.vals = append(cs.vals, logits[id])
+		}
+		return s.sampler.SampleCandidates(ids, cs.vals)
 	}
 	if !MaskLogits(logits, cs.mask) {
 		return sampling.Token{}, ErrNoAllowedToken
@@ -162,6 +194,25 @@ func (s *Sequence) pickConstrained(out Output) (sampling.Token, error) {
 		}
 	}
 	return tok, nil
+}
+
+// gather returns the ids the mask allows below vocab, in order, when
+// there are at most sparseCandidates of them, and nil when there are more.
+func (cs *constraintState) gather(vocab int) []int32 {
+	cs.ids = cs.ids[:0]
+	for w, word := range cs.mask {
+		for ; word != 0; word &= word - 1 {
+			id := w*64 + bits.TrailingZeros64(word)
+			if id >= vocab {
+				return cs.ids
+			}
+			if len(cs.ids) == sparseCandidates {
+				return nil
+			}
+			cs.ids = append(cs.ids, int32(id))
+		}
+	}
+	return cs.ids
 }
 
 // acceptConstrained tells the constraint the generated token id.

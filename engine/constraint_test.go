@@ -133,6 +133,38 @@ func TestSequenceConstraintAfter(t *testing.T) {
 	}
 }
 
+// evenConstraint allows every even id (more tokens than a pick samples
+// as candidates): the pick masks the logits.
+type evenConstraint struct{ n int }
+
+func (*evenConstraint) Active() bool { return true }
+func (*evenConstraint) FillMask(mask []uint64) {
+	for i := range mask {
+		mask[i] = 0x5555555555555555
+	}
+}
+func (c *evenConstraint) Accept(id int32) error {
+	if id%2 != 0 {
+		return fmt.Errorf("odd token %d", id)
+	}
+	c.n++
+	return nil
+}
+func (*evenConstraint) Done() bool { return false }
+
+func TestSequenceConstraintDense(t *testing.T) {
+	const vocab = 20000
+	for _, p := range []sampling.Params{{}, {Temperature: 1, TopK: 50, Seed: 1, HasSeed: true}, {Temperature: 2}} {
+		r := enginetest.New([]int32{1, 3, 5, 7, 9, 11}, vocab, 64)
+		r.Fill = 13
+		c := &evenConstraint{}
+		_, finish, n := generate(t, r, nil, engine.Request{Prompt: []int32{1}, MaxTokens: 10, Sampling: p, Constraint: c})
+		if finish != engine.FinishLength || n != 10 || c.n != 10 {
+			t.Errorf("%+v: finish %q, %d tokens, %d accepted", p, finish, n, c.n)
+		}
+	}
+}
+
 // badConstraint allows nothing.
 type badConstraint struct{}
 
@@ -183,11 +215,22 @@ func BenchmarkMaskLogits(b *testing.B) {
 	const vocab = 151936
 	logits := make([]float32, vocab)
 	mask := make([]uint64, engine.MaskWords(vocab))
-	for i := range mask {
-		mask[i] = 0x0123456789abcdef
-	}
-	b.SetBytes(vocab * 4)
-	for b.Loop() {
-		engine.MaskLogits(logits, mask)
+	for _, bc := range []struct {
+		name string
+		fill func(i int) uint64
+	}{
+		{"sparse", func(i int) uint64 { return uint64(i%7) & 1 << 5 }}, // a few tokens: JSON punctuation
+		{"mixed", func(int) uint64 { return 0x0123456789abcdef }},
+		{"all", func(int) uint64 { return 1<<64 - 1 }}, // inside a string
+	} {
+		for i := range mask {
+			mask[i] = bc.fill(i)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(vocab * 4)
+			for b.Loop() {
+				engine.MaskLogits(logits, mask)
+			}
+		})
 	}
 }

@@ -80,6 +80,8 @@ type Batcher struct {
 	entries []entry
 	outs    []output
 	arrival int64
+
+	masked []*engine.Sequence // the step's constrained sequences (prepareMasks)
 }
 
 // bjob is one request in a Batcher.
@@ -410,7 +412,9 @@ func (s *Batcher) preemptNewest(keep *bjob) bool {
 // forward pass (or a panic: a bug) ends the requests of the batch.
 func (s *Batcher) run() {
 	t0 := time.Now()
+	wait := s.prepareMasks()
 	err := s.forward()
+	wait()
 	d := time.Since(t0)
 	if s.cfg.OnStep != nil {
 		info := StepInfo{Sequences: len(s.entries), Tokens: s.b.Len(), Duration: d}
@@ -454,6 +458,32 @@ func (s *Batcher) run() {
 		s.remove(j, ev)
 	}
 	s.updateStats()
+}
+
+// prepareMasks computes the token masks of the constrained sequences that
+// pick a token after this step on another goroutine, while the forward
+// pass runs (structured output's grammar work overlaps the model's), and
+// returns the function that waits for it. A mask it leaves undone (a
+// panic) is computed at the pick.
+func (s *Batcher) prepareMasks() (wait func()) {
+	s.masked = s.masked[:0]
+	for _, e := range s.entries {
+		if e.out >= 0 && e.j.seq.Constrained() {
+			s.masked = append(s.masked, e.j.seq)
+		}
+	}
+	if len(s.masked) == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		for _, q := range s.masked {
+			q.PrepareMask()
+		}
+	}()
+	return func() { <-done }
 }
 
 // forward runs the batch, turning a panic into an error.
