@@ -609,3 +609,28 @@ func BenchmarkFetch(b *testing.B) {
 		}
 	}
 }
+
+// TestShortServer checks that a CDN holding fewer bytes than the hub says
+// (its Range requests then answered 416) ends in an error, not a loop, and
+// leaves nothing in the cache.
+func TestShortServer(t *testing.T) {
+	srv, c, _, commit := fixture(t)
+	c.Retries = 3
+	srv.Truncate(repoID, "Qwen3-0.6B-Q8_0.gguf", 1<<20)
+	_, _, err := pull(t, c, repoID+":Q8_0")
+	if err == nil || !strings.Contains(err.Error(), "gave up after 4 attempts without progress") {
+		t.Fatalf("err = %v", err)
+	}
+	var got []string
+	for _, r := range srv.Requests() {
+		if r.Server == "cdn" {
+			got = append(got, r.Range)
+		}
+	}
+	if want := ",bytes=1048576-,,bytes=1048576-"; strings.Join(got, ",") != want {
+		t.Errorf("CDN ranges %q, want %q", strings.Join(got, ","), want)
+	}
+	if _, ok := newCache(c.Cache, repoID).cached(commit, "Qwen3-0.6B-Q8_0.gguf"); ok {
+		t.Error("the short file is in the snapshot")
+	}
+}

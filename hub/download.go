@@ -264,8 +264,8 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, file string, m *file
 	}
 	c.progress(file, p.have, m.size)
 	refreshed := false // the location was renewed since the last transfer
+	best := p.have     // the most bytes held so far; only more counts as progress
 	for failed := 0; p.have < m.size; {
-		before := p.have
 		err := c.get(ctx, m.location, p, file)
 		if err == nil {
 			continue
@@ -293,8 +293,8 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, file string, m *file
 			return fmt.Errorf("%s: %w", repo, err)
 		}
 		refreshed = false
-		if p.have > before {
-			failed = 0
+		if p.have > best {
+			best, failed = p.have, 0
 		}
 		if failed++; failed > retries {
 			return fmt.Errorf("%s: %s: gave up after %d attempts without progress (%d of %d bytes kept in %s for the next run): %w", repo, file, retries+1, p.have, m.size, inc, err)

@@ -139,6 +139,14 @@ func (s *Server) Corrupt(id, file string) {
 	s.blobs[hex.EncodeToString(sum[:])] = bad
 }
 
+// Truncate makes the CDN hold only the first n bytes of a file while the
+// hub still gives its full size, as a broken mirror might.
+func (s *Server) Truncate(id, file string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blobs[s.repos[id].sums[file]] = s.repos[id].files[file][:n]
+}
+
 // Expire makes the CDN refuse (403) the URLs the hub gave so far, as
 // signed URLs expire.
 func (s *Server) Expire() {
