@@ -34,6 +34,8 @@ type Compiled struct {
 	reps   []repInfo
 	start  int32 // the root rule's start state
 	masks  []atomic.Pointer[stateMask]
+	ctxMu  sync.RWMutex
+	ctx    map[ctxKey]*stateMask // masks of states right above a counter frame
 	locks  [64]sync.Mutex
 	works  sync.Pool // *work for computing masks
 	states int
@@ -46,6 +48,7 @@ type stateInfo struct {
 	bytes        bool  // some byte moves on
 	simple       bool  // bytes, and no call, end or counter
 	loops        bool  // every text-slice code point leads back here
+	textBody     bool  // a counter's body start that every text-slice code point completes
 }
 
 // callEdge pushes a frame returning to ret and enters the callee at start.
@@ -57,6 +60,10 @@ type repInfo struct {
 	body     int32 // start state of the body rule
 	min, max int32
 	bodyLive bool
+	// bodyBytes: every pass through the body reads a byte, so a token
+	// completes at most as many bodies as it has bytes; masks below such a
+	// counter are cached by the counts that can matter within one token.
+	bodyBytes bool
 }
 
 // crule is a rule of the automaton: a grammar rule, the body of a long
@@ -502,6 +509,7 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 	}
 	cm.states = len(cm.info)
 	cm.masks = make([]atomic.Pointer[stateMask], len(cm.info))
+	cm.ctx = map[ctxKey]*stateMask{}
 	return cm, nil
 }
 
@@ -602,6 +610,33 @@ func (cm *Compiled) trim() error {
 		in.loops = in.bytes && cm.loopsOnText(int32(s))
 	}
 	cm.calls = calls
+	// Nullable states: those that reach an end without a byte.
+	null := make([]bool, ns)
+	for changed := true; changed; {
+		changed = false
+		for s := range ns {
+			in := &cm.info[s]
+			ok := in.final
+			if in.rep >= 0 {
+				r := cm.reps[in.rep]
+				ok = r.min == 0 || null[r.body]
+			}
+			for _, e := range cm.calls[in.call0:in.call1] {
+				ok = ok || null[e.start] && null[e.ret]
+			}
+			if ok && !null[s] {
+				null[s] = true
+				changed = true
+			}
+		}
+	}
+	for i := range cm.reps {
+		r := &cm.reps[i]
+		r.bodyBytes = !null[r.body]
+		if r.bodyLive && r.bodyBytes {
+			cm.info[r.body].textBody = cm.textEnds(r.body)
+		}
+	}
 	return nil
 }
 
@@ -628,6 +663,36 @@ func (cm *Compiled) loopsOnText(s int32) bool {
 		}
 		for _, t := range cur {
 			if t != s {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// textEnds reports whether every code point of the text slice leads from
+// s to an end of its rule by byte transitions alone.
+func (cm *Compiled) textEnds(s int32) bool {
+	var cur, next []int32
+	for _, q := range textSeqs {
+		cur = append(cur[:0], s)
+		for i := 0; i < q.n; i++ {
+			next = next[:0]
+			for _, t := range cur {
+				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
+					u := cm.trans[int(t)*cm.ncls+k]
+					if u < 0 {
+						return false
+					}
+					if !slices.Contains(next, u) {
+						next = append(next, u)
+					}
+				}
+			}
+			cur, next = next, cur
+		}
+		for _, t := range cur {
+			if !cm.info[t].final {
 				return false
 			}
 		}

@@ -30,15 +30,101 @@ func (c *Compiled) maskFor(s int32) *stateMask {
 	if w == nil {
 		w = &work{c: c}
 	}
-	m := w.computeMask(s)
+	m := w.computeMask(top{s, 0, parExit}, nil)
 	c.works.Put(w)
 	c.masks[s].Store(m)
 	return m
 }
 
-// computeMask walks the token trie from state s alone (the frame below it
-// unknown), sorting tokens into accepted, rejected and ending the rule.
-func (w *work) computeMask(s int32) *stateMask {
+// ctxKey names the mask of a state right above a counter frame, with the
+// frame below that counter: what a counter allows within one token depends
+// only on how many more bodies it needs (low) and allows (high, -1 for no
+// bound), each clamped past the longest token, and what follows it on the
+// next frame's state (a counter there is clamped alike).
+type ctxKey struct{ st, rep, low, high, gst, glow, ghigh int32 }
+
+// counterKey returns the key for top t if the frame below it is a counter
+// whose every body reads a byte, and the frame below the frames the key
+// covers.
+func (c *Compiled) counterKey(t top, nodes []top) (ctxKey, int32, bool) {
+	if t.par < 0 {
+		return ctxKey{}, 0, false
+	}
+	f := nodes[t.par]
+	r := c.info[f.st].rep
+	if r < 0 || !c.reps[r].bodyBytes {
+		return ctxKey{}, 0, false
+	}
+	k := ctxKey{st: t.st, rep: f.st, gst: f.par}
+	k.low, k.high = c.clampCounts(r, f.cnt)
+	if f.par < 0 {
+		return k, f.par, true
+	}
+	g := nodes[f.par]
+	k.gst, k.glow = g.st, g.cnt
+	if r := c.info[g.st].rep; r >= 0 && c.reps[r].bodyBytes {
+		k.glow, k.ghigh = c.clampCounts(r, g.cnt)
+	}
+	return k, g.par, true
+}
+
+func (c *Compiled) clampCounts(r, cnt int32) (low, high int32) {
+	rp := &c.reps[r]
+	clamp := int32(c.v.maxLen + 1)
+	low, high = min(max(rp.min-cnt, 0), clamp), -1
+	if rp.max >= 0 {
+		high = min(rp.max-cnt, clamp)
+	}
+	return low, high
+}
+
+// maskForCounter returns the mask keyed by k of top t above frames[t.par]
+// (a counter) and its own frame below.
+func (c *Compiled) maskForCounter(k ctxKey, t top, nodes []top) *stateMask {
+	c.ctxMu.RLock()
+	m := c.ctx[k]
+	c.ctxMu.RUnlock()
+	if m != nil {
+		return m
+	}
+	l := &c.locks[int(t.st)%len(c.locks)]
+	l.Lock()
+	defer l.Unlock()
+	c.ctxMu.RLock()
+	m = c.ctx[k]
+	c.ctxMu.RUnlock()
+	if m != nil {
+		return m
+	}
+	w, _ := c.works.Get().(*work)
+	if w == nil {
+		w = &work{c: c}
+	}
+	f := nodes[t.par]
+	var frames [2]top
+	if f.par < 0 {
+		f.par = parExit
+		frames[0] = f
+		m = w.computeMask(top{t.st, t.cnt, 0}, frames[:1])
+	} else {
+		g := nodes[f.par]
+		g.par = parExit
+		f.par = 0
+		frames[0], frames[1] = g, f
+		m = w.computeMask(top{t.st, t.cnt, 1}, frames[:2])
+	}
+	c.works.Put(w)
+	c.ctxMu.Lock()
+	c.ctx[k] = m
+	c.ctxMu.Unlock()
+	return m
+}
+
+// computeMask walks the token trie from top t over frames (t.par indexes
+// them; parExit when none), the stack below unknown, sorting tokens into
+// accepted, rejected and ending the walk's bottom frame.
+func (w *work) computeMask(t top, frames []top) *stateMask {
+	s := t.st
 	c := w.c
 	v := c.v
 	words := MaskWords(len(v.toks))
@@ -48,15 +134,15 @@ func (w *work) computeMask(s int32) *stateMask {
 	clear(w.acc)
 	w.entries = w.entries[:0]
 	m := &stateMask{}
-	t := &v.full
-	if c.info[s].loops {
+	w.nodes = append(w.nodes[:0], frames...)
+	tr := &v.full
+	if c.info[s].loops || c.info[s].textBody && t.par >= 0 && c.textRoom(t.st, frames[t.par]) {
 		m.slice = true
-		t = &v.rest
+		tr = &v.rest
 	}
-	w.nodes = w.nodes[:0]
-	w.lv = append(w.lv[:0], top{s, 0, parExit})
+	w.lv = append(w.lv[:0], t)
 	w.setLevel(0, 0, 1)
-	nodes := t.nodes
+	nodes := tr.nodes
 	for i := int32(0); i < int32(len(nodes)); {
 		n := &nodes[i]
 		d := int(n.depth)
@@ -77,7 +163,7 @@ func (w *work) computeMask(s int32) *stateMask {
 			}
 		}
 		for k := n.tok; k >= 0 && k < n.tok+int32(n.ntok); k++ {
-			id := t.ids[k]
+			id := tr.ids[k]
 			w.acc[id/64] |= 1 << (id % 64)
 		}
 		if exit {
@@ -149,29 +235,52 @@ func (w *work) walkFrom(mask []uint64, p int32, init []top) {
 	w.nodes = w.nodes[:w.lvNodes[0]]
 }
 
+// textRoom reports whether counter frame f, whose body starts at s, has
+// room for the bodies of every text-slice token.
+func (c *Compiled) textRoom(s int32, f top) bool {
+	r := c.info[f.st].rep
+	if r < 0 {
+		return false
+	}
+	rp := &c.reps[r]
+	return rp.body == s && (rp.max < 0 || rp.max-f.cnt >= int32(c.v.maxTextRunes))
+}
+
+type maskTop struct {
+	m *stateMask
+	t top
+}
+
 // fill sets in mask the tokens accepted from the tops cur and reports
 // whether the grammar can end there. The frames of cur stay untouched.
 func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 	c := w.c
 	canEnd := false
 	seenSt = seenSt[:0]
+	w.tops = w.tops[:0]
 	for _, t := range cur {
 		if t.st == stDone {
 			canEnd = true
 			continue
 		}
-		dup := false
-		for _, s := range seenSt {
-			if s == t.st {
-				dup = true
-				break
+		var m *stateMask
+		if k, _, ok := c.counterKey(t, w.nodes); ok {
+			m = c.maskForCounter(k, t, w.nodes)
+		} else {
+			dup := false
+			for _, s := range seenSt {
+				if s == t.st {
+					dup = true
+					break
+				}
 			}
+			m = c.maskFor(t.st)
+			if dup {
+				continue
+			}
+			seenSt = append(seenSt, t.st)
 		}
-		if dup {
-			continue
-		}
-		seenSt = append(seenSt, t.st)
-		m := c.maskFor(t.st)
+		w.tops = append(w.tops, maskTop{m, t})
 		if m.slice {
 			for i, x := range c.v.textSlice {
 				mask[i] |= x
@@ -187,17 +296,18 @@ func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 		}
 	}
 	base := len(w.nodes)
-	for _, t := range cur {
-		if t.st < 0 {
-			continue
-		}
-		m := c.masks[t.st].Load()
+	for _, mt := range w.tops {
+		m, t := mt.m, mt.t
 		if len(m.entries) == 0 {
 			continue
 		}
+		par := t.par
+		if _, below, ok := c.counterKey(t, w.nodes); ok {
+			par = below
+		}
 		// The stack below t: what follows the end of t's rule.
 		w.nodes = w.nodes[:base]
-		w.after = w.expandPop(w.after[:0], t.par)
+		w.after = w.expandPop(w.after[:0], par)
 		after := w.after
 		live := false
 		for _, x := range after {

@@ -24,7 +24,7 @@ func toyVocab(t testing.TB) *Vocab {
 			toks = append(toks, []byte(a+b))
 		}
 	}
-	for _, s := range []string{"\"},", "\"}", "ab\"", "{\"a\":", "abab", "aaaa", "ab,", "ba}", "{\"", "\":\"", "1,", "10", "\"a\"", "é€a", "ab\"}", "true", "null", "aaa"} {
+	for _, s := range []string{"\"},", "\"}", "ab\"", "{\"a\":", "abab", "aaaa", "ab,", "ba}", "{\"", "\":\"", "1,", "10", "\"a\"", "é€a", "ab\"}", "true", "null", "aaa", "abab,", "ababab", "aa\"", "aaa\","} {
 		toks = append(toks, []byte(s))
 	}
 	toks = append(toks, nil, []byte{}, []byte("</s>"))
@@ -109,6 +109,14 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	}
 	b.Define("root", grammar.Sequence(grammar.Rep(grammar.Choice(grammar.Opt(C(append(wide, rg('a', 'a'))...)), L("b")), 3, 6), L("}")))
 	gs["nullbody"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Counters in counters, under a recursive rule: items{0,30000} of
+	// strings{1,2000}, nested lists.
+	b.Define("root", b.Ref("list"))
+	b.Define("list", grammar.Sequence(L("{"), grammar.Rep(b.Ref("item"), 0, 30000), L("}")))
+	b.Define("item", grammar.Choice(grammar.Sequence(L("\""), grammar.Rep(grammar.NotChars(rg('"', '"'), rg('\\', '\\')), 1, 2000), L("\""), grammar.Opt(L(","))), b.Ref("list")))
+	gs["nested"] = mustGrammar(t, b)
 	return gs
 }
 

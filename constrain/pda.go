@@ -42,6 +42,7 @@ type work struct {
 	lvNodes []int32
 	acc     []uint64
 	after   []top
+	tops    []maskTop
 	entries []int32
 }
 

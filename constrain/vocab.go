@@ -10,10 +10,12 @@ import (
 // Vocab is a model's vocabulary as byte strings, with its token trie, built
 // once per model and shared by every grammar compiled against it.
 type Vocab struct {
-	toks [][]byte
-	eog  []int32
-	full trie // every token with bytes
-	rest trie // the tokens outside textSlice
+	toks         [][]byte
+	eog          []int32
+	maxLen       int  // the longest token's length in bytes
+	maxTextRunes int  // the most code points of a text-slice token
+	full         trie // every token with bytes
+	rest         trie // the tokens outside textSlice
 	// textSlice holds, as a bitset over ids, the tokens that are valid UTF-8
 	// made only of text code points: none below U+0020, not '"', '\\' or
 	// U+007F. A grammar position that loops on every such code point accepts
@@ -68,6 +70,7 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 			return nil, fmt.Errorf("constrain: token %d is %d bytes long (at most %d)", i, len(t), maxTokenLen)
 		}
 		v.toks[i] = bytes.Clone(t)
+		v.maxLen = max(v.maxLen, len(t))
 		if len(t) > 0 && !isEOG[int32(i)] {
 			order = append(order, int32(i))
 		}
@@ -79,6 +82,7 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 	for _, id := range order {
 		if isText(v.toks[id]) {
 			v.textSlice[id/64] |= 1 << (id % 64)
+			v.maxTextRunes = max(v.maxTextRunes, utf8.RuneCount(v.toks[id]))
 		} else {
 			inRest[id] = true
 		}
