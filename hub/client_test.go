@@ -634,3 +634,18 @@ func TestShortServer(t *testing.T) {
 		t.Error("the short file is in the snapshot")
 	}
 }
+
+// TestDiskFull checks that a file larger than the free space is refused
+// before its download starts, with the sizes and the cache named.
+func TestDiskFull(t *testing.T) {
+	srv, c, _, _ := fixture(t)
+	defer func(f func(string) (int64, bool)) { freeSpaceOf = f }(freeSpaceOf)
+	freeSpaceOf = func(string) (int64, bool) { return 1000, true }
+	_, _, err := pull(t, c, repoID+":Q8_0")
+	if err == nil || !strings.Contains(err.Error(), "needs 3145728 more bytes but the file system of "+c.Cache+" has 1000 free") {
+		t.Errorf("err = %v", err)
+	}
+	if n := count(srv.Requests(), "cdn", "GET"); n != 0 {
+		t.Errorf("%d CDN requests for a file that does not fit", n)
+	}
+}

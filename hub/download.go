@@ -251,7 +251,7 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, file string, m *file
 		}
 		c.info("%s: resuming %s at %d of %d bytes", repo, file, p.have, m.size)
 	}
-	if free, ok := freeSpace(filepath.Dir(blob)); ok && m.size-p.have > free {
+	if free, ok := freeSpaceOf(filepath.Dir(blob)); ok && m.size-p.have > free {
 		return fmt.Errorf("%s: %s needs %d more bytes but the file system of %s has %d free", repo, file, m.size-p.have, c.Cache, free)
 	}
 	retries := c.Retries
@@ -333,6 +333,9 @@ func (c *Client) progress(file string, have, size int64) {
 		c.Progress(file, have, size)
 	}
 }
+
+// freeSpaceOf is freeSpace; tests replace it to play a full disk.
+var freeSpaceOf = freeSpace
 
 // writeError is a failure to write the download to the disk, which no
 // retry cures.
