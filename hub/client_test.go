@@ -648,4 +648,7 @@ func TestDiskFull(t *testing.T) {
 	if n := count(srv.Requests(), "cdn", "GET"); n != 0 {
 		t.Errorf("%d CDN requests for a file that does not fit", n)
 	}
+	if blobs, _ := os.ReadDir(filepath.Join(c.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs")); len(blobs) != 0 {
+		t.Errorf("left behind: %v", blobs)
+	}
 }

@@ -252,6 +252,9 @@ func (c *Client) transfer(ctx context.Context, s *Snapshot, file string, m *file
 		c.info("%s: resuming %s at %d of %d bytes", repo, file, p.have, m.size)
 	}
 	if free, ok := freeSpaceOf(filepath.Dir(blob)); ok && m.size-p.have > free {
+		if p.have == 0 {
+			os.Remove(inc)
+		}
 		return fmt.Errorf("%s: %s needs %d more bytes but the file system of %s has %d free", repo, file, m.size-p.have, c.Cache, free)
 	}
 	retries := c.Retries
