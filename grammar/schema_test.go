@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -341,5 +342,54 @@ func TestInclude(t *testing.T) {
 	b2.Define("root", b2.Include("x-", args))
 	if _, err := b2.Grammar("root"); err == nil {
 		t.Error("Include over an existing rule: no error")
+	}
+}
+
+// TestSchemaMutants checks soundness on inputs the generator would not
+// write: every single-character mutation of generated instances that the
+// grammar still accepts must validate.
+func TestSchemaMutants(t *testing.T) {
+	const alphabet = "{}[]\",:0123456789.-+eE ntrufalsx\\é"
+	for _, tc := range schemaCases {
+		opt := compact
+		if tc.opt != nil {
+			opt = *tc.opt
+		}
+		g, err := FromJSONSchema([]byte(tc.schema), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := validator(t, tc.schema)
+		gen := newGenerator(g, 11)
+		rng := gen.rng
+		for range 40 {
+			s, ok := gen.sample()
+			if !ok {
+				continue
+			}
+			rs := []rune(s)
+			for range 10 {
+				m := slices.Clone(rs)
+				i := rng.IntN(len(m) + 1)
+				c := []rune(alphabet)[rng.IntN(len([]rune(alphabet)))]
+				switch rng.IntN(3) {
+				case 0:
+					m = slices.Insert(m, i, c)
+				case 1:
+					if i < len(m) {
+						m = slices.Delete(m, i, i+1)
+					}
+				default:
+					if i < len(m) {
+						m[i] = c
+					}
+				}
+				if matches(g, string(m)) {
+					if err := validates(t, v, string(m)); err != nil {
+						t.Errorf("%s: grammar accepts %q, which does not validate: %v", tc.name, string(m), err)
+					}
+				}
+			}
+		}
 	}
 }
