@@ -77,20 +77,13 @@ func Choices(choices []string) (*Grammar, error) {
 	if len(choices) == 0 {
 		return nil, fmt.Errorf("grammar: no choices")
 	}
-	alts := make([]*Expr, 0, len(choices))
-	seen := map[string]bool{}
 	for i, c := range choices {
 		if !utf8.ValidString(c) {
 			return nil, fmt.Errorf("grammar: choice %d is not valid UTF-8", i)
 		}
-		if seen[c] {
-			continue
-		}
-		seen[c] = true
-		alts = append(alts, Lit(c))
 	}
 	b := NewBuilder()
-	if err := b.Define("root", Choice(alts...)); err != nil {
+	if err := b.Define("root", literalTrie(choices)); err != nil {
 		return nil, err
 	}
 	return b.Grammar("root")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits of the JSON Schema compiler, so that hostile schemas fail fast
@@ -409,20 +410,61 @@ func (c *schemaCompiler) compileEnum(s *object, path string) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var alts []*Expr
-	seen := map[string]bool{}
-	for _, v := range values {
-		text := canonical(v)
-		if seen[text] {
-			continue
-		}
-		seen[text] = true
-		alts = append(alts, Lit(text))
+	texts := make([]string, len(values))
+	for i, v := range values {
+		texts[i] = canonical(v)
 	}
-	if len(alts) == 0 {
+	if len(texts) == 0 {
 		return nil, schemaErr(path, "no value of enum or const satisfies the schema")
 	}
-	return Choice(alts...), nil
+	return literalTrie(texts), nil
+}
+
+// literalTrie matches exactly the strings given, as a trie (alternatives
+// that share a prefix share it once), so that a matcher meets each prefix
+// once rather than once per string. Duplicates are dropped.
+func literalTrie(strs []string) *Expr {
+	strs = slices.Clone(strs)
+	slices.Sort(strs)
+	strs = slices.Compact(strs)
+	return trieOf(strs, 0)
+}
+
+// trieOf matches the sorted, distinct strs, which share their first
+// depth bytes, from byte depth on.
+func trieOf(strs []string, depth int) *Expr {
+	// The common prefix of all (the first and last, being sorted).
+	first, last := strs[0][depth:], strs[len(strs)-1][depth:]
+	n := 0
+	for n < len(first) && n < len(last) && first[n] == last[n] {
+		n++
+	}
+	for n > 0 && n < len(first) && !utf8.RuneStart(first[n]) {
+		n-- // keep a code point whole
+	}
+	prefix := Lit(first[:n])
+	depth += n
+	if len(strs) == 1 {
+		return prefix
+	}
+	var alts []*Expr
+	i := 0
+	if len(strs[0]) == depth {
+		alts = append(alts, Lit("")) // one string ends here
+		i = 1
+	}
+	for i < len(strs) {
+		// The strings whose next code point is the same.
+		_, size := utf8.DecodeRuneInString(strs[i][depth:])
+		key := strs[i][depth : depth+size]
+		j := i + 1
+		for j < len(strs) && strings.HasPrefix(strs[j][depth:], key) {
+			j++
+		}
+		alts = append(alts, trieOf(strs[i:j], depth))
+		i = j
+	}
+	return cat(prefix, Choice(alts...))
 }
 
 // enumValues returns the values enum and const allow (both where both are

@@ -55,7 +55,7 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		}
 		e := formatExpr(f)
 		if e == nil {
-			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, uuid, email, hostname, ipv4 and uri are)", f)
+			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, duration, uuid, email, hostname, ipv4, ipv6 and uri are)", f)
 		}
 		return cat(Lit(`"`), e, Lit(`"`)), nil
 	}
@@ -137,6 +137,10 @@ func formatExpr(f string) *Expr {
 		return hostname(59)
 	case "uri":
 		return uri()
+	case "ipv6":
+		return ipv6()
+	case "duration":
+		return duration()
 	case "email":
 		atext := func() *Expr {
 			return Rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
@@ -147,6 +151,45 @@ func formatExpr(f string) *Expr {
 		return cat(local, Lit("@"), hostname(40))
 	}
 	return nil
+}
+
+// ipv6 is an IPv6 address in hexadecimal groups: eight, or fewer around
+// one "::" that stands for at least one zero group (no embedded IPv4, no
+// zone).
+func ipv6() *Expr {
+	h16 := func() *Expr { return Rep(hexDigit(), 1, 4) }
+	groups := func(n int) *Expr { // exactly n groups joined by ':'
+		if n == 0 {
+			return Lit("")
+		}
+		return cat(h16(), Rep(cat(Lit(":"), h16()), n-1, n-1))
+	}
+	alts := []*Expr{groups(8)}
+	for left := 0; left <= 7; left++ {
+		// left groups, "::", then up to 7-left groups.
+		right := Lit("")
+		if left < 7 {
+			right = Opt(cat(h16(), Rep(cat(Lit(":"), h16()), 0, 6-left)))
+		}
+		alts = append(alts, cat(groups(left), Lit("::"), right))
+	}
+	return Choice(alts...)
+}
+
+// duration is RFC 3339's duration (appendix A): P with years, months and
+// days, or weeks, and T with hours, minutes and seconds, each unit in order
+// and without gaps, at most 9 digits each.
+func duration() *Expr {
+	n := func() *Expr { return Rep(Chars(Range{'0', '9'}), 1, 9) }
+	day := func() *Expr { return cat(n(), Lit("D")) }
+	month := func() *Expr { return cat(n(), Lit("M"), Opt(day())) }
+	year := cat(n(), Lit("Y"), Opt(month()))
+	second := func() *Expr { return cat(n(), Lit("S")) }
+	minute := func() *Expr { return cat(n(), Lit("M"), Opt(second())) }
+	hour := cat(n(), Lit("H"), Opt(minute()))
+	timePart := func() *Expr { return cat(Lit("T"), Choice(hour, minute(), second())) }
+	date := cat(Choice(day(), month(), year), Opt(timePart()))
+	return cat(Lit("P"), Choice(date, timePart(), cat(n(), Lit("W"))))
 }
 
 // uri is an absolute URI with an authority: scheme "://" hostname, an

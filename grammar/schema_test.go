@@ -147,6 +147,9 @@ var schemaCases = []schemaCase{
 	{name: "format email", schema: `{"type":"string","format":"email"}`, valid: []string{`"a.b+c@example.com"`, `"x@y"`}, invalid: []string{`"a..b@example.com"`, `"a b@example.com"`, `"a@-x.com"`}},
 	{name: "format ipv4", schema: `{"type":"string","format":"ipv4"}`, valid: []string{`"192.168.0.1"`, `"255.255.255.255"`, `"0.0.0.0"`}, invalid: []string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`}},
 	{name: "format uri", schema: `{"type":"string","format":"uri"}`, valid: []string{`"https://example.com"`, `"http://a.b:8080/x/y%20z?q=1&r=(2)#frag/x"`, `"git+ssh://host/"`}, invalid: []string{`"example.com/x"`, `"/relative"`}, strict: []string{`"mailto:a@b.c"`}},
+	{name: "format ipv6", schema: `{"type":"string","format":"ipv6"}`, valid: []string{`"::"`, `"::1"`, `"fe80::1:2"`, `"1:2:3:4:5:6:7:8"`, `"1:2:3:4:5:6:7::"`, `"ABCD::ef01"`}, invalid: []string{`"1:2:3:4:5:6:7:8::"`, `"1:2:3"`, `"12345::"`, `"1::2::3"`}, strict: []string{`"::ffff:1.2.3.4"`}},
+	{name: "format duration", schema: `{"type":"string","format":"duration"}`, valid: []string{`"P1Y"`, `"P1Y2M3DT4H5M6S"`, `"PT1S"`, `"P3W"`, `"P2MT30M"`}, invalid: []string{`"P"`, `"PT"`, `"P1S"`, `"1Y"`, `"P1M1Y"`}, strict: []string{`"P1Y3D"`}},
+	{name: "enum shared prefixes", schema: `{"enum":["application/json","application/xml","app","日本","日曜",""]}`, valid: []string{`"application/json"`, `"app"`, `"日曜"`, `""`}, invalid: []string{`"application/"`, `"ap"`, `"日"`, `"application/jsonx"`}},
 	{name: "format hostname", schema: `{"type":"string","format":"hostname"}`, valid: []string{`"example.com"`, `"a-b.c"`}, invalid: []string{`"-a.com"`, `"a_b.com"`}},
 	{name: "whitespace", schema: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]}`, opt: &SchemaOptions{MaxWhitespace: 4, AllowAdditionalDefault: true},
 		valid: []string{"{ \"a\": [ 1, 2 ] }", "{\n  \"a\": [1, 2]\n}", `{"a":[]}`, "{\"a\":[\n]}"}, strict: []string{"{\"a\":[1,     2]}", " {\"a\":[]}", "{\"a\" :[]}", "{\"a\":[1 ,2]}"}},
@@ -303,11 +306,12 @@ func checkSoundGrammar(t *testing.T, g *Grammar, schema string) {
 }
 
 func TestChoices(t *testing.T) {
-	g, err := Choices([]string{"yes", "no", "", "yes"})
+	g, err := Choices([]string{"yes", "no", "", "yes", "yesterday", "y", "日本", "日曜"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s, want := range map[string]bool{"yes": true, "no": true, "": true, "ye": false, "yesno": false} {
+	for s, want := range map[string]bool{"yes": true, "no": true, "": true, "ye": false, "yesno": false,
+		"yesterday": true, "y": true, "yest": false, "日本": true, "日曜": true, "日": false} {
 		if matches(g, s) != want {
 			t.Errorf("Choices matches %q: %v, want %v", s, !want, want)
 		}
