@@ -46,8 +46,8 @@ Environment: HF_TOKEN (sent to the hub as a bearer token, for private and
 gated repositories), HF_ENDPOINT (a mirror), HF_HUB_CACHE and HF_HOME,
 HF_HUB_OFFLINE=1 (as --offline).
 
-generate, chat, serve, bench and logits take REPO:QUANT or hf://REPO/FILE
-in place of a model path and pull it first.`,
+generate, chat, serve, bench, logits and tokenize take REPO:QUANT or
+hf://REPO/FILE in place of a model path and pull it first.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := hub.ParseRef(args[0])

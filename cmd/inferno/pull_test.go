@@ -262,3 +262,12 @@ func TestPullConcurrent(t *testing.T) {
 		t.Errorf("%d downloads, want 1", n)
 	}
 }
+
+// TestTokenizeFromHub checks the model argument of another command.
+func TestTokenizeFromHub(t *testing.T) {
+	_, env, _, _ := hubFixture(t)
+	out, errOut, code := runEnv(t, env, "tokenize", "hf://"+hubRepo+"/Qwen3-0.6B-Q8_0.gguf", "Hello, world!<|im_end|>")
+	if code != 0 || strings.TrimSpace(out) != "[9707,11,1879,0,151645]" {
+		t.Errorf("exit %d, %q: %s", code, out, errOut)
+	}
+}

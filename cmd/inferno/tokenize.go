@@ -21,7 +21,11 @@ JSON array. TEXT "-" reads standard input verbatim (a trailing newline is
 kept). Special-token text such as <|im_end|> maps to its single id.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := gguf.Open(args[0])
+			path, err := modelPath(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			f, err := gguf.Open(path)
 			if err != nil {
 				return err
 			}
