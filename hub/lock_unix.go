@@ -11,7 +11,9 @@ import (
 
 // tryLock takes an exclusive lock on the file at path without waiting;
 // ok is false while another process holds it. The lock ends with the
-// process, so a crash leaves none behind.
+// process, so a crash leaves none behind. It is flock(2), the lock that
+// huggingface_hub takes on the same file (Python filelock's
+// UnixFileLock), so inferno and huggingface-cli wait on each other.
 func tryLock(path string) (unlock func(), ok bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
