@@ -1,6 +1,8 @@
-// Package cuda runs Qwen3 models on an NVIDIA GPU through the CUDA driver
-// API, loaded at run time with purego: building needs no CUDA toolkit and no
-// cgo, and a machine without a driver gets a one-line error from Available.
+// Package cuda runs the forward pass package arch describes (for models
+// whose options are Features: Qwen3's) on an NVIDIA GPU through the CUDA
+// driver API, loaded at run time with purego: building needs no CUDA
+// toolkit and no cgo, and a machine without a driver gets a one-line error
+// from Available. It imports no model package: it takes an arch.Model.
 //
 // The weights are uploaded once; the KV cache lives on the GPU and is
 // appended in place by the attention kernel; a decode step (every layer,
