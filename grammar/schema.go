@@ -32,6 +32,7 @@ var enforced = map[string]bool{
 	"type": true, "enum": true, "const": true,
 	"anyOf": true, "oneOf": true, "allOf": true, "$ref": true,
 	"properties": true, "required": true, "additionalProperties": true,
+	"minProperties": true, "maxProperties": true,
 	"items": true, "prefixItems": true, "additionalItems": true, "minItems": true, "maxItems": true,
 	"minLength": true, "maxLength": true, "pattern": true, "format": true,
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
@@ -41,6 +42,7 @@ var enforced = map[string]bool{
 // Keywords by the type they apply to, for schemas without "type".
 var typeKeywords = map[string]string{
 	"properties": "object", "required": "object", "additionalProperties": "object",
+	"minProperties": "object", "maxProperties": "object",
 	"items": "array", "prefixItems": "array", "additionalItems": "array", "minItems": "array", "maxItems": "array",
 	"minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
 	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",

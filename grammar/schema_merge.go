@@ -140,11 +140,11 @@ func (c *schemaCompiler) merge(parts []any, path string, depth int) (*object, er
 				if err := mergeOnce(out, k, v, path); err != nil {
 					return nil, err
 				}
-			case "minLength", "minItems", "minimum", "exclusiveMinimum":
+			case "minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum":
 				if err := mergeBound(out, k, v, path, false); err != nil {
 					return nil, err
 				}
-			case "maxLength", "maxItems", "maximum", "exclusiveMaximum":
+			case "maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum":
 				if err := mergeBound(out, k, v, path, true); err != nil {
 					return nil, err
 				}

@@ -13,15 +13,18 @@ func (c *schemaCompiler) jsonMember(key, val *Expr) *Expr {
 	return cat(key, c.j.tok(":"), val)
 }
 
-// objectSchema compiles properties, required and additionalProperties.
+// prop is a named property of an object schema, compiled.
+type prop struct {
+	name string
+	val  *Expr
+	req  bool
+}
+
+// objectSchema compiles properties, required, additionalProperties,
+// minProperties and maxProperties.
 // Properties come in the schema's order, each optional one present or
 // not, then any other keys (which never repeat a named property).
 func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr, error) {
-	type prop struct {
-		name string
-		val  *Expr
-		req  bool
-	}
 	var required []string
 	if r, ok := s.get("required"); ok {
 		list, ok := r.([]any)
@@ -72,8 +75,14 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 		props = append(props, prop{name, val, true})
 		names = append(names, name)
 	}
+	// minProperties and maxProperties, as a count of the other keys where
+	// every named property is required, or where they hold anyway.
+	xlo, xhi, err := c.propertyCounts(s, props, additional != false, path)
+	if err != nil {
+		return nil, err
+	}
 	var extra *Expr
-	if additional != false {
+	if additional != false && xhi != 0 {
 		key, err := c.keyExcluding(names, path)
 		if err != nil {
 			return nil, err
@@ -100,7 +109,7 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 		if extra == nil {
 			return &Expr{Kind: Empty}
 		}
-		return Star(cat(comma(), extra))
+		return Rep(cat(comma(), extra), xlo, xhi)
 	}
 	// item i, after something was written.
 	item := func(i int) *Expr {
@@ -145,16 +154,59 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 		}
 	}
 	if firstReq < 0 && extra != nil {
-		alts = append(alts, cat(extra, tail()))
+		alts = append(alts, cat(extra, Rep(cat(comma(), extra), max0(xlo-1), decr(xhi))))
 	}
 	if len(alts) == 0 {
 		return cat(Lit("{"), c.j.ws(), Lit("}")), nil
 	}
 	body := cat(Choice(alts...), c.j.ws())
-	if firstReq < 0 {
+	if firstReq < 0 && xlo == 0 {
 		body = Opt(body)
 	}
 	return cat(Lit("{"), c.j.ws(), body, Lit("}")), nil
+}
+
+// propertyCounts returns how many other keys an object may have, given
+// minProperties and maxProperties: any number where neither is given or
+// both hold whatever is written; an exact range of the other keys where
+// every named property is required. Otherwise the keywords are refused.
+func (c *schemaCompiler) propertyCounts(s *object, props []prop, extras bool, path string) (int, int, error) {
+	minP, err := countKeyword(s, "minProperties", path, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	maxP, err := countKeyword(s, "maxProperties", path, -1)
+	if err != nil {
+		return 0, 0, err
+	}
+	req := 0
+	for _, p := range props {
+		if p.req {
+			req++
+		}
+	}
+	most := len(props) // the most keys written, -1 unbounded
+	if extras {
+		most = -1
+	}
+	if minP <= req && (maxP < 0 || (most >= 0 && most <= maxP)) {
+		return 0, -1, nil
+	}
+	kw := "minProperties"
+	if minP <= req {
+		kw = "maxProperties"
+	}
+	if req != len(props) {
+		return 0, 0, unsupported(kw, path, "with optional properties")
+	}
+	lo, hi := max0(minP-req), -1
+	if maxP >= 0 {
+		hi = maxP - req
+	}
+	if hi >= 0 && lo > hi || hi < 0 && maxP >= 0 || !extras && lo > 0 {
+		return 0, 0, schemaErr(path, "no object satisfies minProperties %d and maxProperties %d", minP, maxP)
+	}
+	return lo, hi, nil
 }
 
 func escapePointer(s string) string {
