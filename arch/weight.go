@@ -169,7 +169,7 @@ type Model interface {
 // each of its role's shape.
 func (w *Weights) Check(c *Config) error {
 	if len(w.Layers) != c.Layers {
-		return fmt.Errorf("%s: %d layers of weights, the configuration has %d", c.Arch, len(w.Layers), c.Layers)
+		return fmt.Errorf("%s: weights of %d layers, the configuration has %d", c.Arch, len(w.Layers), c.Layers)
 	}
 	if c.TiedOutput != (w.Output == w.Embed) {
 		return fmt.Errorf("%s: the output head is tied %v, the configuration says %v", c.Arch, w.Output == w.Embed, c.TiedOutput)

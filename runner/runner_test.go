@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/engine"
 	"inferno/model"
 	"inferno/sampling"
@@ -186,5 +187,31 @@ func TestPrefixCacheBitwise(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// geglu is a model whose description asks for a GeGLU feed-forward, which
+// no backend runs.
+type geglu struct {
+	arch.Model
+	c arch.Config
+}
+
+func (g *geglu) Hyper() *arch.Config { return &g.c }
+
+// TestOpenUnsupportedOption: a model that needs an option the backend does
+// not run is refused in one line naming it, on every CPU backend and in
+// auto mode (the GPU refuses it too, or is absent).
+func TestOpenUnsupportedOption(t *testing.T) {
+	m := openModel(t)
+	g := &geglu{Model: m.Arch, c: *m.Arch.Hyper()}
+	g.c.Act = arch.GeGLU
+	mg := *m
+	mg.Arch = g
+	for _, be := range []string{"scalar", "simd", "pool", "auto"} {
+		_, err := Open(&mg, Config{Backend: be})
+		if want := "qwen3: the CPU backend does not run GeGLU"; err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %q", be, err, want)
+		}
 	}
 }

@@ -1,0 +1,33 @@
+package cuda
+
+import (
+	"testing"
+
+	"inferno/arch"
+)
+
+// TestRefusesOptions: NewRunner refuses, in one line and before it opens a
+// device, a model that needs an option the kernels do not execute.
+func TestRefusesOptions(t *testing.T) {
+	m := *tinyModel(t)
+	for _, tc := range []struct {
+		edit func(*arch.Config)
+		want string
+	}{
+		{func(c *arch.Config) { c.QKNorm = false }, "qwen3: the cuda backend does not run attention without QK-norm"},
+		{func(c *arch.Config) { c.Bias = true }, "qwen3: the cuda backend does not run Q/K/V biases"},
+		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.Factor = arch.ScaleLinear, 2 }, "qwen3: the cuda backend does not run linear RoPE scaling"},
+	} {
+		mc := m
+		tc.edit(&mc.Config)
+		if _, err := NewRunner(&mc, Options{}); err == nil || err.Error() != tc.want {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+	// Weights that do not match the configuration.
+	mc := m
+	mc.Layers = mc.Layers[:1]
+	if _, err := NewRunner(&mc, Options{}); err == nil || err.Error() != "qwen3: weights of 1 layers, the configuration has 2" {
+		t.Errorf("missing layer: %v", err)
+	}
+}
