@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // isInteger reports whether n has no fractional part.
@@ -30,12 +31,17 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 	if hasPat && hasFmt {
 		return nil, unsupported("pattern", path, "together with format")
 	}
-	if (hasPat || hasFmt) && (hasMin || hasMax) {
-		kw := "minLength"
-		if !hasMin {
-			kw = "maxLength"
+	// A pattern or format with lengths: accepted where every string it
+	// matches has an allowed length (the grammar cannot intersect them).
+	lengthsHold := func(e *Expr) error {
+		lo, hi := lengthBounds(e)
+		if hasMin && lo < minLen {
+			return unsupported("minLength", path, "together with a pattern or format that allows shorter strings")
 		}
-		return nil, unsupported(kw, path, "together with pattern or format")
+		if hasMax && (hi < 0 || hi > maxLen) {
+			return unsupported("maxLength", path, "together with a pattern or format that allows longer strings")
+		}
+		return nil
 	}
 	switch {
 	case hasPat:
@@ -47,6 +53,9 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		if err != nil {
 			return nil, unsupported("pattern", path, "%v", trimPrefix(err))
 		}
+		if err := lengthsHold(e); err != nil {
+			return nil, err
+		}
 		return cat(Lit(`"`), jsonText(e), Lit(`"`)), nil
 	case hasFmt:
 		f, ok := fmtv.(string)
@@ -57,6 +66,9 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		if e == nil {
 			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, duration, uuid, email, hostname, ipv4, ipv6 and uri are)", f)
 		}
+		if err := lengthsHold(e); err != nil {
+			return nil, err
+		}
 		return cat(Lit(`"`), e, Lit(`"`)), nil
 	}
 	if maxLen >= 0 && minLen > maxLen {
@@ -66,6 +78,57 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		return c.j.str(), nil
 	}
 	return cat(Lit(`"`), Rep(c.j.char(), minLen, maxLen), Lit(`"`)), nil
+}
+
+// lengthBounds returns the fewest and the most characters an expression
+// without references matches (most -1: unbounded).
+func lengthBounds(e *Expr) (lo, hi int) {
+	const big = 1 << 40 // saturates: counts beyond it are unbounded
+	sat := func(n int) int { return min(n, big) }
+	switch e.Kind {
+	case Literal:
+		n := utf8.RuneCountInString(e.Text)
+		return n, n
+	case Class:
+		return 1, 1
+	case Seq:
+		for _, s := range e.Subs {
+			l, h := lengthBounds(s)
+			lo = sat(lo + l)
+			if hi >= 0 {
+				hi = sat(hi + h)
+			}
+			if h < 0 {
+				hi = -1
+			}
+		}
+		return lo, hi
+	case Alt:
+		lo = big
+		for _, s := range e.Subs {
+			l, h := lengthBounds(s)
+			lo = min(lo, l)
+			if h < 0 || hi < 0 {
+				hi = -1
+			} else {
+				hi = max(hi, h)
+			}
+		}
+		return lo, hi
+	case Repeat:
+		l, h := lengthBounds(e.Subs[0])
+		lo = sat(l * e.Min)
+		switch {
+		case h == 0:
+			hi = 0
+		case h < 0 || e.Max < 0:
+			hi = -1
+		default:
+			hi = sat(h * e.Max)
+		}
+		return lo, hi
+	}
+	return 0, 0 // Empty (and references, which these expressions lack)
 }
 
 // jsonText turns an expression over a string's characters into one over
