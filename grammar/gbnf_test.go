@@ -34,6 +34,17 @@ string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4}) )
 number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws
 ws ::= | " " | "\n" [ \t]{0,20}
 `, []string{`{"a": [1, "x", {}]}`, "{}"}, []string{`{"a"}`, `[1]`}},
+	{"llama.cpp schema converter output", `age-kv ::= "\"age\"" space ":" space integer
+boolean ::= ("true" | "false") space
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})
+email-kv ::= "\"email\"" space ":" space string
+integer ::= ("-"? integral-part) space
+integral-part ::= [0] | [1-9] [0-9]{0,15}
+name-kv ::= "\"name\"" space ":" space string
+root ::= "{" space name-kv "," space age-kv ( "," space ( email-kv ) )? "}" space
+space ::= | " " | "\n"{1,2} [ \t]{0,20}
+string ::= "\"" char* "\"" space
+`, []string{`{"name":"a","age":3}`, "{ \"name\": \"\\u00e9\", \"age\": -12, \"email\": \"x\" }\n"}, []string{`{"age":3,"name":"a"}`, `{"name":"a","age":03}`}},
 }
 
 func TestParseGBNF(t *testing.T) {

@@ -24,8 +24,12 @@ var annotations = map[string]bool{
 	"title": true, "description": true, "examples": true, "default": true,
 	"$schema": true, "$id": true, "$comment": true, "deprecated": true,
 	"readOnly": true, "writeOnly": true, "$defs": true, "definitions": true,
-	"discriminator": true,
+	"discriminator": true, "id": true, "$anchor": true, "example": true,
 }
+
+// isAnnotation reports whether keyword k only annotates: one of
+// annotations, or an OpenAPI-style extension ("x-...").
+func isAnnotation(k string) bool { return annotations[k] || strings.HasPrefix(k, "x-") }
 
 // Keywords the compiler enforces.
 var enforced = map[string]bool{
@@ -99,7 +103,7 @@ func unsupported(kw, path, format string, args ...any) error {
 // constrains reports whether s has keywords other than annotations.
 func constrains(s *object) bool {
 	for _, k := range s.keys {
-		if !annotations[k] {
+		if !isAnnotation(k) {
 			return true
 		}
 	}
@@ -140,7 +144,7 @@ func (c *schemaCompiler) compile(s any, path string, depth int) (*Expr, error) {
 
 func (c *schemaCompiler) compileObject(s *object, path string, depth int) (*Expr, error) {
 	for _, k := range s.keys {
-		if !annotations[k] && !enforced[k] {
+		if !isAnnotation(k) && !enforced[k] {
 			return nil, unsupported(k, path, "")
 		}
 	}
@@ -404,7 +408,7 @@ func (c *schemaCompiler) compileAllOf(parts []any, path string, depth int) (*Exp
 // compactly, of the schema's types where it names any.
 func (c *schemaCompiler) compileEnum(s *object, path string) (*Expr, error) {
 	for _, k := range s.keys {
-		if !annotations[k] && k != "enum" && k != "const" && k != "type" {
+		if !isAnnotation(k) && k != "enum" && k != "const" && k != "type" {
 			return nil, unsupported(k, path, "together with enum or const")
 		}
 	}

@@ -27,7 +27,7 @@ func (c *schemaCompiler) merge(parts []any, path string, depth int) (*object, er
 			return schemaErr(path, "allOf holds the schema false, which accepts no value")
 		case *object:
 			for _, k := range p.keys {
-				if !annotations[k] && !enforced[k] {
+				if !isAnnotation(k) && !enforced[k] {
 					return unsupported(k, path, "")
 				}
 			}
@@ -149,7 +149,7 @@ func (c *schemaCompiler) merge(parts []any, path string, depth int) (*object, er
 					return nil, err
 				}
 			default:
-				if !annotations[k] {
+				if !isAnnotation(k) {
 					return nil, unsupported(k, path, "inside allOf")
 				}
 			}

@@ -161,7 +161,7 @@ var schemaCases = []schemaCase{
 	{name: "format hostname", schema: `{"type":"string","format":"hostname"}`, valid: []string{`"example.com"`, `"a-b.c"`}, invalid: []string{`"-a.com"`, `"a_b.com"`}},
 	{name: "whitespace", schema: `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]}`, opt: &SchemaOptions{MaxWhitespace: 4, AllowAdditionalDefault: true},
 		valid: []string{"{ \"a\": [ 1, 2 ] }", "{\n  \"a\": [1, 2]\n}", `{"a":[]}`, "{\"a\":[\n]}"}, strict: []string{"{\"a\":[1,     2]}", " {\"a\":[]}", "{\"a\" :[]}", "{\"a\":[1 ,2]}"}},
-	{name: "annotations", schema: `{"title":"T","description":"d","examples":[1],"default":1,"$comment":"c","deprecated":false,"readOnly":true,"type":"integer"}`, valid: []string{`1`}},
+	{name: "annotations", schema: `{"title":"T","description":"d","examples":[1],"example":1,"default":1,"$comment":"c","deprecated":false,"readOnly":true,"x-order":3,"type":"integer"}`, valid: []string{`1`}},
 }
 
 func TestFromJSONSchemaCases(t *testing.T) {
@@ -281,6 +281,20 @@ func TestSchemaFiles(t *testing.T) {
 			}
 			for _, opt := range []SchemaOptions{{MaxWhitespace: 2, AllowAdditionalDefault: true}, {}} {
 				checkSound(t, string(data), opt, 100)
+			}
+			// The grammar printed as GBNF reads back to the same language.
+			g, err := FromJSONSchema(data, SchemaOptions{MaxWhitespace: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g2, err := ParseGBNF(strings.Replace(g.String(), g.Rules[g.Root].Name+" ::=", "root ::=", 1))
+			if err != nil {
+				t.Fatalf("printed grammar does not parse: %v", err)
+			}
+			for _, s := range samples(t, g, 50, 9) {
+				if !matches(g2, s) {
+					t.Fatalf("printed grammar rejects %q", s)
+				}
 			}
 		})
 	}
