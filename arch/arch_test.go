@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -123,6 +124,10 @@ func TestValidate(t *testing.T) {
 		},
 			"0 < low (4) < high (1)"},
 		{func(c *arch.Config) { c.Act = 9 }, "unknown activation Activation(9)"},
+		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.FreqFactors = arch.ScaleLlama3, []float32{1, 2} }, "2 RoPE frequency factors for a head dimension of 32, want 16"},
+		{func(c *arch.Config) {
+			c.Rope.Scaling, c.Rope.Factor, c.Rope.FreqFactors = arch.ScaleLinear, 2, []float32{1}
+		}, "frequency factors come with llama3 scaling, not linear"},
 		{func(c *arch.Config) { c.MoE.TopK = 2 }, "a dense model has no experts"},
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 5, ExpertFFN: 8} }, "5 experts a token out of 4"},
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 1} }, "expert feed-forward size 0"},
@@ -182,7 +187,8 @@ func TestCheck(t *testing.T) {
 // writeModel writes a GGUF file of configuration c (its metadata under
 // c.Arch, F32 tensors of every role it has, random values; an output head
 // unless c.TiedOutput) with extra metadata (a key "." + k is c.Arch + "."
-// + k; nil removes a key), and parses it.
+// + k; nil removes a key; "tensor:" + name adds a tensor of []float32),
+// and parses it.
 func writeModel(t testing.TB, c *arch.Config, extra map[string]any) *gguf.File {
 	t.Helper()
 	f, err := gguf.Parse(modelBytes(t, c, extra))
@@ -218,7 +224,20 @@ func modelBytes(t testing.TB, c *arch.Config, extra map[string]any) []byte {
 	for k, v := range extra {
 		meta[k] = v
 	}
+	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		if name, ok := strings.CutPrefix(k, "tensor:"); ok {
+			// A float32 vector tensor.
+			v := meta[k].([]float32)
+			data := make([]byte, 4*len(v))
+			for i, x := range v {
+				binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
+			}
+			if err := w.AddTensor(name, gguf.TensorF32, []uint64{uint64(len(v))}, data); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		key := k
 		if strings.HasPrefix(k, ".") {
 			key = c.Arch + k
@@ -230,7 +249,6 @@ func modelBytes(t testing.TB, c *arch.Config, extra map[string]any) []byte {
 			t.Fatal(err)
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
 	add := func(r arch.Role, layer int) {
 		rows, cols, experts := c.Shape(r)
 		shape := []uint64{uint64(cols), uint64(rows)}
@@ -294,7 +312,7 @@ func TestLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != c {
+			if !reflect.DeepEqual(got, c) {
 				t.Errorf("config %+v, want %+v", got, c)
 			}
 			if (w.Output == w.Embed) != c.TiedOutput {
@@ -346,6 +364,20 @@ func TestReadConfigOptions(t *testing.T) {
 	if r := got.Rope; r.Scaling != arch.ScaleYaRN || r.Factor != 4 || r.OrigContext != 32768 {
 		t.Errorf("rope %+v", r)
 	}
+	factors := []float32{1, 1, 1, 2, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}
+	f = writeModel(t, &c, map[string]any{"tensor:rope_freqs.weight": factors})
+	if got, err = arch.ReadConfig(f, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Rope; r.Scaling != arch.ScaleLlama3 || !slices.Equal(r.FreqFactors, factors) {
+		t.Errorf("rope %+v", r)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("Llama 3 scaling from frequency factors: %v", err)
+	}
+	if err := got.Check("CPU", arch.Dense); err == nil || !strings.Contains(err.Error(), "Llama 3 RoPE scaling") {
+		t.Errorf("Check: %v", err)
+	}
 	m := moe()
 	f = writeModel(t, &m, map[string]any{".expert_gating_func": uint32(2)})
 	if got, err = arch.ReadConfig(f, "test"); err != nil {
@@ -372,6 +404,10 @@ func TestLoadErrors(t *testing.T) {
 		{"gating", map[string]any{".expert_count": uint32(4), ".expert_used_count": uint32(1), ".expert_feed_forward_length": uint32(8),
 			".expert_gating_func": uint32(5)}, nil, "expert gating function 5 is not known"},
 		{"experts a token", map[string]any{".expert_count": uint32(4)}, nil, `missing metadata key "test.expert_used_count"`},
+		{"frequency factors", map[string]any{"tensor:rope_freqs.weight": []float32{1, 2}}, nil, `test: tensor "rope_freqs.weight": shape [2], want [16]`},
+		{"two scalings", map[string]any{"tensor:rope_freqs.weight": make([]float32, 16), ".rope.scaling.type": "linear", ".rope.scaling.factor": float32(2)},
+			nil, `test: RoPE linear scaling and the frequency factors of "rope_freqs.weight"`},
+		{"zero factor", map[string]any{"tensor:rope_freqs.weight": make([]float32, 16)}, nil, "test: RoPE frequency factor 0 is 0; want positive and finite"},
 		{"missing bias", nil, func(c *arch.Config) { c.Bias = true }, `test: missing tensor "blk.0.attn_q.bias"`},
 		{"shape", map[string]any{".feed_forward_length": uint32(64)}, nil, `test: tensor "blk.0.ffn_gate.weight": shape [64 96], want [64 64]`},
 		{"layers", map[string]any{".block_count": uint32(200)}, nil, "test: block_count 200, but the file has only 25 tensors"},

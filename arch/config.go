@@ -93,6 +93,9 @@ func (c *Config) Validate() error {
 	if err := c.Rope.validate(); err != nil {
 		return fmt.Errorf("%s: %w", c.Arch, err)
 	}
+	if n := len(c.Rope.FreqFactors); c.Rope.FreqFactors != nil && n != c.HeadDim/2 {
+		return fmt.Errorf("%s: %d RoPE frequency factors for a head dimension of %d, want %d", c.Arch, n, c.HeadDim, c.HeadDim/2)
+	}
 	if err := c.MoE.validate(); err != nil {
 		return fmt.Errorf("%s: %w", c.Arch, err)
 	}

@@ -9,8 +9,9 @@ import (
 
 // ReadConfig reads the hyperparameters llama.cpp's GGUF files keep under
 // the architecture's prefix (name.block_count, name.embedding_length, ...,
-// name.rope.freq_base and its scaling, name.expert_count and the other
-// mixture-of-experts keys where present), the vocabulary size from the
+// name.rope.freq_base and its scaling, or Llama 3's as the tensor
+// rope_freqs.weight, name.expert_count and the other mixture-of-experts
+// keys where present), the vocabulary size from the
 // token embedding's shape, and whether the head is tied (no output
 // matrix). It fails unless general.architecture is name. The options a
 // file does not state (QKNorm, Bias, Act, Rope.Style) are the model
@@ -48,6 +49,9 @@ func ReadConfig(f *gguf.File, name string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := readScaling(f, name, &c.Rope); err != nil {
+		return Config{}, err
+	}
+	if err := readFreqFactors(f, name, &c); err != nil {
 		return Config{}, err
 	}
 	eps, err := f.Float(name + ".attention.layer_norm_rms_epsilon")
@@ -110,6 +114,34 @@ func readScaling(f *gguf.File, name string, r *Rope) error {
 	if n, err := f.Int(name + ".rope.scaling.original_context_length"); err == nil && n > 0 && n <= 1<<24 {
 		r.OrigContext = int(n)
 	}
+	return nil
+}
+
+// ropeFreqs is the tensor of RoPE frequency factors llama.cpp's converter
+// writes for Llama 3's scaling.
+const ropeFreqs = "rope_freqs.weight"
+
+// readFreqFactors reads rope_freqs.weight, where present, as llama3
+// scaling's per-pair factors: HeadDim/2 values.
+func readFreqFactors(f *gguf.File, name string, c *Config) error {
+	t, ok := f.Tensor(ropeFreqs)
+	if !ok {
+		return nil
+	}
+	n := c.HeadDim / 2
+	switch {
+	case c.Rope.Scaling != ScaleNone:
+		return fmt.Errorf("%s: RoPE %v scaling and the frequency factors of %q", name, c.Rope.Scaling, ropeFreqs)
+	case len(t.Shape) != 1 || t.Shape[0] != uint64(n):
+		return fmt.Errorf("%s: tensor %q: shape %v, want [%d]", name, ropeFreqs, t.Shape, n)
+	case !SupportedType(t.Type):
+		return fmt.Errorf("%s: tensor %q: type %s is not supported", name, ropeFreqs, t.Type)
+	}
+	c.Rope.FreqFactors = make([]float32, n)
+	if err := quant.DequantizeRow(c.Rope.FreqFactors, t.Data, t.Type, n); err != nil {
+		return fmt.Errorf("%s: tensor %q: %w", name, ropeFreqs, err)
+	}
+	c.Rope.Scaling = ScaleLlama3
 	return nil
 }
 

@@ -65,7 +65,8 @@ const (
 	ScaleYaRN
 	// ScaleLlama3 divides the frequencies of wavelengths longer than
 	// OrigContext/LowFreqFactor by Factor, keeps those shorter than
-	// OrigContext/HighFreqFactor, and blends in between (Llama 3.1).
+	// OrigContext/HighFreqFactor, and blends in between (Llama 3.1); or,
+	// as llama.cpp's files give it, divides pair i's by FreqFactors[i].
 	ScaleLlama3
 )
 
@@ -95,6 +96,11 @@ type Rope struct {
 	OrigContext    int // context length the model was trained on before scaling
 	LowFreqFactor  float64
 	HighFreqFactor float64
+	// FreqFactors, when not nil, divide pair i's frequency by
+	// FreqFactors[i] (HeadDim/2 values): llama.cpp's rope_freqs.weight,
+	// which its converter computes from Llama 3's scaling parameters and
+	// writes instead of them.
+	FreqFactors []float32
 }
 
 func (r *Rope) validate() error {
@@ -105,10 +111,18 @@ func (r *Rope) validate() error {
 		return fmt.Errorf("unknown RoPE style %v", r.Style)
 	case r.Scaling > ScaleLlama3:
 		return fmt.Errorf("unknown RoPE scaling %v", r.Scaling)
+	case r.FreqFactors != nil && r.Scaling != ScaleLlama3:
+		return fmt.Errorf("RoPE frequency factors come with llama3 scaling, not %v", r.Scaling)
+	case r.FreqFactors != nil:
+		for i, f := range r.FreqFactors {
+			if !(f > 0) || math.IsInf(float64(f), 0) {
+				return fmt.Errorf("RoPE frequency factor %d is %v; want positive and finite", i, f)
+			}
+		}
 	case r.Scaling != ScaleNone && (!(r.Factor > 0) || math.IsInf(r.Factor, 0)):
 		return fmt.Errorf("RoPE %v scaling factor %v must be positive and finite", r.Scaling, r.Factor)
 	case r.Scaling == ScaleLlama3 && (r.OrigContext <= 0 || !(r.LowFreqFactor > 0) || !(r.HighFreqFactor > r.LowFreqFactor) || math.IsInf(r.HighFreqFactor, 0)):
-		return fmt.Errorf("RoPE llama3 scaling needs an original context (%d) and 0 < low (%v) < high (%v) frequency factors",
+		return fmt.Errorf("RoPE llama3 scaling needs frequency factors, or an original context (%d) and 0 < low (%v) < high (%v) frequency factors",
 			r.OrigContext, r.LowFreqFactor, r.HighFreqFactor)
 	}
 	return nil
