@@ -290,14 +290,34 @@ func (g *Grammar) check(e *Expr, rule string, depth int) error {
 // Nullable reports, for each rule, whether it matches the empty string.
 func (g *Grammar) Nullable() []bool {
 	n := make([]bool, len(g.Rules))
-	for changed := true; changed; {
-		changed = false
-		for i, r := range g.Rules {
-			if !n[i] && r.Expr != nil && g.nullable(r.Expr, n) {
-				n[i] = true
-				changed = true
-			}
+	// A rule is checked again only when a rule it refers to turns out
+	// nullable, so long chains of rules cost linear time.
+	users := make([][]int, len(g.Rules))
+	var refs func(e *Expr, i int)
+	refs = func(e *Expr, i int) {
+		if e == nil {
+			return
 		}
+		if e.Kind == Ref && e.Rule >= 0 && e.Rule < len(users) {
+			users[e.Rule] = append(users[e.Rule], i)
+		}
+		for _, s := range e.Subs {
+			refs(s, i)
+		}
+	}
+	work := make([]int, len(g.Rules))
+	for i, r := range g.Rules {
+		refs(r.Expr, i)
+		work[i] = len(g.Rules) - 1 - i
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		if n[i] || g.Rules[i].Expr == nil || !g.nullable(g.Rules[i].Expr, n) {
+			continue
+		}
+		n[i] = true
+		work = append(work, users[i]...)
 	}
 	return n
 }

@@ -66,7 +66,7 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 			continue
 		}
 		if additional == false {
-			return nil, schemaErr(path, "required property %q is not in properties, and additionalProperties is false", name)
+			return nil, schemaErr(path, "required property %q is not in properties, and other properties are not allowed", name)
 		}
 		val, err := c.compile(additional, path+"/additionalProperties", depth+1)
 		if err != nil {
