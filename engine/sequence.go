@@ -76,6 +76,8 @@ type Sequence struct {
 	greedy  bool                     // the runner's own argmax is the pick
 	topK    TopKer                   // the runner's top-k, when the request allows it
 	cons    *constraintState         // nil without a Constraint
+	// onDevice: the next pick is the runner's own draw (DeviceRow)
+	onDevice bool
 
 	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
 	todo   []int32 // the ids the next forward passes run before the next pick
@@ -367,6 +369,17 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 // decoding, the runner's top-k candidates when the request lets the
 // sampler work on those alone, or the full logits.
 func (s *Sequence) pick(out Output) (sampling.Token, error) {
+	if s.onDevice {
+		s.onDevice = false
+		if s.cons != nil {
+			s.cons.ready = false // the runner applied the mask
+		}
+		so, ok := out.(SampledOutput)
+		if !ok {
+			return sampling.Token{}, errors.New("engine: the output of a row sampled on the device has no sampled token")
+		}
+		return so.Sampled()
+	}
 	if s.cons != nil && s.cons.c.Active() {
 		return s.pickConstrained(out)
 	}

@@ -417,21 +417,9 @@ func (s *Sampler) modify(x []float32, ids []int32) {
 }
 
 // penalty returns the logit v of a token of the prompt or of the generated
-// text, penalized as vLLM does: the repetition penalty, then the frequency
-// penalty, then the presence penalty.
+// text, penalized as Patch.Apply defines.
 func (s *Sampler) penalty(v float32, id int32) float32 {
-	// The conversions keep the products from being fused with the
-	// subtractions.
-	if v > 0 {
-		v /= s.rep
-	} else {
-		v = float32(v * s.rep)
-	}
-	if c := s.count[id]; c > 0 {
-		v -= float32(s.p.FrequencyPenalty * float32(c))
-		v -= s.p.PresencePenalty
-	}
-	return v
+	return Patch{ID: id, Count: s.count[id], InPrompt: s.inPrompt[id]}.Apply(v, s.p)
 }
 
 // max returns the largest logit of x after modify that is not NaN, -Inf if

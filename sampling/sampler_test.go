@@ -1015,3 +1015,64 @@ func TestReleaseReuses(t *testing.T) {
 		t.Errorf("vocabulary 10: buffers of %d", len(c.count))
 	}
 }
+
+// TestDistribution checks Distribution against the tokens the Sampler
+// keeps and their weights (keepRef), with penalties and a logit bias.
+func TestDistribution(t *testing.T) {
+	x := llmLike(3, 300)
+	for i, p := range []Params{
+		{Temperature: 1},
+		{Temperature: 0.7, TopK: 20, TopP: 0.9},
+		{Temperature: 1.3, TopP: 0.5, MinP: 0.05},
+		{Temperature: 0.6, TopK: 20, TopP: 0.95, RepetitionPenalty: 1.3, PresencePenalty: 0.5, FrequencyPenalty: 0.2, LogitBias: map[int32]float32{7: 5, 9: -100}},
+	} {
+		s := mustNew(t, p, len(x))
+		s.SetPrompt([]int32{1, 2, 3})
+		s.Accept(2)
+		s.Accept(5)
+		patches := s.Patches(nil)
+		got := Distribution(x, p, patches, nil)
+		y := slices.Clone(x)
+		for _, pt := range patches {
+			y[pt.ID] = pt.Apply(y[pt.ID], p)
+		}
+		pp := p
+		pp.LogitBias, pp.RepetitionPenalty, pp.PresencePenalty, pp.FrequencyPenalty = nil, 0, 0, 0
+		var z float64
+		ref := keepRef(y, pp)
+		for _, c := range ref {
+			z += float64(c.w)
+		}
+		want := make([]float64, len(x))
+		for _, c := range ref {
+			want[c.pos] = float64(c.w) / z
+		}
+		for id := range want {
+			if math.Abs(got[id]-want[id]) > 1e-12 {
+				t.Errorf("case %d: token %d: probability %g, want %g", i, id, got[id], want[id])
+				break
+			}
+		}
+		// The Sampler's own modification agrees with the patches.
+		z2 := slices.Clone(x)
+		s.modify(z2, nil)
+		if !slices.Equal(z2, y) {
+			t.Errorf("case %d: Patch.Apply differs from the Sampler's bias and penalties", i)
+		}
+	}
+	// A mask leaves out the disallowed tokens; greedy picks the best allowed.
+	mask := make([]uint64, (len(x)+63)/64)
+	for i := 0; i < len(x); i += 3 {
+		mask[i>>6] |= 1 << (i & 63)
+	}
+	d := Distribution(x, Params{}, nil, mask)
+	best := int32(-1)
+	for i := 0; i < len(x); i += 3 {
+		if best < 0 || x[i] > x[best] {
+			best = int32(i)
+		}
+	}
+	if d[best] != 1 {
+		t.Errorf("greedy with a mask: token %d has probability %g, want 1", best, d[best])
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"inferno/batch"
 	"inferno/engine"
 	"inferno/kvcache"
+	"inferno/sampling"
 	"inferno/tokenizer"
 )
 
@@ -79,6 +80,7 @@ type Batcher struct {
 	b       batch.Batch
 	entries []entry
 	outs    []output
+	rows    []sampling.Row // the outputs' sampling on a DeviceSampler
 	arrival int64
 
 	masked []*engine.Sequence // the step's constrained sequences (prepareMasks)
@@ -113,6 +115,39 @@ type output struct {
 
 func (o *output) Logits() ([]float32, error) { return o.r.Logits(o.i) }
 func (o *output) Greedy() (int32, error)     { return o.r.Greedy(o.i) }
+
+// Sampled returns the token the runner sampled itself (an
+// engine.SampledOutput, for rows set by sampleOnDevice).
+func (o *output) Sampled() (sampling.Token, error) {
+	ds, ok := o.r.(engine.DeviceSampler)
+	if !ok {
+		return sampling.Token{}, errors.New("scheduler: the runner does not sample")
+	}
+	return ds.Sampled(o.i)
+}
+
+// sampleOnDevice hands a DeviceSampler runner the sampling of the
+// outputs whose sequences it can sample (engine.Sequence.DeviceRow).
+func (s *Batcher) sampleOnDevice() error {
+	ds, ok := s.r.(engine.DeviceSampler)
+	if !ok {
+		return nil
+	}
+	n := len(s.b.Outputs)
+	for len(s.rows) < n {
+		s.rows = append(s.rows, sampling.Row{})
+	}
+	any := false
+	for _, e := range s.entries {
+		if e.out >= 0 && e.j.seq.DeviceRow(&s.rows[e.out], ds.CanSample, e.j.seq.Mask()) {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	return ds.SetSamples(s.rows[:n])
+}
 
 // NewBatcher starts a continuous-batching scheduler over r, which the
 // scheduler's goroutine uses alone from now on. Close stops it (it does
@@ -412,9 +447,12 @@ func (s *Batcher) preemptNewest(keep *bjob) bool {
 // forward pass (or a panic: a bug) ends the requests of the batch.
 func (s *Batcher) run() {
 	t0 := time.Now()
-	wait := s.prepareMasks()
-	err := s.forward()
-	wait()
+	err := s.sampleOnDevice()
+	if err == nil {
+		wait := s.prepareMasks()
+		err = s.forward()
+		wait()
+	}
 	d := time.Since(t0)
 	if s.cfg.OnStep != nil {
 		info := StepInfo{Sequences: len(s.entries), Tokens: s.b.Len(), Duration: d}

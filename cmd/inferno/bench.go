@@ -19,6 +19,7 @@ import (
 	"inferno/backend"
 	"inferno/engine"
 	"inferno/model"
+	"inferno/sampling"
 )
 
 // benchResult is one row of the bench table: a test repeated r times.
@@ -44,6 +45,7 @@ func benchCmd() *cobra.Command {
 		prompts, gens       string
 		depths, threadsFlag string
 		parallelFlag        string
+		sf                  samplingFlags
 		reps                int
 		asJSON              bool
 	)
@@ -63,7 +65,10 @@ tokens (several prompts to a forward pass, up to 512 tokens), then decode
 -n tokens together, one forward pass a step over all B sequences, their
 keys and values in a paged KV cache. "pp128 x8" is the prompt tokens of
 all 8 sequences per second (S_PP), "tg128 x8" their generated tokens per
-second (S_TG).`,
+second (S_TG). The sampling flags (--temperature, --top-k, --top-p,
+--min-p, the penalties, --seed) choose the generated tokens of --parallel
+as the server would: on the GPU where the runner samples under them, else
+with a sampler per sequence from the logits; the default is greedy.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps, err := intList("-p", prompts)
@@ -94,6 +99,22 @@ second (S_TG).`,
 					return fmt.Errorf("--parallel takes one -p, one -n, no -d and sequence counts of at least 1")
 				}
 			}
+			var sp *sampling.Params
+			for _, name := range []string{"temperature", "top-k", "top-p", "min-p", "repetition-penalty", "presence-penalty", "frequency-penalty", "seed"} {
+				if !cmd.Flags().Changed(name) {
+					continue
+				}
+				if pars == nil {
+					return fmt.Errorf("--%s: the sampling flags need --parallel", name)
+				}
+				if sp == nil {
+					p, err := sf.params()
+					if err != nil {
+						return err
+					}
+					sp = &p
+				}
+			}
 			path, err := modelPath(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -111,7 +132,7 @@ second (S_TG).`,
 			for _, t := range ts {
 				rf.threads = t
 				if pars != nil {
-					rs, err := benchParallel(&rf, m, desc, size, params, pars, ps[0], ns[0], reps)
+					rs, err := benchParallel(&rf, m, desc, size, params, pars, ps[0], ns[0], reps, sp)
 					if err != nil {
 						return err
 					}
@@ -176,6 +197,7 @@ second (S_TG).`,
 	cmd.Flags().IntVarP(&reps, "r", "r", 5, "repetitions of each test")
 	cmd.Flags().StringVar(&parallelFlag, "parallel", "", "measure batched decoding of this many sequences at once (comma-separated, e.g. 1,8,32)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a markdown table")
+	sf.registerSampling(cmd, 0, 1, 0)
 	rf.registerBench(cmd)
 	return cmd
 }
@@ -309,7 +331,29 @@ func intList(flag, s string) ([]int, error) {
 
 // benchParallel measures batched decoding for each sequence count of
 // pars: p prompt tokens and n generated tokens per sequence.
-func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params int64, pars []int, p, n, reps int) ([]benchResult, error) {
+// describeSampling names the sampling of a --parallel run in the table's
+// backend column: its settings, and where the tokens are drawn.
+func describeSampling(p sampling.Params, device bool) string {
+	d := fmt.Sprintf("T=%g", p.Temperature)
+	if p.TopK > 0 {
+		d += fmt.Sprintf(" k=%d", p.TopK)
+	}
+	if p.TopP > 0 && p.TopP < 1 {
+		d += fmt.Sprintf(" p=%g", p.TopP)
+	}
+	if p.MinP > 0 {
+		d += fmt.Sprintf(" min-p=%g", p.MinP)
+	}
+	if r := p.RepetitionPenalty; r != 0 && r != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+		d += " penalties"
+	}
+	if device {
+		return d + " (device)"
+	}
+	return d + " (host)"
+}
+
+func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params int64, pars []int, p, n, reps int, sp *sampling.Params) ([]benchResult, error) {
 	be, err := rf.open(m)
 	if err != nil {
 		return nil, err
@@ -323,11 +367,14 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 	}
 	var out []benchResult
 	for _, par := range pars {
-		bb, err := newBatchBencher(be, m.Arch.Hyper().Vocab, par, max(p, 1), n)
+		bb, err := newBatchBencher(be, m.Arch.Hyper().Vocab, par, max(p, 1), n, sp)
 		if err != nil {
 			return nil, err
 		}
 		name := bb.br.Backend()
+		if sp != nil {
+			name += " " + describeSampling(*sp, bb.ds != nil)
+		}
 		var pps, tgs []float64
 		for rep := -1; rep < reps; rep++ { // rep -1 is the warm-up
 			pp, tg, err := bb.run(max(p, 1), n)

@@ -8,6 +8,7 @@ import (
 	"inferno/batch"
 	"inferno/engine"
 	"inferno/runner"
+	"inferno/sampling"
 )
 
 // benchBatchTokens is the most tokens one prefill pass of the batched
@@ -23,11 +24,19 @@ type batchBencher struct {
 	vocab  int
 	tables [][]int32
 	b      batch.Batch
+
+	// Sampling (nil: greedy, the runner's argmax): per sequence a
+	// Sampler, as the server keeps; on a DeviceSampler runner that
+	// samples under the parameters, the rows it draws from.
+	sp       *sampling.Params
+	samplers []*sampling.Sampler
+	ds       engine.DeviceSampler
+	rows     []sampling.Row
 }
 
 // newBatchBencher opens a batched runner on be with blocks for par
-// sequences of p+n positions.
-func newBatchBencher(be *runner.Backend, vocab, par, p, n int) (*batchBencher, error) {
+// sequences of p+n positions; sp (nil: greedy) samples their tokens.
+func newBatchBencher(be *runner.Backend, vocab, par, p, n int, sp *sampling.Params) (*batchBencher, error) {
 	bs := runner.DefaultBlockSize
 	per := (p + n + bs - 1) / bs
 	br, err := be.NewBatchRunner(runner.BatchConfig{BlockSize: bs, Blocks: par * per})
@@ -39,6 +48,13 @@ func newBatchBencher(be *runner.Backend, vocab, par, p, n int) (*batchBencher, e
 		return nil, fmt.Errorf("%d prompt and %d generated tokens exceed the context of %d (raise --ctx)", p, n, br.MaxLen())
 	}
 	bb := &batchBencher{br: br, rng: rand.New(rand.NewPCG(1, 2)), vocab: vocab}
+	if sp != nil && !(sp.Greedy() && !sp.Logprobs) {
+		bb.sp = sp
+		if ds, ok := br.(engine.DeviceSampler); ok && ds.CanSample(*sp) {
+			bb.ds = ds
+			bb.rows = make([]sampling.Row, par)
+		}
+	}
 	for s := range par {
 		t := make([]int32, per)
 		for i := range t {
@@ -54,6 +70,10 @@ func newBatchBencher(be *runner.Backend, vocab, par, p, n int) (*batchBencher, e
 func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 	par := len(bb.tables)
 	next := make([]int32, par)
+	if err := bb.newSamplers(); err != nil {
+		return 0, 0, err
+	}
+	defer bb.releaseSamplers()
 	start := time.Now()
 	// Prefill: whole prompts, as many as fit a pass; a prompt longer
 	// than a pass runs in chunks.
@@ -77,18 +97,25 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 				end := min(p, off+benchBatchTokens)
 				bb.b.Add(bb.b.AddSeq(bb.tables[s]), prompt[off:end], off, end == p)
 				in = append(in, s)
+				if bb.sp != nil {
+					bb.samplers[s].SetPrompt(prompt)
+				}
 			}
 			s++
+		}
+		seqOf := func(i int) int { return in[bb.b.Seq[bb.b.Outputs[i]]] }
+		if err := bb.setRows(seqOf, 0); err != nil {
+			return 0, 0, err
 		}
 		if err := bb.forward(); err != nil {
 			return 0, 0, err
 		}
 		for i := range bb.b.Outputs {
-			id, err := bb.br.Greedy(i)
+			id, err := bb.pick(i, seqOf(i))
 			if err != nil {
 				return 0, 0, err
 			}
-			next[in[bb.b.Seq[bb.b.Outputs[i]]]] = id
+			next[seqOf(i)] = id
 		}
 	}
 	pp = float64(par*p) / time.Since(start).Seconds()
@@ -98,11 +125,14 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 		for s := range par {
 			bb.b.Add(bb.b.AddSeq(bb.tables[s]), next[s:s+1], p+step, true)
 		}
+		if err := bb.setRows(func(i int) int { return i }, step+1); err != nil {
+			return 0, 0, err
+		}
 		if err := bb.forward(); err != nil {
 			return 0, 0, err
 		}
 		for s := range par {
-			if next[s], err = bb.br.Greedy(s); err != nil {
+			if next[s], err = bb.pick(s, s); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -112,5 +142,71 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 }
 
 func (bb *batchBencher) forward() error { return bb.br.Forward(&bb.b) }
+
+// newSamplers gives every sequence a Sampler under bb.sp (seeded with the
+// seed plus the sequence's number when a seed is given).
+func (bb *batchBencher) newSamplers() error {
+	if bb.sp == nil {
+		return nil
+	}
+	bb.samplers = bb.samplers[:0]
+	for s := range bb.tables {
+		p := *bb.sp
+		if p.HasSeed {
+			p.Seed += uint64(s)
+		}
+		smp, err := sampling.New(p, bb.vocab)
+		if err != nil {
+			return err
+		}
+		bb.samplers = append(bb.samplers, smp)
+	}
+	return nil
+}
+
+func (bb *batchBencher) releaseSamplers() {
+	for _, smp := range bb.samplers {
+		smp.Release()
+	}
+	bb.samplers = bb.samplers[:0]
+}
+
+// setRows hands a DeviceSampler the rows of the next forward pass's
+// outputs: output i is sequence seqOf(i)'s token number index.
+func (bb *batchBencher) setRows(seqOf func(int) int, index int) error {
+	if bb.ds == nil {
+		return nil
+	}
+	n := len(bb.b.Outputs)
+	for i := range n {
+		smp := bb.samplers[seqOf(i)]
+		r := &bb.rows[i]
+		*r = sampling.Row{On: true, Params: *bb.sp, Seed: smp.Seed(), Index: index, Patches: smp.Patches(r.Patches)}
+	}
+	return bb.ds.SetSamples(bb.rows[:n])
+}
+
+// pick returns the token of output i, sequence s: the argmax, the
+// runner's own draw, or the Sampler's from the logits.
+func (bb *batchBencher) pick(i, s int) (int32, error) {
+	if bb.sp == nil {
+		return bb.br.Greedy(i)
+	}
+	var tok sampling.Token
+	var err error
+	if bb.ds != nil {
+		tok, err = bb.ds.Sampled(i)
+	} else {
+		var logits []float32
+		if logits, err = bb.br.Logits(i); err == nil {
+			tok, err = bb.samplers[s].Sample(logits)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	bb.samplers[s].Accept(tok.ID)
+	return tok.ID, nil
+}
 
 func (bb *batchBencher) close() { bb.br.Close() }

@@ -21,6 +21,15 @@ type samplingFlags struct {
 // register adds the flags with the given defaults for temperature, top_p
 // and top_k.
 func (f *samplingFlags) register(cmd *cobra.Command, temp, topP float64, topK int) {
+	f.registerSampling(cmd, temp, topP, topK)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.stop, "stop", nil, "stop at this string, not printed (repeatable, at most 4)")
+	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
+}
+
+// registerSampling adds the flags of the sampling parameters alone (no
+// stop strings), with the given defaults for temperature, top_p and top_k.
+func (f *samplingFlags) registerSampling(cmd *cobra.Command, temp, topP float64, topK int) {
 	fl := cmd.Flags()
 	fl.Float64Var(&f.temperature, "temperature", temp, "sampling temperature, 0 to 2 (0: greedy)")
 	fl.Float64Var(&f.topP, "top-p", topP, "nucleus sampling: keep the most likely tokens up to this total probability, (0, 1]")
@@ -30,8 +39,6 @@ func (f *samplingFlags) register(cmd *cobra.Command, temp, topP float64, topK in
 	fl.Float64Var(&f.presence, "presence-penalty", 0, "subtract this from the logits of tokens generated so far, [-2, 2]")
 	fl.Float64Var(&f.freq, "frequency-penalty", 0, "subtract this times their count from the logits of tokens generated so far, [-2, 2]")
 	fl.Int64Var(&f.seed, "seed", -1, "random seed: the same seed and prompt give the same text (-1: a random seed)")
-	fl.StringArrayVar(&f.stop, "stop", nil, "stop at this string, not printed (repeatable, at most 4)")
-	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
 }
 
 // params returns the flags as sampling parameters, checked.

@@ -1,0 +1,106 @@
+package scheduler
+
+import (
+	"testing"
+
+	"inferno/backend/forward"
+	"inferno/backend/simd"
+	"inferno/engine"
+	"inferno/kvcache"
+	"inferno/sampling"
+)
+
+// fakeDevice is a CPU batch runner posing as an engine.DeviceSampler: its
+// "device draw" is the most likely token of sampling.Distribution over the
+// output's logits, patches and mask (the lowest id among ties).
+type fakeDevice struct {
+	engine.BatchRunner
+	rows    []sampling.Row
+	set     int
+	sampled int
+	index   map[uint64][]int // by seed: the indexes drawn
+	patches map[uint64]int   // by seed: the most patches of a row
+}
+
+func (f *fakeDevice) CanSample(p sampling.Params) bool { return p.TopP == 0 || p.TopK > 0 }
+
+func (f *fakeDevice) SetSamples(rows []sampling.Row) error {
+	f.set++
+	f.rows = append(f.rows[:0], rows...)
+	return nil
+}
+
+func (f *fakeDevice) Sampled(i int) (sampling.Token, error) {
+	r := f.rows[i]
+	if !r.On {
+		panic("Sampled of a row not On")
+	}
+	logits, err := f.BatchRunner.Logits(i)
+	if err != nil {
+		return sampling.Token{}, err
+	}
+	d := sampling.Distribution(logits, r.Params, r.Patches, r.Mask)
+	best := 0
+	for id, p := range d {
+		if p > d[best] {
+			best = id
+		}
+	}
+	f.sampled++
+	f.index[r.Seed] = append(f.index[r.Seed], r.Index)
+	f.patches[r.Seed] = max(f.patches[r.Seed], len(r.Patches))
+	return sampling.Token{ID: int32(best)}, nil
+}
+
+// TestBatcherDeviceSampler: sampled requests go to a DeviceSampler runner
+// (rows with their seed, the index of the token drawn and the penalties'
+// patches), greedy ones to its argmax, and requests it cannot sample to the
+// host sampler.
+func TestBatcherDeviceSampler(t *testing.T) {
+	m := tinyModel(t)
+	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
+	s, err := NewBatcher(f, Config{Parallel: 4, BatchTokens: 64, Queue: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reqs := requests(m, 4, 9)
+	reqs[0].Sampling = sampling.Params{Temperature: 1, Seed: 11, HasSeed: true}
+	reqs[1].Sampling = sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9, RepetitionPenalty: 1.5, Seed: 12, HasSeed: true}
+	reqs[2].Sampling = sampling.Params{Temperature: 0.9, TopP: 0.8, Seed: 13, HasSeed: true} // the host's
+	got, last := runAll(t, s, reqs)
+	for i := range reqs {
+		if last[i].Err != nil {
+			t.Fatalf("request %d: %v", i, last[i].Err)
+		}
+	}
+	want := 0
+	for i, seed := range []uint64{11, 12} {
+		idx := f.index[seed]
+		if len(idx) != len(got[i]) {
+			t.Errorf("request %d: %d tokens drawn on the device, %d generated", i, len(idx), len(got[i]))
+		}
+		for k, v := range idx {
+			if v != k {
+				t.Errorf("request %d: token %d drawn with index %d", i, k, v)
+				break
+			}
+		}
+		want += len(got[i])
+	}
+	if f.sampled != want || len(f.index[13]) != 0 {
+		t.Errorf("%d tokens drawn on the device (want %d), %d of the top_p request's", f.sampled, want, len(f.index[13]))
+	}
+	// The penalized request's rows list its prompt's and generated tokens.
+	if f.patches[12] == 0 || f.patches[11] != 0 {
+		t.Errorf("rows' patches: at most %d for the penalized request, %d for the other", f.patches[12], f.patches[11])
+	}
+	if len(got[3]) == 0 || f.set == 0 {
+		t.Errorf("greedy request: %d tokens; %d SetSamples", len(got[3]), f.set)
+	}
+}

@@ -1,0 +1,276 @@
+// Command loadgen drives an OpenAI-compatible server (inferno serve) with
+// streaming clients and reports generated tokens per second and the
+// latency between tokens, as a server under that many users sees them.
+//
+//	loadgen -url http://127.0.0.1:8080 -clients 64 -requests 4 -prompt 128 -max-tokens 128 -temperature 1
+//
+// Each client sends its requests one after another to /v1/completions:
+// a prompt of random token ids, streamed, ignore_eos set so every request
+// generates max-tokens tokens. Generated tokens are counted from the
+// usage of the final chunk; the latency between tokens is the time
+// between content chunks of a stream, after the first.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+type options struct {
+	url               string
+	clients, requests int
+	prompt, maxTokens int
+	vocab             int
+	temperature       float64
+	topP, minP        float64
+	topK              int
+	seed              int64
+	timeout, wait     time.Duration
+}
+
+// result is what one request measured.
+type result struct {
+	tokens int
+	ttft   time.Duration
+	gaps   []time.Duration
+	err    error
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.url, "url", "http://127.0.0.1:8080", "the server's base URL")
+	flag.IntVar(&o.clients, "clients", 64, "concurrent streaming clients")
+	flag.IntVar(&o.requests, "requests", 4, "requests each client sends, one after another")
+	flag.IntVar(&o.prompt, "prompt", 128, "prompt length in tokens (random token ids)")
+	flag.IntVar(&o.maxTokens, "max-tokens", 128, "tokens each request generates (ignore_eos)")
+	flag.IntVar(&o.vocab, "vocab", 151936, "prompt token ids are drawn below this")
+	flag.Float64Var(&o.temperature, "temperature", 0, "sampling temperature (0: greedy)")
+	flag.Float64Var(&o.topP, "top-p", 1, "top_p")
+	flag.IntVar(&o.topK, "top-k", 0, "top_k (0: off)")
+	flag.Float64Var(&o.minP, "min-p", 0, "min_p")
+	flag.Int64Var(&o.seed, "seed", -1, "seed of every request (-1: none)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of the whole run")
+	flag.DurationVar(&o.wait, "wait", 0, "first wait up to this long for the server's /health to answer 200")
+	flag.Parse()
+	if o.clients < 1 || o.requests < 1 || o.prompt < 1 || o.maxTokens < 1 || o.vocab < 1 {
+		fmt.Fprintln(os.Stderr, "loadgen: -clients, -requests, -prompt, -max-tokens and -vocab must be at least 1")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	if err := waitHealthy(ctx, o.url, o.wait); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// waitHealthy polls url's /health until it answers 200, for at most d.
+func waitHealthy(ctx context.Context, url string, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(d)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, "/")+"/health", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server at %s is not healthy after %v", url, d)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	var (
+		mu  sync.Mutex
+		all []result
+		wg  sync.WaitGroup
+	)
+	start := time.Now()
+	for c := range o.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(c), 1))
+			for range o.requests {
+				r := request(ctx, o, rng)
+				mu.Lock()
+				all = append(all, r)
+				mu.Unlock()
+				if r.err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	tokens, failed := 0, 0
+	var gaps, ttfts []time.Duration
+	var firstErr error
+	for _, r := range all {
+		if r.err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = r.err
+			}
+			continue
+		}
+		tokens += r.tokens
+		gaps = append(gaps, r.gaps...)
+		ttfts = append(ttfts, r.ttft)
+	}
+	if firstErr != nil {
+		return fmt.Errorf("%d of %d requests failed, the first: %w", failed, len(all), firstErr)
+	}
+	fmt.Printf("clients %d, requests %d, prompt %d, max_tokens %d, temperature %g, top_p %g, top_k %d, min_p %g\n",
+		o.clients, len(all), o.prompt, o.maxTokens, o.temperature, o.topP, o.topK, o.minP)
+	fmt.Printf("generated %d tokens in %.2f s: %.1f tok/s\n", tokens, wall.Seconds(), float64(tokens)/wall.Seconds())
+	fmt.Printf("inter-token latency: mean %.2f ms, p50 %.2f ms, p99 %.2f ms\n", ms(mean(gaps)), ms(pct(gaps, 50)), ms(pct(gaps, 99)))
+	fmt.Printf("time to first token: mean %.1f ms, p50 %.1f ms, p99 %.1f ms\n", ms(mean(ttfts)), ms(pct(ttfts, 50)), ms(pct(ttfts, 99)))
+	return nil
+}
+
+// request sends one streamed completion and measures it.
+func request(ctx context.Context, o options, rng *rand.Rand) result {
+	prompt := make([]int, o.prompt)
+	for i := range prompt {
+		prompt[i] = rng.IntN(o.vocab)
+	}
+	body := map[string]any{
+		"prompt":         prompt,
+		"max_tokens":     o.maxTokens,
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"ignore_eos":     true,
+		"temperature":    o.temperature,
+		"top_p":          o.topP,
+	}
+	if o.topK > 0 {
+		body["top_k"] = o.topK
+	}
+	if o.minP > 0 {
+		body["min_p"] = o.minP
+	}
+	if o.seed >= 0 {
+		body["seed"] = o.seed
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return result{err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.url, "/")+"/v1/completions", bytes.NewReader(b))
+	if err != nil {
+		return result{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return result{err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var msg bytes.Buffer
+		_, _ = msg.ReadFrom(resp.Body)
+		return result{err: fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(msg.String()))}
+	}
+	var r result
+	last := time.Time{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	for sc.Scan() {
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok {
+			continue
+		}
+		if string(data) == "[DONE]" {
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return result{err: fmt.Errorf("a chunk that is not JSON: %w", err)}
+		}
+		if chunk.Error != nil {
+			return result{err: errors.New(chunk.Error.Message)}
+		}
+		if chunk.Usage != nil {
+			r.tokens = chunk.Usage.CompletionTokens
+		}
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		now := time.Now()
+		if last.IsZero() {
+			r.ttft = now.Sub(start)
+		} else {
+			r.gaps = append(r.gaps, now.Sub(last))
+		}
+		last = now
+	}
+	if err := sc.Err(); err != nil {
+		return result{err: err}
+	}
+	if r.tokens == 0 {
+		return result{err: errors.New("the stream reported no usage")}
+	}
+	return r
+}
+
+func mean(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, v := range d {
+		s += v
+	}
+	return s / time.Duration(len(d))
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
