@@ -169,7 +169,7 @@ func (j *jsonBuilder) ws() *Expr {
 		return &Expr{Kind: Empty}
 	}
 	return j.b.Ref(j.define("ws", func() *Expr {
-		return Rep(Chars(Range{'\t', '\n'}, Range{'\r', '\r'}, Range{' ', ' '}), 0, j.opt.MaxWhitespace)
+		return rep(Chars(Range{'\t', '\n'}, Range{'\r', '\r'}, Range{' ', ' '}), 0, j.opt.MaxWhitespace)
 	}))
 }
 
@@ -204,8 +204,8 @@ func (j *jsonBuilder) char() *Expr {
 	return j.b.Ref(j.define("char", func() *Expr {
 		hex := hexDigit()
 		nonSurrogate := Choice(
-			Sequence(Chars(Range{'0', '9'}, Range{'A', 'C'}, Range{'E', 'F'}, Range{'a', 'c'}, Range{'e', 'f'}), Rep(hex, 3, 3)),
-			Sequence(Chars(Range{'D', 'D'}, Range{'d', 'd'}), Chars(Range{'0', '7'}), Rep(hexDigit(), 2, 2)),
+			Sequence(Chars(Range{'0', '9'}, Range{'A', 'C'}, Range{'E', 'F'}, Range{'a', 'c'}, Range{'e', 'f'}), rep(hex, 3, 3)),
+			Sequence(Chars(Range{'D', 'D'}, Range{'d', 'd'}), Chars(Range{'0', '7'}), rep(hexDigit(), 2, 2)),
 		)
 		return Choice(
 			NotChars(Range{0, 0x1F}, Range{'"', '"'}, Range{'\\', '\\'}),
@@ -226,15 +226,15 @@ func (j *jsonBuilder) str() *Expr {
 
 // integerPart is 0 or a natural number without leading zeros.
 func integerPart() *Expr {
-	return Choice(Lit("0"), Sequence(Chars(Range{'1', '9'}), Rep(Chars(Range{'0', '9'}), 0, maxIntDigits-1)))
+	return Choice(Lit("0"), Sequence(Chars(Range{'1', '9'}), rep(Chars(Range{'0', '9'}), 0, maxIntDigits-1)))
 }
 
 func fraction() *Expr {
-	return Sequence(Lit("."), Rep(Chars(Range{'0', '9'}), 1, maxFracDigits))
+	return Sequence(Lit("."), rep(Chars(Range{'0', '9'}), 1, maxFracDigits))
 }
 
 func exponent() *Expr {
-	return Sequence(Chars(Range{'E', 'E'}, Range{'e', 'e'}), Opt(Chars(Range{'+', '+'}, Range{'-', '-'})), Rep(Chars(Range{'0', '9'}), 1, maxExpDigits))
+	return Sequence(Chars(Range{'E', 'E'}, Range{'e', 'e'}), Opt(Chars(Range{'+', '+'}, Range{'-', '-'})), rep(Chars(Range{'0', '9'}), 1, maxExpDigits))
 }
 
 // number is any JSON number (within the digit limits).
@@ -280,4 +280,16 @@ func (j *jsonBuilder) object() string {
 		j.define("array", func() *Expr { return j.list("[", "]", j.b.Ref("value")) })
 		return j.list("{", "}", member)
 	})
+}
+
+// rep is Rep that writes the trivial counts simply: {0,0} as empty and
+// {1,1} as the expression itself.
+func rep(e *Expr, min, max int) *Expr {
+	switch {
+	case max == 0:
+		return &Expr{Kind: Empty}
+	case min == 1 && max == 1:
+		return e
+	}
+	return Rep(e, min, max)
 }

@@ -217,7 +217,7 @@ func (p *regexParser) quantifier(atom *Expr) (*Expr, error) {
 		if min > MaxRepeat || max > MaxRepeat {
 			return nil, p.errorf("repetition count is more than the limit of %d", MaxRepeat)
 		}
-		atom = Rep(atom, min, max)
+		atom = rep(atom, min, max)
 		quantified = true
 		if p.peek() == '?' { // lazy: the same language
 			p.pos++

@@ -109,7 +109,7 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 		if extra == nil {
 			return &Expr{Kind: Empty}
 		}
-		return Rep(cat(comma(), extra), xlo, xhi)
+		return rep(cat(comma(), extra), xlo, xhi)
 	}
 	// item i, after something was written.
 	item := func(i int) *Expr {
@@ -154,7 +154,7 @@ func (c *schemaCompiler) objectSchema(s *object, path string, depth int) (*Expr,
 		}
 	}
 	if firstReq < 0 && extra != nil {
-		alts = append(alts, cat(extra, Rep(cat(comma(), extra), max0(xlo-1), decr(xhi))))
+		alts = append(alts, cat(extra, rep(cat(comma(), extra), max0(xlo-1), decr(xhi))))
 	}
 	if len(alts) == 0 {
 		return cat(Lit("{"), c.j.ws(), Lit("}")), nil
@@ -368,7 +368,7 @@ func (c *schemaCompiler) arraySchema(s *object, path string, depth int) (*Expr, 
 	}
 	var after *Expr = &Expr{Kind: Empty}
 	if restElem != nil && hi != 0 {
-		after = Rep(cat(comma(), restElem), lo, hi)
+		after = rep(cat(comma(), restElem), lo, hi)
 	}
 	var body *Expr // never empty
 	nullable := min == 0
@@ -388,7 +388,7 @@ func (c *schemaCompiler) arraySchema(s *object, path string, depth int) (*Expr, 
 		}
 		body = cat(elems[0], from(1))
 	case restElem != nil && hi != 0:
-		body = cat(restElem, Rep(cat(comma(), restElem), max0(lo-1), decr(hi)))
+		body = cat(restElem, rep(cat(comma(), restElem), max0(lo-1), decr(hi)))
 	}
 	if body == nil {
 		return cat(Lit("["), c.j.ws(), Lit("]")), nil

@@ -77,7 +77,7 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 	if minLen == 0 && maxLen < 0 {
 		return c.j.str(), nil
 	}
-	return cat(Lit(`"`), Rep(c.j.char(), minLen, maxLen), Lit(`"`)), nil
+	return cat(Lit(`"`), rep(c.j.char(), minLen, maxLen), Lit(`"`)), nil
 }
 
 // lengthBounds returns the fewest and the most characters an expression
@@ -184,7 +184,7 @@ func formatExpr(f string) *Expr {
 	case "date-time":
 		return cat(date(), Lit("T"), timeOfDay())
 	case "uuid":
-		h := func(n int) *Expr { return Rep(hexDigit(), n, n) }
+		h := func(n int) *Expr { return rep(hexDigit(), n, n) }
 		return cat(h(8), Lit("-"), h(4), Lit("-"), h(4), Lit("-"), h(4), Lit("-"), h(12))
 	case "ipv4":
 		octet := func() *Expr {
@@ -195,7 +195,7 @@ func formatExpr(f string) *Expr {
 				cat(r('1', '9'), d()),
 				d())
 		}
-		return cat(octet(), Rep(cat(Lit("."), octet()), 3, 3))
+		return cat(octet(), rep(cat(Lit("."), octet()), 3, 3))
 	case "hostname":
 		return hostname(59)
 	case "uri":
@@ -206,11 +206,11 @@ func formatExpr(f string) *Expr {
 		return duration()
 	case "email":
 		atext := func() *Expr {
-			return Rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
+			return rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
 		}
 		// At most 4 atoms of 15: the local part stays within 64 octets,
 		// and with the domain the address within 254.
-		local := cat(atext(), Rep(cat(Lit("."), atext()), 0, 3))
+		local := cat(atext(), rep(cat(Lit("."), atext()), 0, 3))
 		return cat(local, Lit("@"), hostname(40))
 	}
 	return nil
@@ -220,19 +220,19 @@ func formatExpr(f string) *Expr {
 // one "::" that stands for at least one zero group (no embedded IPv4, no
 // zone).
 func ipv6() *Expr {
-	h16 := func() *Expr { return Rep(hexDigit(), 1, 4) }
+	h16 := func() *Expr { return rep(hexDigit(), 1, 4) }
 	groups := func(n int) *Expr { // exactly n groups joined by ':'
 		if n == 0 {
 			return Lit("")
 		}
-		return cat(h16(), Rep(cat(Lit(":"), h16()), n-1, n-1))
+		return cat(h16(), rep(cat(Lit(":"), h16()), n-1, n-1))
 	}
 	alts := []*Expr{groups(8)}
 	for left := 0; left <= 7; left++ {
 		// left groups, "::", then up to 7-left groups.
 		right := Lit("")
 		if left < 7 {
-			right = Opt(cat(h16(), Rep(cat(Lit(":"), h16()), 0, 6-left)))
+			right = Opt(cat(h16(), rep(cat(Lit(":"), h16()), 0, 6-left)))
 		}
 		alts = append(alts, cat(groups(left), Lit("::"), right))
 	}
@@ -243,7 +243,7 @@ func ipv6() *Expr {
 // days, or weeks, and T with hours, minutes and seconds, each unit in order
 // and without gaps, at most 9 digits each.
 func duration() *Expr {
-	n := func() *Expr { return Rep(Chars(Range{'0', '9'}), 1, 9) }
+	n := func() *Expr { return rep(Chars(Range{'0', '9'}), 1, 9) }
 	day := func() *Expr { return cat(n(), Lit("D")) }
 	month := func() *Expr { return cat(n(), Lit("M"), Opt(day())) }
 	year := cat(n(), Lit("Y"), Opt(month()))
@@ -267,8 +267,8 @@ func uri() *Expr {
 			Chars(normRanges(append(toRanges("-._~!$&'()*+,;=:@"+extra), alpha, lower, digit))...),
 			cat(Lit("%"), hexDigit(), hexDigit()))
 	}
-	scheme := cat(Chars(alpha, lower), Rep(Chars(normRanges(append(toRanges("+-."), alpha, lower, digit))...), 0, 15))
-	port := Opt(cat(Lit(":"), Rep(Chars(digit), 1, 5)))
+	scheme := cat(Chars(alpha, lower), rep(Chars(normRanges(append(toRanges("+-."), alpha, lower, digit))...), 0, 15))
+	port := Opt(cat(Lit(":"), rep(Chars(digit), 1, 5)))
 	path := Star(cat(Lit("/"), Star(pchar(""))))
 	query := Opt(cat(Lit("?"), Star(pchar("/?"))))
 	fragment := Opt(cat(Lit("#"), Star(pchar("/?"))))
@@ -280,9 +280,9 @@ func uri() *Expr {
 func hostname(inner int) *Expr {
 	alnum := func() *Expr { return Chars(Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}) }
 	label := func() *Expr {
-		return cat(alnum(), Opt(cat(Rep(Chars(Range{'-', '-'}, Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}), 0, inner), alnum())))
+		return cat(alnum(), Opt(cat(rep(Chars(Range{'-', '-'}, Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}), 0, inner), alnum())))
 	}
-	return cat(label(), Rep(cat(Lit("."), label()), 0, 3))
+	return cat(label(), rep(cat(Lit("."), label()), 0, 3))
 }
 
 // date is RFC 3339's full-date with a valid day of the month.
@@ -294,7 +294,7 @@ func date() *Expr {
 	}
 	day30 := Choice(day28(), Lit("29"), Lit("30"))
 	day31 := Choice(day28(), Lit("29"), Lit("30"), Lit("31"))
-	year := Rep(d(), 4, 4)
+	year := rep(d(), 4, 4)
 	monthDay := Choice(
 		cat(Choice(cat(Lit("0"), Chars(toRanges("13578")...)), cat(Lit("1"), Chars(toRanges("02")...))), Lit("-"), day31),
 		cat(Choice(cat(Lit("0"), Chars(toRanges("469")...)), Lit("11")), Lit("-"), day30),
@@ -315,7 +315,7 @@ func timeOfDay() *Expr {
 	hour := func() *Expr { return Choice(cat(Chars(Range{'0', '1'}), d()), cat(Lit("2"), Chars(Range{'0', '3'}))) }
 	min := func() *Expr { return cat(Chars(Range{'0', '5'}), d()) }
 	offset := Choice(Lit("Z"), cat(Chars(Range{'+', '+'}, Range{'-', '-'}), hour(), Lit(":"), min()))
-	return cat(hour(), Lit(":"), min(), Lit(":"), min(), Opt(cat(Lit("."), Rep(d(), 1, 9))), offset)
+	return cat(hour(), Lit(":"), min(), Lit(":"), min(), Opt(cat(Lit("."), rep(d(), 1, 9))), offset)
 }
 
 // A numeric bound: a value, whether it excludes the value itself, or no
@@ -536,7 +536,7 @@ func natRange(a int64, b bound) *Expr {
 		lo = max(lo, a)
 		if b.inf && l > len(as) {
 			// Every longer number is in range.
-			alts = append(alts, cat(Chars(Range{'1', '9'}), Rep(Chars(Range{'0', '9'}), l-1, maxIntDigits-1)))
+			alts = append(alts, cat(Chars(Range{'1', '9'}), rep(Chars(Range{'0', '9'}), l-1, maxIntDigits-1)))
 			break
 		}
 		hiS := strings.Repeat("9", l)
@@ -582,7 +582,7 @@ func digitRange(x, y string) *Expr {
 		case 1:
 			alts = append(alts, cat(Chars(Range{a, b}), Chars(Range{'0', '9'})))
 		default:
-			alts = append(alts, cat(Chars(Range{a, b}), Rep(Chars(Range{'0', '9'}), n, n)))
+			alts = append(alts, cat(Chars(Range{a, b}), rep(Chars(Range{'0', '9'}), n, n)))
 		}
 	}
 	if !highAll {
@@ -706,7 +706,7 @@ func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Exp
 		lo = nil // at least zero: no constraint
 	}
 	if lo == nil && hi == nil {
-		return Rep(Chars(Range{'0', '9'}), 1, maxFracDigits-d)
+		return rep(Chars(Range{'0', '9'}), 1, maxFracDigits-d)
 	}
 	first := func(s *string, none byte) byte {
 		if s == nil {
@@ -761,7 +761,7 @@ func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Exp
 	if from <= to {
 		c := Chars(Range{rune(from), rune(to)})
 		if d+1 < maxFracDigits {
-			c = cat(c, Rep(Chars(Range{'0', '9'}), 0, maxFracDigits-d-1))
+			c = cat(c, rep(Chars(Range{'0', '9'}), 0, maxFracDigits-d-1))
 		}
 		alts = append(alts, c)
 	}
