@@ -25,7 +25,7 @@ func TestGenerateConstrained(t *testing.T) {
 	}
 	re := regexp.MustCompile(`^(yes|no) [0-9]{1,2}$`)
 	for seed := range 3 {
-		for _, args := range [][]string{{"--json-schema", schema}, {"--grammar", gbnf}, {"--json-schema", schema, "--chat"}} {
+		for _, args := range [][]string{{"--json-schema", schema}, {"--grammar", gbnf}, {"--json-schema", schema, "--chat", "--no-think"}} {
 			argv := append([]string{"generate", goldenModel, "Answer:", "-n", "300", "--temperature", "1", "--seed", fmt.Sprint(seed)}, args...)
 			out, errOut, code := run(t, "", argv...)
 			if code != 0 {
