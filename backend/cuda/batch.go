@@ -157,6 +157,9 @@ type BatchRunner struct {
 	hostLogits                    []float32
 	runs                          []batch.Run
 	stats                         BatchStats
+	samp                          *devSampler // sampling on the GPU (sample.go), made by the first SetSamples
+	sampNow                       bool        // this Forward samples its outputs on the GPU
+	sampledLast                   bool        // the last Forward did
 }
 
 // lookahead describes a decode step queued on the device's own argmax
@@ -168,6 +171,9 @@ type lookahead struct {
 	step int32 // its step number
 	n, B int   // tokens, bucket
 	v    int   // graph variant
+	// sampled: its tokens were sampled on the GPU (its rows in the slot's
+	// sampling parameters), not the argmax
+	sampled bool
 }
 
 // Decode graphs write the logits of their (at most 256) tokens at row
@@ -531,8 +537,15 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	br.valid, br.lastB = false, 0
 	sampled := br.logitsRead // the last step's logits were read: no lookahead now
 	br.logitsRead = false
+	br.sampNow, br.sampledLast = br.samp != nil && br.samp.active, false
+	if br.samp != nil {
+		br.samp.active = false // the rows set are for this Forward only
+	}
 	if err := b.Check(br.cfg.Vocab, br.base.maxLen, br.bs, br.blocks); err != nil {
 		return err
+	}
+	if br.sampNow && len(br.samp.rows) != len(b.Outputs) {
+		return fmt.Errorf("cuda: sampling parameters for %d outputs, the batch has %d", len(br.samp.rows), len(b.Outputs))
 	}
 	n := b.Len()
 	if n > MaxBatch {
@@ -543,6 +556,11 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 		return err
 	}
 	defer g.exit()
+	if br.sampNow {
+		if err := br.samp.prepare(br.settle); err != nil {
+			return err
+		}
+	}
 	br.runs = b.Runs(br.runs)
 	tab := 0
 	for _, r := range br.runs {
@@ -562,6 +580,7 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 		return err
 	}
 	br.nout = len(b.Outputs)
+	br.sampledLast = br.sampNow
 	br.ids = append(br.ids[:0], hostInts(br.hresSlot(br.slot), br.nout)...)
 	br.stats.Tokens += int64(n)
 	br.valid = true
@@ -710,6 +729,9 @@ func (br *BatchRunner) closeLocked() {
 	g.freeHost(br.hmeta)
 	g.freeHost(br.hres)
 	br.hmeta, br.hres, br.metaCap = 0, 0, 0
+	if br.samp != nil {
+		br.samp.close()
+	}
 	if br.shared.refs--; br.shared.refs == 0 {
 		g.close()
 	}

@@ -234,7 +234,7 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	inflight := false // a discarded lookahead step is queued (in slot 1 - br.slot)
 	if a := br.ahead; a.on {
 		br.ahead.on = false
-		if a.n == n && br.aheadMatches(b, a) {
+		if a.n == n && br.aheadMatches(b, a) && a.sampled == br.sampNow && (!br.sampNow || br.samp.matches(a.slot)) {
 			br.slot = a.slot
 			br.stats.LookaheadHits++
 			br.stats.GraphSteps++
@@ -247,7 +247,7 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 					return err
 				}
 			}
-			return br.wait(a.slot, B, a.step)
+			return br.wait(a.slot, br.flagIndex(B), a.step)
 		}
 		br.stats.LookaheadMisses++
 		inflight = true
@@ -280,6 +280,12 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	if err := g.launchGraph(br.graphs[bi][v][s][1]); err != nil {
 		return err
 	}
+	if br.sampNow {
+		br.samp.fill(s, 0)
+		if err := br.samp.launch(s, br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step); err != nil {
+			return err
+		}
+	}
 	br.slot = s
 	br.stats.GraphSteps++
 	br.lastB, br.lastV = B, v
@@ -289,7 +295,17 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 			return err
 		}
 	}
-	return br.wait(s, B, step)
+	return br.wait(s, br.flagIndex(B), step)
+}
+
+// flagIndex returns where in a slot's results the host polls for the step
+// number of a decode step of bucket B: after the argmax, or after the
+// sampling when the step samples on the GPU.
+func (br *BatchRunner) flagIndex(B int) int {
+	if br.sampNow {
+		return sampFlag
+	}
+	return B
 }
 
 // copyMeta enqueues the copy of slot s's first total ints of inputs to the
@@ -380,7 +396,7 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.bt.zc > 0 {
+	if !br.bt.ahead || br.noAhead || br.bt.zc > 0 || br.sampNow && !br.samp.aheadOK {
 		return nil
 	}
 	B := batchBuckets[bi]
@@ -398,7 +414,14 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	if err := br.dev.launchGraph(br.graphs[bi][v][s][1]); err != nil {
 		return err
 	}
-	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v}
+	if br.sampNow {
+		// The rows' next tokens: the same parameters, the next indexes.
+		br.samp.fill(s, 1)
+		if err := br.samp.launch(s, br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step); err != nil {
+			return err
+		}
+	}
+	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: br.sampNow}
 	br.pending = true
 	return nil
 }
@@ -547,6 +570,10 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)
 		br.matmul(l, "store", &base.out, br.pxo, base.outNorm, br.logits, c.Vocab, 0, nout)
 		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta+4*metaStep, br.acnt)
+		if br.sampNow && l.err == nil {
+			br.samp.fill(0, 0)
+			l.then("sampling", br.samp.launch(0, br.logits, nout, br.dres, br.hresD, br.step))
+		}
 	}
 	if l.err != nil {
 		return l.err

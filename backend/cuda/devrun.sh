@@ -4,7 +4,7 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [rss] [bench] [batchbench] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [rss] [bench] [batchbench] [sampling] [sampbench] [report]
 #   INFERNO_OLD=bin/inferno-old sh backend/cuda/devrun.sh startup
 #
 # T names the test binary (default bin/cuda.test). startup times, on
@@ -45,6 +45,52 @@ for stage in "$@"; do
 	batch)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestBatchEqualsAlone|TestBatchPrefixCopy|TestBatchMemoryAndErrors|TestSequencesShareWeights' >"$OUT/batch.log" 2>&1
 		echo "batch: exit $?"
+		;;
+	sampling)
+		# The GPU sampler (sample.go, kernels/sample.cuh): distributions
+		# against sampling.Distribution, seeds across batch compositions,
+		# logprobs against the CPU, sampled decoding with the lookahead;
+		# the lookahead's greedy test for regressions.
+		(
+			[ -f "$OUT/cubin90/kernels_sm90.cubin.gz" ] && export INFERNO_CUDA_PTX="$OUT/cubin90/kernels_sm90.cubin.gz"
+			timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestSample|TestPhilox|TestBatchSampledLookahead|TestBatchLookahead' >"$OUT/sampling.log" 2>&1
+		)
+		echo "sampling: exit $?"
+		grep -E "chi-squared|reference|agree|lookahead:" "$OUT/sampling.log" | cut -c1-200
+		;;
+	sampbench)
+		# Sampled against greedy throughput on synth's 0.6B Q8_0, one
+		# process each, in one run: bench --parallel greedy, temperature 1,
+		# Qwen3's settings; tg128/pp512; then the server under 64
+		# streaming clients (tools/loadgen), greedy and temperature 1.
+		# INFERNO names the command (default bin/inferno), LOADGEN the
+		# load generator (default bin/loadgen).
+		(
+			I=$ROOT/${INFERNO:-bin/inferno}
+			L=$ROOT/${LOADGEN:-bin/loadgen}
+			M=/tmp/inferno-samp-06b.gguf
+			# After the cubin90 stage, its cubin (what will be embedded).
+			if [ -f "$OUT/cubin90/kernels_sm90.cubin.gz" ]; then
+				export INFERNO_CUDA_PTX="$OUT/cubin90/kernels_sm90.cubin.gz"
+				echo "kernels: $INFERNO_CUDA_PTX"
+			fi
+			[ -f $M ] || "$I" synth $M --preset 0.6b --type q8_0 >/dev/null
+			"$I" bench $M --backend cuda -p 512 -n 128 -r 5
+			for s in "" "--temperature 1" "--temperature 0.6 --top-p 0.95 --top-k 20"; do
+				# shellcheck disable=SC2086
+				"$I" bench $M --backend cuda --parallel 1,8,64,256 -p 128 -n 128 -r 3 $s
+			done
+			"$I" serve $M --backend cuda --parallel 64 --addr 127.0.0.1:18080 >"$OUT/serve.log" 2>&1 &
+			srv=$!
+			for t in 0 1; do
+				"$L" -url http://127.0.0.1:18080 -wait 120s -clients 64 -requests 1 -prompt 128 -max-tokens 128 -temperature $t >/dev/null 2>&1 # warm-up
+				"$L" -url http://127.0.0.1:18080 -clients 64 -requests 3 -prompt 128 -max-tokens 128 -temperature $t
+			done
+			kill $srv
+			wait $srv 2>/dev/null
+		) >"$OUT/sampbench.log" 2>&1
+		echo "sampbench: exit $?"
+		cat "$OUT/sampbench.log"
 		;;
 	batchbench)
 		INFERNO_CUDA_BENCH=1 timeout 240 "$T" -test.v -test.timeout 230s -test.run 'TestBatchBench' >"$OUT/batchbench.log" 2>&1

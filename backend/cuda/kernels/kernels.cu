@@ -445,6 +445,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_final(const floa
   topk_block(sv, si, n, k, out, reinterpret_cast<int*>(out + k));
 }
 
+#include "sample.cuh"
+
 #include "batch.cuh"
 
 #include "attn_paged.cuh"
