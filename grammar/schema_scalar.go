@@ -205,13 +205,17 @@ func formatExpr(f string) *Expr {
 	case "duration":
 		return duration()
 	case "email":
-		atext := func() *Expr {
-			return rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, 15)
+		atext := func(n int) *Expr {
+			return rep(Chars(normRanges(append(toRanges("!#$%&'*+-/=?^_`{|}~"), Range{'0', '9'}, Range{'A', 'Z'}, Range{'a', 'z'}))...), 1, n)
 		}
-		// At most 4 atoms of 15: the local part stays within 64 octets,
-		// and with the domain the address within 254.
-		local := cat(atext(), rep(cat(Lit("."), atext()), 0, 3))
-		return cat(local, Lit("@"), hostname(40))
+		// One to four dot-separated atoms, each short enough that the
+		// local part stays within 64 octets; with a domain of at most 187
+		// the address stays within 254.
+		var local []*Expr
+		for atoms, n := range []int{64, 31, 20, 15} {
+			local = append(local, cat(atext(n), rep(cat(Lit("."), atext(n)), atoms, atoms)))
+		}
+		return cat(Choice(local...), Lit("@"), hostname(44))
 	}
 	return nil
 }
