@@ -229,8 +229,17 @@ func integerPart() *Expr {
 	return Choice(Lit("0"), Sequence(Chars(Range{'1', '9'}), rep(Chars(Range{'0', '9'}), 0, maxIntDigits-1)))
 }
 
-func fraction() *Expr {
-	return Sequence(Lit("."), rep(Chars(Range{'0', '9'}), 1, maxFracDigits))
+// fraction is "." and 1 to places digits.
+func fraction(places int) *Expr {
+	return cat(Lit("."), rep(Chars(Range{'0', '9'}), 1, places))
+}
+
+// optFraction is an optional fraction of at most places digits.
+func optFraction(places int) *Expr {
+	if places == 0 {
+		return &Expr{Kind: Empty}
+	}
+	return Opt(fraction(places))
 }
 
 func exponent() *Expr {
@@ -240,7 +249,7 @@ func exponent() *Expr {
 // number is any JSON number (within the digit limits).
 func (j *jsonBuilder) number() *Expr {
 	return j.b.Ref(j.define("number", func() *Expr {
-		return Sequence(Opt(Lit("-")), integerPart(), Opt(fraction()), Opt(exponent()))
+		return Sequence(Opt(Lit("-")), integerPart(), optFraction(maxFracDigits), Opt(exponent()))
 	}))
 }
 

@@ -39,7 +39,7 @@ var enforced = map[string]bool{
 	"minProperties": true, "maxProperties": true,
 	"items": true, "prefixItems": true, "additionalItems": true, "minItems": true, "maxItems": true,
 	"minLength": true, "maxLength": true, "pattern": true, "format": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
 	"uniqueItems": true,
 }
 
@@ -49,7 +49,7 @@ var typeKeywords = map[string]string{
 	"minProperties": "object", "maxProperties": "object",
 	"items": "array", "prefixItems": "array", "additionalItems": "array", "minItems": "array", "maxItems": "array",
 	"minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
-	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",
+	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number", "multipleOf": "number",
 }
 
 var allTypes = []string{"object", "array", "string", "number", "boolean", "null"}

@@ -136,7 +136,7 @@ func (c *schemaCompiler) merge(parts []any, path string, depth int) (*object, er
 				} else {
 					items = append(items, v)
 				}
-			case "anyOf", "oneOf", "prefixItems", "additionalItems", "pattern", "format":
+			case "anyOf", "oneOf", "prefixItems", "additionalItems", "pattern", "format", "multipleOf":
 				if err := mergeOnce(out, k, v, path); err != nil {
 					return nil, err
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -44,7 +45,8 @@ func TestIntegerRanges(t *testing.T) {
 }
 
 // TestNumberRanges checks the decimal grammars against numbers on a grid
-// around fractional and integer bounds, exclusive and not.
+// around fractional and integer bounds, exclusive and not, with and
+// without multipleOf 0.1.
 func TestNumberRanges(t *testing.T) {
 	bounds := []string{"", "-2.5", "-1", "-0.25", "0", "0.1", "0.15", "1", "2.5", "10"}
 	var values []string
@@ -55,8 +57,11 @@ func TestNumberRanges(t *testing.T) {
 	}
 	for _, lo := range bounds {
 		for _, hi := range bounds {
-			for _, ex := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			for _, ex := range [][3]bool{{false, false}, {true, false}, {false, true}, {true, true}, {false, false, true}, {true, true, true}} {
 				schema := `{"type":"number"`
+				if ex[2] {
+					schema += `,"multipleOf":0.1`
+				}
 				if lo != "" {
 					kw := "minimum"
 					if ex[0] {
@@ -81,9 +86,20 @@ func TestNumberRanges(t *testing.T) {
 					h, _ = new(big.Rat).SetString(hi)
 				}
 				g, err := FromJSONSchema([]byte(schema), SchemaOptions{})
+				empty := lo != "" && hi != "" && (l.Cmp(h) > 0 || l.Cmp(h) == 0 && (ex[0] || ex[1]))
+				if ex[2] && lo != "" && hi != "" {
+					// The least multiple of 0.1 above the lower bound.
+					l10 := new(big.Rat).Mul(l, big.NewRat(10, 1))
+					m := ceilRat(l10)
+					if ex[0] && l10.IsInt() {
+						m.Add(m, big.NewInt(1))
+					}
+					c := new(big.Rat).SetFrac(m, big.NewInt(10)).Cmp(h)
+					empty = c > 0 || c == 0 && ex[1]
+				}
 				if err != nil {
-					if c := l.Cmp(h); lo != "" && hi != "" && (c > 0 || c == 0 && (ex[0] || ex[1])) {
-						continue // an empty range
+					if empty {
+						continue
 					}
 					t.Fatalf("%s: %v", schema, err)
 				}
@@ -100,6 +116,13 @@ func TestNumberRanges(t *testing.T) {
 					if hi != "" {
 						c := x.Cmp(h)
 						want = want && (c < 0 || c == 0 && !ex[1])
+					}
+					if ex[2] {
+						// A multiple of 0.1, written with at most one place
+						// (0.50 is a multiple, but written longer than the
+						// grammar writes it).
+						_, frac, _ := strings.Cut(v, ".")
+						want = want && len(frac) <= 1
 					}
 					if got := matches(g, v); got != want {
 						t.Fatalf("%s on %s: %v, want %v\n%s", schema, v, got, want, g)

@@ -400,6 +400,10 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 		}
 		return unsupported(kw, path, "a bound beyond ±%d", int64(maxBound))
 	}
+	places, err := decimalPlaces(s, path, integer)
+	if err != nil {
+		return nil, err
+	}
 	if err := limit(&lo, loKw, false); err != nil {
 		return nil, err
 	}
@@ -410,7 +414,9 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 		if integer {
 			return c.j.integer(), nil
 		}
-		return c.j.number(), nil
+		if places == maxFracDigits {
+			return c.j.number(), nil
+		}
 	}
 	var e *Expr
 	if integer {
@@ -442,12 +448,36 @@ func (c *schemaCompiler) numberSchema(s *object, path string, integer bool) (*Ex
 				return nil, unsupported(b.kw, path, "a bound with more than %d decimal places", maxFracDigits)
 			}
 		}
-		e = numberRange(lo, hi)
+		e = numberRange(lo, hi, places)
 	}
 	if e == nil {
 		return nil, schemaErr(path, "no number satisfies the bounds")
 	}
 	return e, nil
+}
+
+// decimalPlaces reads multipleOf: a power of ten 10^-k limits a number to
+// k decimal places (k = 0: integers); integers are multiples of each
+// anyway. Other values are refused. Without it, numbers have
+// maxFracDigits places.
+func decimalPlaces(s *object, path string, integer bool) (int, error) {
+	v, ok := s.get("multipleOf")
+	if !ok {
+		return maxFracDigits, nil
+	}
+	n, ok := v.(json.Number)
+	r, ok2 := new(big.Rat).SetString(string(n))
+	if !ok || !ok2 || r.Sign() <= 0 {
+		return 0, schemaErr(path, "multipleOf must be a positive number")
+	}
+	p := new(big.Rat).SetInt64(1)
+	for k := 0; k <= maxFracDigits; k++ {
+		if r.Cmp(p) == 0 {
+			return k, nil
+		}
+		p.Quo(p, big.NewRat(10, 1))
+	}
+	return 0, unsupported("multipleOf", path, "only powers of ten up to 1 (1, 0.1, 0.01, ...) are supported")
 }
 
 // fracDigits returns how many decimal places r needs (its denominator is
@@ -597,7 +627,7 @@ func digitRange(x, y string) *Expr {
 
 // numberRange matches decimal numbers (no exponent) between the bounds;
 // nil where none.
-func numberRange(lo, hi bound) *Expr {
+func numberRange(lo, hi bound, places int) *Expr {
 	if !lo.inf && !hi.inf {
 		if c := lo.r.Cmp(hi.r); c > 0 || c == 0 && (lo.excl || hi.excl) {
 			return nil
@@ -611,7 +641,7 @@ func numberRange(lo, hi bound) *Expr {
 		if !lo.inf && lo.r.Sign() >= 0 {
 			a = lo
 		}
-		if e := magnitude(a, hi); e != nil {
+		if e := magnitude(a, hi, places); e != nil {
 			alts = append(alts, e)
 		}
 	}
@@ -625,7 +655,7 @@ func numberRange(lo, hi bound) *Expr {
 		if !lo.inf {
 			b = bound{r: new(big.Rat).Neg(lo.r), excl: lo.excl}
 		}
-		if e := magnitude(a, b); e != nil {
+		if e := magnitude(a, b, places); e != nil {
 			alts = append(alts, cat(Lit("-"), e))
 		}
 	}
@@ -637,13 +667,13 @@ func numberRange(lo, hi bound) *Expr {
 
 // magnitude matches non-negative decimals (integer part, optional
 // fraction) from a to b; nil where none.
-func magnitude(a, b bound) *Expr {
+func magnitude(a, b bound, places int) *Expr {
 	ai, af := decimal(a.r)
 	as := strconv.FormatInt(ai, 10)
 	if !b.inf {
 		bi, bf := decimal(b.r)
 		if bi == ai {
-			if f := fractionBetween(&af, a.excl, &bf, b.excl); f != nil {
+			if f := fractionBetween(&af, a.excl, &bf, b.excl, places); f != nil {
 				return cat(Lit(as), f)
 			}
 			return nil
@@ -653,7 +683,7 @@ func magnitude(a, b bound) *Expr {
 		}
 	}
 	var alts []*Expr
-	if f := fractionBetween(&af, a.excl, nil, false); f != nil {
+	if f := fractionBetween(&af, a.excl, nil, false, places); f != nil {
 		alts = append(alts, cat(Lit(as), f))
 	}
 	// Integer parts strictly between a's and b's: any fraction.
@@ -663,11 +693,11 @@ func magnitude(a, b bound) *Expr {
 		inner = bound{v: bi - 1}
 	}
 	if e := natRange(ai+1, inner); e != nil {
-		alts = append(alts, cat(e, Opt(fraction())))
+		alts = append(alts, cat(e, optFraction(places)))
 	}
 	if !b.inf {
 		bi, bf := decimal(b.r)
-		if f := fractionBetween(nil, false, &bf, b.excl); f != nil {
+		if f := fractionBetween(nil, false, &bf, b.excl, places); f != nil {
 			alts = append(alts, cat(Lit(strconv.FormatInt(bi, 10)), f))
 		}
 	}
@@ -677,15 +707,15 @@ func magnitude(a, b bound) *Expr {
 	return Choice(alts...)
 }
 
-// fractionBetween matches an optional fraction ("." and 1 to maxFracDigits
+// fractionBetween matches an optional fraction ("." and 1 to places
 // digits) whose value lies between lo and hi, given as digit strings
 // without trailing zeros ("" is zero; nil is no bound).
-func fractionBetween(lo *string, loEx bool, hi *string, hiEx bool) *Expr {
+func fractionBetween(lo *string, loEx bool, hi *string, hiEx bool, places int) *Expr {
 	var alts []*Expr
 	if fracCanEnd(lo, loEx, hi, hiEx) {
 		alts = append(alts, Lit(""))
 	}
-	if digits := fracDigitsBetween(lo, loEx, hi, hiEx, 0); digits != nil {
+	if digits := fracDigitsBetween(lo, loEx, hi, hiEx, 0, places); digits != nil {
 		alts = append(alts, cat(Lit("."), digits))
 	}
 	if len(alts) == 0 {
@@ -701,16 +731,16 @@ func fracCanEnd(lo *string, loEx bool, hi *string, hiEx bool) bool {
 }
 
 // fracDigitsBetween matches one or more fraction digits (of the at most
-// maxFracDigits-d left) continuing a prefix equal to the bounds' so far.
-func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Expr {
-	if d >= maxFracDigits {
+// places-d left) continuing a prefix equal to the bounds' so far.
+func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d, places int) *Expr {
+	if d >= places {
 		return nil
 	}
 	if lo != nil && *lo == "" && !loEx {
 		lo = nil // at least zero: no constraint
 	}
 	if lo == nil && hi == nil {
-		return rep(Chars(Range{'0', '9'}), 1, maxFracDigits-d)
+		return rep(Chars(Range{'0', '9'}), 1, places-d)
 	}
 	first := func(s *string, none byte) byte {
 		if s == nil {
@@ -739,7 +769,7 @@ func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Exp
 		if fracCanEnd(nlo, loEx, nhi, hiEx) {
 			a = append(a, Lit(""))
 		}
-		if e := fracDigitsBetween(nlo, loEx, nhi, hiEx, d+1); e != nil {
+		if e := fracDigitsBetween(nlo, loEx, nhi, hiEx, d+1, places); e != nil {
 			a = append(a, e)
 		}
 		if len(a) == 0 {
@@ -764,8 +794,8 @@ func fracDigitsBetween(lo *string, loEx bool, hi *string, hiEx bool, d int) *Exp
 	}
 	if from <= to {
 		c := Chars(Range{rune(from), rune(to)})
-		if d+1 < maxFracDigits {
-			c = cat(c, rep(Chars(Range{'0', '9'}), 0, maxFracDigits-d-1))
+		if d+1 < places {
+			c = cat(c, rep(Chars(Range{'0', '9'}), 0, places-d-1))
 		}
 		alts = append(alts, c)
 	}

@@ -92,6 +92,9 @@ var schemaCases = []schemaCase{
 	{name: "number narrow", schema: `{"type":"number","exclusiveMinimum":0.1,"maximum":0.15}`, valid: []string{`0.11`, `0.15`, `0.150`, `0.1000001`, `0.12345`}, invalid: []string{`0.1`, `0.10`, `0.16`, `0.151`, `0`, `1`}},
 	{name: "number negative fractional", schema: `{"type":"number","minimum":-0.75,"maximum":-0.5}`, valid: []string{`-0.75`, `-0.5`, `-0.6`, `-0.500`}, invalid: []string{`-0.76`, `-0.49`, `0`, `-1`}},
 	{name: "number exponent bound", schema: `{"type":"number","minimum":1e-3,"maximum":1E2}`, valid: []string{`0.001`, `0.5`, `100`, `99.99`}, invalid: []string{`0.0009`, `100.01`, `0`}},
+	{name: "multipleOf cents", schema: `{"type":"number","multipleOf":0.01,"minimum":0}`, valid: []string{`0`, `12.5`, `12.34`, `0.07`, `100`}, invalid: []string{`-1`, `1.234`, `0.001`}, strict: []string{`1e2`}},
+	{name: "multipleOf one", schema: `{"type":"number","multipleOf":1}`, valid: []string{`3`, `-4`, `0`}, invalid: []string{`1.5`}, strict: []string{`1.0`}},
+	{name: "multipleOf on integer", schema: `{"type":"integer","multipleOf":0.1,"maximum":5}`, valid: []string{`5`, `-3`}, invalid: []string{`6`}},
 	{name: "enum", schema: `{"enum":["red","green",3,null,{"a":[1]}]}`, valid: []string{`"red"`, `3`, `null`, `{"a":[1]}`}, invalid: []string{`"blue"`, `4`}},
 	{name: "enum with type", schema: `{"type":"string","enum":["a","b",1]}`, valid: []string{`"a"`}, invalid: []string{`1`, `"c"`}},
 	{name: "const", schema: `{"const":"x\"y"}`, valid: []string{`"x\"y"`}, invalid: []string{`"xy"`}},
@@ -211,6 +214,7 @@ func TestFromJSONSchemaCases(t *testing.T) {
 func TestFromJSONSchemaRefused(t *testing.T) {
 	for _, tc := range []struct{ schema, keyword string }{
 		{`{"type":"integer","multipleOf":3}`, "multipleOf"},
+		{`{"type":"number","multipleOf":0.25}`, "multipleOf"},
 		{`{"type":"object","patternProperties":{"^a":{}}}`, "patternProperties"},
 		{`{"not":{"type":"string"}}`, "not"},
 		{`{"if":{},"then":{}}`, "if"},
