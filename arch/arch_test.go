@@ -410,7 +410,7 @@ func TestLoadErrors(t *testing.T) {
 		{"zero factor", map[string]any{"tensor:rope_freqs.weight": make([]float32, 16)}, nil, "test: RoPE frequency factor 0 is 0; want positive and finite"},
 		{"missing bias", nil, func(c *arch.Config) { c.Bias = true }, `test: missing tensor "blk.0.attn_q.bias"`},
 		{"shape", map[string]any{".feed_forward_length": uint32(64)}, nil, `test: tensor "blk.0.ffn_gate.weight": shape [64 96], want [64 64]`},
-		{"layers", map[string]any{".block_count": uint32(200)}, nil, "test: block_count 200, but the file has only 25 tensors"},
+		{"layers", map[string]any{".block_count": uint32(200)}, nil, "test: block_count 200 needs at least as many tensors, the file has 25"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dense()

@@ -188,7 +188,7 @@ func Load(f *gguf.File, c *Config) (*Weights, error) {
 	// Every layer has tensors: check the count before allocating, so that
 	// a corrupt block_count fails at once.
 	if c.Layers > len(f.Tensors) {
-		return nil, fmt.Errorf("%s: block_count %d, but the file has only %d tensors", c.Arch, c.Layers, len(f.Tensors))
+		return nil, fmt.Errorf("%s: block_count %d needs at least as many tensors, the file has %d", c.Arch, c.Layers, len(f.Tensors))
 	}
 	l := loader{f: f, c: c}
 	w := &Weights{Layers: make([]Layer, c.Layers)}

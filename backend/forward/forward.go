@@ -28,11 +28,14 @@ type model struct {
 }
 
 // newModel looks m's description up and checks that this package runs it:
-// its features (Features), its weights (arch.Weights.Check) and its plan
-// (the operations of a dense layer, on layers it has).
+// its configuration (valid, of Features), its weights (arch.Weights.Check)
+// and its plan (the operations of a dense layer, on layers it has).
 func newModel(m arch.Model) (*model, error) {
 	md := &model{c: m.Hyper(), plan: m.Plan(), w: m.Tensors()}
 	c := md.c
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	if err := c.Check("CPU", Features); err != nil {
 		return nil, err
 	}
