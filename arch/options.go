@@ -103,6 +103,41 @@ type Rope struct {
 	FreqFactors []float32
 }
 
+// Freqs returns the angle, in radians a position, by which each of the
+// headDim/2 pairs of a head turns: theta^(-2i/headDim), with the scaling
+// applied. With ScaleLlama3 pair i's is divided by FreqFactors[i] or,
+// without them, by the factor Llama 3's parameters give (transformers'
+// _compute_llama3_parameters): Factor for wavelengths longer than
+// OrigContext/LowFreqFactor, 1 for those shorter than
+// OrigContext/HighFreqFactor, a blend in between. ScaleLinear divides
+// every one by Factor. YaRN's interpolation is not a per-pair factor and
+// is not applied here.
+func (r *Rope) Freqs(headDim int) []float64 {
+	f := make([]float64, headDim/2)
+	for i := range f {
+		f[i] = math.Pow(r.Theta, -float64(2*i)/float64(headDim))
+		switch {
+		case r.Scaling == ScaleLinear:
+			f[i] /= r.Factor
+		case r.Scaling != ScaleLlama3:
+		case r.FreqFactors != nil:
+			f[i] /= float64(r.FreqFactors[i])
+		default:
+			wavelen := 2 * math.Pi / f[i]
+			low, high := float64(r.OrigContext)/r.LowFreqFactor, float64(r.OrigContext)/r.HighFreqFactor
+			switch {
+			case wavelen < high:
+			case wavelen > low:
+				f[i] /= r.Factor
+			default:
+				smooth := (float64(r.OrigContext)/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+				f[i] = (1-smooth)*f[i]/r.Factor + smooth*f[i]
+			}
+		}
+	}
+	return f
+}
+
 func (r *Rope) validate() error {
 	switch {
 	case !(r.Theta > 0) || math.IsInf(r.Theta, 0):

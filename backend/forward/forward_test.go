@@ -130,9 +130,13 @@ func reference(m *model, tokens []int32) [][]float64 {
 			half := c.HeadDim / 2
 			y := append([]float64(nil), x...)
 			for i := range half {
-				a := float64(pos) * math.Pow(c.Rope.Theta, -float64(2*i)/float64(c.HeadDim))
-				y[i] = x[i]*math.Cos(a) - x[i+half]*math.Sin(a)
-				y[i+half] = x[i]*math.Sin(a) + x[i+half]*math.Cos(a)
+				a := float64(pos) * refFreq(&c.Rope, i, c.HeadDim)
+				j, k := i, i+half // NeoX: rotate_half
+				if c.Rope.Style == arch.RopeNormal {
+					j, k = 2*i, 2*i+1
+				}
+				y[j] = x[j]*math.Cos(a) - x[k]*math.Sin(a)
+				y[k] = x[j]*math.Sin(a) + x[k]*math.Cos(a)
 			}
 			return y
 		}
@@ -199,6 +203,37 @@ func reference(m *model, tokens []int32) [][]float64 {
 	return out
 }
 
+// refFreq returns the frequency of RoPE pair i: theta^(-2i/d), with
+// Llama 3's scaling as transformers' _compute_llama3_parameters computes
+// it, or divided by the file's frequency factor.
+func refFreq(r *arch.Rope, i, d int) float64 {
+	f := 1 / math.Pow(r.Theta, float64(2*i)/float64(d))
+	if r.Scaling != arch.ScaleLlama3 {
+		return f
+	}
+	if r.FreqFactors != nil {
+		return f / float64(r.FreqFactors[i])
+	}
+	wavelen := 2 * math.Pi / f
+	lowWavelen, highWavelen := float64(r.OrigContext)/r.LowFreqFactor, float64(r.OrigContext)/r.HighFreqFactor
+	scaled := f
+	if wavelen > lowWavelen {
+		scaled = f / r.Factor
+	}
+	if wavelen >= highWavelen && wavelen <= lowWavelen {
+		smooth := (float64(r.OrigContext)/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+		scaled = (1-smooth)*scaled/r.Factor + smooth*scaled
+	}
+	return scaled
+}
+
+// llama3Rope is Llama 3's RoPE on a head of 16 values: a theta and
+// original context that put pairs in all three of its bands (kept,
+// blended, divided by the factor).
+func llama3Rope() arch.Rope {
+	return arch.Rope{Style: arch.RopeNormal, Theta: 10000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 64, LowFreqFactor: 1, HighFreqFactor: 4}
+}
+
 // relErr returns |got - want| / |want| in the L2 norm.
 func relErr(got []float32, want []float64) float64 {
 	var d, n float64
@@ -219,10 +254,16 @@ func TestOptions(t *testing.T) {
 		"qwen2":       func(c *arch.Config) { c.QKNorm, c.Bias, c.TiedOutput = false, true, true },
 		"plain":       func(c *arch.Config) { c.QKNorm = false },
 		"bias+qknorm": func(c *arch.Config) { c.Bias = true },
+		"llama":       func(c *arch.Config) { c.QKNorm, c.Heads, c.KVHeads, c.Rope = false, 6, 2, llama3Rope() },
+		"llama-factors": func(c *arch.Config) {
+			c.QKNorm, c.Heads, c.KVHeads, c.Rope = false, 6, 2, llama3Rope()
+			c.Rope.FreqFactors = []float32{1, 1.5, 3, 8, 8, 8, 8, 8}
+		},
+		"normal-rope": func(c *arch.Config) { c.QKNorm, c.Rope.Style, c.Bias = false, arch.RopeNormal, true },
 	}
 	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return cpu.NewScalar() },
 		"simd": func() backend.Ops { return simd.New() }, "pool": func() backend.Ops { return pool.New(2) }}
-	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11}
+	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11, 9, 30, 2, 38, 14, 1, 27, 8, 33, 19, 6, 25}
 	for name, edit := range configs {
 		c := small()
 		edit(&c)
@@ -246,12 +287,18 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestBiasBatchedEqualsAlone: with biases and without QK-norm, sequences
-// decoded in one batch have bitwise the logits they have alone.
+// TestBiasBatchedEqualsAlone: with biases and without QK-norm (Qwen2),
+// and with Llama 3's RoPE, sequences decoded in one batch have bitwise
+// the logits they have alone.
 func TestBiasBatchedEqualsAlone(t *testing.T) {
 	c := small()
 	c.QKNorm, c.Bias = false, true
-	m := newModel(c, 5)
+	t.Run("qwen2", func(t *testing.T) { batchedEqualsAlone(t, newModel(c, 5)) })
+	c.Bias, c.Rope = false, llama3Rope()
+	t.Run("llama", func(t *testing.T) { batchedEqualsAlone(t, newModel(c, 6)) })
+}
+
+func batchedEqualsAlone(t *testing.T, m *model) {
 	ops := simd.New()
 	br, err := forward.NewBatched(m, ops, 0, 16, 4, kvcache.F16)
 	if err != nil {
@@ -294,8 +341,8 @@ func TestRefused(t *testing.T) {
 	}{
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32} }, "test: the CPU backend does not run mixture of experts (softmax gating)"},
 		{func(c *arch.Config) {
-			c.Rope = arch.Rope{Style: arch.RopeNormal, Theta: 5e5, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 32, LowFreqFactor: 1, HighFreqFactor: 4}
-		}, "test: the CPU backend does not run normal (adjacent pairs) RoPE, Llama 3 RoPE scaling"},
+			c.Rope = arch.Rope{Style: arch.RopeNormal, Theta: 5e5, Scaling: arch.ScaleYaRN, Factor: 4, OrigContext: 32}
+		}, "test: the CPU backend does not run YaRN RoPE scaling"},
 		{func(c *arch.Config) { c.Act = arch.GeGLU }, "test: the CPU backend does not run GeGLU"},
 	} {
 		c := small()
