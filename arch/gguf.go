@@ -17,6 +17,18 @@ import (
 // file does not state (QKNorm, Bias, Act, Rope.Style) are the model
 // package's to set; the result is not validated yet.
 func ReadConfig(f *gguf.File, name string) (Config, error) {
+	return readConfig(f, name, false)
+}
+
+// ReadConfigDefaultHeadDim is ReadConfig for the architectures whose
+// checkpoints may leave head_dim out (llama, qwen2): llama.cpp's converter
+// then writes no name.attention.key_length, and a head has Hidden/Heads
+// values, as llama.cpp reads such files.
+func ReadConfigDefaultHeadDim(f *gguf.File, name string) (Config, error) {
+	return readConfig(f, name, true)
+}
+
+func readConfig(f *gguf.File, name string, defaultHeadDim bool) (Config, error) {
 	arch, err := f.String("general.architecture")
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
@@ -38,9 +50,21 @@ func ReadConfig(f *gguf.File, name string) (Config, error) {
 		{"context_length", &c.ContextLength},
 	}
 	for _, p := range ints {
+		if p.dst == &c.HeadDim && defaultHeadDim {
+			if _, present := f.Value(name + "." + p.key); !present {
+				c.HeadDim = c.Hidden / c.Heads
+				if c.HeadDim*c.Heads != c.Hidden {
+					return Config{}, fmt.Errorf("%s: no %s.%s, and %d heads do not divide the embedding length %d", name, name, p.key, c.Heads, c.Hidden)
+				}
+				continue
+			}
+		}
 		if err := readInt(f, name, p.key, p.dst); err != nil {
 			return Config{}, err
 		}
+	}
+	if v, err := f.Int(name + ".rope.dimension_count"); err == nil && int(v) != c.HeadDim {
+		return Config{}, fmt.Errorf("%s: RoPE on %d of a head's %d values, which inferno does not run", name, v, c.HeadDim)
 	}
 	if v, err := f.Int(name + ".attention.value_length"); err == nil && int(v) != c.HeadDim {
 		return Config{}, fmt.Errorf("%s: attention.value_length %d differs from key_length %d, which inferno does not run", name, v, c.HeadDim)

@@ -13,6 +13,8 @@ import (
 
 	"inferno/arch"
 	"inferno/gguf"
+	"inferno/model/llama"
+	"inferno/model/qwen2"
 	"inferno/model/qwen3"
 	"inferno/tokenizer"
 )
@@ -25,7 +27,8 @@ type Model struct {
 	Arch      arch.Model
 	Tokenizer *tokenizer.Tokenizer
 	// EOG holds the end-of-generation ids: the file's eos token and the
-	// Qwen chat terminators <|im_end|> and <|endoftext|> where present.
+	// chat terminators where present: Qwen's <|im_end|> and
+	// <|endoftext|>, Llama 3's <|eot_id|>, <|eom_id|> and <|end_of_text|>.
 	EOG map[int32]bool
 	// ChatTemplate is tokenizer.chat_template, or "" when absent.
 	ChatTemplate string
@@ -48,6 +51,8 @@ func Open(path string) (*Model, error) {
 // loaders are the architectures inferno runs, by general.architecture.
 var loaders = map[string]func(*gguf.File) (arch.Model, error){
 	qwen3.Architecture: func(f *gguf.File) (arch.Model, error) { return qwen3.Load(f) },
+	qwen2.Architecture: func(f *gguf.File) (arch.Model, error) { return qwen2.Load(f) },
+	llama.Architecture: func(f *gguf.File) (arch.Model, error) { return llama.Load(f) },
 }
 
 func load(path string, f *gguf.File) (*Model, error) {
@@ -74,7 +79,7 @@ func load(path string, f *gguf.File) (*Model, error) {
 	if eos, err := f.Int("tokenizer.ggml.eos_token_id"); err == nil && eos >= 0 && eos < int64(tok.VocabSize()) {
 		m.EOG[int32(eos)] = true
 	}
-	for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
+	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"} {
 		if id, ok := tok.TokenID(s); ok {
 			m.EOG[id] = true
 		}

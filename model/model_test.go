@@ -80,7 +80,7 @@ func TestOpenArchitecture(t *testing.T) {
 	for _, kv := range src.KVs {
 		v := kv.Value
 		if kv.Key == "general.architecture" {
-			if v, err = gguf.MakeValue("llama"); err != nil {
+			if v, err = gguf.MakeValue("mamba"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,7 +88,7 @@ func TestOpenArchitecture(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "llama.gguf")
+	path := filepath.Join(t.TempDir(), "mamba.gguf")
 	out, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestOpenArchitecture(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path)
-	want := `model: unsupported architecture "llama" (inferno runs "qwen3") (file ` + path + ")"
+	want := `model: unsupported architecture "mamba" (inferno runs "llama", "qwen2", "qwen3") (file ` + path + ")"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
