@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -64,6 +65,16 @@ func modelServer(t testing.TB) *testServer {
 		b.Close()
 	})
 	return ts
+}
+
+// noThinkClient is an OpenAI client whose chat requests turn the model's
+// reasoning off: a random model that opens <think> (allowed first, as a
+// reasoning model's reply starts) would reason until max_tokens, never
+// reaching the constrained answer. TestThinkingThenConstraint covers
+// reasoning.
+func noThinkClient(ts *testServer) openai.Client {
+	return openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0),
+		option.WithJSONSet("chat_template_kwargs", map[string]any{"enable_thinking": false}))
 }
 
 // personSchema keeps a random model's replies short: bounded strings and
@@ -130,7 +141,7 @@ func checkStops(t *testing.T, what string, stopped, n int) {
 
 func TestClientJSONSchema(t *testing.T) {
 	ts := modelServer(t)
-	c := client(ts)
+	c := noThinkClient(ts)
 	schema := compileSchema(t, personSchema)
 	var raw map[string]any
 	if err := json.Unmarshal([]byte(personSchema), &raw); err != nil {
@@ -187,7 +198,7 @@ func TestClientJSONSchema(t *testing.T) {
 
 func TestClientJSONObject(t *testing.T) {
 	ts := modelServer(t)
-	c := client(ts)
+	c := noThinkClient(ts)
 	resps, errs := replies(samples, func(i int) (*openai.ChatCompletion, error) {
 		p := userTurn("Answer in JSON.")
 		p.Temperature = openai.Float(1)
@@ -227,7 +238,7 @@ func weatherTools(t *testing.T) []openai.ChatCompletionToolUnionParam {
 
 func TestClientToolChoice(t *testing.T) {
 	ts := modelServer(t)
-	c := client(ts)
+	c := noThinkClient(ts)
 	schemas := map[string]*jsonschema.Schema{"get_weather": compileSchema(t, weatherParams), "get_time": compileSchema(t, timeParams)}
 	tools := weatherTools(t)
 	for _, tc := range []struct {
@@ -345,7 +356,7 @@ func TestOtherFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, path := range []string{"/v1/chat/completions", "/v1/completions"} {
-				prompt := `"messages": [{"role": "user", "content": "Go."}]`
+				prompt := `"messages": [{"role": "user", "content": "Go."}], "chat_template_kwargs": {"enable_thinking": false}`
 				if path == "/v1/completions" {
 					prompt = `"prompt": "Answer: "`
 				}
@@ -487,4 +498,51 @@ func TestParallelToolCallsAuto(t *testing.T) {
 			t.Errorf("stream %v: %d calls: %s", stream, n, b)
 		}
 	}
+}
+
+// FuzzStructuredRequest sends arbitrary structured-output fields: whatever
+// they hold, the answer is a success or a well-formed 400, never a 500 or
+// a panic.
+//
+//	go test ./server -run '^$' -fuzz FuzzStructuredRequest -fuzztime 60s
+func FuzzStructuredRequest(f *testing.F) {
+	for _, s := range []string{
+		`"response_format": {"type": "json_schema", "json_schema": {"name": "p", "strict": true, "schema": {"type": "object", "properties": {"a": {"type": "integer", "maximum": 9}}, "required": ["a"]}}}`,
+		`"response_format": {"type": "json_object"}`,
+		`"response_format": {"type": "json_object", "schema": {"enum": [1, "x", null]}}`,
+		`"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"b": {"type": "boolean"}}}}}], "tool_choice": "required", "parallel_tool_calls": false`,
+		`"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}}`,
+		`"grammar": "root ::= [a-c]{1,3} (\"!\" | \"?\")"`,
+		`"json_schema": {"type": "array", "items": {"type": "string", "maxLength": 2}, "maxItems": 2}`,
+		`"guided_json": "{\"type\": \"number\"}"`,
+		`"guided_regex": "(ab|c)+[0-9]{2}"`,
+		`"guided_choice": ["x", "yy"]`,
+		`"guided_grammar": "root ::= \"a\"+"`,
+		`"structured_outputs": {"choice": ["a", "b"]}`,
+		`"structured_outputs": {"json_object": true}`,
+	} {
+		f.Add(uint8(0), []byte(`{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, `+s+`}`))
+		f.Add(uint8(1), []byte(`{"prompt": "Hi", "max_tokens": 8, `+s+`}`))
+	}
+	ts := newTestServer(f, serverOpts{reply: `{"a": 1}`, ctx: 128, maxBody: 1 << 16})
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		path := []string{"/v1/chat/completions", "/v1/completions"}[which%2]
+		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		ts.srv.ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK:
+		case 400, 413, 503:
+			var e struct {
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
+				t.Fatalf("%s: status %d with body %q", path, rec.Code, rec.Body.Bytes())
+			}
+		default:
+			t.Fatalf("%s: status %d for %q: %s", path, rec.Code, body, rec.Body.Bytes())
+		}
+	})
 }

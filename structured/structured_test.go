@@ -9,10 +9,12 @@ import (
 	"testing"
 
 	"inferno/engine"
+	"inferno/engine/enginetest"
 	"inferno/gguf"
 	"inferno/grammar"
 	"inferno/model"
 	"inferno/parser"
+	"inferno/sampling"
 	"inferno/tokenizer"
 )
 
@@ -302,4 +304,45 @@ func BenchmarkFillMask(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids))/1e3, "us/token")
+}
+
+// BenchmarkPick measures the work a generated token costs the engine on
+// the CPU apart from the forward pass (a scripted runner whose logits
+// are flat but for one token): the sampler alone, and with a JSON schema's
+// constraint (the mask, then sampling among the allowed tokens), at
+// temperature 1 as a random model is the hardest case. Each op is a
+// sequence of 128 tokens.
+func BenchmarkPick(b *testing.B) {
+	c, _ := compiler(b)
+	spec := &Spec{Kind: JSONSchema, Text: `{"type": "array", "minItems": 40, "maxItems": 40, "items": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 0, "maximum": 9999}, "name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}, "tags": {"type": "array", "items": {"enum": ["red", "green", "blue"]}, "maxItems": 3}}, "required": ["id", "name", "ok", "tags"], "additionalProperties": false}}`}
+	for _, constrained := range []bool{false, true} {
+		name := map[bool]string{false: "unconstrained", true: "json_schema"}[constrained]
+		b.Run(name, func(b *testing.B) {
+			r := enginetest.New([]int32{100}, vocabSize, 1024)
+			r.Fill = 100
+			tokens := 0
+			for b.Loop() {
+				req := engine.Request{Prompt: []int32{1, 2, 3}, MaxTokens: 128, Sampling: sampling.Params{Temperature: 1}, EOG: map[int32]bool{c.eog[0]: true}}
+				if constrained {
+					con, err := c.New(context.Background(), spec, NoThinking)
+					if err != nil {
+						b.Fatal(err)
+					}
+					req.Constraint = con
+				}
+				seq, err := engine.NewSequence(r, nil, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for !seq.Done() {
+					if _, err := seq.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tokens += seq.Generated()
+				seq.Release()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(tokens)/1e3, "us/token")
+		})
+	}
 }
