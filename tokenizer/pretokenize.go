@@ -96,8 +96,10 @@ func contractionLen(s string, i int) int {
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
-// trying the alternatives in order at position i.
-func nextPiece(s string, i int) int {
+// trying the alternatives in order at position i, with up to digits
+// numbers in a row where it has \p{N}: 1 for Qwen2, 3 for Llama 3's
+// regex (llama.cpp's "llama-bpe"), which is the same but for \p{N}{1,3}.
+func nextPiece(s string, i, digits int) int {
 	c, w := classAt(s, i)
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)
 	if s[i] == '\'' {
@@ -116,9 +118,17 @@ func nextPiece(s string, i int) int {
 	if c != classNewline && c != classNumber && next == classLetter {
 		return letterRun(s, i+w)
 	}
-	// \p{N}
+	// \p{N}{1,digits}
 	if c == classNumber {
-		return i + w
+		j := i + w
+		for n := 1; n < digits && j < len(s); n++ {
+			k, w := classAt(s, j)
+			if k != classNumber {
+				break
+			}
+			j += w
+		}
+		return j
 	}
 	// ' '?[^\s\p{L}\p{N}]+[\r\n]*
 	if c == classOther || (s[i] == ' ' && next == classOther) {
@@ -174,12 +184,13 @@ func letterRun(s string, j int) int {
 	return j
 }
 
-// preTokenize splits s into Qwen2 pre-tokens. It is used by tests; Encode
-// walks the pieces with nextPiece directly.
-func preTokenize(s string) []string {
+// preTokenize splits s into pre-tokens with up to digits numbers in a row
+// (nextPiece). It is used by tests; Encode walks the pieces with nextPiece
+// directly.
+func preTokenize(s string, digits int) []string {
 	var out []string
 	for i := 0; i < len(s); {
-		j := nextPiece(s, i)
+		j := nextPiece(s, i, digits)
 		out = append(out, s[i:j])
 		i = j
 	}

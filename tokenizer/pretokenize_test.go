@@ -49,9 +49,39 @@ var preTokenizeTests = []struct {
 	{"\xff\xfe \n", []string{"\xff\xfe", " \n"}},
 }
 
+// Llama 3's regex differs in \p{N}{1,3}.
+var preTokenizeLlama3Tests = []struct {
+	in   string
+	want []string
+}{
+	{"123abc", []string{"123", "abc"}},
+	{"1234567", []string{"123", "456", "7"}},
+	{"²³½Ⅻ", []string{"²³½", "Ⅻ"}},
+	{"1 2  3", []string{"1", " ", "2", " ", " ", "3"}},
+	{"3.14159 x12", []string{"3", ".", "141", "59", " x", "12"}},
+	{"I'LL pay $1,000,000", []string{"I", "'LL", " pay", " $", "1", ",", "000", ",", "000"}},
+}
+
+func TestPreTokenizeLlama3(t *testing.T) {
+	for _, tc := range preTokenizeLlama3Tests {
+		if got := preTokenize(tc.in, 3); !slices.Equal(got, tc.want) {
+			t.Errorf("preTokenize(%q, 3)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+	// Without numbers the two regexes split alike.
+	for _, tc := range preTokenizeTests {
+		if strings.ContainsAny(tc.in, "0123456789²³½Ⅻ") {
+			continue
+		}
+		if got := preTokenize(tc.in, 3); !slices.Equal(got, tc.want) {
+			t.Errorf("preTokenize(%q, 3)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestPreTokenize(t *testing.T) {
 	for _, tc := range preTokenizeTests {
-		got := preTokenize(tc.in)
+		got := preTokenize(tc.in, 1)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("preTokenize(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}

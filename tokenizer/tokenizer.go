@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -49,8 +50,11 @@ type Config struct {
 	// each as the two token texts separated by a single space.
 	Merges []string
 
-	// Pre names the pre-tokenizer (tokenizer.ggml.pre). Only "qwen2" is
-	// supported; "" means "qwen2".
+	// Pre names the pre-tokenizer (tokenizer.ggml.pre): "qwen2" (Qwen2
+	// and Qwen3: NFC normalization, then the Qwen2 split) or "llama-bpe"
+	// (Llama 3: no normalization, numbers split in threes, and a
+	// pre-token that is a token of its own taken whole, before merges);
+	// "" means "qwen2".
 	Pre string
 }
 
@@ -74,6 +78,11 @@ type Tokenizer struct {
 	offs   []uint32
 
 	cache wordCache
+
+	// The pre-tokenizer's settings (Config.Pre).
+	digits       int  // numbers a pre-token holds in a row
+	nfc          bool // the text is NFC-normalized
+	ignoreMerges bool // a pre-token in the vocabulary is one token
 }
 
 // Limits of the word cache.
@@ -118,10 +127,13 @@ type addedToken struct {
 // pre-tokenizer is not supported, if Types does not match Tokens, or if a
 // merge is malformed or names a token that is not in the vocabulary.
 func New(cfg Config) (*Tokenizer, error) {
+	digits, nfc, ignoreMerges := 1, true, false
 	switch cfg.Pre {
 	case "", "qwen2":
+	case "llama-bpe":
+		digits, nfc, ignoreMerges = 3, false, true
 	default:
-		return nil, fmt.Errorf("tokenizer: unsupported pre-tokenizer %q (want \"qwen2\")", cfg.Pre)
+		return nil, fmt.Errorf("tokenizer: unsupported pre-tokenizer %q (want \"qwen2\" or \"llama-bpe\")", cfg.Pre)
 	}
 	if len(cfg.Tokens) == 0 {
 		return nil, errors.New("tokenizer: empty vocabulary")
@@ -137,6 +149,8 @@ func New(cfg Config) (*Tokenizer, error) {
 		types:  make([]int32, len(cfg.Tokens)),
 		vocab:  make(map[string]int32, len(cfg.Tokens)),
 		added:  make(map[string]int32),
+
+		digits: digits, nfc: nfc, ignoreMerges: ignoreMerges,
 	}
 	for id, text := range cfg.Tokens {
 		typ := int32(TypeNormal)
@@ -325,9 +339,11 @@ func (t *Tokenizer) encodeOrdinary(ids []int32, text string) []int32 {
 	if text == "" {
 		return ids
 	}
-	text = norm.NFC.String(text)
+	if t.nfc {
+		text = norm.NFC.String(text)
+	}
 	for i := 0; i < len(text); {
-		j := nextPiece(text, i)
+		j := nextPiece(text, i, t.digits)
 		ids = t.encodeWord(ids, text[i:j])
 		i = j
 	}
@@ -337,15 +353,32 @@ func (t *Tokenizer) encodeOrdinary(ids []int32, text string) []int32 {
 // encodeWord appends the BPE encoding of one pre-token, using the cache.
 func (t *Tokenizer) encodeWord(ids []int32, word string) []int32 {
 	if len(word) < cacheMinWord || len(word) > cacheMaxWord {
-		return t.bpe(ids, word)
+		return t.bpeWord(ids, word)
 	}
 	if cached, ok := t.cache.get(word); ok {
 		return append(ids, cached...)
 	}
 	n := len(ids)
-	ids = t.bpe(ids, word)
+	ids = t.bpeWord(ids, word)
 	t.cache.put(word, slices.Clone(ids[n:]))
 	return ids
+}
+
+// bpeWord appends the encoding of one pre-token: with ignoreMerges the
+// token whose byte-level text is the whole pre-token, if there is one,
+// else its BPE encoding.
+func (t *Tokenizer) bpeWord(ids []int32, word string) []int32 {
+	if t.ignoreMerges && len(word) > 1 {
+		var buf [2 * cacheMaxWord]byte
+		text := buf[:0]
+		for i := 0; i < len(word); i++ {
+			text = utf8.AppendRune(text, byteToRune[word[i]])
+		}
+		if id, ok := t.vocab[string(text)]; ok {
+			return append(ids, id)
+		}
+	}
+	return t.bpe(ids, word)
 }
 
 // clearCache empties the word cache. It is used by benchmarks.

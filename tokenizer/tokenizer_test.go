@@ -25,7 +25,7 @@ const (
 // GGUF converter would: added tokens with special=true become control
 // tokens, the other added tokens user-defined ones.
 func loadHFConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readMaybeGzip(path)
 	if err != nil {
 		return Config{}, err
 	}
