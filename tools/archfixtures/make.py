@@ -43,11 +43,15 @@ SPECIALS = {
 }
 
 # Models: name, tokenizer kind, vocabulary rows (more than the tokenizer's
-# tokens, so that conversion pads), and shapes.
+# tokens, so that conversion pads), and shapes. llama-tied has Llama 3.1's
+# scaling parameters (original context 8192, which llama.cpp's converter
+# assumes), with a theta that puts its pairs in all three bands (kept,
+# blended, divided); llama-untied's original context of 256 is one only
+# transformers and inferno read from rope_scaling.
 MODELS = [
     dict(name="llama-tied", kind="llama", vocab=300, hidden=80, ffn=176, layers=3, heads=6, kv=2, head_dim=16,
-         tied=True, theta=10000.0, llama3=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-                                                original_max_position_embeddings=64)),
+         tied=True, theta=500000.0, llama3=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                                  original_max_position_embeddings=8192)),
     dict(name="llama-untied", kind="llama", vocab=304, hidden=72, ffn=120, layers=2, heads=9, kv=3, head_dim=8,
          tied=False, theta=500000.0, llama3=dict(factor=4.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                                   original_max_position_embeddings=256)),
@@ -55,7 +59,11 @@ MODELS = [
          tied=True, theta=1000000.0, llama3=None),
 ]
 
-PROMPT_LENGTHS = [1, 6, 17, 40]
+# Prompt lengths; the logits of every position are kept for prompts up to
+# FULL tokens, of the last position for longer ones ("first" is the
+# position of the first row kept).
+PROMPT_LENGTHS = [1, 6, 17, 40, 150]
+FULL = 40
 GREEDY = 8
 
 
@@ -230,7 +238,9 @@ def main():
                 nxt = int(run(model, seq)[-1].argmax())
                 greedy.append(nxt)
                 seq.append(nxt)
-            prompts.append({"ids": ids, "logits": [[float(x) for x in row] for row in logits.tolist()], "greedy": greedy})
+            first = 0 if n <= FULL else n - 1
+            prompts.append({"ids": ids, "first": first, "greedy": greedy,
+                            "logits": [[float(x) for x in row] for row in logits[first:].tolist()]})
         result["models"][spec["name"]] = {"kind": spec["kind"], "prompts": prompts}
         print(spec["name"], "ok", file=sys.stderr)
     with open(os.path.join(outdir, "logits.json"), "w") as f:
