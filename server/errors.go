@@ -56,6 +56,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // into v: malformed JSON and fields of the wrong type are 400s naming what
 // was wrong.
 func decodeBody(r *http.Request, v any) *apiError {
+	if b, ok := r.Body.(*bodyReader); ok {
+		// The common case, decoded without a copy of the body; a failure
+		// is decoded again below for its message.
+		if json.Unmarshal(b.data, v) == nil {
+			return nil
+		}
+		b.Reset(b.data)
+	}
 	dec := json.NewDecoder(r.Body)
 	err := dec.Decode(v)
 	if err == nil {

@@ -25,6 +25,7 @@ func FuzzRequest(f *testing.F) {
 		`{"content":"Hello <|im_end|>","with_pieces":true}`,
 		`{"tokens":[1,2,3]}`,
 		`{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hel"}],"continue_final_message":true,"chat_template_kwargs":{"enable_thinking":false}}`,
+		`{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":{"a":[1,{"b":null}]}}}]}]}`,
 		`{"messages": [`, `[]`, `null`, `{"temperature": 9}`, "\x00\xff",
 	}
 	for i, s := range seeds {

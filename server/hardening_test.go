@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -64,7 +67,7 @@ func slowBody(t *testing.T, addr string, trickle bool, stop <-chan struct{}) net
 // the connection's end, each in time, and returns when the answer came.
 func expectTimeoutAnswer(t *testing.T, c net.Conn) time.Time {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -80,9 +83,11 @@ func expectTimeoutAnswer(t *testing.T, c net.Conn) time.Time {
 		t.Errorf("body %s: want the code request_timeout and no socket address", body)
 	}
 	// The server closes the connection: what the client still sends is
-	// never read.
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	if n, err := io.Copy(io.Discard, br); err != nil {
+	// never read. (The close is a reset when the client's bytes were
+	// left unread.)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var ne net.Error
+	if n, err := io.Copy(io.Discard, br); errors.As(err, &ne) && ne.Timeout() {
 		t.Errorf("the connection stays open after the answer (%d more bytes, %v)", n, err)
 	}
 	return answered
@@ -100,7 +105,8 @@ func TestSlowBody(t *testing.T) {
 			defer close(stop)
 			start := time.Now()
 			c := slowBody(t, addr, trickle, stop)
-			if took := expectTimeoutAnswer(t, c).Sub(start); took < timeout || took > timeout+time.Second {
+			// The upper bound leaves room for a loaded machine.
+			if took := expectTimeoutAnswer(t, c).Sub(start); took < timeout || took > timeout+3*time.Second {
 				t.Errorf("answered after %v, want about %v", took, timeout)
 			}
 		})
@@ -128,11 +134,11 @@ func TestSlowHeader(t *testing.T) {
 			}
 		}
 	}()
-	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.Copy(io.Discard, c); err != nil {
 		t.Fatalf("the connection is still open after %v: %v", time.Since(start), err)
 	}
-	if took := time.Since(start); took > timeout+time.Second {
+	if took := time.Since(start); took > timeout+3*time.Second {
 		t.Errorf("closed after %v, want about %v", took, timeout)
 	}
 }
@@ -240,23 +246,74 @@ func TestPromptBytes(t *testing.T) {
 	}
 }
 
-// BenchmarkHugePrompt measures what a chat request whose content is 15 MB
-// costs the server (its allocations; -benchmem) on a model with Qwen3's
-// context of 40960 tokens.
+// BenchmarkHugePrompt measures what chat requests whose content is 15 MB
+// cost the server, one at a time and eight at once, on a model with
+// Qwen3's context of 40960 tokens: the bytes allocated per request
+// (-benchmem) and the peak of the live heap above what it was before
+// (peak-MiB).
 func BenchmarkHugePrompt(b *testing.B) {
-	ts := newTestServer(b, serverOpts{reply: "Hi", ctx: 40960, maxBody: 32 << 20})
-	body := []byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("word ", 3<<20) + `"}],"max_tokens":1}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("concurrent=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, serverOpts{reply: "Hi", ctx: 40960, maxBody: 32 << 20, queue: 64})
+			body := []byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("word ", 3<<20) + `"}],"max_tokens":1}`)
+			post := func() {
+				resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 400 {
+					b.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			peak := peakHeap(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						post()
+					}()
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(peak()/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+// peakHeap samples the live heap every millisecond until the returned
+// function is called, which returns its peak in bytes above the heap at
+// the start (after a collection).
+func peakHeap(b *testing.B) func() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var top uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			top = max(top, ms.HeapAlloc)
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 400 {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
+	}()
+	return func() float64 {
+		close(stop)
+		<-done
+		return float64(top) - float64(base)
 	}
 }
 
@@ -569,4 +626,41 @@ func TestToolArgumentsObject(t *testing.T) {
 	if e := errorOf(t, v); status != 400 || e["param"] != "messages[1].tool_calls[0].function.arguments" {
 		t.Errorf("array arguments: %d %v", status, e)
 	}
+}
+
+// FuzzGuard sends arbitrary Host and Origin headers: the answer is a
+// success or a 403 in OpenAI's shape, never a panic, and a 403 names no
+// more than a hundred bytes of the value.
+//
+//	go test ./server -run '^$' -fuzz FuzzGuard -fuzztime 30s
+func FuzzGuard(f *testing.F) {
+	for _, s := range [][2]string{
+		{"localhost:8080", ""}, {"127.0.0.1", "http://localhost:3000"}, {"[::1]:80", "null"}, {"evil.example", "https://evil.example"},
+		{"[::ffff:127.0.0.1]", ""}, {"inferno.lan:1", "https://app.example/"}, {"[", "\x00"}, {"LOCALHOST.", "*"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	ts := newTestServer(f, serverOpts{reply: "Hi", config: func(c *Config) {
+		c.CheckHost = true
+		c.AllowedHosts = []string{"inferno.lan"}
+		c.CORSOrigins = []string{"https://app.example"}
+	}})
+	f.Fuzz(func(t *testing.T, host, origin string) {
+		req := httptest.NewRequest("GET", "/health", nil)
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		rec := httptest.NewRecorder()
+		ts.srv.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200:
+		case 403:
+			if !json.Valid(rec.Body.Bytes()) || rec.Body.Len() > 400 {
+				t.Fatalf("403 body %q", rec.Body.Bytes())
+			}
+		default:
+			t.Fatalf("Host %q Origin %q: status %d", host, origin, rec.Code)
+		}
+	})
 }
