@@ -8,7 +8,12 @@
 // a prompt of random token ids, streamed, ignore_eos set so every request
 // generates max-tokens tokens. Generated tokens are counted from the
 // usage of the final chunk; the latency between tokens is the time
-// between content chunks of a stream, after the first.
+// between content chunks of a stream, after the first. With -json-schema
+// every request constrains its reply to the schema in that file (the
+// request's json_schema field): with ignore_eos the reply still ends when
+// the schema's document is complete, so a schema whose documents run past
+// -max-tokens keeps the token counts of an unconstrained run (array40.json
+// here is one).
 package main
 
 import (
@@ -38,6 +43,7 @@ type options struct {
 	topK              int
 	seed              int64
 	timeout, wait     time.Duration
+	schema            json.RawMessage // -json-schema's file
 }
 
 // result is what one request measured.
@@ -63,7 +69,19 @@ func main() {
 	flag.Int64Var(&o.seed, "seed", -1, "seed of every request (-1: none)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of the whole run")
 	flag.DurationVar(&o.wait, "wait", 0, "first wait up to this long for the server's /health to answer 200")
+	schemaFile := flag.String("json-schema", "", "constrain every reply to the JSON schema in this file")
 	flag.Parse()
+	if *schemaFile != "" {
+		b, err := os.ReadFile(*schemaFile)
+		if err == nil && !json.Valid(b) {
+			err = errors.New("not JSON")
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadgen: -json-schema %s: %v\n", *schemaFile, err)
+			os.Exit(2)
+		}
+		o.schema = b
+	}
 	if o.clients < 1 || o.requests < 1 || o.prompt < 1 || o.maxTokens < 1 || o.vocab < 1 {
 		fmt.Fprintln(os.Stderr, "loadgen: -clients, -requests, -prompt, -max-tokens and -vocab must be at least 1")
 		os.Exit(2)
@@ -148,8 +166,8 @@ func run(ctx context.Context, o options) error {
 	if firstErr != nil {
 		return fmt.Errorf("%d of %d requests failed, the first: %w", failed, len(all), firstErr)
 	}
-	fmt.Printf("clients %d, requests %d, prompt %d, max_tokens %d, temperature %g, top_p %g, top_k %d, min_p %g\n",
-		o.clients, len(all), o.prompt, o.maxTokens, o.temperature, o.topP, o.topK, o.minP)
+	fmt.Printf("clients %d, requests %d, prompt %d, max_tokens %d, temperature %g, top_p %g, top_k %d, min_p %g, json schema %t\n",
+		o.clients, len(all), o.prompt, o.maxTokens, o.temperature, o.topP, o.topK, o.minP, o.schema != nil)
 	fmt.Printf("generated %d tokens in %.2f s: %.1f tok/s\n", tokens, wall.Seconds(), float64(tokens)/wall.Seconds())
 	fmt.Printf("inter-token latency: mean %.2f ms, p50 %.2f ms, p99 %.2f ms\n", ms(mean(gaps)), ms(pct(gaps, 50)), ms(pct(gaps, 99)))
 	fmt.Printf("time to first token: mean %.1f ms, p50 %.1f ms, p99 %.1f ms\n", ms(mean(ttfts)), ms(pct(ttfts, 50)), ms(pct(ttfts, 99)))
@@ -179,6 +197,9 @@ func request(ctx context.Context, o options, rng *rand.Rand) result {
 	}
 	if o.seed >= 0 {
 		body["seed"] = o.seed
+	}
+	if o.schema != nil {
+		body["json_schema"] = o.schema
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
