@@ -26,10 +26,18 @@
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Labels on every resource. */}}
+{{/* Labels of the model servers' resources. */}}
 {{- define "inferno.labels" -}}
 helm.sh/chart: {{ include "inferno.chart" . }}
 {{ include "inferno.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Labels of the endpoint picker's resources. */}}
+{{- define "inferno.eppLabels" -}}
+helm.sh/chart: {{ include "inferno.chart" . }}
+{{ include "inferno.eppSelectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
