@@ -9,15 +9,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// Architecture is the only value of config.json's "architectures" that
-// Convert accepts.
+// Architecture is the value of config.json's "architectures" of Qwen3
+// checkpoints; Convert also takes Qwen2ForCausalLM (Qwen2, Qwen2.5) and
+// LlamaForCausalLM (Llama 3.x).
 const Architecture = "Qwen3ForCausalLM"
 
-// Config is the part of a Hugging Face config.json that describes a Qwen3
-// model. Fields that config.json leaves out take the defaults of
-// transformers' Qwen3Config, which is what llama.cpp's converter reads.
+// Config is the part of a Hugging Face config.json that describes a model
+// of one of the architectures Convert takes. Fields that config.json
+// leaves out take the defaults of transformers' configuration class (such
+// as Qwen3Config), which is what llama.cpp's converter reads.
 type Config struct {
 	Architecture          string
 	HiddenSize            int
@@ -33,7 +36,13 @@ type Config struct {
 	// TieWordEmbeddings is nil when config.json does not say.
 	TieWordEmbeddings *bool
 
-	raw map[string]any
+	raw  map[string]any
+	arch *archSpec
+	// hasHeadDim: config.json states head_dim.
+	hasHeadDim bool
+	// ropeFactors are Llama 3's RoPE frequency factors (rope_freqs.weight),
+	// nil without its scaling.
+	ropeFactors []float32
 }
 
 // ReadConfig reads and checks dir/config.json.
@@ -66,14 +75,15 @@ func readConfig(dir string) (*Config, error) {
 		raw = merged
 	}
 	c := &Config{raw: raw}
-	archs, _ := raw["architectures"].([]any)
-	if len(archs) == 0 {
-		return nil, fmt.Errorf("config.json names no architecture (want %s)", Architecture)
+	names, _ := raw["architectures"].([]any)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("config.json names no architecture (want one of %s)", archNames)
 	}
-	c.Architecture, _ = archs[0].(string)
-	if c.Architecture != Architecture {
-		return nil, fmt.Errorf("architecture %q is not supported (want %s)", fmt.Sprint(archs[0]), Architecture)
+	c.Architecture, _ = names[0].(string)
+	if c.arch = archs[c.Architecture]; c.arch == nil {
+		return nil, fmt.Errorf("architecture %q is not supported (want one of %s)", fmt.Sprint(names[0]), archNames)
 	}
+	a := c.arch
 
 	ints := []struct {
 		key string
@@ -85,9 +95,9 @@ func readConfig(dir string) (*Config, error) {
 		{key: "num_hidden_layers", dst: &c.NumHiddenLayers},
 		{key: "num_attention_heads", dst: &c.NumAttentionHeads},
 		{key: "num_key_value_heads", dst: &c.NumKeyValueHeads, def: -1},
-		{key: "head_dim", dst: &c.HeadDim, def: 128},
-		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: 32768},
-		{key: "vocab_size", dst: &c.VocabSize, def: 151936},
+		{key: "head_dim", dst: &c.HeadDim, def: -1},
+		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: a.maxPos},
+		{key: "vocab_size", dst: &c.VocabSize, def: a.vocab},
 	}
 	for _, p := range ints {
 		v, ok := raw[p.key]
@@ -106,6 +116,16 @@ func readConfig(dir string) (*Config, error) {
 	}
 	if c.NumKeyValueHeads < 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
+	}
+	c.hasHeadDim = c.HeadDim > 0
+	switch {
+	case c.hasHeadDim:
+	case a.headDim > 0:
+		c.HeadDim = a.headDim
+	case c.HiddenSize%c.NumAttentionHeads != 0:
+		return nil, fmt.Errorf("config.json: no head_dim, and num_attention_heads %d does not divide hidden_size %d", c.NumAttentionHeads, c.HiddenSize)
+	default:
+		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
 	}
 	if c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
 		return nil, fmt.Errorf("config.json: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumAttentionHeads, c.NumKeyValueHeads)
@@ -159,8 +179,8 @@ func readConfig(dir string) (*Config, error) {
 	return c, nil
 }
 
-// checkRopeScaling refuses RoPE scaling, which neither inferno nor this
-// converter implements.
+// checkRopeScaling refuses RoPE scaling other than Llama 3's in a Llama
+// checkpoint, which it turns into rope_freqs.weight's factors.
 func (c *Config) checkRopeScaling() error {
 	for _, key := range []string{"rope_scaling", "rope_parameters"} {
 		rp, ok := c.raw[key].(map[string]any)
@@ -171,8 +191,36 @@ func (c *Config) checkRopeScaling() error {
 		if typ == "" {
 			typ, _ = rp["type"].(string)
 		}
-		if typ != "" && typ != "default" {
-			return fmt.Errorf("config.json: %s type %q is not supported (only unscaled RoPE)", key, typ)
+		switch {
+		case typ == "" || typ == "default":
+		case strings.EqualFold(typ, "llama3") && c.arch.llama3:
+			if c.ropeFactors != nil {
+				continue // rope_scaling and rope_parameters both
+			}
+			p := map[string]float64{"factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}
+			if v, ok := c.raw["original_max_position_embeddings"].(float64); ok {
+				p["original_max_position_embeddings"] = v
+			}
+			for name := range p {
+				v, present := rp[name]
+				if !present || v == nil {
+					continue
+				}
+				x, ok := v.(float64)
+				if !ok || !(x > 0) || math.IsInf(x, 0) {
+					return fmt.Errorf("config.json: %s.%s = %s is not a positive number", key, name, jsonText(v))
+				}
+				p[name] = x
+			}
+			orig := p["original_max_position_embeddings"]
+			if p["high_freq_factor"] <= p["low_freq_factor"] || orig != math.Trunc(orig) || orig > 1<<24 {
+				return fmt.Errorf("config.json: %s: llama3 scaling needs low_freq_factor < high_freq_factor and a whole original_max_position_embeddings", key)
+			}
+			c.ropeFactors = llama3Factors(c.RopeTheta, c.HeadDim, p["factor"], p["low_freq_factor"], p["high_freq_factor"], int(orig))
+		case c.arch.llama3:
+			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: unscaled RoPE or llama3)", key, typ, c.arch.name)
+		default:
+			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: only unscaled RoPE)", key, typ, c.arch.name)
 		}
 	}
 	return nil

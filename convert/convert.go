@@ -1,5 +1,5 @@
-// Package convert turns a Hugging Face Qwen3 checkpoint folder
-// (config.json, safetensors weights, tokenizer.json and
+// Package convert turns a Hugging Face checkpoint folder of a Qwen3, Qwen2
+// or Llama model (config.json, safetensors weights, tokenizer.json and
 // tokenizer_config.json) into a GGUF file that inferno and llama.cpp load.
 //
 // The output follows llama.cpp's convert_hf_to_gguf.py: the same metadata
@@ -29,7 +29,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +81,7 @@ var sourceTypes = map[DType]gguf.TensorType{
 	BF16: gguf.TensorBF16,
 }
 
-// Convert converts the Hugging Face Qwen3 checkpoint in the folder dir to
+// Convert converts the Hugging Face checkpoint in the folder dir to
 // the GGUF file out. The file is written to a temporary file in out's
 // folder (created if needed) and renamed to out at the end, so out is
 // never left half-written; on failure the temporary file and the folders
@@ -100,7 +99,8 @@ func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 }
 
 // Metadata returns the metadata pairs Convert writes for the checkpoint
-// in dir, in file order: general.*, qwen3.* and tokenizer.*. It reads
+// in dir, in file order: general.*, the architecture's (qwen3.*, ...) and
+// tokenizer.*. It reads
 // config.json, generation_config.json and the tokenizer files, not the
 // weights.
 func Metadata(dir string, opts Options) ([]gguf.KV, error) {
@@ -137,13 +137,17 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 		name = filepath.Base(abs)
 	}
 	kvs := []kv{
-		{"general.architecture", "qwen3"},
+		{"general.architecture", cfg.arch.gguf},
 		{"general.type", "model"},
 	}
 	kvs = append(kvs, samplingMetadata(dir)...)
-	const a = "qwen3."
+	a := cfg.arch.gguf + "."
+	kvs = append(kvs, kv{"general.name", name})
+	if cfg.arch.gguf == "llama" {
+		// llama.cpp's LlamaModel adds these two.
+		kvs = append(kvs, kv{a + "vocab_size", uint32(cfg.VocabSize)}, kv{a + "rope.dimension_count", uint32(cfg.HeadDim)})
+	}
 	kvs = append(kvs,
-		kv{"general.name", name},
 		kv{a + "block_count", uint32(cfg.NumHiddenLayers)},
 		kv{a + "context_length", uint32(cfg.MaxPositionEmbeddings)},
 		kv{a + "embedding_length", uint32(cfg.HiddenSize)},
@@ -152,8 +156,11 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 		kv{a + "attention.head_count_kv", uint32(cfg.NumKeyValueHeads)},
 		kv{a + "rope.freq_base", float32(cfg.RopeTheta)},
 		kv{a + "attention.layer_norm_rms_epsilon", float32(cfg.RMSNormEps)},
-		kv{a + "attention.key_length", uint32(cfg.HeadDim)},
-		kv{a + "attention.value_length", uint32(cfg.HeadDim)},
+	)
+	if cfg.hasHeadDim || !cfg.arch.headDimKeys {
+		kvs = append(kvs, kv{a + "attention.key_length", uint32(cfg.HeadDim)}, kv{a + "attention.value_length", uint32(cfg.HeadDim)})
+	}
+	kvs = append(kvs,
 		kv{"general.file_type", ft},
 		kv{"general.quantization_version", uint32(2)},
 	)
@@ -211,44 +218,6 @@ func samplingMetadata(dir string) []kv {
 	return out
 }
 
-// tensorSpec is one tensor of a Qwen3 checkpoint.
-type tensorSpec struct {
-	hf    string  // Hugging Face name
-	gguf  string  // GGUF name
-	shape []int64 // PyTorch shape, outermost first
-}
-
-// specs lists the tensors of a Qwen3 model with cfg's shapes, in the order
-// they are written. The output head is listed when output is set.
-func specs(cfg *Config, output bool) []tensorSpec {
-	h, ffn, hd := int64(cfg.HiddenSize), int64(cfg.IntermediateSize), int64(cfg.HeadDim)
-	q, kv := int64(cfg.NumAttentionHeads)*hd, int64(cfg.NumKeyValueHeads)*hd
-	vocab := int64(cfg.VocabSize)
-	s := []tensorSpec{{"model.embed_tokens.weight", "token_embd.weight", []int64{vocab, h}}}
-	for i := range cfg.NumHiddenLayers {
-		hf := "model.layers." + strconv.Itoa(i) + "."
-		g := "blk." + strconv.Itoa(i) + "."
-		s = append(s,
-			tensorSpec{hf + "input_layernorm.weight", g + "attn_norm.weight", []int64{h}},
-			tensorSpec{hf + "self_attn.q_proj.weight", g + "attn_q.weight", []int64{q, h}},
-			tensorSpec{hf + "self_attn.k_proj.weight", g + "attn_k.weight", []int64{kv, h}},
-			tensorSpec{hf + "self_attn.v_proj.weight", g + "attn_v.weight", []int64{kv, h}},
-			tensorSpec{hf + "self_attn.q_norm.weight", g + "attn_q_norm.weight", []int64{hd}},
-			tensorSpec{hf + "self_attn.k_norm.weight", g + "attn_k_norm.weight", []int64{hd}},
-			tensorSpec{hf + "self_attn.o_proj.weight", g + "attn_output.weight", []int64{h, q}},
-			tensorSpec{hf + "post_attention_layernorm.weight", g + "ffn_norm.weight", []int64{h}},
-			tensorSpec{hf + "mlp.gate_proj.weight", g + "ffn_gate.weight", []int64{ffn, h}},
-			tensorSpec{hf + "mlp.up_proj.weight", g + "ffn_up.weight", []int64{ffn, h}},
-			tensorSpec{hf + "mlp.down_proj.weight", g + "ffn_down.weight", []int64{h, ffn}},
-		)
-	}
-	s = append(s, tensorSpec{"model.norm.weight", "output_norm.weight", []int64{h}})
-	if output {
-		s = append(s, tensorSpec{"lm_head.weight", "output.weight", []int64{vocab, h}})
-	}
-	return s
-}
-
 // ignored reports whether a checkpoint tensor is one llama.cpp's converter
 // drops: buffers that are not weights.
 func ignored(name string) bool {
@@ -262,9 +231,10 @@ func ignored(name string) bool {
 
 // job is one tensor to write: where it comes from and what it becomes.
 type job struct {
-	src  *Tensor
-	file *Safetensors
-	out  outTensor
+	src   *Tensor
+	file  *Safetensors // nil for a tensor the converter made
+	out   outTensor
+	heads int // the rows are permuted (tensorSpec.heads)
 }
 
 // plan is a checked conversion: metadata, tensors and their layout.
@@ -297,7 +267,7 @@ func newPlan(dir string, opts Options) (*plan, error) {
 	return p, nil
 }
 
-// mapTensors matches the checkpoint's tensors to the Qwen3 layout, checks
+// mapTensors matches the checkpoint's tensors to the architecture's layout, checks
 // their types and shapes, and chooses each output type.
 func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	_, hasHead := p.ckpt.tensors["lm_head.weight"]
@@ -312,7 +282,9 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	want := specs(cfg, hasHead)
 	known := make(map[string]bool, len(want))
 	for _, s := range want {
-		known[s.hf] = true
+		if s.hf != "" {
+			known[s.hf] = true
+		}
 	}
 	names := make([]string, 0, len(p.ckpt.tensors))
 	for name := range p.ckpt.tensors {
@@ -321,11 +293,14 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	sort.Strings(names)
 	for _, name := range names {
 		if !known[name] && !ignored(name) && !(name == "lm_head.weight" && p.tied) {
-			return fmt.Errorf("tensor %q (in %s) is not part of a Qwen3 model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.NumHiddenLayers)
+			return fmt.Errorf("tensor %q (in %s) is not part of a %s model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.arch.name, cfg.NumHiddenLayers)
 		}
 	}
 	for _, s := range want {
 		ref, ok := p.ckpt.tensors[s.hf]
+		if s.data != nil {
+			ref, ok = tensorRef{t: &Tensor{Name: s.gguf, DType: F32, Shape: s.shape, Data: s.data}}, true
+		}
 		if !ok {
 			return fmt.Errorf("tensor %q is missing", s.hf)
 		}
@@ -341,13 +316,13 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 			o.shape[len(t.Shape)-1-i] = uint64(d) // ggml order is reversed
 		}
 		switch {
-		case len(o.shape) <= 1 || strings.HasSuffix(s.gguf, "_norm.weight"):
+		case len(o.shape) <= 1 || isNorm(s.gguf):
 			o.typ = gguf.TensorF32
 		case typ == gguf.TensorQ8_0 && o.shape[0]%quant.QK8_0 != 0:
 			o.typ = gguf.TensorF16
 		}
 		o.size, _ = o.typ.RowBytes(uint64(t.Elements()))
-		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o})
+		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o, heads: s.heads})
 	}
 	outs := make([]outTensor, len(p.jobs))
 	for i := range p.jobs {
@@ -408,7 +383,11 @@ func convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := c.run(ctx, w, j.src, j.out.typ, j.file.release, progress); err != nil {
+		release := func([]byte) {}
+		if j.file != nil {
+			release = j.file.release
+		}
+		if err := c.run(ctx, w, j.src, j.heads, j.out.typ, release, progress); err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", j.src.Name, err)
 		}
 		if err := w.pad(); err != nil {
@@ -460,6 +439,7 @@ type converter struct {
 	workers int
 	vals    []float32
 	out     []byte
+	gather  []byte // rows of a permuted matrix, in output order
 }
 
 func newConverter(workers int) *converter {
@@ -471,8 +451,12 @@ func newConverter(workers int) *converter {
 // the type does not change, otherwise decoded to float32 and encoded with
 // package quant (round to nearest even for F16 and BF16, ggml's reference
 // rounding for Q8_0). After each chunk, done is called with the source
-// bytes converted so far, and progress.
-func (c *converter) run(ctx context.Context, w io.Writer, src *Tensor, dst gguf.TensorType, done func([]byte), progress func()) error {
+// bytes converted so far, and progress. With heads > 0, src is a matrix
+// whose rows are written permuted (permuteRow).
+func (c *converter) run(ctx context.Context, w io.Writer, src *Tensor, heads int, dst gguf.TensorType, done func([]byte), progress func()) error {
+	if heads > 0 {
+		return c.runPermuted(ctx, w, src, heads, dst, done, progress)
+	}
 	st := sourceTypes[src.DType]
 	esize := src.DType.Size()
 	n := int(src.Elements())
@@ -509,6 +493,34 @@ func (c *converter) run(ctx context.Context, w io.Writer, src *Tensor, dst gguf.
 		done(data)
 		progress()
 	}
+	return nil
+}
+
+// runPermuted writes the rows of src in the order permuteRow gives, as
+// run does, gathering whole rows into chunks of at most chunkElems values
+// (one row a chunk if rows are longer). The source is given back (done)
+// at the end, as its rows are read out of order.
+func (c *converter) runPermuted(ctx context.Context, w io.Writer, src *Tensor, heads int, dst gguf.TensorType, done func([]byte), progress func()) error {
+	if len(src.Shape) != 2 || src.Shape[0]%int64(heads) != 0 || (src.Shape[0]/int64(heads))%2 != 0 {
+		return fmt.Errorf("shape %v: rows are not %d heads of pairs", src.Shape, heads)
+	}
+	rows := int(src.Shape[0])
+	rb := len(src.Data) / rows
+	per := max(1, chunkElems/(int(src.Elements())/rows))
+	for r0 := 0; r0 < rows; r0 += per {
+		n := min(per, rows-r0)
+		buf := c.gather[:0]
+		for r := r0; r < r0+n; r++ {
+			sr := permuteRow(r, rows, heads)
+			buf = append(buf, src.Data[sr*rb:(sr+1)*rb]...)
+		}
+		c.gather = buf
+		part := &Tensor{Name: src.Name, DType: src.DType, Shape: []int64{int64(n), src.Elements() / int64(rows)}, Data: buf}
+		if err := c.run(ctx, w, part, 0, dst, func([]byte) {}, progress); err != nil {
+			return err
+		}
+	}
+	done(src.Data)
 	return nil
 }
 

@@ -46,9 +46,13 @@ func TestErrors(t *testing.T) {
 			os.Rename(filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "pytorch_model.bin"))
 		}, convert.Options{}, "PyTorch .bin checkpoints are not supported"},
 		{"other architecture", func(c *checkpoint, dir string) {
+			c.config["architectures"] = []string{"MistralForCausalLM"}
+			c.write(t, dir)
+		}, convert.Options{}, `convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)`},
+		{"layout of another architecture", func(c *checkpoint, dir string) {
 			c.config["architectures"] = []string{"LlamaForCausalLM"}
 			c.write(t, dir)
-		}, convert.Options{}, `convert: architecture "LlamaForCausalLM" is not supported (want Qwen3ForCausalLM)`},
+		}, convert.Options{}, `tensor "model.layers.0.self_attn.k_norm.weight" (in model.safetensors) is not part of a Llama model with 2 layers`},
 		{"no architecture", func(c *checkpoint, dir string) {
 			delete(c.config, "architectures")
 			c.write(t, dir)
@@ -135,9 +139,9 @@ func TestErrors(t *testing.T) {
 				[]byte(`{"weight_map": {"model.norm.weight": "../model.safetensors"}}`), 0o644)
 		}, convert.Options{}, "is not a safetensors file in the folder"},
 		{"pre-tokenizer", func(c *checkpoint, dir string) {
-			c.files["tokenizer.json"] = []byte(strings.Replace(string(c.files["tokenizer.json"]), `\\p{N}|`, `\\p{N}{1,3}|`, 1))
+			c.files["tokenizer.json"] = []byte(strings.Replace(string(c.files["tokenizer.json"]), `\\p{N}|`, `\\p{N}{1,2}|`, 1))
 			c.write(t, dir)
-		}, convert.Options{}, "the pre-tokenizer is not the Qwen2 split"},
+		}, convert.Options{}, "the pre-tokenizer is not the Qwen2 split or Llama 3's"},
 		{"token beyond vocab_size", func(c *checkpoint, dir string) {
 			c.config["vocab_size"] = 258
 			c.write(t, dir)

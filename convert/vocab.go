@@ -24,6 +24,13 @@ const (
 // tokenizer.json files, which llama.cpp and inferno know as "qwen2".
 const qwen2Split = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
+// llama3Split is Llama 3's, "llama-bpe": numbers in threes.
+const llama3Split = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// preTokenizers are the split regular expressions inferno and llama.cpp
+// implement, by their tokenizer.ggml.pre names.
+var preTokenizers = map[string]string{qwen2Split: "qwen2", llama3Split: "llama-bpe"}
+
 // tokenizerJSON is the part of tokenizer.json the converter reads.
 type tokenizerJSON struct {
 	AddedTokens  []addedToken   `json:"added_tokens"`
@@ -85,8 +92,9 @@ func tokenizerMetadata(dir string, cfg *Config) ([]kv, error) {
 	if len(tj.Model.Vocab) == 0 {
 		return nil, fmt.Errorf("tokenizer.json: the BPE model has no vocabulary")
 	}
-	if !isQwen2PreTokenizer(tj.PreTokenizer) {
-		return nil, fmt.Errorf("tokenizer.json: the pre-tokenizer is not the Qwen2 split that inferno and llama.cpp implement (tokenizer.ggml.pre \"qwen2\")")
+	pre := preTokenizerName(tj.PreTokenizer)
+	if pre == "" {
+		return nil, fmt.Errorf("tokenizer.json: the pre-tokenizer is not the Qwen2 split or Llama 3's that inferno and llama.cpp implement (tokenizer.ggml.pre \"qwen2\" or \"llama-bpe\")")
 	}
 
 	tokens, types, err := vocabulary(&tj, tc, cfg.VocabSize)
@@ -102,7 +110,7 @@ func tokenizerMetadata(dir string, cfg *Config) ([]kv, error) {
 	}
 	out := []kv{
 		{"tokenizer.ggml.model", "gpt2"},
-		{"tokenizer.ggml.pre", "qwen2"},
+		{"tokenizer.ggml.pre", pre},
 		{"tokenizer.ggml.tokens", tokens},
 		{"tokenizer.ggml.token_type", types},
 		{"tokenizer.ggml.merges", merges},
@@ -226,33 +234,35 @@ func mergeList(raw []json.RawMessage) ([]string, error) {
 	return merges, nil
 }
 
-// isQwen2PreTokenizer reports whether p splits text by the Qwen2 regular
-// expression and maps it to bytes: a Split with that pattern, alone or in
-// a Sequence with ByteLevel steps.
-func isQwen2PreTokenizer(p map[string]any) bool {
+// preTokenizerName returns the tokenizer.ggml.pre name of p if it splits
+// text by one of the regular expressions of preTokenizers and maps it to
+// bytes (a Split with that pattern, alone or in a Sequence with ByteLevel
+// steps), else "".
+func preTokenizerName(p map[string]any) string {
 	steps := []any{p}
 	if p["type"] == "Sequence" {
 		steps, _ = p["pretokenizers"].([]any)
 	}
-	split := false
+	name := ""
 	for _, s := range steps {
 		m, _ := s.(map[string]any)
 		switch m["type"] {
 		case "Split":
 			pat, _ := m["pattern"].(map[string]any)
-			if split || pat["Regex"] != qwen2Split {
-				return false
+			re, _ := pat["Regex"].(string)
+			if name != "" || preTokenizers[re] == "" {
+				return ""
 			}
-			split = true
+			name = preTokenizers[re]
 		case "ByteLevel":
 			if m["use_regex"] == true {
-				return false
+				return ""
 			}
 		default:
-			return false
+			return ""
 		}
 	}
-	return split
+	return name
 }
 
 // specialVocab returns the special token ids, add_*_token flags and chat

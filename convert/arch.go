@@ -1,0 +1,163 @@
+package convert
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// archSpec is what Convert knows of one architecture: its names, the
+// defaults of transformers' configuration class for the settings a
+// config.json may leave out, and the shape of its layers.
+type archSpec struct {
+	hf   string // config.json's architectures[0]
+	gguf string // general.architecture, and the prefix of its keys
+	name string // in messages
+
+	// Defaults of transformers' configuration class. headDim 0: hidden
+	// size / heads.
+	headDim, maxPos, vocab int
+
+	qkNorm bool // q_norm and k_norm gains (Qwen3)
+	bias   bool // q_proj, k_proj and v_proj biases (Qwen2)
+	// permute: the rows of q_proj and k_proj are permuted so that
+	// llama.cpp's RoPE on adjacent pairs computes transformers'
+	// rotate_half (llama.cpp's LlamaModel.permute).
+	permute bool
+	// llama3: Llama 3's RoPE scaling is accepted, and written as the
+	// per-pair factors of rope_freqs.weight.
+	llama3 bool
+	// headDimKeys: attention.key_length and value_length are written only
+	// when config.json has head_dim, as llama.cpp's converter does; else
+	// always.
+	headDimKeys bool
+}
+
+// archs are the architectures Convert converts, by config.json's name.
+var archs = map[string]*archSpec{
+	"Qwen3ForCausalLM": {hf: "Qwen3ForCausalLM", gguf: "qwen3", name: "Qwen3",
+		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true},
+	"Qwen2ForCausalLM": {hf: "Qwen2ForCausalLM", gguf: "qwen2", name: "Qwen2",
+		maxPos: 32768, vocab: 151936, bias: true, headDimKeys: true},
+	"LlamaForCausalLM": {hf: "LlamaForCausalLM", gguf: "llama", name: "Llama",
+		maxPos: 2048, vocab: 32000, permute: true, llama3: true, headDimKeys: true},
+}
+
+// archNames lists the architectures of archs, sorted, for messages.
+const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"
+
+// tensorSpec is one tensor of a checkpoint.
+type tensorSpec struct {
+	hf    string  // Hugging Face name
+	gguf  string  // GGUF name
+	shape []int64 // PyTorch shape, outermost first
+	// heads, when not 0: the rows are heads of this many, permuted as
+	// llama.cpp's LlamaModel.permute does.
+	heads int
+	// data, when not nil, is the tensor's F32 data, made by the converter
+	// (rope_freqs.weight) rather than read from the checkpoint.
+	data []byte
+}
+
+// specs lists the tensors of a model of cfg's architecture and shapes, in
+// the order they are written. The output head is listed when output is
+// set.
+func specs(cfg *Config, output bool) []tensorSpec {
+	a := cfg.arch
+	h, ffn, hd := int64(cfg.HiddenSize), int64(cfg.IntermediateSize), int64(cfg.HeadDim)
+	q, kv := int64(cfg.NumAttentionHeads)*hd, int64(cfg.NumKeyValueHeads)*hd
+	vocab := int64(cfg.VocabSize)
+	var s []tensorSpec
+	if cfg.ropeFactors != nil {
+		s = append(s, tensorSpec{gguf: "rope_freqs.weight", shape: []int64{int64(len(cfg.ropeFactors))}, data: f32Bytes(cfg.ropeFactors)})
+	}
+	s = append(s, tensorSpec{hf: "model.embed_tokens.weight", gguf: "token_embd.weight", shape: []int64{vocab, h}})
+	qHeads, kHeads := 0, 0
+	if a.permute {
+		qHeads, kHeads = cfg.NumAttentionHeads, cfg.NumKeyValueHeads
+	}
+	for i := range cfg.NumHiddenLayers {
+		hf := "model.layers." + strconv.Itoa(i) + "."
+		g := "blk." + strconv.Itoa(i) + "."
+		s = append(s,
+			tensorSpec{hf: hf + "input_layernorm.weight", gguf: g + "attn_norm.weight", shape: []int64{h}},
+			tensorSpec{hf: hf + "self_attn.q_proj.weight", gguf: g + "attn_q.weight", shape: []int64{q, h}, heads: qHeads},
+			tensorSpec{hf: hf + "self_attn.k_proj.weight", gguf: g + "attn_k.weight", shape: []int64{kv, h}, heads: kHeads},
+			tensorSpec{hf: hf + "self_attn.v_proj.weight", gguf: g + "attn_v.weight", shape: []int64{kv, h}},
+		)
+		if a.bias {
+			s = append(s,
+				tensorSpec{hf: hf + "self_attn.q_proj.bias", gguf: g + "attn_q.bias", shape: []int64{q}},
+				tensorSpec{hf: hf + "self_attn.k_proj.bias", gguf: g + "attn_k.bias", shape: []int64{kv}},
+				tensorSpec{hf: hf + "self_attn.v_proj.bias", gguf: g + "attn_v.bias", shape: []int64{kv}},
+			)
+		}
+		if a.qkNorm {
+			s = append(s,
+				tensorSpec{hf: hf + "self_attn.q_norm.weight", gguf: g + "attn_q_norm.weight", shape: []int64{hd}},
+				tensorSpec{hf: hf + "self_attn.k_norm.weight", gguf: g + "attn_k_norm.weight", shape: []int64{hd}},
+			)
+		}
+		s = append(s,
+			tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
+			tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},
+			tensorSpec{hf: hf + "mlp.gate_proj.weight", gguf: g + "ffn_gate.weight", shape: []int64{ffn, h}},
+			tensorSpec{hf: hf + "mlp.up_proj.weight", gguf: g + "ffn_up.weight", shape: []int64{ffn, h}},
+			tensorSpec{hf: hf + "mlp.down_proj.weight", gguf: g + "ffn_down.weight", shape: []int64{h, ffn}},
+		)
+	}
+	s = append(s, tensorSpec{hf: "model.norm.weight", gguf: "output_norm.weight", shape: []int64{h}})
+	if output {
+		s = append(s, tensorSpec{hf: "lm_head.weight", gguf: "output.weight", shape: []int64{vocab, h}})
+	}
+	return s
+}
+
+// permuteRow returns the checkpoint row that row r of a permuted matrix
+// of heads heads comes from: llama.cpp's LlamaModel.permute reshapes the
+// rows to (heads, 2, headDim/2) and swaps the last two axes, so that row
+// h*headDim + 2i + j is row h*headDim + j*headDim/2 + i.
+func permuteRow(r, rows, heads int) int {
+	hd := rows / heads
+	h, k := r/hd, r%hd
+	return h*hd + (k%2)*(hd/2) + k/2
+}
+
+// llama3Factors returns the RoPE frequency factors llama.cpp's converter
+// writes as rope_freqs.weight for Llama 3's scaling (its LlamaModel's
+// generate_extra_tensors), with its float32 arithmetic: pair i's
+// frequency base^(-2i/dim) is kept (factor 1) for wavelengths shorter than
+// orig/high, divided by factor for those longer than orig/low, and by a
+// blend in between.
+func llama3Factors(base float64, dim int, factor, low, high float64, orig int) []float32 {
+	out := make([]float32, dim/2)
+	lowWavelen, highWavelen := float64(orig)/low, float64(orig)/high
+	for i := range out {
+		exp := float32(float32(2*i) / float32(dim))
+		freq := float32(1 / float32(math.Pow(base, float64(exp))))
+		wavelen := float32(2*math.Pi) / freq
+		switch {
+		case float64(wavelen) < highWavelen:
+			out[i] = 1
+		case float64(wavelen) > lowWavelen:
+			out[i] = float32(factor)
+		default:
+			smooth := float32((float32(float64(orig)/float64(wavelen)) - float32(low)) / float32(high-low))
+			out[i] = 1 / ((1-smooth)/float32(factor) + smooth)
+		}
+	}
+	return out
+}
+
+// f32Bytes encodes v as little-endian float32 values.
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// isNorm reports whether a GGUF tensor is a norm's gains, written as F32.
+func isNorm(name string) bool { return strings.HasSuffix(name, "_norm.weight") }
