@@ -21,7 +21,9 @@ type DeviceSampler interface {
 	SetSamples(rows []sampling.Row) error
 	// Sampled returns the token the last Forward chose for output i,
 	// whose row was On, with the log-probabilities asked for; Token.Top
-	// is reused by the next Forward.
+	// is reused by the next Forward. sampling.ErrNotDrawn reports a row
+	// the runner left to the host (a top_p nucleus larger than it
+	// handles): the caller samples from Logits, which are the model's.
 	Sampled(i int) (sampling.Token, error)
 }
 

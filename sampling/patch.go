@@ -1,9 +1,15 @@
 package sampling
 
 import (
+	"errors"
 	"math"
 	"slices"
 )
+
+// ErrNotDrawn is what a backend that samples where it computed the logits
+// (engine.DeviceSampler) reports for a row it left to the Sampler: the
+// caller samples from the row's logits, which the backend did not change.
+var ErrNotDrawn = errors.New("sampling: the backend left this draw to the sampler")
 
 // A Patch is what the logit bias and the penalties do to one token's
 // logit: a backend that samples where it computed the logits (a GPU)

@@ -12,17 +12,19 @@ import (
 
 // fakeDevice is a CPU batch runner posing as an engine.DeviceSampler: its
 // "device draw" is the most likely token of sampling.Distribution over the
-// output's logits, patches and mask (the lowest id among ties).
+// output's logits, patches and mask (the lowest id among ties); rows with
+// top_p alone it leaves to the host (sampling.ErrNotDrawn).
 type fakeDevice struct {
 	engine.BatchRunner
 	rows    []sampling.Row
 	set     int
 	sampled int
+	undrawn int
 	index   map[uint64][]int // by seed: the indexes drawn
 	patches map[uint64]int   // by seed: the most patches of a row
 }
 
-func (f *fakeDevice) CanSample(p sampling.Params) bool { return p.TopP == 0 || p.TopK > 0 }
+func (f *fakeDevice) CanSample(p sampling.Params) bool { return p.TopK != 2 }
 
 func (f *fakeDevice) SetSamples(rows []sampling.Row) error {
 	f.set++
@@ -34,6 +36,10 @@ func (f *fakeDevice) Sampled(i int) (sampling.Token, error) {
 	r := f.rows[i]
 	if !r.On {
 		panic("Sampled of a row not On")
+	}
+	if r.Params.TopK == 0 && r.Params.TopP > 0 {
+		f.undrawn++
+		return sampling.Token{}, sampling.ErrNotDrawn
 	}
 	logits, err := f.BatchRunner.Logits(i)
 	if err != nil {
@@ -54,8 +60,8 @@ func (f *fakeDevice) Sampled(i int) (sampling.Token, error) {
 
 // TestBatcherDeviceSampler: sampled requests go to a DeviceSampler runner
 // (rows with their seed, the index of the token drawn and the penalties'
-// patches), greedy ones to its argmax, and requests it cannot sample to the
-// host sampler.
+// patches), greedy ones to its argmax, and requests it cannot sample (or
+// leaves undrawn) to the host sampler, which draws what it draws alone.
 func TestBatcherDeviceSampler(t *testing.T) {
 	m := tinyModel(t)
 	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
@@ -72,7 +78,8 @@ func TestBatcherDeviceSampler(t *testing.T) {
 	reqs := requests(m, 4, 9)
 	reqs[0].Sampling = sampling.Params{Temperature: 1, Seed: 11, HasSeed: true}
 	reqs[1].Sampling = sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9, RepetitionPenalty: 1.5, Seed: 12, HasSeed: true}
-	reqs[2].Sampling = sampling.Params{Temperature: 0.9, TopP: 0.8, Seed: 13, HasSeed: true} // the host's
+	reqs[2].Sampling = sampling.Params{Temperature: 0.9, TopP: 0.8, Seed: 13, HasSeed: true} // left undrawn: the host's
+	reqs[3].Sampling = sampling.Params{Temperature: 0.9, TopK: 2, Seed: 14, HasSeed: true}   // refused: the host's
 	got, last := runAll(t, s, reqs)
 	for i := range reqs {
 		if last[i].Err != nil {
@@ -100,7 +107,12 @@ func TestBatcherDeviceSampler(t *testing.T) {
 	if f.patches[12] == 0 || f.patches[11] != 0 {
 		t.Errorf("rows' patches: at most %d for the penalized request, %d for the other", f.patches[12], f.patches[11])
 	}
-	if len(got[3]) == 0 || f.set == 0 {
-		t.Errorf("greedy request: %d tokens; %d SetSamples", len(got[3]), f.set)
+	if f.undrawn != len(got[2]) || f.set == 0 {
+		t.Errorf("%d rows left undrawn, want %d; %d SetSamples", f.undrawn, len(got[2]), f.set)
+	}
+	for _, i := range []int{2, 3} {
+		if want := solo(t, m, reqs[i]); !slicesEqual(got[i], want) {
+			t.Errorf("request %d, sampled on the host: %v, alone %v", i, got[i], want)
+		}
 	}
 }

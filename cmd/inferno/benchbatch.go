@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -196,7 +197,8 @@ func (bb *batchBencher) pick(i, s int) (int32, error) {
 	var err error
 	if bb.ds != nil {
 		tok, err = bb.ds.Sampled(i)
-	} else {
+	}
+	if bb.ds == nil || errors.Is(err, sampling.ErrNotDrawn) {
 		var logits []float32
 		if logits, err = bb.br.Logits(i); err == nil {
 			tok, err = bb.samplers[s].Sample(logits)
