@@ -103,6 +103,13 @@ type compiler struct {
 	ruleOf    map[int]int // grammar rule -> crule
 	recursive []bool
 	cost      []int
+	ecost     map[*grammar.Expr]int
+	uses      map[*grammar.Expr]int  // expressions reached from more than one place
+	exprRule  map[*grammar.Expr]int  // crule of a shared expression
+	building  map[*grammar.Expr]bool // the shared expression whose rule is being built
+	counter   map[*grammar.Expr]int  // crule of a repetition's counter
+	nullRule  []bool
+	nulls     map[*grammar.Expr]bool
 	err       error
 }
 
@@ -115,7 +122,22 @@ func Compile(g *grammar.Grammar, v *Vocab) (*Compiled, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	c := &compiler{g: g, ruleOf: map[int]int{}, cost: make([]int, len(g.Rules))}
+	c := &compiler{g: g, ruleOf: map[int]int{}, cost: make([]int, len(g.Rules)),
+		ecost: map[*grammar.Expr]int{}, uses: map[*grammar.Expr]int{}, exprRule: map[*grammar.Expr]int{},
+		counter: map[*grammar.Expr]int{}, nullRule: g.Nullable(), nulls: map[*grammar.Expr]bool{}}
+	var count func(e *grammar.Expr)
+	count = func(e *grammar.Expr) {
+		c.uses[e]++
+		if c.uses[e] > 1 {
+			return
+		}
+		for _, s := range e.Subs {
+			count(s)
+		}
+	}
+	for _, r := range g.Rules {
+		count(r.Expr)
+	}
 	for i := range c.cost {
 		c.cost[i] = -1
 	}
@@ -129,6 +151,7 @@ func Compile(g *grammar.Grammar, v *Vocab) (*Compiled, error) {
 		n := &nfa{}
 		s := n.node()
 		n.final = n.node()
+		c.building = map[*grammar.Expr]bool{c.rules[i].expr: true}
 		c.build(n, c.rules[i].expr, s, n.final)
 		if c.err != nil {
 			return nil, c.err
@@ -227,8 +250,35 @@ func (c *compiler) ruleCost(r int) int {
 	return c.cost[r]
 }
 
-// exprCost estimates the automaton nodes e builds, saturating.
+// sharedLimit is the smallest expression used in several places (the
+// grammar is a DAG of expressions) that is compiled once as its own rule.
+const sharedLimit = 512
+
+// ownRule reports whether e, used in several places and large, is compiled
+// once as its own rule and called.
+func (c *compiler) ownRule(e *grammar.Expr) bool {
+	return c.uses[e] > 1 && c.exprCostRaw(e) > sharedLimit
+}
+
+// exprCost estimates the automaton nodes e builds where it is used.
 func (c *compiler) exprCost(e *grammar.Expr) int {
+	if c.ownRule(e) {
+		return 1
+	}
+	return c.exprCostRaw(e)
+}
+
+// exprCostRaw estimates the automaton nodes e builds, saturating.
+func (c *compiler) exprCostRaw(e *grammar.Expr) int {
+	if n, ok := c.ecost[e]; ok {
+		return n
+	}
+	n := c.exprCostOf(e)
+	c.ecost[e] = n
+	return n
+}
+
+func (c *compiler) exprCostOf(e *grammar.Expr) int {
 	switch e.Kind {
 	case grammar.Literal:
 		return len(e.Text)
@@ -258,11 +308,30 @@ func (c *compiler) exprCost(e *grammar.Expr) int {
 // expandable reports whether repetition e, whose body costs body, is built
 // in place, and how many copies of the body that takes.
 func (c *compiler) expandable(e *grammar.Expr, body int) (int, bool) {
-	k := e.Max
-	if e.Max < 0 {
-		k = e.Min + 1
+	lo, hi := c.bounds(e)
+	k := hi
+	if hi < 0 {
+		k = lo + 1
+	}
+	if c.nullable(e.Subs[0]) && k > maxNullableCopies {
+		// Copies of a body that can be empty chain ε-paths: their
+		// automaton grows as the square of the copies.
+		return k, false
 	}
 	return k, k <= 2 || body*k <= repeatLimit
+}
+
+// maxNullableCopies bounds the copies (or, as a counter, the count) of a
+// repeated expression that can match the empty string.
+const maxNullableCopies = 64
+
+// bounds returns e's repetition bounds; a body that can be empty fills any
+// minimum by itself, so the minimum is then 0.
+func (c *compiler) bounds(e *grammar.Expr) (lo, hi int) {
+	if c.nullable(e.Subs[0]) {
+		return 0, e.Max
+	}
+	return e.Min, e.Max
 }
 
 func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
@@ -271,6 +340,16 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 	}
 	if len(n.eps) > maxRuleNodes {
 		c.err = fmt.Errorf("constrain: grammar too large (a rule needs more than %d automaton nodes)", maxRuleNodes)
+		return
+	}
+	if c.ownRule(e) && !c.building[e] {
+		r, ok := c.exprRule[e]
+		if !ok {
+			r = len(c.rules)
+			c.rules = append(c.rules, crule{expr: e})
+			c.exprRule[e] = r
+		}
+		n.call[from] = append(n.call[from], ncall{int32(r), to})
 		return
 	}
 	switch e.Kind {
@@ -324,27 +403,36 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 		}
 	case grammar.Repeat:
 		body := e.Subs[0]
+		lo, hi := c.bounds(e)
 		if _, ok := c.expandable(e, c.exprCost(body)); !ok {
-			b := len(c.rules)
-			c.rules = append(c.rules, crule{expr: body})
-			c.rules = append(c.rules, crule{rep: true, body: b, min: e.Min, max: e.Max})
-			n.call[from] = append(n.call[from], ncall{int32(b + 1), to})
+			if c.nullable(body) && (hi < 0 || hi > maxNullableCopies) {
+				c.err = fmt.Errorf("constrain: grammar too large (a repetition {%d,%d} of an expression that can be empty)", e.Min, e.Max)
+				return
+			}
+			r, ok := c.counter[e]
+			if !ok {
+				c.rules = append(c.rules, crule{expr: body})
+				c.rules = append(c.rules, crule{rep: true, body: len(c.rules) - 1, min: lo, max: hi})
+				r = len(c.rules) - 1
+				c.counter[e] = r
+			}
+			n.call[from] = append(n.call[from], ncall{int32(r), to})
 			return
 		}
 		cur := from
-		for range e.Min {
+		for range lo {
 			next := n.node()
 			c.build(n, body, cur, next)
 			cur = next
 		}
-		if e.Max < 0 {
+		if hi < 0 {
 			loop := n.node()
 			n.eps[cur] = append(n.eps[cur], loop)
 			c.build(n, body, loop, loop)
 			n.eps[loop] = append(n.eps[loop], to)
 			return
 		}
-		for i := e.Min; i < e.Max; i++ {
+		for i := lo; i < hi; i++ {
 			n.eps[cur] = append(n.eps[cur], to)
 			next := n.node()
 			c.build(n, body, cur, next)
@@ -352,6 +440,42 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 		}
 		n.eps[cur] = append(n.eps[cur], to)
 	}
+}
+
+// nullable reports whether e matches the empty string.
+func (c *compiler) nullable(e *grammar.Expr) bool {
+	if v, ok := c.nulls[e]; ok {
+		return v
+	}
+	v := c.nullableOf(e)
+	c.nulls[e] = v
+	return v
+}
+
+func (c *compiler) nullableOf(e *grammar.Expr) bool {
+	switch e.Kind {
+	case grammar.Empty:
+		return true
+	case grammar.Ref:
+		return c.nullRule[e.Rule]
+	case grammar.Seq:
+		for _, s := range e.Subs {
+			if !c.nullable(s) {
+				return false
+			}
+		}
+		return true
+	case grammar.Alt:
+		for _, s := range e.Subs {
+			if c.nullable(s) {
+				return true
+			}
+		}
+		return false
+	case grammar.Repeat:
+		return e.Min == 0 || c.nullable(e.Subs[0])
+	}
+	return false
 }
 
 // determinize turns each rule's automaton into a deterministic one over
@@ -391,9 +515,8 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 			ruleStart[ri] = int32(len(cm.info))
 			cm.info = append(cm.info, stateInfo{rep: int32(len(cm.reps))})
 			cm.reps = append(cm.reps, repInfo{body: int32(r.body), min: int32(r.min), max: int32(r.max)})
-			cm.trans = append(cm.trans, make([]int32, ncls)...)
-			for j := len(cm.trans) - ncls; j < len(cm.trans); j++ {
-				cm.trans[j] = -1
+			for range ncls {
+				cm.trans = append(cm.trans, -1)
 			}
 			continue
 		}
@@ -401,9 +524,12 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 		ids := map[string]int32{}
 		var sets [][]int32
 		mark := make([]bool, len(n.eps))
+		var cbuf, stack []int32
+		// closure returns the ε-closure of seed, sorted, in a buffer that
+		// the next call reuses.
 		closure := func(seed []int32) []int32 {
-			var out []int32
-			stack := append([]int32(nil), seed...)
+			out := cbuf[:0]
+			stack = append(stack[:0], seed...)
 			for len(stack) > 0 {
 				x := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
@@ -418,6 +544,7 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 				mark[x] = false
 			}
 			slices.Sort(out)
+			cbuf = out
 			return out
 		}
 		lookup := func(set []int32) (int32, error) {
@@ -429,10 +556,13 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 				return 0, fmt.Errorf("constrain: grammar too large (more than %d automaton states)", len(cm.info))
 			}
 			id := int32(len(cm.info))
-			ids[string(key)] = id
+			set = slices.Clone(set)
+			ids[unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)] = id
 			sets = append(sets, set)
 			cm.info = append(cm.info, stateInfo{rep: -1})
-			cm.trans = append(cm.trans, make([]int32, ncls)...)
+			for range ncls {
+				cm.trans = append(cm.trans, -1)
+			}
 			return id, nil
 		}
 		first := int32(len(cm.info))

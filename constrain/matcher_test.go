@@ -117,6 +117,16 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	b.Define("list", grammar.Sequence(L("{"), grammar.Rep(b.Ref("item"), 0, 30000), L("}")))
 	b.Define("item", grammar.Choice(grammar.Sequence(L("\""), grammar.Rep(grammar.NotChars(rg('"', '"'), rg('\\', '\\')), 1, 2000), L("\""), grammar.Opt(L(","))), b.Ref("list")))
 	gs["nested"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// One large expression used in several places: compiled once, called.
+	var words []*grammar.Expr
+	for i := range 70 {
+		words = append(words, L(fmt.Sprintf("%c%c%c%06d", 'a'+i%2, 'a'+i/2%2, "ab\"x"[i/4%4], i)))
+	}
+	item := grammar.Sequence(grammar.Choice(words...), grammar.Opt(L("x")))
+	b.Define("root", grammar.Sequence(L("{"), item, grammar.Star(grammar.Sequence(L(","), item)), L("}")))
+	gs["shared"] = mustGrammar(t, b)
 	return gs
 }
 
