@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,6 +137,9 @@ func FuzzParseGBNF(f *testing.F) {
 		if err := g.Validate(); err != nil {
 			t.Fatalf("parsed grammar does not validate: %v", err)
 		}
+		if n, want := g.Nullable(), naiveNullable(g); !slices.Equal(n, want) {
+			t.Fatalf("Nullable %v, want %v", n, want)
+		}
 		g2, err := ParseGBNF(g.String())
 		if err != nil {
 			t.Fatalf("printed grammar %q does not parse: %v", g.String(), err)
@@ -153,4 +157,28 @@ func FuzzParseGBNF(f *testing.F) {
 			}
 		}
 	})
+}
+
+// naiveNullable is Nullable as a plain fixed point over all rules.
+func naiveNullable(g *Grammar) []bool {
+	n := make([]bool, len(g.Rules))
+	for changed := true; changed; {
+		changed = false
+		for i, r := range g.Rules {
+			if !n[i] && g.nullable(r.Expr, n) {
+				n[i], changed = true, true
+			}
+		}
+	}
+	return n
+}
+
+func TestNullable(t *testing.T) {
+	g, err := ParseGBNF("root ::= a b\na ::= b \"x\"?\nb ::= c*\nc ::= \"c\" | d\nd ::= \"d\" e\ne ::= \"\"\nf ::= \"f\" | root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := g.Nullable(), naiveNullable(g); !slices.Equal(n, want) || !n[0] || n[3] {
+		t.Fatalf("Nullable %v, want %v", n, want)
+	}
 }
