@@ -78,6 +78,8 @@ type Sequence struct {
 	cons    *constraintState         // nil without a Constraint
 	// onDevice: the next pick is the runner's own draw (DeviceRow)
 	onDevice bool
+	rows     []sampling.Row // Step's sampling row for a Runner that is a DeviceSampler
+	devOut   deviceOutput   // Step's output of such a runner
 
 	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
 	todo   []int32 // the ids the next forward passes run before the next pick
@@ -292,11 +294,33 @@ func (s *Sequence) Step() (Step, error) {
 	}
 	ids := s.Pending()
 	n := min(len(ids), PromptChunk)
+	var out Output = s.r
+	if ds, ok := s.r.(DeviceSampler); ok && n == len(ids) && ds.CanSample(s.req.Sampling) {
+		if s.rows == nil {
+			s.rows = make([]sampling.Row, 1)
+		}
+		if s.DeviceRow(&s.rows[0], ds.CanSample, s.Mask()) {
+			if err := ds.SetSamples(s.rows); err != nil {
+				return s.fail(err)
+			}
+			s.devOut = deviceOutput{Runner: s.r, ds: ds}
+			out = &s.devOut
+		}
+	}
 	if err := s.r.Forward(ids[:n]); err != nil {
 		return s.fail(err)
 	}
-	return s.Advance(n, s.r)
+	return s.Advance(n, out)
 }
+
+// deviceOutput is a Runner's output whose token its runner sampled
+// itself (a DeviceSampler of one output).
+type deviceOutput struct {
+	Runner
+	ds DeviceSampler
+}
+
+func (o *deviceOutput) Sampled() (sampling.Token, error) { return o.ds.Sampled(0) }
 
 // Advance records that the first n pending ids ran, and when they were
 // the last, picks the next token from out, the output of the last of

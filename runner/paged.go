@@ -1,27 +1,38 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 
+	"inferno/backend"
 	"inferno/batch"
 	"inferno/engine"
+	"inferno/sampling"
 )
 
 // Paged is one sequence on a BatchRunner: a batch of one sequence per
-// forward pass, its positions in blocks 0, 1, 2, ... of the runner's
-// pool in order. It implements engine.Runner, so single-sequence commands
-// run on the paged cache as the server's batches do.
+// forward pass, its positions in blocks 0, 1, 2, ... of the runner's pool
+// in order (with one block as long as the context, the "basic" layout:
+// one contiguous region). It implements engine.Runner, so the
+// single-sequence commands (generate, chat, logits, bench) run the
+// batched runner the server runs, a sequence being a batch of one. What
+// the batched runner can do beyond engine.BatchRunner it passes on: the
+// lookahead of greedy steps (engine.Lookaheader), sampling on the device
+// (engine.DeviceSampler, for output 0), a profile of a decode step
+// (engine.Profiler).
 type Paged struct {
 	br    engine.BatchRunner
 	n     int // positions held
 	table []int32
 	b     batch.Batch
 	ok    bool // the last Forward computed an output
+	rows  []sampling.Row
+	rowOn bool // rows[0] applies to the next Forward's output
 }
 
 // NewPaged returns a single-sequence runner over br, which it owns.
 func NewPaged(br engine.BatchRunner) *Paged {
-	p := &Paged{br: br}
+	p := &Paged{br: br, rows: make([]sampling.Row, 1)}
 	blocks := min(br.Blocks(), (br.MaxLen()+br.BlockSize()-1)/br.BlockSize())
 	p.table = make([]int32, blocks)
 	for i := range p.table {
@@ -40,10 +51,18 @@ func (p *Paged) Forward(tokens []int32) error {
 		return &engine.ContextError{Prompt: p.n + len(tokens), Context: p.MaxLen()}
 	}
 	p.ok = false
+	rowOn := p.rowOn
+	p.rowOn = false
 	for len(tokens) > 0 {
 		n := min(len(tokens), engine.PromptChunk)
+		last := n == len(tokens)
 		p.b.Reset()
-		p.b.Add(p.b.AddSeq(p.table), tokens[:n], p.n, n == len(tokens))
+		p.b.Add(p.b.AddSeq(p.table), tokens[:n], p.n, last)
+		if last && rowOn {
+			if err := p.br.(engine.DeviceSampler).SetSamples(p.rows); err != nil {
+				return err
+			}
+		}
 		if err := p.br.Forward(&p.b); err != nil {
 			return err
 		}
@@ -93,11 +112,68 @@ func (p *Paged) Vocab() int { return p.br.Vocab() }
 // Backend names the backend.
 func (p *Paged) Backend() string { return p.br.Backend() }
 
+// BlockSize returns the positions a block of the batched runner holds.
+func (p *Paged) BlockSize() int { return p.br.BlockSize() }
+
 // SplitInvariant reports whether the batched runner's logits do not
 // depend on how the sequence was split into passes.
 func (p *Paged) SplitInvariant() bool {
 	si, ok := p.br.(engine.SplitInvariant)
 	return ok && si.SplitInvariant()
+}
+
+// SetLookahead turns the batched runner's lookahead on or off, where it
+// has one (engine.Lookaheader).
+func (p *Paged) SetLookahead(on bool) {
+	if la, ok := p.br.(engine.Lookaheader); ok {
+		la.SetLookahead(on)
+	}
+}
+
+// CanSample reports whether the batched runner samples under params
+// itself (engine.DeviceSampler).
+func (p *Paged) CanSample(params sampling.Params) bool {
+	ds, ok := p.br.(engine.DeviceSampler)
+	return ok && ds.CanSample(params)
+}
+
+// SetSamples sets how the next Forward's output is chosen: rows[0], for
+// the one output of its last chunk (engine.DeviceSampler).
+func (p *Paged) SetSamples(rows []sampling.Row) error {
+	if len(rows) != 1 {
+		return fmt.Errorf("runner: %d sampling rows for one output", len(rows))
+	}
+	if _, ok := p.br.(engine.DeviceSampler); !ok {
+		return errors.New("runner: the backend does not sample on the device")
+	}
+	p.rows[0], p.rowOn = rows[0], rows[0].On
+	return nil
+}
+
+// Sampled returns the token the batched runner chose for the last
+// position (engine.DeviceSampler).
+func (p *Paged) Sampled(i int) (sampling.Token, error) {
+	ds, ok := p.br.(engine.DeviceSampler)
+	if !ok || !p.ok || i != 0 {
+		return sampling.Token{}, errors.New("runner: no token sampled on the device")
+	}
+	return ds.Sampled(0)
+}
+
+// batchProfiler is a batched runner that profiles a decode step of a
+// batch of B tokens (the CUDA runner).
+type batchProfiler interface {
+	Profile(B, reps int) ([]backend.OpStats, float64, error)
+}
+
+// Profile times the last decode step, replayed reps times, per operation
+// (engine.Profiler): the last Forward must have been one decode token.
+func (p *Paged) Profile(reps int) ([]backend.OpStats, float64, error) {
+	bp, ok := p.br.(batchProfiler)
+	if !ok {
+		return nil, 0, fmt.Errorf("runner: the %s backend does not profile a step", p.br.Backend())
+	}
+	return bp.Profile(1, reps)
 }
 
 // Close closes the batched runner.

@@ -1,12 +1,13 @@
 // Package runner opens a model on a compute backend: it chooses between
-// the CPU backends and the GPU, sizes the context and the KV cache, and
-// hands out one engine.Runner per sequence, all sharing the model's
-// weights (and, on the CPU, one pool of worker threads). The command line
+// the CPU backends and the GPU, sizes the context and the pool of KV
+// blocks, and hands out the batched runner (engine.BatchRunner) that
+// every command runs: the server through its scheduler, the
+// single-sequence commands as a batch of one (Paged). The command line
 // and the server both start here.
 //
-// What only some backends can do (select the top-k logits on the device,
-// queue greedy steps ahead, profile a step) is reached through the
-// optional interfaces of package engine (engine.TopKer,
+// What only some backends can do (sample on the device, queue greedy
+// steps ahead, profile a step) is reached through the optional
+// interfaces of package engine (engine.DeviceSampler,
 // engine.Lookaheader, engine.Profiler), never through a concrete type.
 package runner
 
@@ -56,9 +57,10 @@ type Config struct {
 // memory.
 const MaxThreads = 1024
 
-// A Backend is a model opened on one compute backend. NewRunner gives a
-// runner for each sequence. A Backend's runners must be used by one
-// goroutine at a time: they share the backend's workers or GPU stream.
+// A Backend is a model opened on one compute backend. NewBatchRunner
+// gives a runner of batches over a pool of KV blocks. A Backend's runners
+// must be used by one goroutine at a time: they share the backend's
+// workers or GPU stream.
 type Backend struct {
 	m       *model.Model
 	name    string
@@ -66,8 +68,7 @@ type Backend struct {
 	kv      kvcache.Type
 	ops     backend.Ops     // CPU backends
 	tracer  *backend.Tracer // with Config.Trace on a CPU backend
-	gpu     *cuda.Runner    // the first GPU runner, handed out by the first NewRunner
-	gpuUsed bool
+	gpu     *cuda.Runner    // the GPU's weights, which its batched runners share
 	threads int
 	closed  bool
 }
@@ -192,46 +193,14 @@ func (b *Backend) KVType() kvcache.Type { return b.kv }
 // Config.Trace, or nil.
 func (b *Backend) Tracer() *backend.Tracer { return b.tracer }
 
-// MaxSequences returns the most runners the backend can have at once (0:
-// no fixed limit).
-func (b *Backend) MaxSequences() int {
-	if b.name == "cuda" {
-		return cuda.MaxSequences
-	}
-	return 0
-}
-
-// NewRunner returns a runner for one more sequence. Closing it releases
-// the sequence's KV cache; the weights stay until the Backend is closed
-// (on the GPU, until its last runner is).
-func (b *Backend) NewRunner() (engine.Runner, error) {
-	if b.closed {
-		return nil, errors.New("runner: the backend is closed")
-	}
-	if b.gpu != nil {
-		if !b.gpuUsed {
-			b.gpuUsed = true
-			return b.gpu, nil
-		}
-		return b.gpu.NewSequence()
-	}
-	return cpuRunner{forward.NewRunnerKV(b.m.Arch, b.ops, b.maxLen, b.kv)}, nil
-}
-
-// cpuRunner is a CPU sequence: closing it leaves the shared workers alone.
-type cpuRunner struct{ *forward.Runner }
-
-func (cpuRunner) Close() error { return nil }
-
-// Close releases the backend: the CPU workers, or on the GPU the first
-// runner if NewRunner never handed it out (the device is freed when the
-// last of its runners closes).
+// Close releases the backend: the CPU workers, or the GPU's weights (the
+// device is freed when the last of its batched runners closes too).
 func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
 	b.closed = true
-	if b.gpu != nil && !b.gpuUsed {
+	if b.gpu != nil {
 		return b.gpu.Close()
 	}
 	if c, ok := b.ops.(interface{ Close() }); ok {
@@ -253,6 +222,12 @@ type BatchConfig struct {
 	// Blocks, when not 0, is the exact number of blocks, overriding
 	// Memory and Sequences (a benchmark's pool for short sequences).
 	Blocks int
+	// Contiguous asks for the "basic" layout: each sequence's positions
+	// in one contiguous region, a block as long as the context (BlockSize
+	// must be 0). On the GPU, whose kernels take blocks of at most 4096
+	// positions, the blocks keep DefaultBlockSize; a sequence of Paged
+	// still holds consecutive blocks, one region.
+	Contiguous bool
 }
 
 // DefaultBlockSize is the positions of a KV block unless configured.
@@ -272,10 +247,14 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 		return nil, errors.New("runner: the backend is closed")
 	}
 	bs := cfg.BlockSize
-	if bs == 0 {
+	switch {
+	case cfg.Contiguous && bs != 0:
+		return nil, fmt.Errorf("KV block size %d with the contiguous (basic) layout, whose block is the context", bs)
+	case cfg.Contiguous && b.gpu == nil:
+		bs = b.maxLen
+	case bs == 0:
 		bs = DefaultBlockSize
-	}
-	if bs < 1 || bs > 1024 {
+	case bs < 1 || bs > 1024:
 		return nil, fmt.Errorf("KV block size %d: want 1 to 1024", bs)
 	}
 	if cfg.Memory < 0 || cfg.Sequences < 0 || cfg.Blocks < 0 {

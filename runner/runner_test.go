@@ -56,9 +56,20 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("scalar: %s %d %v %d", b.Name(), b.MaxLen(), b.KVType(), b.Threads())
 	}
 	b.Close()
-	if _, err := b.NewRunner(); err == nil {
-		t.Error("NewRunner after Close succeeded")
+	if _, err := b.NewBatchRunner(BatchConfig{}); err == nil {
+		t.Error("NewBatchRunner after Close succeeded")
 	}
+}
+
+// single returns one sequence on b: a batch of one on a pool holding one
+// sequence of the context, contiguous (--kv basic) or in blocks.
+func single(t *testing.T, b *Backend, contiguous bool) engine.Runner {
+	t.Helper()
+	br, err := b.NewBatchRunner(BatchConfig{Sequences: 1, Contiguous: contiguous})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewPaged(br)
 }
 
 // decode runs prompt then n greedy steps and returns the tokens and the
@@ -93,21 +104,21 @@ func sameBits(a, b []float32) bool {
 	return true
 }
 
-// TestRunnersShareWorkers: two sequences on one pool backend, their steps
-// interleaved, give bitwise the logits each gives alone.
+// TestRunnersShareWorkers: two sequences on one pool backend, one
+// contiguous (--kv basic) and one in blocks, their steps interleaved, give
+// bitwise the logits each gives alone.
 func TestRunnersShareWorkers(t *testing.T) {
 	m := openModel(t)
 	b := open(t, m, Config{Backend: "pool", Threads: 2, Context: 256})
 	pa, pb := []int32{9707, 11, 1879, 0}, []int32{785, 3974, 13876}
 	alone := func(p []int32) ([]int32, [][]float32) {
-		r, _ := b.NewRunner()
+		r := single(t, b, true)
 		defer r.Close()
 		return decode(t, r, p, 12)
 	}
 	wantA, logA := alone(pa)
 	wantB, logB := alone(pb)
-	ra, _ := b.NewRunner()
-	rb, _ := b.NewRunner()
+	ra, rb := single(t, b, true), single(t, b, false)
 	defer ra.Close()
 	defer rb.Close()
 	na, nb := pa, pb
@@ -135,8 +146,8 @@ func TestRunnersShareWorkers(t *testing.T) {
 }
 
 // TestPrefixCacheBitwise: a sequence that keeps the prefix its runner
-// holds from the previous request gives bitwise the logits of one that
-// recomputes everything, on every CPU backend.
+// holds from the previous request (contiguous) gives bitwise the logits of
+// one that recomputes everything (in blocks), on every CPU backend.
 func TestPrefixCacheBitwise(t *testing.T) {
 	m := openModel(t)
 	for _, name := range []string{"scalar", "simd", "pool"} {
@@ -163,7 +174,7 @@ func TestPrefixCacheBitwise(t *testing.T) {
 				}
 				return out, seq
 			}
-			r1, _ := b.NewRunner()
+			r1 := single(t, b, true)
 			defer r1.Close()
 			reply, seq := run(r1, first, nil)
 			second := slices.Clone(first)
@@ -172,7 +183,7 @@ func TestPrefixCacheBitwise(t *testing.T) {
 			}
 			second = append(second, tok.Encode("<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n")...)
 			hit, hseq := run(r1, second, seq.Tokens())
-			r2, _ := b.NewRunner()
+			r2 := single(t, b, false)
 			defer r2.Close()
 			miss, mseq := run(r2, second, nil)
 			if c := hseq.Metrics().CachedTokens; c != len(first)+len(reply)-1 {

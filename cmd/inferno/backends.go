@@ -35,7 +35,7 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
-	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous, growing cache per sequence) or paged (a pool of blocks, as the server keeps)")
+	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous region per sequence, a block as long as the context) or paged (a pool of blocks of --kv-block positions, shared through the prefix cache)")
 	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
@@ -71,21 +71,19 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 	return b, nil
 }
 
-// newRunner opens the backend and one runner on it. Closing the runner
-// and then the backend releases both.
+// newRunner opens the backend and one sequence on it: the batched runner
+// the server runs, driven as a batch of one (runner.Paged), its KV pool
+// holding one sequence of the context in the layout --kv names. Closing
+// the runner and then the backend releases both.
 func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend, error) {
 	b, err := f.open(m)
 	if err != nil {
 		return nil, nil, err
 	}
 	var r engine.Runner
-	if f.kv == "paged" {
-		var br engine.BatchRunner
-		if br, err = b.NewBatchRunner(runner.BatchConfig{Sequences: 1}); err == nil {
-			r = runner.NewPaged(br)
-		}
-	} else {
-		r, err = b.NewRunner()
+	br, err := b.NewBatchRunner(runner.BatchConfig{Sequences: 1, Contiguous: f.kv == "basic"})
+	if err == nil {
+		r = runner.NewPaged(br)
 	}
 	if err != nil {
 		b.Close()

@@ -46,17 +46,19 @@ describes every endpoint. It listens at once on --addr (HTTPS with
 --tls-cert and --tls-key): /health answers 503 while the model loads and
 200 when it is ready.
 
-Up to --parallel requests generate at once (default: 4 on the CPU, 64 on
-the GPU). With the paged KV cache (--kv paged, the default) every step is
-one forward pass over the next token of every running request and a chunk
-of at most two new prompts (--batch-tokens in all), and a request whose
-prompt starts as an earlier one did (a system prompt, the earlier turns of
-a conversation) reuses those tokens' keys and values. The pool of KV blocks
+Up to --parallel requests generate at once (default: 4 on the CPU; on the
+GPU as many as the KV pool holds sequences of 2048 positions, at most
+256). Every step is one forward pass over the next token of every running
+request and a chunk of at most two new prompts (--batch-tokens in all).
+With the paged KV cache (--kv paged, the default) a request whose prompt
+starts as an earlier one did (a system prompt, the earlier turns of a
+conversation) reuses those tokens' keys and values. The pool of KV blocks
 takes --kv-mem bytes (default: room for every running request's full
 context, on the GPU at most what is free); when it is full new requests
 wait, and the newest running one may be paused and resumed later. With
---kv basic each request has a cache of its own and they take turns step by
-step. Further requests wait in a queue of --queue, and beyond it get 503;
+--kv basic each running request holds one block as long as the context
+(on the CPU; the GPU keeps its blocks) and nothing is kept for later
+requests. Further requests wait in a queue of --queue, and beyond it get 503;
 requests whose body is being read, rendered and tokenized count against
 the queue too. A prompt longer than the context can hold gets 400 before
 it is rendered.
@@ -163,7 +165,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 		},
 	}
 	lf.register(cmd)
-	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU, 64 on the GPU)")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU; on the GPU what the KV pool holds at 2048 positions each, at most 256)")
 	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot, those being read and tokenized included; more get 503")
 	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default: $INFERNO_API_KEY)")
 	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names")
@@ -181,8 +183,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 type served struct {
 	file     *model.Model
 	backend  *runner.Backend
-	runners  []engine.Runner    // --kv basic: one per slot
-	batched  engine.BatchRunner // --kv paged
+	batched  engine.BatchRunner
 	sched    scheduler.Scheduler
 	model    *server.Model
 	parallel int
@@ -190,15 +191,23 @@ type served struct {
 
 // Default --parallel per backend: the CPU gains little past a few
 // sequences a step (its matrix products become compute-bound), the GPU
-// keeps gaining to a hundred and more.
+// keeps gaining to a hundred and more, so it admits as many sequences of
+// gpuTypicalPositions as its KV pool holds, up to maxParallelGPU (the
+// largest batch of its captured decode graphs; vLLM's default too).
 const (
-	defaultParallelCPU = 4
-	defaultParallelGPU = 64
+	defaultParallelCPU  = 4
+	maxParallelGPU      = 256
+	gpuTypicalPositions = 2048
 )
 
+// gpuParallel is the default --parallel of a GPU pool of positions.
+func gpuParallel(positions, maxLen int) int {
+	return max(1, min(maxParallelGPU, positions/min(maxLen, gpuTypicalPositions)))
+}
+
 // loadServed opens the model and its backend and starts the scheduler:
-// continuous batching over one batched runner (--kv paged), or one runner
-// per slot taking turns (--kv basic).
+// continuous batching over one batched runner, its KV pool in the layout
+// --kv names.
 func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int, aliases []string, srv *server.Server, log *slog.Logger) (*served, error) {
 	start := time.Now()
 	path, err := modelPath(context.Background(), path)
@@ -223,43 +232,38 @@ func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int
 	if l.backend, err = rf.open(m); err != nil {
 		return nil, err
 	}
-	if parallel == 0 {
+	gpuAuto := parallel == 0 && l.backend.Name() == "cuda"
+	switch {
+	case gpuAuto:
+		parallel = maxParallelGPU // sizes the pool's request; the pool then sizes parallel
+	case parallel == 0:
 		parallel = defaultParallelCPU
-		if l.backend.Name() == "cuda" {
-			parallel = defaultParallelGPU
-		}
+	}
+	basic := rf.kv == "basic"
+	bc := runner.BatchConfig{BlockSize: pf.blockSize, Memory: pf.mem, Sequences: parallel, Contiguous: basic}
+	if basic {
+		bc.BlockSize = 0
+	}
+	if l.batched, err = l.backend.NewBatchRunner(bc); err != nil {
+		return nil, err
+	}
+	if gpuAuto {
+		parallel = gpuParallel(l.batched.Blocks()*l.batched.BlockSize(), l.backend.MaxLen())
 	}
 	l.parallel = parallel
-	if rf.kv == "paged" {
-		l.batched, err = l.backend.NewBatchRunner(runner.BatchConfig{BlockSize: pf.blockSize, Memory: pf.mem, Sequences: parallel})
-		if err != nil {
-			return nil, err
-		}
-		if mb, ok := l.batched.(interface{ MaxBatch() int }); ok && max(pf.batchTokens, parallel) > mb.MaxBatch() {
-			return nil, fmt.Errorf("--batch-tokens %d (at least --parallel): the %s backend runs at most %d tokens a pass", pf.batchTokens, l.backend.Name(), mb.MaxBatch())
-		}
-		l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
-			Parallel: parallel, BatchTokens: max(pf.batchTokens, parallel), Queue: queue,
-			PrefixCache: !pf.noPrefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
-		})
-		if err != nil {
-			return nil, err
-		}
-		log.Info("KV cache", "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
-			"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", !pf.noPrefix)
-	} else {
-		if max := l.backend.MaxSequences(); max > 0 && parallel > max {
-			return nil, fmt.Errorf("--parallel %d: the %s backend runs at most %d sequences", parallel, l.backend.Name(), max)
-		}
-		for range parallel {
-			r, err := l.backend.NewRunner()
-			if err != nil {
-				return nil, err
-			}
-			l.runners = append(l.runners, r)
-		}
-		l.sched = scheduler.NewSlots(l.runners, m.Tokenizer, queue)
+	if mb, ok := l.batched.(interface{ MaxBatch() int }); ok && max(pf.batchTokens, parallel) > mb.MaxBatch() {
+		return nil, fmt.Errorf("--batch-tokens %d (at least --parallel): the %s backend runs at most %d tokens a pass", pf.batchTokens, l.backend.Name(), mb.MaxBatch())
 	}
+	prefix := !pf.noPrefix && !basic
+	l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
+		Parallel: parallel, BatchTokens: max(pf.batchTokens, parallel), Queue: queue,
+		PrefixCache: prefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("KV cache", "layout", rf.kv, "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
+		"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", prefix, "parallel", parallel)
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
 	var more []string
 	if len(aliases) > 0 {
@@ -280,9 +284,6 @@ func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int
 func (l *served) close() {
 	if l.sched != nil {
 		l.sched.Close()
-	}
-	for _, r := range l.runners {
-		r.Close()
 	}
 	if l.batched != nil {
 		l.batched.Close()
