@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -317,27 +319,28 @@ func rowBytes(t gguf.TensorType, cols int64) int64 {
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// checkInput checks that f is a Qwen3 model in F32, F16 or BF16 and
-// returns the hyperparameters the rules read.
+// checkInput checks that f is a model of an architecture the rules know
+// (Architectures) in F32, F16 or BF16 and returns the hyperparameters the
+// rules read.
 func checkInput(f *gguf.File) (Model, error) {
 	arch, err := f.String("general.architecture")
 	if err != nil {
 		return Model{}, err
 	}
-	if arch != "qwen3" {
-		return Model{}, fmt.Errorf("architecture %q is not supported (want qwen3)", arch)
+	if !slices.Contains(Architectures, arch) {
+		return Model{}, fmt.Errorf("architecture %q is not supported (want %s)", arch, strings.Join(Architectures, ", "))
 	}
 	if n, err := f.Int("split.count"); err == nil && n > 1 {
 		return Model{}, fmt.Errorf("the model is split over %d files; merge it first (llama-gguf-split --merge)", n)
 	}
-	var m Model
+	m := Model{Arch: arch}
 	for _, p := range []struct {
 		key string
 		v   *int
 	}{
-		{"qwen3.block_count", &m.Layers},
-		{"qwen3.attention.head_count", &m.Heads},
-		{"qwen3.attention.head_count_kv", &m.KVHeads},
+		{arch + ".block_count", &m.Layers},
+		{arch + ".attention.head_count", &m.Heads},
+		{arch + ".attention.head_count_kv", &m.KVHeads},
 	} {
 		n, err := f.Int(p.key)
 		if err != nil {

@@ -231,7 +231,7 @@ func TestQuantizeErrors(t *testing.T) {
 			return kv, true
 		}
 	}
-	llama := rewrite(t, dir, src, nil, setKV("general.architecture", "llama"))
+	gemma := rewrite(t, dir, src, nil, setKV("general.architecture", "gemma3"))
 	noLayers := rewrite(t, dir, src, nil, setKV("qwen3.block_count", nil))
 	zeroHeads := rewrite(t, dir, src, nil, setKV("qwen3.attention.head_count_kv", uint32(0)))
 	var q8 bytes.Buffer
@@ -266,7 +266,7 @@ func TestQuantizeErrors(t *testing.T) {
 		{filepath.Join(dir, "missing.gguf"), "Q4_K_M", "no such file"},
 		{notGGUF, "Q4_K_M", "bad magic"},
 		{truncated, "Q4_K_M", "past the end of the file"},
-		{llama, "Q4_K_M", `architecture "llama" is not supported (want qwen3)`},
+		{gemma, "Q4_K_M", `architecture "gemma3" is not supported (want llama, qwen2, qwen3)`},
 		{noLayers, "Q4_K_M", "qwen3.block_count"},
 		{zeroHeads, "Q4_K_M", "head_count_kv = 0 is out of range"},
 		{quantized, "Q4_K_M", "token_embd.weight is already quantized (Q8_0)"},

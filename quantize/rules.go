@@ -17,13 +17,35 @@ type Tensor struct {
 	Shape []uint64
 }
 
-// Model is the hyperparameters the rules read: the number of layers
-// (block_count, which the ffn_down rules divide) and the query and KV head
-// counts, whose quotient is the GQA ratio the attn_v rules test.
+// Architectures are the values of general.architecture whose files
+// Quantize takes: dense models whose rules differ only by the 70B type
+// (Model.is70B).
+var Architectures = []string{"llama", "qwen2", "qwen3"}
+
+// Model is the hyperparameters the rules read: the architecture and the
+// number of layers (which make llama.cpp's 70B type), the number of
+// layers again (block_count, which the ffn_down rules divide) and the
+// query and KV head counts, whose quotient is the GQA ratio the attn_v
+// rules test.
 type Model struct {
 	Layers  int
 	Heads   int
 	KVHeads int
+	Arch    string // general.architecture; "" is qwen3
+}
+
+// is70B reports whether llama.cpp's loader gives the model the type
+// LLM_TYPE_70B, the only model type llama-quantize's rules read: 80
+// layers of llama with grouped-query attention (Llama 2 and 3 70B; 65B
+// without it) or of qwen2 (Qwen2 and Qwen2.5 72B). No qwen3 model has it.
+func (m Model) is70B() bool {
+	switch m.Arch {
+	case "llama":
+		return m.Layers == 80 && m.Heads != m.KVHeads
+	case "qwen2":
+		return m.Layers == 80
+	}
+	return false
 }
 
 // gqa is llama.cpp's hparams.n_gqa(): an integer quotient, 0 without KV heads.
@@ -242,10 +264,10 @@ func (s *state) tensorType(t Tensor, pure bool) (gguf.TensorType, error) {
 	return s.fallback(t, typ)
 }
 
-// rules is llama_tensor_get_type_impl for the dense Qwen3 architecture
-// (no experts, not Falcon, never llama.cpp's 70B type) and the mixtures
-// of this package; the branches for the IQ1/IQ2/IQ3 mixtures, MXFP4 and
-// the ternary types are left out.
+// rules is llama_tensor_get_type_impl for the dense Qwen3, Qwen2 and
+// Llama architectures (no experts, not Falcon; the 70B type of the last
+// two) and the mixtures of this package; the branches for the IQ1/IQ2/IQ3
+// mixtures, MXFP4 and the ternary types are left out.
 func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 	ft := s.m.Name
 	gqa := s.model.gqa()
@@ -281,6 +303,10 @@ func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 		case (ft == "Q4_K_M" || ft == "Q5_K_M") && useMoreBits(s.iAttnV, s.nAttnV):
 			typ = gguf.TensorQ6_K
 		case ft == "Q4_K_S" && s.iAttnV < 4:
+			typ = gguf.TensorQ5_K
+		}
+		if s.model.is70B() && (typ == gguf.TensorQ3_K || typ == gguf.TensorQ4_K) {
+			// Eight query heads share each KV head: attn_v is small.
 			typ = gguf.TensorQ5_K
 		}
 		s.iAttnV++

@@ -66,7 +66,7 @@ func typesOf(t *testing.T, s shape, mixture string, pure bool) (map[string]gguf.
 		t.Fatal(err)
 	}
 	ts := s.tensors()
-	p, err := Types(ts, Model{s.layers, s.heads, s.kvHeads}, m, pure)
+	p, err := Types(ts, Model{Layers: s.layers, Heads: s.heads, KVHeads: s.kvHeads}, m, pure)
 	if err != nil {
 		t.Fatalf("%s: %v", mixture, err)
 	}
@@ -243,7 +243,7 @@ func TestRulesOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 5 {
 		rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
-		p, err := Types(ts, Model{s.layers, s.heads, s.kvHeads}, m, false)
+		p, err := Types(ts, Model{Layers: s.layers, Heads: s.heads, KVHeads: s.kvHeads}, m, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,14 +301,14 @@ func TestFallback(t *testing.T) {
 	}
 	for _, mix := range []string{"Q4_0", "Q8_0", "IQ4_NL"} {
 		m, _ := ParseMixture(mix)
-		_, err := Types(s.tensors(), Model{s.layers, s.heads, s.kvHeads}, m, false)
+		_, err := Types(s.tensors(), Model{Layers: s.layers, Heads: s.heads, KVHeads: s.kvHeads}, m, false)
 		if err == nil || !strings.Contains(err.Error(), "no fallback") || !strings.Contains(err.Error(), "attn_output") {
 			t.Errorf("%s rows of 80: error %v, want no fallback for attn_output", mix, err)
 		}
 	}
 	// Pure: no fallback at all.
 	m, _ := ParseMixture("Q4_K_M")
-	if _, err := Types(s.tensors(), Model{s.layers, s.heads, s.kvHeads}, m, true); err == nil {
+	if _, err := Types(s.tensors(), Model{Layers: s.layers, Heads: s.heads, KVHeads: s.kvHeads}, m, true); err == nil {
 		t.Error("pure Q4_K on rows of 64 accepted")
 	}
 }
@@ -376,6 +376,49 @@ func TestAllowsQuantization(t *testing.T) {
 	} {
 		if !allowsQuantization(Tensor{name, gguf.TensorF32, shape}) {
 			t.Errorf("%s %v: not quantized", name, shape)
+		}
+	}
+}
+
+// TestRules70B: llama-quantize gives attn_v more bits in the models
+// llama.cpp types 70B (80 layers of llama with grouped-query attention, or
+// of qwen2), and only there.
+func TestRules70B(t *testing.T) {
+	s := shape{80, 1024, 2048, 64, 8, 128, 1024, true} // a 70B's layers, narrow
+	m, err := ParseMixture("Q4_K_M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attnV := func(model Model) map[gguf.TensorType]int {
+		p, err := Types(s.tensors(), model, m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[gguf.TensorType]int{}
+		for i, tn := range s.tensors() {
+			if strings.HasSuffix(tn.Name, "attn_v.weight") {
+				n[p.Types[i]]++
+			}
+		}
+		return n
+	}
+	// Q4_K_M: use_more_bits layers get Q6_K, the others Q4_K, which the
+	// 70B rule raises to Q5_K.
+	base := map[gguf.TensorType]int{gguf.TensorQ6_K: 40, gguf.TensorQ4_K: 40}
+	bumped := map[gguf.TensorType]int{gguf.TensorQ6_K: 40, gguf.TensorQ5_K: 40}
+	for _, tc := range []struct {
+		model Model
+		want  map[gguf.TensorType]int
+	}{
+		{Model{Layers: 80, Heads: 64, KVHeads: 8, Arch: "qwen3"}, base},
+		{Model{Layers: 80, Heads: 64, KVHeads: 8, Arch: "llama"}, bumped},
+		{Model{Layers: 80, Heads: 64, KVHeads: 64, Arch: "llama"}, base}, // 65B
+		{Model{Layers: 80, Heads: 64, KVHeads: 8, Arch: "qwen2"}, bumped},
+		{Model{Layers: 64, Heads: 64, KVHeads: 8, Arch: "qwen2"}, base},
+	} {
+		got := attnV(tc.model)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%+v: attn_v types %v, want %v", tc.model, got, tc.want)
 		}
 	}
 }
