@@ -36,51 +36,51 @@ func (c *Compiled) maskFor(s int32) *stateMask {
 	return m
 }
 
-// ctxKey names the mask of a state right above a counter frame, with the
-// frame below that counter: what a counter allows within one token depends
-// only on how many more bodies it needs (low) and allows (high, -1 for no
-// bound), each clamped past the longest token, and what follows it on the
-// next frame's state (a counter there is clamped alike).
-type ctxKey struct{ st, rep, low, high, gst, glow, ghigh int32 }
+// ctxKey names the mask of a state together with the frame below it (and,
+// when that frame is a counter, the frame below that too): a token then
+// leaves the walk's frames only where the caller's rule ends, so few trie
+// subtrees depend on the stack further down. A counter's count matters
+// within one token only as how many more bodies it needs (low) and allows
+// (high, -1 for no bound), each clamped past the longest token when every
+// body reads a byte.
+type ctxKey struct{ st, fst, flow, fhigh, gst, glow, ghigh int32 }
 
-// counterKey returns the key for top t if the frame below it is a counter
-// whose every body reads a byte, and the frame below the frames the key
-// covers.
-func (c *Compiled) counterKey(t top, nodes []top) (ctxKey, int32, bool) {
+// frameKey returns the key for top t (false at the root frame) and the
+// frame below the frames the key covers.
+func (c *Compiled) frameKey(t top, nodes []top) (ctxKey, int32, bool) {
 	if t.par < 0 {
 		return ctxKey{}, 0, false
 	}
 	f := nodes[t.par]
-	r := c.info[f.st].rep
-	if r < 0 || !c.reps[r].bodyBytes {
-		return ctxKey{}, 0, false
-	}
-	k := ctxKey{st: t.st, rep: f.st, gst: f.par}
-	k.low, k.high = c.clampCounts(r, f.cnt)
-	if f.par < 0 {
+	k := ctxKey{st: t.st, fst: f.st, gst: f.par}
+	k.flow, k.fhigh = c.counts(f)
+	if c.info[f.st].rep < 0 || f.par < 0 {
 		return k, f.par, true
 	}
 	g := nodes[f.par]
-	k.gst, k.glow = g.st, g.cnt
-	if r := c.info[g.st].rep; r >= 0 && c.reps[r].bodyBytes {
-		k.glow, k.ghigh = c.clampCounts(r, g.cnt)
-	}
+	k.gst = g.st
+	k.glow, k.ghigh = c.counts(g)
 	return k, g.par, true
 }
 
-func (c *Compiled) clampCounts(r, cnt int32) (low, high int32) {
+// counts returns the part of frame f's count that the key keeps.
+func (c *Compiled) counts(f top) (low, high int32) {
+	r := c.info[f.st].rep
+	if r < 0 || !c.reps[r].bodyBytes {
+		return f.cnt, 0
+	}
 	rp := &c.reps[r]
 	clamp := int32(c.v.maxLen + 1)
-	low, high = min(max(rp.min-cnt, 0), clamp), -1
+	low, high = min(max(rp.min-f.cnt, 0), clamp), -1
 	if rp.max >= 0 {
-		high = min(rp.max-cnt, clamp)
+		high = min(rp.max-f.cnt, clamp)
 	}
 	return low, high
 }
 
-// maskForCounter returns the mask keyed by k of top t above frames[t.par]
-// (a counter) and its own frame below.
-func (c *Compiled) maskForCounter(k ctxKey, t top, nodes []top) *stateMask {
+// maskForFrames returns the mask keyed by k of top t with the frames below
+// it that k covers.
+func (c *Compiled) maskForFrames(k ctxKey, t top, nodes []top) *stateMask {
 	c.ctxMu.RLock()
 	m := c.ctx[k]
 	c.ctxMu.RUnlock()
@@ -102,7 +102,7 @@ func (c *Compiled) maskForCounter(k ctxKey, t top, nodes []top) *stateMask {
 	}
 	f := nodes[t.par]
 	var frames [2]top
-	if f.par < 0 {
+	if c.info[f.st].rep < 0 || f.par < 0 {
 		f.par = parExit
 		frames[0] = f
 		m = w.computeMask(top{t.st, t.cnt, 0}, frames[:1])
@@ -264,8 +264,8 @@ func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 			continue
 		}
 		var m *stateMask
-		if k, _, ok := c.counterKey(t, w.nodes); ok {
-			m = c.maskForCounter(k, t, w.nodes)
+		if k, _, ok := c.frameKey(t, w.nodes); ok {
+			m = c.maskForFrames(k, t, w.nodes)
 		} else {
 			dup := false
 			for _, s := range seenSt {
@@ -302,7 +302,7 @@ func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 			continue
 		}
 		par := t.par
-		if _, below, ok := c.counterKey(t, w.nodes); ok {
+		if _, below, ok := c.frameKey(t, w.nodes); ok {
 			par = below
 		}
 		// The stack below t: what follows the end of t's rule.
