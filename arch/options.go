@@ -138,6 +138,32 @@ func (r *Rope) Freqs(headDim int) []float64 {
 	return f
 }
 
+// Llama3FreqFactors returns the RoPE frequency factors llama.cpp's converter
+// writes as rope_freqs.weight for Llama 3's scaling (its LlamaModel's
+// generate_extra_tensors), with its float32 arithmetic: pair i's
+// frequency base^(-2i/dim) is kept (factor 1) for wavelengths shorter than
+// orig/high, divided by factor for those longer than orig/low, and by a
+// blend in between. They are Rope.FreqFactors of a Llama 3.1 file.
+func Llama3FreqFactors(base float64, dim int, factor, low, high float64, orig int) []float32 {
+	out := make([]float32, dim/2)
+	lowWavelen, highWavelen := float64(orig)/low, float64(orig)/high
+	for i := range out {
+		exp := float32(float32(2*i) / float32(dim))
+		freq := float32(1 / float32(math.Pow(base, float64(exp))))
+		wavelen := float32(2*math.Pi) / freq
+		switch {
+		case float64(wavelen) < highWavelen:
+			out[i] = 1
+		case float64(wavelen) > lowWavelen:
+			out[i] = float32(factor)
+		default:
+			smooth := float32((float32(float64(orig)/float64(wavelen)) - float32(low)) / float32(high-low))
+			out[i] = 1 / ((1-smooth)/float32(factor) + smooth)
+		}
+	}
+	return out
+}
+
 func (r *Rope) validate() error {
 	switch {
 	case !(r.Theta > 0) || math.IsInf(r.Theta, 0):

@@ -124,32 +124,6 @@ func permuteRow(r, rows, heads int) int {
 	return h*hd + (k%2)*(hd/2) + k/2
 }
 
-// llama3Factors returns the RoPE frequency factors llama.cpp's converter
-// writes as rope_freqs.weight for Llama 3's scaling (its LlamaModel's
-// generate_extra_tensors), with its float32 arithmetic: pair i's
-// frequency base^(-2i/dim) is kept (factor 1) for wavelengths shorter than
-// orig/high, divided by factor for those longer than orig/low, and by a
-// blend in between.
-func llama3Factors(base float64, dim int, factor, low, high float64, orig int) []float32 {
-	out := make([]float32, dim/2)
-	lowWavelen, highWavelen := float64(orig)/low, float64(orig)/high
-	for i := range out {
-		exp := float32(float32(2*i) / float32(dim))
-		freq := float32(1 / float32(math.Pow(base, float64(exp))))
-		wavelen := float32(2*math.Pi) / freq
-		switch {
-		case float64(wavelen) < highWavelen:
-			out[i] = 1
-		case float64(wavelen) > lowWavelen:
-			out[i] = float32(factor)
-		default:
-			smooth := float32((float32(float64(orig)/float64(wavelen)) - float32(low)) / float32(high-low))
-			out[i] = 1 / ((1-smooth)/float32(factor) + smooth)
-		}
-	}
-	return out
-}
-
 // f32Bytes encodes v as little-endian float32 values.
 func f32Bytes(v []float32) []byte {
 	b := make([]byte, 4*len(v))

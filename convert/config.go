@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"inferno/arch"
 )
 
 // Architecture is the value of config.json's "architectures" of Qwen3
@@ -216,7 +218,7 @@ func (c *Config) checkRopeScaling() error {
 			if p["high_freq_factor"] <= p["low_freq_factor"] || orig != math.Trunc(orig) || orig > 1<<24 {
 				return fmt.Errorf("config.json: %s: llama3 scaling needs low_freq_factor < high_freq_factor and a whole original_max_position_embeddings", key)
 			}
-			c.ropeFactors = llama3Factors(c.RopeTheta, c.HeadDim, p["factor"], p["low_freq_factor"], p["high_freq_factor"], int(orig))
+			c.ropeFactors = arch.Llama3FreqFactors(c.RopeTheta, c.HeadDim, p["factor"], p["low_freq_factor"], p["high_freq_factor"], int(orig))
 		case c.arch.llama3:
 			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: unscaled RoPE or llama3)", key, typ, c.arch.name)
 		default:

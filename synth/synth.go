@@ -1,5 +1,5 @@
-// Package synth writes Qwen3-architecture GGUF models with deterministic
-// random weights. With the real tokenizer copied in, they stand in for
+// Package synth writes GGUF models of the Qwen3, Qwen2 and Llama
+// architectures with deterministic random weights. With the real tokenizer copied in, they stand in for
 // real checkpoints in tests and benchmarks: same shapes, same bytes per
 // step, no download.
 //
@@ -38,6 +38,7 @@ import (
 	"strings"
 	"sync"
 
+	"inferno/arch"
 	"inferno/gguf"
 	"inferno/quant"
 	"inferno/quantize"
@@ -57,11 +58,36 @@ type Preset struct {
 	// Untied models have a separate output head (output.weight); the
 	// others use the token embedding as the head.
 	Untied bool
+	// Arch is general.architecture: "qwen3" (also when empty), "qwen2"
+	// (Q/K/V biases, no QK-norm) or "llama" (no QK-norm).
+	Arch string
+	// RopeTheta is the RoPE base; 0 means Qwen3's 1e6.
+	RopeTheta float64
+	// Llama3 is Llama 3's RoPE scaling, written as rope_freqs.weight;
+	// its zero value means none.
+	Llama3 Llama3Scaling
+}
+
+// Llama3Scaling holds the parameters of Llama 3's RoPE scaling, as
+// config.json's rope_scaling names them.
+type Llama3Scaling struct {
+	Factor, LowFreqFactor, HighFreqFactor float64
+	OrigContext                           int
+}
+
+// arch returns general.architecture.
+func (p Preset) arch() string {
+	if p.Arch == "" {
+		return "qwen3"
+	}
+	return p.Arch
 }
 
 // Presets are the shapes synth can write: "0.6b" to "32b" are exactly the
 // shapes of Qwen3-0.6B to Qwen3-32B (from their config.json), "tiny" a
-// 2-layer model for tests.
+// 2-layer model for tests; "llama3-1b" and "llama3-8b" those of Llama
+// 3.2 1B and Llama 3.1 8B, "qwen2.5-0.5b" and "qwen2.5-7b" those of
+// Qwen2.5-0.5B and 7B.
 var Presets = map[string]Preset{
 	"tiny": {Name: "tiny", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936, ContextLength: 40960},
 	"0.6b": {Name: "0.6b", Layers: 28, Hidden: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
@@ -70,10 +96,19 @@ var Presets = map[string]Preset{
 	"8b":   {Name: "8b", Layers: 36, Hidden: 4096, FFN: 12288, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
 	"14b":  {Name: "14b", Layers: 40, Hidden: 5120, FFN: 17408, Heads: 40, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
 	"32b":  {Name: "32b", Layers: 64, Hidden: 5120, FFN: 25600, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
+
+	"llama3-1b": {Name: "llama3-1b", Arch: "llama", Layers: 16, Hidden: 2048, FFN: 8192, Heads: 32, KVHeads: 8, HeadDim: 64, Vocab: 128256,
+		ContextLength: 131072, RopeTheta: 500000, Llama3: Llama3Scaling{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}},
+	"llama3-8b": {Name: "llama3-8b", Arch: "llama", Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256,
+		ContextLength: 131072, Untied: true, RopeTheta: 500000, Llama3: Llama3Scaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}},
+	"qwen2.5-0.5b": {Name: "qwen2.5-0.5b", Arch: "qwen2", Layers: 24, Hidden: 896, FFN: 4864, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 151936,
+		ContextLength: 32768, RopeTheta: 1e6},
+	"qwen2.5-7b": {Name: "qwen2.5-7b", Arch: "qwen2", Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, HeadDim: 128, Vocab: 152064,
+		ContextLength: 32768, Untied: true, RopeTheta: 1e6},
 }
 
 // PresetNames lists the presets from the smallest.
-var PresetNames = []string{"tiny", "0.6b", "1.7b", "4b", "8b", "14b", "32b"}
+var PresetNames = []string{"tiny", "0.6b", "1.7b", "4b", "8b", "14b", "32b", "qwen2.5-0.5b", "llama3-1b", "qwen2.5-7b", "llama3-8b"}
 
 // Shape overrides a preset's shape; zero fields keep the preset's values.
 type Shape struct {
@@ -194,6 +229,7 @@ func mixtureOf(opts Options) (quantize.Mixture, bool, error) {
 const (
 	matrix = iota
 	norm
+	fixed // given values (rope_freqs.weight)
 )
 
 // spec is one tensor of the model.
@@ -204,6 +240,7 @@ type spec struct {
 	std        float64 // matrix: standard deviation
 	center     float64 // norm: values center*(1 ± spread)
 	spread     float64
+	data       []byte // fixed: the F32 values
 }
 
 // specs lists the tensors of p in file order. Embeddings are small (std
@@ -220,7 +257,16 @@ func specs(p Preset) []spec {
 	}
 	inv := func(n int) float64 { return 1 / math.Sqrt(float64(n)) }
 	qd, kvd := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-	s := []spec{mat("token_embd.weight", p.Vocab, p.Hidden, 0.02)}
+	var s []spec
+	if l := p.Llama3; l.Factor != 0 {
+		ff := arch.Llama3FreqFactors(p.ropeTheta(), p.HeadDim, l.Factor, l.LowFreqFactor, l.HighFreqFactor, l.OrigContext)
+		data := make([]byte, 4*len(ff))
+		for i, f := range ff {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(f))
+		}
+		s = append(s, spec{name: "rope_freqs.weight", kind: fixed, rows: 1, cols: len(ff), data: data})
+	}
+	s = append(s, mat("token_embd.weight", p.Vocab, p.Hidden, 0.02))
 	for i := range p.Layers {
 		b := fmt.Sprintf("blk.%d.", i)
 		s = append(s,
@@ -228,8 +274,15 @@ func specs(p Preset) []spec {
 			mat(b+"attn_q.weight", qd, p.Hidden, inv(p.Hidden)),
 			mat(b+"attn_k.weight", kvd, p.Hidden, inv(p.Hidden)),
 			mat(b+"attn_v.weight", kvd, p.Hidden, inv(p.Hidden)),
-			nrm(b+"attn_q_norm.weight", p.HeadDim, 1, 0.1),
-			nrm(b+"attn_k_norm.weight", p.HeadDim, 1, 0.1),
+		)
+		switch p.arch() {
+		case "qwen3":
+			s = append(s, nrm(b+"attn_q_norm.weight", p.HeadDim, 1, 0.1), nrm(b+"attn_k_norm.weight", p.HeadDim, 1, 0.1))
+		case "qwen2":
+			// Biases of about 0.1 (values in [0, 0.2]).
+			s = append(s, nrm(b+"attn_q.bias", qd, 0.1, 1), nrm(b+"attn_k.bias", kvd, 0.1, 1), nrm(b+"attn_v.bias", kvd, 0.1, 1))
+		}
+		s = append(s,
 			mat(b+"attn_output.weight", p.Hidden, qd, inv(qd)),
 			nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
 			mat(b+"ffn_gate.weight", p.FFN, p.Hidden, inv(p.Hidden)),
@@ -244,8 +297,16 @@ func specs(p Preset) []spec {
 	return s
 }
 
+// ropeTheta returns the RoPE base.
+func (p Preset) ropeTheta() float64 {
+	if p.RopeTheta == 0 {
+		return 1e6
+	}
+	return p.RopeTheta
+}
+
 func (s spec) shape() []uint64 {
-	if s.kind == norm {
+	if s.kind != matrix {
 		return []uint64{uint64(s.cols)}
 	}
 	return []uint64{uint64(s.cols), uint64(s.rows)}
@@ -279,7 +340,7 @@ func plan(p Preset, sp []spec, m quantize.Mixture, pure bool) ([]gguf.TensorType
 	for i, s := range sp {
 		ts[i] = quantize.Tensor{Name: s.name, Type: gguf.TensorF32, Shape: s.shape()}
 	}
-	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads}, m, pure)
+	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads, Arch: p.arch()}, m, pure)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
 	}
@@ -321,13 +382,13 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 		return err
 	}
 	gw := gguf.NewWriter()
-	arch := "qwen3."
+	arch := p.arch() + "."
 	meta := []struct {
 		key string
 		val any
 	}{
-		{"general.architecture", "qwen3"},
-		{"general.name", "inferno-synth-qwen3-" + p.Name},
+		{"general.architecture", p.arch()},
+		{"general.name", "inferno-synth-" + p.arch() + "-" + p.Name},
 		{arch + "block_count", uint32(p.Layers)},
 		{arch + "context_length", uint32(p.ContextLength)},
 		{arch + "embedding_length", uint32(p.Hidden)},
@@ -336,7 +397,7 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 		{arch + "attention.head_count_kv", uint32(p.KVHeads)},
 		{arch + "attention.key_length", uint32(p.HeadDim)},
 		{arch + "attention.value_length", uint32(p.HeadDim)},
-		{arch + "rope.freq_base", float32(1e6)},
+		{arch + "rope.freq_base", float32(p.ropeTheta())},
 		{arch + "attention.layer_norm_rms_epsilon", float32(1e-6)},
 		{"general.file_type", m.FileType},
 		{"general.quantization_version", uint32(2)},
@@ -483,7 +544,11 @@ func floatRows(s spec, n int, src *rand.PCG) []float32 {
 func (g *writer) direct(o *quantize.Ordered) error {
 	src := newPCG(g.seed)
 	for i, s := range g.sp {
-		if s.kind == norm {
+		if s.kind == fixed {
+			if err := o.Submit(func(dst []byte) ([]byte, error) { return append(dst, s.data...), nil }, nil); err != nil {
+				return err
+			}
+		} else if s.kind == norm {
 			data := normData(s, src)
 			if err := o.Submit(func(dst []byte) ([]byte, error) { return append(dst, data...), nil }, nil); err != nil {
 				return err
@@ -618,8 +683,11 @@ func (g *writer) banked(ctx context.Context, o *quantize.Ordered, size, workers 
 	}
 
 	for i, s := range g.sp {
-		if s.kind == norm {
-			data := normData(s, newPCG(splitmix64(g.seed^uint64(i)<<40^1<<39)))
+		if s.kind != matrix {
+			data := s.data
+			if s.kind == norm {
+				data = normData(s, newPCG(splitmix64(g.seed^uint64(i)<<40^1<<39)))
+			}
 			if err := o.Submit(func(dst []byte) ([]byte, error) { return append(dst, data...), nil }, nil); err != nil {
 				return err
 			}
