@@ -48,11 +48,13 @@ func synthCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "synth OUT.gguf",
-		Short: "Write a Qwen3 model with deterministic random weights",
-		Long: `Synth writes a Qwen3-architecture GGUF model with random weights drawn from
---seed. Presets 0.6b, 1.7b, 4b, 8b, 14b and 32b have exactly the shapes of
-Qwen3-0.6B to Qwen3-32B (tied embeddings up to 4b, a separate output head
-from 8b on); tiny is a 2-layer model for tests. --layers, --hidden, --ffn,
+		Short: "Write a Qwen3, Qwen2 or Llama model with deterministic random weights",
+		Long: `Synth writes a GGUF model with random weights drawn from --seed. Presets
+0.6b, 1.7b, 4b, 8b, 14b and 32b have exactly the shapes of Qwen3-0.6B to
+Qwen3-32B (tied embeddings up to 4b, a separate output head from 8b on);
+qwen2.5-0.5b and qwen2.5-7b those of Qwen2.5 (architecture qwen2),
+llama3-1b and llama3-8b those of Llama 3.2 1B and Llama 3.1 8B (llama,
+with Llama 3's RoPE scaling); tiny is a 2-layer Qwen3 model for tests. --layers, --hidden, --ffn,
 --heads, --kv-heads, --head-dim, --vocab-size and --untied change the
 preset's shape.
 
