@@ -76,8 +76,8 @@ func (g *generation) next() (scheduler.Event, bool) {
 	if !ok {
 		return ev, false
 	}
-	if ev.Err != nil {
-		g.info.finished = true
+	if ev.Err != nil && g.ctx.Err() == nil {
+		g.info.finished = true // a failure, not the request's cancellation
 	}
 	if ev.HasToken {
 		g.tokens++

@@ -532,8 +532,10 @@ func TestCancelled(t *testing.T) {
 		t.Fatal("the request was answered before its client left")
 	}
 	waitFor(t, "a 499 in the metrics", func() bool { return requestCount(t, ts.srv, "chat_completions", "499") == 1 })
-	if n := requestCount(t, ts.srv, "chat_completions", "200"); n != 0 {
-		t.Errorf("%v requests counted as 200", n)
+	for _, status := range []string{"200", "500"} {
+		if n := requestCount(t, ts.srv, "chat_completions", status); n != 0 {
+			t.Errorf("%v requests counted as %s", n, status)
+		}
 	}
 	waitFor(t, "the log line", func() bool { return strings.Contains(log.String(), "request cancelled") })
 	line := log.String()

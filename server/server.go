@@ -316,8 +316,8 @@ func (s *Server) needModel(h apiHandler) http.HandlerFunc {
 			writeError(w, errLoading())
 			return
 		}
-		if e := h(w, r, m); e != nil {
-			writeError(w, e)
+		if e := h(w, r, m); e != nil && r.Context().Err() == nil {
+			writeError(w, e) // (the client is there to read it)
 		}
 	}
 }

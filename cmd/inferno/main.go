@@ -5,10 +5,23 @@
 //
 //	inferno pull REPO[:QUANT] | inferno pull REPO FILE
 //	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME]
+//	inferno chat MODEL.gguf [--system TEXT]
+//	inferno serve MODEL.gguf [--addr 127.0.0.1:8080] [--parallel N] [--api-key KEY]
 //	inferno tokenize MODEL.gguf TEXT
 //	inferno logits MODEL.gguf --tokens 1,2,3 --out FILE
 //	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
+//	inferno convert HF_DIR OUT.gguf [--type f16|bf16|f32|q8_0]
+//	inferno quantize IN.gguf OUT.gguf --type Q4_K_M
 //	inferno synth OUT.gguf --preset tiny|0.6b --type q8_0|f16|bf16|f32
+//
+// pull downloads a GGUF file from the Hugging Face Hub; generate continues a
+// prompt; chat is an interactive conversation; serve answers OpenAI's API
+// over HTTP (docs/SERVER.md); tokenize prints a text's token ids; logits
+// writes a prompt's logits; bench measures prompt and generation speed;
+// convert turns a Hugging Face Qwen3 checkpoint into GGUF; quantize writes a
+// quantized copy of a GGUF file; synth writes a model of random weights for
+// tests. convert, quantize and synth write under a temporary name, renamed
+// when complete; SIGINT or SIGTERM stops them with nothing left behind.
 //
 // MODEL.gguf may be a Hugging Face Hub reference instead, REPO:QUANT or
 // hf://REPO/FILE (e.g. Qwen/Qwen3-0.6B-GGUF:Q8_0): it is pulled into the
@@ -26,14 +39,7 @@ import (
 )
 
 func main() {
-	root := &cobra.Command{
-		Use:           "inferno",
-		Short:         "Run Qwen3 models from GGUF files on the CPU and NVIDIA GPUs",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd())
-	addHubFlags(root)
+	root := rootCmd()
 	if err := root.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
 		var se *signalError
@@ -45,4 +51,17 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// rootCmd returns the inferno command with its subcommands.
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "inferno",
+		Short:         "Run Qwen3 models from GGUF files on the CPU and NVIDIA GPUs",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd())
+	addHubFlags(root)
+	return root
 }
