@@ -65,7 +65,9 @@ func TestLoad(t *testing.T) {
 	}
 	// Without key_length (a checkpoint without head_dim), a head is
 	// Hidden/Heads values wide: 64/4 = 16 here, as key_length says.
-	noKeyLength := func(kv *gguf.KV) bool { return !strings.HasPrefix(kv.Key, "llama.attention.key_length") && kv.Key != "llama.attention.value_length" }
+	noKeyLength := func(kv *gguf.KV) bool {
+		return !strings.HasPrefix(kv.Key, "llama.attention.key_length") && kv.Key != "llama.attention.value_length"
+	}
 	if m, err := llama.Load(synthFile(t, noKeyLength, nil)); err != nil || m.Hyper().HeadDim != 16 {
 		t.Errorf("without key_length: %v", err)
 	}

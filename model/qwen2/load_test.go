@@ -63,7 +63,9 @@ func TestLoad(t *testing.T) {
 		!c.TiedOutput || c.HeadDim != 16 || len(m.Plan()) != 5*c.Layers || len(m.Tensors().Layers[1].Vector(arch.RoleKBias)) != 32 {
 		t.Errorf("configuration %+v", c)
 	}
-	noKeyLength := func(kv *gguf.KV) bool { return kv.Key != "qwen2.attention.key_length" && kv.Key != "qwen2.attention.value_length" }
+	noKeyLength := func(kv *gguf.KV) bool {
+		return kv.Key != "qwen2.attention.key_length" && kv.Key != "qwen2.attention.value_length"
+	}
 	if m, err := qwen2.Load(synthFile(t, noKeyLength, nil)); err != nil || m.Hyper().HeadDim != 16 {
 		t.Errorf("without key_length: %v", err)
 	}
