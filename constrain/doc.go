@@ -26,19 +26,28 @@
 // # Masks
 //
 // The vocabulary's tokens sit in a byte trie stored in depth-first order,
-// so a walk skips a rejected prefix's whole subtree in one jump. For each
-// automaton state, on the first mask asked there, a walk from that state
-// alone sorts the tokens into those consumed within the rule (accepted
-// whatever lies below), those rejected, and the trie nodes at which the
-// rule may end: only those subtrees depend on the stack below and are
-// walked again per mask, from the caller's continuation. A state that
-// loops on every text code point (a JSON string's interior, free text)
-// accepts the text slice (the tokens made only of such code points, 97% of
-// Qwen3's) at once, and its walk covers only the rest trie. A mask is then
-// the union of the cached sets of the current tops plus the walks of their
-// rule-end subtrees; fills do not allocate once the states are cached.
+// so a walk skips a rejected prefix's whole subtree in one jump. The mask
+// of a top is computed once, on first use, by walking the trie from the
+// top and the frame below it (two frames when that one is a counter: a
+// counter's count enters the key only as how many more bodies it needs and
+// allows, clamped past the longest token), the rest of the stack unknown:
+// tokens consumed within those frames are accepted whatever lies below,
+// the others rejected, except at the trie nodes where the frames' bottom
+// rule may end, whose subtrees are walked again per mask from the actual
+// continuation (rare: the caller's rule ends only at a closing bracket or
+// the end of the root). A state that loops on every text code point (a
+// JSON string's interior, free text), or a counter's body that every text
+// code point completes with room left, accepts the text slice (the tokens
+// made only of such code points, 97% of Qwen3's) as one precomputed
+// bitset, and its walk covers only the rest trie. A warm mask is then the
+// union of a few cached sets (a copy of 19 KB at most each) plus those
+// rare walks; fills do not allocate in steady state.
 //
-// Compile does only the automaton; the per-state sets are filled lazily,
-// once per state, and shared by every Matcher of the Compiled. Cache keeps
-// compiled grammars by their source text. docs/PERF.md has the costs.
+// Large expressions the grammar uses in several places are compiled once
+// as rules of their own; small non-recursive rules are copied into their
+// callers. Compile does only the automata (milliseconds); the per-state
+// sets fill lazily, once per state and context, and are shared by every
+// Matcher of the Compiled, so the first masks of a new grammar cost one
+// trie walk each (0.1 to tens of milliseconds). Cache keeps compiled
+// grammars by their source text. docs/PERF.md has the measured costs.
 package constrain

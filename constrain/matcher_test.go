@@ -358,3 +358,75 @@ func TestCache(t *testing.T) {
 		t.Fatalf("failure cached (%d builds, Len %d)", builds, c.Len())
 	}
 }
+
+// TestConcurrentMatchers runs matchers of one Compiled on several
+// goroutines (the per-state sets filled concurrently) and compares their
+// masks with those of a Compiled used by one goroutine.
+func TestConcurrentMatchers(t *testing.T) {
+	v := toyVocab(t)
+	for _, name := range []string{"json", "nested", "counted"} {
+		g := toyGrammars(t)[name]
+		shared, err := Compile(g, v)
+		must(t, err)
+		alone, err := Compile(g, v)
+		must(t, err)
+		// The walks, chosen on the lone Compiled.
+		var walks [][]int32
+		rng := rand.New(rand.NewPCG(5, 6))
+		mask := make([]uint64, MaskWords(v.Size()))
+		for range 8 {
+			m := alone.NewMatcher()
+			var ids []int32
+			for range 10 {
+				m.FillMask(mask)
+				var allowed []int32
+				for id := range int32(v.Size()) {
+					if mask[id/64]>>(id%64)&1 == 1 {
+						allowed = append(allowed, id)
+					}
+				}
+				if len(allowed) == 0 {
+					break
+				}
+				id := allowed[rng.IntN(len(allowed))]
+				must(t, m.Accept(id))
+				ids = append(ids, id)
+				if m.Done() {
+					break
+				}
+			}
+			walks = append(walks, ids)
+		}
+		errs := make(chan error, len(walks))
+		for _, ids := range walks {
+			go func() {
+				m := shared.NewMatcher()
+				ref := alone.NewMatcher()
+				got := make([]uint64, MaskWords(v.Size()))
+				want := make([]uint64, MaskWords(v.Size()))
+				for _, id := range ids {
+					m.FillMask(got)
+					ref.FillMask(want)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						errs <- fmt.Errorf("%s: masks differ", name)
+						return
+					}
+					if err := m.Accept(id); err != nil {
+						errs <- err
+						return
+					}
+					if err := ref.Accept(id); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range walks {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
