@@ -430,3 +430,44 @@ func TestConcurrentMatchers(t *testing.T) {
 		}
 	}
 }
+
+// TestFillMaskAllocs checks that a warm FillMask and Accept do not allocate.
+func TestFillMaskAllocs(t *testing.T) {
+	v := toyVocab(t)
+	for _, name := range []string{"json", "nested", "recursive"} {
+		c, err := Compile(toyGrammars(t)[name], v)
+		must(t, err)
+		m := c.NewMatcher()
+		mask := make([]uint64, MaskWords(v.Size()))
+		rng := rand.New(rand.NewPCG(8, 9))
+		var ids []int32
+		for range 12 {
+			m.FillMask(mask)
+			var allowed []int32
+			for id := range int32(v.Size() - 1) {
+				if mask[id/64]>>(id%64)&1 == 1 {
+					allowed = append(allowed, id)
+				}
+			}
+			if len(allowed) == 0 {
+				break
+			}
+			id := allowed[rng.IntN(len(allowed))]
+			must(t, m.Accept(id))
+			ids = append(ids, id)
+		}
+		run := func() {
+			m.Reset()
+			for _, id := range ids {
+				m.FillMask(mask)
+				if err := m.Accept(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		run()
+		if n := testing.AllocsPerRun(20, run); n > 0 {
+			t.Errorf("%s: %.1f allocations a walk of %d tokens", name, n, len(ids))
+		}
+	}
+}
