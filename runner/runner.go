@@ -2,7 +2,7 @@
 // the CPU backends and the GPU, sizes the context and the pool of KV
 // blocks, and hands out the batched runner (engine.BatchRunner) that
 // every command runs: the server through its scheduler, the
-// single-sequence commands as a batch of one (Paged). The command line
+// single-sequence commands as a batch of one (engine.Single). The command line
 // and the server both start here.
 //
 // What only some backends can do (sample on the device, queue greedy
@@ -225,7 +225,7 @@ type BatchConfig struct {
 	// Contiguous asks for the "basic" layout: each sequence's positions
 	// in one contiguous region, a block as long as the context (BlockSize
 	// must be 0). On the GPU, whose kernels take blocks of at most 4096
-	// positions, the blocks keep DefaultBlockSize; a sequence of Paged
+	// positions, the blocks keep DefaultBlockSize; a sequence of engine.Single
 	// still holds consecutive blocks, one region.
 	Contiguous bool
 }

@@ -69,7 +69,7 @@ func single(t *testing.T, b *Backend, contiguous bool) engine.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPaged(br)
+	return engine.NewSingle(br)
 }
 
 // decode runs prompt then n greedy steps and returns the tokens and the

@@ -1,9 +1,8 @@
 // Package forward runs the forward pass that package arch describes on a
 // CPU backend (backend.Ops), for any model that implements arch.Model: the
 // plan's steps top to bottom over a batch.Batch, with the options of the
-// model's arch.Config. Its runners are Runner (one sequence, a growing
-// contiguous KV cache) and Batched (many sequences, a pool of KV blocks).
-// It imports no model package.
+// model's arch.Config. Its runner is Batched (many sequences, a pool of KV
+// blocks; one sequence is a batch of one). It imports no model package.
 package forward
 
 import (
@@ -79,8 +78,7 @@ func Check(m arch.Model, ops backend.Ops) error {
 	return nil
 }
 
-// kvStore is where a forward pass keeps keys and values: one sequence's
-// growing contiguous cache (kvcache.Basic, one block) or a pool of blocks
+// kvStore is where a forward pass keeps keys and values: a pool of blocks
 // shared by many sequences (kvcache.Pages).
 type kvStore interface {
 	Type() kvcache.Type

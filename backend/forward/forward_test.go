@@ -14,6 +14,7 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/batch"
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
 )
@@ -271,7 +272,7 @@ func TestOptions(t *testing.T) {
 		want := reference(m, tokens)
 		for be, ops := range backends {
 			t.Run(name+"/"+be, func(t *testing.T) {
-				r := forward.NewRunner(m, ops(), 0)
+				r := alone(t, m, ops(), kvcache.F32)
 				defer r.Close()
 				for pos, tok := range tokens {
 					if err := r.Forward([]int32{tok}); err != nil {
@@ -315,7 +316,8 @@ func batchedEqualsAlone(t *testing.T, m *model) {
 		t.Fatal(err)
 	}
 	for i, p := range prompts {
-		r := forward.NewRunnerKV(m, ops, 0, kvcache.F16)
+		r := alone(t, m, ops, kvcache.F16)
+		defer r.Close()
 		if err := r.Forward(p); err != nil {
 			t.Fatal(err)
 		}
@@ -332,8 +334,20 @@ func batchedEqualsAlone(t *testing.T, m *model) {
 	}
 }
 
+// alone returns one sequence on a batched runner of its own, a batch of
+// one in one block as long as the context (the basic layout).
+func alone(t *testing.T, m arch.Model, ops backend.Ops, kv kvcache.Type) *engine.Single {
+	t.Helper()
+	n := m.Hyper().ContextLength
+	br, err := forward.NewBatched(m, ops, n, 1, n, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.NewSingle(br)
+}
+
 // TestRefused: a model that needs what this package does not execute is
-// refused in one line, by Check, NewBatched and the runner's Forward.
+// refused in one line, by Check and NewBatched.
 func TestRefused(t *testing.T) {
 	for _, tc := range []struct {
 		edit func(*arch.Config)
@@ -350,7 +364,7 @@ func TestRefused(t *testing.T) {
 		m := newModel(c, 1)
 		errs := []error{forward.Check(m, cpu.NewScalar())}
 		_, err := forward.NewBatched(m, cpu.NewScalar(), 0, 4, 16, kvcache.F32)
-		errs = append(errs, err, forward.NewRunner(m, cpu.NewScalar(), 0).Forward([]int32{1}))
+		errs = append(errs, err)
 		for i, err := range errs {
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("%d: err = %v, want %q", i, err, tc.want)

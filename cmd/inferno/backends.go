@@ -72,7 +72,7 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 }
 
 // newRunner opens the backend and one sequence on it: the batched runner
-// the server runs, driven as a batch of one (runner.Paged), its KV pool
+// the server runs, driven as a batch of one (engine.Single), its KV pool
 // holding one sequence of the context in the layout --kv names. Closing
 // the runner and then the backend releases both.
 func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend, error) {
@@ -83,7 +83,7 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend,
 	var r engine.Runner
 	br, err := b.NewBatchRunner(runner.BatchConfig{Sequences: 1, Contiguous: f.kv == "basic"})
 	if err == nil {
-		r = runner.NewPaged(br)
+		r = engine.NewSingle(br)
 	}
 	if err != nil {
 		b.Close()

@@ -8,7 +8,6 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/kvcache"
@@ -32,7 +31,7 @@ func TestGoldenLogitsFast(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	for _, be := range sortedKeys(fastBackends()) {
 		t.Run(be, func(t *testing.T) {
-			r := forward.NewRunner(m, fastBackends()[be](), 0)
+			r := newSingle(t, m, fastBackends()[be](), 0, kvcache.F32)
 			defer r.Close()
 			for _, name := range sortedKeys(g.Prompts) {
 				p := g.Prompts[name]
@@ -64,7 +63,7 @@ func logitsOf(t *testing.T, m *qwen3.Model, ops backend.Ops, prompt []int32, one
 // logitsKV is logitsOf with a KV cache of type kv.
 func logitsKV(t *testing.T, m *qwen3.Model, ops backend.Ops, kv kvcache.Type, prompt []int32, oneByOne bool) []float32 {
 	t.Helper()
-	r := forward.NewRunnerKV(m, ops, 0, kv)
+	r := newSingle(t, m, ops, 0, kv)
 	defer r.Close()
 	if oneByOne {
 		for i := range prompt {
@@ -110,7 +109,7 @@ func TestDeterminism(t *testing.T) {
 func TestDecodeAllocsFast(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	for _, be := range sortedKeys(fastBackends()) {
-		checkDecodeAllocs(t, be, forward.NewRunner(m, fastBackends()[be](), 256))
+		checkDecodeAllocs(t, be, newSingle(t, m, fastBackends()[be](), 256, kvcache.F32))
 	}
 }
 
@@ -136,7 +135,7 @@ func TestGoldenLogitsF16KV(t *testing.T) {
 	backends := f16Backends(false)
 	for _, be := range sortedKeys(backends) {
 		t.Run(be, func(t *testing.T) {
-			r := forward.NewRunnerKV(m, backends[be](), 0, kvcache.F16)
+			r := newSingle(t, m, backends[be](), 0, kvcache.F16)
 			defer r.Close()
 			if r.KVType() != kvcache.F16 {
 				t.Fatalf("KV type %v", r.KVType())
@@ -206,7 +205,7 @@ func TestDecodeAllocsF16KV(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	backends := f16Backends(true)
 	for _, be := range sortedKeys(backends) {
-		checkDecodeAllocs(t, be, forward.NewRunnerKV(m, backends[be](), 256, kvcache.F16))
+		checkDecodeAllocs(t, be, newSingle(t, m, backends[be](), 256, kvcache.F16))
 	}
 }
 
@@ -220,7 +219,7 @@ func TestChunkedPrefill(t *testing.T) {
 		prompt[i] = int32(i*7919) % 151000
 	}
 	want := logitsOf(t, m, pool.New(2), prompt, false)
-	r := forward.NewRunner(m, pool.New(2), 0)
+	r := newSingle(t, m, pool.New(2), 0, kvcache.F32)
 	defer r.Close()
 	for _, part := range [][]int32{prompt[:700], prompt[700:]} {
 		if err := r.Forward(part); err != nil {

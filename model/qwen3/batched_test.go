@@ -50,7 +50,7 @@ func TestBatchedEqualsAlone(t *testing.T) {
 				}
 				seqs := runBatched(t, m, ops, kv, 16, 8, 12)
 				for i, s := range seqs {
-					alone := forward.NewRunnerKV(m, ops, 0, kv)
+					alone := newSingle(t, m, ops, 0, kv)
 					checkAlone(t, i, alone, s)
 				}
 			})
@@ -142,7 +142,7 @@ func (s *batchSeq) greedy(i int) int32 {
 
 // checkAlone runs s's tokens on r alone (the prompt at once, then one
 // token at a time) and compares the logits bitwise.
-func checkAlone(t *testing.T, i int, r *forward.Runner, s *batchSeq) {
+func checkAlone(t *testing.T, i int, r *single, s *batchSeq) {
 	t.Helper()
 	if len(s.outs) == 0 {
 		t.Fatalf("sequence %d produced no output", i)

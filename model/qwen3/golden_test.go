@@ -3,6 +3,7 @@ package qwen3_test
 import (
 	"encoding/binary"
 	"encoding/json"
+	"inferno/kvcache"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/sampling"
@@ -100,7 +100,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestGoldenLogitsScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := forward.NewRunner(m, cpu.NewScalar(), 0)
+	r := newSingle(t, m, cpu.NewScalar(), 0, kvcache.F32)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		t.Run(name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestGoldenLogitsScalar(t *testing.T) {
 func TestGoldenGreedyScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := forward.NewRunner(m, cpu.NewScalar(), 0)
+	r := newSingle(t, m, cpu.NewScalar(), 0, kvcache.F32)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		if len(p.Greedy16) == 0 {
@@ -159,12 +159,12 @@ func TestGoldenGreedyScalar(t *testing.T) {
 // runner's buffers exist.
 func TestDecodeAllocs(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	checkDecodeAllocs(t, "scalar", forward.NewRunner(m, cpu.NewScalar(), 256))
+	checkDecodeAllocs(t, "scalar", newSingle(t, m, cpu.NewScalar(), 256, kvcache.F32))
 }
 
 // checkDecodeAllocs runs a short prompt on r, then checks that decode
 // steps allocate nothing, and closes r.
-func checkDecodeAllocs(t *testing.T, name string, r *forward.Runner) {
+func checkDecodeAllocs(t *testing.T, name string, r *single) {
 	t.Helper()
 	defer r.Close()
 	if err := r.Forward([]int32{1, 2, 3}); err != nil {

@@ -2,11 +2,12 @@ package qwen3_test
 
 import (
 	"bytes"
+	"inferno/backend/cpu"
+	"inferno/kvcache"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 )
@@ -131,14 +132,14 @@ func TestLoadErrors(t *testing.T) {
 
 func TestForwardErrors(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := forward.NewRunner(m, nil, 8)
+	r := newSingle(t, m, cpu.NewScalar(), 8, kvcache.F32)
 	if err := r.Forward(nil); err == nil {
 		t.Error("Forward of no tokens succeeded")
 	}
 	if err := r.Forward([]int32{151936}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
 		t.Errorf("out-of-range token: err = %v", err)
 	}
-	if err := r.Forward(make([]int32, 9)); err == nil || !strings.Contains(err.Error(), "exceed the context length 8") {
+	if err := r.Forward(make([]int32, 9)); err == nil || !strings.Contains(err.Error(), "do not fit the context of 8") {
 		t.Errorf("overlong input: err = %v", err)
 	}
 }

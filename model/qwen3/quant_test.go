@@ -171,7 +171,7 @@ func TestQuantBatchedEqualsAlone(t *testing.T) {
 				}
 				seqs := runBatched(t, m, ops, kvcache.F16, 16, 6, 6)
 				for i, s := range seqs {
-					checkAlone(t, i, forward.NewRunnerKV(m, ops, 0, kvcache.F16), s)
+					checkAlone(t, i, newSingle(t, m, ops, 0, kvcache.F16), s)
 				}
 			})
 		}
@@ -184,7 +184,7 @@ func TestQuantDecodeAllocs(t *testing.T) {
 	m := quantModels(t)["Q4_K_M"]
 	for _, be := range []string{"simd", "pool-2"} {
 		ops := fastBackends()[be]()
-		r := forward.NewRunnerKV(m, ops, 0, kvcache.F16)
+		r := newSingle(t, m, ops, 0, kvcache.F16)
 		if err := r.Forward([]int32{1, 2, 3}); err != nil {
 			t.Fatal(err)
 		}

@@ -2,11 +2,11 @@ package qwen3_test
 
 import (
 	"bytes"
+	"inferno/kvcache"
 	"path/filepath"
 	"testing"
 
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -67,8 +67,8 @@ func TestRewriteF32(t *testing.T) {
 	g := loadGolden(t)
 	for _, name := range sortedKeys(g.Prompts) {
 		ids := g.Prompts[name].IDs
-		rq := forward.NewRunner(mq, cpu.NewScalar(), 0)
-		rf := forward.NewRunner(mf, cpu.NewScalar(), 0)
+		rq := newSingle(t, mq, cpu.NewScalar(), 0, kvcache.F32)
+		rf := newSingle(t, mf, cpu.NewScalar(), 0, kvcache.F32)
 		if err := rq.Forward(ids); err != nil {
 			t.Fatal(err)
 		}

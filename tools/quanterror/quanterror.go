@@ -20,6 +20,7 @@ import (
 	"inferno/backend"
 	"inferno/backend/forward"
 	"inferno/batch"
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
@@ -163,7 +164,12 @@ func Dequantize(in, out string) error {
 // matrix-vector kernels instead of the multi-token tiles).
 func Logits(m *qwen3.Model, ops backend.Ops, tokens []int32, oneByOne bool) ([]float32, error) {
 	if oneByOne {
-		r := forward.NewRunner(m, ops, len(tokens)) // not closed: that would stop ops's workers
+		br, err := forward.NewBatched(m, ops, len(tokens), 1, len(tokens), kvcache.F32)
+		if err != nil {
+			return nil, err
+		}
+		r := engine.NewSingle(br)
+		defer r.Close()
 		var out []float32
 		for _, tok := range tokens {
 			if err := r.Forward([]int32{tok}); err != nil {

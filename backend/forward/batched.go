@@ -1,0 +1,126 @@
+package forward
+
+import (
+	"fmt"
+
+	"inferno/arch"
+	"inferno/backend"
+	"inferno/batch"
+	"inferno/kvcache"
+	"inferno/sampling"
+)
+
+// Batched runs a model on a CPU backend for many sequences at once: one
+// forward pass takes the next tokens of all of them, so the weights are
+// read once per step for the whole batch. Their keys and values live in a
+// pool of blocks (kvcache.Pages) that a kvcache.Manager hands out. It
+// implements engine.BatchRunner. A decode step allocates nothing once the
+// runner has seen a batch as large.
+type Batched struct {
+	m      *model
+	ops    backend.Ops
+	pages  *kvcache.Pages
+	maxLen int
+	s      state
+	outs   int // outputs of the last Forward
+	valid  bool
+	closed bool
+}
+
+// NewBatched returns a batched runner of m on ops whose KV pool holds
+// blocks blocks of blockSize positions of element type kv; each sequence
+// may hold up to maxLen positions (0 or more than the model's context
+// length: that length). The pool's memory is mapped at once and backed
+// as blocks fill; Close releases it.
+func NewBatched(m arch.Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvcache.Type) (*Batched, error) {
+	c := m.Hyper()
+	if maxLen <= 0 || maxLen > c.ContextLength {
+		maxLen = c.ContextLength
+	}
+	if err := Check(m, ops); err != nil {
+		return nil, err
+	}
+	md, err := newModel(m)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := kvcache.NewPages(c.Layers, c.KVDim(), blocks, blockSize, kv)
+	if err != nil {
+		return nil, fmt.Errorf("forward: %w", err)
+	}
+	return &Batched{m: md, ops: ops, maxLen: maxLen, pages: pages}, nil
+}
+
+// Forward runs b through the model. It implements engine.BatchRunner.
+func (r *Batched) Forward(b *batch.Batch) error {
+	r.valid = false
+	if r.closed {
+		return fmt.Errorf("forward: forward on a closed runner")
+	}
+	if err := b.Check(r.m.c.Vocab, r.maxLen, r.pages.BlockSize(), r.pages.Blocks()); err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
+	p := pass{m: r.m, ops: r.ops, kv: r.pages, bs: r.pages.BlockSize(), b: b, s: &r.s}
+	p.forward()
+	r.outs, r.valid = len(b.Outputs), true
+	return nil
+}
+
+// Logits returns the logits of output i of the last Forward.
+func (r *Batched) Logits(i int) ([]float32, error) {
+	if !r.valid || i < 0 || i >= r.outs {
+		return nil, fmt.Errorf("forward: no output %d (the last forward pass has %d)", i, r.outs)
+	}
+	v := r.m.c.Vocab
+	return r.s.logits[i*v : (i+1)*v], nil
+}
+
+// Greedy returns the id of output i's largest logit, the lowest among ties.
+func (r *Batched) Greedy(i int) (int32, error) {
+	l, err := r.Logits(i)
+	if err != nil {
+		return 0, err
+	}
+	return sampling.Argmax(l), nil
+}
+
+// CopyBlock copies block src into block dst.
+func (r *Batched) CopyBlock(dst, src int32) error {
+	if r.closed {
+		return fmt.Errorf("forward: copy on a closed runner")
+	}
+	return r.pages.CopyBlock(dst, src)
+}
+
+// Vocab returns the number of logits a position has.
+func (r *Batched) Vocab() int { return r.m.c.Vocab }
+
+// MaxLen returns the most positions a sequence may hold.
+func (r *Batched) MaxLen() int { return r.maxLen }
+
+// BlockSize returns the positions a block holds.
+func (r *Batched) BlockSize() int { return r.pages.BlockSize() }
+
+// Blocks returns the blocks of the KV pool.
+func (r *Batched) Blocks() int { return r.pages.Blocks() }
+
+// KVType returns the element type of the KV pool.
+func (r *Batched) KVType() kvcache.Type { return r.pages.Type() }
+
+// Backend returns the name of the backend the runner computes with.
+func (r *Batched) Backend() string { return r.ops.Name() }
+
+// SplitInvariant reports true: a position's logits do not depend on how
+// its sequence was split into forward passes, nor on the other sequences
+// of a batch, so a cached prefix gives the bits of computing it again.
+func (r *Batched) SplitInvariant() bool { return true }
+
+// Close releases the KV pool. The backend's workers belong to whoever
+// made ops. Closing twice is a no-op.
+func (r *Batched) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed, r.valid = true, false
+	return r.pages.Close()
+}

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"inferno/backend"
+	"inferno/batch"
+	"inferno/sampling"
+)
+
+// Single is one sequence on a BatchRunner: a batch of one sequence per
+// forward pass, its positions in blocks 0, 1, 2, ... of the runner's pool
+// in order (with one block as long as the context, the "basic" layout:
+// one contiguous region). It is the Runner of the single-sequence
+// commands (generate, chat, logits, bench), which so run the batched
+// runner the server runs, a sequence being a batch of one. What
+// the batched runner can do beyond BatchRunner it passes on: the
+// lookahead of greedy steps (Lookaheader), sampling on the device
+// (DeviceSampler, for output 0), a profile of a decode step
+// (Profiler).
+type Single struct {
+	br    BatchRunner
+	n     int // positions held
+	table []int32
+	b     batch.Batch
+	ok    bool // the last Forward computed an output
+	rows  []sampling.Row
+	rowOn bool // rows[0] applies to the next Forward's output
+}
+
+// NewSingle returns a single-sequence runner over br, which it owns.
+func NewSingle(br BatchRunner) *Single {
+	p := &Single{br: br, rows: make([]sampling.Row, 1)}
+	blocks := min(br.Blocks(), (br.MaxLen()+br.BlockSize()-1)/br.BlockSize())
+	p.table = make([]int32, blocks)
+	for i := range p.table {
+		p.table[i] = int32(i)
+	}
+	return p
+}
+
+// Forward runs tokens at the end of the sequence, in chunks of at most
+// PromptChunk tokens.
+func (p *Single) Forward(tokens []int32) error {
+	if len(tokens) == 0 {
+		return fmt.Errorf("engine: forward of no tokens")
+	}
+	if p.n+len(tokens) > p.MaxLen() {
+		return &ContextError{Prompt: p.n + len(tokens), Context: p.MaxLen()}
+	}
+	p.ok = false
+	rowOn := p.rowOn
+	p.rowOn = false
+	for len(tokens) > 0 {
+		n := min(len(tokens), PromptChunk)
+		last := n == len(tokens)
+		p.b.Reset()
+		p.b.Add(p.b.AddSeq(p.table), tokens[:n], p.n, last)
+		if last && rowOn {
+			if err := p.br.(DeviceSampler).SetSamples(p.rows); err != nil {
+				return err
+			}
+		}
+		if err := p.br.Forward(&p.b); err != nil {
+			return err
+		}
+		tokens, p.n = tokens[n:], p.n+n
+	}
+	p.ok = true
+	return nil
+}
+
+// Logits returns the last position's logits.
+func (p *Single) Logits() ([]float32, error) {
+	if !p.ok {
+		return nil, fmt.Errorf("engine: no logits before a forward pass")
+	}
+	return p.br.Logits(0)
+}
+
+// Greedy returns the last position's argmax.
+func (p *Single) Greedy() (int32, error) {
+	if !p.ok {
+		return 0, fmt.Errorf("engine: no logits before a forward pass")
+	}
+	return p.br.Greedy(0)
+}
+
+// Len returns the positions held.
+func (p *Single) Len() int { return p.n }
+
+// MaxLen returns the most positions the sequence may hold.
+func (p *Single) MaxLen() int { return min(p.br.MaxLen(), len(p.table)*p.br.BlockSize()) }
+
+// Reset empties the sequence.
+func (p *Single) Reset() { p.n, p.ok = 0, false }
+
+// Truncate keeps the first n positions.
+func (p *Single) Truncate(n int) error {
+	if n < 0 || n > p.n {
+		return fmt.Errorf("engine: cannot truncate a sequence of %d positions to %d", p.n, n)
+	}
+	p.n, p.ok = n, false
+	return nil
+}
+
+// Vocab returns the number of logits a position has.
+func (p *Single) Vocab() int { return p.br.Vocab() }
+
+// Backend names the backend.
+func (p *Single) Backend() string { return p.br.Backend() }
+
+// BlockSize returns the positions a block of the batched runner holds.
+func (p *Single) BlockSize() int { return p.br.BlockSize() }
+
+// SplitInvariant reports whether the batched runner's logits do not
+// depend on how the sequence was split into passes.
+func (p *Single) SplitInvariant() bool {
+	si, ok := p.br.(SplitInvariant)
+	return ok && si.SplitInvariant()
+}
+
+// SetLookahead turns the batched runner's lookahead on or off, where it
+// has one (Lookaheader).
+func (p *Single) SetLookahead(on bool) {
+	if la, ok := p.br.(Lookaheader); ok {
+		la.SetLookahead(on)
+	}
+}
+
+// CanSample reports whether the batched runner samples under params
+// itself (DeviceSampler).
+func (p *Single) CanSample(params sampling.Params) bool {
+	ds, ok := p.br.(DeviceSampler)
+	return ok && ds.CanSample(params)
+}
+
+// SetSamples sets how the next Forward's output is chosen: rows[0], for
+// the one output of its last chunk (DeviceSampler).
+func (p *Single) SetSamples(rows []sampling.Row) error {
+	if len(rows) != 1 {
+		return fmt.Errorf("engine: %d sampling rows for one output", len(rows))
+	}
+	if _, ok := p.br.(DeviceSampler); !ok {
+		return errors.New("engine: the backend does not sample on the device")
+	}
+	p.rows[0], p.rowOn = rows[0], rows[0].On
+	return nil
+}
+
+// Sampled returns the token the batched runner chose for the last
+// position (DeviceSampler).
+func (p *Single) Sampled(i int) (sampling.Token, error) {
+	ds, ok := p.br.(DeviceSampler)
+	if !ok || !p.ok || i != 0 {
+		return sampling.Token{}, errors.New("engine: no token sampled on the device")
+	}
+	return ds.Sampled(0)
+}
+
+// batchProfiler is a batched runner that profiles a decode step of a
+// batch of B tokens (the CUDA runner).
+type batchProfiler interface {
+	Profile(B, reps int) ([]backend.OpStats, float64, error)
+}
+
+// Profile times the last decode step, replayed reps times, per operation
+// (Profiler): the last Forward must have been one decode token.
+func (p *Single) Profile(reps int) ([]backend.OpStats, float64, error) {
+	bp, ok := p.br.(batchProfiler)
+	if !ok {
+		return nil, 0, fmt.Errorf("engine: the %s backend does not profile a step", p.br.Backend())
+	}
+	return bp.Profile(1, reps)
+}
+
+// Close closes the batched runner.
+func (p *Single) Close() error { return p.br.Close() }
