@@ -150,14 +150,16 @@ def build(spec):
         cfg = transformers.LlamaConfig(head_dim=spec["head_dim"], attention_bias=False, mlp_bias=False,
                                        bos_token_id=n_tok - 5, eos_token_id=n_tok - 1,
                                        rope_theta=spec["theta"], rope_scaling=rope, **common)
-        if getattr(cfg, "rope_parameters", None) is not None and cfg.rope_parameters.get("rope_type") != "llama3":
-            cfg.rope_parameters = dict(rope, rope_theta=spec["theta"])
         cls = transformers.LlamaForCausalLM
     else:
         assert spec["hidden"] == spec["heads"] * spec["head_dim"]
+        rope = dict(rope_type="default")
         cfg = transformers.Qwen2Config(rope_theta=spec["theta"], use_sliding_window=False,
                                        bos_token_id=n_tok - 3, eos_token_id=n_tok - 1, **common)
         cls = transformers.Qwen2ForCausalLM
+    if isinstance(getattr(cfg, "rope_parameters", None), dict):
+        # transformers 5 keeps RoPE's settings here.
+        cfg.rope_parameters = dict(rope, rope_theta=spec["theta"])
     cfg._attn_implementation = "eager"
     torch.manual_seed(sum(map(ord, spec["name"])))
     model = cls(cfg).float().eval()
@@ -171,7 +173,8 @@ def build(spec):
                 p.copy_(0.5 * torch.randn_like(p))
             elif p.ndim == 2:
                 p.copy_(torch.randn_like(p) / p.shape[1] ** 0.5 * (2.0 if "embed" in name or "lm_head" in name else 1.0))
-    got = model.model.rotary_emb.inv_freq.double()
+    rot = next(m for m in model.modules() if hasattr(m, "inv_freq"))
+    got = rot.inv_freq.double()
     want = torch.tensor(inv_freq(spec), dtype=torch.float64)
     assert torch.allclose(got, want, rtol=1e-5), (spec["name"], got, want)
     return model, n_tok
@@ -224,7 +227,10 @@ def main():
     for spec in MODELS:
         model, n_tok = build(spec)
         with tempfile.TemporaryDirectory() as tmp:
-            model.save_pretrained(tmp, safe_serialization=True)
+            try:
+                model.save_pretrained(tmp, safe_serialization=True)
+            except TypeError:  # transformers 5 always writes safetensors
+                model.save_pretrained(tmp)
             shutil.copyfile(os.path.join(tmp, "config.json"), os.path.join(outdir, spec["name"] + ".config.json"))
             shutil.copyfile(os.path.join(tmp, "model.safetensors"), os.path.join(outdir, spec["name"] + ".safetensors"))
         g = torch.Generator().manual_seed(7 + len(spec["name"]))
