@@ -7,7 +7,9 @@ import (
 	"inferno/arch"
 	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/engine"
 	"inferno/gguf"
+	"inferno/kvcache"
 	"inferno/model/llama"
 	"inferno/model/qwen2"
 )
@@ -65,7 +67,11 @@ func TestArchLoads(t *testing.T) {
 			if typ := m.Tensors().Layers[0].Matrix(arch.RoleQ).Type; typ != gguf.TensorQ8_0 {
 				t.Errorf("attn_q is %s", typ)
 			}
-			r := forward.NewRunner(m, cpu.NewScalar(), 64)
+			br, err := forward.NewBatched(m, cpu.NewScalar(), 64, 1, 64, kvcache.F32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := engine.NewSingle(br)
 			defer r.Close()
 			if err := r.Forward([]int32{1, 2, 3, 4}); err != nil {
 				t.Fatal(err)

@@ -31,6 +31,8 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/convert"
+	"inferno/engine"
+	"inferno/kvcache"
 	"inferno/model"
 	"inferno/sampling"
 )
@@ -256,7 +258,7 @@ func argmax(v []float64) int32 {
 func check(t *testing.T, m *model.Model, prompt []int32, first int, want [][]float64, greedy []int32) {
 	t.Helper()
 	for _, be := range backends {
-		r := forward.NewRunner(m.Arch, be.ops(), 0)
+		r := newSingle(t, m, be.ops())
 		for pos, tok := range prompt {
 			if err := r.Forward([]int32{tok}); err != nil {
 				t.Fatal(err)
@@ -294,6 +296,32 @@ func check(t *testing.T, m *model.Model, prompt []int32, first int, want [][]flo
 		}
 		r.Close()
 	}
+}
+
+// single is one sequence of m alone on ops, as the commands run it: a
+// batch of one on a forward.Batched whose pool is one block of 256
+// positions.
+type single struct {
+	*engine.Single
+	ops backend.Ops
+}
+
+func newSingle(t *testing.T, m *model.Model, ops backend.Ops) *single {
+	t.Helper()
+	br, err := forward.NewBatched(m.Arch, ops, 256, 1, 256, kvcache.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &single{engine.NewSingle(br), ops}
+}
+
+// Close releases the pool and stops ops's workers, if it has any.
+func (s *single) Close() error {
+	err := s.Single.Close()
+	if c, ok := s.ops.(interface{ Close() }); ok {
+		c.Close()
+	}
+	return err
 }
 
 // TestTransformers checks the checkpoints of make.py against the float32

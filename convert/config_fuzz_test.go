@@ -1,0 +1,44 @@
+package convert_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"inferno/convert"
+)
+
+// FuzzReadConfig feeds config.json texts to ReadConfig: it never panics,
+// fails in one line, and what it accepts has positive sizes that fit
+// together.
+func FuzzReadConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32}`,
+		`{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 96, "intermediate_size": 200, "num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 2, "rope_theta": 1000000.0, "tie_word_embeddings": true}`,
+		`{"architectures": ["LlamaForCausalLM"], "hidden_size": 80, "intermediate_size": 176, "num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 16, "rope_theta": 500000.0,
+		  "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}`,
+		`{"architectures": ["LlamaForCausalLM"], "hidden_size": 72, "intermediate_size": 120, "num_hidden_layers": 2, "num_attention_heads": 9, "num_key_value_heads": 3,
+		  "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 256}}`,
+		`{"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 64, "rope_scaling": {"type": "linear", "factor": 2}}`,
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, s string) {
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := convert.ReadConfig(dir)
+		if err != nil {
+			if c != nil || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("ReadConfig: %v, %v", c, err)
+			}
+			return
+		}
+		if c.HiddenSize <= 0 || c.HeadDim <= 0 || c.HeadDim%2 != 0 || c.NumKeyValueHeads <= 0 || c.NumAttentionHeads%c.NumKeyValueHeads != 0 ||
+			c.VocabSize <= 0 || c.MaxPositionEmbeddings <= 0 || !(c.RopeTheta > 0) {
+			t.Fatalf("accepted %+v", c)
+		}
+	})
+}
