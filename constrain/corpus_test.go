@@ -98,11 +98,11 @@ func TestCorpus(t *testing.T) {
 func TestRandomWalks(t *testing.T) {
 	_, v := loadQwen3(t)
 	mask := make([]uint64, MaskWords(v.Size()))
-	walks := 20
+	walks := 8
 	if testing.Short() {
-		walks = 4
+		walks = 3
 	}
-	for _, sc := range schemaSet(t) {
+	for _, sc := range allSchemas(t) {
 		val := compileSchema(t, sc)
 		c, err := Compile(schemaGrammar(t, sc), v)
 		if err != nil {

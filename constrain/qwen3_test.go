@@ -145,6 +145,22 @@ func schemaSet(tb testing.TB) []schemaCase {
 	return out
 }
 
+// allSchemas returns schemaSet and the schemas of package grammar's
+// benchmark set (testdata/schemas there, without documents).
+func allSchemas(tb testing.TB) []schemaCase {
+	out := schemaSet(tb)
+	files, _ := filepath.Glob("../grammar/testdata/schemas/*.json")
+	sort.Strings(files)
+	for _, f := range files {
+		s, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, schemaCase{name: "grammar_" + strings.TrimSuffix(filepath.Base(f), ".json"), schema: s})
+	}
+	return out
+}
+
 func schemaGrammar(tb testing.TB, sc schemaCase) *grammar.Grammar {
 	tb.Helper()
 	g, err := grammar.FromJSONSchema(sc.schema, grammar.SchemaOptions{MaxWhitespace: grammar.DefaultMaxWhitespace, AllowAdditionalDefault: true})
