@@ -41,18 +41,6 @@ type Runner interface {
 	Close() error
 }
 
-// TopKer is implemented by runners that can select a position's largest
-// logits where they computed them (on the GPU), so that a sampler with
-// top_k set reads back k values instead of the whole vocabulary.
-type TopKer interface {
-	// MaxTopK returns the largest k TopK accepts.
-	MaxTopK() int
-	// TopK returns the k largest logits of the last position and their
-	// ids, largest first (lower id first among ties). The slices are
-	// reused by the next call.
-	TopK(k int) (ids []int32, logits []float32, err error)
-}
-
 // SplitInvariant is implemented by runners whose results do not depend on
 // how a sequence's positions were split into forward passes (a prompt at
 // once, in chunks, or token by token), as the CPU runners' are, bit for

@@ -74,7 +74,6 @@ type Sequence struct {
 	dec     *tokenizer.StreamDecoder // nil without a tokenizer
 	stops   *stop.Matcher            // nil without stop strings
 	greedy  bool                     // the runner's own argmax is the pick
-	topK    TopKer                   // the runner's top-k, when the request allows it
 	cons    *constraintState         // nil without a Constraint
 	// onDevice: the next pick is the runner's own draw (DeviceRow)
 	onDevice bool
@@ -102,9 +101,6 @@ func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, er
 		return nil, err
 	}
 	s.r = r
-	if tk, ok := r.(TopKer); ok && !s.greedy && req.Sampling.TopK > 0 && req.Sampling.TopK <= tk.MaxTopK() && candidatesSuffice(req.Sampling) {
-		s.topK = tk
-	}
 	if la, ok := r.(Lookaheader); ok {
 		// A constrained pick reads the logits: the runner's own argmax
 		// would pick a token the grammar may not allow.
@@ -389,9 +385,9 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 	return st, nil
 }
 
-// pick chooses the next token: the runner's own argmax for greedy
-// decoding, the runner's top-k candidates when the request lets the
-// sampler work on those alone, or the full logits.
+// pick chooses the next token: the runner's own draw when it sampled on
+// the device, the runner's own argmax for greedy decoding, or the
+// sampler's draw from the full logits.
 func (s *Sequence) pick(out Output) (sampling.Token, error) {
 	if s.onDevice {
 		s.onDevice = false
@@ -414,13 +410,6 @@ func (s *Sequence) pick(out Output) (sampling.Token, error) {
 	if s.greedy {
 		id, err := out.Greedy()
 		return sampling.Token{ID: id}, err
-	}
-	if s.topK != nil {
-		ids, vals, err := s.topK.TopK(s.req.Sampling.TopK)
-		if err != nil {
-			return sampling.Token{}, err
-		}
-		return s.sampler.SampleCandidates(ids, vals)
 	}
 	logits, err := out.Logits()
 	if err != nil {
@@ -469,12 +458,3 @@ func (s *Sequence) Release() {
 // Finish returns why the sequence ended ("" while it runs or after an
 // error).
 func (s *Sequence) Finish() string { return s.finish }
-
-// candidatesSuffice reports whether the top-k candidates alone determine
-// the sampled token under p: top_p and min_p apply after top_k, so only
-// what looks at other tokens' logits (penalties over earlier tokens, logit
-// bias, log-probabilities over the whole vocabulary) needs them all.
-func candidatesSuffice(p sampling.Params) bool {
-	return (p.RepetitionPenalty == 0 || p.RepetitionPenalty == 1) && p.PresencePenalty == 0 &&
-		p.FrequencyPenalty == 0 && len(p.LogitBias) == 0 && !p.Logprobs
-}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,48 +99,52 @@ func TestSequenceText(t *testing.T) {
 	}
 }
 
-// capable is a scripted runner with a device top-k and a lookahead switch.
+// capable is a scripted runner with a device sampler (of requests with
+// top_k at most 64) and a lookahead switch.
 type capable struct {
 	*enginetest.Runner
-	topk      int
+	sampled   int
+	on        bool // the next Forward's output is sampled
 	lookahead []bool
 }
 
-func (c *capable) MaxTopK() int { return 64 }
+func (c *capable) CanSample(p sampling.Params) bool { return p.TopK > 0 && p.TopK <= 64 }
 
-func (c *capable) TopK(k int) ([]int32, []float32, error) {
-	c.topk++
-	l, _ := c.Logits()
-	ids := make([]int32, 0, k)
-	vals := make([]float32, 0, k)
-	best := sampling.Argmax(l)
-	ids, vals = append(ids, best), append(vals, l[best])
-	for id := int32(0); len(ids) < k; id++ {
-		if id != best {
-			ids, vals = append(ids, id), append(vals, l[id])
-		}
+func (c *capable) SetSamples(rows []sampling.Row) error {
+	if len(rows) != 1 || !rows[0].On || !c.CanSample(rows[0].Params) {
+		return fmt.Errorf("rows %+v", rows)
 	}
-	return ids, vals, nil
+	c.on = true
+	return nil
+}
+
+func (c *capable) Sampled(i int) (sampling.Token, error) {
+	if !c.on || i != 0 {
+		return sampling.Token{}, fmt.Errorf("output %d not sampled", i)
+	}
+	c.on = false
+	c.sampled++
+	id, err := c.Greedy()
+	return sampling.Token{ID: id}, err
 }
 
 func (c *capable) SetLookahead(on bool) { c.lookahead = append(c.lookahead, on) }
 
 // TestSequencePick: greedy requests use the runner's argmax and turn its
-// lookahead on; sampled ones turn it off, and read the device's top-k when
-// top_k is set and nothing else needs the whole vocabulary.
+// lookahead on; sampled ones turn it off, and are sampled on the device
+// when the runner samples under their parameters.
 func TestSequencePick(t *testing.T) {
 	tests := []struct {
 		name      string
 		params    sampling.Params
-		topk      bool
+		device    bool
 		lookahead bool
 	}{
 		{"greedy", sampling.Params{}, false, true},
 		{"greedy with logprobs", sampling.Params{Logprobs: true}, false, false},
 		{"top_k", sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9}, true, false},
+		{"top_k with penalty", sampling.Params{Temperature: 0.7, TopK: 20, PresencePenalty: 1}, true, false},
 		{"top_k too large", sampling.Params{Temperature: 0.7, TopK: 100}, false, false},
-		{"top_k with penalty", sampling.Params{Temperature: 0.7, TopK: 20, PresencePenalty: 1}, false, false},
-		{"top_k with bias", sampling.Params{Temperature: 0.7, TopK: 20, LogitBias: map[int32]float32{3: 1}}, false, false},
 		{"no top_k", sampling.Params{Temperature: 0.7}, false, false},
 	}
 	for _, tc := range tests {
@@ -160,8 +165,8 @@ func TestSequencePick(t *testing.T) {
 			if len(ids) != 3 || ids[0] != 5 || ids[1] != 6 || ids[2] != 7 {
 				t.Errorf("tokens %v", ids)
 			}
-			if (c.topk > 0) != tc.topk {
-				t.Errorf("device top-k used %d times", c.topk)
+			if want := map[bool]int{true: 3}[tc.device]; c.sampled != want {
+				t.Errorf("%d tokens sampled on the device, want %d", c.sampled, want)
 			}
 			if len(c.lookahead) != 1 || c.lookahead[0] != tc.lookahead {
 				t.Errorf("lookahead set to %v", c.lookahead)

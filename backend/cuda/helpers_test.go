@@ -14,7 +14,9 @@ import (
 	"inferno/backend"
 	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/engine"
 	"inferno/gguf"
+	"inferno/kvcache"
 	"inferno/model/qwen3"
 	"inferno/quant"
 	"inferno/synth"
@@ -278,7 +280,16 @@ func (p *parScalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 	}
 }
 
-// cpuRunner returns the CPU reference runner of m (scalar math, rows in parallel).
-func cpuRunner(m *qwen3.Model, maxLen int) *forward.Runner {
-	return forward.NewRunner(m, newParScalar(), maxLen)
+// cpuRunner returns the CPU reference of m (scalar math, rows in
+// parallel): one sequence of up to maxLen positions with a float32 KV
+// cache, a batch of one in one block.
+func cpuRunner(t testing.TB, m *qwen3.Model, maxLen int) *engine.Single {
+	t.Helper()
+	br, err := forward.NewBatched(m, newParScalar(), maxLen, 1, maxLen, kvcache.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := engine.NewSingle(br)
+	t.Cleanup(func() { r.Close() })
+	return r
 }

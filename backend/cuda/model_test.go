@@ -87,7 +87,7 @@ func TestGoldenTiny(t *testing.T) {
 	m := tinyModel(t)
 	r := newRunner(t, m, Options{MaxLen: 2048})
 	rng := newRunner(t, m, Options{MaxLen: 2048, NoGraph: true})
-	cpu := cpuRunner(m, 2048)
+	cpu := cpuRunner(t, m, 2048)
 	names := make([]string, 0, len(gold.Prompts))
 	for k := range gold.Prompts {
 		names = append(names, k)
@@ -161,7 +161,7 @@ func TestGoldenTiny(t *testing.T) {
 func transcript(t *testing.T, m *qwen3.Model, prompt []int32, n int) {
 	t.Helper()
 	r := newRunner(t, m, Options{MaxLen: len(prompt) + n + 1})
-	c := cpuRunner(m, len(prompt)+n+1)
+	c := cpuRunner(t, m, len(prompt)+n+1)
 	next := prompt
 	var worst float64
 	for step := range n {
@@ -240,7 +240,7 @@ func TestLongContext(t *testing.T) {
 	m := tinyModel(t)
 	const n = 3000
 	r := newRunner(t, m, Options{MaxLen: 4096})
-	c := cpuRunner(m, 4096)
+	c := cpuRunner(t, m, 4096)
 	prompt := randomPrompt(3, n, m.Config.Vocab)
 	if err := r.Forward(prompt); err != nil {
 		t.Fatal(err)

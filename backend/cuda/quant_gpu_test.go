@@ -459,7 +459,7 @@ func TestQuantModel(t *testing.T) {
 			prompt := randomPrompt(11, 70, mq.Config.Vocab)
 			const steps = 16
 			r := newRunner(t, mq, Options{MaxLen: len(prompt) + steps + 1})
-			c := cpuRunner(mf, len(prompt)+steps+1)
+			c := cpuRunner(t, mf, len(prompt)+steps+1)
 			next := prompt
 			var worst float64
 			flips := 0

@@ -35,7 +35,7 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
-	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous region per sequence, a block as long as the context) or paged (a pool of blocks of --kv-block positions, shared through the prefix cache)")
+	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous region per sequence, a block as long as the context) or paged (a pool of blocks, as the server keeps by default)")
 	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
