@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +43,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			ctx, stop := signalContext()
 			defer stop()
 			go func() {
 				<-ctx.Done()
@@ -127,7 +125,11 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 				return err
 			}
 			if ctx.Err() != nil {
-				return errInterrupted
+				return signalled(ctx)
+			}
+			if seq.Finish() == engine.FinishLength && seq.Generated() < n {
+				fmt.Fprintf(os.Stderr, "stopped after %d tokens: the context of %d tokens is full (the prompt took %d); --ctx sets a longer one, up to the model's\n",
+					seq.Generated(), seq.MaxLen(), len(ids))
 			}
 			return nil
 		},
