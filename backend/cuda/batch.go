@@ -151,6 +151,7 @@ type BatchRunner struct {
 	slot                          int // the slot (logits, results, inputs) of the last Forward
 	ahead                         lookahead
 	noAhead                       bool // SetLookahead(false)
+	noGraph                       bool // Options.NoGraph: decode steps launch their kernels one by one, a synchronization after each, and queue no lookahead
 	logitsRead                    bool // Logits was called since the last Forward
 	ids                           []int32
 	valid                         bool
@@ -222,7 +223,7 @@ func (r *Runner) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 		embed: r.embed, out: r.out, outNorm: r.outNorm, layers: r.layers, rope: r.rope,
 		weightRead: r.weightRead, qkvRows: r.qkvRows, grids: r.grids, headBlocks: r.headBlocks, closed: true,
 	}
-	br := &BatchRunner{base: base, dev: r.dev, cfg: c, shared: r.shared, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64)}
+	br := &BatchRunner{base: base, dev: r.dev, cfg: c, shared: r.shared, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
 	g := r.dev
 	if err := g.enter(); err != nil {
 		return nil, err

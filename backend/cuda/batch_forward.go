@@ -253,7 +253,7 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		inflight = true
 	}
 	v := br.variantFor(b, B, 0)
-	if br.graphs[bi][v][0][1] == 0 {
+	if !br.noGraph && br.graphs[bi][v][0][1] == 0 {
 		if err := br.settle(); err != nil {
 			return err
 		}
@@ -277,7 +277,15 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	} else if err := br.copyMeta(s, total); err != nil {
 		return err
 	}
-	if err := g.launchGraph(br.graphs[bi][v][s][1]); err != nil {
+	if br.noGraph {
+		// Options.NoGraph: the step's kernels one by one, a
+		// synchronization after each.
+		l := &launcher{g: g, sync: true}
+		br.decodeOps(l, B, s, v)
+		if l.err != nil {
+			return l.err
+		}
+	} else if err := g.launchGraph(br.graphs[bi][v][s][1]); err != nil {
 		return err
 	}
 	if br.sampNow {
@@ -396,7 +404,7 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.bt.zc > 0 || br.sampNow && !br.samp.aheadOK {
+	if !br.bt.ahead || br.noAhead || br.noGraph || br.bt.zc > 0 || br.sampNow && !br.samp.aheadOK {
 		return nil
 	}
 	B := batchBuckets[bi]
