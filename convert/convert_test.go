@@ -15,9 +15,9 @@ import (
 
 	"inferno/arch"
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/convert"
 	"inferno/gguf"
+	"inferno/kvcache"
 	"inferno/model"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -44,7 +44,7 @@ func convertWith(t testing.TB, dir string, opts convert.Options) string {
 // position's logits.
 func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 	t.Helper()
-	r := forward.NewRunner(m, cpu.NewScalar(), 0)
+	r := newSingle(t, m, cpu.NewScalar(), kvcache.F32)
 	defer r.Close()
 	if err := r.Forward(ids); err != nil {
 		t.Fatal(err)

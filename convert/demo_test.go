@@ -18,9 +18,9 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/backend/simd"
 	"inferno/convert"
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model"
@@ -74,7 +74,7 @@ func readF32(t *testing.T, path string) []float32 {
 }
 
 // greedy runs prompt and then n greedy steps on r.
-func greedy(t *testing.T, r *forward.Runner, prompt []int32, n int) []int32 {
+func greedy(t *testing.T, r *engine.Single, prompt []int32, n int) []int32 {
 	t.Helper()
 	r.Reset()
 	var out []int32
@@ -105,7 +105,8 @@ func TestDemoF32(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := forward.NewRunnerKV(m.Arch, cpu.NewScalar(), 0, kvcache.F32)
+	r := newSingle(t, m.Arch, cpu.NewScalar(), kvcache.F32)
+	defer r.Close()
 	same := 0
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
 		p := ref[name]
@@ -159,7 +160,8 @@ func TestDemoQ8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := forward.NewRunnerKV(m.Arch, simd.New(), 0, kvcache.F16)
+	r := newSingle(t, m.Arch, simd.New(), kvcache.F16)
+	defer r.Close()
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
 		p := ref[name]
 		r.Reset()

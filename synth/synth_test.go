@@ -11,8 +11,8 @@ import (
 
 	"inferno/arch"
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
 	"inferno/gguf"
+	"inferno/kvcache"
 	"inferno/model"
 	"inferno/model/qwen3"
 )
@@ -268,7 +268,8 @@ func TestBank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := forward.NewRunner(m, cpu.NewScalar(), 16)
+	r := newSingle(t, m, cpu.NewScalar(), kvcache.F32)
+	defer r.Close()
 	if err := r.Forward([]int32{10, 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,8 @@ func TestLogitSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := forward.NewRunner(m, cpu.NewScalar(), 64)
+	r := newSingle(t, m, cpu.NewScalar(), kvcache.F32)
+	defer r.Close()
 	if err := r.Forward([]int32{10, 20, 30, 40}); err != nil {
 		t.Fatal(err)
 	}
