@@ -10,10 +10,16 @@ import (
 	"inferno/grammar"
 )
 
+// Sizes that choose between copying and calling (variables so that tests
+// can make every choice go the other way).
+var (
+	inlineLimit = 4096 // largest rule (in automaton nodes) copied into its callers
+	repeatLimit = 4096 // largest {m,n} body times copies expanded in place; beyond, a counter
+	sharedLimit = 512  // smallest expression used in several places compiled once as its own rule
+)
+
 // Limits of compilation: they turn pathological grammars into errors.
 const (
-	inlineLimit   = 4096    // largest rule (in automaton nodes) copied into its callers
-	repeatLimit   = 4096    // largest {m,n} body times copies expanded in place; beyond, a counter
 	maxRuleNodes  = 1 << 18 // automaton nodes of one rule
 	maxStates     = 1 << 18 // automaton states of a grammar
 	maxTransTotal = 1 << 24 // transition table entries of a grammar
@@ -249,10 +255,6 @@ func (c *compiler) ruleCost(r int) int {
 	}
 	return c.cost[r]
 }
-
-// sharedLimit is the smallest expression used in several places (the
-// grammar is a DAG of expressions) that is compiled once as its own rule.
-const sharedLimit = 512
 
 // ownRule reports whether e, used in several places and large, is compiled
 // once as its own rule and called.

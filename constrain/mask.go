@@ -8,6 +8,7 @@ import "math/bits"
 // which its rule has ended, whose subtrees depend on the caller.
 type stateMask struct {
 	slice   bool
+	upTo    int32 // > 0: the text-slice tokens of at most upTo code points
 	bits    []uint64
 	ids     []int32
 	entries []int32
@@ -139,6 +140,11 @@ func (w *work) computeMask(t top, frames []top) *stateMask {
 	if c.info[s].loops || c.info[s].textBody && t.par >= 0 && c.textRoom(t.st, frames[t.par]) {
 		m.slice = true
 		tr = &v.rest
+	} else if c.info[s].textBody && t.par >= 0 {
+		if k := w.textBudget(t.st, frames, int(t.par)); k > 0 {
+			m.upTo = k
+			tr = &v.rest
+		}
 	}
 	w.lv = append(w.lv[:0], t)
 	w.setLevel(0, 0, 1)
@@ -243,7 +249,46 @@ func (c *Compiled) textRoom(s int32, f top) bool {
 		return false
 	}
 	rp := &c.reps[r]
-	return rp.body == s && (rp.max < 0 || rp.max-f.cnt >= int32(c.v.maxTextRunes))
+	return rp.body == s && (rp.max < 0 || rp.max-f.cnt+1 >= int32(c.v.maxTextRunes))
+}
+
+// textBudget returns, for a top at the body start s of the counter frame
+// frames[f] that has room for fewer bodies than the longest text-slice
+// token, that room if what follows the counter cannot start with a text
+// code point: the text-slice tokens accepted are then exactly those of at
+// most that many code points. It returns 0 otherwise.
+func (w *work) textBudget(s int32, frames []top, f int) int32 {
+	c := w.c
+	cf := frames[f]
+	r := c.info[cf.st].rep
+	if r < 0 || c.reps[r].body != s || c.reps[r].max < 0 || cf.par < 0 {
+		return 0
+	}
+	// The frame counts the body under way: max-cnt+1 bodies remain.
+	room := c.reps[r].max - cf.cnt + 1
+	if room <= 0 || room >= int32(c.v.maxTextRunes) {
+		return 0
+	}
+	base := len(w.nodes)
+	w.after = w.expandPop(w.after[:0], cf.par)
+	w.nodes = w.nodes[:base]
+	for _, x := range w.after {
+		if x.st < 0 {
+			return 0 // the rule below may end: its caller is unknown
+		}
+		for b := range 256 {
+			if isTextLead(byte(b)) && c.trans[int(x.st)*c.ncls+int(c.cls[b])] >= 0 {
+				return 0
+			}
+		}
+	}
+	return room
+}
+
+// isTextLead reports whether b starts the UTF-8 encoding of a text-slice
+// code point.
+func isTextLead(b byte) bool {
+	return b >= 0x20 && b < 0x7f && b != '"' && b != '\\' || b >= 0xC2 && b <= 0xF4
 }
 
 type maskTop struct {
@@ -283,6 +328,11 @@ func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 		w.tops = append(w.tops, maskTop{m, t})
 		if m.slice {
 			for i, x := range c.v.textSlice {
+				mask[i] |= x
+			}
+		}
+		if m.upTo > 0 {
+			for i, x := range c.v.textUpTo(int(m.upTo)) {
 				mask[i] |= x
 			}
 		}

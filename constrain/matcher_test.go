@@ -102,6 +102,11 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	gs["maxlength"] = mustGrammar(t, b)
 
 	b = grammar.NewBuilder()
+	// Text runs with a bound, followed by text or not.
+	b.Define("root", grammar.Sequence(L("{"), grammar.Rep(grammar.NotChars(rg('"', '"'), rg('\\', '\\'), rg(0, 0x1f)), 1, 7), grammar.Choice(L("\""), grammar.Sequence(L("}"), grammar.Rep(C(rg('a', 'b'), rg(' ', ' ')), 0, 9), grammar.Rep(C(rg('a', 'z')), 0, 3), L(",")))))
+	gs["textruns"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
 	// A nullable body in a counted repetition.
 	var wide []grammar.Range
 	for r := rune(0x100); r < 0x100+2*400; r += 2 {
@@ -161,6 +166,19 @@ func checkMask(t *testing.T, name string, g *grammar.Grammar, v *Vocab, m *Match
 // whole mask against the brute-force reference at every step, and that
 // Accept agrees with the mask.
 func TestMaskAgainstReference(t *testing.T) {
+	testMaskAgainstReference(t)
+}
+
+// TestMaskSmallLimits repeats TestMaskAgainstReference with every rule
+// called rather than copied and every repetition past two copies counted,
+// so that counters and calls are everywhere.
+func TestMaskSmallLimits(t *testing.T) {
+	defer func(a, b, c int) { inlineLimit, repeatLimit, sharedLimit = a, b, c }(inlineLimit, repeatLimit, sharedLimit)
+	inlineLimit, repeatLimit, sharedLimit = 0, 2, 0
+	testMaskAgainstReference(t)
+}
+
+func testMaskAgainstReference(t *testing.T) {
 	v := toyVocab(t)
 	for name, g := range toyGrammars(t) {
 		c, err := Compile(g, v)

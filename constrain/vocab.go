@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -12,10 +13,12 @@ import (
 type Vocab struct {
 	toks         [][]byte
 	eog          []int32
-	maxLen       int  // the longest token's length in bytes
-	maxTextRunes int  // the most code points of a text-slice token
-	full         trie // every token with bytes
-	rest         trie // the tokens outside textSlice
+	maxLen       int // the longest token's length in bytes
+	maxTextRunes int // the most code points of a text-slice token
+	runesOnce    sync.Once
+	textRunes    [][]uint64 // textRunes[k]: the text-slice tokens of at most k code points
+	full         trie       // every token with bytes
+	rest         trie       // the tokens outside textSlice
 	// textSlice holds, as a bitset over ids, the tokens that are valid UTF-8
 	// made only of text code points: none below U+0020, not '"', '\\' or
 	// U+007F. A grammar position that loops on every such code point accepts
@@ -93,6 +96,31 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 
 // Size returns the number of token ids.
 func (v *Vocab) Size() int { return len(v.toks) }
+
+// textUpTo returns the text-slice tokens of at most k code points
+// (0 < k < maxTextRunes), building the table on first use.
+func (v *Vocab) textUpTo(k int) []uint64 {
+	v.runesOnce.Do(func() {
+		words := MaskWords(len(v.toks))
+		v.textRunes = make([][]uint64, v.maxTextRunes+1)
+		flat := make([]uint64, words*(v.maxTextRunes+1))
+		for i := range v.textRunes {
+			v.textRunes[i] = flat[i*words : (i+1)*words]
+		}
+		for id, t := range v.toks {
+			if v.textSlice[id/64]>>(id%64)&1 == 1 {
+				n := utf8.RuneCount(t)
+				v.textRunes[n][id/64] |= 1 << (id % 64)
+			}
+		}
+		for i := 1; i < len(v.textRunes); i++ {
+			for j, x := range v.textRunes[i-1] {
+				v.textRunes[i][j] |= x
+			}
+		}
+	})
+	return v.textRunes[k]
+}
 
 // MaskWords returns the number of 64-bit words of a mask over vocab tokens.
 func MaskWords(vocab int) int { return (vocab + 63) / 64 }
