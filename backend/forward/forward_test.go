@@ -384,3 +384,39 @@ func TestRefused(t *testing.T) {
 		t.Errorf("missing weights: %v", err)
 	}
 }
+
+// TestLlamaDecodeAllocs: with the RoPE this package computes itself
+// (adjacent pairs, Llama 3's frequencies), a batched decode step
+// allocates nothing once a batch as large has run.
+func TestLlamaDecodeAllocs(t *testing.T) {
+	c := small()
+	c.QKNorm, c.Rope = false, llama3Rope()
+	m := newModel(c, 9)
+	br, err := forward.NewBatched(m, simd.New(), 0, 16, 4, kvcache.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	tables := [][]int32{{0, 1, 2, 3}, {4, 5, 6, 7}}
+	var b batch.Batch
+	for s := range tables {
+		b.Add(b.AddSeq(tables[s]), []int32{1, 2, 3}, 0, true)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	pos := 3
+	allocs := testing.AllocsPerRun(10, func() {
+		b.Reset()
+		for s := range tables {
+			b.Add(b.AddSeq(tables[s]), []int32{7}, pos, true)
+		}
+		if err := br.Forward(&b); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per decode step", allocs)
+	}
+}
