@@ -49,7 +49,7 @@ SPECIALS = {
 # blended, divided); llama-untied's original context of 256 is one only
 # transformers and inferno read from rope_scaling.
 MODELS = [
-    dict(name="llama-tied", kind="llama", vocab=300, hidden=80, ffn=176, layers=3, heads=6, kv=2, head_dim=16,
+    dict(name="llama-tied", kind="llama", vocab=300, hidden=72, ffn=176, layers=3, heads=6, kv=2, head_dim=16,
          tied=True, theta=500000.0, llama3=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                                   original_max_position_embeddings=8192)),
     dict(name="llama-untied", kind="llama", vocab=304, hidden=72, ffn=120, layers=2, heads=9, kv=3, head_dim=8,
