@@ -32,11 +32,16 @@ func tinyModel(t *testing.T) *qwen3.Model {
 	return m
 }
 
-// solo generates req alone on a basic cache: the transcript every batched
-// run must reproduce.
+// solo generates req alone, a batch of one in one block of the context
+// (the basic layout): the transcript every batched run must reproduce.
 func solo(t *testing.T, m *qwen3.Model, req engine.Request) []int32 {
 	t.Helper()
-	r := forward.NewRunnerKV(m, simd.New(), 128, kvcache.F16)
+	br, err := forward.NewBatched(m, simd.New(), 128, 1, 128, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := engine.NewSingle(br)
+	defer r.Close()
 	seq, err := engine.NewSequence(r, nil, req)
 	if err != nil {
 		t.Fatal(err)

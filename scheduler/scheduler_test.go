@@ -15,19 +15,24 @@ import (
 
 const vocab = 64
 
-func newSlots(t *testing.T, n, queue int, script []int32, delay time.Duration) (*Slots, []*enginetest.Runner) {
+// scripted returns a Batcher of up to n sequences and a queue of queue
+// over a scripted runner (contexts of 256 positions, room for every
+// sequence, no prefix cache) whose passes each take delay.
+func scripted(t *testing.T, n, queue int, script []int32, delay time.Duration) (*Batcher, *enginetest.Batched) {
 	t.Helper()
-	var rs []engine.Runner
-	var es []*enginetest.Runner
-	for range n {
-		r := enginetest.New(script, vocab, 256)
-		r.Delay = delay
-		rs = append(rs, r)
-		es = append(es, r)
+	r := enginetest.NewBatched(script, vocab, 256, n*16, 16)
+	r.Delay = delay
+	return scriptedOn(t, r, n, queue), r
+}
+
+func scriptedOn(t *testing.T, r *enginetest.Batched, n, queue int) *Batcher {
+	t.Helper()
+	s, err := NewBatcher(r, Config{Parallel: n, Queue: queue})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s := NewSlots(rs, nil, queue)
 	t.Cleanup(s.Close)
-	return s, es
+	return s
 }
 
 // drain reads a stream to its end and returns its tokens and last event.
@@ -52,7 +57,7 @@ func greedy(prompt []int32, n int) engine.Request {
 }
 
 func TestRunsToTheEnd(t *testing.T) {
-	s, _ := newSlots(t, 2, 4, []int32{5, 6, 7, 8}, 0)
+	s, _ := scripted(t, 2, 4, []int32{5, 6, 7, 8}, 0)
 	st, err := s.Submit(context.Background(), greedy([]int32{1, 2, 3}, 3))
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +74,10 @@ func TestRunsToTheEnd(t *testing.T) {
 	}
 }
 
-// TestInterleaves: with one slot per request, the requests' steps take
-// turns; all finish with their own tokens.
-func TestInterleaves(t *testing.T) {
-	s, rs := newSlots(t, 3, 0, []int32{9, 9, 9, 9, 9, 9, 9, 9}, time.Millisecond)
+// TestShares: requests that run together share forward passes; all
+// finish with their own tokens.
+func TestShares(t *testing.T) {
+	s, r := scripted(t, 3, 0, []int32{9, 9, 9, 9, 9, 9, 9, 9}, time.Millisecond)
 	var wg sync.WaitGroup
 	for i := range 3 {
 		st, err := s.Submit(context.Background(), greedy([]int32{int32(i + 1)}, 8))
@@ -89,17 +94,15 @@ func TestInterleaves(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i, r := range rs {
-		if r.Forwards() != 8 {
-			t.Errorf("runner %d ran %d forward passes, want 8", i, r.Forwards())
-		}
+	if n := r.Forwards(); n >= 3*8 {
+		t.Errorf("%d forward passes for 3 requests of 8 tokens: none shared", n)
 	}
 }
 
 // TestQueue: beyond the slots, requests wait in order; beyond the queue,
 // ErrQueueFull; a waiting request that is cancelled leaves at once.
 func TestQueue(t *testing.T) {
-	s, _ := newSlots(t, 1, 2, []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 5*time.Millisecond)
+	s, _ := scripted(t, 1, 2, []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 5*time.Millisecond)
 	first, err := s.Submit(context.Background(), greedy([]int32{1}, 10))
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +143,7 @@ func TestQueue(t *testing.T) {
 
 // TestCancelRunning frees the slot within a step of the cancellation.
 func TestCancelRunning(t *testing.T) {
-	s, rs := newSlots(t, 1, 0, nil, 2*time.Millisecond)
+	s, r := scripted(t, 1, 0, nil, 2*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := s.Submit(ctx, greedy([]int32{1}, 200))
 	if err != nil {
@@ -152,12 +155,12 @@ func TestCancelRunning(t *testing.T) {
 		}
 	}
 	cancel()
-	at := rs[0].Forwards()
+	at := r.Forwards()
 	_, last := drain(t, st)
 	if !errors.Is(last.Err, context.Canceled) {
 		t.Errorf("last event %+v", last)
 	}
-	if n := rs[0].Forwards() - at; n > 2 {
+	if n := r.Forwards() - at; n > 2 {
 		t.Errorf("%d steps after the cancellation", n)
 	}
 	if s.Stats().Running != 0 {
@@ -165,38 +168,9 @@ func TestCancelRunning(t *testing.T) {
 	}
 }
 
-// TestPrefixReuse: a request whose prompt extends the last one of a slot
-// goes to that slot and runs only the new tokens.
-func TestPrefixReuse(t *testing.T) {
-	s, rs := newSlots(t, 2, 0, []int32{7, 8}, 0)
-	p1 := []int32{1, 2, 3, 4, 5, 6}
-	st, _ := s.Submit(context.Background(), greedy(p1, 2))
-	ids, last := drain(t, st)
-	if last.Metrics.CachedTokens != 0 {
-		t.Errorf("first request: %d cached", last.Metrics.CachedTokens)
-	}
-	// The next turn: the first prompt, the reply, more tokens.
-	p2 := append(append(slices.Clone(p1), ids...), 10, 11)
-	st, _ = s.Submit(context.Background(), greedy(p2, 2))
-	_, last = drain(t, st)
-	// The slot held p1 and the first reply token (the last one is never fed).
-	if want := len(p1) + 1; last.Metrics.CachedTokens != want {
-		t.Errorf("second request: %d cached tokens, want %d", last.Metrics.CachedTokens, want)
-	}
-	if rs[0].Forwards()+rs[1].Forwards() != 2+2 {
-		t.Errorf("%d and %d forward passes", rs[0].Forwards(), rs[1].Forwards())
-	}
-	// An unrelated prompt goes to the other, empty slot... or any free one,
-	// but never reuses a cache it shares nothing with.
-	st, _ = s.Submit(context.Background(), greedy([]int32{40, 41}, 1))
-	if _, last = drain(t, st); last.Metrics.CachedTokens != 0 {
-		t.Errorf("unrelated prompt: %d cached", last.Metrics.CachedTokens)
-	}
-}
-
 // TestRejects: a prompt longer than the context fails at Submit.
 func TestRejects(t *testing.T) {
-	s, _ := newSlots(t, 1, 0, nil, 0)
+	s, _ := scripted(t, 1, 0, nil, 0)
 	_, err := s.Submit(context.Background(), greedy(make([]int32, 300), 1))
 	var ce *engine.ContextError
 	if !errors.As(err, &ce) || ce.Prompt != 300 || ce.Context != 256 {
@@ -209,7 +183,7 @@ func TestRejects(t *testing.T) {
 
 // TestClose ends running and waiting requests with ErrClosed.
 func TestClose(t *testing.T) {
-	s, _ := newSlots(t, 1, 4, nil, time.Millisecond)
+	s, _ := scripted(t, 1, 4, nil, time.Millisecond)
 	a, _ := s.Submit(context.Background(), greedy([]int32{1}, 250))
 	b, _ := s.Submit(context.Background(), greedy([]int32{1}, 250))
 	for s.Stats().Running == 0 {
@@ -226,25 +200,12 @@ func TestClose(t *testing.T) {
 	}
 }
 
-// panicky panics in its tenth forward pass.
-type panicky struct {
-	*enginetest.Runner
-	n int
-}
-
-func (p *panicky) Forward(tokens []int32) error {
-	if p.n++; p.n == 10 {
-		panic("boom")
-	}
-	return p.Runner.Forward(tokens)
-}
-
 // TestPanicInStep: a panic in one request's step ends that request with an
 // error; the scheduler goes on serving.
 func TestPanicInStep(t *testing.T) {
-	r := &panicky{Runner: enginetest.New(nil, vocab, 256)}
-	s := NewSlots([]engine.Runner{r}, nil, 4)
-	defer s.Close()
+	r := enginetest.NewBatched(nil, vocab, 256, 16, 16)
+	r.PanicAt = 10
+	s := scriptedOn(t, r, 1, 4)
 	st, _ := s.Submit(context.Background(), greedy([]int32{1}, 50))
 	if _, last := drain(t, st); last.Err == nil {
 		t.Fatal("no error after the panic")

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"inferno/chat"
-	"inferno/engine"
 	"inferno/engine/enginetest"
 	"inferno/model"
 	"inferno/scheduler"
@@ -47,7 +46,7 @@ type testServer struct {
 	*httptest.Server
 	srv     *Server
 	sched   scheduler.Scheduler
-	runners []*enginetest.Runner
+	runner  *enginetest.Batched
 	model   *Model
 }
 
@@ -80,15 +79,15 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	im, _ := m.Tokenizer.TokenID("<|im_end|>")
 	script = append(script, im)
 	ts := &testServer{}
-	var runners []engine.Runner
-	for range o.parallel {
-		r := enginetest.New(script, m.Arch.Hyper().Vocab, o.ctx)
-		r.Fill = im
-		r.Delay = o.delay
-		ts.runners = append(ts.runners, r)
-		runners = append(runners, r)
+	const bs = 16
+	r := enginetest.NewBatched(script, m.Arch.Hyper().Vocab, o.ctx, o.parallel*((o.ctx+bs-1)/bs), bs)
+	r.Fill = im
+	r.Delay = o.delay
+	ts.runner = r
+	ts.sched, err = scheduler.NewBatcher(r, scheduler.Config{Parallel: o.parallel, BatchTokens: max(512, o.parallel), Queue: o.queue, PrefixCache: true, Tokenizer: m.Tokenizer})
+	if err != nil {
+		t.Fatal(err)
 	}
-	ts.sched = scheduler.NewSlots(runners, m.Tokenizer, o.queue)
 	ts.model = &Model{Name: "tiny", Aliases: []string{"tiny-alias"}, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
 		Reasoning: true, Context: o.ctx, Vocab: m.Arch.Hyper().Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
 	if o.log == nil {
@@ -345,7 +344,7 @@ func TestClientDisconnect(t *testing.T) {
 	if st := ts.sched.Stats(); st.Running != 1 {
 		t.Fatalf("running %d, want 1", st.Running)
 	}
-	before := ts.runners[0].Forwards()
+	before := ts.runner.Forwards()
 	cancel()
 	resp.Body.Close()
 	deadline := time.Now().Add(2 * time.Second)
@@ -355,7 +354,7 @@ func TestClientDisconnect(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if steps := ts.runners[0].Forwards() - before; steps > 50 {
+	if steps := ts.runner.Forwards() - before; steps > 50 {
 		t.Errorf("%d more steps ran after the disconnect", steps)
 	}
 	// The freed slot serves the next request.

@@ -1,7 +1,8 @@
-// Package enginetest provides a scripted engine.Runner for tests of what
-// sits above the forward pass (the scheduler, the server): its logits put
-// the next token of a script far above every other id, so greedy decoding
-// and sampling at any temperature both replay the script.
+// Package enginetest provides scripted runners (engine.Runner and
+// engine.BatchRunner) for tests of what sits above the forward pass (the
+// engine, the scheduler, the server): their logits put the next token of
+// a script far above every other id, so greedy decoding and sampling at
+// any temperature both replay the script.
 package enginetest
 
 import (
