@@ -44,10 +44,10 @@ func tinyModel(t testing.TB) *model.Model {
 // the tokens of reply (then reply's last token again, forever).
 type testServer struct {
 	*httptest.Server
-	srv     *Server
-	sched   scheduler.Scheduler
-	runner  *enginetest.Batched
-	model   *Model
+	srv    *Server
+	sched  scheduler.Scheduler
+	runner *enginetest.Batched
+	model  *Model
 }
 
 type serverOpts struct {

@@ -34,7 +34,7 @@ type Batched struct {
 
 	mu       sync.Mutex
 	seqs     map[int32]*scriptSeq // by the first block of the table
-	winners  []int32       // per output of the last Forward
+	winners  []int32              // per output of the last Forward
 	logits   []float32
 	forwards int
 	valid    bool
@@ -50,9 +50,9 @@ func NewBatched(script []int32, vocab, max, blocks, blockSize int) *Batched {
 
 // scriptSeq is where the sequence that last ran at a first block stands.
 type scriptSeq struct {
-	picks  int   // outputs so far
-	next   int32 // the position after its last token
-	out    bool  // its last run had an output
+	picks int   // outputs so far
+	next  int32 // the position after its last token
+	out   bool  // its last run had an output
 }
 
 // Forward implements engine.BatchRunner.
