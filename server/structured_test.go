@@ -127,7 +127,7 @@ func replies[T any](n int, do func(i int) (T, error)) ([]T, []error) {
 }
 
 const (
-	samples   = 8   // requests per case
+	samples     = 8   // requests per case
 	replyTokens = 400 // a reply that has not stopped by then counts as too long
 )
 
