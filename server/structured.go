@@ -348,7 +348,7 @@ func thinkingOf(m *Model, prompt string) structured.Thinking {
 	return structured.MayThink
 }
 
-// constrain compiles cs (nil: nothing to do) for a generation on m.
+// constrainRequest compiles cs (nil: nothing to do) for a generation on m.
 func constrainRequest(ctx context.Context, m *Model, cs *constraintSpec, thinking structured.Thinking) (*structured.Constraint, *apiError) {
 	if cs == nil {
 		return nil, nil

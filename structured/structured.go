@@ -174,7 +174,7 @@ func Vocab(tok *tokenizer.Tokenizer, vocab int, eog []int32) (*constrain.Vocab, 
 	return constrain.NewVocab(toks, eog)
 }
 
-func (c *Compiler) init() error {
+func (c *Compiler) prepare() error {
 	c.once.Do(func() {
 		v, err := Vocab(c.tok, c.vocab, c.eog)
 		if err != nil {
@@ -368,7 +368,7 @@ func (c *Compiler) Compile(ctx context.Context, spec *Spec, thinking bool) (*con
 	if err := Check(spec); err != nil {
 		return nil, err
 	}
-	if err := c.init(); err != nil {
+	if err := c.prepare(); err != nil {
 		return nil, err
 	}
 	select {
