@@ -281,7 +281,9 @@ func check(t *testing.T, m *model.Model, prompt []int32, first int, want [][]flo
 		t.Logf("%s: prompt of %d: largest relative error %.2g", be.name, len(prompt), worst)
 		if be.name == "scalar" && greedy != nil {
 			same := 0
-			defer func() { t.Logf("scalar: prompt of %d: %d of %d greedy tokens as transformers", len(prompt), same, len(greedy)) }()
+			defer func() {
+				t.Logf("scalar: prompt of %d: %d of %d greedy tokens as transformers", len(prompt), same, len(greedy))
+			}()
 			for i, want := range greedy {
 				l, _ := r.Logits()
 				got := sampling.Argmax(l)
