@@ -1,0 +1,82 @@
+package archfixtures_test
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLlamaCpp checks that llama.cpp loads the files inferno's converter
+// makes of make.py's checkpoints and computes transformers' logits from
+// them (relative L2 at most 1e-4 at every position of every prompt). It
+// runs tools/llama-logits, built against a llama.cpp checkout
+// (tools/llama-logits/build.sh), named by the environment variable
+// LLAMA_LOGITS; without it the test is skipped, as llama.cpp is not part
+// of this repository.
+func TestLlamaCpp(t *testing.T) {
+	bin := os.Getenv("LLAMA_LOGITS")
+	if bin == "" {
+		t.Skip("LLAMA_LOGITS is not set (the path of tools/llama-logits built against llama.cpp)")
+	}
+	data, err := os.ReadFile(filepath.Join(testdata, "logits.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Models map[string]struct {
+			Kind    string `json:"kind"`
+			Prompts []struct {
+				IDs    []int32     `json:"ids"`
+				First  int         `json:"first"`
+				Logits [][]float64 `json:"logits"`
+			} `json:"prompts"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(data, &fx); err != nil {
+		t.Fatal(err)
+	}
+	for name, mf := range fx.Models {
+		t.Run(name, func(t *testing.T) {
+			dir := checkpointDir(t, mf.Kind, nil, filepath.Join(testdata, name+".config.json"), nil, filepath.Join(testdata, name+".safetensors"))
+			m := convertOpen(t, dir)
+			vocab := m.Arch.Hyper().Vocab
+			for _, p := range mf.Prompts {
+				ids := make([]string, len(p.IDs))
+				for i, id := range p.IDs {
+					ids[i] = strconv.Itoa(int(id))
+				}
+				out := filepath.Join(t.TempDir(), "logits.f32")
+				cmd := exec.Command(bin, "--kv", "f32", m.Path, strings.Join(ids, ","), out)
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", cmd, err, b)
+				}
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) != 4*len(p.IDs)*vocab {
+					t.Fatalf("llama-logits wrote %d bytes for %d positions of %d logits", len(b), len(p.IDs), vocab)
+				}
+				worst := 0.0
+				for i, want := range p.Logits {
+					row := make([]float32, vocab)
+					off := 4 * (p.First + i) * vocab
+					for j := range row {
+						row[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[off+4*j:]))
+					}
+					worst = max(worst, relErr(row, want))
+				}
+				if worst > 1e-4 {
+					t.Errorf("prompt of %d: llama.cpp's logits are %.3g from transformers' (relative L2)", len(p.IDs), worst)
+				}
+				t.Logf("prompt of %d: llama.cpp within %.2g of transformers", len(p.IDs), worst)
+			}
+		})
+	}
+}
