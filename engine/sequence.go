@@ -33,6 +33,12 @@ type Request struct {
 	// computed again (the next turn of a conversation, the same system
 	// prompt); at least the last prompt token always runs.
 	Cached []int32
+	// Inexact keeps the cached prefix on a runner that is not
+	// SplitInvariant too (the GPU), accepting that the kept keys and
+	// values, computed by other passes, change the logits within rounding,
+	// as a scheduler's prefix cache does there: a conversation's earlier
+	// turns are not computed again.
+	Inexact bool
 	// Constraint, when set, restricts the generated tokens to a grammar's
 	// (structured output); the sequence finishes with FinishStop once the
 	// grammar is matched to its end. It serves this request alone.
@@ -107,7 +113,7 @@ func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, er
 		la.SetLookahead(s.greedy && s.cons == nil)
 	}
 	keep := 0
-	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() {
+	if si, ok := r.(SplitInvariant); ok && si.SplitInvariant() || req.Inexact {
 		keep = min(commonPrefix(req.Cached, req.Prompt), len(req.Prompt)-1, r.Len())
 	}
 	if keep > 0 && r.Truncate(keep) == nil {

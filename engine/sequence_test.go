@@ -180,12 +180,17 @@ func TestSequencePick(t *testing.T) {
 type variant struct{ engine.Runner }
 
 // TestCachedPrefixNeedsSplitInvariance: only a split-invariant runner
-// keeps a cached prefix.
+// keeps a cached prefix, unless the request accepts an inexact one.
 func TestCachedPrefixNeedsSplitInvariance(t *testing.T) {
 	for _, tc := range []struct {
-		r    engine.Runner
-		want int
-	}{{enginetest.New([]int32{5, 6}, 100, 64), 4}, {variant{enginetest.New([]int32{5, 6}, 100, 64)}, 0}} {
+		r       engine.Runner
+		inexact bool
+		want    int
+	}{
+		{enginetest.New([]int32{5, 6}, 100, 64), false, 4},
+		{variant{enginetest.New([]int32{5, 6}, 100, 64)}, false, 0},
+		{variant{enginetest.New([]int32{5, 6}, 100, 64)}, true, 4},
+	} {
 		first, err := engine.NewSequence(tc.r, nil, engine.Request{Prompt: []int32{1, 2, 3}, MaxTokens: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +200,7 @@ func TestCachedPrefixNeedsSplitInvariance(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		second, err := engine.NewSequence(tc.r, nil, engine.Request{Prompt: []int32{1, 2, 3, 5, 9}, MaxTokens: 1, Cached: first.Tokens()})
+		second, err := engine.NewSequence(tc.r, nil, engine.Request{Prompt: []int32{1, 2, 3, 5, 9}, MaxTokens: 1, Cached: first.Tokens(), Inexact: tc.inexact})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +208,7 @@ func TestCachedPrefixNeedsSplitInvariance(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := second.Metrics().CachedTokens; got != tc.want {
-			t.Errorf("%T: %d cached tokens, want %d", tc.r, got, tc.want)
+			t.Errorf("%T, inexact %v: %d cached tokens, want %d", tc.r, tc.inexact, got, tc.want)
 		}
 	}
 }

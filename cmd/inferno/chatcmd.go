@@ -211,7 +211,7 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		fmt.Fprintf(c.out, "%s\n", c.style("33", fmt.Sprintf("(the conversation would take %d tokens, the context holds %d: /reset to start a new one)", len(ids), c.r.MaxLen())))
 		return nil
 	}
-	req := engine.Request{Prompt: ids, MaxTokens: c.max, Sampling: c.params, Stop: c.stops, EOG: c.m.EOG, IgnoreEOS: c.ignoreEOS, Cached: c.cached}
+	req := engine.Request{Prompt: ids, MaxTokens: c.max, Sampling: c.params, Stop: c.stops, EOG: c.m.EOG, IgnoreEOS: c.ignoreEOS, Cached: c.cached, Inexact: true}
 	if c.cons != nil {
 		if req.Constraint, err = c.cons.constraint(c.m, prompt, true); err != nil {
 			c.msgs = c.msgs[:len(c.msgs)-1]
