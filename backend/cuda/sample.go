@@ -63,7 +63,7 @@ type devSampler struct {
 	aheadOK   bool // no row has patches or a mask: a lookahead step may sample too
 	needRaw   bool // some row wants log-probabilities
 	needTopLP bool
-	needMinP  bool // some row has min_p without top_k
+	needPost  bool // some row has min_p or top_p without top_k: the mode-1 stats
 	needTopK  bool
 	needRace  bool // some row has no top_k (or is greedy)
 
@@ -95,9 +95,12 @@ func newDevSampler(g *device, vocab int) *devSampler {
 }
 
 // canSample reports whether the GPU samples under p: every setting but
-// top_p without top_k (a threshold over the whole vocabulary, not built
-// yet) and top_k above kmax; greedy and top_k 1 always; nothing when the
-// loaded kernels lack the sampling ones.
+// top_k above kmax, and top_p without top_k together with a logit bias or
+// a penalty; greedy and top_k 1 always; nothing when the loaded kernels
+// lack the sampling ones. top_p without top_k is drawn among the kmax best
+// tokens when its nucleus ends there; a row whose nucleus is larger is
+// left to the host (sampling.ErrNotDrawn), which needs its logits as the
+// model gave them: no patches.
 func (s *devSampler) canSample(p sampling.Params) bool {
 	if !s.have || p.Validate() != nil {
 		return false
@@ -108,7 +111,17 @@ func (s *devSampler) canSample(p sampling.Params) bool {
 	if p.TopK > s.kmax {
 		return false
 	}
-	return p.TopK > 0 || p.TopPOn() == 0
+	if p.TopK == 0 && p.TopPOn() > 0 {
+		if r := p.RepetitionPenalty; r != 0 && r != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+			return false
+		}
+		for _, b := range p.LogitBias {
+			if b != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (s *devSampler) alloc() error {
@@ -227,7 +240,7 @@ func (s *devSampler) set(rows []sampling.Row) error {
 		return fmt.Errorf("cuda: %d sampling rows, at most %d", len(rows), MaxBatch)
 	}
 	s.rows, s.patches, s.masks = s.rows[:0], s.patches[:0], s.masks[:0]
-	s.needRaw, s.needTopLP, s.needMinP, s.needTopK, s.needRace = false, false, false, false, false
+	s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace = false, false, false, false, false
 	s.aheadOK = true
 	words := (s.vocab + 63) / 64
 	for i := range rows {
@@ -289,9 +302,11 @@ func (s *devSampler) set(rows []sampling.Row) error {
 			s.needRace = true
 		case row.topk > 0:
 			s.needTopK = true
+		case row.topp > 0:
+			s.needTopK, s.needPost = true, true
 		default:
 			s.needRace = true
-			s.needMinP = s.needMinP || row.lnMinP > float32(math.Inf(-1))
+			s.needPost = s.needPost || row.lnMinP > float32(math.Inf(-1))
 		}
 		s.rows = append(s.rows, row)
 	}
@@ -373,7 +388,7 @@ func (s *devSampler) launch(slot int, logits uint64, n int, dres uint64, hres ui
 	if len(s.patches) > 0 {
 		l("samp_prep", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, patch, s.orig)
 	}
-	if s.needMinP {
+	if s.needPost {
 		l("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, mask, i32(1), s.statsPost)
 	}
 	if s.needTopK {
@@ -383,7 +398,7 @@ func (s *devSampler) launch(slot int, logits uint64, n int, dres uint64, hres ui
 		l("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
 	}
 	l("samp_final", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
-		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, patch, s.orig,
+		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
 		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter)
 	return err
 }
@@ -401,6 +416,12 @@ func (s *devSampler) prepare(settle func() error) error {
 		return s.grow(len(s.patches), len(s.masks))
 	}
 	return nil
+}
+
+// undrawn reports whether row i of slot slot was left to the host (a
+// top_p nucleus larger than the candidates).
+func (s *devSampler) undrawn(slot, i int) bool {
+	return i < s.nrows[slot] && hostInts(s.hout+uintptr(4*(slot*MaxBatch+i)*sampOut), sampOut)[3] != 0
 }
 
 // token returns row i's token of slot slot: id, then the log-probabilities
@@ -427,7 +448,8 @@ func (s *devSampler) token(slot, i int, id int32) sampling.Token {
 }
 
 // CanSample reports whether the GPU samples under p (engine.DeviceSampler):
-// every setting but top_p without top_k, and top_k above MaxTopK.
+// every setting but top_k above MaxTopK, and top_p without top_k together
+// with a logit bias or a penalty.
 func (br *BatchRunner) CanSample(p sampling.Params) bool { return br.sampler().canSample(p) }
 
 func (br *BatchRunner) sampler() *devSampler {
@@ -460,6 +482,8 @@ func (br *BatchRunner) SetSamples(rows []sampling.Row) error {
 
 // Sampled returns output i's token chosen on the GPU by the last Forward
 // (engine.DeviceSampler); Token.Top is reused by the next call for i.
+// sampling.ErrNotDrawn reports a top_p row whose nucleus is larger than
+// the MaxTopK candidates: Logits gives its logits, unchanged.
 func (br *BatchRunner) Sampled(i int) (sampling.Token, error) {
 	if br.closed {
 		return sampling.Token{}, errors.New("cuda: batch runner is closed")
@@ -469,6 +493,9 @@ func (br *BatchRunner) Sampled(i int) (sampling.Token, error) {
 	}
 	if i < 0 || i >= br.nout {
 		return sampling.Token{}, fmt.Errorf("cuda: output %d of %d", i, br.nout)
+	}
+	if br.samp.undrawn(br.slot, i) {
+		return sampling.Token{}, sampling.ErrNotDrawn
 	}
 	return br.samp.token(br.slot, i, br.ids[i]), nil
 }

@@ -170,11 +170,11 @@ func TestSampleRows(t *testing.T) {
 	if r[4].invT != 0 || r[4].topk != 0 {
 		t.Errorf("row 4 (top_k 1: the argmax): %+v", r[4])
 	}
-	if !s.needRace || !s.needTopK || !s.needRaw || !s.needTopLP || !s.needMinP || s.aheadOK {
-		t.Errorf("needs: race %v topk %v raw %v toplp %v minp %v ahead %v", s.needRace, s.needTopK, s.needRaw, s.needTopLP, s.needMinP, s.aheadOK)
+	if !s.needRace || !s.needTopK || !s.needRaw || !s.needTopLP || !s.needPost || s.aheadOK {
+		t.Errorf("needs: race %v topk %v raw %v toplp %v post %v ahead %v", s.needRace, s.needTopK, s.needRaw, s.needTopLP, s.needPost, s.aheadOK)
 	}
 	for _, bad := range []sampling.Row{
-		{On: true, Params: sampling.Params{Temperature: 1, TopP: 0.9}},
+		{On: true, Params: sampling.Params{Temperature: 1, TopP: 0.9, PresencePenalty: 1}},
 		{On: true, Params: sampling.Params{Temperature: 1, TopK: 108}},
 		{On: true, Params: sampling.Params{Temperature: 1}, Mask: mask[1:]},
 		{On: true, Params: sampling.Params{Temperature: 1}, Patches: []sampling.Patch{{ID: V}}},
@@ -183,7 +183,15 @@ func TestSampleRows(t *testing.T) {
 			t.Errorf("%+v: no error", bad.Params)
 		}
 	}
-	if s.canSample(sampling.Params{Temperature: 1, TopP: 0.5}) || !s.canSample(sampling.Params{TopP: 0.5}) {
-		t.Errorf("canSample: top_p alone sampled, or greedy refused")
+	if !s.canSample(sampling.Params{Temperature: 1, TopP: 0.5}) || !s.canSample(sampling.Params{TopP: 0.5}) ||
+		s.canSample(sampling.Params{Temperature: 1, TopP: 0.5, LogitBias: map[int32]float32{1: 1}}) {
+		t.Errorf("canSample: top_p alone or greedy refused, or top_p alone with a bias sampled")
+	}
+	// top_p alone: the kmax candidates and the whole row's mass.
+	if err := s.set([]sampling.Row{{On: true, Params: sampling.Params{Temperature: 1, TopP: 0.9}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.needTopK || !s.needPost || s.needRace || s.rows[0].topk != 0 || s.rows[0].topp != 0.9 {
+		t.Errorf("top_p alone: needs topk %v post %v race %v; row %+v", s.needTopK, s.needPost, s.needRace, s.rows[0])
 	}
 }

@@ -25,6 +25,8 @@ type sampleRig struct {
 	hres  uintptr
 	hresD uint64
 	step  int32
+	// undrawn counts the rows left to the host
+	undrawn int
 }
 
 func newSampleRig(t *testing.T, g *device, V int) *sampleRig {
@@ -41,7 +43,8 @@ func newSampleRig(t *testing.T, g *device, V int) *sampleRig {
 	return r
 }
 
-// run samples the rows of logits (device, V apart) under rows.
+// run samples the rows of logits (device, V apart) under rows; rows left
+// to the host (sampling.ErrNotDrawn) are counted in r.undrawn.
 func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 	t := r.t
 	t.Helper()
@@ -71,6 +74,9 @@ func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 		}
 		if ids[i] < 0 || int(ids[i]) >= r.V {
 			t.Fatalf("row %d: id %d outside the vocabulary of %d", i, ids[i], r.V)
+		}
+		if s.undrawn(0, i) {
+			r.undrawn++
 		}
 		tok := s.token(0, i, ids[i])
 		tok.Top = slices.Clone(tok.Top)
@@ -180,6 +186,8 @@ func TestSampleDistribution(t *testing.T) {
 			{name: "qwen3 0.6/0.95/20", p: sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}},
 			{name: "top_k 50, min_p 0.02", p: sampling.Params{Temperature: 1.2, TopK: 50, MinP: 0.02}},
 			{name: "min_p 0.05", p: sampling.Params{Temperature: 1.5, MinP: 0.05}},
+			{name: "top_p 0.9 alone, peaked", p: sampling.Params{Temperature: 0.35, TopP: 0.9}},
+			{name: "top_p 0.8 alone, min_p, mask", p: sampling.Params{Temperature: 0.3, TopP: 0.8, MinP: 0.001}, mask: mask},
 			{name: "mask, temperature 1", p: sampling.Params{Temperature: 1}, mask: mask},
 			{name: "penalties, bias, top_k 40", p: sampling.Params{Temperature: 0.9, TopK: 40, RepetitionPenalty: 1.3, PresencePenalty: 0.4, FrequencyPenalty: 0.3, LogitBias: bias}},
 			{name: "penalties, bias, min_p, mask", p: sampling.Params{Temperature: 1, MinP: 0.01, RepetitionPenalty: 0.8, FrequencyPenalty: -0.5, LogitBias: bias}, mask: mask},
@@ -231,7 +239,25 @@ func TestSampleDistribution(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if rig.undrawn > 0 {
+				t.Errorf("V=%d %s: %d rows left to the host", V, c.name, rig.undrawn)
+				rig.undrawn = 0
+			}
 			chiTest(t, fmt.Sprintf("V=%d %s", V, c.name), counts, want, N)
+		}
+		// top_p alone over a flat row: the nucleus is larger than the
+		// candidates; every row is left to the host.
+		{
+			rows := make([]sampling.Row, 16)
+			for i := range rows {
+				rows[i] = sampling.Row{On: true, Params: sampling.Params{Temperature: 1.5, TopP: 0.95}, Seed: 5, Index: i}
+			}
+			rig.undrawn = 0
+			rig.run(logits, rows)
+			if rig.undrawn != 16 {
+				t.Errorf("V=%d top_p 0.95 over a flat row: %d of 16 rows left to the host", V, rig.undrawn)
+			}
+			rig.undrawn = 0
 		}
 		// Greedy with a mask: the largest allowed logit, every row.
 		rows := make([]sampling.Row, 4)

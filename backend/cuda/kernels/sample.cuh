@@ -119,16 +119,19 @@ __device__ __forceinline__ void merge_ms(float& m, float& s, float m2, float s2)
 }
 
 // samp_stats: grid (SAMP_CHUNKS, rows), 256 threads. Mode 0: rows with
-// logprobs, raw logits; mode 1: rows with min_p and without top_k, after
-// the patches, masked. out[row][chunk] = (max, sum exp(x - max)) over the
-// finite-or-+Inf values (NaN and -Inf left out).
+// logprobs, raw logits, out[row][chunk] = (max, sum exp(x - max)); mode
+// 1: sampled rows without top_k with min_p or top_p, after the patches,
+// masked, (max, sum exp((x - max)/T)). NaN and -Inf are left out.
 extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __restrict__ logits, int V,
                                                              const SampRow* __restrict__ rows,
                                                              const unsigned* __restrict__ masks, int mode,
                                                              float2* __restrict__ out) {
   __shared__ float red[32];
   const SampRow p = rows[blockIdx.y];
-  if (mode == 0 ? !(p.flags & SAMP_LOGPROBS) : (p.topk > 0 || p.invT == 0.f || !(p.lnminp > -INFINITY))) return;
+  if (mode == 0 ? !(p.flags & SAMP_LOGPROBS)
+                : (p.topk > 0 || p.invT == 0.f || !(p.lnminp > -INFINITY || p.topp > 0.f)))
+    return;
+  const float sc = mode == 1 ? p.invT : 1.f;
   const float* x = logits + (size_t)blockIdx.y * V;
   int lo, hi;
   samp_chunk(V, blockIdx.x, gridDim.x, lo, hi);
@@ -143,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
   if (m > -INFINITY && m < INFINITY) {
     for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
       const float v = x[i];
-      if (v > -INFINITY && samp_allowed(masks, mk, i)) s += expf(v - m);
+      if (v > -INFINITY && samp_allowed(masks, mk, i)) s += expf(__fmul_rn(v - m, sc));
     }
   } else if (m == INFINITY) {
     for (int i = lo + threadIdx.x; i < hi; i += blockDim.x)
@@ -154,8 +157,9 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
 }
 
 // samp_topk: grid (chunks of TOPK_SMEM, rows), TOPK_THREADS threads. Mode
-// 0: rows with top log-probabilities (k = ntop), raw logits; mode 1: rows
-// with top_k (k = topk), after the patches, masked. Writes the chunk's k
+// 0: rows with top log-probabilities (k = ntop), raw logits; mode 1:
+// sampled rows with top_k (k = topk) or with top_p alone (k = kmax: the
+// nucleus when it is that small), after the patches, masked. Writes the chunk's k
 // best (NaN and -Inf left out; ids -1 past what it has) to
 // pval/pidx[(row*gridDim.x + chunk)*kmax ..].
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float* __restrict__ logits, int V,
@@ -166,7 +170,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float
   __shared__ float sv[TOPK_SMEM];
   __shared__ int si[TOPK_SMEM];
   const SampRow p = rows[blockIdx.y];
-  const int k = mode == 0 ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0) : (p.invT == 0.f ? 0 : p.topk);
+  const int k = mode == 0 ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
+                          : (p.invT == 0.f ? 0 : p.topk > 0 ? p.topk : p.topp > 0.f ? kmax : 0);
   if (k <= 0) return;
   const float* x = logits + (size_t)blockIdx.y * V;
   const int chunk = (V + gridDim.x - 1) / gridDim.x;
@@ -221,8 +226,8 @@ __device__ __forceinline__ bool samp_better(float a, int ia, float b, int ib) {
   return ia < ib;
 }
 
-// samp_race: grid (SAMP_CHUNKS, rows), 256 threads; rows with top_k > 0
-// (sampled) exit. Per chunk the Gumbel-max winner over the allowed tokens
+// samp_race: grid (SAMP_CHUNKS, rows), 256 threads; sampled rows with
+// top_k or top_p (the candidates' rows) exit. Per chunk the Gumbel-max winner over the allowed tokens
 // (x >= -Inf excluded, NaN excluded; min_p's threshold from the mode-1
 // stats) and the plain argmax of the allowed tokens (NaN last), to
 // part[(row*C + chunk)*4 ..] as (score, id, argmax value, argmax id).
@@ -235,7 +240,7 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
   __shared__ int si[8], sai[8];
   const SampRow p = rows[blockIdx.y];
   const bool greedy = p.invT == 0.f;
-  if (!greedy && p.topk > 0) return;
+  if (!greedy && (p.topk > 0 || p.topp > 0.f)) return;
   const float* x = logits + (size_t)blockIdx.y * V;
   const int C = gridDim.x;
   int lo, hi;
@@ -330,29 +335,36 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
 }
 
 // samp_final: grid rows, TOPK_THREADS threads. The row's token: the top_k
-// candidates' draw (top_p over them, then min_p) or the race's winner,
-// else the plain argmax of the allowed tokens, else 0. Writes the id to
-// ids[row] (the next step's input) and hids[row] (page-locked), and, for
-// rows with logprobs, hout[row*SAMP_OUT ..]: the chosen token's raw
-// log-probability, the number n of top ones, then n (id, log-probability)
-// pairs. The last block to finish writes step to hids[flag].
+// candidates' draw (top_p over them, then min_p), or for top_p alone the
+// kmax candidates' when the nucleus (over the whole row's mass, from the
+// mode-1 stats) ends among them, or the race's winner, else the plain
+// argmax of the allowed tokens, else 0. Writes the id to ids[row] (the
+// next step's input) and hids[row] (page-locked), and hout[row*SAMP_OUT
+// ..]: [3] 1 when a top_p nucleus is larger than the candidates (the
+// row is left to the host; the id is the best candidate), and for rows
+// with logprobs [1] the chosen token's raw log-probability, [2] the
+// number n of top ones, then n (id, log-probability) pairs from [4]. The
+// last block to finish writes step to hids[flag].
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     const float* __restrict__ logits, int V, const SampRow* __restrict__ rows, int delta,
     const float4* __restrict__ race, int C, const float* __restrict__ kval, const int* __restrict__ kidx, int gk,
     int kmax, const float* __restrict__ lval, const int* __restrict__ lidx, int gl,
-    const float2* __restrict__ rawstats, const SampPatch* __restrict__ patches, const float* __restrict__ orig,
+    const float2* __restrict__ rawstats, const float2* __restrict__ poststats, const SampPatch* __restrict__ patches,
+    const float* __restrict__ orig,
     int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter) {
   __shared__ float sv[TOPK_SMEM];
   __shared__ int si[TOPK_SMEM];
   __shared__ float cv[TOPK_MAX];
   __shared__ int ci[TOPK_MAX];
-  __shared__ int chosen;
+  __shared__ int chosen, undrawn;
   __shared__ float rawChosen;
   const int row = blockIdx.x;
   const SampRow p = rows[row];
   const float* x = logits + (size_t)row * V;
-  if (p.invT != 0.f && p.topk > 0) {
-    const int k = p.topk;
+  if (threadIdx.x == 0) undrawn = 0;
+  if (p.invT != 0.f && (p.topk > 0 || p.topp > 0.f)) {
+    const bool nucleus = p.topk <= 0;  // top_p alone, over the kmax best
+    const int k = nucleus ? kmax : p.topk;
     const int nc = gk * kmax;
     for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
       const int c = q / kmax, j = q % kmax;
@@ -376,15 +388,29 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
         }
         int nk = keep;
         if (p.topp > 0.f) {
-          const double target = (double)p.topp * z;
+          double zt = z;  // top_p's mass: of the top_k candidates, or of the whole row
+          if (nucleus) {
+            zt = 0;
+            for (int c = 0; c < SAMP_CHUNKS; c++) {
+              const float2 t = poststats[(size_t)row * SAMP_CHUNKS + c];
+              if (t.x > -INFINITY) zt += (double)t.y * (double)expf(__fmul_rn(t.x - m, p.invT));
+            }
+            zt = fmax(zt, z);
+          }
+          const double target = (double)p.topp * zt;
           double cum = 0;
+          bool reached = false;
           for (int j = 0; j < keep; j++) {
             cum += (double)expf(__fmul_rn(cv[j] - m, p.invT));
             if (cum >= target) {
               nk = j + 1;
+              reached = true;
               break;
             }
           }
+          // The nucleus goes on past the kmax candidates (all valid and
+          // above the cutoff): the host samples this row.
+          if (nucleus && !reached && keep == k && ci[k - 1] >= 0) undrawn = 1;
         }
         for (int j = 0; j < nk; j++)
           if (__fmul_rn(cv[j] - m, p.invT) < p.lnminp) {
@@ -473,6 +499,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     }
   }
   if (threadIdx.x == 0) {
+    hout[(size_t)row * SAMP_OUT + 3] = undrawn;
     ids[row] = id;
     hids[row] = id;
     __threadfence_system();
