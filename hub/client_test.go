@@ -652,3 +652,38 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("left behind: %v", blobs)
 	}
 }
+
+// TestHostileListing has the hub list file names that would land outside
+// the repository's snapshot (.., absolute, empty elements, backslashes):
+// they are never candidates, so nothing is written outside the cache.
+func TestHostileListing(t *testing.T) {
+	srv, c, files, _ := fixture(t)
+	good := files["Qwen3-0.6B-Q8_0.gguf"]
+	hostile := map[string][]byte{
+		"../../../escape-Q4_0.gguf": good,
+		"/abs-Q4_0.gguf":            good,
+		"a//b-Q4_0.gguf":            good,
+		`..\..\win-Q4_0.gguf`:       good,
+		"ok/../../up-Q4_0.gguf":     good,
+	}
+	srv.Add("evil/x-GGUF", hostile, false)
+	_, _, err := pull(t, c, "evil/x-GGUF:Q4_0")
+	if err == nil || !strings.Contains(err.Error(), "no GGUF") {
+		t.Errorf("a listing of only hostile names: %v, want no GGUF model file", err)
+	}
+	hostile["fine-Q4_0.gguf"] = good
+	commit := srv.Add("evil/y-GGUF", hostile, false)
+	paths, _, err := pull(t, c, "evil/y-GGUF:Q4_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(c.Cache, "models--evil--y-GGUF", "snapshots", commit, "fine-Q4_0.gguf"); len(paths) != 1 || paths[0] != want {
+		t.Errorf("paths %q, want [%s]", paths, want)
+	}
+	filepath.WalkDir(filepath.Dir(c.Cache), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(p, c.Cache+string(filepath.Separator)) {
+			t.Errorf("%s written outside the cache", p)
+		}
+		return nil
+	})
+}
