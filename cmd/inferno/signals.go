@@ -22,7 +22,15 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // reports a program the signal killed.
 type signalError struct{ sig os.Signal }
 
-func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+func (e *signalError) Error() string {
+	switch e.sig {
+	case os.Interrupt:
+		return "interrupted (SIGINT)"
+	case syscall.SIGTERM:
+		return "interrupted (SIGTERM)"
+	}
+	return "interrupted by " + e.sig.String()
+}
 
 func (e *signalError) Is(target error) bool { return target == errInterrupted }
 

@@ -48,6 +48,9 @@ func TestSignalCleanup(t *testing.T) {
 			if left, _ := os.ReadDir(dir); len(left) != 0 {
 				t.Errorf("left behind: %v", left)
 			}
+			if want := map[syscall.Signal]string{syscall.SIGTERM: "interrupted (SIGTERM)", syscall.SIGINT: "interrupted (SIGINT)"}[sig]; !strings.Contains(stderr.String(), want) {
+				t.Errorf("standard error %q does not say %q", stderr.String(), want)
+			}
 		})
 	}
 }
