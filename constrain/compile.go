@@ -506,6 +506,16 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 	}
 	cm.ncls = k + 1
 	ncls := cm.ncls
+	// Reserve the tables for about one state per automaton node.
+	nodes := 0
+	for _, n := range c.nfas {
+		if n != nil {
+			nodes += len(n.eps)
+		}
+	}
+	nodes = min(nodes+len(c.rules), maxStates)
+	cm.info = make([]stateInfo, 0, nodes)
+	cm.trans = make([]int32, 0, min(nodes*ncls, maxTransTotal))
 	ruleStart := make([]int32, len(c.rules))
 	type pendingCall struct {
 		state int32
@@ -624,7 +634,10 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 			}
 		}
 	}
-	cm.info = slices.Clip(cm.info)
+	if cap(cm.trans) > len(cm.trans)+len(cm.trans)/4 {
+		cm.trans = slices.Clone(cm.trans) // do not keep the reserve
+	}
+	cm.info = slices.Clone(cm.info)
 	for _, p := range pending {
 		cm.info[p.state].call0 = int32(len(cm.calls))
 		for _, k := range p.calls {
