@@ -1,0 +1,376 @@
+package constrain
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+)
+
+// determinize turns each rule's automaton into a deterministic one over
+// byte classes and links the calls.
+func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
+	var cut [257]bool
+	cut[0] = true
+	for _, n := range c.nfas {
+		if n == nil {
+			continue
+		}
+		for _, rs := range n.rng {
+			for _, r := range rs {
+				cut[r.lo] = true
+				cut[int(r.hi)+1] = true
+			}
+		}
+	}
+	cm := &Compiled{v: v}
+	k := -1
+	for b := range 256 {
+		if cut[b] {
+			k++
+		}
+		cm.cls[b] = uint8(k)
+	}
+	cm.ncls = k + 1
+	ncls := cm.ncls
+	// Reserve the tables for about one state per automaton node.
+	nodes := 0
+	for _, n := range c.nfas {
+		if n != nil {
+			nodes += len(n.eps)
+		}
+	}
+	nodes = min(nodes+len(c.rules), maxStates)
+	cm.info = make([]stateInfo, 0, nodes)
+	cm.trans = make([]int32, 0, min(nodes*ncls, maxTransTotal))
+	ruleStart := make([]int32, len(c.rules))
+	type pendingCall struct {
+		state int32
+		calls []ncall // rule = crule id, to = DFA state
+	}
+	var pending []pendingCall
+	for ri, r := range c.rules {
+		if r.rep {
+			ruleStart[ri] = int32(len(cm.info))
+			cm.info = append(cm.info, stateInfo{rep: int32(len(cm.reps))})
+			cm.reps = append(cm.reps, repInfo{body: int32(r.body), min: int32(r.min), max: int32(r.max)})
+			for range ncls {
+				cm.trans = append(cm.trans, -1)
+			}
+			continue
+		}
+		n := c.nfas[ri]
+		ids := map[string]int32{}
+		var sets [][]int32
+		mark := make([]bool, len(n.eps))
+		var cbuf, stack []int32
+		// closure returns the ε-closure of seed, sorted, in a buffer that
+		// the next call reuses.
+		closure := func(seed []int32) []int32 {
+			out := cbuf[:0]
+			stack = append(stack[:0], seed...)
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if mark[x] {
+					continue
+				}
+				mark[x] = true
+				out = append(out, x)
+				stack = append(stack, n.eps[x]...)
+			}
+			for _, x := range out {
+				mark[x] = false
+			}
+			slices.Sort(out)
+			cbuf = out
+			return out
+		}
+		lookup := func(set []int32) (int32, error) {
+			key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)
+			if id, ok := ids[key]; ok {
+				return id, nil
+			}
+			if len(cm.info) >= maxStates || len(cm.trans)+ncls > maxTransTotal {
+				return 0, fmt.Errorf("constrain: grammar too large (more than %d automaton states)", len(cm.info))
+			}
+			id := int32(len(cm.info))
+			set = slices.Clone(set)
+			ids[unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)] = id
+			sets = append(sets, set)
+			cm.info = append(cm.info, stateInfo{rep: -1})
+			for range ncls {
+				cm.trans = append(cm.trans, -1)
+			}
+			return id, nil
+		}
+		first := int32(len(cm.info))
+		s0, err := lookup(closure([]int32{0}))
+		if err != nil {
+			return nil, err
+		}
+		ruleStart[ri] = s0
+		buckets := make([][]int32, ncls)
+		for q := 0; q < len(sets); q++ {
+			set := sets[q]
+			id := first + int32(q)
+			for i := range buckets {
+				buckets[i] = buckets[i][:0]
+			}
+			var calls []ncall
+			for _, x := range set {
+				if x == n.final {
+					cm.info[id].final = true
+				}
+				for _, r := range n.rng[x] {
+					for k := cm.cls[r.lo]; ; k++ {
+						buckets[k] = append(buckets[k], r.to)
+						if k == cm.cls[r.hi] {
+							break
+						}
+					}
+				}
+				calls = append(calls, n.call[x]...)
+			}
+			for k := range ncls {
+				t := int32(-1)
+				if len(buckets[k]) > 0 {
+					if t, err = lookup(closure(buckets[k])); err != nil {
+						return nil, err
+					}
+				}
+				cm.trans[int(id)*ncls+k] = t
+			}
+			if len(calls) > 0 {
+				slices.SortFunc(calls, func(a, b ncall) int { return int(a.rule - b.rule) })
+				var merged []ncall
+				for i := 0; i < len(calls); {
+					j := i
+					var tos []int32
+					for ; j < len(calls) && calls[j].rule == calls[i].rule; j++ {
+						tos = append(tos, calls[j].to)
+					}
+					t, err := lookup(closure(tos))
+					if err != nil {
+						return nil, err
+					}
+					merged = append(merged, ncall{calls[i].rule, t})
+					i = j
+				}
+				pending = append(pending, pendingCall{id, merged})
+			}
+		}
+	}
+	if cap(cm.trans) > len(cm.trans)+len(cm.trans)/4 {
+		cm.trans = slices.Clone(cm.trans) // do not keep the reserve
+	}
+	cm.info = slices.Clone(cm.info)
+	for _, p := range pending {
+		cm.info[p.state].call0 = int32(len(cm.calls))
+		for _, k := range p.calls {
+			cm.calls = append(cm.calls, callEdge{start: ruleStart[k.rule], ret: k.to})
+		}
+		cm.info[p.state].call1 = int32(len(cm.calls))
+	}
+	for i := range cm.reps {
+		cm.reps[i].body = ruleStart[cm.reps[i].body]
+	}
+	cm.start = ruleStart[0]
+	if err := cm.trim(); err != nil {
+		return nil, err
+	}
+	cm.states = len(cm.info)
+	cm.masks = make([]atomic.Pointer[stateMask], len(cm.info))
+	cm.ctx = map[ctxKey]*stateMask{}
+	return cm, nil
+}
+
+// trim removes the states from which no end is reachable, and every edge to
+// them, so that every stack the matcher holds can still be completed.
+func (cm *Compiled) trim() error {
+	ns := len(cm.info)
+	live := make([]bool, ns)
+	isLive := func(s int) bool {
+		in := &cm.info[s]
+		if in.final {
+			return true
+		}
+		if in.rep >= 0 {
+			r := cm.reps[in.rep]
+			return r.min == 0 || live[r.body]
+		}
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 && live[t] {
+				return true
+			}
+		}
+		for _, e := range cm.calls[in.call0:in.call1] {
+			if live[e.start] && live[e.ret] {
+				return true
+			}
+		}
+		return false
+	}
+	// Predecessors, as linked lists over edge slots.
+	head := make([]int32, ns)
+	for i := range head {
+		head[i] = -1
+	}
+	var from, next []int32
+	edge := func(p, q int32) {
+		from = append(from, p)
+		next = append(next, head[q])
+		head[q] = int32(len(from) - 1)
+	}
+	for s := range ns {
+		in := &cm.info[s]
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 {
+				edge(int32(s), t)
+			}
+		}
+		for _, e := range cm.calls[in.call0:in.call1] {
+			edge(int32(s), e.start)
+			edge(int32(s), e.ret)
+		}
+		if in.rep >= 0 {
+			edge(int32(s), cm.reps[in.rep].body)
+		}
+	}
+	var work []int32
+	for s := range ns {
+		if isLive(s) {
+			live[s] = true
+			work = append(work, int32(s))
+		}
+	}
+	for len(work) > 0 {
+		q := work[len(work)-1]
+		work = work[:len(work)-1]
+		for e := head[q]; e >= 0; e = next[e] {
+			if p := from[e]; !live[p] && isLive(int(p)) {
+				live[p] = true
+				work = append(work, p)
+			}
+		}
+	}
+	if !live[cm.start] {
+		return fmt.Errorf("constrain: the grammar matches no string")
+	}
+	var calls []callEdge
+	for s := range ns {
+		in := &cm.info[s]
+		for k := range cm.ncls {
+			if t := cm.trans[s*cm.ncls+k]; t >= 0 && !live[t] {
+				cm.trans[s*cm.ncls+k] = -1
+			}
+			if cm.trans[s*cm.ncls+k] >= 0 {
+				in.bytes = true
+			}
+		}
+		c0 := int32(len(calls))
+		for _, e := range cm.calls[in.call0:in.call1] {
+			if live[e.start] && live[e.ret] {
+				calls = append(calls, e)
+			}
+		}
+		in.call0, in.call1 = c0, int32(len(calls))
+		in.simple = in.bytes && in.call0 == in.call1 && !in.final && in.rep < 0
+		if in.rep >= 0 {
+			cm.reps[in.rep].bodyLive = live[cm.reps[in.rep].body]
+		}
+		in.loops = in.bytes && cm.loopsOnText(int32(s))
+	}
+	cm.calls = calls
+	// Nullable states: those that reach an end without a byte.
+	null := make([]bool, ns)
+	for changed := true; changed; {
+		changed = false
+		for s := range ns {
+			in := &cm.info[s]
+			ok := in.final
+			if in.rep >= 0 {
+				r := cm.reps[in.rep]
+				ok = r.min == 0 || null[r.body]
+			}
+			for _, e := range cm.calls[in.call0:in.call1] {
+				ok = ok || null[e.start] && null[e.ret]
+			}
+			if ok && !null[s] {
+				null[s] = true
+				changed = true
+			}
+		}
+	}
+	for i := range cm.reps {
+		r := &cm.reps[i]
+		r.bodyBytes = !null[r.body]
+		if r.bodyLive && r.bodyBytes {
+			cm.info[r.body].textBody = cm.textEnds(r.body)
+		}
+	}
+	return nil
+}
+
+// loopsOnText reports whether every code point of the text slice leads
+// from s back to s by byte transitions alone.
+func (cm *Compiled) loopsOnText(s int32) bool {
+	var cur, next []int32
+	for _, q := range textSeqs {
+		cur = append(cur[:0], s)
+		for i := 0; i < q.n; i++ {
+			next = next[:0]
+			for _, t := range cur {
+				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
+					u := cm.trans[int(t)*cm.ncls+k]
+					if u < 0 {
+						return false
+					}
+					if !slices.Contains(next, u) {
+						next = append(next, u)
+					}
+				}
+			}
+			cur, next = next, cur
+		}
+		for _, t := range cur {
+			if t != s {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// textEnds reports whether every code point of the text slice leads from
+// s to an end of its rule by byte transitions alone.
+func (cm *Compiled) textEnds(s int32) bool {
+	var cur, next []int32
+	for _, q := range textSeqs {
+		cur = append(cur[:0], s)
+		for i := 0; i < q.n; i++ {
+			next = next[:0]
+			for _, t := range cur {
+				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
+					u := cm.trans[int(t)*cm.ncls+k]
+					if u < 0 {
+						return false
+					}
+					if !slices.Contains(next, u) {
+						next = append(next, u)
+					}
+				}
+			}
+			cur, next = next, cur
+		}
+		for _, t := range cur {
+			if !cm.info[t].final {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// States returns the number of automaton states, a measure of size.
+func (cm *Compiled) States() int { return cm.states }
