@@ -30,7 +30,9 @@ func serveHTTP(t *testing.T, srv *Server, maxConns int) string {
 		t.Fatal(err)
 	}
 	hs := srv.HTTPServer(ln.Addr().String())
-	go hs.Serve(LimitListener(ln, maxConns))
+	lim := LimitListener(ln, maxConns)
+	hs.ConnState = lim.ConnState
+	go hs.Serve(lim)
 	t.Cleanup(func() { hs.Close() })
 	return ln.Addr().String()
 }
@@ -186,6 +188,60 @@ func TestManySlowBodies(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > baseline+2 {
 		t.Errorf("%d goroutines, %d before the slow clients", n, baseline)
 	}
+}
+
+// TestIdleConnsGiveWay: with every place of --max-conns taken, by a
+// request under way and an idle keep-alive connection, a new client is
+// answered at once (the idle connection is closed for it), not after the
+// idle timeout, and the request under way goes on to its end.
+func TestIdleConnsGiveWay(t *testing.T) {
+	const timeout = 4 * time.Second
+	ts := newTestServer(t, serverOpts{reply: "Hi", config: func(c *Config) { c.ReadTimeout = timeout }})
+	addr := serveHTTP(t, ts.srv, 2)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	health := func(c net.Conn, within time.Duration) error {
+		_ = c.SetDeadline(time.Now().Add(within))
+		if _, err := fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	start := time.Now()
+	busy := slowBody(t, addr, true, stop)
+	idle := dial()
+	for range 2 { // kept alive while no one waits
+		if err := health(idle, 2*time.Second); err != nil {
+			t.Fatalf("idle connection: %v", err)
+		}
+	}
+	if err := health(dial(), 2*time.Second); err != nil {
+		t.Fatalf("a new client with every place taken: %v", err)
+	}
+	if took := time.Since(start); took >= timeout {
+		t.Errorf("the new client was answered after %v, once the busy connection had timed out", took)
+	}
+	if err := health(idle, time.Second); err == nil {
+		t.Error("the idle connection still answers, want it closed for the new client")
+	}
+	expectTimeoutAnswer(t, busy) // the request under way was not cut
 }
 
 // pending returns the requests admitted and not yet in the scheduler.

@@ -28,7 +28,7 @@ type listenFlags struct {
 func (f *listenFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (0.0.0.0:8080: every interface)")
-	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once; further clients wait to be accepted")
+	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once; further clients wait to be accepted (an idle keep-alive connection is closed to make room)")
 	fl.DurationVar(&f.readTimeout, "read-timeout", server.DefaultReadTimeout, "time a client has to send a request, header and body (the header at most 10s); later: 408 and the connection closed")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-hosts", nil, "on a loopback address without --api-key, Host names accepted besides localhost and loopback addresses (comma-separated; * for any)")
 	fl.StringSliceVar(&f.corsOrigins, "cors-origin", nil, "web origins whose pages may call the server, e.g. https://app.example.com (comma-separated; * for any); requests from other origins get 403")
@@ -58,8 +58,9 @@ func (f *listenFlags) check() error {
 // listener is serve's socket, ready for http.Server.Serve.
 type listener struct {
 	net.Listener
-	tls      *tls.Config // nil: plain HTTP
-	loopback bool        // bound to a loopback address only
+	limit    *server.Limited // the Listener, at most --max-conns connections
+	tls      *tls.Config     // nil: plain HTTP
+	loopback bool            // bound to a loopback address only
 }
 
 // listen opens the socket: at most --max-conns connections at once, TLS
@@ -78,7 +79,8 @@ func (f *listenFlags) listen() (*listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{Listener: server.LimitListener(ln, f.maxConns), tls: cfg}
+	lim := server.LimitListener(ln, f.maxConns)
+	l := &listener{Listener: lim, limit: lim, tls: cfg}
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		l.loopback = a.IP.IsLoopback()
 	}
@@ -107,6 +109,7 @@ func (f *listenFlags) configure(cfg *server.Config, l *listener) {
 
 // serve runs hs on l until it is shut down.
 func (l *listener) serve(hs *http.Server) error {
+	hs.ConnState = l.limit.ConnState
 	if l.tls == nil {
 		return hs.Serve(l)
 	}
