@@ -99,7 +99,8 @@ func expectTimeoutAnswer(t *testing.T, c net.Conn) time.Time {
 // and its connection closed within the read timeout.
 func TestSlowBody(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	ts := newTestServer(t, serverOpts{reply: "Hi", config: func(c *Config) { c.ReadTimeout = timeout }})
+	log := &syncBuffer{}
+	ts := newTestServer(t, serverOpts{reply: "Hi", log: log, config: func(c *Config) { c.ReadTimeout = timeout }})
 	addr := serveHTTP(t, ts.srv, 16)
 	for _, trickle := range []bool{false, true} {
 		t.Run(fmt.Sprintf("trickle=%v", trickle), func(t *testing.T) {
@@ -112,6 +113,11 @@ func TestSlowBody(t *testing.T) {
 				t.Errorf("answered after %v, want about %v", took, timeout)
 			}
 		})
+	}
+	// The server answered them itself: no "client disconnected" line.
+	waitFor(t, "two 408s in the metrics", func() bool { return requestCount(t, ts.srv, "chat_completions", "408") == 2 })
+	if strings.Contains(log.String(), "request cancelled") {
+		t.Errorf("a 408 logged as a cancelled request: %s", log.String())
 	}
 }
 

@@ -213,7 +213,10 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 			if !rec.wrote && r.Context().Err() != nil {
 				status = StatusClientClosed
 			}
-			if info.cancelled(r.Context()) {
+			// A request the server answered itself before it reached the
+			// scheduler (a 408, a 400 for a cut body) was not cancelled,
+			// though its connection may be closed by now.
+			if info.cancelled(r.Context()) && !(rec.wrote && !info.submitted) {
 				s.log.Info("request cancelled", "id", info.id, "route", name, "tokens", info.tokens,
 					"reason", info.reason(r.Context()), "status", status)
 			}
