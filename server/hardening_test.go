@@ -585,7 +585,7 @@ func labels(m *dto.Metric) map[string]string {
 // log line with its id, route, tokens so far and reason.
 func TestCancelled(t *testing.T) {
 	log := &syncBuffer{}
-	ts := newTestServer(t, serverOpts{reply: strings.Repeat("a ", 2000), parallel: 1, delay: 2 * time.Millisecond, log: log})
+	ts := newTestServer(t, serverOpts{reply: strings.Repeat("a ", 2000), parallel: 1, queue: 4, delay: 2 * time.Millisecond, log: log})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/chat/completions",
