@@ -332,9 +332,10 @@ func (s *devSampler) fill(slot, d int) {
 }
 
 // matches reports whether slot slot's rows (a queued lookahead step's)
-// are the rows set now.
+// are the rows set for the Forward running now (active is already
+// cleared).
 func (s *devSampler) matches(slot int) bool {
-	if !s.active || s.nrows[slot] != len(s.rows) {
+	if s.nrows[slot] != len(s.rows) {
 		return false
 	}
 	h := unsafe.Slice((*sampRow)(hostPtr(s.hrows[slot])), len(s.rows))
