@@ -123,7 +123,7 @@ func TestConvert(t *testing.T) {
 // TestConvertBadInput checks that conversion errors end the command with
 // one line on stderr and exit status 1, leaving no output.
 func TestConvertBadInput(t *testing.T) {
-	llama := hfCheckpoint(t, "LlamaForCausalLM")
+	mistral := hfCheckpoint(t, "MistralForCausalLM")
 	truncated := hfCheckpoint(t, "Qwen3ForCausalLM")
 	st := filepath.Join(truncated, "model.safetensors")
 	data, err := os.ReadFile(st)
@@ -139,7 +139,7 @@ func TestConvertBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", llama, out}, `inferno: convert: architecture "LlamaForCausalLM" is not supported (want Qwen3ForCausalLM)`},
+		{[]string{"convert", mistral, out}, `inferno: convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)`},
 		{[]string{"convert", truncated, out}, "inferno: convert: model.safetensors: header length"},
 		{[]string{"convert", filepath.Join(dir, "nothing"), out}, "inferno: convert: checkpoint folder " + filepath.Join(dir, "nothing") + " does not exist"},
 		{[]string{"convert", truncated, out, "--type", "q4_0"}, `--type "q4_0": want f32, f16, bf16 or q8_0`},
