@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"inferno/batch"
@@ -137,6 +139,7 @@ func (s *Batcher) sampleOnDevice() error {
 	for len(s.rows) < n {
 		s.rows = append(s.rows, sampling.Row{})
 	}
+	s.fillMasks()
 	any := false
 	for _, e := range s.entries {
 		if e.out >= 0 && e.j.seq.DeviceRow(&s.rows[e.out], ds.CanSample, e.j.seq.Mask()) {
@@ -147,6 +150,43 @@ func (s *Batcher) sampleOnDevice() error {
 		return nil
 	}
 	return ds.SetSamples(s.rows[:n])
+}
+
+// fillMasks computes, before the step, the token masks of the batch's
+// constrained sequences on up to GOMAXPROCS goroutines: a runner that
+// samples on the device needs them with the step, so they cannot overlap
+// the forward pass (prepareMasks), but they can overlap each other (each
+// sequence has its own matcher; a compiled grammar's shared caches are
+// safe for concurrent use). One mask is left to Sequence.Mask.
+func (s *Batcher) fillMasks() {
+	s.masked = s.masked[:0]
+	for _, e := range s.entries {
+		if e.out >= 0 && e.j.seq.Constrained() {
+			s.masked = append(s.masked, e.j.seq)
+		}
+	}
+	n := len(s.masked)
+	if n < 2 {
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { _ = recover() }() // a mask left undone is computed at the pick
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				s.masked[i].PrepareMask()
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // NewBatcher starts a continuous-batching scheduler over r, which the

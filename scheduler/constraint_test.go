@@ -6,7 +6,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"inferno/backend/forward"
+	"inferno/backend/simd"
 	"inferno/engine"
+	"inferno/kvcache"
+	"inferno/sampling"
 )
 
 // modConstraint allows the ids congruent to r modulo 5 for n tokens, then
@@ -79,5 +83,59 @@ func TestBatcherConstrained(t *testing.T) {
 	// Each pick took one mask, batched and alone.
 	if n := fills.Load(); n != int64(2*picks) {
 		t.Errorf("%d masks filled for %d picks", n, 2*picks)
+	}
+}
+
+// TestBatcherDeviceConstrained: on a runner that samples on the device,
+// the masks of a step's constrained rows are computed together before the
+// step (fillMasks, on several goroutines) and reach the rows; the
+// transcripts are those of each request alone, one mask a pick.
+func TestBatcherDeviceConstrained(t *testing.T) {
+	m := tinyModel(t)
+	br, err := forward.NewBatched(m, simd.New(), 256, 64, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
+	s, err := NewBatcher(f, Config{Parallel: 8, BatchTokens: 128, Queue: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reqs := requests(m, 8, 5)
+	var fills atomic.Int64
+	constrain := func(reqs []engine.Request) []engine.Request {
+		out := slices.Clone(reqs)
+		for i := range out {
+			out[i].MaxTokens = 40
+			out[i].EOG = map[int32]bool{3: true}
+			out[i].Sampling = sampling.Params{Temperature: 1, Seed: uint64(100 + i), HasSeed: true, TopK: 1}
+			out[i].Constraint = &modConstraint{r: i % 5, n: 3 + i%5, eog: 3, fills: &fills}
+		}
+		return out
+	}
+	got, last := runAll(t, s, constrain(reqs))
+	picks := 0
+	for i := range reqs {
+		if last[i].Err != nil {
+			t.Fatalf("request %d: %v", i, last[i].Err)
+		}
+		n := 3 + i%5
+		if len(got[i]) != n+1 || got[i][n] != 3 || last[i].Finish != engine.FinishStop {
+			t.Fatalf("request %d: %v, finish %q", i, got[i], last[i].Finish)
+		}
+		for k, id := range got[i][:n] {
+			if int(id)%5 != i%5 {
+				t.Errorf("request %d: token %d is %d, outside its mask", i, k, id)
+			}
+		}
+		picks += len(got[i])
+	}
+	if f.sampled != picks {
+		t.Errorf("%d tokens drawn on the device, want %d", f.sampled, picks)
+	}
+	if n := fills.Load(); n != int64(picks) {
+		t.Errorf("%d masks filled for %d picks", n, picks)
 	}
 }
