@@ -1,5 +1,6 @@
-// Command inferno runs Qwen3 language models from GGUF files on the CPU and
-// on NVIDIA GPUs.
+// Command inferno runs language models (Qwen3, Qwen2.5, Llama 3) from GGUF
+// files on the CPU and on NVIDIA GPUs (Qwen3 on both; Qwen2.5 and Llama 3 on
+// the CPU).
 //
 // Usage:
 //
@@ -12,13 +13,13 @@
 //	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
 //	inferno convert HF_DIR OUT.gguf [--type f16|bf16|f32|q8_0]
 //	inferno quantize IN.gguf OUT.gguf --type Q4_K_M
-//	inferno synth OUT.gguf --preset tiny|0.6b --type q8_0|f16|bf16|f32
+//	inferno synth OUT.gguf --preset tiny|0.6b|llama3-1b|qwen2.5-0.5b|... --type q8_0|f16|bf16|f32
 //
 // pull downloads a GGUF file from the Hugging Face Hub; generate continues a
 // prompt; chat is an interactive conversation; serve answers OpenAI's API
 // over HTTP (docs/SERVER.md); tokenize prints a text's token ids; logits
 // writes a prompt's logits; bench measures prompt and generation speed;
-// convert turns a Hugging Face Qwen3 checkpoint into GGUF; quantize writes a
+// convert turns a Hugging Face checkpoint (Qwen3, Qwen2, Llama) into GGUF; quantize writes a
 // quantized copy of a GGUF file; synth writes a model of random weights for
 // tests. convert, quantize and synth write under a temporary name, renamed
 // when complete; SIGINT or SIGTERM stops them with nothing left behind.
@@ -57,7 +58,7 @@ func main() {
 func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "inferno",
-		Short:         "Run Qwen3 models from GGUF files on the CPU and NVIDIA GPUs",
+		Short:         "Run Qwen3, Qwen2.5 and Llama 3 models from GGUF files on the CPU and NVIDIA GPUs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
