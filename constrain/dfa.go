@@ -315,36 +315,19 @@ func (cm *Compiled) trim() error {
 // loopsOnText reports whether every code point of the text slice leads
 // from s back to s by byte transitions alone.
 func (cm *Compiled) loopsOnText(s int32) bool {
-	var cur, next []int32
-	for _, q := range textSeqs {
-		cur = append(cur[:0], s)
-		for i := 0; i < q.n; i++ {
-			next = next[:0]
-			for _, t := range cur {
-				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
-					u := cm.trans[int(t)*cm.ncls+k]
-					if u < 0 {
-						return false
-					}
-					if !slices.Contains(next, u) {
-						next = append(next, u)
-					}
-				}
-			}
-			cur, next = next, cur
-		}
-		for _, t := range cur {
-			if t != s {
-				return false
-			}
-		}
-	}
-	return true
+	return cm.textLeadsTo(s, func(t int32) bool { return t == s })
 }
 
 // textEnds reports whether every code point of the text slice leads from
 // s to an end of its rule by byte transitions alone.
 func (cm *Compiled) textEnds(s int32) bool {
+	return cm.textLeadsTo(s, func(t int32) bool { return cm.info[t].final })
+}
+
+// textLeadsTo reports whether every code point of the text slice leads
+// from s by byte transitions alone, none of them missing, to states that
+// all satisfy ok.
+func (cm *Compiled) textLeadsTo(s int32, ok func(int32) bool) bool {
 	var cur, next []int32
 	for _, q := range textSeqs {
 		cur = append(cur[:0], s)
@@ -364,7 +347,7 @@ func (cm *Compiled) textEnds(s int32) bool {
 			cur, next = next, cur
 		}
 		for _, t := range cur {
-			if !cm.info[t].final {
+			if !ok(t) {
 				return false
 			}
 		}
