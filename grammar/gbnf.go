@@ -340,16 +340,23 @@ func (p *gbnfParser) char(inClass bool) (rune, error) {
 }
 
 func (p *gbnfParser) hex(n int) (rune, error) {
-	if p.pos+n > len(p.src) {
-		return 0, p.errorf("expecting %d hex digits", n)
+	return hexEscape(p.src, &p.pos, n, p.errorf)
+}
+
+// hexEscape reads the n hex digits at *pos of src, naming a character, and
+// moves *pos past them; errorf reports the position (the GBNF and regex
+// parsers share it).
+func hexEscape(src string, pos *int, n int, errorf func(string, ...any) error) (rune, error) {
+	if *pos+n > len(src) {
+		return 0, errorf("expecting %d hex digits", n)
 	}
-	v, err := strconv.ParseUint(p.src[p.pos:p.pos+n], 16, 32)
+	v, err := strconv.ParseUint(src[*pos:*pos+n], 16, 32)
 	if err != nil {
-		return 0, p.errorf("expecting %d hex digits", n)
+		return 0, errorf("expecting %d hex digits", n)
 	}
-	p.pos += n
+	*pos += n
 	if v > utf8.MaxRune || (v >= 0xD800 && v <= 0xDFFF) {
-		return 0, p.errorf("escape names U+%X, which is not a character", v)
+		return 0, errorf("escape names U+%X, which is not a character", v)
 	}
 	return rune(v), nil
 }

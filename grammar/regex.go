@@ -399,18 +399,7 @@ func (p *regexParser) escape(inClass, negated bool) ([]Range, rune, error) {
 }
 
 func (p *regexParser) hex(n int) (rune, error) {
-	if p.pos+n > len(p.src) {
-		return 0, p.errorf("expecting %d hex digits", n)
-	}
-	v, err := strconv.ParseUint(p.src[p.pos:p.pos+n], 16, 32)
-	if err != nil {
-		return 0, p.errorf("expecting %d hex digits", n)
-	}
-	p.pos += n
-	if v > utf8.MaxRune || (v >= 0xD800 && v <= 0xDFFF) {
-		return 0, p.errorf("escape names U+%X, which is not a character", v)
-	}
-	return rune(v), nil
+	return hexEscape(p.src, &p.pos, n, p.errorf)
 }
 
 func (p *regexParser) class() (*Expr, error) {
