@@ -6,10 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"inferno/backend/forward"
-	"inferno/backend/simd"
 	"inferno/engine"
-	"inferno/kvcache"
 	"inferno/sampling"
 )
 
@@ -92,17 +89,7 @@ func TestBatcherConstrained(t *testing.T) {
 // transcripts are those of each request alone, one mask a pick.
 func TestBatcherDeviceConstrained(t *testing.T) {
 	m := tinyModel(t)
-	br, err := forward.NewBatched(m, simd.New(), 256, 64, 16, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
-	s, err := NewBatcher(f, Config{Parallel: 8, BatchTokens: 128, Queue: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	f, s := newFakeDevice(t, m, 256, Config{Parallel: 8, BatchTokens: 128, Queue: 16})
 	reqs := requests(m, 8, 5)
 	var fills atomic.Int64
 	constrain := func(reqs []engine.Request) []engine.Request {

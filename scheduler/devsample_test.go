@@ -7,6 +7,7 @@ import (
 	"inferno/backend/simd"
 	"inferno/engine"
 	"inferno/kvcache"
+	"inferno/model/qwen3"
 	"inferno/sampling"
 )
 
@@ -58,23 +59,32 @@ func (f *fakeDevice) Sampled(i int) (sampling.Token, error) {
 	return sampling.Token{ID: int32(best)}, nil
 }
 
+// newFakeDevice returns a fakeDevice over a CPU batch runner of m (maxLen
+// tokens a sequence, 64 blocks of 16) and a Batcher over it, both closed
+// when the test ends.
+func newFakeDevice(t *testing.T, m *qwen3.Model, maxLen int, cfg Config) (*fakeDevice, *Batcher) {
+	t.Helper()
+	br, err := forward.NewBatched(m, simd.New(), maxLen, 64, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Close() })
+	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
+	s, err := NewBatcher(f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return f, s
+}
+
 // TestBatcherDeviceSampler: sampled requests go to a DeviceSampler runner
 // (rows with their seed, the index of the token drawn and the penalties'
 // patches), greedy ones to its argmax, and requests it cannot sample (or
 // leaves undrawn) to the host sampler, which draws what it draws alone.
 func TestBatcherDeviceSampler(t *testing.T) {
 	m := tinyModel(t)
-	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
-	s, err := NewBatcher(f, Config{Parallel: 4, BatchTokens: 64, Queue: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	f, s := newFakeDevice(t, m, 128, Config{Parallel: 4, BatchTokens: 64, Queue: 16})
 	reqs := requests(m, 4, 9)
 	reqs[0].Sampling = sampling.Params{Temperature: 1, Seed: 11, HasSeed: true}
 	reqs[1].Sampling = sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9, RepetitionPenalty: 1.5, Seed: 12, HasSeed: true}
