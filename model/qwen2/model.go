@@ -5,36 +5,12 @@ import (
 	"inferno/gguf"
 )
 
-// Model is a Qwen2 model's configuration and weights. It implements
-// arch.Model. Matrices point into the memory-mapped GGUF file; norm gains
-// are copied out as float32.
-type Model struct {
-	Config arch.Config
-	arch.Weights
-	plan []arch.Step // the forward pass's operations, made by Load
-}
+// Model is a Qwen2 model's configuration and weights: an arch.Loaded,
+// which implements arch.Model.
+type Model = arch.Loaded
 
-// Load reads the configuration and weights of a Qwen2 model from f. Every
-// tensor's presence, type and shape is checked against the configuration.
-// The model refers to f's memory, so f must stay open while it is used.
-func Load(f *gguf.File) (*Model, error) {
-	cfg, err := ConfigFromGGUF(f)
-	if err != nil {
-		return nil, err
-	}
-	w, err := arch.Load(f, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Model{Config: cfg, Weights: *w, plan: arch.NewPlan(&cfg)}, nil
-}
-
-// Hyper returns the configuration.
-func (m *Model) Hyper() *arch.Config { return &m.Config }
-
-// Plan returns the steps of a forward pass (arch.NewPlan): every layer's
-// five operations.
-func (m *Model) Plan() []arch.Step { return m.plan }
-
-// Tensors returns the weights by role.
-func (m *Model) Tensors() *arch.Weights { return &m.Weights }
+// Load reads the configuration (ConfigFromGGUF) and weights of a Qwen2
+// model from f, checking every tensor's presence, type and shape against
+// the configuration. The model refers to f's memory, so f must stay open
+// while it is used.
+func Load(f *gguf.File) (*Model, error) { return arch.LoadModel(f, ConfigFromGGUF) }
