@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"inferno/sampling/samplingtest"
 )
 
 const qwenVocab = 151936
@@ -625,28 +627,12 @@ func TestBiasMovesMax(t *testing.T) {
 	}
 }
 
-func logSoftmax(x []float32) []float64 {
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = max(m, float64(v))
-	}
-	var z float64
-	for _, v := range x {
-		z += math.Exp(float64(v) - m)
-	}
-	l := make([]float64, len(x))
-	for i, v := range x {
-		l[i] = float64(v) - m - math.Log(z)
-	}
-	return l
-}
-
 func TestLogprobs(t *testing.T) {
 	x := llmLike(6, 3000)
 	for i := 100; i < 130; i++ {
 		x[i] = 11 // ties among the top
 	}
-	want := logSoftmax(x)
+	want := samplingtest.LogSoftmax(x)
 	order := make([]int32, len(x))
 	for i := range order {
 		order[i] = int32(i)
@@ -694,7 +680,7 @@ func TestLogprobs(t *testing.T) {
 	} {
 		tc.p.Logprobs, tc.p.TopLogprobs = true, 3
 		s := mustNew(t, tc.p, len(x))
-		want := logSoftmax(x)
+		want := samplingtest.LogSoftmax(x)
 		for range 20 {
 			tok := sample(t, s, x)
 			if s.raw.shared != tc.shared {

@@ -13,6 +13,7 @@ import (
 	"inferno/batch"
 	"inferno/engine"
 	"inferno/sampling"
+	"inferno/sampling/samplingtest"
 )
 
 // The BatchRunner samples on the GPU for the engine's scheduler.
@@ -371,7 +372,7 @@ func TestSampleSeedBatch(t *testing.T) {
 		if err := g.upload(logits, f32Bytes(big[:V])); err != nil {
 			t.Fatal(err)
 		}
-		cpu := rawLogprobs(x)
+		cpu := samplingtest.LogSoftmax(x)
 		if d := math.Abs(float64(tok.Logprob) - cpu[tok.ID]); d > 1e-4 {
 			t.Errorf("trial %d: logprob of %d %.6f, CPU %.6f", trial, tok.ID, tok.Logprob, cpu[tok.ID])
 		}
@@ -398,23 +399,6 @@ func TestSampleSeedBatch(t *testing.T) {
 			}
 		}
 	}
-}
-
-// rawLogprobs returns the log-softmax of x in float64.
-func rawLogprobs(x []float32) []float64 {
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = max(m, float64(v))
-	}
-	var s float64
-	for _, v := range x {
-		s += math.Exp(float64(v) - m)
-	}
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v) - m - math.Log(s)
-	}
-	return out
 }
 
 // TestBatchSampledLookahead decodes sequences sampled on the GPU on two
