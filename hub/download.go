@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"inferno/outfile"
 )
 
 // Fetch makes each file of a snapshot present in the cache and returns
@@ -337,8 +339,8 @@ func (c *Client) progress(file string, have, size int64) {
 	}
 }
 
-// freeSpaceOf is freeSpace; tests replace it to play a full disk.
-var freeSpaceOf = freeSpace
+// freeSpaceOf is outfile.FreeSpace; tests replace it to play a full disk.
+var freeSpaceOf = outfile.FreeSpace
 
 // writeError is a failure to write the download to the disk, which no
 // retry cures.

@@ -112,7 +112,7 @@ func (f *File) TempName() string {
 // bytes, so that a file too large fails before it is written rather than
 // when the disk is full. It checks nothing where free space is not known.
 func (f *File) Reserve(size int64) error {
-	free, ok := freeSpace(filepath.Dir(f.dst))
+	free, ok := FreeSpace(filepath.Dir(f.dst))
 	if ok && size-f.n > free {
 		return fmt.Errorf("writing %s: the file needs %s but its file system has %s free", f.name, bytesString(size), bytesString(free))
 	}

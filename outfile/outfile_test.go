@@ -223,7 +223,7 @@ func TestReserve(t *testing.T) {
 	if err := f.Reserve(1 << 10); err != nil {
 		t.Errorf("1 KiB: %v", err)
 	}
-	if _, ok := freeSpace(dir); !ok {
+	if _, ok := FreeSpace(dir); !ok {
 		t.Skip("free space unknown")
 	}
 	if err := f.Reserve(1 << 61); err == nil || !strings.Contains(err.Error(), "the file needs 2.0 EiB but its file system has") {

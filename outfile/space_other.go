@@ -2,5 +2,5 @@
 
 package outfile
 
-// freeSpace reports that the free space is not known.
-func freeSpace(dir string) (int64, bool) { return 0, false }
+// FreeSpace reports that the free space is not known (ok false).
+func FreeSpace(dir string) (int64, bool) { return 0, false }

@@ -4,9 +4,9 @@ package outfile
 
 import "golang.org/x/sys/unix"
 
-// freeSpace returns the bytes an unprivileged user may still write to
+// FreeSpace returns the bytes an unprivileged user may still write to
 // the file system holding dir.
-func freeSpace(dir string) (int64, bool) {
+func FreeSpace(dir string) (int64, bool) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, false
