@@ -1,13 +1,13 @@
 package llama_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"inferno/arch"
 	"inferno/gguf"
 	"inferno/model/llama"
+	"inferno/model/modeltest"
 	"inferno/synth"
 )
 
@@ -16,41 +16,8 @@ import (
 // pair and tensor.
 func synthFile(t *testing.T, editKV func(*gguf.KV) bool, editTensor func(*gguf.TensorInfo) bool) *gguf.File {
 	t.Helper()
-	var buf bytes.Buffer
-	opts := synth.Options{Preset: "llama3-8b", Shape: synth.Shape{Layers: 2, Hidden: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Vocab: 300}, Type: gguf.TensorF32, Seed: 1}
-	if err := synth.Write(&buf, opts); err != nil {
-		t.Fatal(err)
-	}
-	src, err := gguf.Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := gguf.NewWriter()
-	for _, kv := range src.KVs {
-		if editKV != nil && !editKV(&kv) {
-			continue
-		}
-		if err := w.Set(kv.Key, kv.Value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ti := range src.Tensors {
-		if editTensor != nil && !editTensor(&ti) {
-			continue
-		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, ti.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out bytes.Buffer
-	if _, err := w.WriteTo(&out); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse(out.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	src := modeltest.Synth(t, synth.Options{Preset: "llama3-8b", Shape: synth.Shape{Layers: 2, Hidden: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Vocab: 300}, Type: gguf.TensorF32, Seed: 1})
+	return modeltest.Edit(t, src, editKV, editTensor)
 }
 
 func TestLoad(t *testing.T) {
@@ -80,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 		editTensor func(*gguf.TensorInfo) bool
 		want       string
 	}{
-		{"partial RoPE", rename(t, map[string]any{"general.file_type": []any{"llama.rope.dimension_count", uint32(8)}}), nil,
+		{"partial RoPE", modeltest.Rename(t, map[string]any{"general.file_type": []any{"llama.rope.dimension_count", uint32(8)}}), nil,
 			"llama: RoPE on 8 of a head's 16 values, which inferno does not run"},
 		{"biases", nil, func(ti *gguf.TensorInfo) bool {
 			if ti.Name == "rope_freqs.weight" {
@@ -88,7 +55,7 @@ func TestLoadErrors(t *testing.T) {
 			}
 			return true
 		}, `llama: tensor "blk.0.attn_q.bias": Llama models with attention biases are not supported`},
-		{"experts", rename(t, map[string]any{
+		{"experts", modeltest.Rename(t, map[string]any{
 			"general.file_type":            []any{"llama.expert_count", uint32(8)},
 			"general.quantization_version": []any{"llama.expert_used_count", uint32(2)},
 			"general.name":                 []any{"llama.expert_feed_forward_length", uint32(32)},
@@ -106,24 +73,4 @@ func TestLoadErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-}
-
-// rename returns an edit that turns each key of renames into the key and
-// value it maps to ([]any{key, value}).
-func rename(t *testing.T, renames map[string]any) func(*gguf.KV) bool {
-	return func(kv *gguf.KV) bool {
-		if r, ok := renames[kv.Key].([]any); ok {
-			kv.Key, kv.Value = r[0].(string), mustValue(t, r[1])
-		}
-		return true
-	}
-}
-
-func mustValue(t *testing.T, x any) gguf.Value {
-	t.Helper()
-	v, err := gguf.MakeValue(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

@@ -1,12 +1,12 @@
 package qwen2_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"inferno/arch"
 	"inferno/gguf"
+	"inferno/model/modeltest"
 	"inferno/model/qwen2"
 	"inferno/synth"
 )
@@ -16,41 +16,8 @@ import (
 // pair and tensor.
 func synthFile(t *testing.T, editKV func(*gguf.KV) bool, editTensor func(*gguf.TensorInfo) bool) *gguf.File {
 	t.Helper()
-	var buf bytes.Buffer
-	opts := synth.Options{Preset: "qwen2.5-0.5b", Shape: synth.Shape{Layers: 2, Hidden: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Vocab: 300}, Type: gguf.TensorF32, Seed: 1}
-	if err := synth.Write(&buf, opts); err != nil {
-		t.Fatal(err)
-	}
-	src, err := gguf.Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := gguf.NewWriter()
-	for _, kv := range src.KVs {
-		if editKV != nil && !editKV(&kv) {
-			continue
-		}
-		if err := w.Set(kv.Key, kv.Value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ti := range src.Tensors {
-		if editTensor != nil && !editTensor(&ti) {
-			continue
-		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, ti.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out bytes.Buffer
-	if _, err := w.WriteTo(&out); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse(out.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	src := modeltest.Synth(t, synth.Options{Preset: "qwen2.5-0.5b", Shape: synth.Shape{Layers: 2, Hidden: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Vocab: 300}, Type: gguf.TensorF32, Seed: 1})
+	return modeltest.Edit(t, src, editKV, editTensor)
 }
 
 func TestLoad(t *testing.T) {
@@ -85,14 +52,14 @@ func TestLoadErrors(t *testing.T) {
 			}
 			return true
 		}, `qwen2: tensor "blk.0.attn_v.bias": shape [16], want [32]`},
-		{"experts", rename(t, map[string]any{
+		{"experts", modeltest.Rename(t, map[string]any{
 			"general.file_type":            []any{"qwen2.expert_count", uint32(8)},
 			"general.quantization_version": []any{"qwen2.expert_used_count", uint32(2)},
 			"general.name":                 []any{"qwen2.expert_feed_forward_length", uint32(32)},
 		}), nil, `qwen2: 8 experts: Qwen2 is dense (its mixture-of-experts models are "qwen2moe" files)`},
 		{"no key_length, heads not dividing", func(kv *gguf.KV) bool {
 			if kv.Key == "qwen2.attention.head_count" {
-				kv.Value = mustValue(t, uint32(6))
+				kv.Value = modeltest.Value(t, uint32(6))
 			}
 			return kv.Key != "qwen2.attention.key_length"
 		}, nil, "qwen2: no qwen2.attention.key_length, and 6 heads do not divide the embedding length 64"},
@@ -102,24 +69,4 @@ func TestLoadErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-}
-
-// rename returns an edit that turns each key of renames into the key and
-// value it maps to ([]any{key, value}).
-func rename(t *testing.T, renames map[string]any) func(*gguf.KV) bool {
-	return func(kv *gguf.KV) bool {
-		if r, ok := renames[kv.Key].([]any); ok {
-			kv.Key, kv.Value = r[0].(string), mustValue(t, r[1])
-		}
-		return true
-	}
-}
-
-func mustValue(t *testing.T, x any) gguf.Value {
-	t.Helper()
-	v, err := gguf.MakeValue(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

@@ -1,14 +1,14 @@
 package qwen3_test
 
 import (
-	"bytes"
-	"inferno/backend/cpu"
-	"inferno/kvcache"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"inferno/backend/cpu"
 	"inferno/gguf"
+	"inferno/kvcache"
+	"inferno/model/modeltest"
 	"inferno/model/qwen3"
 )
 
@@ -21,42 +21,11 @@ func mutate(t *testing.T, editKV func(*gguf.KV) bool, editTensor func(*gguf.Tens
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	w := gguf.NewWriter()
-	for _, kv := range src.KVs {
-		if editKV != nil && !editKV(&kv) {
-			continue
-		}
-		if err := w.Set(kv.Key, kv.Value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ti := range src.Tensors {
-		if editTensor != nil && !editTensor(&ti) {
-			continue
-		}
-		if err := w.AddTensor(ti.Name, ti.Type, ti.Shape, ti.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return modeltest.Edit(t, src, editKV, editTensor)
 }
 
 func TestLoadErrors(t *testing.T) {
-	value := func(x any) gguf.Value {
-		v, err := gguf.MakeValue(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	value := func(x any) gguf.Value { return modeltest.Value(t, x) }
 	tests := []struct {
 		name       string
 		editKV     func(*gguf.KV) bool
