@@ -193,12 +193,7 @@ func testMaskAgainstReference(t *testing.T) {
 			for step := 0; step < 12 && !m.Done(); step++ {
 				checkMask(t, name, g, v, m, prefix)
 				m.FillMask(mask)
-				var allowed []int32
-				for id := range v.Size() {
-					if mask[id/64]>>(id%64)&1 == 1 {
-						allowed = append(allowed, int32(id))
-					}
-				}
+				allowed := allowedIDs(mask, v.Size())
 				// Accept refuses a token outside the mask and leaves m alone.
 				bad := int32(rng.IntN(v.Size()))
 				if mask[bad/64]>>(bad%64)&1 == 0 {
@@ -241,12 +236,7 @@ func TestRollback(t *testing.T) {
 		mask := make([]uint64, words)
 		m.FillMask(mask)
 		masks = append(masks, mask)
-		var allowed []int32
-		for id := range v.Size() {
-			if mask[id/64]>>(id%64)&1 == 1 {
-				allowed = append(allowed, int32(id))
-			}
-		}
+		allowed := allowedIDs(mask, v.Size())
 		id := allowed[rng.IntN(len(allowed))]
 		if err := m.Accept(id); err != nil {
 			t.Fatal(err)
@@ -397,12 +387,7 @@ func TestConcurrentMatchers(t *testing.T) {
 			var ids []int32
 			for range 10 {
 				m.FillMask(mask)
-				var allowed []int32
-				for id := range int32(v.Size()) {
-					if mask[id/64]>>(id%64)&1 == 1 {
-						allowed = append(allowed, id)
-					}
-				}
+				allowed := allowedIDs(mask, v.Size())
 				if len(allowed) == 0 {
 					break
 				}
@@ -461,12 +446,7 @@ func TestFillMaskAllocs(t *testing.T) {
 		var ids []int32
 		for range 12 {
 			m.FillMask(mask)
-			var allowed []int32
-			for id := range int32(v.Size() - 1) {
-				if mask[id/64]>>(id%64)&1 == 1 {
-					allowed = append(allowed, id)
-				}
-			}
+			allowed := allowedIDs(mask, v.Size()-1)
 			if len(allowed) == 0 {
 				break
 			}
@@ -488,4 +468,15 @@ func TestFillMaskAllocs(t *testing.T) {
 			t.Errorf("%s: %.1f allocations a walk of %d tokens", name, n, len(ids))
 		}
 	}
+}
+
+// allowedIDs returns the ids below n that mask allows, in order.
+func allowedIDs(mask []uint64, n int) []int32 {
+	var ids []int32
+	for id := range int32(n) {
+		if mask[id/64]>>(id%64)&1 == 1 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
