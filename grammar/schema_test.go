@@ -71,6 +71,24 @@ type schemaCase struct {
 
 var compact = SchemaOptions{AllowAdditionalDefault: true}
 
+// options returns the case's options, compact by default.
+func (tc *schemaCase) options() SchemaOptions {
+	if tc.opt != nil {
+		return *tc.opt
+	}
+	return compact
+}
+
+// build returns the case's grammar and a validator of its schema.
+func (tc *schemaCase) build(t testing.TB) (*Grammar, *jsonschema.Schema) {
+	t.Helper()
+	g, err := FromJSONSchema([]byte(tc.schema), tc.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, validator(t, tc.schema)
+}
+
 var schemaCases = []schemaCase{
 	{name: "true", schema: `true`, valid: []string{`1`, `"x"`, `{"a":[1,null]}`}},
 	{name: "type null", schema: `{"type":"null"}`, valid: []string{`null`}, invalid: []string{`0`, `""`}},
@@ -170,15 +188,7 @@ var schemaCases = []schemaCase{
 func TestFromJSONSchemaCases(t *testing.T) {
 	for _, tc := range schemaCases {
 		t.Run(tc.name, func(t *testing.T) {
-			opt := compact
-			if tc.opt != nil {
-				opt = *tc.opt
-			}
-			g, err := FromJSONSchema([]byte(tc.schema), opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := validator(t, tc.schema)
+			g, v := tc.build(t)
 			for _, s := range tc.valid {
 				if err := validates(t, v, s); err != nil {
 					t.Errorf("test case wrong: %s does not validate: %v", s, err)
@@ -206,7 +216,7 @@ func TestFromJSONSchemaCases(t *testing.T) {
 			if t.Failed() {
 				t.Logf("grammar:\n%s", g)
 			}
-			checkSound(t, tc.schema, opt, 200)
+			checkSound(t, tc.schema, tc.options(), 200)
 		})
 	}
 }
@@ -385,15 +395,7 @@ func TestInclude(t *testing.T) {
 func TestSchemaMutants(t *testing.T) {
 	const alphabet = "{}[]\",:0123456789.-+eE ntrufalsx\\é"
 	for _, tc := range schemaCases {
-		opt := compact
-		if tc.opt != nil {
-			opt = *tc.opt
-		}
-		g, err := FromJSONSchema([]byte(tc.schema), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := validator(t, tc.schema)
+		g, v := tc.build(t)
 		gen := newGenerator(g, 11)
 		rng := gen.rng
 		for range 40 {
