@@ -43,7 +43,14 @@ func TestMain(m *testing.M) {
 // run runs the binary with stdin and returns its output streams and exit code.
 func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runWith(t, nil, stdin, args...)
+}
+
+// runWith is run with the environment env (nil: the test's own).
+func runWith(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(inferno, args...)
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

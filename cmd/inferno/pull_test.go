@@ -43,17 +43,7 @@ func hubFixture(t *testing.T) (srv *hubtest.Server, env []string, cache string, 
 // runEnv runs the binary with the environment env.
 func runEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(inferno, args...)
-	cmd.Env = env
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return runWith(t, env, "", args...)
 }
 
 func lastLine(s string) string {
