@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,7 +110,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 			log.Info("listening", "addr", ln.URL(), "auth", apiKey != "", "host_check", cfg.CheckHost)
 
 			sig := make(chan os.Signal, 2)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+			signal.Notify(sig, stopSignals...)
 			defer signal.Stop(sig)
 
 			type result struct {
