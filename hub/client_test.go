@@ -62,6 +62,26 @@ func pull(t *testing.T, c *Client, ref string) ([]string, *Snapshot, error) {
 	return paths, s, err
 }
 
+// incomplete is the path of the partial download of data, a file of the
+// fixture's repository.
+func incomplete(c *Client, data []byte) string {
+	sum := sha256.Sum256(data)
+	return filepath.Join(c.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs", hex.EncodeToString(sum[:])+".incomplete")
+}
+
+// writePartial leaves partial as the partial download of data, as an
+// earlier run would.
+func writePartial(t *testing.T, c *Client, data, partial []byte) {
+	t.Helper()
+	inc := incomplete(c, data)
+	if err := os.MkdirAll(filepath.Dir(inc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inc, partial, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkPulled checks that path is the snapshot link to a blob named by
 // the content's sha256 and holding it.
 func checkPulled(t *testing.T, c *Client, path, commit, file string, want []byte) {
@@ -195,8 +215,7 @@ func TestResumeAcrossRuns(t *testing.T) {
 	if _, err := c.Fetch(ctx, s); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted fetch: %v", err)
 	}
-	sum := sha256.Sum256(files["Qwen3-0.6B-Q8_0.gguf"])
-	inc := filepath.Join(c.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs", hex.EncodeToString(sum[:])+".incomplete")
+	inc := incomplete(c, files["Qwen3-0.6B-Q8_0.gguf"])
 	st, err := os.Stat(inc)
 	if err != nil || st.Size() < 1<<20 || st.Size() >= 3<<20 {
 		t.Fatalf("the interrupted run left %v (%v), want a partial .incomplete", st, err)
@@ -240,12 +259,7 @@ func TestRangeIgnored(t *testing.T) {
 	// An earlier run left half the file; this CDN answers the Range
 	// request with the whole file, which replaces the partial one.
 	data := files["Qwen3-0.6B-Q8_0.gguf"]
-	sum := sha256.Sum256(data)
-	blobs := filepath.Join(c.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs")
-	os.MkdirAll(blobs, 0o755)
-	if err := os.WriteFile(filepath.Join(blobs, hex.EncodeToString(sum[:])+".incomplete"), data[:1<<20], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writePartial(t, c, data, data[:1<<20])
 	srv.IgnoreRange(true)
 	paths, _, err := pull(t, c, repoID+":Q8_0")
 	if err != nil {
@@ -258,10 +272,7 @@ func TestStalePartialLonger(t *testing.T) {
 	_, c, files, commit := fixture(t)
 	// A partial file longer than the content cannot belong to it.
 	data := files["Qwen3-0.6B-Q4_K_M.gguf"]
-	sum := sha256.Sum256(data)
-	blobs := filepath.Join(c.Cache, "models--Qwen--Qwen3-0.6B-GGUF", "blobs")
-	os.MkdirAll(blobs, 0o755)
-	os.WriteFile(filepath.Join(blobs, hex.EncodeToString(sum[:])+".incomplete"), content(9, 3<<20), 0o644)
+	writePartial(t, c, data, content(9, 3<<20))
 	paths, _, err := pull(t, c, repoID+":Q4_K_M")
 	if err != nil {
 		t.Fatal(err)
