@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"inferno/batch"
@@ -86,6 +85,7 @@ type Batcher struct {
 	arrival int64
 
 	masked []*engine.Sequence // the step's constrained sequences (prepareMasks)
+	masks  maskWorkers
 }
 
 // bjob is one request in a Batcher.
@@ -159,34 +159,75 @@ func (s *Batcher) sampleOnDevice() error {
 // sequence has its own matcher; a compiled grammar's shared caches are
 // safe for concurrent use). One mask is left to Sequence.Mask.
 func (s *Batcher) fillMasks() {
+	s.collectMasked()
+	n := len(s.masked)
+	if n < 2 {
+		return
+	}
+	s.masks.grow(min(runtime.GOMAXPROCS(0), n))
+	for i := range s.masked {
+		s.masks.start(s.masked[i : i+1])
+	}
+	s.masks.wg.Wait()
+}
+
+// collectMasked puts the step's constrained sequences that pick a token
+// after it into s.masked.
+func (s *Batcher) collectMasked() {
 	s.masked = s.masked[:0]
 	for _, e := range s.entries {
 		if e.out >= 0 && e.j.seq.Constrained() {
 			s.masked = append(s.masked, e.j.seq)
 		}
 	}
-	n := len(s.masked)
-	if n < 2 {
-		return
+}
+
+// maskWorkers compute token masks (engine.Sequence.PrepareMask) on
+// goroutines that live as long as the Batcher's loop, so that a
+// constrained step starts no goroutine and makes no channel. Only the
+// loop's goroutine calls its methods.
+type maskWorkers struct {
+	work chan []*engine.Sequence
+	n    int // the workers started
+	wg   sync.WaitGroup
+}
+
+// grow starts workers until there are n.
+func (m *maskWorkers) grow(n int) {
+	if m.work == nil {
+		m.work = make(chan []*engine.Sequence)
 	}
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
+	for ; m.n < n; m.n++ {
 		go func() {
-			defer wg.Done()
-			defer func() { _ = recover() }() // a mask left undone is computed at the pick
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				s.masked[i].PrepareMask()
+			for qs := range m.work {
+				m.prepare(qs)
 			}
 		}()
 	}
-	wg.Wait()
+}
+
+// prepare computes the masks of qs in turn. A mask it leaves undone (a
+// panic) is computed at the pick.
+func (m *maskWorkers) prepare(qs []*engine.Sequence) {
+	defer m.wg.Done()
+	defer func() { _ = recover() }()
+	for _, q := range qs {
+		q.PrepareMask()
+	}
+}
+
+// start hands qs to a worker (grow must have started one); wg.Wait waits
+// for all that were started.
+func (m *maskWorkers) start(qs []*engine.Sequence) {
+	m.wg.Add(1)
+	m.work <- qs
+}
+
+// stop ends the workers.
+func (m *maskWorkers) stop() {
+	if m.work != nil {
+		close(m.work)
+	}
 }
 
 // NewBatcher starts a continuous-batching scheduler over r, which the
@@ -297,6 +338,7 @@ func (s *Batcher) updateStats() {
 // loop runs steps until Close.
 func (s *Batcher) loop() {
 	defer close(s.done)
+	defer s.masks.stop()
 	for {
 		s.mu.Lock()
 		for !s.closed && len(s.waiting) == 0 && len(s.running) == 0 {
@@ -489,9 +531,9 @@ func (s *Batcher) run() {
 	t0 := time.Now()
 	err := s.sampleOnDevice()
 	if err == nil {
-		wait := s.prepareMasks()
+		s.prepareMasks()
 		err = s.forward()
-		wait()
+		s.masks.wg.Wait()
 	}
 	d := time.Since(t0)
 	if s.cfg.OnStep != nil {
@@ -541,27 +583,15 @@ func (s *Batcher) run() {
 // prepareMasks computes the token masks of the constrained sequences that
 // pick a token after this step on another goroutine, while the forward
 // pass runs (structured output's grammar work overlaps the model's), and
-// returns the function that waits for it. A mask it leaves undone (a
-// panic) is computed at the pick.
-func (s *Batcher) prepareMasks() (wait func()) {
-	s.masked = s.masked[:0]
-	for _, e := range s.entries {
-		if e.out >= 0 && e.j.seq.Constrained() {
-			s.masked = append(s.masked, e.j.seq)
-		}
-	}
+// run waits for it (masks.wg). A mask it leaves undone (a panic) is
+// computed at the pick.
+func (s *Batcher) prepareMasks() {
+	s.collectMasked()
 	if len(s.masked) == 0 {
-		return func() {}
+		return
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = recover() }()
-		for _, q := range s.masked {
-			q.PrepareMask()
-		}
-	}()
-	return func() { <-done }
+	s.masks.grow(1)
+	s.masks.start(s.masked)
 }
 
 // forward runs the batch, turning a panic into an error.

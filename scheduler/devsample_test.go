@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"inferno/backend/forward"
@@ -123,6 +124,66 @@ func TestBatcherDeviceSampler(t *testing.T) {
 	for _, i := range []int{2, 3} {
 		if want := solo(t, m, reqs[i]); !slicesEqual(got[i], want) {
 			t.Errorf("request %d, sampled on the host: %v, alone %v", i, got[i], want)
+		}
+	}
+}
+
+// rowsDevice is a DeviceSampler that keeps the rows it is given (in a
+// reused slice) and runs nothing.
+type rowsDevice struct {
+	engine.BatchRunner // nil: not called
+	rows               []sampling.Row
+}
+
+func (d *rowsDevice) CanSample(sampling.Params) bool { return true }
+
+func (d *rowsDevice) SetSamples(rows []sampling.Row) error {
+	d.rows = append(d.rows[:0], rows...)
+	return nil
+}
+
+func (d *rowsDevice) Sampled(int) (sampling.Token, error) { return sampling.Token{}, nil }
+
+// TestBatcherDeviceStepAllocs: in steady state, a step's work before and
+// around the forward pass for constrained, penalized rows sampled on the
+// device (the rows, their masks computed on the mask workers before the
+// step and during it) allocates nothing.
+func TestBatcherDeviceStepAllocs(t *testing.T) {
+	const vocab, n = 1000, 4
+	d := &rowsDevice{}
+	s := &Batcher{r: d}
+	defer s.masks.stop()
+	var fills atomic.Int64
+	for i := range n {
+		req := engine.Request{
+			Prompt: []int32{1, 2, 3}, MaxTokens: 8,
+			Sampling:   sampling.Params{Temperature: 1, RepetitionPenalty: 1.2, Seed: uint64(i), HasSeed: true},
+			Constraint: &modConstraint{r: i % 5, n: 3, eog: 3, fills: &fills},
+		}
+		seq, err := engine.NewBatchSequence(vocab, 64, nil, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.b.Outputs = append(s.b.Outputs, int32(i))
+		s.entries = append(s.entries, entry{j: &bjob{seq: seq}, n: 1, out: i, decode: true})
+	}
+	step := func() {
+		if err := s.sampleOnDevice(); err != nil {
+			t.Fatal(err)
+		}
+		s.prepareMasks()
+		s.masks.wg.Wait()
+	}
+	step()
+	if a := testing.AllocsPerRun(50, step); a != 0 {
+		t.Errorf("%v allocations a step", a)
+	}
+	if len(d.rows) != n || fills.Load() != n {
+		t.Fatalf("%d rows, %d masks filled, want %d", len(d.rows), fills.Load(), n)
+	}
+	for i, r := range d.rows {
+		if !r.On || r.Mask == nil || len(r.Patches) == 0 {
+			t.Errorf("row %d: on %v, mask %v, %d patches", i, r.On, r.Mask != nil, len(r.Patches))
 		}
 	}
 }
