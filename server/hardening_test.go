@@ -612,18 +612,7 @@ func TestCancelled(t *testing.T) {
 
 	// A stream the client leaves mid-way: one line, with the tokens sent.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	req, _ = http.NewRequestWithContext(ctx2, "POST", ts.URL+"/v1/completions",
-		strings.NewReader(`{"prompt":"Hi","max_tokens":3000,"stream":true}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(resp.Body)
-	for range 5 {
-		if _, err := br.ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resp := openStream(t, ctx2, ts.URL+"/v1/completions", `{"prompt":"Hi","max_tokens":3000,"stream":true}`)
 	cancel2()
 	resp.Body.Close()
 	waitFor(t, "the stream's log line", func() bool { return strings.Count(log.String(), "request cancelled") == 2 })

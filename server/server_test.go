@@ -324,13 +324,11 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
-// TestClientDisconnect cancels a stream mid-way and checks the slot is
-// free again within a few steps.
-func TestClientDisconnect(t *testing.T) {
-	ts := newTestServer(t, serverOpts{reply: strings.Repeat("a ", 2000), parallel: 1, delay: 2 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/chat/completions",
-		strings.NewReader(`{"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3000}`))
+// openStream posts a streamed request under ctx and reads its first 5
+// lines; the caller cancels ctx to leave it mid-way.
+func openStream(t *testing.T, ctx context.Context, url, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +339,16 @@ func TestClientDisconnect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return resp
+}
+
+// TestClientDisconnect cancels a stream mid-way and checks the slot is
+// free again within a few steps.
+func TestClientDisconnect(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: strings.Repeat("a ", 2000), parallel: 1, delay: 2 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := openStream(t, ctx, ts.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"Hi"}],"stream":true,"max_tokens":3000}`)
 	if st := ts.sched.Stats(); st.Running != 1 {
 		t.Fatalf("running %d, want 1", st.Running)
 	}
