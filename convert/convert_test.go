@@ -15,6 +15,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend/cpu"
+	"inferno/backend/forward/forwardtest"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/kvcache"
@@ -44,7 +45,7 @@ func convertWith(t testing.TB, dir string, opts convert.Options) string {
 // position's logits.
 func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 	t.Helper()
-	r := newSingle(t, m, cpu.NewScalar(), kvcache.F32)
+	r := forwardtest.Single(t, m, cpu.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	if err := r.Forward(ids); err != nil {
 		t.Fatal(err)

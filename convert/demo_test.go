@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"inferno/backend/cpu"
+	"inferno/backend/forward/forwardtest"
 	"inferno/backend/simd"
 	"inferno/convert"
 	"inferno/engine"
@@ -105,7 +106,7 @@ func TestDemoF32(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := newSingle(t, m.Arch, cpu.NewScalar(), kvcache.F32)
+	r := forwardtest.Single(t, m.Arch, cpu.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	same := 0
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
@@ -160,7 +161,7 @@ func TestDemoQ8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := newSingle(t, m.Arch, simd.New(), kvcache.F16)
+	r := forwardtest.Single(t, m.Arch, simd.New(), 0, kvcache.F16)
 	defer r.Close()
 	for _, name := range slices.Sorted(maps.Keys(ref)) {
 		p := ref[name]

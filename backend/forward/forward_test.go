@@ -11,10 +11,10 @@ import (
 	"inferno/backend"
 	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/backend/forward/forwardtest"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/batch"
-	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
 )
@@ -272,7 +272,7 @@ func TestOptions(t *testing.T) {
 		want := reference(m, tokens)
 		for be, ops := range backends {
 			t.Run(name+"/"+be, func(t *testing.T) {
-				r := alone(t, m, ops(), kvcache.F32)
+				r := forwardtest.Single(t, m, ops(), 0, kvcache.F32)
 				defer r.Close()
 				for pos, tok := range tokens {
 					if err := r.Forward([]int32{tok}); err != nil {
@@ -316,7 +316,7 @@ func batchedEqualsAlone(t *testing.T, m *model) {
 		t.Fatal(err)
 	}
 	for i, p := range prompts {
-		r := alone(t, m, ops, kvcache.F16)
+		r := forwardtest.Single(t, m, ops, 0, kvcache.F16)
 		defer r.Close()
 		if err := r.Forward(p); err != nil {
 			t.Fatal(err)
@@ -332,18 +332,6 @@ func batchedEqualsAlone(t *testing.T, m *model) {
 			}
 		}
 	}
-}
-
-// alone returns one sequence on a batched runner of its own, a batch of
-// one in one block as long as the context (the basic layout).
-func alone(t *testing.T, m arch.Model, ops backend.Ops, kv kvcache.Type) *engine.Single {
-	t.Helper()
-	n := m.Hyper().ContextLength
-	br, err := forward.NewBatched(m, ops, n, 1, n, kv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return engine.NewSingle(br)
 }
 
 // TestRefused: a model that needs what this package does not execute is

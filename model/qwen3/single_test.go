@@ -6,6 +6,7 @@ import (
 	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/forward"
+	"inferno/backend/forward/forwardtest"
 	"inferno/engine"
 	"inferno/kvcache"
 )
@@ -23,13 +24,7 @@ type single struct {
 // context length) of m on ops, its KV cache of element type kv.
 func newSingle(t *testing.T, m arch.Model, ops backend.Ops, maxLen int, kv kvcache.Type) *single {
 	t.Helper()
-	if c := m.Hyper().ContextLength; maxLen <= 0 || maxLen > c {
-		maxLen = c
-	}
-	br, err := forward.NewBatched(m, ops, maxLen, 1, maxLen, kv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	br := forwardtest.Basic(t, m, ops, maxLen, kv)
 	return &single{Single: engine.NewSingle(br), br: br, ops: ops}
 }
 
