@@ -35,6 +35,7 @@ type Batched struct {
 	mu       sync.Mutex
 	seqs     map[int32]*scriptSeq // by the first block of the table
 	winners  []int32              // per output of the last Forward
+	runs     []batch.Run          // Forward's, reused
 	logits   []float32
 	forwards int
 	valid    bool
@@ -75,7 +76,8 @@ func (r *Batched) Forward(b *batch.Batch) error {
 	}
 	r.winners = r.winners[:0]
 	out := 0
-	for _, run := range b.Runs(nil) {
+	r.runs = b.Runs(r.runs)
+	for _, run := range r.runs {
 		key := b.Tables[run.Seq][0]
 		sq := r.seqs[key]
 		cont := sq != nil && int32(run.Pos) == sq.next && (!sq.out || run.N == 1)
