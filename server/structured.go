@@ -331,21 +331,12 @@ func compilerFor(m *Model) *structured.Compiler {
 }
 
 // thinkingOf says where a chat reply starts with respect to the model's
-// reasoning, from the rendered prompt: inside it (the prompt ends with
-// <think>), after it (reasoning turned off: the prompt ends with
-// </think>), or free to open it.
+// reasoning, from the rendered prompt (structured.ThinkingAfter).
 func thinkingOf(m *Model, prompt string) structured.Thinking {
 	if !m.Reasoning {
 		return structured.NoThinking
 	}
-	p := strings.TrimRight(prompt, " \t\r\n")
-	switch {
-	case strings.HasSuffix(p, "<think>"):
-		return structured.InThinking
-	case strings.HasSuffix(p, "</think>"):
-		return structured.NoThinking
-	}
-	return structured.MayThink
+	return structured.ThinkingAfter(prompt)
 }
 
 // constrainRequest compiles cs (nil: nothing to do) for a generation on m.

@@ -125,6 +125,21 @@ const (
 	InThinking
 )
 
+// ThinkingAfter says how a reasoning model's reply to prompt, rendered
+// by its chat template, begins: inside its reasoning (the prompt ends
+// with <think>), after it (reasoning turned off: the prompt ends with
+// </think>), or free to open it.
+func ThinkingAfter(prompt string) Thinking {
+	p := strings.TrimRight(prompt, " \t\r\n")
+	switch {
+	case strings.HasSuffix(p, "<think>"):
+		return InThinking
+	case strings.HasSuffix(p, "</think>"):
+		return NoThinking
+	}
+	return MayThink
+}
+
 // A Compiler builds constraints for one model.
 type Compiler struct {
 	tok   *tokenizer.Tokenizer

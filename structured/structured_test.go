@@ -346,3 +346,19 @@ func BenchmarkPick(b *testing.B) {
 		})
 	}
 }
+
+func TestThinkingAfter(t *testing.T) {
+	for _, tc := range []struct {
+		prompt string
+		want   Thinking
+	}{
+		{"<|im_start|>assistant\n<think>\n", InThinking},
+		{"<|im_start|>assistant\n<think>\n\n</think>\n\n", NoThinking},
+		{"<|im_start|>assistant\n", MayThink},
+		{"", MayThink},
+	} {
+		if got := ThinkingAfter(tc.prompt); got != tc.want {
+			t.Errorf("ThinkingAfter(%q) = %v, want %v", tc.prompt, got, tc.want)
+		}
+	}
+}

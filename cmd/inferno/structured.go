@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,13 +63,7 @@ func (f *constraintFlags) constraint(m *model.Model, prompt string, chat bool) (
 	}
 	thinking := structured.NoThinking
 	if _, ok := m.Tokenizer.TokenID("</think>"); ok && chat {
-		p := strings.TrimRight(prompt, " \t\r\n")
-		switch {
-		case strings.HasSuffix(p, "<think>"):
-			thinking = structured.InThinking
-		case !strings.HasSuffix(p, "</think>"):
-			thinking = structured.MayThink
-		}
+		thinking = structured.ThinkingAfter(prompt)
 	}
 	c, err := f.c.New(context.Background(), f.spec, thinking)
 	if err != nil {
