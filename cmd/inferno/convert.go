@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -54,15 +53,7 @@ a terminal; Ctrl-C stops with exit status 130 and leaves nothing behind.`,
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = func(done, total int64) {
 					if bar == nil {
-						bar = progressbar.NewOptions64(total,
-							progressbar.OptionSetWriter(os.Stderr),
-							progressbar.OptionSetDescription("converting"),
-							progressbar.OptionShowBytes(true),
-							progressbar.OptionShowTotalBytes(true),
-							progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond),
-							progressbar.OptionClearOnFinish(),
-						)
+						bar = newBar("converting", total)
 					}
 					bar.Set64(done)
 				}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -115,15 +114,7 @@ func pull(ctx context.Context, ref hub.Ref, split bool) ([]string, error) {
 		c.Progress = func(file string, have, size int64) {
 			if bar == nil || barFile != file {
 				barFile = file
-				bar = progressbar.NewOptions64(size,
-					progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription(file),
-					progressbar.OptionShowBytes(true),
-					progressbar.OptionShowTotalBytes(true),
-					progressbar.OptionSetPredictTime(true),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish(),
-				)
+				bar = newBar(file, size)
 			}
 			bar.Set64(have)
 			if have == size {

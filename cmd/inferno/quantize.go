@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -63,15 +62,7 @@ status 130 and leaves nothing behind.`,
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = func(done, total int64) {
 					if bar == nil {
-						bar = progressbar.NewOptions64(total,
-							progressbar.OptionSetWriter(os.Stderr),
-							progressbar.OptionSetDescription("quantizing"),
-							progressbar.OptionShowBytes(true),
-							progressbar.OptionShowTotalBytes(true),
-							progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond),
-							progressbar.OptionClearOnFinish(),
-						)
+						bar = newBar("quantizing", total)
 					}
 					bar.Set64(done)
 				}

@@ -108,15 +108,7 @@ written.`,
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = func(done, total int64) {
 					if bar == nil {
-						bar = progressbar.NewOptions64(total,
-							progressbar.OptionSetWriter(os.Stderr),
-							progressbar.OptionSetDescription("writing"),
-							progressbar.OptionShowBytes(true),
-							progressbar.OptionShowTotalBytes(true),
-							progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond),
-							progressbar.OptionClearOnFinish(),
-						)
+						bar = newBar("writing", total)
 					}
 					bar.Set64(done)
 				}
