@@ -1,9 +1,6 @@
 package sampling
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // Distribution returns the probability with which a Sampler under p
 // chooses each token from logits (one per vocabulary entry), the patches
@@ -32,14 +29,14 @@ func Distribution(logits []float32, p Params, patches []Patch, mask []uint64) []
 	}
 	slices.SortFunc(l, byRank)
 	out := make([]float64, len(logits))
-	invT := float32(1 / float64(p.Temperature))
-	if p.Temperature == 0 || p.TopK == 1 || math.IsInf(float64(invT*-expSteps), 0) || l[0].x == posInf {
+	if p.Argmax() || l[0].x == posInf {
 		out[l[0].pos] = 1
 		return out
 	}
 	if p.TopK > 0 {
 		l = l[:min(p.TopK, len(l))]
 	}
+	invT := float32(1 / float64(p.Temperature))
 	m := l[0].x
 	var z float64
 	for i := range l {

@@ -94,6 +94,7 @@ func (p Params) TopPOn() float32 { return p.topP() }
 // the penalties (temperature 0, top_k 1, or a temperature so small that
 // the Sampler treats it as 0), drawing no random number.
 func (p Params) Argmax() bool {
+	// Below about 1e-36 the scaled log-weights overflow: greedy.
 	invT := float32(1 / float64(p.Temperature))
 	return p.Temperature == 0 || p.TopK == 1 || math.IsInf(float64(invT*-expSteps), 0)
 }

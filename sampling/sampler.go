@@ -129,8 +129,7 @@ func New(p Params, vocab int) (*Sampler, error) {
 		s.rep = r
 	}
 	s.invT = float32(1 / float64(p.Temperature))
-	// Below about 1e-36 the scaled log-weights overflow: greedy.
-	s.argmax = p.Temperature == 0 || p.TopK == 1 || math.IsInf(float64(s.invT*-expSteps), 0)
+	s.argmax = p.Argmax()
 	for id, b := range p.LogitBias {
 		if b != 0 || int(id) >= vocab {
 			s.biasIDs = append(s.biasIDs, id)
