@@ -17,16 +17,10 @@ const (
 	GeGLU
 )
 
+var activationNames = [...]string{SwiGLU: "SwiGLU", GeGLU: "GeGLU"}
+
 // String names the activation.
-func (a Activation) String() string {
-	switch a {
-	case SwiGLU:
-		return "SwiGLU"
-	case GeGLU:
-		return "GeGLU"
-	}
-	return fmt.Sprintf("Activation(%d)", uint8(a))
-}
+func (a Activation) String() string { return enumString(a, "Activation", activationNames[:]) }
 
 // RopeStyle is how RoPE pairs a head's values.
 type RopeStyle uint8
@@ -40,16 +34,10 @@ const (
 	RopeNormal
 )
 
+var ropeStyleNames = [...]string{RopeNeoX: "NeoX", RopeNormal: "normal"}
+
 // String names the style.
-func (s RopeStyle) String() string {
-	switch s {
-	case RopeNeoX:
-		return "NeoX"
-	case RopeNormal:
-		return "normal"
-	}
-	return fmt.Sprintf("RopeStyle(%d)", uint8(s))
-}
+func (s RopeStyle) String() string { return enumString(s, "RopeStyle", ropeStyleNames[:]) }
 
 // Scaling is how RoPE's frequencies are stretched for contexts longer than
 // the model was trained on.
@@ -70,20 +58,10 @@ const (
 	ScaleLlama3
 )
 
+var scalingNames = [...]string{ScaleNone: "none", ScaleLinear: "linear", ScaleYaRN: "yarn", ScaleLlama3: "llama3"}
+
 // String names the scaling.
-func (s Scaling) String() string {
-	switch s {
-	case ScaleNone:
-		return "none"
-	case ScaleLinear:
-		return "linear"
-	case ScaleYaRN:
-		return "yarn"
-	case ScaleLlama3:
-		return "llama3"
-	}
-	return fmt.Sprintf("Scaling(%d)", uint8(s))
-}
+func (s Scaling) String() string { return enumString(s, "Scaling", scalingNames[:]) }
 
 // Rope describes the rotary position embedding of queries and keys.
 type Rope struct {
@@ -201,16 +179,10 @@ const (
 	GateSigmoid
 )
 
+var gatingNames = [...]string{GateSoftmax: "softmax", GateSigmoid: "sigmoid"}
+
 // String names the gating.
-func (g Gating) String() string {
-	switch g {
-	case GateSoftmax:
-		return "softmax"
-	case GateSigmoid:
-		return "sigmoid"
-	}
-	return fmt.Sprintf("Gating(%d)", uint8(g))
-}
+func (g Gating) String() string { return enumString(g, "Gating", gatingNames[:]) }
 
 // MoE describes a mixture-of-experts feed-forward layer: a router (a
 // matrix of Experts rows) scores the experts for each token, the TopK
@@ -245,4 +217,12 @@ func (m *MoE) validate() error {
 		return fmt.Errorf("unknown expert gating %v", m.Gating)
 	}
 	return nil
+}
+
+// enumString returns names[v], or typ(v) for a value without a name.
+func enumString[T ~uint8](v T, typ string, names []string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }

@@ -1,7 +1,5 @@
 package arch
 
-import "fmt"
-
 // An Op is one operation of a forward pass, at the granularity the
 // backends fuse their kernels: each reads the residual stream or the
 // previous operation's output and writes the next one's input. What an
@@ -35,24 +33,10 @@ const (
 	OpMoE
 )
 
+var opNames = [...]string{OpQKV: "qkv", OpAttention: "attention", OpOut: "out", OpGateUp: "gate_up", OpDown: "down", OpMoE: "moe"}
+
 // String names the operation.
-func (o Op) String() string {
-	switch o {
-	case OpQKV:
-		return "qkv"
-	case OpAttention:
-		return "attention"
-	case OpOut:
-		return "out"
-	case OpGateUp:
-		return "gate_up"
-	case OpDown:
-		return "down"
-	case OpMoE:
-		return "moe"
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
+func (o Op) String() string { return enumString(o, "Op", opNames[:]) }
 
 // A Step is an operation of one layer.
 type Step struct {
