@@ -67,12 +67,21 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 	for _, id := range eog {
 		isEOG[id] = true
 	}
-	var order []int32
+	total := 0
 	for i, t := range tokens {
 		if len(t) > maxTokenLen {
 			return nil, fmt.Errorf("constrain: token %d is %d bytes long (at most %d)", i, len(t), maxTokenLen)
 		}
-		v.toks[i] = bytes.Clone(t)
+		total += len(t)
+	}
+	// One copy of every token's bytes, not one allocation a token.
+	buf := make([]byte, 0, total)
+	var order []int32
+	for i, t := range tokens {
+		if len(t) > 0 {
+			buf = append(buf, t...)
+			v.toks[i] = buf[len(buf)-len(t) : len(buf) : len(buf)]
+		}
 		v.maxLen = max(v.maxLen, len(t))
 		if len(t) > 0 && !isEOG[int32(i)] {
 			order = append(order, int32(i))
