@@ -49,16 +49,21 @@ var (
 	moeOps   = [...]Op{OpQKV, OpAttention, OpOut, OpMoE}
 )
 
+// layerOps returns the operations of a layer of c, in order.
+func (c *Config) layerOps() []Op {
+	if c.MoE.Enabled() {
+		return moeOps[:]
+	}
+	return denseOps[:]
+}
+
 // NewPlan returns the steps of a forward pass of c through its layers, in
 // order: the sequence of fused operations every backend executes. Before
 // them the tokens' embedding rows are the residual stream; after them the
 // output rows are normalized (RoleOutputNorm) and multiplied by the head
 // (RoleOutput).
 func NewPlan(c *Config) []Step {
-	ops := denseOps[:]
-	if c.MoE.Enabled() {
-		ops = moeOps[:]
-	}
+	ops := c.layerOps()
 	plan := make([]Step, 0, c.Layers*len(ops))
 	for i := range c.Layers {
 		for _, op := range ops {
@@ -96,12 +101,8 @@ func (c *Config) Roles(o Op) []Role {
 // LayerRoles returns every weight a layer of c has: those its plan's
 // operations read, in order.
 func (c *Config) LayerRoles() []Role {
-	ops := denseOps[:]
-	if c.MoE.Enabled() {
-		ops = moeOps[:]
-	}
 	var rs []Role
-	for _, o := range ops {
+	for _, o := range c.layerOps() {
 		rs = append(rs, c.Roles(o)...)
 	}
 	return rs
