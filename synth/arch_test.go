@@ -6,8 +6,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
-	"inferno/engine"
+	"inferno/backend/forward/forwardtest"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/llama"
@@ -67,11 +66,7 @@ func TestArchLoads(t *testing.T) {
 			if typ := m.Tensors().Layers[0].Matrix(arch.RoleQ).Type; typ != gguf.TensorQ8_0 {
 				t.Errorf("attn_q is %s", typ)
 			}
-			br, err := forward.NewBatched(m, cpu.NewScalar(), 64, 1, 64, kvcache.F32)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := engine.NewSingle(br)
+			r := forwardtest.Single(t, m, cpu.NewScalar(), 64, kvcache.F32)
 			defer r.Close()
 			if err := r.Forward([]int32{1, 2, 3, 4}); err != nil {
 				t.Fatal(err)
