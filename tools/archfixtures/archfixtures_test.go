@@ -27,7 +27,7 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/cpu"
-	"inferno/backend/forward"
+	"inferno/backend/forward/forwardtest"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/convert"
@@ -317,11 +317,7 @@ type single struct {
 
 func newSingle(t *testing.T, m *model.Model, ops backend.Ops) *single {
 	t.Helper()
-	br, err := forward.NewBatched(m.Arch, ops, 256, 1, 256, kvcache.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &single{engine.NewSingle(br), ops}
+	return &single{forwardtest.Single(t, m.Arch, ops, 256, kvcache.F32), ops}
 }
 
 // Close releases the pool and stops ops's workers, if it has any.
