@@ -100,15 +100,22 @@ func (p Params) Validate() error {
 // FrequencyPenalty 0). Log-probabilities, when asked for, still need the
 // logits.
 func (p Params) Greedy() bool {
-	if p.Temperature != 0 && p.TopK != 1 || p.penalized() {
-		return false
+	return (p.Temperature == 0 || p.TopK == 1) && !p.Patched()
+}
+
+// Patched reports whether the logit bias or a penalty changes logits
+// (Sampler.Patches lists the tokens): a LogitBias entry other than 0, or
+// a penalty in effect.
+func (p Params) Patched() bool {
+	if p.penalized() {
+		return true
 	}
 	for _, b := range p.LogitBias {
 		if b != 0 {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // penalized reports whether a penalty is in effect.
@@ -116,6 +123,10 @@ func (p Params) penalized() bool {
 	return p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1 ||
 		p.PresencePenalty != 0 || p.FrequencyPenalty != 0
 }
+
+// Penalized reports whether a penalty is in effect: RepetitionPenalty
+// other than 0 and 1, or PresencePenalty or FrequencyPenalty other than 0.
+func (p Params) Penalized() bool { return p.penalized() }
 
 // topP returns the top-p threshold in effect, 0 when off.
 func (p Params) topP() float32 {

@@ -111,17 +111,7 @@ func (s *devSampler) canSample(p sampling.Params) bool {
 	if p.TopK > s.kmax {
 		return false
 	}
-	if p.TopK == 0 && p.TopPOn() > 0 {
-		if r := p.RepetitionPenalty; r != 0 && r != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
-			return false
-		}
-		for _, b := range p.LogitBias {
-			if b != 0 {
-				return false
-			}
-		}
-	}
-	return true
+	return !(p.TopK == 0 && p.TopPOn() > 0 && p.Patched())
 }
 
 func (s *devSampler) alloc() error {
@@ -281,8 +271,8 @@ func (s *devSampler) set(rows []sampling.Row) error {
 				}
 				s.patches = append(s.patches, sampPatch{id: pt.ID, bias: int32(math.Float32bits(pt.Bias)), count: pt.Count, prompt: pr})
 			}
-			if pe := p.RepetitionPenalty; pe != 0 && pe != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
-				if pe != 0 {
+			if p.Penalized() {
+				if pe := p.RepetitionPenalty; pe != 0 {
 					row.rep = pe
 				}
 				row.pres, row.freq = p.PresencePenalty, p.FrequencyPenalty
