@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -187,16 +188,25 @@ type transportError struct{ err error }
 func (e *transportError) Error() string { return e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
-// client returns the HTTP client: c.HTTP, or one that follows redirects
-// but never carries the token to a host other than the first request's.
+// client returns the HTTP client: c.HTTP, or one on the package's shared
+// transport (callers set a CheckRedirect that never carries the token to
+// a host other than the first request's).
 func (c *Client) client() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
+	return &http.Client{Transport: transport()}
+}
+
+// transport is the default client's transport, made once so that the
+// requests of a pull (the listing, a HEAD and a GET per file, the
+// retries) reuse its connections rather than each open its own and leave
+// it idle: net/http's, with a limit on waiting for headers.
+var transport = sync.OnceValue(func() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 30 * time.Second
-	return &http.Client{Transport: t}
-}
+	return t
+})
 
 // request makes a request to the hub, with the token when it goes to the
 // hub's own host.
