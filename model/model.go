@@ -48,11 +48,13 @@ func Open(path string) (*Model, error) {
 	return m, nil
 }
 
-// loaders are the architectures inferno runs, by general.architecture.
-var loaders = map[string]func(*gguf.File) (arch.Model, error){
-	qwen3.Architecture: func(f *gguf.File) (arch.Model, error) { return qwen3.Load(f) },
-	qwen2.Architecture: func(f *gguf.File) (arch.Model, error) { return qwen2.Load(f) },
-	llama.Architecture: func(f *gguf.File) (arch.Model, error) { return llama.Load(f) },
+// configs are the architectures inferno runs, by general.architecture:
+// each one's configuration reader, which sets its options (arch.LoadModel
+// loads the weights they describe).
+var configs = map[string]func(*gguf.File) (arch.Config, error){
+	qwen3.Architecture: qwen3.ConfigFromGGUF,
+	qwen2.Architecture: qwen2.ConfigFromGGUF,
+	llama.Architecture: llama.ConfigFromGGUF,
 }
 
 func load(path string, f *gguf.File) (*Model, error) {
@@ -60,11 +62,11 @@ func load(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	loadArch, ok := loaders[name]
+	config, ok := configs[name]
 	if !ok {
 		return nil, fmt.Errorf("model: unsupported architecture %q (inferno runs %s)", name, supported())
 	}
-	a, err := loadArch(f)
+	a, err := arch.LoadModel(f, config)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +90,9 @@ func load(path string, f *gguf.File) (*Model, error) {
 	return m, nil
 }
 
-// supported lists the architectures of loaders, quoted, in order.
+// supported lists the architectures of configs, quoted, in order.
 func supported() string {
-	names := slices.Sorted(maps.Keys(loaders))
+	names := slices.Sorted(maps.Keys(configs))
 	for i, n := range names {
 		names[i] = strconv.Quote(n)
 	}
