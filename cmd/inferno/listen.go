@@ -57,10 +57,9 @@ func (f *listenFlags) check() error {
 
 // listener is serve's socket, ready for http.Server.Serve.
 type listener struct {
-	net.Listener
-	limit    *server.Limited // the Listener, at most --max-conns connections
-	tls      *tls.Config     // nil: plain HTTP
-	loopback bool            // bound to a loopback address only
+	*server.Limited             // at most --max-conns connections
+	tls             *tls.Config // nil: plain HTTP
+	loopback        bool        // bound to a loopback address only
 }
 
 // listen opens the socket: at most --max-conns connections at once, TLS
@@ -79,8 +78,7 @@ func (f *listenFlags) listen() (*listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	lim := server.LimitListener(ln, f.maxConns)
-	l := &listener{Listener: lim, limit: lim, tls: cfg}
+	l := &listener{Limited: server.LimitListener(ln, f.maxConns), tls: cfg}
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		l.loopback = a.IP.IsLoopback()
 	}
@@ -109,7 +107,7 @@ func (f *listenFlags) configure(cfg *server.Config, l *listener) {
 
 // serve runs hs on l until it is shut down.
 func (l *listener) serve(hs *http.Server) error {
-	hs.ConnState = l.limit.ConnState
+	hs.ConnState = l.ConnState
 	if l.tls == nil {
 		return hs.Serve(l)
 	}
