@@ -344,7 +344,7 @@ func describeSampling(p sampling.Params, device bool) string {
 	if p.MinP > 0 {
 		d += fmt.Sprintf(" min-p=%g", p.MinP)
 	}
-	if r := p.RepetitionPenalty; r != 0 && r != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 {
+	if p.Penalized() {
 		d += " penalties"
 	}
 	if device {
