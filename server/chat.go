@@ -12,6 +12,7 @@ import (
 	"inferno/chat"
 	"inferno/engine"
 	"inferno/parser"
+	"inferno/structured"
 )
 
 // chatCompletions serves POST /v1/chat/completions: the messages are
@@ -53,7 +54,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	}
 	popts := parser.Options{
 		Reasoning:        m.Reasoning,
-		StartInReasoning: m.Reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>"),
+		StartInReasoning: m.Reasoning && structured.ThinkingAfter(prompt) == structured.InThinking,
 		Tools:            tc.parse,
 	}
 	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)

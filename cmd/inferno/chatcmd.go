@@ -17,6 +17,7 @@ import (
 	"inferno/model"
 	"inferno/parser"
 	"inferno/sampling"
+	"inferno/structured"
 )
 
 func chatCmd() *cobra.Command {
@@ -235,7 +236,7 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		}
 	}()
 	p := parser.New(parser.Options{Reasoning: c.reasoning,
-		StartInReasoning: c.reasoning && strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), "<think>")})
+		StartInReasoning: c.reasoning && structured.ThinkingAfter(prompt) == structured.InThinking})
 	var content, reasoning strings.Builder
 	inReasoning := false
 	show := func(d parser.Delta) {
