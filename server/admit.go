@@ -28,7 +28,7 @@ func (a *admission) init(turns int) {
 // admitRequest admits the request described by info, or answers 503 when
 // the requests in preparation and in the scheduler's queue fill --queue
 // and the free slots.
-func (s *Server) admitRequest(ctx context.Context, info *requestInfo) *apiError {
+func (s *Server) admitRequest(info *requestInfo) *apiError {
 	m := s.model.Load()
 	if m == nil {
 		return errLoading()

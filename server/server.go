@@ -230,7 +230,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 			return
 		}
 		if opts&routeAdmit != 0 {
-			if e := s.admitRequest(r.Context(), info); e != nil {
+			if e := s.admitRequest(info); e != nil {
 				writeError(rec, e)
 				return
 			}
