@@ -3,7 +3,6 @@ package cuda
 import (
 	"bytes"
 	"compress/gzip"
-	"embed"
 	"fmt"
 	"io"
 	"math"
@@ -13,15 +12,6 @@ import (
 	"strings"
 	"unsafe"
 )
-
-// The kernels, gzip-compressed (build_ptx.sh): PTX for compute capability
-// 8.0 and up (kernels.ptx) and 9.0 and up (kernels_sm90.ptx, with
-// programmatic dependent launch and the cluster attention compiled in), and
-// machine code (cubins) for sm_80, sm_86, sm_89 and sm_90, which load
-// without the driver's JIT compilation (seconds for this much PTX).
-//
-//go:embed kernels/*.gz
-var kernelFiles embed.FS
 
 // cubinArchs are the compute capabilities with an embedded cubin.
 var cubinArchs = []int{80, 86, 89, 90}
@@ -191,6 +181,9 @@ func ptxFor(cc int) string {
 
 // embedded returns the uncompressed bytes of an embedded kernel file.
 func embedded(name string) ([]byte, error) {
+	if !kernelsEmbedded {
+		return nil, fmt.Errorf("cuda: this binary was built with -tags cuda_noembed and has no kernels: set INFERNO_CUDA_PTX to a PTX or cubin file (backend/cuda/kernels/*.gz)")
+	}
 	gz, err := kernelFiles.ReadFile("kernels/" + name + ".gz")
 	if err != nil {
 		return nil, fmt.Errorf("cuda: embedded kernels: %w", err)
