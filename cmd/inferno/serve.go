@@ -118,8 +118,10 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 				err error
 			}
 			done := make(chan result, 1)
+			loadCtx, cancelLoad := context.WithCancel(context.Background())
+			defer cancelLoad()
 			go func() {
-				l, err := loadServed(args[0], &rf, &pool, parallel, queue, aliases, srv, log)
+				l, err := loadServed(loadCtx, args[0], &rf, &pool, parallel, queue, aliases, srv, log)
 				done <- result{l, err}
 			}()
 			var loaded *served
@@ -131,8 +133,10 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 				}
 				loaded = res.l
 			case s := <-sig:
-				// The process ends with the load half done; nothing to save.
+				// A pull in progress stops (its partial file resumes next
+				// time); a load from disk is abandoned with the process.
 				log.Info("stopped while loading", "signal", s.String())
+				cancelLoad()
 				hs.Close()
 				return nil
 			}
@@ -207,9 +211,9 @@ func gpuParallel(positions, maxLen int) int {
 // loadServed opens the model and its backend and starts the scheduler:
 // continuous batching over one batched runner, its KV pool in the layout
 // --kv names.
-func loadServed(path string, rf *runnerFlags, pf *poolFlags, parallel, queue int, aliases []string, srv *server.Server, log *slog.Logger) (*served, error) {
+func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags, parallel, queue int, aliases []string, srv *server.Server, log *slog.Logger) (*served, error) {
 	start := time.Now()
-	path, err := modelPath(context.Background(), path)
+	path, err := modelPath(ctx, path)
 	if err != nil {
 		return nil, err
 	}
