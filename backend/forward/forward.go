@@ -18,8 +18,9 @@ import (
 
 // Features are the options of package arch this package executes: those
 // of arch.Dense, attention without QK-norm, Q/K/V biases, normal
-// (adjacent pairs) RoPE and Llama 3's RoPE frequency scaling.
-const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3
+// (adjacent pairs) RoPE, Llama 3's RoPE frequency scaling and mixtures of
+// experts with softmax gating.
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3 | arch.FeatMoESoftmax
 
 // model is what a pass reads of an arch.Model, looked up once.
 type model struct {
@@ -29,6 +30,8 @@ type model struct {
 	// freqs are RoPE's per-pair frequencies (arch.Rope.Freqs) when the
 	// rotation is not the backend's (NeoX pairs, unscaled), else nil.
 	freqs []float64
+	// moe views the expert stacks by expert, a layer each, with experts.
+	moe []moeLayer
 }
 
 // newModel looks m's description up and checks that this package runs it:
@@ -52,12 +55,19 @@ func newModel(m arch.Model) (*model, error) {
 	for _, st := range md.plan {
 		switch st.Op {
 		case arch.OpQKV, arch.OpAttention, arch.OpOut, arch.OpGateUp, arch.OpDown:
+		case arch.OpMoE:
+			if !c.MoE.Enabled() {
+				return nil, fmt.Errorf("%s: the CPU backend does not run the operation %v in a dense model", c.Arch, st.Op)
+			}
 		default:
 			return nil, fmt.Errorf("%s: the CPU backend does not run the operation %v", c.Arch, st.Op)
 		}
 		if st.Layer < 0 || st.Layer >= c.Layers {
 			return nil, fmt.Errorf("%s: a step of the plan is on layer %d of %d", c.Arch, st.Layer, c.Layers)
 		}
+	}
+	if c.MoE.Enabled() {
+		md.moe = newMoELayers(c, md.w)
 	}
 	return md, nil
 }
@@ -108,6 +118,7 @@ type state struct {
 	// HeadDim/2 a token; ropeDone: they hold this pass's
 	cos, sin []float32
 	ropeDone bool
+	moe      moeScratch
 }
 
 // ensure sizes the buffers for n tokens and outs outputs.
@@ -203,6 +214,8 @@ func (p *pass) step(st arch.Step, x []float32) {
 	case arch.OpDown:
 		p.ops.MatMul(out, l.Matrix(arch.RoleDown), p.s.gate[:n*c.FFN], n)
 		p.ops.Add(x, out)
+	case arch.OpMoE:
+		p.moe(st.Layer, l, x)
 	default:
 		// check refuses a plan with other operations before a pass runs.
 		panic(fmt.Sprintf("forward: unknown operation %v", st.Op))

@@ -191,6 +191,10 @@ func reference(m *model, tokens []int32) [][]float64 {
 				x[j] += o
 			}
 			h = rmsnorm(x, l.Vector(arch.RoleFFNNorm))
+			if c.MoE.Enabled() {
+				refMoE(c, l, h, x, matvec)
+				continue
+			}
 			g, u := matvec(l.Matrix(arch.RoleGate), h), matvec(l.Matrix(arch.RoleUp), h)
 			for j := range g {
 				g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
@@ -341,7 +345,8 @@ func TestRefused(t *testing.T) {
 		edit func(*arch.Config)
 		want string
 	}{
-		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32} }, "test: the CPU backend does not run mixture of experts (softmax gating)"},
+		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32, Gating: arch.GateSigmoid} },
+			"test: the CPU backend does not run mixture of experts (sigmoid gating)"},
 		{func(c *arch.Config) {
 			c.Rope = arch.Rope{Style: arch.RopeNormal, Theta: 5e5, Scaling: arch.ScaleYaRN, Factor: 4, OrigContext: 32}
 		}, "test: the CPU backend does not run YaRN RoPE scaling"},

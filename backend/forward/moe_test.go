@@ -1,0 +1,187 @@
+package forward_test
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	"inferno/arch"
+	"inferno/backend"
+	"inferno/backend/cpu"
+	"inferno/backend/forward"
+	"inferno/backend/forward/forwardtest"
+	"inferno/backend/pool"
+	"inferno/backend/simd"
+	"inferno/batch"
+	"inferno/kvcache"
+)
+
+// refMoE adds to x, in float64, the mixture-of-experts feed-forward of
+// layer l on its normed input h: the softmax of the router's logits, the
+// TopK best experts (the lowest index first among equals), their weights
+// renormalized with NormTopK, and the weighted sum of their SwiGLU
+// feed-forwards (transformers' Qwen3MoeSparseMoeBlock).
+func refMoE(c *arch.Config, l *arch.Layer, h, x []float64, matvec func(*arch.Weight, []float64) []float64) {
+	mc := &c.MoE
+	logits := matvec(l.Matrix(arch.RoleRouter), h)
+	top := math.Inf(-1)
+	for _, v := range logits {
+		top = max(top, v)
+	}
+	probs := make([]float64, len(logits))
+	var sum float64
+	for e, v := range logits {
+		probs[e] = math.Exp(v - top)
+		sum += probs[e]
+	}
+	idx := make([]int, len(probs))
+	for e := range idx {
+		idx[e] = e
+		probs[e] /= sum
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return probs[idx[a]] > probs[idx[b]] })
+	idx = idx[:mc.TopK]
+	var picked float64
+	for _, e := range idx {
+		picked += probs[e]
+	}
+	expert := func(r arch.Role, e, rows int) *arch.Weight {
+		s := l.Matrix(r)
+		rb := s.RowBytes()
+		return &arch.Weight{Type: s.Type, Rows: rows, Cols: s.Cols, Data: s.Data[e*rows*rb : (e+1)*rows*rb]}
+	}
+	for _, e := range idx {
+		w := probs[e]
+		if mc.NormTopK {
+			w /= picked
+		}
+		g := matvec(expert(arch.RoleExpertGate, e, mc.ExpertFFN), h)
+		u := matvec(expert(arch.RoleExpertUp, e, mc.ExpertFFN), h)
+		for j := range g {
+			g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+		}
+		for j, d := range matvec(expert(arch.RoleExpertDown, e, c.Hidden), g) {
+			x[j] += w * d
+		}
+	}
+}
+
+// moeConfig is small() with a mixture of experts: 6 experts of width 40,
+// 3 a token, renormalized or not.
+func moeConfig(norm bool) arch.Config {
+	c := small()
+	c.MoE = arch.MoE{Experts: 6, TopK: 3, ExpertFFN: 40, NormTopK: norm}
+	return c
+}
+
+// TestMoE runs mixtures of experts on every CPU backend, token by token,
+// against the float64 reference at every position, with and without
+// renormalized weights.
+func TestMoE(t *testing.T) {
+	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return cpu.NewScalar() },
+		"simd": func() backend.Ops { return simd.New() }, "pool": func() backend.Ops { return pool.New(2) }}
+	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11, 9, 30, 2, 38, 14, 1, 27, 8}
+	for _, norm := range []bool{true, false} {
+		m := newModel(moeConfig(norm), 21)
+		want := reference(m, tokens)
+		for be, ops := range backends {
+			t.Run(be, func(t *testing.T) {
+				r := forwardtest.Single(t, m, ops(), 0, kvcache.F32)
+				defer r.Close()
+				for pos, tok := range tokens {
+					if err := r.Forward([]int32{tok}); err != nil {
+						t.Fatal(err)
+					}
+					l, _ := r.Logits()
+					if e := relErr(l, want[pos]); e > 1e-5 {
+						t.Errorf("norm %v: position %d: relative error %.3g", norm, pos, e)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMoEBatchedEqualsAlone: sequences whose tokens share experts, run
+// together in one batch (prompts and then a decode step, tokens grouped
+// by expert), have bitwise the logits they have alone, on one thread
+// and on a pool.
+func TestMoEBatchedEqualsAlone(t *testing.T) {
+	m := newModel(moeConfig(true), 22)
+	t.Run("simd", func(t *testing.T) { batchedEqualsAlone(t, m) })
+	ops := pool.New(2)
+	defer ops.Close()
+	br, err := forward.NewBatched(m, ops, 0, 16, 4, kvcache.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	prompts := [][]int32{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}, {24}}
+	tables := [][]int32{{0, 1, 2, 3}, {4, 5, 6, 7, 8}, {9, 10}}
+	var b batch.Batch
+	for i, p := range prompts {
+		b.Add(b.AddSeq(tables[i]), p, 0, true)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	for i, p := range prompts {
+		b.Add(b.AddSeq(tables[i]), []int32{int32(30 + i)}, len(p), true)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		r := forwardtest.Single(t, m, ops, 0, kvcache.F32)
+		defer r.Close()
+		for _, tok := range append(append([]int32(nil), p...), int32(30+i)) {
+			if err := r.Forward([]int32{tok}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alone, _ := r.Logits()
+		batched, err := br.Logits(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range alone {
+			if math.Float32bits(alone[j]) != math.Float32bits(batched[j]) {
+				t.Fatalf("sequence %d: logit %d batched %v, alone %v", i, j, batched[j], alone[j])
+			}
+		}
+	}
+}
+
+// TestMoEDecodeAllocs: a batched decode step of a mixture of experts
+// allocates nothing once a batch as large has run.
+func TestMoEDecodeAllocs(t *testing.T) {
+	m := newModel(moeConfig(false), 23)
+	br, err := forward.NewBatched(m, simd.New(), 0, 16, 4, kvcache.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	tables := [][]int32{{0, 1, 2, 3}, {4, 5, 6, 7}}
+	var b batch.Batch
+	for s := range tables {
+		b.Add(b.AddSeq(tables[s]), []int32{1, 2, 3}, 0, true)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	pos := 3
+	allocs := testing.AllocsPerRun(10, func() {
+		b.Reset()
+		for s := range tables {
+			b.Add(b.AddSeq(tables[s]), []int32{int32(7 + pos)}, pos, true)
+		}
+		if err := br.Forward(&b); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per decode step", allocs)
+	}
+}
