@@ -52,7 +52,7 @@ type stateInfo struct {
 	final        bool  // the rule can end here
 	bytes        bool  // some byte moves on
 	simple       bool  // bytes, and no call, end or counter
-	loops        bool  // every text-slice code point leads back here
+	loops        bool  // every text-slice token is read from here by byte transitions (markTextClosed)
 	textBody     bool  // a counter's body start that every text-slice code point completes
 }
 

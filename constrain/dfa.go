@@ -279,9 +279,9 @@ func (cm *Compiled) trim() error {
 		if in.rep >= 0 {
 			cm.reps[in.rep].bodyLive = live[cm.reps[in.rep].body]
 		}
-		in.loops = in.bytes && cm.loopsOnText(int32(s))
 	}
 	cm.calls = calls
+	cm.markTextClosed()
 	// Nullable states: those that reach an end without a byte.
 	null := make([]bool, ns)
 	for changed := true; changed; {
@@ -312,10 +312,85 @@ func (cm *Compiled) trim() error {
 	return nil
 }
 
-// loopsOnText reports whether every code point of the text slice leads
-// from s back to s by byte transitions alone.
-func (cm *Compiled) loopsOnText(s int32) bool {
-	return cm.textLeadsTo(s, func(t int32) bool { return t == s })
+// markTextClosed sets loops on the states from which every text-slice
+// token is read by byte transitions alone: every text code point leads
+// from the state, and from every state so reached, to a state that reads
+// every text code point again (a JSON string's interior, and the states
+// before it that only count or check the first code points: a string's
+// minimum length, a key that must not be one of the listed names). A mask
+// there accepts the whole text slice at once.
+func (cm *Compiled) markTextClosed() {
+	ns := len(cm.info)
+	// open[s]: some text code point is missing from s, or from a state a
+	// text code point leads to, and so on.
+	open := make([]bool, ns)
+	head := make([]int32, ns) // reverse text edges, as linked lists
+	for i := range head {
+		head[i] = -1
+	}
+	var from, next []int32
+	var work, succ, cur, nxt []int32
+	for s := range ns {
+		if !cm.info[s].bytes {
+			open[s] = true
+			work = append(work, int32(s))
+			continue
+		}
+		var ok bool
+		if succ, ok = cm.textSucc(int32(s), succ[:0], &cur, &nxt); !ok {
+			open[s] = true
+			work = append(work, int32(s))
+			continue
+		}
+		for _, t := range succ {
+			from = append(from, int32(s))
+			next = append(next, head[t])
+			head[t] = int32(len(from) - 1)
+		}
+	}
+	for len(work) > 0 {
+		q := work[len(work)-1]
+		work = work[:len(work)-1]
+		for e := head[q]; e >= 0; e = next[e] {
+			if p := from[e]; !open[p] {
+				open[p] = true
+				work = append(work, p)
+			}
+		}
+	}
+	for s := range ns {
+		cm.info[s].loops = !open[s]
+	}
+}
+
+// textSucc appends to dst the states (each once) that the code points of
+// the text slice lead to from s by byte transitions, and reports whether
+// every one of them leads somewhere. cur and nxt are scratch space.
+func (cm *Compiled) textSucc(s int32, dst []int32, cur, nxt *[]int32) ([]int32, bool) {
+	for _, q := range textSeqs {
+		*cur = append((*cur)[:0], s)
+		for i := 0; i < q.n; i++ {
+			*nxt = (*nxt)[:0]
+			for _, t := range *cur {
+				for k := int(cm.cls[q.lo[i]]); k <= int(cm.cls[q.hi[i]]); k++ {
+					u := cm.trans[int(t)*cm.ncls+k]
+					if u < 0 {
+						return dst, false
+					}
+					if !slices.Contains(*nxt, u) {
+						*nxt = append(*nxt, u)
+					}
+				}
+			}
+			*cur, *nxt = *nxt, *cur
+		}
+		for _, t := range *cur {
+			if !slices.Contains(dst, t) {
+				dst = append(dst, t)
+			}
+		}
+	}
+	return dst, true
 }
 
 // textEnds reports whether every code point of the text slice leads from

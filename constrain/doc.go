@@ -35,8 +35,10 @@
 // the others rejected, except at the trie nodes where the frames' bottom
 // rule may end, whose subtrees are walked again per mask from the actual
 // continuation (rare: the caller's rule ends only at a closing bracket or
-// the end of the root). A state that loops on every text code point (a
-// JSON string's interior, free text), or a counter's body that every text
+// the end of the root). A state from which every text code point leads to
+// states that read every text code point again (a JSON string's interior,
+// free text, the first characters of a string with a minimum length or
+// whose first characters are checked), or a counter's body that every text
 // code point completes with room left, accepts the text slice (the tokens
 // made only of such code points, 97% of Qwen3's) as one precomputed
 // bitset, and its walk covers only the rest trie. A warm mask is then the

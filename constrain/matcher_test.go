@@ -132,6 +132,17 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	item := grammar.Sequence(grammar.Choice(words...), grammar.Opt(L("x")))
 	b.Define("root", grammar.Sequence(L("{"), item, grammar.Star(grammar.Sequence(L(","), item)), L("}")))
 	gs["shared"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// States that read every text code point into the string's loop
+	// without being it (a minimum length, a key that starts one way or
+	// another), and free text whose rule ends anywhere, its caller going
+	// on with text.
+	text := grammar.NotChars(rg('"', '"'), rg('\\', '\\'), rg(0, 0x1f))
+	b.Define("root", grammar.Sequence(L("{"), b.Ref("key"), L(":"), b.Ref("free"), grammar.Rep(C(rg('a', 'b')), 0, 3), L("}")))
+	b.Define("key", grammar.Sequence(L("\""), grammar.Choice(grammar.Sequence(L("ab"), grammar.Star(text)), grammar.Rep(text, 3, -1)), L("\"")))
+	b.Define("free", grammar.Rep(text, 1, -1))
+	gs["textclosed"] = mustGrammar(t, b)
 	return gs
 }
 
