@@ -61,6 +61,10 @@ type Config struct {
 	// MoE describes a mixture-of-experts feed-forward; its zero value (no
 	// experts) means a dense one.
 	MoE MoE
+	// Pooling makes the model an embedding model (PoolLast: the final
+	// normed hidden state of a sequence's last position); PoolNone, the
+	// zero value, a language model.
+	Pooling Pooling
 }
 
 // QDim returns the width of all query heads together.

@@ -11,7 +11,7 @@ import (
 // the architecture's prefix (name.block_count, name.embedding_length, ...,
 // name.rope.freq_base and its scaling, or Llama 3's as the tensor
 // rope_freqs.weight, name.expert_count and the other mixture-of-experts
-// keys where present), the vocabulary size from the
+// keys where present, name.pooling_type), the vocabulary size from the
 // token embedding's shape, and whether the head is tied (no output
 // matrix). It fails unless general.architecture is name. The options a
 // file does not state (QKNorm, Bias, Act, Rope.Style) are the model
@@ -84,6 +84,9 @@ func readConfig(f *gguf.File, name string, defaultHeadDim bool) (Config, error) 
 	}
 	c.Eps = float32(eps)
 	if err := readMoE(f, name, &c.MoE); err != nil {
+		return Config{}, err
+	}
+	if err := readPooling(f, name, &c); err != nil {
 		return Config{}, err
 	}
 	emb, ok := f.Tensor(RoleEmbed.Tensor(0))

@@ -26,6 +26,11 @@ type Batch struct {
 	// Outputs lists, in increasing order, the tokens whose logits the
 	// forward pass computes; output i is the logits of token Outputs[i].
 	Outputs []int32
+	// Hidden lists, in increasing order, the tokens whose final hidden
+	// state (after the output norm, before the head) the forward pass
+	// returns instead of logits: the last prompt token of an embedding
+	// model's sequence. Row i is token Hidden[i]'s (engine.Embedder).
+	Hidden []int32
 
 	seen []bool // Check's scratch: sequences met so far
 }
@@ -39,7 +44,7 @@ type Run struct {
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
 	b.Tokens, b.Pos, b.Seq = b.Tokens[:0], b.Pos[:0], b.Seq[:0]
-	b.Tables, b.Outputs = b.Tables[:0], b.Outputs[:0]
+	b.Tables, b.Outputs, b.Hidden = b.Tables[:0], b.Outputs[:0], b.Hidden[:0]
 }
 
 // AddSeq appends a sequence whose blocks are table and returns its index.
@@ -58,6 +63,16 @@ func (b *Batch) Add(seq int, tokens []int32, pos int, output bool) {
 	}
 	if output && len(tokens) > 0 {
 		b.Outputs = append(b.Outputs, int32(len(b.Tokens)-1))
+	}
+}
+
+// AddHidden appends tokens of sequence seq at positions pos, pos+1, ...,
+// as Add without output, and lists the last of them in Hidden: the pass
+// returns its final hidden state.
+func (b *Batch) AddHidden(seq int, tokens []int32, pos int) {
+	b.Add(seq, tokens, pos, false)
+	if len(tokens) > 0 {
+		b.Hidden = append(b.Hidden, int32(len(b.Tokens)-1))
 	}
 }
 
@@ -83,7 +98,7 @@ func (b *Batch) Runs(dst []Run) []Run {
 // [0, vocab), a position outside [0, maxLen), slices of different lengths,
 // a sequence whose tokens are not one run of consecutive positions, a
 // table too short for blockSize-row blocks, a block id outside [0,
-// blocks), or outputs out of order.
+// blocks), or outputs (or hidden rows) out of order.
 func (b *Batch) Check(vocab, maxLen, blockSize, blocks int) error {
 	n := len(b.Tokens)
 	if n == 0 {
@@ -140,6 +155,11 @@ func (b *Batch) Check(vocab, maxLen, blockSize, blocks int) error {
 	for i, o := range b.Outputs {
 		if o < 0 || int(o) >= n || (i > 0 && o <= b.Outputs[i-1]) {
 			return fmt.Errorf("batch: output %d is token %d of %d (outputs must increase)", i, o, n)
+		}
+	}
+	for i, o := range b.Hidden {
+		if o < 0 || int(o) >= n || (i > 0 && o <= b.Hidden[i-1]) {
+			return fmt.Errorf("batch: hidden row %d is token %d of %d (hidden rows must increase)", i, o, n)
 		}
 	}
 	return nil

@@ -32,12 +32,18 @@ type archSpec struct {
 	// when config.json has head_dim, as llama.cpp's converter does; else
 	// always.
 	headDimKeys bool
+	// embedding: the checkpoint is a model without a head (Qwen3Model,
+	// Qwen3-Embedding's class), written with a pooling type (readPooling)
+	// and a tied head whatever tie_word_embeddings says.
+	embedding bool
 }
 
 // archs are the architectures Convert converts, by config.json's name.
 var archs = map[string]*archSpec{
 	"Qwen3ForCausalLM": {hf: "Qwen3ForCausalLM", gguf: "qwen3", name: "Qwen3",
 		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true},
+	"Qwen3Model": {hf: "Qwen3Model", gguf: "qwen3", name: "Qwen3 embedding",
+		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true, embedding: true},
 	"Qwen2ForCausalLM": {hf: "Qwen2ForCausalLM", gguf: "qwen2", name: "Qwen2",
 		maxPos: 32768, vocab: 151936, bias: true, headDimKeys: true},
 	"LlamaForCausalLM": {hf: "LlamaForCausalLM", gguf: "llama", name: "Llama",
@@ -45,7 +51,7 @@ var archs = map[string]*archSpec{
 }
 
 // archNames lists the architectures of archs, sorted, for messages.
-const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"
+const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3Model"
 
 // tensorSpec is one tensor of a checkpoint.
 type tensorSpec struct {

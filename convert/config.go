@@ -45,6 +45,8 @@ type Config struct {
 	// ropeFactors are Llama 3's RoPE frequency factors (rope_freqs.weight),
 	// nil without its scaling.
 	ropeFactors []float32
+	// pooling is name.pooling_type (readPooling); poolNone: not written.
+	pooling uint32
 }
 
 // ReadConfig reads and checks dir/config.json.
@@ -176,6 +178,9 @@ func readConfig(dir string) (*Config, error) {
 		c.TieWordEmbeddings = &b
 	}
 	if err := c.checkRopeScaling(); err != nil {
+		return nil, err
+	}
+	if err := c.readPooling(dir); err != nil {
 		return nil, err
 	}
 	return c, nil

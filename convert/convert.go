@@ -160,6 +160,9 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 	if cfg.hasHeadDim || !cfg.arch.headDimKeys {
 		kvs = append(kvs, kv{a + "attention.key_length", uint32(cfg.HeadDim)}, kv{a + "attention.value_length", uint32(cfg.HeadDim)})
 	}
+	if cfg.pooling != poolNone {
+		kvs = append(kvs, kv{a + "pooling_type", cfg.pooling})
+	}
 	kvs = append(kvs,
 		kv{"general.file_type", ft},
 		kv{"general.quantization_version", uint32(2)},
@@ -270,9 +273,16 @@ func newPlan(dir string, opts Options) (*plan, error) {
 // mapTensors matches the checkpoint's tensors to the architecture's layout, checks
 // their types and shapes, and chooses each output type.
 func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
+	if cfg.arch.embedding {
+		p.ckpt.addModelPrefix()
+	}
 	_, hasHead := p.ckpt.tensors["lm_head.weight"]
 	tie := cfg.TieWordEmbeddings
 	switch {
+	case cfg.arch.embedding:
+		// A model without a head: the embedding stands in (llama.cpp
+		// duplicates it the same way), read by no embedding.
+		hasHead = false
 	case !hasHead && tie != nil && !*tie:
 		return fmt.Errorf("tensor %q is missing (config.json has tie_word_embeddings false)", "lm_head.weight")
 	case hasHead && tie != nil && *tie:

@@ -43,6 +43,12 @@ type Request struct {
 	// (structured output); the sequence finishes with FinishStop once the
 	// grammar is matched to its end. It serves this request alone.
 	Constraint Constraint
+	// Embed asks for the prompt's embedding instead of generated tokens
+	// (an embedding model's request): the prompt runs with its last token
+	// listed for its final hidden state (batch.Batch.AddHidden, read
+	// through an Embedder), and the sequence then finishes with
+	// FinishStop without picking a token. Only a batch scheduler runs it.
+	Embed bool
 }
 
 // Finish reasons, as OpenAI's API spells them.
@@ -102,6 +108,9 @@ type Sequence struct {
 // sampler. tok decodes the generated text; with a nil tok, steps carry
 // tokens only and stop strings are not supported.
 func NewSequence(r Runner, tok *tokenizer.Tokenizer, req Request) (*Sequence, error) {
+	if req.Embed {
+		return nil, errors.New("engine: an embedding request runs on a batch scheduler, not a single runner")
+	}
 	s, err := newSequence(r.Vocab(), r.MaxLen(), tok, req)
 	if err != nil {
 		return nil, err
@@ -327,7 +336,9 @@ func (o *deviceOutput) Sampled() (sampling.Token, error) { return o.ds.Sampled(0
 // Advance records that the first n pending ids ran, and when they were
 // the last, picks the next token from out, the output of the last of
 // them; a step that only ran part of a prompt has no token (out is not
-// read and may be nil).
+// read and may be nil). For an embedding request (Request.Embed) the
+// last of the prompt finishes the sequence (FinishStop, no token, out
+// not read).
 func (s *Sequence) Advance(n int, out Output) (Step, error) {
 	if s.done {
 		return Step{}, errors.New("engine: the sequence has finished")
@@ -339,6 +350,13 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 	s.todo = s.todo[n:]
 	if len(s.todo) > 0 {
 		return Step{}, nil
+	}
+	if s.req.Embed {
+		// The prompt ran; its embedding is the runner's hidden row.
+		s.m.TimeToFirst = time.Since(s.start)
+		s.m.Forward.Add(s.m.TimeToFirst)
+		s.end(FinishStop)
+		return Step{Finish: FinishStop}, nil
 	}
 	tok, err := s.pick(out)
 	if err != nil {

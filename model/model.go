@@ -99,6 +99,31 @@ func supported() string {
 	return strings.Join(names, ", ")
 }
 
+// Embedding reports whether the model is an embedding model (its file
+// states a pooling type, arch.Config.Pooling): it returns embeddings of
+// its inputs (EmbedTokens), not generated text.
+func (m *Model) Embedding() bool { return m.Arch.Hyper().Embedding() }
+
+// EmbedTokens returns the ids an embedding model embeds for text: the
+// text tokenized (special-token text becomes its id) and, as
+// Qwen3-Embedding's model card does, ended with <|endoftext|> (or the
+// file's eos token where it has no such token) unless it already ends so.
+func (m *Model) EmbedTokens(text string) []int32 {
+	ids := m.Tokenizer.Encode(text)
+	end, ok := m.Tokenizer.TokenID("<|endoftext|>")
+	if !ok {
+		eos, err := m.File.Int("tokenizer.ggml.eos_token_id")
+		if err != nil || eos < 0 || eos >= int64(m.Tokenizer.VocabSize()) {
+			return ids
+		}
+		end = int32(eos)
+	}
+	if len(ids) == 0 || ids[len(ids)-1] != end {
+		ids = append(ids, end)
+	}
+	return ids
+}
+
 // Close unmaps the file. The model must not be used afterwards.
 func (m *Model) Close() error { return m.File.Close() }
 

@@ -104,6 +104,7 @@ type entry struct {
 	j   *bjob
 	n   int // tokens run
 	out int // its output row, or -1
+	hid int // its hidden row (the last chunk of an embedding request), or -1
 	// decode: the run is one decode step (not a chunk of a prompt or of
 	// a preempted sequence's recomputation)
 	decode bool
@@ -271,6 +272,9 @@ func (s *Batcher) Submit(ctx context.Context, req engine.Request) (*Stream, erro
 	}
 	if err := engine.CheckRequest(s.r.Vocab(), s.r.MaxLen(), s.cfg.Tokenizer, req); err != nil {
 		return nil, err
+	}
+	if _, ok := s.r.(engine.Embedder); req.Embed && !ok {
+		return nil, fmt.Errorf("scheduler: the %s runner does not return hidden states (no embeddings)", s.r.Backend())
 	}
 	// The sequence (its sampler's vocabulary-sized buffers) is prepared
 	// when the request starts, not while it waits.
@@ -493,12 +497,16 @@ func (s *Batcher) add(j *bjob, n int, decode bool) {
 	ids := j.seq.Pending()
 	last := n == len(ids)
 	seq := s.b.AddSeq(j.kv.Table())
-	s.b.Add(seq, ids[:n], j.seq.Len(), last)
-	out := -1
-	if last {
+	out, hid := -1, -1
+	switch {
+	case last && j.req.Embed:
+		s.b.AddHidden(seq, ids[:n], j.seq.Len())
+		hid = len(s.b.Hidden) - 1
+	case last:
+		s.b.Add(seq, ids[:n], j.seq.Len(), true)
 		out = len(s.b.Outputs) - 1
 	}
-	s.entries = append(s.entries, entry{j: j, n: n, out: out, decode: decode})
+	s.entries = append(s.entries, entry{j: j, n: n, out: out, hid: hid, decode: decode})
 }
 
 // preemptNewest gives back the blocks of the newest running sequence not
@@ -566,6 +574,10 @@ func (s *Batcher) run() {
 			s.remove(j, Event{Err: err})
 			continue
 		}
+		if e.hid >= 0 {
+			s.remove(j, s.embedding(e.hid))
+			continue
+		}
 		if !st.HasToken {
 			continue
 		}
@@ -578,6 +590,21 @@ func (s *Batcher) run() {
 		s.remove(j, ev)
 	}
 	s.updateStats()
+}
+
+// embedding returns the last event of an embedding request whose prompt
+// ended at hidden row i of the last forward pass: its final hidden state,
+// L2-normalized (last-token pooling).
+func (s *Batcher) embedding(i int) Event {
+	ev := Event{Finish: engine.FinishStop}
+	h, err := s.r.(engine.Embedder).Hidden(i) // Submit checked the runner
+	if err == nil {
+		ev.Embedding, err = engine.Normalize(h)
+	}
+	if err != nil {
+		return Event{Err: fmt.Errorf("scheduler: embedding: %w", err)}
+	}
+	return ev
 }
 
 // prepareMasks computes the token masks of the constrained sequences that

@@ -82,6 +82,10 @@ type Event struct {
 	Err error
 	// Metrics is set on the last event.
 	Metrics engine.Metrics
+	// Embedding is set on the last event of an embedding request
+	// (engine.Request.Embed) that finished: the prompt's embedding, L2
+	// normalized, owned by the event.
+	Embedding []float32
 }
 
 // A Stream delivers the events of one request in order. Events are never

@@ -145,6 +145,7 @@ type BatchRunner struct {
 	step                          int32
 	pending                       bool
 	nout                          int
+	hid                           hiddenRows // the final hidden states of the last Forward's Hidden tokens (batch_hidden.go)
 	lastB                         int // the bucket of the last Forward when a graph ran it, else 0
 	lastV                         int // and the graph's variant
 	lastTok                       []int32
@@ -536,6 +537,7 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 		return errors.New("cuda: batch runner is closed")
 	}
 	br.valid, br.lastB = false, 0
+	br.hid.n = 0
 	sampled := br.logitsRead // the last step's logits were read: no lookahead now
 	br.logitsRead = false
 	br.sampNow, br.sampledLast = br.samp != nil && br.samp.active, false
@@ -567,11 +569,11 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	for _, r := range br.runs {
 		tab += (r.Pos+r.N-1)/br.bs + 1
 	}
-	if err := br.growMeta(metaInts(n, tab+n)); err != nil { // + n: room for a lookahead's tables
+	if err := br.growMeta(metaInts(n, tab+n) + len(b.Hidden)); err != nil { // + n: room for a lookahead's tables
 		return err
 	}
 	var err error
-	if br.bt.graph && len(br.runs) == n && len(b.Outputs) == n && n <= batchBuckets[len(batchBuckets)-1] {
+	if br.bt.graph && len(br.runs) == n && len(b.Outputs) == n && len(b.Hidden) == 0 && n <= batchBuckets[len(batchBuckets)-1] {
 		err = br.decodeStep(b, sampled)
 	} else {
 		err = br.general(b)

@@ -513,10 +513,12 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	tokOff, posOff, toffOff, decOff := 4, 4+n, 4+2*n, 4+3*n
 	tileOff := decOff + ndec
 	outOff := tileOff + 2*ntiles
-	k := outOff + nout
+	hidOff := outOff + nout
+	k := hidOff + len(b.Hidden)
 	copy(m[tokOff:], b.Tokens)
 	copy(m[posOff:], b.Pos)
 	copy(m[outOff:], b.Outputs)
+	copy(m[hidOff:], b.Hidden)
 	nd, nt := 0, 0
 	for _, r := range br.runs {
 		need := (r.Pos+r.N-1)/br.bs + 1
@@ -583,9 +585,17 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 			l.then("sampling", br.samp.launch(0, br.logits, nout, br.dres, br.hresD, br.step))
 		}
 	}
+	if len(b.Hidden) > 0 {
+		// Embeddings: the hidden rows' residual, gathered after the head
+		// has read pxo; the host applies the final norm (readHidden).
+		l.launch("gather_rows", [3]uint32{uint32(len(b.Hidden))}, 256, 0, br.px, i32(c.Hidden), at(hidOff), br.pxo)
+	}
 	if l.err != nil {
 		return l.err
 	}
 	br.stats.Steps++
-	return g.sync("batch forward")
+	if err := g.sync("batch forward"); err != nil {
+		return err
+	}
+	return br.readHidden(len(b.Hidden))
 }

@@ -23,6 +23,7 @@ type Batched struct {
 	maxLen int
 	s      state
 	outs   int // outputs of the last Forward
+	hids   int // hidden rows of the last Forward
 	valid  bool
 	closed bool
 }
@@ -62,8 +63,18 @@ func (r *Batched) Forward(b *batch.Batch) error {
 	}
 	p := pass{m: r.m, ops: r.ops, kv: r.pages, bs: r.pages.BlockSize(), b: b, s: &r.s}
 	p.forward()
-	r.outs, r.valid = len(b.Outputs), true
+	r.outs, r.hids, r.valid = len(b.Outputs), len(b.Hidden), true
 	return nil
+}
+
+// Hidden returns hidden row i of the last Forward: the final normed state
+// of the batch's token Hidden[i] (engine.Embedder).
+func (r *Batched) Hidden(i int) ([]float32, error) {
+	if !r.valid || i < 0 || i >= r.hids {
+		return nil, fmt.Errorf("forward: no hidden row %d (the last forward pass has %d)", i, r.hids)
+	}
+	h := r.m.c.Hidden
+	return r.s.hidden[i*h : (i+1)*h], nil
 }
 
 // Logits returns the logits of output i of the last Forward.

@@ -109,6 +109,7 @@ type state struct {
 	up     []float32 // batch x FFN
 	out    []float32 // sub-layer output, batch x Hidden
 	logits []float32 // outputs x Vocab
+	hidden []float32 // hidden rows x Hidden: the final normed states of the batch's Hidden tokens
 	runs   []batch.Run
 	seqs   []backend.SeqAttn
 	spans  []span // where the pass's keys and values go
@@ -154,7 +155,8 @@ type pass struct {
 // forward runs the tokens of b through every layer, storing their keys
 // and values through b's block tables in kv (blocks of bs positions), and
 // computes the logits of b's outputs into s.logits, output i at
-// i*Vocab. The batch must be valid (b.Check).
+// i*Vocab, and the final normed hidden state of b's Hidden tokens into
+// s.hidden, row i at i*Hidden. The batch must be valid (b.Check).
 func (p *pass) forward() {
 	m, s, b := p.m, p.s, p.b
 	c := m.c
@@ -179,7 +181,16 @@ func (p *pass) forward() {
 	for i, t := range b.Outputs {
 		p.ops.RMSNorm(h[i*c.Hidden:(i+1)*c.Hidden], x[int(t)*c.Hidden:(int(t)+1)*c.Hidden], m.w.OutputNorm, c.Eps)
 	}
-	p.ops.MatMul(s.logits[:len(b.Outputs)*c.Vocab], m.w.Output, h, len(b.Outputs))
+	if len(b.Outputs) > 0 {
+		p.ops.MatMul(s.logits[:len(b.Outputs)*c.Vocab], m.w.Output, h, len(b.Outputs))
+	}
+	// Embeddings: the final norm of the hidden rows, without the head.
+	if len(s.hidden) < len(b.Hidden)*c.Hidden {
+		s.hidden = make([]float32, len(b.Hidden)*c.Hidden)
+	}
+	for i, t := range b.Hidden {
+		p.ops.RMSNorm(s.hidden[i*c.Hidden:(i+1)*c.Hidden], x[int(t)*c.Hidden:(int(t)+1)*c.Hidden], m.w.OutputNorm, c.Eps)
+	}
 }
 
 // step runs one operation of the plan on the residual stream x of the
