@@ -25,7 +25,9 @@ type Config struct {
 	// least Parallel).
 	BatchTokens int
 	// Prefills is the most sequences whose prompt chunks join one forward
-	// pass (0: 2).
+	// pass (0: 2). Embedding requests (engine.Request.Embed), whose prompt
+	// is all they run, are not counted: as many join a pass as
+	// BatchTokens holds.
 	Prefills int
 	// Queue is the most requests that wait for a place.
 	Queue int
@@ -473,8 +475,11 @@ func (s *Batcher) build() {
 	}
 	prefills := 0
 	for _, j := range s.running {
-		if budget <= 0 || prefills >= s.cfg.Prefills {
+		if budget <= 0 {
 			break
+		}
+		if prefills >= s.cfg.Prefills && !j.req.Embed {
+			continue
 		}
 		ids := j.seq.Pending()
 		if !j.seq.Prefilling() && len(ids) == 1 {
@@ -488,7 +493,9 @@ func (s *Batcher) build() {
 		}
 		s.add(j, n, false)
 		budget -= n
-		prefills++
+		if !j.req.Embed {
+			prefills++
+		}
 	}
 }
 

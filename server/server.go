@@ -105,6 +105,12 @@ type Model struct {
 	Scheduler scheduler.Scheduler
 	// Created is reported as the model's creation time.
 	Created time.Time
+	// Embedding: an embedding model, which answers /v1/embeddings and
+	// refuses chat and completions. EmbedDim is its embedding's width, and
+	// EmbedTokens the ids it embeds for a text (model.Model.EmbedTokens).
+	Embedding   bool
+	EmbedDim    int
+	EmbedTokens func(text string) []int32
 
 	maxTokenBytes int // the most bytes a token stands for; set by SetModel
 }
@@ -139,8 +145,9 @@ func New(cfg Config) *Server {
 	s.route("GET /metrics", "metrics", 0, s.metrics.handler().ServeHTTP)
 	s.route("GET /v1/models", "models", routeAuth, s.models)
 	s.route("GET /v1/models/{id...}", "model", routeAuth, s.modelByID)
-	s.route("POST /v1/chat/completions", "chat_completions", routeAuth|routeAdmit, s.needModel(s.chatCompletions))
-	s.route("POST /v1/completions", "completions", routeAuth|routeAdmit, s.needModel(s.completions))
+	s.route("POST /v1/chat/completions", "chat_completions", routeAuth|routeAdmit, s.needModel(generative(s.chatCompletions)))
+	s.route("POST /v1/completions", "completions", routeAuth|routeAdmit, s.needModel(generative(s.completions)))
+	s.route("POST /v1/embeddings", "embeddings", routeAuth|routeAdmit, s.needModel(s.embeddings))
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))

@@ -9,6 +9,7 @@
 //	inferno chat MODEL.gguf [--system TEXT]
 //	inferno serve MODEL.gguf [--addr 127.0.0.1:8080] [--parallel N] [--api-key KEY]
 //	inferno tokenize MODEL.gguf TEXT
+//	inferno embed MODEL.gguf TEXT... [--dimensions N] [--instruct TASK]
 //	inferno logits MODEL.gguf --tokens 1,2,3 --out FILE
 //	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
 //	inferno convert HF_DIR OUT.gguf [--type f16|bf16|f32|q8_0]
@@ -17,7 +18,8 @@
 //
 // pull downloads a GGUF file from the Hugging Face Hub; generate continues a
 // prompt; chat is an interactive conversation; serve answers OpenAI's API
-// over HTTP (docs/SERVER.md); tokenize prints a text's token ids; logits
+// over HTTP (docs/SERVER.md); tokenize prints a text's token ids; embed
+// prints the embeddings of texts (embedding models); logits
 // writes a prompt's logits; bench measures prompt and generation speed;
 // convert turns a Hugging Face checkpoint (Qwen3, Qwen2, Llama) into GGUF; quantize writes a
 // quantized copy of a GGUF file; synth writes a model of random weights for
@@ -62,7 +64,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd())
+	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd(), embedCmd())
 	addHubFlags(root)
 	return root
 }

@@ -278,6 +278,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		Name: name, Aliases: more, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
 		Reasoning: think && endThink, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: l.sched, Created: time.Now(),
+		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens,
 	}
 	log.Info("model loaded", "file", path, "backend", l.backend.Name(), "threads", l.backend.Threads(), "took", time.Since(start).Round(time.Millisecond))
 	ok = true

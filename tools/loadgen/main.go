@@ -14,6 +14,11 @@
 // the schema's document is complete, so a schema whose documents run past
 // -max-tokens keeps the token counts of an unconstrained run (array40.json
 // here is one).
+//
+// With -embeddings the clients send /v1/embeddings requests to an
+// embedding model instead (-inputs inputs of -prompt random token ids a
+// request), and it reports inputs and tokens embedded per second and the
+// requests' latency.
 package main
 
 import (
@@ -44,6 +49,8 @@ type options struct {
 	seed              int64
 	timeout, wait     time.Duration
 	schema            json.RawMessage // -json-schema's file
+	embeddings        bool            // -embeddings: /v1/embeddings requests of inputs inputs
+	inputs            int
 }
 
 // result is what one request measured.
@@ -70,6 +77,8 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of the whole run")
 	flag.DurationVar(&o.wait, "wait", 0, "first wait up to this long for the server's /health to answer 200")
 	schemaFile := flag.String("json-schema", "", "constrain every reply to the JSON schema in this file")
+	flag.BoolVar(&o.embeddings, "embeddings", false, "send /v1/embeddings requests (to an embedding model) of -inputs inputs of -prompt random token ids, and report inputs per second")
+	flag.IntVar(&o.inputs, "inputs", 1, "with -embeddings: inputs a request")
 	flag.Parse()
 	if *schemaFile != "" {
 		b, err := os.ReadFile(*schemaFile)
@@ -82,8 +91,8 @@ func main() {
 		}
 		o.schema = b
 	}
-	if o.clients < 1 || o.requests < 1 || o.prompt < 1 || o.maxTokens < 1 || o.vocab < 1 {
-		fmt.Fprintln(os.Stderr, "loadgen: -clients, -requests, -prompt, -max-tokens and -vocab must be at least 1")
+	if o.clients < 1 || o.requests < 1 || o.prompt < 1 || o.maxTokens < 1 || o.vocab < 1 || o.inputs < 1 {
+		fmt.Fprintln(os.Stderr, "loadgen: -clients, -requests, -prompt, -max-tokens, -vocab and -inputs must be at least 1")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -136,7 +145,11 @@ func run(ctx context.Context, o options) error {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(c), 1))
 			for range o.requests {
-				r := request(ctx, o, rng)
+				send := request
+				if o.embeddings {
+					send = embedRequest
+				}
+				r := send(ctx, o, rng)
 				mu.Lock()
 				all = append(all, r)
 				mu.Unlock()
@@ -165,6 +178,10 @@ func run(ctx context.Context, o options) error {
 	}
 	if firstErr != nil {
 		return fmt.Errorf("%d of %d requests failed, the first: %w", failed, len(all), firstErr)
+	}
+	if o.embeddings {
+		reportEmbeddings(o, all, wall)
+		return nil
 	}
 	fmt.Printf("clients %d, requests %d, prompt %d, max_tokens %d, temperature %g, top_p %g, top_k %d, min_p %g, json schema %t\n",
 		o.clients, len(all), o.prompt, o.maxTokens, o.temperature, o.topP, o.topK, o.minP, o.schema != nil)
