@@ -115,6 +115,8 @@ type BatchRunner struct {
 	cfg    arch.Config
 	shared *shared
 	bt     batchTuning
+	at     attnTuning // INFERNO_CUDA_ATTN (attn.go)
+	preOcc int        // pattn_pre blocks an SM holds (attn.go; 0: not read yet)
 	closed bool
 
 	blocks, bs int
@@ -261,13 +263,17 @@ func log2Exact(n int) int {
 }
 
 // nsplit returns the decode attention's splits for n decode tokens: about
-// splitMul*SMs blocks, at most one block per SM for one token.
+// splitMul*SMs blocks, at most dcap blocks per SM for one token
+// (INFERNO_CUDA_ATTN).
 func (br *BatchRunner) nsplit(n int) int {
 	hb := br.base.shape.dblocks // blocks a token and split
-	return max(1, min(br.dev.SMs/hb, br.bt.splitMul*br.dev.SMs/(hb*max(n, 1))))
+	return max(1, min(br.at.dcap*br.dev.SMs/hb, br.bt.splitMul*br.dev.SMs/(hb*max(n, 1))))
 }
 
 func (br *BatchRunner) allocScratch() error {
+	if err := br.initAttn(); err != nil {
+		return err
+	}
 	c := &br.cfg
 	g := br.dev
 	var err error
@@ -283,6 +289,7 @@ func (br *BatchRunner) allocScratch() error {
 	for b := 1; b <= MaxBatch; b++ {
 		br.partCap = max(br.partCap, b*br.nsplit(b))
 	}
+	br.partCap = max(br.partCap, prefillPartTokens)
 	br.maxSplit = br.nsplit(1)
 	alloc(&br.px, 4*np*c.Hidden, "batch residual")
 	alloc(&br.pqkv, 4*np*br.base.qkvRows, "batch qkv")

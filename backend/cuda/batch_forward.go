@@ -563,8 +563,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
 			}
 			if ntiles > 0 {
-				l.launch(fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, sh.pg), [3]uint32{uint32(ntiles), uint32(sh.pblocks)}, 128, uint32(pattnPreSmem(c.HeadDim)),
-					br.pq, at(tileOff), at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale), br.patt)
+				br.attnPrefill(l, i, ntiles, n, at(tileOff), at(posOff), at(toffOff), scale)
 			}
 		case arch.OpOut:
 			br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, n)

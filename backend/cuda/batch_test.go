@@ -282,35 +282,53 @@ func TestBatchKernelAttention(t *testing.T) {
 			pq := randVec(rng, ntok*qd, 1.5)
 			dpq, dppos, dptoff, dtiles := devF32(t, g, pq), devBytes(t, g, i32Bytes(ppos)), devBytes(t, g, i32Bytes(ptoff)), devBytes(t, g, i32Bytes(tiles))
 			pout := devZeros(t, g, 4*ntok*qd)
-			k := fmt.Sprintf("pattn_pre_h%d_g%d", sh.hd, pgroup)
-			f, err := g.fn(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.allowSmem(f, k, pattnPreSmem(sh.hd)); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.launch(k, [3]uint32{uint32(len(tiles) / 2), uint32(sh.h / pgroup)}, 128, uint32(pattnPreSmem(sh.hd)),
-				dpq, dtiles, dppos, dptoff, dmeta, i32(bs), i32(bsh), i32(sh.h), i32(sh.kvh), dK, dV, f32(scale), pout); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.sync(k); err != nil {
-				t.Fatal(err)
-			}
-			got = getF32(t, g, pout, ntok*qd)
-			tok := 0
-			for _, r := range runs {
-				var worst float64
-				for i := range r.n {
-					want := pool.refAttn(pq[tok*qd:(tok+1)*qd], r.pos0+i, tabs[r.seq], sh.h)
-					e := relL2(got[tok*qd:(tok+1)*qd], want)
-					if e > 1e-3 || math.IsNaN(e) {
-						t.Errorf("prefill at depth %d, token %d: relative L2 %.3g", r.pos0, i, e)
-					}
-					worst = max(worst, e)
-					tok++
+			// pattn_pre (K through ldmatrix) and pattn_prel, whole (1 split)
+			// and split over the keys with pattn_comb (3 and 16: splits
+			// without keys, rows without a key in their split).
+			const maxps = 16
+			ppm, ppl := devZeros(t, g, 4*ntok*sh.h*maxps), devZeros(t, g, 4*ntok*sh.h*maxps)
+			ppacc := devZeros(t, g, 4*ntok*sh.h*maxps*sh.hd)
+			for _, kn := range []string{"pattn_pre", "pattn_prel"} {
+				k := fmt.Sprintf("%s_h%d_g%d", kn, sh.hd, pgroup)
+				f, err := g.fn(k)
+				if err != nil {
+					t.Fatal(err)
 				}
-				t.Logf("prefill run of %d at depth %d: worst relative L2 %.3g", r.n, r.pos0, worst)
+				if err := g.allowSmem(f, k, pattnPreSmem(sh.hd)); err != nil {
+					t.Fatal(err)
+				}
+				for _, ps := range []int{1, 3, maxps} {
+					zeroDev(t, g, pout, 4*ntok*qd)
+					if err := g.launch(k, [3]uint32{uint32(len(tiles) / 2), uint32(sh.h / pgroup), uint32(ps)}, 128, uint32(pattnPreSmem(sh.hd)),
+						dpq, dtiles, dppos, dptoff, dmeta, i32(bs), i32(bsh), i32(sh.h), i32(sh.kvh), dK, dV, f32(scale),
+						i32(ps), ppm, ppl, ppacc, pout); err != nil {
+						t.Fatal(err)
+					}
+					if ps > 1 {
+						if err := g.launch(fmt.Sprintf("pattn_comb_h%d", sh.hd), [3]uint32{uint32(len(tiles) / 2), uint32(sh.h)}, 256, 0,
+							dtiles, dppos, i32(sh.h), i32(ps), ppm, ppl, ppacc, pout); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := g.sync(k); err != nil {
+						t.Fatal(err)
+					}
+					got = getF32(t, g, pout, ntok*qd)
+					tok := 0
+					for _, r := range runs {
+						var worst float64
+						for i := range r.n {
+							want := pool.refAttn(pq[tok*qd:(tok+1)*qd], r.pos0+i, tabs[r.seq], sh.h)
+							e := relL2(got[tok*qd:(tok+1)*qd], want)
+							if e > 1e-3 || math.IsNaN(e) {
+								t.Errorf("%s, %d splits, prefill at depth %d, token %d: relative L2 %.3g", kn, ps, r.pos0, i, e)
+							}
+							worst = max(worst, e)
+							tok++
+						}
+						t.Logf("%s, %d splits, prefill run of %d at depth %d: worst relative L2 %.3g", kn, ps, r.n, r.pos0, worst)
+					}
+				}
 			}
 		})
 	}

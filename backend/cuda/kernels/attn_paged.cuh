@@ -546,36 +546,55 @@ PDC_INST(256, 4)
 
 // pattn_pre: causal attention of runs of query tokens (prompt chunks) over
 // the paged cache, flash-attention style on f16 tensor cores (mma.sync
-// m16n8k16, f32 accumulators). Grid (tiles, H/G head groups), 4 warps. A
-// tile is QT = 64/G consecutive tokens of one run (tiles[2i] = first token,
-// tiles[2i+1] = count), at positions pos[first].., table tabs +
-// toff[first]; its 64 query rows are the G query heads hg*G.. (all of a KV
-// head's, or an equal share: G is 1, 2 or 4) times the QT tokens (row r:
-// head r / QT, token r % QT), 16 rows a warp. Keys 0..last query position
-// in tiles of KT (64; 32 for head dimension 256) through shared memory (K and V,
-// rows padded to HD+8 halves: conflict-free fragment loads and ldmatrix),
+// m16n8k16, f32 accumulators). Grid (tiles, H/G head groups, nsplit), 4
+// warps. A tile is QT = 64/G consecutive tokens of one run (tiles[2i] =
+// first token, tiles[2i+1] = count), at positions pos[first].., table tabs
+// + toff[first]; its 64 query rows are the G query heads hg*G.. (all of a
+// KV head's, or an equal share: G is 1, 2 or 4) times the QT tokens (row
+// r: head r / QT, token r % QT), 16 rows a warp. Keys 0..last query
+// position in tiles of KT (64; 32 for head dimension 256) through shared
+// memory (K and V, rows padded to HD+8 halves: conflict-free ldmatrix),
 // double-buffered with cp.async. S = Q K^T per warp (q in f16, scaled by
-// scale*log2 e), the causal mask, an online softmax in registers (log2
-// units), P (f16) times V with V's fragments through ldmatrix.trans; the
-// S accumulators of two 8-key n-tiles are P's A fragment for 16 keys.
+// scale*log2 e; K's fragments through ldmatrix when LK, else 32-bit shared
+// loads), the causal mask, an online softmax in registers (log2 units), P
+// (f16) times V with V's fragments through ldmatrix.trans; the S
+// accumulators of two 8-key n-tiles are P's A fragment for 16 keys.
+//
+// Splits (nsplit > 1, split = blockIdx.z): a tile's key tiles are cut into
+// nsplit equal ranges of chunk = ceil(nkt/nsplit) tiles, so that a deep
+// context fills the GPU with blocks even when the query tiles are few; a
+// split writes its rows' unnormalized partials (max and sum in log2 units,
+// output) at ((token*H + head)*nsplit + split), which pattn_comb combines.
+// A row may see no key of its split (keys past its position): its max stays
+// -inf and its sum 0, and the softmax takes 0 as the base meanwhile.
 // Dynamic shared memory: 2 stages x (K, V) x KT x (HD+8) halves.
-template <int HD, int G>
+template <int HD>
+struct pre_shape {
+  static constexpr int KT = HD > 128 ? 32 : 64;
+};
+
+template <int HD, int G, bool LK>
 __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int* __restrict__ tiles,
                                           const int* __restrict__ pos, const int* __restrict__ toff,
                                           const int* __restrict__ tabs, int bs, int sh, int H, int KVH,
                                           const __half* __restrict__ Kc, const __half* __restrict__ Vc, float scale,
-                                          float* __restrict__ out) {
-  constexpr int QT = 64 / G, KT = HD > 128 ? 32 : 64, RS = HD + 8, NKS = HD / 16, NDT = HD / 8, CH = HD / 8;
+                                          int nsplit, float* __restrict__ pm, float* __restrict__ pl,
+                                          float* __restrict__ pacc, float* __restrict__ out) {
+  constexpr int QT = 64 / G, KT = pre_shape<HD>::KT, RS = HD + 8, NKS = HD / 16, NDT = HD / 8, CH = HD / 8;
   constexpr int NNT = KT / 8;  // 8-key n-tiles of S per key tile
+  static_assert(NKS % 2 == 0, "K fragments two k-steps at a time");
   extern __shared__ __align__(16) __half pp_smem[];  // [2][2][KT][RS]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-  const int hg = blockIdx.y;
+  const int hg = blockIdx.y, split = blockIdx.z;
   const int kvh = hg * G / (H / KVH);  // the KV head of query heads hg*G..
   const int t0 = tiles[2 * blockIdx.x], qn = tiles[2 * blockIdx.x + 1];
   const int p0 = pos[t0];
   const int* tab = tabs + toff[t0];
   const int pmax = p0 + qn - 1;  // the last query position, the last key
   const int nkt = pmax / KT + 1;
+  const int chunk = (nkt + nsplit - 1) / nsplit;
+  const int kt0 = split * chunk, kt1 = min(nkt, kt0 + chunk);
+  if (kt0 >= kt1) return;  // pattn_comb reads only the splits with keys
   const int r0 = warp * 16 + gid, r1 = r0 + 8;
   const int g = r0 / QT;  // rows r0 and r1 share the head (QT >= 16)
   const int tq0 = r0 % QT, tq1 = r1 % QT;
@@ -614,26 +633,38 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
 #pragma unroll
   for (int dt = 0; dt < NDT; dt++) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
 
-  load(0, 0);
+  load(0, kt0);
   cp_async_commit();
-  for (int kt = 0; kt < nkt; kt++) {
-    if (kt + 1 < nkt) load((kt + 1) & 1, kt + 1);
+  for (int kt = kt0; kt < kt1; kt++) {
+    const int st = (kt - kt0) & 1;
+    if (kt + 1 < kt1) load(st ^ 1, kt + 1);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
-    const __half* ks_ = pp_smem + (size_t)(kt & 1) * 2 * KT * RS;
+    const __half* ks_ = pp_smem + (size_t)st * 2 * KT * RS;
     const __half* vs_ = ks_ + KT * RS;
     if (kt * KT <= wmax) {
       float s[NNT][4];
 #pragma unroll
       for (int nt = 0; nt < NNT; nt++) {
         s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-        const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
+        if (LK) {
+          const __half* kr = ks_ + (nt * 8 + (lane & 7)) * RS + (lane >> 3) * 8;
 #pragma unroll
-        for (int kk = 0; kk < NKS; kk++) {
-          const unsigned b0 = *(const unsigned*)(kr + kk * 16);
-          const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
-          mma_f16(s[nt], qa[kk], b0, b1);
+          for (int kk = 0; kk < NKS; kk += 2) {
+            unsigned b0, b1, b2, b3;
+            ldsm_x4(b0, b1, b2, b3, kr + kk * 16);
+            mma_f16(s[nt], qa[kk], b0, b1);
+            mma_f16(s[nt], qa[kk + 1], b2, b3);
+          }
+        } else {
+          const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
+#pragma unroll
+          for (int kk = 0; kk < NKS; kk++) {
+            const unsigned b0 = *(const unsigned*)(kr + kk * 16);
+            const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
+            mma_f16(s[nt], qa[kk], b0, b1);
+          }
         }
       }
       float mx0 = mr0, mx1 = mr1;
@@ -652,9 +683,11 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
       mx0 = fmaxf(mx0, __shfl_xor_sync(FULL, mx0, 2));
       mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 1));
       mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 2));
-      // Key 0 is in every row's range, so the maxima are finite from the
-      // first tile on.
-      const float a0 = exp2f(mr0 - mx0), a1 = exp2f(mr1 - mx1);
+      // Without splits key 0 is in every row's range, so the maxima are
+      // finite from the first tile on; a split's rows may have seen no key
+      // yet (base 0: their scores and sums stay 0).
+      const float b0 = mx0 == -INFINITY ? 0.f : mx0, b1 = mx1 == -INFINITY ? 0.f : mx1;
+      const float a0 = exp2f(mr0 - b0), a1 = exp2f(mr1 - b1);
       mr0 = mx0;
       mr1 = mx1;
       l0 *= a0;
@@ -669,8 +702,8 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
       unsigned pa[NNT / 2][4];
 #pragma unroll
       for (int nt = 0; nt < NNT; nt++) {
-        const float e0 = exp2f(s[nt][0] - mx0), e1 = exp2f(s[nt][1] - mx0);
-        const float e2 = exp2f(s[nt][2] - mx1), e3 = exp2f(s[nt][3] - mx1);
+        const float e0 = exp2f(s[nt][0] - b0), e1 = exp2f(s[nt][1] - b0);
+        const float e2 = exp2f(s[nt][2] - b1), e3 = exp2f(s[nt][3] - b1);
         l0 += e0 + e1;
         l1 += e2 + e3;
         pa[nt >> 1][(nt & 1) * 2] = pack_h2(e0, e1);
@@ -681,10 +714,10 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
         const __half* vr = vs_ + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * RS + (lane >> 4) * 8;
 #pragma unroll
         for (int dp = 0; dp < NDT / 2; dp++) {
-          unsigned b0, b1, b2, b3;
-          ldsm_x4_t(b0, b1, b2, b3, vr + dp * 16);
-          mma_f16(o[2 * dp], pa[kk], b0, b1);
-          mma_f16(o[2 * dp + 1], pa[kk], b2, b3);
+          unsigned v0, v1, v2, v3;
+          ldsm_x4_t(v0, v1, v2, v3, vr + dp * 16);
+          mma_f16(o[2 * dp], pa[kk], v0, v1);
+          mma_f16(o[2 * dp + 1], pa[kk], v2, v3);
         }
       }
     }
@@ -695,25 +728,84 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
   l0 += __shfl_xor_sync(FULL, l0, 2);
   l1 += __shfl_xor_sync(FULL, l1, 1);
   l1 += __shfl_xor_sync(FULL, l1, 2);
+  const int h = hg * G + g;
+  if (nsplit > 1) {
+    if (tq0 < qn) {
+      const size_t pi = ((size_t)(t0 + tq0) * H + h) * nsplit + split;
+      float* d0 = pacc + pi * HD + tig * 2;
+#pragma unroll
+      for (int dt = 0; dt < NDT; dt++) *(float2*)(d0 + dt * 8) = make_float2(o[dt][0], o[dt][1]);
+      if (tig == 0) {
+        pm[pi] = mr0;
+        pl[pi] = l0;
+      }
+    }
+    if (tq1 < qn) {
+      const size_t pi = ((size_t)(t0 + tq1) * H + h) * nsplit + split;
+      float* d1 = pacc + pi * HD + tig * 2;
+#pragma unroll
+      for (int dt = 0; dt < NDT; dt++) *(float2*)(d1 + dt * 8) = make_float2(o[dt][2], o[dt][3]);
+      if (tig == 0) {
+        pm[pi] = mr1;
+        pl[pi] = l1;
+      }
+    }
+    return;
+  }
   const float i0 = 1.f / l0, i1 = 1.f / l1;
   if (tq0 < qn) {
-    float* d0 = out + ((size_t)(t0 + tq0) * H + hg * G + g) * HD + tig * 2;
+    float* d0 = out + ((size_t)(t0 + tq0) * H + h) * HD + tig * 2;
 #pragma unroll
     for (int dt = 0; dt < NDT; dt++) *(float2*)(d0 + dt * 8) = make_float2(o[dt][0] * i0, o[dt][1] * i0);
   }
   if (tq1 < qn) {
-    float* d1 = out + ((size_t)(t0 + tq1) * H + hg * G + g) * HD + tig * 2;
+    float* d1 = out + ((size_t)(t0 + tq1) * H + h) * HD + tig * 2;
 #pragma unroll
     for (int dt = 0; dt < NDT; dt++) *(float2*)(d1 + dt * 8) = make_float2(o[dt][2] * i1, o[dt][3] * i1);
   }
 }
 
-#define PP_INST(HD, G)                                                                                        \
-  extern "C" __global__ void __launch_bounds__(128) pattn_pre_h##HD##_g##G(                                   \
-      const float* __restrict__ q, const int* __restrict__ tiles, const int* __restrict__ pos,                \
-      const int* __restrict__ toff, const int* __restrict__ tabs, int bs, int sh, int H, int KVH,                     \
-      const __half* __restrict__ Kc, const __half* __restrict__ Vc, float scale, float* __restrict__ out) {   \
-    pattn_pre<HD, G>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, out);                              \
+// pattn_comb combines the nsplit partials of pattn_pre's split blocks:
+// grid (tiles, H), a thread per (token, dimension) of the tile's tokens
+// and head blockIdx.y; the splits with keys are the first ceil(nkt/chunk)
+// (as pattn_pre cuts them).
+template <int HD>
+__device__ __forceinline__ void pattn_comb(const int* __restrict__ tiles, const int* __restrict__ pos, int H,
+                                           int nsplit, const float* __restrict__ pm, const float* __restrict__ pl,
+                                           const float* __restrict__ pacc, float* __restrict__ out) {
+  constexpr int KT = pre_shape<HD>::KT;
+  const int t0 = tiles[2 * blockIdx.x], qn = tiles[2 * blockIdx.x + 1], h = blockIdx.y;
+  const int nkt = (pos[t0] + qn - 1) / KT + 1;
+  const int chunk = (nkt + nsplit - 1) / nsplit;
+  const int nact = (nkt + chunk - 1) / chunk;
+  for (int i = threadIdx.x; i < qn * HD; i += blockDim.x) {
+    const int tq = i / HD, d = i % HD;
+    const size_t pi = ((size_t)(t0 + tq) * H + h) * nsplit;
+    float M = -INFINITY;
+    for (int s = 0; s < nact; s++) M = fmaxf(M, pm[pi + s]);
+    float L = 0.f, acc = 0.f;
+    for (int s = 0; s < nact; s++) {
+      const float e = exp2f(pm[pi + s] - M);  // 0 for a split that saw no key of the row
+      L += pl[pi + s] * e;
+      acc += pacc[(pi + s) * HD + d] * e;
+    }
+    out[((size_t)(t0 + tq) * H + h) * HD + d] = acc / L;
+  }
+}
+
+#define PP_ARGS                                                                                                  \
+  const float *__restrict__ q, const int *__restrict__ tiles, const int *__restrict__ pos,                       \
+      const int *__restrict__ toff, const int *__restrict__ tabs, int bs, int sh, int H, int KVH,                \
+      const __half *__restrict__ Kc, const __half *__restrict__ Vc, float scale, int nsplit,                     \
+      float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc, float *__restrict__ out
+// Up to head dimension 128: at most 168 registers, three blocks an SM (as
+// their shared memory allows).
+#define PP_INST(HD, G)                                                                                           \
+  extern "C" __global__ void __launch_bounds__(128, (HD) > 128 ? 1 : 3) pattn_pre_h##HD##_g##G(PP_ARGS) {       \
+    pattn_pre<HD, G, true>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out); \
+  }                                                                                                              \
+  extern "C" __global__ void __launch_bounds__(128, (HD) > 128 ? 1 : 3) pattn_prel_h##HD##_g##G(PP_ARGS) {      \
+    pattn_pre<HD, G, false>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out); \
   }
 PP_INST(32, 1)
 PP_INST(32, 2)
@@ -727,3 +819,14 @@ PP_INST(128, 4)
 PP_INST(256, 1)
 PP_INST(256, 2)
 PP_INST(256, 4)
+
+#define PC_INST(HD)                                                                                             \
+  extern "C" __global__ void __launch_bounds__(256) pattn_comb_h##HD(                                           \
+      const int* __restrict__ tiles, const int* __restrict__ pos, int H, int nsplit, const float* __restrict__ pm, \
+      const float* __restrict__ pl, const float* __restrict__ pacc, float* __restrict__ out) {                  \
+    pattn_comb<HD>(tiles, pos, H, nsplit, pm, pl, pacc, out);                                                   \
+  }
+PC_INST(32)
+PC_INST(64)
+PC_INST(128)
+PC_INST(256)
