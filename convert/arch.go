@@ -32,6 +32,10 @@ type archSpec struct {
 	// when config.json has head_dim, as llama.cpp's converter does; else
 	// always.
 	headDimKeys bool
+	// moe: every layer's feed-forward is a mixture of experts (Qwen3-MoE):
+	// a router (mlp.gate) and experts' projections, stacked into 3-D
+	// tensors (moeSpecs).
+	moe bool
 	// embedding: the checkpoint is a model without a head (Qwen3Model,
 	// Qwen3-Embedding's class), written with a pooling type (readPooling)
 	// and a tied head whatever tie_word_embeddings says.
@@ -44,6 +48,8 @@ var archs = map[string]*archSpec{
 		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true},
 	"Qwen3Model": {hf: "Qwen3Model", gguf: "qwen3", name: "Qwen3 embedding",
 		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true, embedding: true},
+	"Qwen3MoeForCausalLM": {hf: "Qwen3MoeForCausalLM", gguf: "qwen3moe", name: "Qwen3-MoE",
+		maxPos: 32768, vocab: 151936, qkNorm: true, headDimKeys: true, moe: true},
 	"Qwen2ForCausalLM": {hf: "Qwen2ForCausalLM", gguf: "qwen2", name: "Qwen2",
 		maxPos: 32768, vocab: 151936, bias: true, headDimKeys: true},
 	"LlamaForCausalLM": {hf: "LlamaForCausalLM", gguf: "llama", name: "Llama",
@@ -51,7 +57,7 @@ var archs = map[string]*archSpec{
 }
 
 // archNames lists the architectures of archs, sorted, for messages.
-const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3Model"
+const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3Model"
 
 // tensorSpec is one tensor of a checkpoint.
 type tensorSpec struct {
@@ -64,6 +70,14 @@ type tensorSpec struct {
 	// data, when not nil, is the tensor's F32 data, made by the converter
 	// (rope_freqs.weight) rather than read from the checkpoint.
 	data []byte
+	// parts, when not nil, are the checkpoint's tensors stacked, in order,
+	// along the first dimension (one expert's projection each); fused is
+	// the tensor that holds them all otherwise (transformers 5's expert
+	// layout), of which each part is half (first or second half of the
+	// second dimension) or the whole of one expert's slice.
+	parts []string
+	fused string
+	half  int // 0: the whole slice, 1: its first half, 2: its second
 }
 
 // specs lists the tensors of a model of cfg's architecture and shapes, in
@@ -105,6 +119,14 @@ func specs(cfg *Config, output bool) []tensorSpec {
 				tensorSpec{hf: hf + "self_attn.k_norm.weight", gguf: g + "attn_k_norm.weight", shape: []int64{hd}},
 			)
 		}
+		if a.moe {
+			s = append(s,
+				tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
+				tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},
+			)
+			s = append(s, moeSpecs(cfg, hf, g)...)
+			continue
+		}
 		s = append(s,
 			tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
 			tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},
@@ -118,6 +140,31 @@ func specs(cfg *Config, output bool) []tensorSpec {
 		s = append(s, tensorSpec{hf: "lm_head.weight", gguf: "output.weight", shape: []int64{vocab, h}})
 	}
 	return s
+}
+
+// moeSpecs lists a mixture-of-experts layer's feed-forward tensors (hf
+// and g its Hugging Face and GGUF name prefixes): the router, F32 as
+// llama.cpp's converter keeps it, and the experts' gate, up and down
+// projections, each stacked into one 3-D tensor of experts x rows x
+// columns (llama.cpp's Qwen2MoeModel.modify_tensors), from one tensor per
+// expert (the Hub's layout) or from transformers 5's fused gate_up_proj
+// and down_proj.
+func moeSpecs(cfg *Config, hf, g string) []tensorSpec {
+	e, f, h := int64(cfg.NumExperts), int64(cfg.MoEIntermediateSize), int64(cfg.HiddenSize)
+	stack := func(proj, name, fused string, half int, rows, cols int64) tensorSpec {
+		parts := make([]string, e)
+		for i := range parts {
+			parts[i] = hf + "mlp.experts." + strconv.Itoa(i) + "." + proj + ".weight"
+		}
+		return tensorSpec{hf: hf + "mlp.experts." + proj, gguf: g + name, shape: []int64{e, rows, cols},
+			parts: parts, fused: hf + "mlp.experts." + fused, half: half}
+	}
+	return []tensorSpec{
+		{hf: hf + "mlp.gate.weight", gguf: g + "ffn_gate_inp.weight", shape: []int64{e, h}},
+		stack("gate_proj", "ffn_gate_exps.weight", "gate_up_proj", 1, f, h),
+		stack("up_proj", "ffn_up_exps.weight", "gate_up_proj", 2, f, h),
+		stack("down_proj", "ffn_down_exps.weight", "down_proj", 0, h, f),
+	}
 }
 
 // permuteRow returns the checkpoint row that row r of a permuted matrix
@@ -141,3 +188,7 @@ func f32Bytes(v []float32) []byte {
 
 // isNorm reports whether a GGUF tensor is a norm's gains, written as F32.
 func isNorm(name string) bool { return strings.HasSuffix(name, "_norm.weight") }
+
+// isRouter reports whether a GGUF tensor is a mixture of experts' router,
+// which llama.cpp's converter writes as F32 whatever the output type.
+func isRouter(name string) bool { return strings.HasSuffix(name, "ffn_gate_inp.weight") }

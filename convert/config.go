@@ -37,6 +37,13 @@ type Config struct {
 	RopeTheta             float64
 	// TieWordEmbeddings is nil when config.json does not say.
 	TieWordEmbeddings *bool
+	// A mixture of experts (Qwen3-MoE): experts a layer, experts a
+	// token, one expert's feed-forward width, and whether the chosen
+	// experts' weights are renormalized to sum to one (norm_topk_prob).
+	NumExperts          int
+	NumExpertsPerTok    int
+	MoEIntermediateSize int
+	NormTopKProb        bool
 
 	raw  map[string]any
 	arch *archSpec
@@ -180,10 +187,63 @@ func readConfig(dir string) (*Config, error) {
 	if err := c.checkRopeScaling(); err != nil {
 		return nil, err
 	}
+	if a.moe {
+		if err := c.readMoE(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.readPooling(dir); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// readMoE reads a mixture of experts' settings, with the defaults of
+// transformers' Qwen3MoeConfig: 128 experts of width 768, 8 a token,
+// norm_topk_prob false. Every layer must be sparse (decoder_sparse_step
+// 1, no mlp_only_layers), as llama.cpp's qwen3moe reads the file.
+func (c *Config) readMoE() error {
+	for _, p := range []struct {
+		key string
+		dst *int
+		def int
+	}{
+		{"num_experts", &c.NumExperts, 128},
+		{"num_experts_per_tok", &c.NumExpertsPerTok, 8},
+		{"moe_intermediate_size", &c.MoEIntermediateSize, 768},
+	} {
+		v, ok := c.raw[p.key]
+		if !ok || v == nil {
+			*p.dst = p.def
+			continue
+		}
+		n, ok := jsonInt(v)
+		if !ok || n <= 0 || n > 1<<16 {
+			return fmt.Errorf("config.json: %s = %s is not a positive integer up to 65536", p.key, jsonText(v))
+		}
+		*p.dst = int(n)
+	}
+	if c.NumExpertsPerTok > c.NumExperts {
+		return fmt.Errorf("config.json: num_experts_per_tok %d is more than num_experts %d", c.NumExpertsPerTok, c.NumExperts)
+	}
+	if v, ok := c.raw["norm_topk_prob"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("config.json: norm_topk_prob = %s is not true or false", jsonText(v))
+		}
+		c.NormTopKProb = b
+	}
+	if v, ok := c.raw["decoder_sparse_step"]; ok && v != nil {
+		if n, ok := jsonInt(v); !ok || n != 1 {
+			return fmt.Errorf("config.json: decoder_sparse_step = %s: only models with experts in every layer (1) are supported", jsonText(v))
+		}
+	}
+	if v, ok := c.raw["mlp_only_layers"]; ok && v != nil {
+		if l, ok := v.([]any); !ok || len(l) > 0 {
+			return fmt.Errorf("config.json: mlp_only_layers = %s: only models with experts in every layer are supported", jsonText(v))
+		}
+	}
+	return nil
 }
 
 // checkRopeScaling refuses RoPE scaling other than Llama 3's in a Llama

@@ -163,6 +163,14 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 	if cfg.pooling != poolNone {
 		kvs = append(kvs, kv{a + "pooling_type", cfg.pooling})
 	}
+	if cfg.arch.moe {
+		kvs = append(kvs,
+			kv{a + "expert_count", uint32(cfg.NumExperts)},
+			kv{a + "expert_used_count", uint32(cfg.NumExpertsPerTok)},
+			kv{a + "expert_feed_forward_length", uint32(cfg.MoEIntermediateSize)},
+			kv{a + "expert_weights_norm", cfg.NormTopKProb},
+		)
+	}
 	kvs = append(kvs,
 		kv{"general.file_type", ft},
 		kv{"general.quantization_version", uint32(2)},
@@ -238,6 +246,9 @@ type job struct {
 	file  *Safetensors // nil for a tensor the converter made
 	out   outTensor
 	heads int // the rows are permuted (tensorSpec.heads)
+	// parts, when not nil, are written in order in place of src (which
+	// then only names and sizes the stack): the experts' tensors.
+	parts []tensorRef
 }
 
 // plan is a checked conversion: metadata, tensors and their layout.
@@ -295,6 +306,12 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 		if s.hf != "" {
 			known[s.hf] = true
 		}
+		for _, name := range s.parts {
+			known[name] = true
+		}
+		if s.fused != "" {
+			known[s.fused] = true
+		}
 	}
 	names := make([]string, 0, len(p.ckpt.tensors))
 	for name := range p.ckpt.tensors {
@@ -308,6 +325,14 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	}
 	for _, s := range want {
 		ref, ok := p.ckpt.tensors[s.hf]
+		var parts []tensorRef
+		if s.parts != nil {
+			var err error
+			if parts, err = p.ckpt.stack(s); err != nil {
+				return err
+			}
+			ref, ok = tensorRef{t: &Tensor{Name: s.hf, DType: parts[0].t.DType, Shape: s.shape}}, true
+		}
 		if s.data != nil {
 			ref, ok = tensorRef{t: &Tensor{Name: s.gguf, DType: F32, Shape: s.shape, Data: s.data}}, true
 		}
@@ -326,13 +351,13 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 			o.shape[len(t.Shape)-1-i] = uint64(d) // ggml order is reversed
 		}
 		switch {
-		case len(o.shape) <= 1 || isNorm(s.gguf):
+		case len(o.shape) <= 1 || isNorm(s.gguf) || isRouter(s.gguf):
 			o.typ = gguf.TensorF32
 		case typ == gguf.TensorQ8_0 && o.shape[0]%quant.QK8_0 != 0:
 			o.typ = gguf.TensorF16
 		}
 		o.size, _ = o.typ.RowBytes(uint64(t.Elements()))
-		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o, heads: s.heads})
+		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o, heads: s.heads, parts: parts})
 	}
 	outs := make([]outTensor, len(p.jobs))
 	for i := range p.jobs {
@@ -393,12 +418,18 @@ func convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		release := func([]byte) {}
-		if j.file != nil {
-			release = j.file.release
+		parts := j.parts
+		if parts == nil {
+			parts = []tensorRef{{t: j.src, file: j.file}}
 		}
-		if err := c.run(ctx, w, j.src, j.heads, j.out.typ, release, progress); err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", j.src.Name, err)
+		for _, pt := range parts {
+			release := func([]byte) {}
+			if pt.file != nil {
+				release = pt.file.release
+			}
+			if err := c.run(ctx, w, pt.t, j.heads, j.out.typ, release, progress); err != nil {
+				return nil, fmt.Errorf("tensor %q: %w", pt.t.Name, err)
+			}
 		}
 		if err := w.pad(); err != nil {
 			return nil, err
@@ -585,6 +616,60 @@ func fixNaNs(out []byte, vals []float32) {
 		}
 		binary.LittleEndian.PutUint16(out[2*i:], uint16(b>>16)&0x8000|h)
 	}
+}
+
+// stack returns the tensors that s stacks (tensorSpec.parts), each of
+// the shape of one slice of s, all of one dtype: the parts themselves, or
+// views of the slices of s.fused where the checkpoint has that instead.
+func (c *checkpoint) stack(s tensorSpec) ([]tensorRef, error) {
+	slice := s.shape[1:]
+	refs := make([]tensorRef, len(s.parts))
+	if f, ok := c.tensors[s.fused]; ok {
+		if _, whole := c.tensors[s.parts[0]]; !whole {
+			return c.fusedStack(s, f)
+		}
+	}
+	for i, name := range s.parts {
+		ref, ok := c.tensors[name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("tensor %q is missing", name)
+		case !slices.Equal(ref.t.Shape, slice):
+			return nil, fmt.Errorf("tensor %q has shape %v, config.json implies %v", name, ref.t.Shape, slice)
+		case i > 0 && ref.t.DType != refs[0].t.DType:
+			return nil, fmt.Errorf("tensor %q has dtype %s, %q has %s", name, ref.t.DType, s.parts[0], refs[0].t.DType)
+		}
+		refs[i] = ref
+	}
+	return refs, nil
+}
+
+// fusedStack views the slices of f, transformers 5's fused experts'
+// tensor of s (experts x rows x columns, or x 2*rows for gate_up_proj, the
+// gate's rows first), as s's parts.
+func (c *checkpoint) fusedStack(s tensorSpec, f tensorRef) ([]tensorRef, error) {
+	want := slices.Clone(s.shape)
+	if s.half != 0 {
+		want[1] *= 2
+	}
+	if !slices.Equal(f.t.Shape, want) {
+		return nil, fmt.Errorf("tensor %q has shape %v, config.json implies %v", s.fused, f.t.Shape, want)
+	}
+	if int64(len(f.t.Data)) != f.t.Elements()*int64(f.t.DType.Size()) {
+		return nil, fmt.Errorf("tensor %q has %d bytes for %d values", s.fused, len(f.t.Data), f.t.Elements())
+	}
+	per := len(f.t.Data) / int(s.shape[0]) // bytes of one expert's slice
+	part, off := per, 0
+	if s.half != 0 {
+		part = per / 2
+		off = (s.half - 1) * part
+	}
+	refs := make([]tensorRef, s.shape[0])
+	for i := range refs {
+		d := f.t.Data[i*per+off : i*per+off+part]
+		refs[i] = tensorRef{t: &Tensor{Name: s.parts[i], DType: f.t.DType, Shape: s.shape[1:], Data: d}, file: f.file, fileName: f.fileName}
+	}
+	return refs, nil
 }
 
 // checkpoint is the set of safetensors files of a checkpoint folder.

@@ -48,7 +48,7 @@ func TestErrors(t *testing.T) {
 		{"other architecture", func(c *checkpoint, dir string) {
 			c.config["architectures"] = []string{"MistralForCausalLM"}
 			c.write(t, dir)
-		}, convert.Options{}, `convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3Model)`},
+		}, convert.Options{}, `convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3Model)`},
 		{"layout of another architecture", func(c *checkpoint, dir string) {
 			c.config["architectures"] = []string{"LlamaForCausalLM"}
 			c.write(t, dir)

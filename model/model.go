@@ -16,6 +16,7 @@ import (
 	"inferno/model/llama"
 	"inferno/model/qwen2"
 	"inferno/model/qwen3"
+	"inferno/model/qwen3moe"
 	"inferno/tokenizer"
 )
 
@@ -55,6 +56,8 @@ var configs = map[string]func(*gguf.File) (arch.Config, error){
 	qwen3.Architecture: qwen3.ConfigFromGGUF,
 	qwen2.Architecture: qwen2.ConfigFromGGUF,
 	llama.Architecture: llama.ConfigFromGGUF,
+
+	qwen3moe.Architecture: qwen3moe.ConfigFromGGUF,
 }
 
 func load(path string, f *gguf.File) (*Model, error) {

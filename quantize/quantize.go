@@ -351,6 +351,12 @@ func checkInput(f *gguf.File) (Model, error) {
 		}
 		*p.v = int(n)
 	}
+	if n, err := f.Int(arch + ".expert_count"); err == nil {
+		if n < 0 || n > 1<<16 {
+			return Model{}, fmt.Errorf("metadata %s.expert_count = %d is out of range", arch, n)
+		}
+		m.Experts = int(n)
+	}
 	for _, t := range f.Tensors {
 		switch t.Type {
 		case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16:

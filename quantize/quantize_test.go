@@ -266,7 +266,7 @@ func TestQuantizeErrors(t *testing.T) {
 		{filepath.Join(dir, "missing.gguf"), "Q4_K_M", "no such file"},
 		{notGGUF, "Q4_K_M", "bad magic"},
 		{truncated, "Q4_K_M", "past the end of the file"},
-		{gemma, "Q4_K_M", `architecture "gemma3" is not supported (want llama, qwen2, qwen3)`},
+		{gemma, "Q4_K_M", `architecture "gemma3" is not supported (want llama, qwen2, qwen3, qwen3moe)`},
 		{noLayers, "Q4_K_M", "qwen3.block_count"},
 		{zeroHeads, "Q4_K_M", "head_count_kv = 0 is out of range"},
 		{quantized, "Q4_K_M", "token_embd.weight is already quantized (Q8_0)"},

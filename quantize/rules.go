@@ -19,18 +19,21 @@ type Tensor struct {
 
 // Architectures are the values of general.architecture whose files
 // Quantize takes: dense models whose rules differ only by the 70B type
-// (Model.is70B).
-var Architectures = []string{"llama", "qwen2", "qwen3"}
+// (Model.is70B), and Qwen3-MoE, whose rules read the number of experts
+// (Model.Experts).
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
 
 // Model is the hyperparameters the rules read: the architecture and the
 // number of layers (which make llama.cpp's 70B type), the number of
 // layers again (block_count, which the ffn_down rules divide) and the
 // query and KV head counts, whose quotient is the GQA ratio the attn_v
-// rules test.
+// rules test, and the number of experts (llama.cpp's n_expert), of which
+// exactly 8 gives attn_k, attn_v and attn_output more bits.
 type Model struct {
 	Layers  int
 	Heads   int
 	KVHeads int
+	Experts int    // 0 for a dense model
 	Arch    string // general.architecture; "" is qwen3
 }
 
@@ -264,10 +267,13 @@ func (s *state) tensorType(t Tensor, pure bool) (gguf.TensorType, error) {
 	return s.fallback(t, typ)
 }
 
-// rules is llama_tensor_get_type_impl for the dense Qwen3, Qwen2 and
-// Llama architectures (no experts, not Falcon; the 70B type of the last
-// two) and the mixtures of this package; the branches for the IQ1/IQ2/IQ3
-// mixtures, MXFP4 and the ternary types are left out.
+// rules is llama_tensor_get_type_impl for the Qwen3, Qwen3-MoE, Qwen2 and
+// Llama architectures (not Falcon; the 70B type of the last two) and the
+// mixtures of this package; the branches for the IQ1/IQ2/IQ3 mixtures,
+// MXFP4 and the ternary types are left out. An expert stack
+// (ffn_gate_exps, ffn_up_exps, ffn_down_exps) is ruled as its layer's
+// dense matrix of the same category: llama.cpp reads its layer from its
+// name, which is the count the rules keep with one stack a layer.
 func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 	ft := s.m.Name
 	gqa := s.model.gqa()
@@ -309,7 +315,14 @@ func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 			// Eight query heads share each KV head: attn_v is small.
 			typ = gguf.TensorQ5_K
 		}
+		if s.model.Experts == 8 {
+			// llama.cpp's rule for 8-expert models (Mixtral): a small
+			// tensor, kept at Q8_0.
+			typ = gguf.TensorQ8_0
+		}
 		s.iAttnV++
+	case c == catAttnK && s.model.Experts == 8:
+		typ = gguf.TensorQ8_0
 	case c == catAttnK || c == catAttnQ:
 		// Only the IQ3 mixtures change them.
 	case c == catFFNDown:
@@ -337,6 +350,11 @@ func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 			typ = gguf.TensorQ5_K
 		}
 		s.iFFNDown++
+	case c == catAttnOutput && s.model.Experts == 8:
+		switch ft {
+		case "Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ4_XS":
+			typ = gguf.TensorQ5_K
+		}
 	case c == catAttnOutput:
 		switch ft {
 		case "Q2_K":

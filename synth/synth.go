@@ -1,5 +1,5 @@
-// Package synth writes GGUF models of the Qwen3, Qwen2 and Llama
-// architectures with deterministic random weights. With the real tokenizer copied in, they stand in for
+// Package synth writes GGUF models of the Qwen3, Qwen3-MoE, Qwen2 and
+// Llama architectures with deterministic random weights. With the real tokenizer copied in, they stand in for
 // real checkpoints in tests and benchmarks: same shapes, same bytes per
 // step, no download.
 //
@@ -58,9 +58,14 @@ type Preset struct {
 	// Untied models have a separate output head (output.weight); the
 	// others use the token embedding as the head.
 	Untied bool
-	// Arch is general.architecture: "qwen3" (also when empty), "qwen2"
-	// (Q/K/V biases, no QK-norm) or "llama" (no QK-norm).
+	// Arch is general.architecture: "qwen3" (also when empty), "qwen3moe"
+	// (Qwen3 with a mixture of experts in every layer), "qwen2" (Q/K/V
+	// biases, no QK-norm) or "llama" (no QK-norm).
 	Arch string
+	// Experts, TopK and ExpertFFN shape a qwen3moe model's mixture:
+	// experts per layer, experts a token runs, and one expert's
+	// feed-forward width. FFN is then only written as metadata.
+	Experts, TopK, ExpertFFN int
 	// RopeTheta is the RoPE base; 0 means Qwen3's 1e6.
 	RopeTheta float64
 	// Llama3 is Llama 3's RoPE scaling, written as rope_freqs.weight;
@@ -87,7 +92,8 @@ func (p Preset) arch() string {
 // shapes of Qwen3-0.6B to Qwen3-32B (from their config.json), "tiny" a
 // 2-layer model for tests; "llama3-1b" and "llama3-8b" those of Llama
 // 3.2 1B and Llama 3.1 8B, "qwen2.5-0.5b" and "qwen2.5-7b" those of
-// Qwen2.5-0.5B and 7B.
+// Qwen2.5-0.5B and 7B, "30b-a3b" that of Qwen3-30B-A3B (128 experts, 8
+// a token) and "tiny-moe" a 2-layer mixture of 8 experts for tests.
 var Presets = map[string]Preset{
 	"tiny": {Name: "tiny", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936, ContextLength: 40960},
 	"0.6b": {Name: "0.6b", Layers: 28, Hidden: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
@@ -105,14 +111,21 @@ var Presets = map[string]Preset{
 		ContextLength: 32768, RopeTheta: 1e6},
 	"qwen2.5-7b": {Name: "qwen2.5-7b", Arch: "qwen2", Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, HeadDim: 128, Vocab: 152064,
 		ContextLength: 32768, Untied: true, RopeTheta: 1e6},
+
+	"tiny-moe": {Name: "tiny-moe", Arch: "qwen3moe", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936,
+		ContextLength: 40960, Experts: 8, TopK: 2, ExpertFFN: 64},
+	"30b-a3b": {Name: "30b-a3b", Arch: "qwen3moe", Layers: 48, Hidden: 2048, FFN: 6144, Heads: 32, KVHeads: 4, HeadDim: 128, Vocab: 151936,
+		ContextLength: 40960, Untied: true, Experts: 128, TopK: 8, ExpertFFN: 768},
 }
 
 // PresetNames lists the presets from the smallest.
-var PresetNames = []string{"tiny", "0.6b", "1.7b", "4b", "8b", "14b", "32b", "qwen2.5-0.5b", "llama3-1b", "qwen2.5-7b", "llama3-8b"}
+var PresetNames = []string{"tiny", "tiny-moe", "0.6b", "1.7b", "4b", "8b", "14b", "32b", "qwen2.5-0.5b", "llama3-1b", "qwen2.5-7b", "llama3-8b", "30b-a3b"}
 
 // Shape overrides a preset's shape; zero fields keep the preset's values.
 type Shape struct {
 	Layers, Hidden, FFN, Heads, KVHeads, HeadDim, Vocab int
+	// Experts, TopK and ExpertFFN change a qwen3moe preset's mixture.
+	Experts, TopK, ExpertFFN int
 	// Untied adds a separate output head to a preset that has none.
 	Untied bool
 }
@@ -172,7 +185,8 @@ func Resolve(opts Options) (Preset, error) {
 	}{
 		{"layers", s.Layers, &p.Layers}, {"hidden", s.Hidden, &p.Hidden}, {"ffn", s.FFN, &p.FFN},
 		{"heads", s.Heads, &p.Heads}, {"kv-heads", s.KVHeads, &p.KVHeads}, {"head-dim", s.HeadDim, &p.HeadDim},
-		{"vocab", s.Vocab, &p.Vocab},
+		{"vocab", s.Vocab, &p.Vocab}, {"experts", s.Experts, &p.Experts}, {"experts-used", s.TopK, &p.TopK},
+		{"expert-ffn", s.ExpertFFN, &p.ExpertFFN},
 	} {
 		if o.v < 0 || o.v > 1<<20 {
 			return Preset{}, fmt.Errorf("synth: %s %d is out of range (1 to %d)", o.name, o.v, 1<<20)
@@ -196,6 +210,10 @@ func Resolve(opts Options) (Preset, error) {
 		return Preset{}, fmt.Errorf("synth: head dimension %d is odd (rotary embeddings rotate pairs)", p.HeadDim)
 	case p.Heads*p.HeadDim > 1<<20:
 		return Preset{}, fmt.Errorf("synth: %d heads of %d values are too many", p.Heads, p.HeadDim)
+	case p.Experts != 0 && p.arch() != "qwen3moe":
+		return Preset{}, fmt.Errorf("synth: the %s architecture has no experts", p.arch())
+	case p.arch() == "qwen3moe" && (p.Experts > 1<<12 || p.TopK < 1 || p.TopK > p.Experts || p.ExpertFFN < 1):
+		return Preset{}, fmt.Errorf("synth: %d experts a token of %d, of width %d, is not a mixture of experts", p.TopK, p.Experts, p.ExpertFFN)
 	}
 	return p, nil
 }
@@ -241,6 +259,9 @@ type spec struct {
 	center     float64 // norm: values center*(1 ± spread)
 	spread     float64
 	data       []byte // fixed: the F32 values
+	// experts, when not 0: a matrix of experts stacked matrices of
+	// rows/experts rows each, a 3-D tensor.
+	experts int
 }
 
 // specs lists the tensors of p in file order. Embeddings are small (std
@@ -276,14 +297,18 @@ func specs(p Preset) []spec {
 			mat(b+"attn_v.weight", kvd, p.Hidden, inv(p.Hidden)),
 		)
 		switch p.arch() {
-		case "qwen3":
+		case "qwen3", "qwen3moe":
 			s = append(s, nrm(b+"attn_q_norm.weight", p.HeadDim, 1, 0.1), nrm(b+"attn_k_norm.weight", p.HeadDim, 1, 0.1))
 		case "qwen2":
 			// Biases of about 0.1 (values in [0, 0.2]).
 			s = append(s, nrm(b+"attn_q.bias", qd, 0.1, 1), nrm(b+"attn_k.bias", kvd, 0.1, 1), nrm(b+"attn_v.bias", kvd, 0.1, 1))
 		}
+		s = append(s, mat(b+"attn_output.weight", p.Hidden, qd, inv(qd)))
+		if p.Experts > 0 {
+			s = append(s, moeSpecs(p, b, nrm, inv)...)
+			continue
+		}
 		s = append(s,
-			mat(b+"attn_output.weight", p.Hidden, qd, inv(qd)),
 			nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
 			mat(b+"ffn_gate.weight", p.FFN, p.Hidden, inv(p.Hidden)),
 			mat(b+"ffn_up.weight", p.FFN, p.Hidden, inv(p.Hidden)),
@@ -297,6 +322,22 @@ func specs(p Preset) []spec {
 	return s
 }
 
+// moeSpecs are the feed-forward tensors of layer b (its "blk.N." prefix)
+// of a qwen3moe model: its norm, the router and the experts' stacked
+// matrices.
+func moeSpecs(p Preset, b string, nrm func(string, int, float64, float64) spec, inv func(int) float64) []spec {
+	stack := func(name string, rows, cols int, std float64) spec {
+		return spec{name: name, kind: matrix, rows: p.Experts * rows, cols: cols, std: std, experts: p.Experts}
+	}
+	return []spec{
+		nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
+		{name: b + "ffn_gate_inp.weight", kind: matrix, rows: p.Experts, cols: p.Hidden, std: inv(p.Hidden)},
+		stack(b+"ffn_gate_exps.weight", p.ExpertFFN, p.Hidden, inv(p.Hidden)),
+		stack(b+"ffn_up_exps.weight", p.ExpertFFN, p.Hidden, inv(p.Hidden)),
+		stack(b+"ffn_down_exps.weight", p.Hidden, p.ExpertFFN, inv(p.ExpertFFN)),
+	}
+}
+
 // ropeTheta returns the RoPE base.
 func (p Preset) ropeTheta() float64 {
 	if p.RopeTheta == 0 {
@@ -306,8 +347,11 @@ func (p Preset) ropeTheta() float64 {
 }
 
 func (s spec) shape() []uint64 {
-	if s.kind != matrix {
+	switch {
+	case s.kind != matrix:
 		return []uint64{uint64(s.cols)}
+	case s.experts > 0:
+		return []uint64{uint64(s.cols), uint64(s.rows / s.experts), uint64(s.experts)}
 	}
 	return []uint64{uint64(s.cols), uint64(s.rows)}
 }
@@ -340,7 +384,7 @@ func plan(p Preset, sp []spec, m quantize.Mixture, pure bool) ([]gguf.TensorType
 	for i, s := range sp {
 		ts[i] = quantize.Tensor{Name: s.name, Type: gguf.TensorF32, Shape: s.shape()}
 	}
-	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads, Arch: p.arch()}, m, pure)
+	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads, Experts: p.Experts, Arch: p.arch()}, m, pure)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
 	}
@@ -401,6 +445,16 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 		{arch + "attention.layer_norm_rms_epsilon", float32(1e-6)},
 		{"general.file_type", m.FileType},
 		{"general.quantization_version", uint32(2)},
+	}
+	if p.Experts > 0 {
+		meta = append(meta, []struct {
+			key string
+			val any
+		}{
+			{arch + "expert_count", uint32(p.Experts)},
+			{arch + "expert_used_count", uint32(p.TopK)},
+			{arch + "expert_feed_forward_length", uint32(p.ExpertFFN)},
+		}...)
 	}
 	for _, kv := range meta {
 		if err := gw.Set(kv.key, kv.val); err != nil {

@@ -139,7 +139,7 @@ func TestConvertBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", mistral, out}, `inferno: convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)`},
+		{[]string{"convert", mistral, out}, `inferno: convert: architecture "MistralForCausalLM" is not supported (want one of LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3Model)`},
 		{[]string{"convert", truncated, out}, "inferno: convert: model.safetensors: header length"},
 		{[]string{"convert", filepath.Join(dir, "nothing"), out}, "inferno: convert: checkpoint folder " + filepath.Join(dir, "nothing") + " does not exist"},
 		{[]string{"convert", truncated, out, "--type", "q4_0"}, `--type "q4_0": want f32, f16, bf16 or q8_0`},

@@ -48,15 +48,18 @@ func synthCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "synth OUT.gguf",
-		Short: "Write a Qwen3, Qwen2 or Llama model with deterministic random weights",
+		Short: "Write a Qwen3, Qwen3-MoE, Qwen2 or Llama model with deterministic random weights",
 		Long: `Synth writes a GGUF model with random weights drawn from --seed. Presets
 0.6b, 1.7b, 4b, 8b, 14b and 32b have exactly the shapes of Qwen3-0.6B to
 Qwen3-32B (tied embeddings up to 4b, a separate output head from 8b on);
 qwen2.5-0.5b and qwen2.5-7b those of Qwen2.5 (architecture qwen2),
 llama3-1b and llama3-8b those of Llama 3.2 1B and Llama 3.1 8B (llama,
-with Llama 3's RoPE scaling); tiny is a 2-layer Qwen3 model for tests. --layers, --hidden, --ffn,
---heads, --kv-heads, --head-dim, --vocab-size and --untied change the
-preset's shape.
+with Llama 3's RoPE scaling); 30b-a3b that of Qwen3-30B-A3B (qwen3moe:
+128 experts of width 768, 8 a token); tiny is a 2-layer Qwen3 model and
+tiny-moe a 2-layer Qwen3-MoE model for tests. --layers, --hidden, --ffn,
+--heads, --kv-heads, --head-dim, --vocab-size, --untied and, for
+qwen3moe, --experts, --experts-used and --expert-ffn change the preset's
+shape.
 
 --type is a quantization mixture as llama-quantize names it (` + quantize.Names() + `):
 each tensor gets the type llama-quantize gives it (in Q4_K_M, Q4_K for
@@ -163,6 +166,9 @@ written.`,
 	cmd.Flags().IntVar(&shape.HeadDim, "head-dim", 0, "head dimension (0: the preset's)")
 	cmd.Flags().IntVar(&shape.Vocab, "vocab-size", 0, "embedding rows (0: the preset's)")
 	cmd.Flags().BoolVar(&shape.Untied, "untied", false, "write a separate output head (output.weight)")
+	cmd.Flags().IntVar(&shape.Experts, "experts", 0, "experts a layer, qwen3moe (0: the preset's)")
+	cmd.Flags().IntVar(&shape.TopK, "experts-used", 0, "experts a token, qwen3moe (0: the preset's)")
+	cmd.Flags().IntVar(&shape.ExpertFFN, "expert-ffn", 0, "feed-forward size of one expert, qwen3moe (0: the preset's)")
 	cmd.Flags().IntVar(&bank, "bank", 0, "rows per bank of random rows (0: banks of 1024 above a billion weights, -1: draw every value)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "threads that encode (0: all cores)")
 	return cmd
@@ -171,7 +177,7 @@ written.`,
 // shapeFlags are synth's flags that change the preset's shape: 0 there
 // means the preset's value, so a 0 given on the command line is refused
 // rather than ignored.
-var shapeFlags = []string{"layers", "hidden", "ffn", "heads", "kv-heads", "head-dim", "vocab-size"}
+var shapeFlags = []string{"layers", "hidden", "ffn", "heads", "kv-heads", "head-dim", "vocab-size", "experts", "experts-used", "expert-ffn"}
 
 // checkShapeFlags refuses a shape flag set to 0 or less.
 func checkShapeFlags(cmd *cobra.Command) error {
