@@ -5,7 +5,7 @@ import (
 )
 
 // gpuBatchRunner opens the GPU's batched runner with blocks blocks of bs
-// positions, sharing the weights of the backend's first GPU runner. With
+// positions, sharing the backend's GPU weights (cuda.Model). With
 // blocks 0 it takes want blocks (room for the requested sequences) or,
 // when the device has not that much free, as many as its free memory
 // holds.

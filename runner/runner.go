@@ -68,7 +68,7 @@ type Backend struct {
 	kv      kvcache.Type
 	ops     backend.Ops     // CPU backends
 	tracer  *backend.Tracer // with Config.Trace on a CPU backend
-	gpu     *cuda.Runner    // the GPU's weights, which its batched runners share
+	gpu     *cuda.Model     // the GPU's weights, which its batched runners share
 	threads int
 	closed  bool
 }
@@ -169,7 +169,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 }
 
 func (b *Backend) openGPU(cfg Config) error {
-	r, err := cuda.NewRunner(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress})
+	r, err := cuda.Load(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress})
 	if err != nil {
 		return err
 	}

@@ -105,15 +105,14 @@ func parseBatchTuning(s string) (batchTuning, error) {
 // BatchRunner runs one forward pass over the tokens of many sequences
 // (continuous batching) on the GPU, their keys and values in a pool of
 // fixed-size blocks that it owns. It implements engine.BatchRunner. It
-// shares the weights (and device, kernels and stream) of the Runner it
-// was made from; the weights are freed with the last of them closed. A
+// shares the weights (and device, kernels and stream) of the Model it was
+// made from; the weights are freed with the last of them closed. A
 // BatchRunner must be used by one goroutine at a time, and not at the same
 // time as the runners it shares the weights with.
 type BatchRunner struct {
-	base   *Runner // weights, configuration and matvec launch choices (a copy; never run)
+	base   *Model // weights, configuration and matvec launch choices
 	dev    *device
 	cfg    arch.Config
-	shared *shared
 	bt     batchTuning
 	at     attnTuning // INFERNO_CUDA_ATTN (attn.go)
 	preOcc int        // pattn_pre blocks an SM holds (attn.go; 0: not read yet)
@@ -205,10 +204,11 @@ type BatchStats struct {
 // device, kernels and weights. blocks 0 sizes the pool from the free GPU
 // memory (leaving about 1.5 GiB for graphs and other users), at most what
 // 256 sequences of MaxLen positions need; Blocks tells how many. One more
-// block is reserved as scratch.
-func (r *Runner) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
+// block is reserved as scratch. A pool and scratch that do not fit in the
+// free memory are refused, in one line, before anything is allocated.
+func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	if r.closed {
-		return nil, errors.New("cuda: runner is closed")
+		return nil, errClosed
 	}
 	if blockSize < 1 || blockSize > 4096 {
 		return nil, fmt.Errorf("cuda: block size %d (want 1 to 4096)", blockSize)
@@ -220,19 +220,18 @@ func (r *Runner) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := r.cfg
-	base := &Runner{
-		m: r.m, cfg: c, opts: r.opts, tune: r.tune, shape: r.shape, maxLen: r.maxLen, dev: r.dev,
-		embed: r.embed, out: r.out, outNorm: r.outNorm, layers: r.layers, rope: r.rope,
-		weightRead: r.weightRead, qkvRows: r.qkvRows, grids: r.grids, headBlocks: r.headBlocks, closed: true,
-	}
-	br := &BatchRunner{base: base, dev: r.dev, cfg: c, shared: r.shared, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
+	br := &BatchRunner{base: r, dev: r.dev, cfg: r.cfg, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
 	g := r.dev
 	if err := g.enter(); err != nil {
 		return nil, err
 	}
 	defer g.exit()
-	br.shared.refs++
+	if blocks > 0 {
+		if err := br.checkFit(blocks); err != nil {
+			return nil, err
+		}
+	}
+	r.refs++
 	ok := false
 	defer func() {
 		if !ok {
@@ -742,9 +741,7 @@ func (br *BatchRunner) closeLocked() {
 	if br.samp != nil {
 		br.samp.close()
 	}
-	if br.shared.refs--; br.shared.refs == 0 {
-		g.close()
-	}
+	_ = br.base.unref()
 }
 
 func (br *BatchRunner) destroyGraphs() {

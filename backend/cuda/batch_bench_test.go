@@ -30,21 +30,25 @@ func TestBatchBench(t *testing.T) {
 	}
 	requireGPU(t)
 	m := synthModel(t, "0.6b")
-	r := newRunner(t, m, Options{MaxLen: 4096 + 1024})
-	tg(t, r, 0, 16, 1)
-	single0 := tg(t, r, 0, 128, 3)
-	single := tg(t, r, 128, 128, 3)
-	t.Logf("single-sequence Runner: tg128 %.1f tok/s; after a 128-token prompt %.1f tok/s", 1/single0.Seconds(), 1/single.Seconds())
-	r.Reset()
-	if err := r.Forward(randomPrompt(5, 128, r.cfg.Vocab)); err != nil {
+	r := newModel(t, m, Options{MaxLen: 4096 + 1024})
+	one := newSingle(t, r) // a sequence as the commands run one
+	tg(t, one, 0, 16, 1)
+	single0 := tg(t, one, 0, 128, 3)
+	single := tg(t, one, 128, 128, 3)
+	t.Logf("one sequence (engine.Single): tg128 %.1f tok/s; after a 128-token prompt %.1f tok/s", 1/single0.Seconds(), 1/single.Seconds())
+	one.Reset()
+	if err := one.Forward(randomPrompt(5, 128, r.cfg.Vocab)); err != nil {
 		t.Fatal(err)
 	}
-	logProfile(t, "single-sequence Runner, decode step at context 128", func() ([]backend.OpStats, float64, error) { return r.Profile(20) })
+	if err := one.Forward([]int32{5}); err != nil {
+		t.Fatal(err)
+	}
+	logProfile(t, "one sequence (engine.Single), decode step at context 129", func() ([]backend.OpStats, float64, error) { return one.Profile(20) })
 	const bs = 16
 	br := newBatchRunner(t, r, 256*256/bs+(4096+1024)/bs+64, bs)
 	var rows []string
 	tps, _ := batchDecode(t, br, 1, 1, 128)
-	rows = append(rows, fmt.Sprintf("B=1 from a 1-token prompt: %.1f tok/s (single Runner tg128: %.1f, after 128: %.1f)", tps, 1/single0.Seconds(), 1/single.Seconds()))
+	rows = append(rows, fmt.Sprintf("B=1 from a 1-token prompt: %.1f tok/s (engine.Single tg128: %.1f, after 128: %.1f)", tps, 1/single0.Seconds(), 1/single.Seconds()))
 	for _, B := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256} {
 		st0 := br.Stats()
 		tps, pre := batchDecode(t, br, B, 128, 128)

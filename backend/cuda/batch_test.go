@@ -353,7 +353,7 @@ func TestBatchKernelMatmul(t *testing.T) {
 			ref := make([]float32, sh.n*sh.m)
 			sc.MatMul(ref, w, xn, sh.n)
 			up := randQ8(rng, "up", sh.m, sh.k)
-			gu, err := (&Runner{dev: g}).uploadGateUp("gu", w, up)
+			gu, err := (&Model{dev: g}).uploadGateUp("gu", w, up)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,7 +434,7 @@ func (a *blockAlloc) grow(tab []int32, n, bs int) []int32 {
 	return tab
 }
 
-func newBatchRunner(t *testing.T, r *Runner, blocks, bs int) *BatchRunner {
+func newBatchRunner(t *testing.T, r *Model, blocks, bs int) *BatchRunner {
 	t.Helper()
 	br, err := r.NewBatchRunner(blocks, bs)
 	if err != nil {
@@ -460,8 +460,9 @@ func batchLogits(t *testing.T, br *BatchRunner, i int) []float32 {
 // TestBatchEqualsAlone runs 8 prompts of different lengths through one
 // BatchRunner (prefills in one batch and in a batch mixed with decode
 // tokens, then 64 decode steps of all 8 together, then 3 of them, then 1)
-// and each on a Runner of its own sharing the weights, fed the same
-// tokens: logits within 1e-3 relative L2 and the same greedy tokens.
+// and each alone, as the commands run a sequence (engine.Single on a
+// BatchRunner of its own sharing the weights), fed the same tokens:
+// logits within 1e-3 relative L2 and the same greedy tokens.
 func TestBatchEqualsAlone(t *testing.T) {
 	requireGPU(t)
 	t.Run("tiny", func(t *testing.T) { batchEqualsAlone(t, tinyModel(t), 64, 12) }) // blocks of 12: the kernels divide
@@ -480,17 +481,12 @@ func batchEqualsAlone(t *testing.T, m *qwen3.Model, steps, bs int) {
 func batchEqualsAloneTol(t *testing.T, m *qwen3.Model, steps, bs int, tol float64) {
 	lens := []int{5, 12, 33, 64, 70, 100, 129, 200}
 	rng := rand.New(rand.NewPCG(23, 23))
-	first := newRunner(t, m, Options{MaxLen: 512})
-	alone := []*Runner{first}
-	for range lens[1:] {
-		s, err := first.NewSequence()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		alone = append(alone, s)
+	md := newModel(t, m, Options{MaxLen: 512})
+	var alone []*engine.Single
+	for range lens {
+		alone = append(alone, newSingle(t, md))
 	}
-	br := newBatchRunner(t, first, 256, bs)
+	br := newBatchRunner(t, md, 256, bs)
 	alloc := newBlockAlloc(rng, br.Blocks())
 	type seq struct {
 		prompt []int32
@@ -602,7 +598,7 @@ func TestBatchPrefixCopy(t *testing.T) {
 	requireGPU(t)
 	m := tinyModel(t)
 	const bs = 16
-	r := newRunner(t, m, Options{MaxLen: 512})
+	r := newModel(t, m, Options{MaxLen: 512})
 	br := newBatchRunner(t, r, 64, bs)
 	prompt := randomPrompt(31, 65, m.Config.Vocab)
 	const cut = 45 // blocks 0, 1 full, block 2 partial
@@ -661,9 +657,19 @@ func TestBatchMemoryAndErrors(t *testing.T) {
 	g := testDevice(t)
 	free0, _ := g.memInfo()
 	m := tinyModel(t)
-	r, err := NewRunner(m, Options{MaxLen: 512})
+	r, err := Load(m, Options{MaxLen: 512})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A pool past the free memory is refused, in one line, before
+	// anything is allocated.
+	before, _ := g.memInfo()
+	if _, err := r.NewBatchRunner(int(before/(2*uint64(m.Config.Layers*m.Config.KVDim())*2*16)), 16); err == nil ||
+		!strings.Contains(err.Error(), "free") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a pool as large as the free memory: %v", err)
+	}
+	if after, _ := g.memInfo(); after+(1<<20) < before {
+		t.Errorf("the refused pool left %.1f MiB allocated", mib(before-after))
 	}
 	br, err := r.NewBatchRunner(32, 16)
 	if err != nil {
@@ -751,7 +757,7 @@ func TestBatchMemoryAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	free1, _ := g.memInfo()
-	t.Logf("runner + 2 batch runners held %.1f MiB (greedy %d); free before %.1f MiB, after close %.1f MiB", mib(free0-mid), id, mib(free0), mib(free1))
+	t.Logf("model + 2 batch runners held %.1f MiB (greedy %d); free before %.1f MiB, after close %.1f MiB", mib(free0-mid), id, mib(free0), mib(free1))
 	if free1+(8<<20) < free0 {
 		t.Errorf("%.1f MiB not given back", mib(free0-free1))
 	}
@@ -779,7 +785,7 @@ func zeroDev(t *testing.T, g *device, p uint64, n int) {
 func TestBatchLookahead(t *testing.T) {
 	requireGPU(t)
 	m := tinyModel(t)
-	r := newRunner(t, m, Options{MaxLen: 512})
+	r := newModel(t, m, Options{MaxLen: 512})
 	const bs, blocks = 12, 128
 	la := newBatchRunner(t, r, blocks, bs)
 	ref := newBatchRunner(t, r, blocks, bs)

@@ -6,9 +6,11 @@ package cuda
 //
 // prints tg128 (128 greedy decode steps from an empty context), tg128 at
 // 4,096 tokens of context, the same without the graph, pp512 (a 512-token
-// prompt), each beside its bandwidth floor, and a per-kernel profile of one
-// decode step. INFERNO_CUDA_SWEEP="qkv=2,head=4;o=2" also times tg128
-// under each listed tuning (see INFERNO_CUDA_TUNE).
+// prompt), each beside its bandwidth floor, a per-kernel profile of one
+// decode step and graph micro-benchmarks. Every sequence runs as the
+// commands run one (engine.Single on a BatchRunner).
+// INFERNO_CUDA_SWEEP="qkv=2,head=4;o=2" also times tg128 under each
+// listed tuning (see INFERNO_CUDA_TUNE).
 
 import (
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"inferno/engine"
 	"inferno/model/qwen3"
 )
 
@@ -33,14 +36,14 @@ func median(d []time.Duration) time.Duration {
 
 // tg times steps greedy decode steps after a prompt of depth tokens
 // (untimed), returning the median per-step time of reps runs.
-func tg(t *testing.T, r *Runner, depth, steps, reps int) time.Duration {
+func tg(t *testing.T, r *engine.Single, depth, steps, reps int) time.Duration {
 	t.Helper()
 	var runs []time.Duration
 	for rep := range reps {
 		r.Reset()
 		tok := int32(1000 + rep)
 		if depth > 0 {
-			if err := r.Forward(randomPrompt(uint64(depth+rep), depth, r.cfg.Vocab)); err != nil {
+			if err := r.Forward(randomPrompt(uint64(depth+rep), depth, r.Vocab())); err != nil {
 				t.Fatal(err)
 			}
 			tok, _ = r.Greedy()
@@ -61,11 +64,11 @@ func tg(t *testing.T, r *Runner, depth, steps, reps int) time.Duration {
 }
 
 // pp times a prompt of n tokens (median of reps).
-func pp(t *testing.T, r *Runner, n, reps int) time.Duration {
+func pp(t *testing.T, r *engine.Single, n, reps int) time.Duration {
 	t.Helper()
 	var runs []time.Duration
 	for rep := range reps {
-		prompt := randomPrompt(uint64(77+rep), n, r.cfg.Vocab)
+		prompt := randomPrompt(uint64(77+rep), n, r.Vocab())
 		r.Reset()
 		start := time.Now()
 		if err := r.Forward(prompt); err != nil {
@@ -87,11 +90,12 @@ func TestBench(t *testing.T) {
 	start := time.Now()
 	m := synthModel(t, "0.6b")
 	t.Logf("synth 0.6b built in %.1fs", time.Since(start).Seconds())
-	r := newRunner(t, m, Options{MaxLen: 4096 + 256})
-	s := r.Stats()
-	t.Logf("%s, %d SMs, cc %d.%d; weights %.1f MB read per step; GPU memory held %.0f MiB; upload %.2fs; graph capture %.1fms; %d kernels per step; PTX: %s",
-		s.Device, s.SMs, s.ComputeCap/10, s.ComputeCap%10, float64(s.WeightBytes)/1e6, mib(s.GPUBytes), s.Upload.Seconds(),
-		float64(s.Capture.Microseconds())/1000, s.KernelsPerStep, s.PTX)
+	md := newModel(t, m, Options{MaxLen: 4096 + 256})
+	br := newBatchRunner(t, md, (4096+256)/16, 16)
+	r := engine.NewSingle(br)
+	s := md.Stats()
+	t.Logf("%s, %d SMs, cc %d.%d; weights %.1f MB read per step; GPU memory held %.0f MiB; upload %.2fs; PTX: %s",
+		s.Device, s.SMs, s.ComputeCap/10, s.ComputeCap%10, float64(s.WeightBytes)/1e6, mib(s.GPUBytes), s.Upload.Seconds(), s.PTX)
 
 	type row struct {
 		name  string
@@ -100,7 +104,7 @@ func TestBench(t *testing.T) {
 		n     int // tokens per timing
 	}
 	floor := func(ctx int) time.Duration {
-		return time.Duration(float64(r.StepBytes(ctx)) / copyBandwidth * 1e9)
+		return time.Duration(float64(md.StepBytes(ctx)) / copyBandwidth * 1e9)
 	}
 	var rows []row
 	add := func(x row) {
@@ -110,13 +114,13 @@ func TestBench(t *testing.T) {
 	tg(t, r, 0, 16, 1) // warm up
 	add(row{"tg128", tg(t, r, 0, 128, 5), floor(64), 1})
 	add(row{"tg128 @ d4096", tg(t, r, 4096, 128, 3), floor(4096 + 64), 1})
-	if s := r.Stats(); true {
-		t.Logf("lookahead: %d steps taken, %d discarded", s.LookaheadHits, s.LookaheadMisses)
+	if s := br.Stats(); true {
+		t.Logf("lookahead: %d steps taken, %d discarded; %d graph captures", s.LookaheadHits, s.LookaheadMisses, s.GraphCaptures)
 	}
-	r.opts.NoGraph = true
+	br.noGraph = true // Options.NoGraph's effect on this runner
 	add(row{"tg128 --no-graph", tg(t, r, 0, 128, 3), floor(64), 1})
 	add(row{"tg128 @ d4096 --no-graph", tg(t, r, 4096, 128, 1), floor(4096 + 64), 1})
-	r.opts.NoGraph = false
+	br.noGraph = false
 	pp(t, r, 512, 1) // warm up
 	d := pp(t, r, 512, 5)
 	add(row{"pp512", d / 512, 0, 512})
@@ -127,9 +131,12 @@ func TestBench(t *testing.T) {
 	for _, depth := range []int{0, 4096} {
 		r.Reset()
 		if depth > 0 {
-			if err := r.Forward(randomPrompt(5, depth, r.cfg.Vocab)); err != nil {
+			if err := r.Forward(randomPrompt(5, depth, r.Vocab())); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := r.Forward([]int32{7}); err != nil {
+			t.Fatal(err)
 		}
 		prof, total, err := r.Profile(20)
 		if err != nil {
@@ -144,7 +151,7 @@ func TestBench(t *testing.T) {
 		t.Log(b.String())
 	}
 
-	microBench(t, r)
+	microBench(t, md, br)
 
 	// Tuning sweep.
 	if sweep := os.Getenv("INFERNO_CUDA_SWEEP"); sweep != "" {
@@ -155,9 +162,8 @@ func TestBench(t *testing.T) {
 			}
 			per := tg(t, rs, 0, 128, 3)
 			per4k := tg(t, rs, 4096, 128, 3)
-			t.Logf("sweep %-40q tg128 %7.1f tok/s (%.1f us)  tg@4096 %7.1f tok/s  attention at 4095 %.2f us", tu, 1/per.Seconds(),
-				float64(per.Nanoseconds())/1000, 1/per4k.Seconds(), attnAt4095(t, rs))
-			rs.Close()
+			t.Logf("sweep %-40q tg128 %7.1f tok/s (%.1f us)  tg@4096 %7.1f tok/s", tu, 1/per.Seconds(),
+				float64(per.Nanoseconds())/1000, 1/per4k.Seconds())
 		}
 	}
 
@@ -170,75 +176,100 @@ func TestBench(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%-26s %12.1f %12.2f %14s\n", x.name, 1/x.per.Seconds(), float64(x.per.Nanoseconds())/1000, fl)
 	}
-	fmt.Fprintf(&b, "floor: bytes a step must read (weights %.1f MB + f16 KV cache) / %.2f TB/s measured copy bandwidth\n", float64(r.StepBytes(0))/1e6, copyBandwidth/1e12)
+	fmt.Fprintf(&b, "floor: bytes a step must read (weights %.1f MB + f16 KV cache) / %.2f TB/s measured copy bandwidth\n", float64(md.StepBytes(0))/1e6, copyBandwidth/1e12)
 	t.Log(b.String())
 	fmt.Print(b.String())
 }
 
-// attnAt4095 times the decode attention of every layer alone at position
-// 4,095 (set in the device's parameters; the graph holds no embed_step)
-// and returns the GPU time per layer in us; 0 when the cache is smaller.
-func attnAt4095(t *testing.T, r *Runner) float64 {
+// sweepRunner returns a sequence of m loaded under the tuning tu
+// (INFERNO_CUDA_TUNE), closed when the test ends; nil when tu is refused.
+func sweepRunner(t *testing.T, m *qwen3.Model, tu string) *engine.Single {
 	t.Helper()
-	if r.kvCap < 4096 {
-		return 0
-	}
-	r.dev.enter()
-	err := r.settle()
-	if err == nil {
-		err = r.dev.upload(r.params, i32Bytes([]int32{1, 4095, 0, 0}))
-	}
-	r.dev.exit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	us, err := r.timeGraph(20, func(l *launcher) {
-		for i := range r.layers {
-			r.attn(l, i)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return us / float64(len(r.layers))
-}
-
-func sweepRunner(t *testing.T, m *qwen3.Model, tu string) *Runner {
-	t.Helper()
-	old := os.Getenv("INFERNO_CUDA_TUNE")
-	os.Setenv("INFERNO_CUDA_TUNE", tu)
-	defer os.Setenv("INFERNO_CUDA_TUNE", old)
-	r, err := NewRunner(m, Options{MaxLen: 4096 + 256})
+	t.Setenv("INFERNO_CUDA_TUNE", tu)
+	md, err := Load(m, Options{MaxLen: 4096 + 256})
 	if err != nil {
 		t.Logf("sweep %q: %v", tu, err)
 		return nil
 	}
-	return r
+	t.Cleanup(func() { md.Close() })
+	return newSingle(t, md)
+}
+
+// timeGraph captures what build enqueues into a graph, replays it reps
+// times back to back (no host synchronization between replays) and
+// returns the GPU time per replay in microseconds.
+func timeGraph(g *device, reps int, build func(l *launcher)) (float64, error) {
+	if err := g.enter(); err != nil {
+		return 0, err
+	}
+	defer g.exit()
+	if err := g.sync("before timing a graph"); err != nil {
+		return 0, err
+	}
+	if err := g.beginCapture(); err != nil {
+		return 0, err
+	}
+	l := &launcher{g: g}
+	build(l)
+	graph, exec, err := g.endCapture()
+	if l.err != nil {
+		g.destroyGraph(graph, exec)
+		return 0, l.err
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer g.destroyGraph(graph, exec)
+	a, err := g.newEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer g.destroyEvent(a)
+	b, err := g.newEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer g.destroyEvent(b)
+	if err := g.launchGraph(exec); err != nil { // warm up
+		return 0, err
+	}
+	if err := g.record(a); err != nil {
+		return 0, err
+	}
+	for range reps {
+		if err := g.launchGraph(exec); err != nil {
+			return 0, err
+		}
+	}
+	if err := g.record(b); err != nil {
+		return 0, err
+	}
+	ms, err := g.elapsed(a, b)
+	return float64(ms) * 1000 / float64(reps), err
 }
 
 // microBench times graphs of single kinds of nodes, to separate the cost
-// of graph nodes from the kernels' own work.
-func microBench(t *testing.T, r *Runner) {
-	c := &r.cfg
-	w := &r.layers[0]
+// of graph nodes from the kernels' own work: the one-token decode step
+// (bucket 1, replayed on br's last inputs), empty kernels, and each
+// matvec of the step over every layer.
+func microBench(t *testing.T, md *Model, br *BatchRunner) {
+	c := &md.cfg
+	w := &md.layers[0]
 	n := 5*c.Layers + 3
-	r.Reset()
-	r.dev.enter()
-	r.settle()
-	r.dev.exit()
-	*r.dev.hostI32(r.paramsOff(0)) = 1
-	*r.dev.hostI32(r.paramsOff(0) + 4) = 0
-	*r.dev.hostI32(r.paramsOff(0) + 12) = 0
 	var b strings.Builder
 	report := func(name string, per int, build func(l *launcher)) {
-		us, err := r.timeGraph(20, build)
+		us, err := timeGraph(md.dev, 20, build)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			return
 		}
 		fmt.Fprintf(&b, "  %-44s %8.1f us/graph %7.2f us/node\n", name, us, us/float64(per))
 	}
-	report(fmt.Sprintf("decode step (%d kernels), back to back", r.stats.KernelsPerStep), r.stats.KernelsPerStep, func(l *launcher) { r.decodeOps(l, 0) })
+	var kernels int
+	if _, err := timeGraph(md.dev, 1, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0); kernels = l.count }); err != nil {
+		t.Fatal(err)
+	}
+	report(fmt.Sprintf("decode step (%d kernels), back to back", kernels), kernels, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0) })
 	for _, blocks := range []uint32{1, 132, 1056} {
 		report(fmt.Sprintf("%d noop kernels of %d blocks x 256", n, blocks), n, func(l *launcher) {
 			for range n {
@@ -250,11 +281,14 @@ func microBench(t *testing.T, r *Runner) {
 		name string
 		f    func(l *launcher)
 	}{
-		{"qkv matvec (store)", func(l *launcher) { r.mv(l, "store", r.tune.qkv, &w.qkv, r.x, w.attnNorm, r.qkv, w.qkv.rows, 0, 0) }},
-		{"o matvec (add)", func(l *launcher) { r.mv(l, "add", r.tune.o, &w.o, r.att, 0, r.x, c.Hidden, 0, 0) }},
-		{"gate/up matvec (swiglu)", func(l *launcher) { r.mv(l, "swiglu", r.tune.gu, &w.gateUp, r.x, w.ffnNorm, r.act, c.FFN, 0, 0) }},
-		{"down matvec (add)", func(l *launcher) { r.mv(l, "add", r.tune.down, &w.down, r.act, 0, r.x, c.Hidden, 0, 0) }},
-		{"attention at position 0", func(l *launcher) { r.attn(l, 0) }},
+		{"qkv matvec (store)", func(l *launcher) {
+			md.mv(l, "store", md.tune.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
+		}},
+		{"o matvec (add)", func(l *launcher) { md.mv(l, "add", md.tune.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0) }},
+		{"gate/up matvec (swiglu)", func(l *launcher) {
+			md.mv(l, "swiglu", md.tune.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
+		}},
+		{"down matvec (add)", func(l *launcher) { md.mv(l, "add", md.tune.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0) }},
 	}
 	for _, k := range kinds {
 		report(fmt.Sprintf("%d x %s", c.Layers, k.name), c.Layers, func(l *launcher) {
@@ -262,12 +296,6 @@ func microBench(t *testing.T, r *Runner) {
 				k.f(l)
 			}
 		})
-	}
-	if us := attnAt4095(t, r); us > 0 {
-		nsplit, _ := r.attnSplits()
-		ad, _ := r.attnKernel(r.kvCap)
-		fmt.Fprintf(&b, "  %-44s %8.1f us/graph %7.2f us/node\n", fmt.Sprintf("%d x attention at position 4095 (%s, %d splits)", c.Layers, ad, nsplit),
-			us*float64(c.Layers), us)
 	}
 	t.Logf("graph micro-benchmarks (GPU time, 20 replays back to back):\n%s", b.String())
 }
@@ -281,8 +309,8 @@ func TestNCU(t *testing.T) {
 	}
 	requireGPU(t)
 	m := synthModel(t, "0.6b")
-	r := newRunner(t, m, Options{MaxLen: 4096 + 256, NoGraph: true})
-	if err := r.Forward(randomPrompt(5, 4096, r.cfg.Vocab)); err != nil {
+	r := gpuSingle(t, m, Options{MaxLen: 4096 + 256, NoGraph: true})
+	if err := r.Forward(randomPrompt(5, 4096, r.Vocab())); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {

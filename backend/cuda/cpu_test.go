@@ -32,15 +32,15 @@ func TestAvailable(t *testing.T) {
 	t.Logf("CUDA not available: %v", err)
 }
 
-// TestNewRunnerWithoutGPU checks that NewRunner fails cleanly, not with a
-// panic, where there is no driver.
-func TestNewRunnerWithoutGPU(t *testing.T) {
+// TestLoadWithoutGPU checks that Load fails cleanly, not with a panic,
+// where there is no driver.
+func TestLoadWithoutGPU(t *testing.T) {
 	if Available() == nil {
 		t.Skip("a GPU is present")
 	}
 	m := tinyModel(t)
-	if _, err := NewRunner(m, Options{}); err == nil {
-		t.Fatal("NewRunner succeeded without a GPU")
+	if _, err := Load(m, Options{}); err == nil {
+		t.Fatal("Load succeeded without a GPU")
 	}
 }
 
@@ -183,19 +183,16 @@ func TestParseTuning(t *testing.T) {
 	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
 		t.Errorf("name %q", got)
 	}
-	tu, err = parseTuning("asplit=33,ar=2,ast=4,at=512,minchunk=64,h128=33")
+	tu, err = parseTuning("carveout=50,h128=33,mvn=4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = defaultTuning()
-	want.asplit, want.ar, want.ast, want.at, want.minchunk, want.h128 = 33, 2, 4, 512, 64, 33
+	want.carveout, want.h128, want.mvn = 50, 33, 4
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
-	if got := attnFDName(128, 2, 1, 3, 256); got != "attn_fd_h128_g2_r1_s3_t256" {
-		t.Errorf("name %q", got)
-	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "ar=0", "ast=1", "asplit=-1", "minchunk=0", "at=128"} {
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9"} {
 		if _, err := parseTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -286,7 +283,7 @@ func TestParseBatchTuning(t *testing.T) {
 func TestFit(t *testing.T) {
 	m := shapeModel(t, shapes[1]) // head dim 64, untied
 	c := m.Config
-	f := estimateFootprint(m, 2048, 512)
+	f := estimateFootprint(m, 2048)
 	var want int64
 	for _, w := range []struct{ rows, cols int }{{c.Vocab, c.Hidden}, {c.Vocab, c.Hidden}} {
 		want += gpuMatrixBytes(gguf.TensorQ8_0, w.rows, w.cols, 0)

@@ -34,13 +34,11 @@ const (
 	streamNonBlocking         = 1
 	captureModeThreadLocal    = 1
 	hostStagingBytes          = 64 << 10
-	hostArgsOff               = 0    // 32 argument values of 8 bytes
-	hostArgPtrsOff            = 256  // 32 pointers to them
-	hostParamsOff             = 1024 // per-step parameters, copied to the GPU by the graph
-	hostResultOff             = 1088 // the argmax, copied back by the graph
-	hostLaunchCfgOff          = 512  // a CUlaunchConfig (56 bytes)
-	hostLaunchAttrOff         = 576  // its one CUlaunchAttribute (72 bytes)
-	launchAttrProgrammatic    = 6    // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+	hostArgsOff               = 0   // 32 argument values of 8 bytes
+	hostArgPtrsOff            = 256 // 32 pointers to them
+	hostLaunchCfgOff          = 512 // a CUlaunchConfig (56 bytes)
+	hostLaunchAttrOff         = 576 // its one CUlaunchAttribute (72 bytes)
+	launchAttrProgrammatic    = 6   // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
 	hostInfoLogOff            = 8 << 10
 	hostErrLogOff             = 24 << 10
 	hostLogBytes              = 16 << 10
@@ -59,8 +57,7 @@ type device struct {
 	ctx    uintptr
 	stream uintptr
 	mod    uintptr
-	host   uintptr // page-locked staging (hostStagingBytes)
-	hostD  uint64  // the staging area's address on the GPU (mapped, zero-copy)
+	host   uintptr // page-locked staging (hostStagingBytes): launch arguments and the JIT's logs
 	funcs  map[string]uintptr
 
 	Name      string
@@ -132,9 +129,6 @@ func newDevice(ordinal int) (*device, error) {
 		return nil, err
 	}
 	if err := d.check("cuMemAllocHost (staging)", d.call(d.cuMemAllocHost, uintptr(unsafe.Pointer(&g.host)), hostStagingBytes)); err != nil {
-		return nil, err
-	}
-	if err := d.check("cuMemHostGetDevicePointer", d.call(d.cuMemHostGetDevicePointer, uintptr(unsafe.Pointer(&g.hostD)), g.host, 0)); err != nil {
 		return nil, err
 	}
 	if err := g.loadModule(); err != nil {
@@ -467,9 +461,6 @@ func (g *device) copyDtoHAsync(off uintptr, src uint64, n uintptr) error {
 func (g *device) copyDtoDAsync(dst, src uint64, n uint64) error {
 	return g.d.check("cuMemcpyDtoDAsync", g.d.call(g.d.cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), g.stream))
 }
-
-// hostI32 returns the int32 at offset off of the staging area.
-func (g *device) hostI32(off uintptr) *int32 { return (*int32)(hostPtr(g.host + off)) }
 
 // Kernel arguments are passed as 8-byte slots; 32-bit values sit in the low
 // half (little-endian), where the kernel reads them.

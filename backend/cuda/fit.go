@@ -8,11 +8,11 @@ import (
 	"inferno/gguf"
 )
 
-// footprint is the device memory a Runner needs, estimated from the model
-// before anything is allocated.
+// footprint is the device memory a Model and one batched runner need,
+// estimated from the model before anything is allocated.
 type footprint struct {
 	weights, kvPerPos, kv, scratch int64
-	positions                      int // the KV cache's positions counted in kv
+	positions                      int // the KV pool's positions counted in kv
 }
 
 func (f footprint) total() int64 { return f.weights + f.kv + f.scratch }
@@ -33,9 +33,9 @@ func weightBytes(w *backend.Weight) int64 {
 	return gpuMatrixBytes(w.Type, w.Rows, w.Cols, int64(len(w.Data)))
 }
 
-// estimateFootprint returns what a Runner of m with a KV cache of maxLen
-// positions and prefill chunks of chunk tokens holds on the device.
-func estimateFootprint(md arch.Model, maxLen, chunk int) footprint {
+// estimateFootprint returns what a Model of md and one batched runner
+// with a KV pool of positions positions hold on the device.
+func estimateFootprint(md arch.Model, positions int) footprint {
 	c, m := md.Hyper(), md.Tensors()
 	var f footprint
 	f.weights = weightBytes(m.Embed) + 4*int64(c.Hidden)
@@ -52,28 +52,38 @@ func estimateFootprint(md arch.Model, maxLen, chunk int) footprint {
 			weightBytes(mat(arch.RoleDown)) + 4*int64(2*c.Hidden+2*c.HeadDim)
 	}
 	f.kvPerPos = int64(2 * 2 * c.Layers * c.KVDim()) // f16 keys and values
-	f.positions = maxLen
-	f.kv = f.kvPerPos * int64(maxLen)
-	np := int64(roundUp(chunk, 64))
-	maxK := int64(max(c.Hidden, c.QDim(), c.FFN))
-	f.scratch = 4*np*int64(c.Hidden+qkvRows+2*c.QDim()+c.FFN) + 2*np*maxK + 4*np*maxK/32 + // prefill
-		2*4*int64(c.Vocab) + // logits, two slots
-		4*int64(c.HeadDim)*int64(maxLen) + // RoPE table
-		4*int64(c.Hidden+qkvRows+c.QDim()+c.FFN) + 4*int64(c.Heads)*int64(c.HeadDim+2)*256 + // decode
-		64<<20 // graphs, partials and the rest
+	f.positions = positions
+	f.kv = f.kvPerPos * int64(positions)
+	f.scratch = batchScratchBytes(c) + 4*int64(c.HeadDim)*int64(positions) // and the RoPE table
 	return f
+}
+
+// batchScratchBytes estimates a batched runner's scratch (BatchRunner.
+// allocScratch): the activations of MaxBatch tokens, their logits, the
+// attention partials, and a margin for the graphs, the sampler's buffers
+// and the inputs.
+func batchScratchBytes(c *arch.Config) int64 {
+	np := int64(roundUp(MaxBatch, 64))
+	maxK := int64(max(c.Hidden, c.QDim(), c.FFN))
+	qkvRows := int64(c.QDim() + 2*c.KVDim())
+	return 4*np*(2*int64(c.Hidden)+qkvRows+2*int64(c.QDim())+int64(c.FFN)) + // residual, qkv, queries, attention, ffn, output rows
+		np*maxK*(2+2) + 4*np*maxK/32 + // activation planes, interleaved activations, scales
+		4*MaxBatch*int64(c.Vocab) + // logits
+		4*2*MaxBatch*int64(c.Heads)*int64(c.HeadDim+2) + // attention partials
+		128<<20 // graphs, the sampler, inputs and the rest
 }
 
 func gib(n int64) float64 { return float64(n) / (1 << 30) }
 
-// checkFit fails, in one line, when the model's estimated footprint does
+// checkFit fails, in one line, when the model's weights, a batched
+// runner's scratch and a KV pool of one sequence of MaxLen positions do
 // not fit in the device's free memory.
-func (r *Runner) checkFit() error {
+func (r *Model) checkFit() error {
 	free, err := r.dev.freeMemory()
 	if err != nil {
 		return err
 	}
-	return fitError(estimateFootprint(r.m, r.maxLen, r.chunk), free, r.dev.Name)
+	return fitError(estimateFootprint(r.m, r.maxLen), free, r.dev.Name)
 }
 
 // fitError says, in one line, how much memory the footprint f needs and how
@@ -90,6 +100,23 @@ func fitError(f footprint, free uint64, name string) error {
 			hint = fmt.Sprintf("; a context of %d positions would fit (--ctx %d)", n, n)
 		}
 	}
-	return fmt.Errorf("cuda: the model needs %.1f GiB of GPU memory (weights %.1f, KV cache of %d positions %.1f, scratch %.1f), %s has %.1f GiB free%s",
+	return fmt.Errorf("cuda: the model needs %.1f GiB of GPU memory (weights %.1f, KV pool of %d positions %.1f, scratch %.1f), %s has %.1f GiB free%s",
 		gib(f.total()), gib(f.weights), f.positions, gib(f.kv), gib(f.scratch), name, gib(int64(free)), hint)
+}
+
+// checkFit fails, in one line, when a pool of blocks blocks (and the
+// scratch block) and the runner's scratch do not fit in the device's free
+// memory.
+func (br *BatchRunner) checkFit(blocks int) error {
+	free, err := br.dev.freeMemory()
+	if err != nil {
+		return err
+	}
+	pool := int64(blocks+1) * int64(br.blockBytes())
+	scratch := batchScratchBytes(&br.cfg)
+	if avail := int64(free) - int64(free)/50; pool+scratch <= avail {
+		return nil
+	}
+	return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory and the batch scratch %.1f, %s has %.1f GiB free",
+		blocks, br.bs, gib(pool), gib(scratch), br.dev.Name, gib(int64(free)))
 }

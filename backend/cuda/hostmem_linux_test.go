@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 )
@@ -80,7 +81,8 @@ func TestReleaseHostPages(t *testing.T) {
 
 // TestHostMemory (INFERNO_CUDA_RSS=1; writes an 8.7 GB Qwen3-8B-shaped
 // Q8_0 file with an untied head into the temp folder) measures the
-// process's resident memory while decoding on the GPU, with the weights'
+// process's resident memory while decoding on the GPU (one sequence, as
+// the commands run it), with the weights'
 // pages kept (as before) and released after the upload.
 func TestHostMemory(t *testing.T) {
 	requireGPU(t)
@@ -115,11 +117,16 @@ func TestHostMemory(t *testing.T) {
 		}
 		rss0 := residentBytes()
 		start := time.Now()
-		r, err := NewRunner(m, Options{MaxLen: 1024})
+		md, err := Load(m, Options{MaxLen: 1024})
 		if err != nil {
 			t.Fatal(err)
 		}
 		load := time.Since(start)
+		br, err := md.NewBatchRunner(1024/16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := engine.NewSingle(br)
 		rssLoaded := residentBytes()
 		if err := r.Forward(randomPrompt(3, 32, m.Config.Vocab)); err != nil {
 			t.Fatal(err)
@@ -139,12 +146,15 @@ func TestHostMemory(t *testing.T) {
 			what = "kept (before)"
 		}
 		t.Logf("weights' pages %s: RSS %.2f GB before the runner, %.2f GB after the upload (%.1fs, %.2f GB dropped), %.2f GB at most while decoding 64 tokens; Go heap in use %.2f GB, held from the OS %.2f GB",
-			what, float64(rss0)/1e9, float64(rssLoaded)/1e9, load.Seconds(), float64(r.Stats().HostReleased)/1e9, float64(peak)/1e9,
+			what, float64(rss0)/1e9, float64(rssLoaded)/1e9, load.Seconds(), float64(md.Stats().HostReleased)/1e9, float64(peak)/1e9,
 			float64(ms.HeapInuse)/1e9, float64(ms.HeapSys-ms.HeapReleased)/1e9)
 		if !keep && peak > 2e9 {
 			t.Errorf("RSS %.2f GB while decoding with the pages released", float64(peak)/1e9)
 		}
 		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := md.Close(); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()

@@ -16,10 +16,10 @@ import (
 	"inferno/sampling"
 )
 
-// uploadTest packs and uploads w as the runner does.
+// uploadTest packs and uploads w as Load does.
 func uploadTest(t *testing.T, g *device, w *backend.Weight) gpuWeight {
 	t.Helper()
-	r := &Runner{dev: g}
+	r := &Model{dev: g}
 	gw, err := r.uploadWeight(w)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestKernelSwiGLU(t *testing.T) {
 	const eps = 1e-6
 	for _, sh := range []struct{ ffn, K int }{{3072, 1024}, {196, 64}, {8, 32}} {
 		gate, up := randQ8(rng, "gate", sh.ffn, sh.K), randQ8(rng, "up", sh.ffn, sh.K)
-		r := &Runner{dev: g}
+		r := &Model{dev: g}
 		gw, err := r.uploadGateUp("gate_up", gate, up)
 		if err != nil {
 			t.Fatal(err)
@@ -282,131 +282,6 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 	return q, k, v
 }
 
-// TestKernelAttentionDecode checks the fused decode attention kernel,
-// attn_fd with its variants (QK norm, RoPE, KV append,
-// split-K, last-block combine), against the scalar attention over the same
-// f16 cache: every compiled number of query heads a block takes that
-// divides the case's ratio (3, 5, 6, 7 and 8 included; a block taking a
-// share of a KV head's query heads), head dimensions 32 to 256.
-func TestKernelAttentionDecode(t *testing.T) {
-	g := testDevice(t)
-	rng := rand.New(rand.NewPCG(5, 5))
-	sc := cpu.NewScalar()
-	const eps, theta = 1e-6, 1e6
-	for _, c := range []attnCase{
-		{128, 16, 8, 0, 32, 64}, {128, 16, 8, 5, 32, 64}, {128, 16, 8, 1000, 32, 1024}, {128, 16, 8, 3001, 32, 4096},
-		{32, 4, 2, 77, 7, 128}, {64, 8, 2, 300, 32, 512}, {128, 8, 8, 40, 3, 64}, {128, 16, 8, 40000, 32, 40960},
-		{128, 16, 8, 4100, 16, 4352}, {128, 16, 8, 4101, 16, 4352}, {128, 16, 8, 127, 16, 1024}, {128, 16, 8, 128, 16, 1024},
-		{128, 64, 16, 2047, 8, 2048}, {64, 16, 4, 513, 5, 1024},
-		{128, 24, 8, 0, 16, 64}, {128, 24, 8, 700, 16, 1024}, {128, 40, 8, 301, 16, 512}, {128, 64, 8, 1500, 16, 2048},
-		{128, 14, 2, 90, 8, 128}, {64, 12, 2, 333, 8, 512}, {64, 16, 2, 2000, 12, 2048},
-		{256, 8, 2, 0, 16, 64}, {256, 8, 2, 1200, 16, 2048}, {256, 12, 4, 77, 5, 128}, {256, 16, 2, 4097, 16, 4352},
-	} {
-		t.Run(fmt.Sprintf("hd%d_h%d_kv%d_pos%d_split%d", c.hd, c.h, c.kvh, c.pos, c.nsplit), func(t *testing.T) {
-			use(t, g)
-			G := c.h / c.kvh
-			qkvRow := randVec(rng, (c.h+2*c.kvh)*c.hd, 2)
-			qg, kg := gainVec(rng, c.hd), gainVec(rng, c.hd)
-			// Cache [kvh][cap][hd], random before pos, garbage at pos.
-			kc := roundF16(randVec(rng, c.kvh*c.cap*c.hd, 1.5))
-			vc := roundF16(randVec(rng, c.kvh*c.cap*c.hd, 1.5))
-			q, k, v := cpuQKV(sc, qkvRow, c, c.pos, qg, kg, eps, theta)
-			k16, v16 := roundF16(k), roundF16(v)
-			seq := c.pos + 1
-			kAll := make([]float32, seq*c.kvh*c.hd)
-			vAll := make([]float32, seq*c.kvh*c.hd)
-			for j := range seq {
-				for hh := range c.kvh {
-					for d := range c.hd {
-						i := (hh*c.cap+j)*c.hd + d
-						kv, vv := kc[i], vc[i]
-						if j == c.pos {
-							kv, vv = k16[hh*c.hd+d], v16[hh*c.hd+d]
-						}
-						kAll[(j*c.kvh+hh)*c.hd+d] = kv
-						vAll[(j*c.kvh+hh)*c.hd+d] = vv
-					}
-				}
-			}
-			want := make([]float32, c.h*c.hd)
-			sc.Attention(want, q, kAll, vAll, []backend.SeqAttn{{Token: 0, N: 1, Pos: c.pos, Table: []int32{0}}}, seq, c.h, c.kvh, c.hd)
-
-			minchunk := 1
-			if c.pos%2 == 1 {
-				minchunk = 64 // fewer, longer splits (one below 64 positions)
-			}
-			rope := devF32(t, g, ropeTable(theta, c.hd, c.cap))
-			dqkv, dqg, dkg := devF32(t, g, qkvRow), devF32(t, g, qg), devF32(t, g, kg)
-			dkc, dvc := devBytes(t, g, f16Bytes(kc)), devBytes(t, g, f16Bytes(vc))
-			params := devBytes(t, g, i32Bytes([]int32{0, int32(c.pos), 0, 0}))
-			pm, pl := devZeros(t, g, 4*c.h*c.nsplit), devZeros(t, g, 4*c.h*c.nsplit)
-			pacc, counter := devZeros(t, g, 4*c.h*c.nsplit*c.hd), devZeros(t, g, 4*c.h)
-			out := devZeros(t, g, 4*c.h*c.hd)
-			type kern struct {
-				name                        string
-				threads, smem, chcap, group int
-			}
-			var kerns []kern
-			for _, gb := range decodeGroups[c.hd] {
-				if G%gb == 0 {
-					kerns = append(kerns, kern{attnFDName(c.hd, gb, 1, 3, 256), 256, attnFDSmem(1, 3, 256), 0, gb})
-				}
-			}
-			if c.hd == 128 && G == 2 { // the tuning variants
-				for _, v := range [][3]int{{2, 3, 256}, {1, 4, 256}, {1, 3, 512}, {1, 4, 512}, {2, 3, 512}} {
-					kerns = append(kerns, kern{attnFDName(c.hd, G, v[0], v[1], v[2]), v[2], attnFDSmem(v[0], v[1], v[2]), 0, G})
-				}
-			}
-			scale := float32(1 / math.Sqrt(float64(c.hd)))
-			for _, k := range kerns {
-				f, err := g.fn(k.name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := g.allowSmem(f, k.name, k.smem); err != nil {
-					t.Fatal(err)
-				}
-				for rep := range 2 { // twice: the combine counters must have reset
-					if err := g.memsetAsync(out, uint64(4*c.h*c.hd)); err != nil {
-						t.Fatal(err)
-					}
-					if err := g.launch(k.name, [3]uint32{uint32(c.h / k.group), uint32(c.nsplit)}, uint32(k.threads), uint32(k.smem),
-						dqkv, i32(c.h), i32(c.kvh), dqg, dkg, f32(eps), rope, params, dkc, dvc, i32(c.cap), f32(scale),
-						i32(c.nsplit), i32(k.chcap), i32(minchunk), pm, pl, pacc, counter, out); err != nil {
-						t.Fatal(err)
-					}
-					if err := g.sync(k.name); err != nil {
-						t.Fatal(err)
-					}
-					got := getF32(t, g, out, c.h*c.hd)
-					if e := relL2(got, want); e > 1e-4 || math.IsNaN(e) {
-						t.Errorf("%s rep %d: relative L2 error %.3g", k.name, rep, e)
-					}
-				}
-			}
-			gk := getF16(t, g, dkc, c.kvh*c.cap*c.hd)
-			gv := getF16(t, g, dvc, c.kvh*c.cap*c.hd)
-			var kerr, verr float64
-			for hh := range c.kvh {
-				for d := range c.hd {
-					i := (hh*c.cap+c.pos)*c.hd + d
-					kerr = max(kerr, math.Abs(float64(gk[i]-k16[hh*c.hd+d])))
-					verr = max(verr, math.Abs(float64(gv[i]-v16[hh*c.hd+d])))
-				}
-			}
-			if kerr > 4e-3 || verr != 0 {
-				t.Errorf("appended key/value differ: key max abs %.3g, value max abs %.3g", kerr, verr)
-			}
-			if c.pos > 0 {
-				i := (c.kvh-1)*c.cap*c.hd + (c.pos-1)*c.hd
-				if gk[i] != kc[i] {
-					t.Errorf("cache position %d changed", c.pos-1)
-				}
-			}
-		})
-	}
-}
-
 // TestKernelPrefillMatmul checks activation quantization and the tensor
 // core matmul with each epilogue against scalar MatMul, ragged shapes.
 func TestKernelPrefillMatmul(t *testing.T) {
@@ -460,7 +335,7 @@ func TestKernelPrefillMatmul(t *testing.T) {
 			// SwiGLU over gate = w, up = a second matrix.
 			ffn := sh.m
 			up := randQ8(rng, "up", ffn, sh.k)
-			r := &Runner{dev: g}
+			r := &Model{dev: g}
 			gu, err := r.uploadGateUp("gu", w, up)
 			if err != nil {
 				t.Fatal(err)
@@ -478,104 +353,6 @@ func TestKernelPrefillMatmul(t *testing.T) {
 	}
 }
 
-// TestKernelPrefillAttention checks qk_rope_n (norm, RoPE, cache append
-// for many tokens) and the causal prefill attention against scalar code.
-func TestKernelPrefillAttention(t *testing.T) {
-	g := testDevice(t)
-	rng := rand.New(rand.NewPCG(7, 7))
-	sc := cpu.NewScalar()
-	const eps, theta = 1e-6, 1e6
-	for _, c := range []struct {
-		attnCase
-		n int
-	}{{attnCase{128, 16, 8, 0, 0, 256}, 70}, {attnCase{128, 16, 8, 45, 0, 256}, 70}, {attnCase{32, 4, 2, 3, 0, 128}, 33}, {attnCase{64, 8, 2, 100, 0, 1024}, 512},
-		{attnCase{128, 24, 8, 10, 0, 256}, 70}, {attnCase{256, 12, 4, 7, 0, 256}, 100}, {attnCase{256, 16, 2, 0, 0, 128}, 40}} {
-		t.Run(fmt.Sprintf("hd%d_n%d_pos%d", c.hd, c.n, c.pos), func(t *testing.T) {
-			use(t, g)
-			w := (c.h + 2*c.kvh) * c.hd
-			qkv := randVec(rng, c.n*w, 2)
-			qg, kg := gainVec(rng, c.hd), gainVec(rng, c.hd)
-			kc := roundF16(randVec(rng, c.kvh*c.cap*c.hd, 1.5))
-			vc := roundF16(randVec(rng, c.kvh*c.cap*c.hd, 1.5))
-			seq := c.pos + c.n
-			qd := c.h * c.hd
-			qAll := make([]float32, c.n*qd)
-			kAll := make([]float32, seq*c.kvh*c.hd)
-			vAll := make([]float32, seq*c.kvh*c.hd)
-			for j := range c.pos {
-				for hh := range c.kvh {
-					for d := range c.hd {
-						kAll[(j*c.kvh+hh)*c.hd+d] = kc[(hh*c.cap+j)*c.hd+d]
-						vAll[(j*c.kvh+hh)*c.hd+d] = vc[(hh*c.cap+j)*c.hd+d]
-					}
-				}
-			}
-			for tk := range c.n {
-				q, k, v := cpuQKV(sc, qkv[tk*w:(tk+1)*w], c.attnCase, c.pos+tk, qg, kg, eps, theta)
-				copy(qAll[tk*qd:], q)
-				copy(kAll[(c.pos+tk)*c.kvh*c.hd:], roundF16(k))
-				copy(vAll[(c.pos+tk)*c.kvh*c.hd:], roundF16(v))
-			}
-			want := make([]float32, c.n*qd)
-			sc.Attention(want, qAll, kAll, vAll, []backend.SeqAttn{{Token: 0, N: c.n, Pos: c.pos, Table: []int32{0}}}, c.pos+c.n, c.h, c.kvh, c.hd)
-
-			rope := devF32(t, g, ropeTable(theta, c.hd, c.cap))
-			dqkv, dqg, dkg := devF32(t, g, qkv), devF32(t, g, qg), devF32(t, g, kg)
-			dkc, dvc := devBytes(t, g, f16Bytes(kc)), devBytes(t, g, f16Bytes(vc))
-			dq, out := devZeros(t, g, 4*c.n*qd), devZeros(t, g, 4*c.n*qd)
-			if err := g.launch(fmt.Sprintf("qk_rope_n_h%d", c.hd), [3]uint32{uint32(c.n)}, 128, 0,
-				dqkv, i32(c.pos), i32(c.h), i32(c.kvh), dqg, dkg, f32(eps), rope, dq, dkc, dvc, i32(c.cap)); err != nil {
-				t.Fatal(err)
-			}
-			scale := float32(1 / math.Sqrt(float64(c.hd)))
-			apName, apSmem := fmt.Sprintf("attn_prefill_h%d", c.hd), attnPrefillSmem(c.hd)
-			if f, err := g.fn(apName); err != nil {
-				t.Fatal(err)
-			} else if err := g.allowSmem(f, apName, apSmem); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.launch(apName, [3]uint32{uint32((c.n + 31) / 32), uint32(c.h)}, 256, uint32(apSmem),
-				dq, i32(c.n), i32(c.pos), i32(c.h), i32(c.kvh), dkc, dvc, i32(c.cap), f32(scale), out); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.sync("prefill attention"); err != nil {
-				t.Fatal(err)
-			}
-			if e := relL2(getF32(t, g, dq, c.n*qd), qAll); e > 1e-5 {
-				t.Errorf("queries: relative L2 error %.3g", e)
-			}
-			if e := relL2(getF32(t, g, out, c.n*qd), want); e > 5e-4 || math.IsNaN(e) {
-				t.Errorf("attention: relative L2 error %.3g", e)
-			}
-		})
-	}
-}
-
-// TestKernelKVCopy checks the cache move used when the KV cache grows.
-func TestKernelKVCopy(t *testing.T) {
-	g := testDevice(t)
-	rng := rand.New(rand.NewPCG(8, 8))
-	const heads, ocap, ncap, hd, n = 3, 40, 100, 32, 37
-	src := roundF16(randVec(rng, heads*ocap*hd, 1))
-	ds, dd := devBytes(t, g, f16Bytes(src)), devZeros(t, g, 2*heads*ncap*hd)
-	if err := g.launch("kv_copy", [3]uint32{16}, 256, 0, ds, dd, i32(heads), i32(n), i32(ocap), i32(ncap), i32(hd)); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.sync("kv_copy"); err != nil {
-		t.Fatal(err)
-	}
-	got := getF16(t, g, dd, heads*ncap*hd)
-	for h := range heads {
-		for p := range n {
-			for d := range hd {
-				if a, b := got[(h*ncap+p)*hd+d], src[(h*ocap+p)*hd+d]; a != b {
-					t.Fatalf("head %d pos %d dim %d: %v, want %v", h, p, d, a, b)
-				}
-			}
-		}
-	}
-}
-
 // TestErrors checks that an impossible allocation and a bad launch give
 // clear errors and leave the device usable.
 func TestErrors(t *testing.T) {
@@ -585,7 +362,7 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("huge allocation: %v", err)
 	}
 	t.Logf("allocation error: %v", err)
-	err = g.launch("kv_copy", [3]uint32{1}, 4096, 0, 0, 0, 0, 0, 0, 0, 0)
+	err = g.launch("noop", [3]uint32{1}, 4096, 0, 0)
 	if err == nil {
 		t.Fatal("launch of 4096 threads a block succeeded")
 	}

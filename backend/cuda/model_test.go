@@ -2,7 +2,9 @@ package cuda
 
 // The upper rungs of the correctness ladder: whole-model logits against the
 // golden reference, GPU against CPU, graph against no graph, prefill
-// against token-by-token decode, and greedy transcripts.
+// against token-by-token decode, and greedy transcripts. Every sequence
+// runs as the commands run it: engine.Single, a batch of one on a
+// BatchRunner of a Model.
 
 import (
 	"encoding/binary"
@@ -14,6 +16,8 @@ import (
 	"sort"
 	"testing"
 
+	"inferno/batch"
+	"inferno/engine"
 	"inferno/model/qwen3"
 	"inferno/sampling"
 )
@@ -52,19 +56,34 @@ func readLogits(t *testing.T, name string) []float32 {
 	return v
 }
 
-func newRunner(t *testing.T, m *qwen3.Model, opts Options) *Runner {
+// newModel loads m on the GPU; it is closed when the test ends.
+func newModel(t *testing.T, m *qwen3.Model, opts Options) *Model {
 	t.Helper()
 	requireGPU(t)
-	r, err := NewRunner(m, opts)
+	md, err := Load(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
+		if err := md.Close(); err != nil {
 			t.Error(err)
 		}
 	})
-	return r
+	return md
+}
+
+// newSingle returns a sequence of md as the commands run one: a batch of
+// one (engine.Single) on a batched runner of its own whose pool holds
+// MaxLen positions in blocks of 16. It is closed when the test ends.
+func newSingle(t *testing.T, md *Model) *engine.Single {
+	t.Helper()
+	return engine.NewSingle(newBatchRunner(t, md, (md.MaxLen()+15)/16, 16))
+}
+
+// gpuSingle loads m and returns one sequence of it (newSingle).
+func gpuSingle(t *testing.T, m *qwen3.Model, opts Options) *engine.Single {
+	t.Helper()
+	return newSingle(t, newModel(t, m, opts))
 }
 
 func logits(t *testing.T, r interface{ Logits() ([]float32, error) }) []float32 {
@@ -79,14 +98,16 @@ func logits(t *testing.T, r interface{ Logits() ([]float32, error) }) []float32 
 // TestGoldenTiny compares the last-position logits of tiny-q8_0.gguf with
 // the float64 reference: within 2e-2 relative L2, and the same top-1
 // where the reference's margin is at least 0.5. Each prompt runs through
-// the prefill path, token by token through the decode graph, and token by
-// token without the graph (which must match the graph bit for bit).
+// the prefill path (one batch of its tokens), token by token through the
+// one-token decode graph, and token by token without the graph
+// (Options.NoGraph: the same kernels launched one by one, which must
+// match the graph bit for bit).
 func TestGoldenTiny(t *testing.T) {
 	requireGPU(t)
 	gold := loadGolden(t)
 	m := tinyModel(t)
-	r := newRunner(t, m, Options{MaxLen: 2048})
-	rng := newRunner(t, m, Options{MaxLen: 2048, NoGraph: true})
+	r := gpuSingle(t, m, Options{MaxLen: 2048})
+	rng := gpuSingle(t, m, Options{MaxLen: 2048, NoGraph: true})
 	cpu := cpuRunner(t, m, 2048)
 	names := make([]string, 0, len(gold.Prompts))
 	for k := range gold.Prompts {
@@ -160,7 +181,7 @@ func TestGoldenTiny(t *testing.T) {
 // within what the GPU's logit error can flip.
 func transcript(t *testing.T, m *qwen3.Model, prompt []int32, n int) {
 	t.Helper()
-	r := newRunner(t, m, Options{MaxLen: len(prompt) + n + 1})
+	r := gpuSingle(t, m, Options{MaxLen: len(prompt) + n + 1})
 	c := cpuRunner(t, m, len(prompt)+n+1)
 	next := prompt
 	var worst float64
@@ -231,15 +252,17 @@ func TestTranscript06B(t *testing.T) {
 	transcript(t, m, randomPrompt(2, 8, m.Config.Vocab), 24)
 }
 
-// TestLongContext runs a prompt past the first KV capacity through the
-// prefill (chunks, cache growth), then decode steps (split-K attention over
-// thousands of positions), and one more growth from the decode graph,
-// comparing logits with the CPU.
+// TestLongContext runs a prompt of 3,000 tokens (prefill chunks of
+// engine.PromptChunk, each attending to the blocks of those before), then
+// decode steps (split-K attention over thousands of positions), comparing
+// logits with the CPU; then 1,100 decode steps from an empty sequence,
+// through the graph with its lookahead.
 func TestLongContext(t *testing.T) {
 	requireGPU(t)
 	m := tinyModel(t)
 	const n = 3000
-	r := newRunner(t, m, Options{MaxLen: 4096})
+	md := newModel(t, m, Options{MaxLen: 4096})
+	r := newSingle(t, md)
 	c := cpuRunner(t, m, 4096)
 	prompt := randomPrompt(3, n, m.Config.Vocab)
 	if err := r.Forward(prompt); err != nil {
@@ -252,7 +275,7 @@ func TestLongContext(t *testing.T) {
 	if e := relL2(logits(t, r), cl); e > 1e-2 {
 		t.Errorf("after a %d-token prefill: relative L2 %.3g vs CPU", n, e)
 	} else {
-		t.Logf("after a %d-token prefill: relative L2 %.3g vs CPU (KV capacity %d)", n, e, r.Stats().KVCapacity)
+		t.Logf("after a %d-token prefill: relative L2 %.3g vs CPU", n, e)
 	}
 	for i := range 5 {
 		tok, _ := c.Greedy()
@@ -267,8 +290,9 @@ func TestLongContext(t *testing.T) {
 			t.Errorf("decode step %d at %d: relative L2 %.3g vs CPU", i, r.Len(), e)
 		}
 	}
-	// Decode only, across the first growth (1024 -> 2048) of a fresh cache.
-	r2 := newRunner(t, m, Options{MaxLen: 4096})
+	// Decode only, from an empty sequence; the CPU decodes the same tokens.
+	br2 := newBatchRunner(t, md, 4096/16, 16)
+	r2 := engine.NewSingle(br2)
 	c.Reset()
 	short := prompt[:1100]
 	for _, tok := range short {
@@ -280,39 +304,66 @@ func TestLongContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl, _ = c.Logits()
-	s := r2.Stats()
+	s := br2.Stats()
 	if e := relL2(logits(t, r2), cl); e > 1e-2 {
 		t.Errorf("1100 decode steps: relative L2 %.3g vs CPU", e)
 	} else {
-		t.Logf("1100 decode steps: relative L2 %.3g vs CPU; KV capacity %d, %d graph captures", e, s.KVCapacity, s.GraphCaptures)
+		t.Logf("1100 decode steps: relative L2 %.3g vs CPU; %d graph steps, %d graph captures", e, s.GraphSteps, s.GraphCaptures)
 	}
 }
 
-// TestMemoryFreed checks that Close gives the GPU memory back.
+// TestMemoryFreed checks that closing gives the GPU memory back, whichever
+// of the Model and its batched runner closes last, and that neither runs
+// after it is closed.
 func TestMemoryFreed(t *testing.T) {
 	g := testDevice(t) // holds the context so its own memory stays put
 	free0, _ := g.memInfo()
 	m := tinyModel(t)
-	r, err := NewRunner(m, Options{MaxLen: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Forward(randomPrompt(4, 100, m.Config.Vocab)); err != nil {
-		t.Fatal(err)
-	}
-	held := r.Stats().GPUBytes
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.enter(); err != nil {
-		t.Fatal(err)
-	}
-	free1, _ := g.memInfo()
-	t.Logf("runner held %.1f MiB; free before %.1f MiB, after close %.1f MiB", mib(held), mib(free0), mib(free1))
-	if free1+(8<<20) < free0 {
-		t.Errorf("%.1f MiB not given back", mib(free0-free1))
-	}
-	if err := r.Forward([]int32{1}); err == nil {
-		t.Error("Forward after Close succeeded")
+	for _, modelFirst := range []bool{true, false} {
+		md, err := Load(m, Options{MaxLen: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, err := md.NewBatchRunner(4096/16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := engine.NewSingle(br)
+		if err := r.Forward(randomPrompt(4, 100, m.Config.Vocab)); err != nil {
+			t.Fatal(err)
+		}
+		held := md.Stats().GPUBytes
+		first, second := md.Close, r.Close
+		if !modelFirst {
+			first, second = second, first
+		}
+		if err := first(); err != nil {
+			t.Fatal(err)
+		}
+		if modelFirst {
+			if err := r.Forward([]int32{1}); err != nil {
+				t.Errorf("Forward after the model (not the runner) closed: %v", err)
+			}
+			if _, err := md.NewBatchRunner(16, 16); err == nil {
+				t.Error("NewBatchRunner after Close succeeded")
+			}
+		}
+		if err := second(); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.enter(); err != nil {
+			t.Fatal(err)
+		}
+		free1, _ := g.memInfo()
+		t.Logf("model first %v: model and runner held %.1f MiB; free before %.1f MiB, after close %.1f MiB", modelFirst, mib(held), mib(free0), mib(free1))
+		if free1+(8<<20) < free0 {
+			t.Errorf("%.1f MiB not given back", mib(free0-free1))
+		}
+		if err := br.Forward(&batch.Batch{}); err == nil {
+			t.Error("Forward after Close succeeded")
+		}
+		if err := md.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
 	}
 }

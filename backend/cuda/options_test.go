@@ -6,7 +6,7 @@ import (
 	"inferno/arch"
 )
 
-// TestRefusesOptions: NewRunner refuses, in one line and before it opens a
+// TestRefusesOptions: Load refuses, in one line and before it opens a
 // device, a model that needs an option the kernels do not execute.
 func TestRefusesOptions(t *testing.T) {
 	m := *tinyModel(t)
@@ -20,14 +20,14 @@ func TestRefusesOptions(t *testing.T) {
 	} {
 		mc := m
 		tc.edit(&mc.Config)
-		if _, err := NewRunner(&mc, Options{}); err == nil || err.Error() != tc.want {
+		if _, err := Load(&mc, Options{}); err == nil || err.Error() != tc.want {
 			t.Errorf("err = %v, want %q", err, tc.want)
 		}
 	}
 	// Weights that do not match the configuration.
 	mc := m
 	mc.Layers = mc.Layers[:1]
-	if _, err := NewRunner(&mc, Options{}); err == nil || err.Error() != "qwen3: weights of 1 layers, the configuration has 2" {
+	if _, err := Load(&mc, Options{}); err == nil || err.Error() != "qwen3: weights of 1 layers, the configuration has 2" {
 		t.Errorf("missing layer: %v", err)
 	}
 }

@@ -147,7 +147,7 @@ func mmhSmem(b128 bool) int {
 
 // quantSetup prepares the kernels of every type the model's matrices use:
 // shared memory limits, and mvq's persistent grids (r.grids).
-func (r *Runner) quantSetup() error {
+func (r *Model) quantSetup() error {
 	c := &r.cfg
 	g := r.dev
 	maxK := max(c.Hidden, c.QDim(), c.FFN)
@@ -237,15 +237,15 @@ func persistentGrid(rows, most int) int {
 // ownQ8 reports whether matrices of type t run on Q8_0's own kernels
 // (mvf_q8, mmv_q8, mm_q8) rather than on the generic block kernels: Q8_0
 // in models below q8hFor's size.
-func (r *Runner) ownQ8(t gguf.TensorType) bool { return t == gguf.TensorQ8_0 && !r.q8h }
+func (r *Model) ownQ8(t gguf.TensorType) bool { return t == gguf.TensorQ8_0 && !r.q8h }
 
 // mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
 // pairs each) spread evenly over at most the blocks that fit at once.
-func (r *Runner) mvqGrid(f *qformat, rows int) int { return persistentGrid(rows, r.grids[f.mvq]) }
+func (r *Model) mvqGrid(f *qformat, rows int) int { return persistentGrid(rows, r.grids[f.mvq]) }
 
 // headGrid returns the blocks of the decode output head's matvec (and so
 // the argmax partials).
-func (r *Runner) headGrid() int {
+func (r *Model) headGrid() int {
 	if !r.ownQ8(r.out.typ) {
 		return r.mvqGrid(formatOf(r.out.typ), r.out.rows)
 	}
@@ -254,7 +254,7 @@ func (r *Runner) headGrid() int {
 
 // mv enqueues a decode matvec over every run of w: mvf_q8/mv_q8 (m) for
 // Q8_0 runs, mvq for the others; a run's outputs start at its row offset.
-func (r *Runner) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
+func (r *Model) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
 		if r.ownQ8(s.typ) {
@@ -284,7 +284,7 @@ type actBufs struct {
 // tune.mvn tokens, else qact_h and mmh (b32 tiles below tune.h128 tokens,
 // b128 from there on). Epilogues as the kernels' (kind); a run's outputs
 // start at its row offset.
-func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
+func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
 	eps := f32(r.cfg.Eps)
 	K := w.cols
 	have := "" // the activations computed last: "q8", "8" or "h"
@@ -321,7 +321,7 @@ func (r *Runner) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint
 }
 
 // mmh enqueues one run's f16 tensor-core product over qact_h's activations.
-func (r *Runner) mmh(l *launcher, kind string, s *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
+func (r *Model) mmh(l *launcher, kind string, s *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
 	name, bm, bn, big := f.hSkinny, 64, 32, false
 	if n >= r.tune.h128 {
@@ -342,19 +342,19 @@ func (w *gpuWeight) allQ8() bool {
 }
 
 // embedKernel returns the embedding kernel for base (embed_q8,
-// embed_step, bembed_step or bembed_dec) and its leading arguments, the
+// bembed_step or bembed_dec) and its leading arguments, the
 // weight's: Q8_0's own kernels, or the generic ones (qembed...) for any type.
 func (w *gpuWeight) embedKernel(base string) (string, []uint64) {
 	if w.typ == gguf.TensorQ8_0 {
 		return base, []uint64{w.q, w.drow}
 	}
-	name := map[string]string{"embed_q8": "qembed", "embed_step": "qembed_step", "bembed_step": "qbembed_step", "bembed_dec": "qbembed_dec"}[base]
+	name := map[string]string{"embed_q8": "qembed", "bembed_step": "qbembed_step", "bembed_dec": "qbembed_dec"}[base]
 	return name, []uint64{w.lo, w.hi, w.m0, w.m1, i32(int(w.typ))}
 }
 
 // hasQuant reports whether the model has matrices of types other than
 // Q8_0 (their products need f16 activation buffers).
-func (r *Runner) hasQuant() bool {
+func (r *Model) hasQuant() bool {
 	if r.q8h {
 		return true
 	}

@@ -133,7 +133,7 @@ func TestQuantKernels(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(typ), uint64(sh.K)))
 				w := &backend.Weight{Name: "w", Type: typ, Rows: sh.rows, Cols: sh.K, Data: randomBlocks(rng, typ, sh.rows, sh.K)}
 				W := dequant(t, w)
-				r := &Runner{dev: g}
+				r := &Model{dev: g}
 				gw, err := r.uploadWeight(w)
 				if err != nil {
 					t.Fatal(err)
@@ -319,7 +319,7 @@ func testMVQN(t *testing.T, g *device, f *qformat, gw gpuWeight, W []float32, ro
 
 // testQuantSwiGLU checks the SwiGLU epilogues of mvq and mmh over an
 // interleaved gate/up matrix (a ragged FFN width of 100).
-func testQuantSwiGLU(t *testing.T, g *device, r *Runner, typ gguf.TensorType, K int, rng *rand.Rand, eps float32) {
+func testQuantSwiGLU(t *testing.T, g *device, r *Model, typ gguf.TensorType, K int, rng *rand.Rand, eps float32) {
 	t.Helper()
 	const ffn = 100
 	f := formatOf(typ)
@@ -458,7 +458,7 @@ func TestQuantModel(t *testing.T) {
 			t.Logf("%s: matrix types %v", mix, types)
 			prompt := randomPrompt(11, 70, mq.Config.Vocab)
 			const steps = 16
-			r := newRunner(t, mq, Options{MaxLen: len(prompt) + steps + 1})
+			r := gpuSingle(t, mq, Options{MaxLen: len(prompt) + steps + 1})
 			c := cpuRunner(t, mf, len(prompt)+steps+1)
 			next := prompt
 			var worst float64
@@ -513,15 +513,19 @@ func TestQuantProfile(t *testing.T) {
 	}
 	requireGPU(t)
 	m := startupModel(t)
-	r := newRunner(t, m, Options{MaxLen: 1024})
+	md := newModel(t, m, Options{MaxLen: 1024})
+	r := newSingle(t, md)
 	if err := r.Forward(randomPrompt(5, 128, m.Config.Vocab)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Forward([]int32{5}); err != nil {
 		t.Fatal(err)
 	}
 	ops, total, err := r.Profile(20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := r.StepBytes(129)
+	b := md.StepBytes(129)
 	floor := float64(b) / 4.25e12 * 1e6
 	t.Logf("decode step at 129 positions: %.1f MB read, floor %.1f us (%.0f tok/s); event profile %.1f us (%.0f%% of the floor's speed)",
 		float64(b)/1e6, floor, 1e6/floor, total, 100*floor/total)
@@ -564,15 +568,15 @@ func TestQuantSynth(t *testing.T) {
 }
 
 // TestQuantBench (INFERNO_CUDA_BENCH=qbench, INFERNO_CUDA_MODEL=file.gguf):
-// the Runner's tg128 (3 runs after a warm-up) and pp512 (2 runs), as
-// `inferno bench` measures them, without TestQuickBench's batch runner.
+// one sequence's tg128 (3 runs after a warm-up) and pp512 (2 runs), as
+// `inferno bench` measures them.
 func TestQuantBench(t *testing.T) {
 	if os.Getenv("INFERNO_CUDA_BENCH") != "qbench" {
 		t.Skip("set INFERNO_CUDA_BENCH=qbench")
 	}
 	requireGPU(t)
 	m := startupModel(t)
-	r := newRunner(t, m, Options{MaxLen: 1024})
+	r := gpuSingle(t, m, Options{MaxLen: 1024})
 	tg(t, r, 0, 16, 1)
 	var tgs, pps []float64
 	for range 3 {
@@ -594,7 +598,7 @@ func TestQuantBatchBench(t *testing.T) {
 	}
 	requireGPU(t)
 	m := startupModel(t)
-	r := newRunner(t, m, Options{MaxLen: 1024})
+	r := newModel(t, m, Options{MaxLen: 1024})
 	const bs = 16
 	br := newBatchRunner(t, r, 64*(128+64)/bs+64, bs)
 	batchDecode(t, br, 1, 128, 16)

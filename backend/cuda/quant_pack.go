@@ -263,7 +263,7 @@ func packQuant(f *qformat, rows, cols int, row rowFunc) (qplanes, error) {
 }
 
 // uploadQuant packs and uploads one run of rows of type t.
-func (r *Runner) uploadQuant(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
+func (r *Model) uploadQuant(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
 	f := formatOf(t)
 	p, err := packQuant(f, rows, cols, row)
 	if err != nil {

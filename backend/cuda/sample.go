@@ -87,6 +87,13 @@ type devSampler struct {
 	tokens []sampling.Token
 }
 
+// Limits of the top-k selection (TOPK_MAX and TOPK_SMEM in kernels.cu):
+// the largest k, and the logits one block of samp_topk takes.
+const (
+	topkMax  = 128
+	topkSmem = 4096
+)
+
 // newDevSampler returns a sampler for rows of vocab logits; its buffers
 // are allocated by the first step that samples.
 func newDevSampler(g *device, vocab int) *devSampler {

@@ -407,7 +407,7 @@ func TestSampleSeedBatch(t *testing.T) {
 func TestBatchSampledLookahead(t *testing.T) {
 	requireGPU(t)
 	m := tinyModel(t)
-	r := newRunner(t, m, Options{MaxLen: 512})
+	r := newModel(t, m, Options{MaxLen: 512})
 	const bs, blocks = 16, 128
 	la := newBatchRunner(t, r, blocks, bs)
 	ref := newBatchRunner(t, r, blocks, bs)
@@ -475,7 +475,7 @@ func TestSampleBench(t *testing.T) {
 	}
 	requireGPU(t)
 	m := synthModel(t, "0.6b")
-	r := newRunner(t, m, Options{MaxLen: 2048})
+	r := newModel(t, m, Options{MaxLen: 2048})
 	const bs = 16
 	br := newBatchRunner(t, r, 256*18+64, bs)
 	settings := []struct {
@@ -505,9 +505,10 @@ func TestSampleBench(t *testing.T) {
 		rows = append(rows, line)
 		t.Log(line)
 	}
-	tg(t, r, 0, 16, 1)
-	tg128 := tg(t, r, 0, 128, 3)
-	rows = append(rows, fmt.Sprintf("single Runner tg128 %.1f tok/s; BatchRunner pp512 %.0f tok/s", 1/tg128.Seconds(), batchPrefill(t, br, 0)))
+	one := newSingle(t, r)
+	tg(t, one, 0, 16, 1)
+	tg128 := tg(t, one, 0, 128, 3)
+	rows = append(rows, fmt.Sprintf("one sequence (engine.Single) tg128 %.1f tok/s; BatchRunner pp512 %.0f tok/s", 1/tg128.Seconds(), batchPrefill(t, br, 0)))
 	fmt.Println("\nsampled against greedy, synth 0.6B Q8_0, S_TG tok/s (best of 2, alternated):\n" + strings.Join(rows, "\n"))
 }
 

@@ -1,109 +1,40 @@
 package cuda
 
-// GPU tests of what sampling and serving need: top-k selection on the
-// device, runners of several sequences sharing one copy of the weights,
-// and the lookahead switched off for samplers.
+// GPU tests of what serving and sampling need of sequences: batched
+// runners of several sequences sharing one copy of the weights, and the
+// lookahead switched off for samplers.
 
 import (
-	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"inferno/engine"
 )
 
-// topkReference returns the k best (value, id) pairs in argmax order.
-func topkReference(v []float32, k int) ([]int32, []float32) {
-	ids := make([]int32, len(v))
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	slices.SortStableFunc(ids, func(a, b int32) int {
-		va, vb := v[a], v[b]
-		an, bn := va != va, vb != vb
-		switch {
-		case an != bn:
-			if an {
-				return 1
-			}
-			return -1
-		case !an && va > vb:
-			return -1
-		case !an && va < vb:
-			return 1
-		}
-		return int(a - b)
-	})
-	ids = ids[:k]
-	vals := make([]float32, k)
-	for i, id := range ids {
-		vals[i] = v[id]
-	}
-	return ids, vals
-}
-
-// TestTopK checks the device's top-k against a sort of the downloaded
-// logits, on the model's own logits and on crafted ones with ties, NaN
-// and infinities, for k from 1 to MaxTopK.
-func TestTopK(t *testing.T) {
-	m := tinyModel(t)
-	r := newRunner(t, m, Options{MaxLen: 256})
-	if err := r.Forward(randomPrompt(3, 20, m.Config.Vocab)); err != nil {
-		t.Fatal(err)
-	}
-	check := func(name string, want []float32) {
-		for _, k := range []int{1, 2, 20, 40, r.MaxTopK()} {
-			ids, vals, err := r.TopK(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wi, wv := topkReference(want, k)
-			if !slices.Equal(ids, wi) {
-				t.Fatalf("%s k=%d: ids %v, want %v", name, k, ids[:min(8, len(ids))], wi[:min(8, len(wi))])
-			}
-			for i := range vals {
-				if math.Float32bits(vals[i]) != math.Float32bits(wv[i]) {
-					t.Fatalf("%s k=%d: value %d is %v, want %v", name, k, i, vals[i], wv[i])
-				}
-			}
-		}
-	}
-	check("model logits", logits(t, r))
-	// Crafted logits: many ties (lower id first), NaN last, +Inf first.
-	v := make([]float32, m.Config.Vocab)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range v {
-		v[i] = float32(rng.IntN(50)) // ~3,000 copies of each value
-	}
-	v[7], v[150000], v[100] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
-	if err := r.dev.enter(); err != nil {
-		t.Fatal(err)
-	}
-	err := r.dev.upload(r.logits[r.slot], f32Bytes(v))
-	r.dev.exit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("crafted logits", v)
-	if _, _, err := r.TopK(r.MaxTopK() + 1); err == nil {
-		t.Error("k above MaxTopK accepted")
-	}
-	t.Logf("top-k matches the CPU sort for k up to %d", r.MaxTopK())
-}
-
-// TestSequencesShareWeights decodes two prompts on two runners that share
-// the weights, interleaved step by step, and checks each transcript and
-// its logits against a runner that decodes the prompt alone; closing the
-// first runner leaves the second working, and closing both gives the
+// TestSequencesShareWeights decodes two prompts on two sequences whose
+// batched runners share one Model's weights, interleaved step by step,
+// and checks each transcript and its logits, bit for bit, against the
+// prompt decoded alone on a Model of its own; closing the Model and the
+// first sequence leaves the second working, and closing it gives the
 // memory back.
 func TestSequencesShareWeights(t *testing.T) {
 	g := testDevice(t)
 	free0, _ := g.memInfo()
 	m := tinyModel(t)
-	alone := func(p []int32, n int) ([]int32, [][]float32) {
-		r, err := NewRunner(m, Options{MaxLen: 512})
+	open := func(md *Model) *engine.Single {
+		br, err := md.NewBatchRunner(512/16, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return engine.NewSingle(br)
+	}
+	alone := func(p []int32, n int) ([]int32, [][]float32) {
+		md, err := Load(m, Options{MaxLen: 512})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer md.Close()
+		r := open(md)
 		defer r.Close()
 		var ids []int32
 		var ls [][]float32
@@ -124,21 +55,18 @@ func TestSequencesShareWeights(t *testing.T) {
 	wantA, logA := alone(pa, n)
 	wantB, logB := alone(pb, n)
 
-	ra, err := NewRunner(m, Options{MaxLen: 512})
+	md, err := Load(m, Options{MaxLen: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := ra.NewSequence()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, rb := open(md), open(md)
 	if err := g.enter(); err != nil {
 		t.Fatal(err)
 	}
 	mid, _ := g.memInfo()
 	g.exit()
 	type seq struct {
-		r    *Runner
+		r    *engine.Single
 		next []int32
 		got  []int32
 		logs [][]float32
@@ -149,7 +77,7 @@ func TestSequencesShareWeights(t *testing.T) {
 			t.Fatal(err)
 		}
 		if e := relL2(logits(t, s.r), s.logs[i]); e != 0 {
-			t.Fatalf("step %d: logits differ from the runner alone (relative L2 %.3g)", i, e)
+			t.Fatalf("step %d: logits differ from the sequence alone (relative L2 %.3g)", i, e)
 		}
 		id, _ := s.r.Greedy()
 		s.got = append(s.got, id)
@@ -159,7 +87,11 @@ func TestSequencesShareWeights(t *testing.T) {
 		if i < n/2 {
 			step(a, i)
 		} else if i == n/2 {
-			// The first runner goes; the second keeps the weights.
+			// The Model and the first sequence go; the second keeps the
+			// weights.
+			if err := md.Close(); err != nil {
+				t.Fatal(err)
+			}
 			if err := ra.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -183,13 +115,15 @@ func TestSequencesShareWeights(t *testing.T) {
 	}
 }
 
-// TestLookaheadOff: a runner told to sample queues no lookahead step, so
-// feeding it tokens other than its argmax discards nothing; with the
-// lookahead on, the same feed misses.
+// TestLookaheadOff: a sequence told to sample (the lookahead off) queues
+// no lookahead step, so feeding it tokens other than its argmax discards
+// nothing; with the lookahead on, the same feed misses.
 func TestLookaheadOff(t *testing.T) {
 	m := tinyModel(t)
+	md := newModel(t, m, Options{MaxLen: 256})
 	for _, on := range []bool{true, false} {
-		r := newRunner(t, m, Options{MaxLen: 256})
+		br := newBatchRunner(t, md, 256/16, 16)
+		r := engine.NewSingle(br)
 		r.SetLookahead(on)
 		if err := r.Forward(randomPrompt(5, 10, m.Config.Vocab)); err != nil {
 			t.Fatal(err)
@@ -200,7 +134,7 @@ func TestLookaheadOff(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := r.Stats()
+		s := br.Stats()
 		t.Logf("lookahead %v: %d hits, %d misses", on, s.LookaheadHits, s.LookaheadMisses)
 		if on && s.LookaheadMisses == 0 {
 			t.Error("lookahead on: no misses for non-greedy tokens")

@@ -21,7 +21,7 @@ var (
 	// headDims are the head dimensions with kernels.
 	headDims = []int{32, 64, 128, 256}
 	// decodeGroups are the query heads per block of the decode attention
-	// (attn_fd, pattn_dec, pattn_decf, pattn_decc) per head dimension: a
+	// (pattn_dec, pattn_decf, pattn_decc) per head dimension: a
 	// block keeps G x HD floats per warp in shared memory (at most 8 KB a
 	// warp) and G x 24 in registers.
 	decodeGroups = map[int][]int{
@@ -76,13 +76,4 @@ func shapeOf(c *arch.Config) attnShape {
 	s := attnShape{dg: decodeGroup(c.HeadDim, ratio), pg: prefillGroup(ratio)}
 	s.dblocks, s.pblocks = c.Heads/s.dg, c.Heads/s.pg
 	return s
-}
-
-// attnPrefillSmem is attn_prefill's dynamic shared memory: none up to head
-// dimension 128 (static), its whole 68 KB at 256.
-func attnPrefillSmem(hd int) int {
-	if hd <= 128 {
-		return 0
-	}
-	return 4*32*hd + 4*32*(hd/2+1) + 4*32*(hd/2) + 4*8*4*32
 }

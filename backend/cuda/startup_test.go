@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 )
@@ -39,10 +40,17 @@ func TestStartup(t *testing.T) {
 	start := time.Now()
 	m := startupModel(t)
 	opened := time.Since(start)
-	r, err := NewRunner(m, Options{})
+	md, err := Load(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer md.Close()
+	uploaded := time.Since(start)
+	br, err := md.NewBatchRunner((md.MaxLen()+15)/16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := engine.NewSingle(br)
 	defer r.Close()
 	ready := time.Since(start)
 	if err := r.Forward([]int32{9707, 11, 1879, 0}); err != nil {
@@ -51,15 +59,16 @@ func TestStartup(t *testing.T) {
 	if _, err := r.Greedy(); err != nil {
 		t.Fatal(err)
 	}
-	s := r.Stats()
-	t.Logf("kernels: %s; model opened in %.3fs, runner ready at %.3fs (upload %.3fs, capture %.1fms), first token at %.3fs",
-		s.PTX, opened.Seconds(), ready.Seconds(), s.Upload.Seconds(), float64(s.Capture.Microseconds())/1000, time.Since(start).Seconds())
+	s := md.Stats()
+	t.Logf("kernels: %s; model opened in %.3fs, weights on the GPU at %.3fs (upload %.3fs), runner ready at %.3fs, first token at %.3fs",
+		s.PTX, opened.Seconds(), uploaded.Seconds(), s.Upload.Seconds(), ready.Seconds(), time.Since(start).Seconds())
 }
 
 // TestQuickBench (INFERNO_CUDA_BENCH=quick, INFERNO_CUDA_MODEL=file.gguf):
-// the Runner's tg128 and pp512 and the BatchRunner's one-sequence decode
-// after a 128-token prompt (the cluster attention's range), measured as
-// `inferno bench` measures them (a warm-up, then 5 repetitions); with
+// tg128 and pp512 of one sequence as the commands run it (engine.Single)
+// and the BatchRunner's one-sequence decode after a 128-token prompt (the
+// cluster attention's range), measured as `inferno bench` measures them (a
+// warm-up, then 5 repetitions); with
 // INFERNO_CUDA_QB_JIT=1 again with the kernels JIT-compiled from the PTX,
 // and with INFERNO_CUDA_QB_CUBIN=file with that cubin, alternating with
 // the embedded one.
@@ -87,15 +96,26 @@ func TestQuickBench(t *testing.T) {
 			t.Setenv("INFERNO_CUDA_PTX", cubin)
 		}
 		start := time.Now()
-		r := newRunner(t, m, Options{MaxLen: 4096})
+		md, err := Load(m, Options{MaxLen: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
 		load := time.Since(start)
+		one, err := md.NewBatchRunner(4096/16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := engine.NewSingle(one)
 		tg(t, r, 0, 16, 1)
 		var tgs, pps []float64
 		for range 5 {
 			tgs = append(tgs, 1/tg(t, r, 0, 128, 1).Seconds())
 			pps = append(pps, 512/pp(t, r, 512, 1).Seconds())
 		}
-		br := newBatchRunner(t, r, 64, 16)
+		br, err := md.NewBatchRunner(64, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
 		batchDecode(t, br, 1, 128, 16)
 		var b1 []float64
 		for range 5 {
@@ -103,9 +123,10 @@ func TestQuickBench(t *testing.T) {
 			b1 = append(b1, tok)
 		}
 		t.Logf("%s (%s, loaded in %.2fs): tg128 %s tok/s; pp512 %s tok/s; BatchRunner B=1 after 128 tokens %s tok/s",
-			v, r.Stats().PTX, load.Seconds(), stat(tgs), stat(pps), stat(b1))
+			v, md.Stats().PTX, load.Seconds(), stat(tgs), stat(pps), stat(b1))
 		br.Close()
 		r.Close()
+		md.Close()
 	}
 }
 

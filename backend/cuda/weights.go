@@ -111,7 +111,7 @@ func (p *progress) add(n int64) {
 
 // uploadPacked packs and uploads one matrix of type t (Q8_0 here, the
 // other types in planes: uploadQuant).
-func (r *Runner) uploadPacked(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
+func (r *Model) uploadPacked(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
 	if t != gguf.TensorQ8_0 {
 		return r.uploadQuant(what, t, rows, cols, row, srcBytes)
 	}
@@ -136,7 +136,7 @@ func (r *Runner) uploadPacked(what string, t gguf.TensorType, rows, cols int, ro
 }
 
 // uploadWeight uploads one model matrix as is.
-func (r *Runner) uploadWeight(w *backend.Weight) (gpuWeight, error) {
+func (r *Model) uploadWeight(w *backend.Weight) (gpuWeight, error) {
 	if err := checkWeight(w); err != nil {
 		return gpuWeight{}, err
 	}
@@ -145,7 +145,7 @@ func (r *Runner) uploadWeight(w *backend.Weight) (gpuWeight, error) {
 
 // uploadConcat uploads matrices of equal width stacked row-wise (Q, K and V
 // as one matrix): one run for each stretch of matrices of one type.
-func (r *Runner) uploadConcat(what string, ws ...*backend.Weight) (gpuWeight, error) {
+func (r *Model) uploadConcat(what string, ws ...*backend.Weight) (gpuWeight, error) {
 	for _, w := range ws {
 		if err := checkWeight(w); err != nil {
 			return gpuWeight{}, err
@@ -204,7 +204,7 @@ func gateUpRow(i int) (up bool, src int) {
 
 // uploadGateUp uploads the gate and up matrices interleaved for the SwiGLU
 // epilogues.
-func (r *Runner) uploadGateUp(what string, gate, up *backend.Weight) (gpuWeight, error) {
+func (r *Model) uploadGateUp(what string, gate, up *backend.Weight) (gpuWeight, error) {
 	for _, w := range []*backend.Weight{gate, up} {
 		if err := checkWeight(w); err != nil {
 			return gpuWeight{}, err
@@ -229,7 +229,7 @@ func (r *Runner) uploadGateUp(what string, gate, up *backend.Weight) (gpuWeight,
 }
 
 // uploadF32 uploads a float32 vector.
-func (r *Runner) uploadF32(what string, v []float32) (uint64, error) {
+func (r *Model) uploadF32(what string, v []float32) (uint64, error) {
 	p, err := r.dev.alloc(uint64(4*len(v)), what)
 	if err != nil {
 		return 0, err

@@ -166,29 +166,6 @@ extern "C" __global__ void embed_q8(const i8* __restrict__ wq, const __half* __r
     x[(size_t)t * K + i] = __half2float(wd[tok * nb + (i >> 5)]) * (float)wq[tok * K + i];
 }
 
-// embed_step starts a decode step: it reads the token, position and step
-// number the host wrote to page-locked host memory (mapped into the GPU's
-// address space: no copy node in the graph), publishes them to params for
-// the step's other kernels, and embeds the token into x. One block.
-//
-// With host[3] set the token is instead the previous step's argmax
-// (devtok): the host queues a step before it knows the token (lookahead).
-extern "C" __global__ void embed_step(const i8* __restrict__ wq, const __half* __restrict__ wd, int K,
-                                      const volatile int* host, int* __restrict__ params, float* __restrict__ x,
-                                      const int* __restrict__ devtok) {
-  __shared__ int tok;
-  if (threadIdx.x == 0) {
-    tok = host[3] ? devtok[0] : host[0];
-    params[0] = tok;
-    params[1] = host[1];
-    params[2] = host[2];
-  }
-  __syncthreads();
-  const int nb = K >> 5;
-  for (int i = threadIdx.x; i < K; i += blockDim.x)
-    x[i] = __half2float(wd[(size_t)tok * nb + (i >> 5)]) * (float)wq[(size_t)tok * K + i];
-}
-
 #include "mv_q8.cuh"
 
 // ================================================================ sampling: argmax
@@ -303,27 +280,10 @@ __device__ __forceinline__ void norm_rope_warp(const float* __restrict__ src, co
 }
 
 
-#include "attn_decode.cuh"
-
 
 #include "mm_q8.cuh"
 
-#include "attn_prefill.cuh"
 
-
-// ================================================================ KV cache
-
-// kv_copy moves the first len positions of each of heads KV heads from a
-// cache of capacity ocap to one of capacity ncap (growing the cache).
-extern "C" __global__ void kv_copy(const __half* __restrict__ src, __half* __restrict__ dst, int heads, int len,
-                                   int ocap, int ncap, int hd) {
-  const size_t per = (size_t)len * hd;
-  const size_t total = per * heads;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-    const size_t h = i / per, r = i % per;
-    dst[h * ncap * hd + r] = src[h * ocap * hd + r];
-  }
-}
 
 // ================================================================ misc
 
@@ -334,15 +294,12 @@ extern "C" __global__ void noop(int* p) {
 
 // ================================================================ sampling: top-k
 
-// Top-k selection for sampling: the k largest logits of a position and their
-// ids, so that a sampler with top_k set reads back k pairs instead of the
-// whole vocabulary. Two stages: topk_partial (one block per chunk of the
-// vocabulary, each keeping its chunk's k best) and topk_final (one block
-// merging the partial lists). Both select by k rounds of a block-wide
-// argmax in the argmax order (`better`: larger first, lower id among ties,
-// NaN last); a thread caches the best of its own elements and rescans only
-// when its candidate was taken. TOPK_MAX bounds k; TOPK_SMEM the elements
-// one block holds in shared memory.
+// Top-k selection for sampling (samp_topk, sample.cuh): the k largest
+// logits of a chunk of the vocabulary and their ids, by k rounds of a
+// block-wide argmax in the argmax order (`better`: larger first, lower id
+// among ties, NaN last); a thread caches the best of its own elements and
+// rescans only when its candidate was taken. TOPK_MAX bounds k; TOPK_SMEM
+// the elements one block holds in shared memory.
 #define TOPK_MAX 128
 #define TOPK_THREADS 256
 #define TOPK_SMEM 4096
@@ -410,39 +367,6 @@ __device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__
     if (takenPos >= 0 && takenPos == bp) rescan();
     __syncthreads();
   }
-}
-
-// topk_partial: block b takes the b-th chunk of n logits (chunks of
-// ceil(n / gridDim.x), at most TOPK_SMEM) and writes its k best to
-// pval/pidx[b*k ..]: ids -1 where the chunk has fewer than k.
-extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_partial(const float* __restrict__ logits, int n, int k,
-                                                                        float* __restrict__ pval, int* __restrict__ pidx) {
-  __shared__ float sv[TOPK_SMEM];
-  __shared__ int si[TOPK_SMEM];
-  const int chunk = (n + gridDim.x - 1) / gridDim.x;
-  const int lo = blockIdx.x * chunk, hi = min(n, lo + chunk);
-  const int m = max(0, hi - lo);
-  for (int p = threadIdx.x; p < m; p += TOPK_THREADS) {
-    sv[p] = logits[lo + p];
-    si[p] = lo + p;
-  }
-  __syncthreads();
-  topk_block(sv, si, m, k, pval + blockIdx.x * k, pidx + blockIdx.x * k);
-}
-
-// topk_final merges the n partial candidates (ids -1 are empty) into the k
-// best, written to out as k floats then k ints.
-extern "C" __global__ void __launch_bounds__(TOPK_THREADS) topk_final(const float* __restrict__ pval,
-                                                                      const int* __restrict__ pidx, int n, int k,
-                                                                      float* __restrict__ out) {
-  __shared__ float sv[TOPK_SMEM];
-  __shared__ int si[TOPK_SMEM];
-  for (int p = threadIdx.x; p < n; p += TOPK_THREADS) {
-    sv[p] = pval[p];
-    si[p] = pidx[p];
-  }
-  __syncthreads();
-  topk_block(sv, si, n, k, out, reinterpret_cast<int*>(out + k));
 }
 
 #include "sample.cuh"

@@ -303,21 +303,6 @@ extern "C" __global__ void __launch_bounds__(256) qembed(QW_ARGS, int K, const i
   q_embed_row(type, lo, hi, m0, m1, tok, K, x + (size_t)t * K);
 }
 
-// qembed_step: embed_step for any type.
-extern "C" __global__ void __launch_bounds__(256) qembed_step(QW_ARGS, int K, const volatile int* host,
-                                                              int* __restrict__ params, float* __restrict__ x,
-                                                              const int* __restrict__ devtok) {
-  __shared__ int tok;
-  if (threadIdx.x == 0) {
-    tok = host[3] ? devtok[0] : host[0];
-    params[0] = tok;
-    params[1] = host[1];
-    params[2] = host[2];
-  }
-  __syncthreads();
-  q_embed_row(type, lo, hi, m0, m1, (size_t)tok, K, x);
-}
-
 // qbembed_step: bembed_step for any type.
 extern "C" __global__ void __launch_bounds__(256) qbembed_step(QW_ARGS, int K, const int* hmeta,
                                                                int* __restrict__ dmeta, int tokoff,

@@ -1,51 +1,6 @@
 package cuda
 
-import (
-	"errors"
-	"fmt"
-	"time"
-)
-
-func (r *Runner) destroyGraphs() {
-	for s := range r.exec {
-		r.dev.destroyGraph(r.graph[s], r.exec[s])
-		r.graph[s], r.exec[s] = 0, 0
-	}
-}
-
-// capture records the decode step of each slot into a graph and
-// instantiates it.
-func (r *Runner) capture() error {
-	start := time.Now()
-	for s := range r.exec {
-		if err := r.dev.beginCapture(); err != nil {
-			return err
-		}
-		err := r.decodeLaunches(false, s)
-		graph, exec, err2 := r.dev.endCapture()
-		if err == nil {
-			err = err2
-		} else if err2 == nil {
-			r.dev.destroyGraph(graph, exec)
-		}
-		if err != nil {
-			r.destroyGraphs()
-			return fmt.Errorf("capturing the decode graph: %w", err)
-		}
-		r.graph[s], r.exec[s] = graph, exec
-	}
-	r.stats.GraphCaptures++
-	r.stats.Capture = time.Since(start)
-	return nil
-}
-
-// Host staging offsets of a slot's step parameters (token, position,
-// step number, take the token from the device) and result (id, step
-// number), in the runner's own part of the staging area.
-func (r *Runner) paramsOff(slot int) uintptr { return r.hostBase + 32*uintptr(slot) }
-func (r *Runner) resultOff(slot int) uintptr {
-	return r.hostBase + (hostResultOff - hostParamsOff) + 16*uintptr(slot)
-}
+import "errors"
 
 // launcher issues kernels, synchronizing after each when sync is set,
 // and recording an event after each when profiling.

@@ -1,0 +1,245 @@
+package cuda
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"inferno/arch"
+)
+
+// Options configure a Model.
+type Options struct {
+	// MaxLen is the most positions a sequence may hold: 0 (or more than the
+	// model's context length) means the model's context length.
+	MaxLen int
+	// NoGraph makes the batched runners launch a decode step's kernels one
+	// by one with a synchronization after each, instead of replaying a
+	// captured graph (to measure what the graph buys), and queue no
+	// lookahead.
+	NoGraph bool
+	// Device is the GPU ordinal.
+	Device int
+	// Progress, when not nil, receives a progress bar while the weights
+	// upload (redrawn in place with \r: pass a terminal).
+	Progress io.Writer
+}
+
+// Model is a model's weights on an NVIDIA GPU (the forward pass package
+// arch describes, with the options of Features), with the device, its
+// context, stream and kernels: what the batched runners made from it
+// (NewBatchRunner) share. It runs nothing itself. The device and weights
+// are freed when the Model and every runner made from it are closed,
+// whichever closes last. A Model and its runners must be used by one
+// goroutine at a time.
+type Model struct {
+	m     arch.Model
+	cfg   arch.Config
+	opts  Options
+	dev   *device
+	prog  *progress
+	tune  tuning
+	shape attnShape // how the attention kernels cut the heads
+	q8h   bool      // Q8_0 prompt products on f16 tensor cores (mmh_q8_0), not mm_q8 (q8hFor)
+
+	maxLen int
+	refs   int  // the Model itself (until Close) and its open runners
+	closed bool // Close was called
+
+	embed, out gpuWeight // the same when the embedding is tied
+	outNorm    uint64
+	layers     []gpuLayer
+	rope       uint64 // (cos, sin) per position and pair, float32
+	weightRead int64  // bytes of weights a decode step reads
+	qkvRows    int
+	grids      map[string]int // most blocks at once of each persistent matvec
+	headBlocks int            // blocks of the one-token output head (its argmax partials)
+	stats      Stats
+}
+
+type gpuLayer struct {
+	qkv, o, gateUp, down            gpuWeight
+	attnNorm, ffnNorm, qNorm, kNorm uint64
+}
+
+// Stats describe a Model.
+type Stats struct {
+	Device       string // the GPU's name
+	SMs          int
+	ComputeCap   int    // major*10+minor
+	PTX          string // where the kernels came from
+	GPUBytes     uint64 // device memory held: the weights and every open runner's pool and scratch
+	WeightBytes  int64  // weight bytes one decode step reads
+	PDL          bool   // kernels may use programmatic dependent launch
+	Upload       time.Duration
+	HostReleased int64 // bytes of the mapped model file dropped from the process after the upload
+}
+
+// Features are the options of package arch the GPU kernels execute: those
+// of arch.Dense.
+const Features = arch.Dense
+
+// Load uploads m's weights to the GPU and prepares the kernels. It fails,
+// in one line and before it allocates, for a model that needs an option
+// the kernels do not execute (Features) or whose weights, the scratch of
+// a batched runner and a KV pool of one sequence of MaxLen positions do
+// not fit in the device's free memory.
+func Load(m arch.Model, opts Options) (*Model, error) {
+	tune, err := parseTuning(os.Getenv("INFERNO_CUDA_TUNE"))
+	if err != nil {
+		return nil, err
+	}
+	c := *m.Hyper()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.Check("cuda", Features); err != nil {
+		return nil, err
+	}
+	if err := m.Tensors().Check(&c); err != nil {
+		return nil, err
+	}
+	if err := checkShape(&c); err != nil {
+		return nil, err
+	}
+	maxLen := opts.MaxLen
+	if maxLen <= 0 || maxLen > c.ContextLength {
+		maxLen = c.ContextLength
+	}
+	r := &Model{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, shape: shapeOf(&c), q8h: q8hFor(&c), refs: 1}
+	dev, err := newDeviceLocked(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	r.dev = dev
+	if err := dev.enter(); err != nil {
+		dev.close()
+		return nil, err
+	}
+	defer dev.exit()
+	ok := false
+	defer func() {
+		if !ok {
+			r.closed, r.refs = true, 0
+			dev.close()
+		}
+	}()
+	r.stats = Stats{Device: dev.Name, SMs: dev.SMs, ComputeCap: dev.CC, PTX: dev.ptxWhat, PDL: dev.pdl}
+	if err := r.checkFit(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := r.uploadModel(); err != nil {
+		return nil, err
+	}
+	r.stats.Upload = time.Since(start)
+	if err := r.kernelSetup(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return r, nil
+}
+
+// newDeviceLocked opens the device on a locked thread.
+func newDeviceLocked(ordinal int) (*device, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return newDevice(ordinal)
+}
+
+// kernelSetup prepares the kernels the weights' products use: shared
+// memory limits, the persistent matvecs' grids (most blocks resident at
+// once), the output head's partials and the shared memory carveout.
+func (r *Model) kernelSetup() error {
+	c := &r.cfg
+	g := r.dev
+	r.grids = map[string]int{}
+	maxK := max(c.Hidden, c.QDim(), c.FFN)
+	for _, k := range r.mvKernels() {
+		f, err := g.fn(k.name)
+		if err != nil {
+			return err
+		}
+		if err := g.allowSmem(f, k.name, k.cfg.smem(maxK)); err != nil {
+			return err
+		}
+		n, err := g.occupancy(k.name, 256, k.cfg.smem(maxK))
+		if err != nil {
+			return err
+		}
+		r.grids[k.name] = n * g.SMs
+	}
+	if err := r.quantSetup(); err != nil { // kernels of the other block types (quant.go)
+		return err
+	}
+	r.headBlocks = r.headGrid()
+	if r.tune.carveout >= 0 {
+		names := []string{"argmax_final"}
+		for _, k := range r.mvKernels() {
+			names = append(names, k.name)
+		}
+		for _, name := range names {
+			f, err := g.fn(name)
+			if err != nil {
+				return err
+			}
+			if err := g.d.check("cuFuncSetAttribute carveout", g.d.call(g.d.cuFuncSetAttribute, f, 9, uintptr(r.tune.carveout))); err != nil {
+				return err
+			}
+		}
+	}
+	return g.sync("kernel setup")
+}
+
+// MaxLen returns the most positions a sequence may hold.
+func (r *Model) MaxLen() int { return r.maxLen }
+
+// Vocab returns the number of logits a position has.
+func (r *Model) Vocab() int { return r.cfg.Vocab }
+
+// Stats returns the model's description.
+func (r *Model) Stats() Stats {
+	s := r.stats
+	if r.dev != nil {
+		s.GPUBytes = r.dev.inUse
+	}
+	s.WeightBytes = r.weightRead
+	return s
+}
+
+// StepBytes returns the bytes a decode step of one sequence at context
+// length ctx must read at least: the weights and the KV cache (f16 keys
+// and values).
+func (r *Model) StepBytes(ctx int) int64 {
+	c := &r.cfg
+	return r.weightRead + int64(2*2*c.Layers*c.KVHeads*c.HeadDim)*int64(ctx)
+}
+
+// Close releases the Model: the device and the weights are freed now, or
+// when the last runner made from it closes. It is safe to call twice.
+func (r *Model) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	return r.unref()
+}
+
+// unref drops one reference and frees the device and weights with the
+// last.
+func (r *Model) unref() error {
+	if r.refs--; r.refs > 0 || r.dev == nil {
+		return nil
+	}
+	if err := r.dev.enter(); err != nil {
+		return err
+	}
+	defer r.dev.exit()
+	r.dev.close()
+	return nil
+}
+
+// errClosed is the error of a Model used after Close.
+var errClosed = errors.New("cuda: the model is closed")
