@@ -44,6 +44,9 @@ import (
 	"inferno/quantize"
 )
 
+// poolingLast is name.pooling_type's value for last-token pooling.
+const poolingLast = uint32(arch.PoolLast)
+
 // Preset is a model shape.
 type Preset struct {
 	Name          string
@@ -161,6 +164,10 @@ type Options struct {
 	// Progress, when set, is called as data is written with the bytes
 	// written so far and the size of the file.
 	Progress func(done, total int64)
+	// Embedding writes a qwen3 preset as an embedding model, as
+	// Qwen3-Embedding's files are: qwen3.pooling_type 3 (last-token
+	// pooling).
+	Embedding bool
 }
 
 // directLimit is the number of weights up to which Bank 0 draws directly.
@@ -455,6 +462,15 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 			{arch + "expert_used_count", uint32(p.TopK)},
 			{arch + "expert_feed_forward_length", uint32(p.ExpertFFN)},
 		}...)
+	}
+	if opts.Embedding {
+		if p.arch() != "qwen3" {
+			return fmt.Errorf("synth: an embedding model of preset %s: only qwen3 presets are (Qwen3-Embedding)", p.Name)
+		}
+		meta = append(meta, struct {
+			key string
+			val any
+		}{arch + "pooling_type", poolingLast})
 	}
 	for _, kv := range meta {
 		if err := gw.Set(kv.key, kv.val); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/arch"
 	"inferno/engine"
 	"inferno/model"
 	"inferno/runner"
@@ -25,13 +26,15 @@ func embedCmd() *cobra.Command {
 		format      string
 		parallel    int
 		batchTokens int
+		pooling     string
 	)
 	cmd := &cobra.Command{
 		Use:   "embed MODEL.gguf TEXT...",
 		Short: "Print the embeddings of texts as JSON (embedding models such as Qwen3-Embedding)",
 		Long: `Embed runs each TEXT through an embedding model (a GGUF file that states a
 pooling type, such as Qwen3-Embedding's, or "inferno synth --embedding")
-and prints one JSON object, the shape of OpenAI's /v1/embeddings answer:
+and prints one JSON object, the shape of OpenAI's /v1/embeddings answer
+(--pooling last runs a file that states no pooling type as one):
 
   {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [...]}, ...],
    "model": "NAME", "usage": {"prompt_tokens": N, "total_tokens": N}}
@@ -67,6 +70,9 @@ is printed to standard error.`,
 				return err
 			}
 			defer m.Close()
+			if err := setPooling(m, pooling); err != nil {
+				return err
+			}
 			c := m.Arch.Hyper()
 			if !m.Embedding() {
 				return fmt.Errorf("%s is not an embedding model (its file has no %s.pooling_type): inferno embed runs models such as Qwen3-Embedding", path, c.Arch)
@@ -147,7 +153,25 @@ is printed to standard error.`,
 	cmd.Flags().StringVar(&format, "encoding-format", "float", "float (JSON numbers) or base64 (little-endian float32 bytes)")
 	cmd.Flags().IntVar(&parallel, "parallel", 16, "texts run at once")
 	cmd.Flags().IntVar(&batchTokens, "batch-tokens", 2048, "most tokens one forward pass runs")
+	cmd.Flags().StringVar(&pooling, "pooling", "", poolingHelp)
 	return cmd
+}
+
+// poolingHelp documents the --pooling flag of embed and serve.
+const poolingHelp = "last: run the model as an embedding model with last-token pooling whatever its file states (llama.cpp's --pooling last); none: as a language model; empty: as its file's pooling_type says"
+
+// setPooling applies a --pooling flag to m's configuration.
+func setPooling(m *model.Model, pooling string) error {
+	switch pooling {
+	case "":
+	case "last":
+		m.Arch.Hyper().Pooling = arch.PoolLast
+	case "none":
+		m.Arch.Hyper().Pooling = arch.PoolNone
+	default:
+		return fmt.Errorf("--pooling %q: want last or none (or leave it out)", pooling)
+	}
+	return nil
 }
 
 // lastEmbedding waits for the last event of an embedding request.

@@ -41,7 +41,10 @@ func serveCmd() *cobra.Command {
 		Short: "Serve the model over an OpenAI-compatible HTTP API",
 		Long: `Serve answers OpenAI's chat completions and completions API (streamed or
 not), the model list, tokenization and Prometheus metrics; docs/SERVER.md
-describes every endpoint. It listens at once on --addr (HTTPS with
+describes every endpoint. An embedding model (a file that states a pooling
+type, such as Qwen3-Embedding's, or any model with --pooling last) answers
+/v1/embeddings instead of chat and completions, its inputs batched with the
+other requests. It listens at once on --addr (HTTPS with
 --tls-cert and --tls-key): /health answers 503 while the model loads and
 200 when it is ready.
 
@@ -175,6 +178,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes; larger ones get 413")
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM or SIGINT, how long running requests may go on before they are cancelled")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
+	cmd.Flags().StringVar(&pool.pooling, "pooling", "", poolingHelp)
 	rf.register(cmd)
 	pool.register(cmd)
 	rf.kv = "paged"
@@ -228,6 +232,9 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 			l.close()
 		}
 	}()
+	if err := setPooling(m, pf.pooling); err != nil {
+		return nil, err
+	}
 	tmpl, err := chatTemplate(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -305,6 +312,7 @@ type poolFlags struct {
 	blockSize   int
 	batchTokens int
 	noPrefix    bool
+	pooling     string // --pooling: the model's pooling (setPooling)
 }
 
 func (f *poolFlags) register(cmd *cobra.Command) {

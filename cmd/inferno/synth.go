@@ -43,7 +43,7 @@ func synthCmd() *cobra.Command {
 		preset, typ, vocabFrom string
 		seed                   uint64
 		shape                  synth.Shape
-		pure                   bool
+		pure, embedding        bool
 		bank, threads          int
 	)
 	cmd := &cobra.Command{
@@ -83,7 +83,7 @@ written.`,
 			if err := checkShapeFlags(cmd); err != nil {
 				return err
 			}
-			opts := synth.Options{Preset: preset, Seed: seed, Shape: shape, Pure: pure, Bank: bank, Workers: threads}
+			opts := synth.Options{Preset: preset, Seed: seed, Shape: shape, Pure: pure, Bank: bank, Workers: threads, Embedding: embedding}
 			if err := synthType(&opts, typ); err != nil {
 				return err
 			}
@@ -157,6 +157,7 @@ written.`,
 	cmd.Flags().StringVar(&typ, "type", "q8_0", "weight type: a mixture ("+quantize.Names()+") or Q3_K, Q4_K, Q5_K")
 	cmd.Flags().BoolVar(&pure, "pure", false, "give every weight matrix the mixture's base type")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed")
+	cmd.Flags().BoolVar(&embedding, "embedding", false, "write an embedding model (qwen3 presets: qwen3.pooling_type last, as Qwen3-Embedding; run it with inferno embed or /v1/embeddings)")
 	cmd.Flags().StringVar(&vocabFrom, "vocab-from", "", "GGUF file to copy the tokenizer from")
 	cmd.Flags().IntVar(&shape.Layers, "layers", 0, "number of layers (0: the preset's)")
 	cmd.Flags().IntVar(&shape.Hidden, "hidden", 0, "hidden size (0: the preset's)")
