@@ -93,24 +93,30 @@ type Rope struct {
 func (r *Rope) Freqs(headDim int) []float64 {
 	f := make([]float64, headDim/2)
 	for i := range f {
-		f[i] = math.Pow(r.Theta, -float64(2*i)/float64(headDim))
+		f[i] = r.Freq(i, headDim)
+	}
+	return f
+}
+
+// Freq returns pair i's value of Freqs(headDim), without allocating.
+func (r *Rope) Freq(i, headDim int) float64 {
+	f := math.Pow(r.Theta, -float64(2*i)/float64(headDim))
+	switch {
+	case r.Scaling == ScaleLinear:
+		f /= r.Factor
+	case r.Scaling != ScaleLlama3:
+	case r.FreqFactors != nil:
+		f /= float64(r.FreqFactors[i])
+	default:
+		wavelen := 2 * math.Pi / f
+		low, high := float64(r.OrigContext)/r.LowFreqFactor, float64(r.OrigContext)/r.HighFreqFactor
 		switch {
-		case r.Scaling == ScaleLinear:
-			f[i] /= r.Factor
-		case r.Scaling != ScaleLlama3:
-		case r.FreqFactors != nil:
-			f[i] /= float64(r.FreqFactors[i])
+		case wavelen < high:
+		case wavelen > low:
+			f /= r.Factor
 		default:
-			wavelen := 2 * math.Pi / f[i]
-			low, high := float64(r.OrigContext)/r.LowFreqFactor, float64(r.OrigContext)/r.HighFreqFactor
-			switch {
-			case wavelen < high:
-			case wavelen > low:
-				f[i] /= r.Factor
-			default:
-				smooth := (float64(r.OrigContext)/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
-				f[i] = (1-smooth)*f[i]/r.Factor + smooth*f[i]
-			}
+			smooth := (float64(r.OrigContext)/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+			f = (1-smooth)*f/r.Factor + smooth*f
 		}
 	}
 	return f

@@ -58,9 +58,13 @@ type Ops interface {
 	RMSNorm(y, x, gain []float32, eps float32)
 
 	// RoPE rotates, in place, len(pos) tokens of nHeads heads of headDim
-	// values, token t being at position pos[t], NeoX style: pairs
-	// (i, i+headDim/2) with frequency theta^(-2i/headDim).
-	RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64)
+	// values, token t being at position pos[t], as rope describes: pair i
+	// turns by pos*f_i radians, f = rope.Freqs(headDim) (theta^(-2i/headDim)
+	// with any per-pair scaling); the pairs are (i, i+headDim/2) with NeoX
+	// style, (2i, 2i+1) with the normal style. The angles are computed in
+	// float64 and rounded to float32, so a token's bits depend only on its
+	// values and position. rope must not change while the Ops uses it.
+	RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope)
 
 	// Attention computes causal grouped-query attention for the query
 	// tokens of one or more sequences (seqs). q holds the batch's tokens,

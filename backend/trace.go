@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"inferno/arch"
 )
 
 // Tracer wraps an Ops and counts the calls and time of each operation, so
@@ -70,9 +72,9 @@ func (t *Tracer) RMSNorm(y, x, gain []float32, eps float32) {
 }
 
 // RoPE times the wrapped RoPE.
-func (t *Tracer) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
+func (t *Tracer) RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope) {
 	defer t.add("RoPE", time.Now())
-	t.Ops.RoPE(x, pos, nHeads, headDim, theta)
+	t.Ops.RoPE(x, pos, nHeads, headDim, rope)
 }
 
 // Attention times the wrapped Attention.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
 	"inferno/quant"
@@ -71,21 +72,24 @@ func (s *Scalar) RMSNorm(y, x, gain []float32, eps float32) {
 	}
 }
 
-// RoPE rotates query or key heads in place, NeoX style, token t being at
-// position pos[t].
-func (s *Scalar) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
-	half := headDim / 2
+// RoPE rotates query or key heads in place as rope describes (NeoX or
+// normal pairs, rope.Freq), token t being at position pos[t].
+func (s *Scalar) RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope) {
+	// Pair i of a head is (i*step, i*step+off).
+	half, step, off := headDim/2, 1, headDim/2
+	if rope.Style == arch.RopeNormal {
+		step, off = 2, 1
+	}
 	for t, pt := range pos {
 		p := float64(pt)
-		for i := 0; i < half; i++ {
-			freq := math.Pow(theta, -float64(2*i)/float64(headDim))
-			sin, cos := math.Sincos(p * freq)
+		for i := range half {
+			sin, cos := math.Sincos(p * rope.Freq(i, headDim))
 			c, sn := float32(cos), float32(sin)
 			for h := 0; h < nHeads; h++ {
 				v := x[(t*nHeads+h)*headDim:]
-				a, b := v[i], v[i+half]
-				v[i] = a*c - b*sn
-				v[i+half] = a*sn + b*c
+				a, b := v[i*step], v[i*step+off]
+				v[i*step] = a*c - b*sn
+				v[i*step+off] = a*sn + b*c
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/cpu"
 	"inferno/quant"
@@ -277,8 +278,8 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 	v = append([]float32(nil), row[qd+kd:qd+2*kd]...)
 	sc.RMSNorm(q, q, qg, eps)
 	sc.RMSNorm(k, k, kg, eps)
-	sc.RoPE(q, []int32{int32(pos)}, c.h, c.hd, theta)
-	sc.RoPE(k, []int32{int32(pos)}, c.kvh, c.hd, theta)
+	sc.RoPE(q, []int32{int32(pos)}, c.h, c.hd, &arch.Rope{Theta: theta})
+	sc.RoPE(k, []int32{int32(pos)}, c.kvh, c.hd, &arch.Rope{Theta: theta})
 	return q, k, v
 }
 

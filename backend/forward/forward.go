@@ -7,7 +7,6 @@ package forward
 
 import (
 	"fmt"
-	"math"
 
 	"inferno/arch"
 	"inferno/backend"
@@ -27,9 +26,6 @@ type model struct {
 	c    *arch.Config
 	plan []arch.Step
 	w    *arch.Weights
-	// freqs are RoPE's per-pair frequencies (arch.Rope.Freqs) when the
-	// rotation is not the backend's (NeoX pairs, unscaled), else nil.
-	freqs []float64
 	// moe views the expert stacks by expert, a layer each, with experts.
 	moe []moeLayer
 }
@@ -48,9 +44,6 @@ func newModel(m arch.Model) (*model, error) {
 	}
 	if err := md.w.Check(c); err != nil {
 		return nil, err
-	}
-	if c.Rope.Style != arch.RopeNeoX || c.Rope.Scaling != arch.ScaleNone {
-		md.freqs = c.Rope.Freqs(c.HeadDim)
 	}
 	for _, st := range md.plan {
 		switch st.Op {
@@ -115,11 +108,7 @@ type state struct {
 	spans  []span // where the pass's keys and values go
 	// spansDone: spans holds this pass's spans
 	spansDone bool
-	// cos and sin of the batch's RoPE angles (model.freqs), one row of
-	// HeadDim/2 a token; ropeDone: they hold this pass's
-	cos, sin []float32
-	ropeDone bool
-	moe      moeScratch
+	moe       moeScratch
 }
 
 // ensure sizes the buffers for n tokens and outs outputs.
@@ -163,7 +152,7 @@ func (p *pass) forward() {
 	n := len(b.Tokens)
 	s.ensure(c, n, len(b.Outputs))
 	s.runs = b.Runs(s.runs)
-	s.spansDone, s.ropeDone = false, false
+	s.spansDone = false
 	s.seqs = s.seqs[:0]
 	for _, r := range s.runs {
 		s.seqs = append(s.seqs, backend.SeqAttn{Token: r.Start, N: r.N, Pos: r.Pos, Table: b.Tables[r.Seq]})
@@ -254,13 +243,8 @@ func (p *pass) attention(i int, l *arch.Layer) {
 		p.ops.RMSNorm(q, q, l.Vector(arch.RoleQNorm), c.Eps)
 		p.ops.RMSNorm(k, k, l.Vector(arch.RoleKNorm), c.Eps)
 	}
-	if p.m.freqs == nil {
-		p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, c.Rope.Theta)
-		p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, c.Rope.Theta)
-	} else {
-		p.rope(q, c.Heads)
-		p.rope(k, c.KVHeads)
-	}
+	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, &c.Rope)
+	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, &c.Rope)
 	att := s.att[:n*c.QDim()]
 	if p.kv.Type() == kvcache.F16 {
 		kc, vc := p.kv.LayerF16(i)
@@ -276,48 +260,6 @@ func (p *pass) attention(i int, l *arch.Layer) {
 			copy(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
 		}
 		p.ops.Attention(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim)
-	}
-}
-
-// rope rotates the heads of the batch's tokens in x (nHeads a token) by
-// the model's frequencies (model.freqs) at each token's position: pairs
-// (2i, 2i+1) with the normal style, (i, i+HeadDim/2) with NeoX. The angles
-// are computed in float64 and rounded, and each product is rounded, as
-// the backends' RoPE does, so a token's bits depend only on its values and
-// position.
-func (p *pass) rope(x []float32, nHeads int) {
-	c, s := p.m.c, p.s
-	half := c.HeadDim / 2
-	n := len(p.b.Pos)
-	if !s.ropeDone {
-		if len(s.cos) < n*half {
-			s.cos = make([]float32, n*half)
-			s.sin = make([]float32, n*half)
-		}
-		for t, pos := range p.b.Pos {
-			for i, f := range p.m.freqs {
-				sn, cs := math.Sincos(float64(pos) * f)
-				s.cos[t*half+i], s.sin[t*half+i] = float32(cs), float32(sn)
-			}
-		}
-		s.ropeDone = true
-	}
-	// Pair i of a head is (i*step, i*step+off).
-	step, off := 1, half
-	if c.Rope.Style == arch.RopeNormal {
-		step, off = 2, 1
-	}
-	for t := range n {
-		cos, sin := s.cos[t*half:(t+1)*half], s.sin[t*half:(t+1)*half]
-		for h := range nHeads {
-			v := x[(t*nHeads+h)*c.HeadDim : (t*nHeads+h+1)*c.HeadDim]
-			for i, cs := range cos {
-				sn := sin[i]
-				a, b := v[i*step], v[i*step+off]
-				v[i*step] = float32(a*cs) - float32(b*sn)
-				v[i*step+off] = float32(a*sn) + float32(b*cs)
-			}
-		}
 	}
 }
 

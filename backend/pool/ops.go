@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/simd"
 	"inferno/gguf"
@@ -40,7 +41,7 @@ type job struct {
 	heads        int
 	nKV, headDim int
 	eps          float32
-	theta        float64
+	rope         *arch.Rope
 }
 
 // Work below these sizes runs on the caller alone: waking workers costs
@@ -72,7 +73,7 @@ func (p *pool) do(id, c int) {
 		ops.RMSNorm(j.y[i0*d:i1*d], j.x[i0*d:i1*d], j.g, j.eps)
 	case jobRoPE:
 		d := j.heads * j.headDim
-		ops.RoPE(j.x[i0*d:i1*d], j.pos[i0:i1], j.heads, j.headDim, j.theta)
+		ops.RoPE(j.x[i0*d:i1*d], j.pos[i0:i1], j.heads, j.headDim, j.rope)
 	case jobSwiGLU:
 		ops.SwiGLU(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
 	case jobAdd:
@@ -197,18 +198,18 @@ func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
 
 // RoPE rotates len(pos) tokens of nHeads heads in place, token t at
 // position pos[t], split by token.
-func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim int, theta float64) {
+func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope) {
 	p := o.p
 	n := len(pos)
 	if n*nHeads*headDim < minParallelElems || n < 2 {
-		p.ops[0].RoPE(x, pos, nHeads, headDim, theta)
+		p.ops[0].RoPE(x, pos, nHeads, headDim, rope)
 		return
 	}
 	if headDim%2 != 0 || len(x) < n*nHeads*headDim {
 		panic(fmt.Sprintf("pool: RoPE of %d tokens of %d heads of %d values over %d values", n, nHeads, headDim, len(x)))
 	}
 	j := p.start(jobRoPE, n, p.chunkSize(n, 1))
-	j.x, j.pos, j.heads, j.headDim, j.theta = x, pos, nHeads, headDim, theta
+	j.x, j.pos, j.heads, j.headDim, j.rope = x, pos, nHeads, headDim, rope
 	p.run()
 }
 

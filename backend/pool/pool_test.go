@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/cpu"
 	"inferno/backend/internal/attntest"
@@ -114,7 +115,7 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		for i := range pos {
 			pos[i] = int32(17 + rng.IntN(5000))
 		}
-		ops.RoPE(z, pos, 8, 128, 1e6)
+		ops.RoPE(z, pos, 8, 128, &arch.Rope{Theta: 1e6})
 		keep(z)
 		out := make([]float32, n)
 		ops.SwiGLU(out, x, y)
@@ -208,6 +209,7 @@ func TestAllocs(t *testing.T) {
 			o := New(threads)
 			ops, closeFn = o, o.Close
 		}
+		neox := &arch.Rope{Theta: 1e6}
 		cases := []struct {
 			name string
 			f    func()
@@ -229,8 +231,8 @@ func TestAllocs(t *testing.T) {
 			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, all, 40+n, 16, 8, 128) }},
 			{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 8, 16, 8, 128) }},
 			{"RMSNorm", func() { ops.RMSNorm(big2, big, g, 1e-6) }},
-			{"RoPE", func() { ops.RoPE(q, pos, 16, 128, 1e6) }},
-			{"RoPE one", func() { ops.RoPE(q, pos[:1], 16, 128, 1e6) }},
+			{"RoPE", func() { ops.RoPE(q, pos, 16, 128, neox) }},
+			{"RoPE one", func() { ops.RoPE(q, pos[:1], 16, 128, neox) }},
 			{"SwiGLU", func() { ops.SwiGLU(big2, big, big) }},
 			{"Add", func() { ops.Add(big2, big) }},
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
 )
@@ -35,6 +36,8 @@ func TestAllocs(t *testing.T) {
 	}
 	pos := []int32{32, 33, 34, 35, 36, 37, 38, 39}
 	pos2 := []int32{7, 1, 900, 3, 4, 5, 6, 2}
+	neox := &arch.Rope{Theta: 1e6}
+	llama3 := &arch.Rope{Style: arch.RopeNormal, Theta: 500000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 8192, LowFreqFactor: 1, HighFreqFactor: 4}
 	for _, c := range []struct {
 		name string
 		f    func()
@@ -51,8 +54,9 @@ func TestAllocs(t *testing.T) {
 		{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 16, 16, 8, 128) }},
 		{"ToF16", func() { ops.ToF16(kh, k) }},
 		{"RMSNorm", func() { ops.RMSNorm(q, q, g, 1e-6) }},
-		{"RoPE", func() { ops.RoPE(q, pos, 16, 128, 1e6) }},
-		{"RoPE other positions", func() { ops.RoPE(q, pos, 16, 128, 1e6); ops.RoPE(q, pos2, 16, 128, 1e6) }},
+		{"RoPE", func() { ops.RoPE(q, pos, 16, 128, neox) }},
+		{"RoPE other positions", func() { ops.RoPE(q, pos, 16, 128, neox); ops.RoPE(q, pos2, 16, 128, neox) }},
+		{"RoPE normal, Llama 3 factors", func() { ops.RoPE(q, pos, 16, 128, llama3); ops.RoPE(q, pos2, 16, 128, llama3) }},
 		{"SwiGLU", func() { ops.SwiGLU(x, x, x) }},
 		{"Add", func() { ops.Add(x, x) }},
 	} {

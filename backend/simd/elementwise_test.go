@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"inferno/arch"
 )
 
 func TestRMSNorm(t *testing.T) {
@@ -76,7 +78,7 @@ func TestRoPE(t *testing.T) {
 		for _, c := range []struct{ n, heads, pos int }{{1, 1, 0}, {1, 16, 37}, {5, 8, 1000}, {3, 2, 40000}} {
 			x := randVec(rng, c.n*c.heads*headDim, 1)
 			y := append([]float32(nil), x...)
-			ops.RoPE(y, positions(c.pos, c.n), c.heads, headDim, 1e6)
+			ops.RoPE(y, positions(c.pos, c.n), c.heads, headDim, &arch.Rope{Theta: 1e6})
 			half := headDim / 2
 			for tok := range c.n {
 				for h := range c.heads {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/arch"
 	"inferno/gguf"
 )
 
@@ -92,7 +93,7 @@ func TestAssemblyMatchesGo(t *testing.T) {
 		x := randVec(rng, 3*5*headDim, 1)
 		check("RoPE", func() []float32 {
 			y := append([]float32(nil), x...)
-			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, 1e6)
+			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, &arch.Rope{Theta: 1e6})
 			return y
 		})
 	}

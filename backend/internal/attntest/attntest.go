@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/quant"
 )
@@ -340,11 +341,18 @@ func CheckPanics(t *testing.T, ops backend.Ops) {
 // CheckRoPE checks that RoPE over per-token positions gives each token
 // the bits of a call over consecutive positions: tokens in shuffled
 // order, each token alone, and after a call of as many tokens at other
-// positions (which a cache of angles must not confuse).
+// positions (which a cache of angles must not confuse); for NeoX RoPE and
+// for normal RoPE with Llama 3's scaling, alternately (which a cache of
+// frequencies must not confuse either); and that its values are those of
+// a float64 rotation's within 1e-6 of each pair's magnitude.
 func CheckRoPE(t *testing.T, ops backend.Ops, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
-	for _, hd := range []int{2, 6, 32, 128} {
+	ropes := []arch.Rope{
+		{Style: arch.RopeNeoX, Theta: 1e6},
+		{Style: arch.RopeNormal, Theta: 500000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 64, LowFreqFactor: 1, HighFreqFactor: 4},
+	}
+	for k, hd := range []int{2, 6, 32, 128} {
 		for _, c := range []struct{ n, heads, pos int }{{1, 1, 0}, {5, 8, 1000}, {70, 8, 37}, {3, 2, 40000}, {40, 16, 0}} {
 			d := c.heads * hd
 			x := randVec(rng, c.n*d, 1)
@@ -352,9 +360,11 @@ func CheckRoPE(t *testing.T, ops backend.Ops, seed uint64) {
 			for i := range pos {
 				pos[i] = int32(c.pos + i)
 			}
+			rope := &ropes[k%2]
 			want := slices.Clone(x)
-			ops.RoPE(want, pos, c.heads, hd, 1e6)
-			what := fmt.Sprintf("%s headDim %d %+v", ops.Name(), hd, c)
+			ops.RoPE(want, pos, c.heads, hd, rope)
+			what := fmt.Sprintf("%s headDim %d %+v %v RoPE", ops.Name(), hd, c, rope.Style)
+			checkRotation(t, what, want, x, pos, c.heads, hd, rope)
 
 			perm := rng.Perm(c.n)
 			xs, ps := make([]float32, len(x)), make([]int32, c.n)
@@ -367,8 +377,8 @@ func CheckRoPE(t *testing.T, ops backend.Ops, seed uint64) {
 			for i := range op {
 				op[i] += 7
 			}
-			ops.RoPE(other, op, c.heads, hd, 1e6)
-			ops.RoPE(xs, ps, c.heads, hd, 1e6)
+			ops.RoPE(other, op, c.heads, hd, rope)
+			ops.RoPE(xs, ps, c.heads, hd, rope)
 			for i, j := range perm {
 				if k := SameBits(xs[i*d:(i+1)*d], want[j*d:(j+1)*d]); k >= 0 {
 					t.Fatalf("%s: shuffled token %d (position %d) differs at %d", what, j, pos[j], k)
@@ -376,9 +386,35 @@ func CheckRoPE(t *testing.T, ops backend.Ops, seed uint64) {
 			}
 			for j := range c.n {
 				one := slices.Clone(x[j*d : (j+1)*d])
-				ops.RoPE(one, pos[j:j+1], c.heads, hd, 1e6)
+				ops.RoPE(one, pos[j:j+1], c.heads, hd, rope)
 				if k := SameBits(one, want[j*d:(j+1)*d]); k >= 0 {
 					t.Fatalf("%s: token %d alone differs at %d", what, j, k)
+				}
+			}
+		}
+	}
+}
+
+// checkRotation checks that got is x (len(pos) tokens of heads heads of
+// hd values) rotated as rope describes, within 1e-6 of each pair's
+// magnitude of the float64 rotation.
+func checkRotation(t *testing.T, what string, got, x []float32, pos []int32, heads, hd int, rope *arch.Rope) {
+	t.Helper()
+	freqs := rope.Freqs(hd)
+	step, off := 1, hd/2
+	if rope.Style == arch.RopeNormal {
+		step, off = 2, 1
+	}
+	for tok, p := range pos {
+		for h := range heads {
+			o := (tok*heads + h) * hd
+			for i, f := range freqs {
+				s, c := math.Sincos(float64(p) * f)
+				a, b := float64(x[o+i*step]), float64(x[o+i*step+off])
+				wa, wb := a*c-b*s, a*s+b*c
+				tol := 1e-6 * (math.Abs(a) + math.Abs(b))
+				if math.Abs(float64(got[o+i*step])-wa) > tol || math.Abs(float64(got[o+i*step+off])-wb) > tol {
+					t.Fatalf("%s: token %d head %d pair %d: (%g, %g), want (%g, %g)", what, tok, h, i, got[o+i*step], got[o+i*step+off], wa, wb)
 				}
 			}
 		}
