@@ -58,7 +58,8 @@ func readVariants(t *testing.T) []variant {
 			dst := map[string]*int{
 				"--layers": &v.opts.Shape.Layers, "--hidden": &v.opts.Shape.Hidden, "--ffn": &v.opts.Shape.FFN,
 				"--heads": &v.opts.Shape.Heads, "--kv-heads": &v.opts.Shape.KVHeads, "--head-dim": &v.opts.Shape.HeadDim,
-				"--vocab-size": &v.opts.Shape.Vocab,
+				"--vocab-size": &v.opts.Shape.Vocab, "--experts": &v.opts.Shape.Experts, "--experts-used": &v.opts.Shape.TopK,
+				"--expert-ffn": &v.opts.Shape.ExpertFFN,
 			}[f[i-1]]
 			switch {
 			case f[i-1] == "--seed":
