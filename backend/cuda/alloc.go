@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"runtime/debug"
 	"time"
 
@@ -59,7 +58,16 @@ func (r *Model) uploadModel() error {
 		l, g := &m.Layers[i], &r.layers[i]
 		mat := l.Matrix
 		p := fmt.Sprintf("blk.%d.", i)
-		if g.qkv, err = r.uploadConcat(p+"attn_qkv", mat(arch.RoleQ), mat(arch.RoleK), mat(arch.RoleV)); err != nil {
+		// Normal-style RoPE: Q and K rows in NeoX's order (rope.go).
+		q, err := ropeRows(mat(arch.RoleQ), c.Rope.Style, c.HeadDim)
+		if err != nil {
+			return err
+		}
+		k, err := ropeRows(mat(arch.RoleK), c.Rope.Style, c.HeadDim)
+		if err != nil {
+			return err
+		}
+		if g.qkv, err = r.uploadConcat(p+"attn_qkv", q, k, mat(arch.RoleV)); err != nil {
 			return err
 		}
 		if g.o, err = r.uploadWeight(mat(arch.RoleO)); err != nil {
@@ -75,39 +83,22 @@ func (r *Model) uploadModel() error {
 		for _, v := range []struct {
 			dst  *uint64
 			role arch.Role
-		}{{&g.attnNorm, arch.RoleAttnNorm}, {&g.ffnNorm, arch.RoleFFNNorm}, {&g.qNorm, arch.RoleQNorm}, {&g.kNorm, arch.RoleKNorm}} {
+		}{{&g.attnNorm, arch.RoleAttnNorm}, {&g.ffnNorm, arch.RoleFFNNorm}} {
 			if *v.dst, err = r.uploadF32(p+v.role.String(), l.Vector(v.role)); err != nil {
 				return err
 			}
+		}
+		if err := r.uploadAttnVectors(p, l, g); err != nil {
+			return err
 		}
 	}
 	// The packing buffers are garbage now: give them back to the OS rather
 	// than keep a model's worth of heap resident.
 	debug.FreeOSMemory()
 	r.qkvRows = c.QDim() + 2*c.KVDim()
-	tab := ropeTable(c.Rope.Theta, c.HeadDim, r.maxLen)
+	tab := ropeTable(c.Rope.Freqs(c.HeadDim), r.maxLen)
 	if r.rope, err = r.dev.alloc(uint64(4*len(tab)), "rope table"); err != nil {
 		return err
 	}
 	return r.dev.upload(r.rope, f32Bytes(tab))
-}
-
-// ropeTable returns (cos, sin) of p * theta^(-2i/hd) for every position p
-// < maxLen and pair i < hd/2, computed as the CPU reference computes them
-// (float64, then rounded to float32).
-func ropeTable(theta float64, hd, maxLen int) []float32 {
-	half := hd / 2
-	freq := make([]float64, half)
-	for i := range freq {
-		freq[i] = math.Pow(theta, -float64(2*i)/float64(hd))
-	}
-	tab := make([]float32, 2*half*maxLen)
-	for p := 0; p < maxLen; p++ {
-		for i, f := range freq {
-			s, co := math.Sincos(float64(p) * f)
-			tab[2*(p*half+i)] = float32(co)
-			tab[2*(p*half+i)+1] = float32(s)
-		}
-	}
-	return tab
 }

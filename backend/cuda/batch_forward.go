@@ -91,7 +91,7 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 	}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	args := append([]uint64{src, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), br.base.rope, toks, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh),
-		br.kc[i], br.vc[i], f32(scale), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt}, extra...)
+		br.kc[i], br.vc[i], f32(scale), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt, w.bias}, extra...)
 	pdl := extra != nil && br.bt.pdl && l.events == nil && !l.sync
 	sh := br.base.shape
 	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, sh.dg), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
@@ -558,7 +558,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		case arch.OpAttention:
 			l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
 				br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
-				base.rope, br.pq, br.kc[i], br.vc[i])
+				base.rope, br.pq, br.kc[i], br.vc[i], w.bias)
 			if ndec > 0 {
 				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
 			}

@@ -163,7 +163,7 @@ func TestBatchKernelAttention(t *testing.T) {
 				for rep := range 2 { // twice: the combine counters must have reset
 					if err := g.launch(fmt.Sprintf("pattn_dec_h%d_g%d", sh.hd, group), [3]uint32{uint32(sh.h / group), uint32(split), nd}, 256, uint32(smemDec),
 						dq, i32(sh.h), i32(sh.kvh), 0, 0, f32(eps), 0, dtoks, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(split), i32(64),
-						pm, pl, pacc, counter, out); err != nil {
+						pm, pl, pacc, counter, out, 0); err != nil {
 						t.Fatal(err)
 					}
 					if err := g.sync("pattn_dec"); err != nil {
@@ -185,13 +185,13 @@ func TestBatchKernelAttention(t *testing.T) {
 			qkvw := (sh.h + 2*sh.kvh) * sh.hd
 			qkv := randVec(rng, nd*qkvw, 2)
 			qg, kg := gainVec(rng, sh.hd), gainVec(rng, sh.hd)
-			rope := devF32(t, g, ropeTable(theta, sh.hd, 4096))
+			rope := devF32(t, g, ropeTable(thetaFreqs(theta, sh.hd), 4096))
 			dqkv, dqg, dkg := devF32(t, g, qkv), devF32(t, g, qg), devF32(t, g, kg)
 			// The fused kernel takes token z's inputs at z: offsets of seqs 0..4.
 			ac := attnCase{hd: sh.hd, h: sh.h, kvh: sh.kvh}
 			if err := g.launch(fmt.Sprintf("pattn_decf_h%d_g%d", sh.hd, group), [3]uint32{uint32(sh.h / group), uint32(ns), nd}, 256, uint32(smemDec),
 				dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(ns), i32(64),
-				pm, pl, pacc, counter, out); err != nil {
+				pm, pl, pacc, counter, out, 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := g.sync("pattn_decf"); err != nil {
@@ -235,7 +235,7 @@ func TestBatchKernelAttention(t *testing.T) {
 					zeroDev(t, g, out, 4*nd*qd)
 					if err := g.launch(fmt.Sprintf("pattn_decc_h%d_g%d", sh.hd, group), [3]uint32{uint32(sh.h / group), uint32(v.ns), nd}, 256, uint32(smemDec),
 						dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(v.ns), i32(v.cmin),
-						pm, pl, pacc, counter, out, i32(v.cmax)); err != nil {
+						pm, pl, pacc, counter, out, 0, i32(v.cmax)); err != nil {
 						t.Fatal(err)
 					}
 					if err := g.sync("pattn_decc"); err != nil {

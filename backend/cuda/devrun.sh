@@ -4,7 +4,7 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [rss] [bench] [batchbench] [sampling] [sampbench] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [arch] [rss] [bench] [batchbench] [sampling] [sampbench] [report]
 #   INFERNO_OLD=bin/inferno-old sh backend/cuda/devrun.sh startup
 #
 # T names the test binary (default bin/cuda.test). startup times, on
@@ -95,6 +95,15 @@ for stage in "$@"; do
 	batchbench)
 		INFERNO_CUDA_BENCH=1 timeout 240 "$T" -test.v -test.timeout 230s -test.run 'TestBatchBench' >"$OUT/batchbench.log" 2>&1
 		echo "batchbench: exit $?"
+		;;
+	arch)
+		# Llama 3 and Qwen2.5 (rope.go: Q/K/V biases, no QK-norm, normal
+		# RoPE, frequency factors, tied/untied heads) on synth's presets at
+		# small widths, Q8_0 and Q4_K_M: GPU against the CPU, batched
+		# against alone (arch_test.go).
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestArch|TestRopeRows' >"$OUT/arch.log" 2>&1
+		echo "arch: exit $?"
+		grep -E "worst logits|^--- FAIL" "$OUT/arch.log" | cut -c1-200
 		;;
 	shapes)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestShapes|TestShapeModels|TestFit|TestReleaseHostPages|TestKernelChoice' >"$OUT/shapes.log" 2>&1

@@ -61,7 +61,8 @@ type Model struct {
 
 type gpuLayer struct {
 	qkv, o, gateUp, down            gpuWeight
-	attnNorm, ffnNorm, qNorm, kNorm uint64
+	attnNorm, ffnNorm, qNorm, kNorm uint64 // qNorm, kNorm: 0 without QK-norm
+	bias                            uint64 // Q, K and V biases, 0 without (uploadAttnVectors)
 }
 
 // Stats describe a Model.
@@ -78,8 +79,9 @@ type Stats struct {
 }
 
 // Features are the options of package arch the GPU kernels execute: those
-// of arch.Dense.
-const Features = arch.Dense
+// of arch.Dense, attention without QK-norm, Q/K/V biases, normal (adjacent
+// pairs) RoPE and Llama 3's RoPE frequency scaling (rope.go).
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3
 
 // Load uploads m's weights to the GPU and prepares the kernels. It fails,
 // in one line and before it allocates, for a model that needs an option

@@ -1,9 +1,11 @@
 // attn_paged.cuh: the BatchRunner's attention over the paged KV cache (qk_rope_paged, pattn_dec/decf/decc, pattn_pre) (included by kernels.cu; uses its helpers).
 
-// qk_rope_paged: qk_rope_n for the tokens of a batch, each at its own
-// position pos[t] of its own sequence (table tabs + toff[t]): the query
-// heads, normalized and rotated, to q (token-major), the key heads
-// normalized and rotated and the value heads into the paged cache. One
+// qk_rope_paged: for the tokens of a batch, each at its own position
+// pos[t] of its own sequence (table tabs + toff[t]): the query heads, with
+// their bias, normalized (QK-norm, when qgain is not null) and rotated, to
+// q (token-major), the key heads likewise into the paged cache, and the
+// value heads with their bias. bias, when not null, holds the Q, K and V
+// biases of the layer (H + 2*KVH heads, the QKV product's row order). One
 // block (4 warps) per token.
 template <int HD>
 __device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, const int* __restrict__ pos,
@@ -11,18 +13,19 @@ __device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, con
                                               int H, int KVH, const float* __restrict__ qgain,
                                               const float* __restrict__ kgain, float eps,
                                               const float2* __restrict__ rope, float* __restrict__ q, __half* Kc,
-                                              __half* Vc) {
+                                              __half* Vc, const float* __restrict__ bias) {
   __shared__ float tmp[4][HD];
   const int t = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int p = pos[t];
   const int* tab = tabs + toff[t];
   const float* src = qkv + (size_t)t * (H + 2 * KVH) * HD;
   for (int hh = warp; hh < H + 2 * KVH; hh += 4) {
+    const float* hb = bias ? bias + (size_t)hh * HD : nullptr;
     if (hh < H) {
-      norm_rope_warp<HD>(src + (size_t)hh * HD, qgain, eps, p, rope, q + ((size_t)t * H + hh) * HD);
+      norm_rope_warp<HD>(src + (size_t)hh * HD, qgain, eps, p, rope, q + ((size_t)t * H + hh) * HD, hb);
     } else if (hh < H + KVH) {
       const int kh = hh - H;
-      norm_rope_warp<HD>(src + (size_t)hh * HD, kgain, eps, p, rope, tmp[warp]);
+      norm_rope_warp<HD>(src + (size_t)hh * HD, kgain, eps, p, rope, tmp[warp], hb);
       __syncwarp();
       const size_t row = kv_row(tab, p, bs, sh, KVH, kh, HD);
       for (int d = lane; d < HD; d += 32) Kc[row + d] = __float2half(tmp[warp][d]);
@@ -30,7 +33,7 @@ __device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, con
     } else {
       const int vh = hh - H - KVH;
       const size_t row = kv_row(tab, p, bs, sh, KVH, vh, HD);
-      for (int d = lane; d < HD; d += 32) Vc[row + d] = __float2half(src[(size_t)hh * HD + d]);
+      for (int d = lane; d < HD; d += 32) Vc[row + d] = __float2half(hb ? src[(size_t)hh * HD + d] + hb[d] : src[(size_t)hh * HD + d]);
     }
   }
 }
@@ -40,8 +43,8 @@ __device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, con
       const float* __restrict__ qkv, const int* __restrict__ pos, const int* __restrict__ toff,                   \
       const int* __restrict__ tabs, int bs, int sh, int H, int KVH, const float* __restrict__ qgain,                      \
       const float* __restrict__ kgain, float eps, const float2* __restrict__ rope, float* __restrict__ q,         \
-      __half* Kc, __half* Vc) {                                                                                   \
-    qk_rope_paged<HD>(qkv, pos, toff, tabs, bs, sh, H, KVH, qgain, kgain, eps, rope, q, Kc, Vc);                      \
+      __half* Kc, __half* Vc, const float* __restrict__ bias) {                                                   \
+    qk_rope_paged<HD>(qkv, pos, toff, tabs, bs, sh, H, KVH, qgain, kgain, eps, rope, q, Kc, Vc, bias);                \
   }
 QRP_INST(32)
 QRP_INST(64)
@@ -60,7 +63,8 @@ QRP_INST(256)
 // a captured graph serves every length. FUSED (pure decode batches): src
 // is the QKV projection (H+2*KVH heads a token); the kernel normalizes and
 // rotates the queries, and the block holding the new position also the
-// key, appending key and value to the cache (as attn_fd does). Otherwise
+// key, appending key and value to the cache (as attn_fd does), each head
+// with its bias first when bias is not null (as qk_rope_paged). Otherwise
 // src holds the rotated queries (H heads a token) and the cache already
 // holds every key and value (qk_rope_paged ran first). Partials per
 // (z, head, split); counters per (z, head group).
@@ -91,7 +95,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           const int* __restrict__ tabs, int bs, int sh, __half* Kc, __half* Vc,
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
-                                          float* __restrict__ out, int cmax) {
+                                          float* __restrict__ out, const float* __restrict__ bias, int cmax) {
   constexpr int R = 1, ST = 3, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
@@ -181,14 +185,17 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   if (FUSED) {
     const float* qkv = src + (size_t)t * (H + 2 * KVH) * HD;
     for (int g = warp; g < G; g += NW)
-      norm_rope_warp<HD>(qkv + (size_t)(hg * G + g) * HD, qgain, eps, p, rope, &qs[g][0]);
-    if (owner && warp == NW - 1) norm_rope_warp<HD>(qkv + (size_t)(H + kvh) * HD, kgain, eps, p, rope, kt);
+      norm_rope_warp<HD>(qkv + (size_t)(hg * G + g) * HD, qgain, eps, p, rope, &qs[g][0],
+                         bias ? bias + (size_t)(hg * G + g) * HD : nullptr);
+    if (owner && warp == NW - 1)
+      norm_rope_warp<HD>(qkv + (size_t)(H + kvh) * HD, kgain, eps, p, rope, kt, bias ? bias + (size_t)(H + kvh) * HD : nullptr);
     __syncthreads();
     if (owner) {
       const size_t row = kv_row(tab, p, bs, sh, KVH, kvh, HD);
       for (int d = tid; d < HD; d += NT) {
         const __half kh = __float2half(kt[d]);
-        const __half vh = __float2half(qkv[(size_t)(H + KVH + kvh) * HD + d]);
+        const float vf = qkv[(size_t)(H + KVH + kvh) * HD + d];
+        const __half vh = __float2half(bias ? vf + bias[(size_t)(H + KVH + kvh) * HD + d] : vf);
         if (writer) {
           Kc[row + d] = kh;
           Vc[row + d] = vh;
@@ -477,15 +484,15 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       const int *__restrict__ toks, const int *__restrict__ pos, const int *__restrict__ toff,                \
       const int *__restrict__ tabs, int bs, int sh, __half *Kc, __half *Vc, float scale, int nsplit, int minchunk,   \
       float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc, unsigned *counter,           \
-      float *__restrict__ out
+      float *__restrict__ out, const float *__restrict__ bias
 #define PD_INST(HD, G)                                                                                        \
   extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
     pattn_dec<HD, G, false, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
-                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, 0);                       \
+                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                       \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
     pattn_dec<HD, G, true, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
-                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, 0);                        \
+                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                        \
   }
 PD_INST(32, 1)
 PD_INST(32, 2)
@@ -518,7 +525,7 @@ PD_INST(256, 4)
 #define PDC_INST(HD, G)                                                                                             \
   extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD##_g##G(PD_ARGS, int cmax) { \
     pattn_dec<HD, G, true, 8>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
-                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, cmax);                           \
+                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, cmax);                           \
   }
 PDC_INST(32, 1)
 PDC_INST(32, 2)

@@ -251,28 +251,40 @@ __device__ __forceinline__ void cp_async16z(void* smem, const void* gmem, bool o
 
 // ================================================================ helpers: QK norm + RoPE
 
-// norm_rope_warp: one warp normalizes a head of HD values (RMSNorm with
-// gain), rotates it NeoX style at position pos and writes it to dst. rope
-// holds (cos, sin) of pos*theta^(-2i/HD) per position and pair, computed on
-// the host exactly as the CPU reference computes them.
+// norm_rope_warp: one warp adds bias to a head of HD values (when bias
+// is not null: Qwen2's Q and K biases), normalizes it (RMSNorm with gain,
+// when gain is not null: QK-norm), rotates it NeoX style at position pos
+// and writes it to dst. rope holds (cos, sin) of pos*freq_i per position
+// and pair, computed on the host exactly as the CPU reference computes
+// them (the frequencies with any per-pair scaling applied; a model with
+// normal-style RoPE has its Q and K rows reordered at upload so that its
+// pairs are NeoX's: ropeRows in rope.go).
 template <int HD>
 __device__ __forceinline__ void norm_rope_warp(const float* __restrict__ src, const float* __restrict__ gain,
-                                               float eps, int pos, const float2* __restrict__ rope, float* dst) {
+                                               float eps, int pos, const float2* __restrict__ rope, float* dst,
+                                               const float* __restrict__ bias = nullptr) {
   const int lane = threadIdx.x & 31;
-  float ss = 0.f;
-#pragma unroll
-  for (int d = lane; d < HD; d += 32) {
-    const float v = src[d];
-    ss += v * v;
-  }
-  ss = warp_sum(ss);
-  const float sc = 1.f / sqrtf(ss / (float)HD + eps);
   constexpr int H2 = HD / 2;
+  float sc = 1.f;
+  if (gain) {
+    float ss = 0.f;
+#pragma unroll
+    for (int d = lane; d < HD; d += 32) {
+      const float v = bias ? src[d] + bias[d] : src[d];
+      ss += v * v;
+    }
+    ss = warp_sum(ss);
+    sc = 1.f / sqrtf(ss / (float)HD + eps);
+  }
   const float2* cs = rope + (size_t)pos * H2;
 #pragma unroll
   for (int i = lane; i < H2; i += 32) {
-    const float a = src[i] * sc * gain[i];
-    const float b = src[i + H2] * sc * gain[i + H2];
+    float a = bias ? src[i] + bias[i] : src[i];
+    float b = bias ? src[i + H2] + bias[i + H2] : src[i + H2];
+    if (gain) {
+      a = a * sc * gain[i];
+      b = b * sc * gain[i + H2];
+    }
     const float2 r = cs[i];
     dst[i] = a * r.x - b * r.y;
     dst[i + H2] = a * r.y + b * r.x;

@@ -1,0 +1,241 @@
+package cuda
+
+// The architectures beyond Qwen3 (rope.go): Llama 3 (normal RoPE, Llama 3
+// frequency factors, no QK-norm, tied or untied head) and Qwen2.5 (Q/K/V
+// biases, no QK-norm) on the GPU against the CPU, and batched against
+// alone. The models are synth's presets of those families at small widths
+// (the kernels take head dimensions 32 to 256; testdata/arch's
+// checkpoints have 8 and 16).
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"inferno/arch"
+	"inferno/backend"
+	"inferno/gguf"
+	"inferno/model/llama"
+	"inferno/model/qwen2"
+	"inferno/synth"
+)
+
+// thetaFreqs returns the RoPE frequencies of base theta without scaling.
+func thetaFreqs(theta float64, hd int) []float64 {
+	r := arch.Rope{Theta: theta}
+	return r.Freqs(hd)
+}
+
+// archCase is a small model of a Llama or Qwen2.5 preset.
+type archCase struct {
+	name, preset, mix string
+	shape             synth.Shape
+	tol, batchTol     float64 // logits relative L2: GPU vs CPU, batched vs alone
+}
+
+var archCases = []archCase{
+	// Llama 3.2 1B's options (tied head, frequency factors of factor 32),
+	// Llama 3.1 8B's (untied, factor 8), Qwen2.5 0.5B's (tied, 14/2 heads
+	// of 64) and 7B's (untied, 7/1 heads of 128).
+	{"llama-tied-q8_0", "llama3-1b", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3},
+	{"llama-untied-q8_0", "llama3-8b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3},
+	{"qwen2-tied-q8_0", "qwen2.5-0.5b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3},
+	{"qwen2-untied-q8_0", "qwen2.5-7b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3},
+	// Q4_K_M: batches run f16 tensor-core tiles, one token int8 matvecs
+	// (quant_gpu_test.go's TestQuantModel: ~1e-2 apart on small models).
+	{"llama-untied-q4_k_m", "llama3-8b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2},
+	{"qwen2-untied-q4_k_m", "qwen2.5-7b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2},
+}
+
+// archModel writes c's model with synth (seed 1) in memory and loads it
+// with its architecture's package.
+func archModel(t testing.TB, c archCase) *arch.Loaded {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := synth.Write(&buf, synth.Options{Preset: c.preset, Shape: c.shape, Mixture: c.mix, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := qwen2.Load
+	if synth.Presets[c.preset].Arch == "llama" {
+		load = llama.Load
+	}
+	m, err := load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestArchFeatures checks, without a GPU, that the CUDA backend takes
+// every Llama and Qwen2.5 model's options and still refuses, in one line
+// naming it, an option it does not run.
+func TestArchFeatures(t *testing.T) {
+	for _, c := range archCases {
+		m := archModel(t, c)
+		h := m.Hyper()
+		if err := h.Check("cuda", Features); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if err := checkShape(h); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if c.preset == "llama3-1b" && (h.Rope.Style != arch.RopeNormal || h.Rope.FreqFactors == nil || h.QKNorm || !h.TiedOutput) {
+			t.Errorf("%s: configuration %+v does not exercise normal RoPE with frequency factors and a tied head", c.name, h)
+		}
+	}
+	m := archModel(t, archCases[0])
+	h := *m.Hyper()
+	h.Rope.Scaling, h.Rope.FreqFactors, h.Rope.Factor = arch.ScaleYaRN, nil, 4
+	err := h.Check("cuda", Features)
+	if err == nil || !strings.Contains(err.Error(), "YaRN") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("YaRN scaling: %v, want a one-line refusal naming it", err)
+	}
+}
+
+// ropeNormal rotates the heads of v (hd values each) as normal RoPE does
+// at angle p*freqs[i] for pair (2i, 2i+1); ropeNeoX pairs (i, i+hd/2).
+func ropeNormal(v []float64, hd, p int, freqs []float64) {
+	for h := 0; h < len(v); h += hd {
+		for i, f := range freqs {
+			s, c := math.Sincos(float64(p) * f)
+			a, b := v[h+2*i], v[h+2*i+1]
+			v[h+2*i], v[h+2*i+1] = a*c-b*s, a*s+b*c
+		}
+	}
+}
+
+func ropeNeoX(v []float64, hd, p int, freqs []float64) {
+	for h := 0; h < len(v); h += hd {
+		for i, f := range freqs {
+			s, c := math.Sincos(float64(p) * f)
+			a, b := v[h+i], v[h+i+hd/2]
+			v[h+i], v[h+i+hd/2] = a*c-b*s, a*s+b*c
+		}
+	}
+}
+
+// TestRopeRows checks the reordering that runs normal RoPE as NeoX's: the
+// rows of each head of a matrix move as ropeVec moves a vector's values;
+// the NeoX rotation of a reordered head is the reordered normal rotation
+// of the head; and so a query's dot product with a key at another
+// position is the one normal RoPE gives.
+func TestRopeRows(t *testing.T) {
+	const hd, heads, cols = 16, 3, 64
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := randQ8(rng, "attn_q.weight", heads*hd, cols)
+	got, err := ropeRows(w, arch.RopeNormal, hd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := make([]float32, heads*hd)
+	for i := range idx {
+		idx[i] = float32(i)
+	}
+	perm := ropeVec(idx, arch.RopeNormal, hd)
+	for r := range heads * hd {
+		if !bytes.Equal(got.Row(r), w.Row(int(perm[r]))) {
+			t.Fatalf("row %d of the reordered matrix is not row %v of the original", r, perm[r])
+		}
+	}
+	if same, _ := ropeRows(w, arch.RopeNeoX, hd); same != w {
+		t.Error("NeoX RoPE reordered the rows")
+	}
+	if _, err := ropeRows(&backend.Weight{Name: "x", Type: w.Type, Rows: 20, Cols: cols, Data: w.Data}, arch.RopeNormal, hd); err == nil {
+		t.Error("20 rows as heads of 16: no error")
+	}
+
+	rope := arch.Rope{Style: arch.RopeNormal, Theta: 500000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 64, LowFreqFactor: 1, HighFreqFactor: 4}
+	freqs := rope.Freqs(hd)
+	q, k := make([]float64, heads*hd), make([]float64, heads*hd)
+	for i := range q {
+		q[i], k[i] = rng.NormFloat64(), rng.NormFloat64()
+	}
+	reorder := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i/hd*hd+neoxIndex(i%hd, hd)] = x
+		}
+		return out
+	}
+	qn, kn := append([]float64(nil), q...), append([]float64(nil), k...)
+	ropeNormal(qn, hd, 37, freqs)
+	ropeNormal(kn, hd, 5, freqs)
+	qx, kx := reorder(q), reorder(k)
+	ropeNeoX(qx, hd, 37, freqs)
+	ropeNeoX(kx, hd, 5, freqs)
+	for i, x := range reorder(qn) {
+		if math.Abs(x-qx[i]) > 1e-12 {
+			t.Fatalf("value %d: NeoX of the reordered head %v, reordered normal rotation %v", i, qx[i], x)
+		}
+	}
+	for h := range heads {
+		var dn, dx float64
+		for d := range hd {
+			dn += qn[h*hd+d] * kn[h*hd+d]
+			dx += qx[h*hd+d] * kx[h*hd+d]
+		}
+		if math.Abs(dn-dx) > 1e-9 {
+			t.Errorf("head %d: score %v, normal RoPE's %v", h, dx, dn)
+		}
+	}
+}
+
+// TestArchModels runs each case's model on the GPU and on the CPU (the
+// scalar reference on the same weights): a 40-token prompt as one batch
+// (the prompt path), then 12 greedy steps through the decode graph, both
+// fed the CPU's tokens; logits within the case's bound, the same greedy
+// token unless a near tie explains the difference. Then 8 sequences
+// batched against each alone (batchEqualsAloneTol: prompts, a mixed
+// batch, decode graphs of 8, 3 and 1).
+func TestArchModels(t *testing.T) {
+	requireGPU(t)
+	for _, c := range archCases {
+		t.Run(c.name, func(t *testing.T) {
+			m := archModel(t, c)
+			prompt := randomPrompt(7, 40, m.Config.Vocab)
+			const steps = 12
+			maxLen := len(prompt) + steps + 1
+			r := gpuSingle(t, m, Options{MaxLen: maxLen})
+			cpu := cpuRunner(t, m, maxLen)
+			next := prompt
+			var worst float64
+			flips := 0
+			for step := range steps {
+				if err := cpu.Forward(next); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.Forward(next); err != nil {
+					t.Fatal(err)
+				}
+				cl, _ := cpu.Logits()
+				gl := logits(t, r)
+				e := relL2(gl, cl)
+				worst = max(worst, e)
+				if e > c.tol || math.IsNaN(e) {
+					t.Errorf("step %d: logits relative L2 %.3g vs the CPU (bound %.g)", step, e, c.tol)
+				}
+				ct, _ := cpu.Greedy()
+				if gt, _ := r.Greedy(); gt != ct {
+					flips++
+					var rms float64
+					for _, v := range cl {
+						rms += float64(v) * float64(v)
+					}
+					rms = math.Sqrt(rms / float64(len(cl)))
+					if gap := float64(cl[ct] - cl[gt]); gap > 20*e*rms+1e-3 {
+						t.Errorf("step %d: greedy %d, CPU %d: gap %.3g not explained by the logit error %.3g", step, gt, ct, gap, e*rms)
+					}
+				}
+				next = []int32{ct}
+			}
+			t.Logf("%s: worst logits relative L2 vs the CPU %.3g over the prompt and %d decode steps; greedy differs at %d", c.name, worst, steps-1, flips)
+			batchEqualsAloneTol(t, m, 16, 16, c.batchTol)
+		})
+	}
+}
