@@ -94,10 +94,14 @@ func (g *generation) next() (scheduler.Event, bool) {
 		g.cached = ev.Metrics.CachedTokens
 		g.s.metrics.cachedTokens.Add(float64(g.cached))
 		m := ev.Metrics
-		g.s.log.Info("generated", "prompt_tokens", g.prompt, "cached_tokens", g.cached, "tokens", g.tokens,
-			"finish", g.finish, "ttft_ms", float64(g.first.Sub(g.start).Microseconds())/1e3,
-			"decode_tok_s", roundTo(m.DecodeTokensPerSecond(), 1))
 		end := time.Now()
+		if ev.Embedding != nil {
+			g.s.log.Info("embedded", "prompt_tokens", g.prompt, "cached_tokens", g.cached, "ms", float64(end.Sub(g.start).Microseconds())/1e3)
+		} else {
+			g.s.log.Info("generated", "prompt_tokens", g.prompt, "cached_tokens", g.cached, "tokens", g.tokens,
+				"finish", g.finish, "ttft_ms", float64(g.first.Sub(g.start).Microseconds())/1e3,
+				"decode_tok_s", roundTo(m.DecodeTokensPerSecond(), 1))
+		}
 		g.s.metrics.duration.Observe(end.Sub(g.start).Seconds())
 		if g.tokens > 1 {
 			g.s.metrics.tpot.Observe(end.Sub(g.first).Seconds() / float64(g.tokens-1))
