@@ -157,10 +157,12 @@ func (s *Batcher) sampleOnDevice() error {
 
 // fillMasks computes, before the step, the token masks of the batch's
 // constrained sequences on up to GOMAXPROCS goroutines: a runner that
-// samples on the device needs them with the step, so they cannot overlap
-// the forward pass (prepareMasks), but they can overlap each other (each
-// sequence has its own matcher; a compiled grammar's shared caches are
-// safe for concurrent use). One mask is left to Sequence.Mask.
+// samples on the device needs them with the step's rows (SetSamples). They
+// overlap each other (each sequence has its own matcher; a compiled
+// grammar's shared caches are safe for concurrent use) and, on a runner
+// that queued this step's forward pass on the last step's sampled tokens
+// before returning (the CUDA runner's lookahead, whose sampling waits for
+// the rows), that forward pass. One mask is left to Sequence.Mask.
 func (s *Batcher) fillMasks() {
 	s.collectMasked()
 	n := len(s.masked)

@@ -177,6 +177,11 @@ type lookahead struct {
 	// sampled: its tokens were sampled on the GPU (its rows in the slot's
 	// sampling parameters), not the argmax
 	sampled bool
+	// deferred: its forward pass was queued without the sampling its rows
+	// need (masks, patches); the Forward that takes it launches the
+	// sampling with the rows set for it (SetSamples), else its tokens are
+	// the argmax
+	deferred bool
 }
 
 // Decode graphs write the logits of their (at most 256) tokens at row

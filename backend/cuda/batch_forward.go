@@ -234,12 +234,22 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	inflight := false // a discarded lookahead step is queued (in slot 1 - br.slot)
 	if a := br.ahead; a.on {
 		br.ahead.on = false
-		if a.n == n && br.aheadMatches(b, a) && a.sampled == br.sampNow && (!br.sampNow || br.samp.matches(a.slot)) {
+		if a.n == n && br.aheadMatches(b, a) && (a.deferred || a.sampled == br.sampNow && (!br.sampNow || br.samp.matches(a.slot))) {
 			br.slot = a.slot
 			br.stats.LookaheadHits++
 			br.stats.GraphSteps++
 			br.lastB, br.lastV = B, a.v
 			br.lastTok = append(br.lastTok[:0], b.Tokens...)
+			if a.deferred && br.sampNow {
+				// The step's forward pass was queued without its sampling
+				// (rows with masks or patches, set only now): sample its
+				// logits with the rows set for this Forward, before the
+				// next lookahead step, which reads the sampled tokens.
+				br.samp.fill(a.slot, 0)
+				if err := br.samp.launch(a.slot, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step); err != nil {
+					return err
+				}
+			}
 			if !sampled {
 				// 1 - a.slot: the slot of the step whose results the host
 				// has read; its inputs were copied before it ran.
@@ -404,9 +414,13 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.noGraph || br.bt.zc > 0 || br.sampNow && !br.samp.aheadOK {
+	if !br.bt.ahead || br.noAhead || br.noGraph || br.bt.zc > 0 {
 		return nil
 	}
+	// Rows with a mask or patches (which depend on the tokens b's step
+	// samples) defer the lookahead's sampling to the Forward that takes
+	// it: the forward pass runs while the host computes them.
+	deferred := br.sampNow && !br.samp.aheadOK
 	B := batchBuckets[bi]
 	v := br.variantFor(b, B, 1)
 	if br.graphs[bi][v][s][1] == 0 {
@@ -422,14 +436,14 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	if err := br.dev.launchGraph(br.graphs[bi][v][s][1]); err != nil {
 		return err
 	}
-	if br.sampNow {
+	if br.sampNow && !deferred {
 		// The rows' next tokens: the same parameters, the next indexes.
 		br.samp.fill(s, 1)
 		if err := br.samp.launch(s, br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step); err != nil {
 			return err
 		}
 	}
-	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: br.sampNow}
+	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: br.sampNow && !deferred, deferred: deferred}
 	br.pending = true
 	return nil
 }

@@ -468,9 +468,11 @@ func (br *BatchRunner) sampler() *devSampler {
 
 // SetSamples sets how the outputs of the next Forward are chosen
 // (engine.DeviceSampler): the rows On are sampled on the GPU after the
-// step, the others take the argmax. A decode step whose rows have no
-// patches (logit bias, penalties) and no mask queues the next step on the
-// sampled tokens (the lookahead), sampling it with the rows' next indexes.
+// step, the others take the argmax. A decode step queues the next step on
+// the sampled tokens (the lookahead): when its rows have no patches (logit
+// bias, penalties) and no mask, sampling it with the rows' next indexes;
+// else its forward pass alone, whose sampling waits for the rows of the
+// Forward that takes it (their masks computed on the host meanwhile).
 func (br *BatchRunner) SetSamples(rows []sampling.Row) error {
 	if br.closed {
 		return errors.New("cuda: batch runner is closed")
