@@ -148,6 +148,8 @@ is printed to standard error.`,
 		},
 	}
 	rf.register(cmd)
+	rf.kv = "paged" // many texts share the pool, as the server's requests do
+	cmd.Flags().Lookup("kv").DefValue = "paged"
 	cmd.Flags().IntVar(&dims, "dimensions", 0, "keep the first N values of each embedding, normalized again (0: all of the model's)")
 	cmd.Flags().StringVar(&instruct, "instruct", "", "a task description: each TEXT becomes \"Instruct: TASK\\nQuery:TEXT\" (Qwen3-Embedding's queries)")
 	cmd.Flags().StringVar(&format, "encoding-format", "float", "float (JSON numbers) or base64 (little-endian float32 bytes)")
