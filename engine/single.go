@@ -94,7 +94,10 @@ func (p *Single) Len() int { return p.n }
 func (p *Single) MaxLen() int { return min(p.br.MaxLen(), len(p.table)*p.br.BlockSize()) }
 
 // Reset empties the sequence.
-func (p *Single) Reset() { p.n, p.ok = 0, false }
+func (p *Single) Reset() {
+	p.n, p.ok = 0, false
+	_ = p.settle() // an error shows again at the next Forward
+}
 
 // Truncate keeps the first n positions.
 func (p *Single) Truncate(n int) error {
@@ -102,6 +105,21 @@ func (p *Single) Truncate(n int) error {
 		return fmt.Errorf("engine: cannot truncate a sequence of %d positions to %d", p.n, n)
 	}
 	p.n, p.ok = n, false
+	return p.settle()
+}
+
+// settler is a batched runner that may leave work queued on its device
+// after a Forward (the CUDA runner's lookahead step): Settle waits for it.
+type settler interface {
+	Settle() error
+}
+
+// settle waits for the work the batched runner queued for positions the
+// sequence no longer holds, so that it is not charged to the next Forward.
+func (p *Single) settle() error {
+	if s, ok := p.br.(settler); ok {
+		return s.Settle()
+	}
 	return nil
 }
 

@@ -646,6 +646,22 @@ func (br *BatchRunner) SetLookahead(on bool) {
 	}
 }
 
+// Settle waits for what the last Forward left running on the GPU: its
+// step's tail, or a queued lookahead step, which it discards. A caller
+// that drops the positions a lookahead step would run (a sequence
+// truncated or reset) calls it so that the step's time is not charged to
+// its next Forward (engine.Single does).
+func (br *BatchRunner) Settle() error {
+	if br.closed {
+		return errors.New("cuda: batch runner is closed")
+	}
+	if err := br.dev.enter(); err != nil {
+		return err
+	}
+	defer br.dev.exit()
+	return br.settle()
+}
+
 // Greedy returns the id of output i's largest logit (the lowest id among
 // ties), computed on the GPU.
 func (br *BatchRunner) Greedy(i int) (int32, error) {

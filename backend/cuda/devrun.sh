@@ -14,7 +14,11 @@
 # token) with CUDA_CACHE_DISABLE=1; then INFERNO_OLD's `inferno bench`
 # (pp512, tg128; tg128 x1 on the BatchRunner after 128 tokens) and the
 # same measured by TestQuickBench (INFERNO_CUDA_QB_JIT=1: also with the
-# PTX JIT-compiled).
+# PTX JIT-compiled). Every model-level test runs a sequence as the
+# commands do: engine.Single, a batch of one on a BatchRunner of a Model
+# (model: golden logits, graph against no graph, transcripts, long context,
+# memory freed; batch: batched against alone, prefix copy, pool refusal,
+# shared weights, the lookahead, a steady decode step).
 #
 # Each stage's full log goes to $OUT/<stage>.log (OUT defaults to
 # /tmp/inferno-cuda); a summary is printed. INFERNO_CUDA_SWEEP passes
@@ -43,7 +47,7 @@ for stage in "$@"; do
 		echo "kernels: exit $?"
 		;;
 	batch)
-		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestBatchEqualsAlone|TestBatchPrefixCopy|TestBatchMemoryAndErrors|TestSequencesShareWeights' >"$OUT/batch.log" 2>&1
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestBatchEqualsAlone|TestBatchPrefixCopy|TestBatchMemoryAndErrors|TestSequencesShareWeights|TestLookaheadOff|TestSingleSteadyState' >"$OUT/batch.log" 2>&1
 		echo "batch: exit $?"
 		;;
 	sampling)
@@ -175,7 +179,7 @@ for stage in "$@"; do
 	ncu)
 		# Kernels of a decode step at 4,096 tokens of context (layer 2 onwards),
 		# then the output head.
-		for k in "regex:mv_q8|attn_fd@10@6" "regex:argmax_r@1@1"; do
+		for k in "regex:mvf_q8|pattn_dec@10@6" "regex:argmax_r@1@1"; do
 			INFERNO_CUDA_NCU=1 timeout 150 ncu --clock-control none -k "${k%%@*}" \
 				--launch-skip "$(echo "$k" | cut -d@ -f2)" --launch-count "$(echo "$k" | cut -d@ -f3)" \
 				--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \

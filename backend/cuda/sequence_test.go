@@ -144,3 +144,50 @@ func TestLookaheadOff(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleSteadyState: one sequence as the commands run it (greedy,
+// the lookahead on): every decode step after the first takes the step
+// queued before it; Reset and Truncate wait for the queued step rather
+// than leave it to delay the next Forward (no miss counted); and a decode
+// step allocates nothing on the host.
+func TestSingleSteadyState(t *testing.T) {
+	m := tinyModel(t)
+	md := newModel(t, m, Options{MaxLen: 512})
+	br := newBatchRunner(t, md, 512/16, 16)
+	r := engine.NewSingle(br)
+	decode := func(n int) {
+		t.Helper()
+		tok := int32(7)
+		for range n {
+			if err := r.Forward([]int32{tok}); err != nil {
+				t.Fatal(err)
+			}
+			tok, _ = r.Greedy()
+		}
+	}
+	for rep := range 3 {
+		decode(40)
+		if rep == 1 {
+			if err := r.Truncate(10); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			r.Reset()
+		}
+	}
+	s := br.Stats()
+	t.Logf("3 runs of 40 greedy steps, Reset or Truncate between: %d lookahead steps taken, %d discarded", s.LookaheadHits, s.LookaheadMisses)
+	if s.LookaheadMisses != 0 || s.LookaheadHits < 3*38 {
+		t.Errorf("%d lookahead steps taken and %d discarded, want at least %d and none", s.LookaheadHits, s.LookaheadMisses, 3*38)
+	}
+	tok := int32(7)
+	allocs := testing.AllocsPerRun(50, func() {
+		if err := r.Forward([]int32{tok}); err != nil {
+			t.Fatal(err)
+		}
+		tok, _ = r.Greedy()
+	})
+	if allocs != 0 {
+		t.Errorf("a decode step allocates %.1f times", allocs)
+	}
+}
