@@ -221,6 +221,37 @@ func TestBatchKernelAttention(t *testing.T) {
 				}
 			}
 
+			// pattn_decd (rings of 6 stages) appends the same key and value
+			// and computes the same output as pattn_decf, bit for bit.
+			kd := fmt.Sprintf("pattn_decd_h%d_g%d", sh.hd, group)
+			fd, err := g.fn(kd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.allowSmem(fd, kd, attnFDSmem(1, 6, 256)); err != nil {
+				t.Fatal(err)
+			}
+			zeroDev(t, g, out, 4*nd*qd)
+			if err := g.launch(kd, [3]uint32{uint32(sh.h / group), uint32(ns), nd}, 256, uint32(attnFDSmem(1, 6, 256)),
+				dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(ns), i32(64),
+				pm, pl, pacc, counter, out, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.sync(kd); err != nil {
+				t.Fatal(err)
+			}
+			gd, gk2, gv2 := getF32(t, g, out, nd*qd), getF16(t, g, dK, len(pool.k)), getF16(t, g, dV, len(pool.v))
+			for i := range gd {
+				if gd[i] != got[i] {
+					t.Fatalf("pattn_decd's output differs from pattn_decf's at %d: %g, %g", i, gd[i], got[i])
+				}
+			}
+			for i := range gk2 {
+				if gk2[i] != gk[i] || gv2[i] != gv[i] {
+					t.Fatalf("pattn_decd's appended keys or values differ from pattn_decf's at %d", i)
+				}
+			}
+
 			// The cluster kernel (fused, splits in clusters of 8 combined
 			// through distributed shared memory): one cluster (every
 			// count of active blocks), two (the second full or partial,
@@ -288,6 +319,14 @@ func TestBatchKernelAttention(t *testing.T) {
 			const maxps = 16
 			ppm, ppl := devZeros(t, g, 4*ntok*sh.h*maxps), devZeros(t, g, 4*ntok*sh.h*maxps)
 			ppacc := devZeros(t, g, 4*ntok*sh.h*maxps*sh.hd)
+			var wants [][]float32 // the CPU's, once for every variant
+			tok := 0
+			for _, r := range runs {
+				for i := range r.n {
+					wants = append(wants, pool.refAttn(pq[tok*qd:(tok+1)*qd], r.pos0+i, tabs[r.seq], sh.h))
+					tok++
+				}
+			}
 			for _, kn := range []string{"pattn_pre", "pattn_prel"} {
 				k := fmt.Sprintf("%s_h%d_g%d", kn, sh.hd, pgroup)
 				f, err := g.fn(k)
@@ -318,8 +357,7 @@ func TestBatchKernelAttention(t *testing.T) {
 					for _, r := range runs {
 						var worst float64
 						for i := range r.n {
-							want := pool.refAttn(pq[tok*qd:(tok+1)*qd], r.pos0+i, tabs[r.seq], sh.h)
-							e := relL2(got[tok*qd:(tok+1)*qd], want)
+							e := relL2(got[tok*qd:(tok+1)*qd], wants[tok])
 							if e > 1e-3 || math.IsNaN(e) {
 								t.Errorf("%s, %d splits, prefill at depth %d, token %d: relative L2 %.3g", kn, ps, r.pos0, i, e)
 							}

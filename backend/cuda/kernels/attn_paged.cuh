@@ -87,7 +87,7 @@ QRP_INST(256)
 // ceil(seq/CS))); beyond, chunk = max(minchunk, ceil(seq/nsplit)) and the
 // clusters' partials are combined through global memory as the splits of
 // CS = 1 are (the last block of the token's KV head to finish).
-template <int HD, int G, bool FUSED, int CS>
+template <int HD, int G, bool FUSED, int CS, int ST>
 __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
                                           const float* __restrict__ qgain, const float* __restrict__ kgain,
                                           float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
@@ -96,7 +96,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
                                           float* __restrict__ out, const float* __restrict__ bias, int cmax) {
-  constexpr int R = 1, ST = 3, NT = 256;
+  constexpr int R = 1, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
   constexpr int PP = 32 / LP;        // positions per scoring pass
@@ -487,11 +487,11 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       float *__restrict__ out, const float *__restrict__ bias
 #define PD_INST(HD, G)                                                                                        \
   extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
-    pattn_dec<HD, G, false, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
+    pattn_dec<HD, G, false, 1, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
                                scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                       \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
-    pattn_dec<HD, G, true, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
+    pattn_dec<HD, G, true, 1, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                        \
   }
 PD_INST(32, 1)
@@ -516,6 +516,35 @@ PD_INST(256, 2)
 PD_INST(256, 3)
 PD_INST(256, 4)
 
+// pattn_decd: pattn_decf with a ring of 6 stages a warp (5 tiles in flight:
+// more bytes in flight when the blocks are few; INFERNO_CUDA_ATTN dst=6).
+#define PDD_INST(HD, G)                                                                                       \
+  extern "C" __global__ void __launch_bounds__(256) pattn_decd_h##HD##_g##G(PD_ARGS) {                        \
+    pattn_dec<HD, G, true, 1, 6>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
+                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);\
+  }
+PDD_INST(32, 1)
+PDD_INST(32, 2)
+PDD_INST(32, 4)
+PDD_INST(64, 1)
+PDD_INST(64, 2)
+PDD_INST(64, 3)
+PDD_INST(64, 4)
+PDD_INST(64, 5)
+PDD_INST(64, 6)
+PDD_INST(64, 8)
+PDD_INST(128, 1)
+PDD_INST(128, 2)
+PDD_INST(128, 3)
+PDD_INST(128, 4)
+PDD_INST(128, 5)
+PDD_INST(128, 6)
+PDD_INST(128, 8)
+PDD_INST(256, 1)
+PDD_INST(256, 2)
+PDD_INST(256, 3)
+PDD_INST(256, 4)
+
 // pattn_decc: the fused pattn_dec with the splits of a (token, KV head) in
 // clusters of 8 blocks (grid y a multiple of 8), combined through
 // distributed shared memory; one cluster up to 8*cmax positions. Only in
@@ -524,7 +553,7 @@ PD_INST(256, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define PDC_INST(HD, G)                                                                                             \
   extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD##_g##G(PD_ARGS, int cmax) { \
-    pattn_dec<HD, G, true, 8>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
+    pattn_dec<HD, G, true, 8, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, cmax);                           \
   }
 PDC_INST(32, 1)
