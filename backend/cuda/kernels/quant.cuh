@@ -257,6 +257,10 @@ __device__ __forceinline__ void q_deq_f32(const uint8_t* lo, const uint8_t* hi, 
   }
 }
 
+// h_embed_unit (half.cuh) writes unit u of row row of an F32 (type 0),
+// F16 (1) or BF16 (30) matrix to out.
+__device__ void h_embed_unit(int type, const uint8_t* w, size_t row, int K, int u, float* out);
+
 // q_embed_row writes row row (K values) of a weight of type type to x,
 // dequantized (every thread of the block; units round-robin).
 __device__ __forceinline__ void q_embed_row(int type, const uint8_t* lo, const uint8_t* hi, const uint8_t* m0,
@@ -279,6 +283,11 @@ __device__ __forceinline__ void q_embed_row(int type, const uint8_t* lo, const u
       QE_CASE(QT_IQ4_NL)
       QE_CASE(QT_IQ4_XS)
 #undef QE_CASE
+      case 0:
+      case 1:
+      case 30:
+        h_embed_unit(type, lo, row, K, u, v);
+        break;
       default:
 #pragma unroll
         for (int i = 0; i < 32; i++) v[i] = __int_as_float(0x7fc00000);

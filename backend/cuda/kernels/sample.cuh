@@ -156,6 +156,86 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
   if (threadIdx.x == 0) out[(size_t)blockIdx.y * gridDim.x + blockIdx.x] = make_float2(m, s);
 }
 
+#define TOPK_CAND 512  // most candidates topk_fast ranks (more: topk_block)
+
+// topk_fast selects the k best of sv/si[0:n) (in shared memory; id -1:
+// not a candidate) into ov/oi[0:k) in the order of `better`, entries past
+// what there is as (-Inf, -1): topk_block's result, in one pass instead
+// of k rounds of block argmax. Each thread takes the best of its strided
+// entries; the k-th best of those maxima, T, bounds the answer (k entries,
+// the maxima up to it, are at least as good, so nothing worse than T is
+// among the k best), and the entries at least as good as T (from at most
+// k threads, usually little more than k) are ranked by counting, exactly
+// (ids differ: `better` is a total order). More than TOPK_CAND of them
+// (or fewer than k maxima: every valid entry is a candidate) go to
+// topk_block. Every thread of the block calls it; sv and si are only read
+// unless topk_block runs (it marks the entries it takes).
+__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) {
+  __shared__ float mv[TOPK_THREADS], cv[TOPK_CAND];
+  __shared__ int mi[TOPK_THREADS], ci[TOPK_CAND];
+  __shared__ int ncand, ti;
+  __shared__ float tv;
+  const int tid = threadIdx.x;
+  float bv = NAN;
+  int bi = -1;
+  for (int q = tid; q < n; q += TOPK_THREADS) {
+    const int id = si[q];
+    if (id >= 0 && (bi < 0 || better(sv[q], id, bv, bi))) {
+      bv = sv[q];
+      bi = id;
+    }
+  }
+  mv[tid] = bv;
+  mi[tid] = bi;
+  if (tid == 0) {
+    ncand = 0;
+    ti = -1;
+  }
+  __syncthreads();
+  if (bi >= 0) {
+    int r = 0;
+    for (int j = 0; j < TOPK_THREADS; j++) r += mi[j] >= 0 && better(mv[j], mi[j], bv, bi);
+    if (r == k - 1) {
+      tv = bv;
+      ti = bi;
+    }
+  }
+  __syncthreads();
+  const float t = tv;
+  const int tI = ti;
+  for (int q = tid; q < n; q += TOPK_THREADS) {
+    const int id = si[q];
+    if (id >= 0 && (tI < 0 || !better(t, tI, sv[q], id))) {
+      const int s = atomicAdd(&ncand, 1);
+      if (s < TOPK_CAND) {
+        cv[s] = sv[q];
+        ci[s] = id;
+      }
+    }
+  }
+  __syncthreads();
+  const int c = ncand;
+  if (c > TOPK_CAND) {
+    topk_block(sv, si, n, k, ov, oi);
+    return;
+  }
+  for (int i = c + tid; i < k; i += TOPK_THREADS) {
+    ov[i] = -INFINITY;
+    oi[i] = -1;
+  }
+  for (int i = tid; i < c; i += TOPK_THREADS) {
+    const float v = cv[i];
+    const int id = ci[i];
+    int r = 0;
+    for (int j = 0; j < c; j++) r += better(cv[j], ci[j], v, id);
+    if (r < k) {
+      ov[r] = v;
+      oi[r] = id;
+    }
+  }
+  __syncthreads();
+}
+
 // samp_topk: grid (chunks of TOPK_SMEM, rows), TOPK_THREADS threads. Mode
 // 0: rows with top log-probabilities (k = ntop), raw logits; mode 1:
 // sampled rows with top_k (k = topk) or with top_p alone (k = kmax: the
@@ -185,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float
   }
   __syncthreads();
   const size_t o = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * kmax;
-  topk_block(sv, si, m, k, pval + o, pidx + o);
+  topk_fast(sv, si, m, k, pval + o, pidx + o);
 }
 
 // samp_penalize returns the logit v of a patched token: the bias, then
@@ -373,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
       si[q] = j < k ? kidx[o] : -1;
     }
     __syncthreads();
-    topk_block(sv, si, nc, k, cv, ci);
+    topk_fast(sv, si, nc, k, cv, ci);
     __syncthreads();
     if (threadIdx.x == 0) {
       // sampling's keepTopK: the cutoff, top_p over what is left, then min_p.
@@ -484,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
         si[q] = j < k ? lidx[off] : -1;
       }
       __syncthreads();
-      topk_block(sv, si, nc, k, cv, ci);
+      topk_fast(sv, si, nc, k, cv, ci);
       __syncthreads();
       if (threadIdx.x == 0)
         for (int j = 0; j < k && ci[j] >= 0; j++) {
