@@ -298,7 +298,8 @@ func writeBenchTable(w io.Writer, rs []benchResult) error {
 	return tw.Flush()
 }
 
-// describe names the model by architecture and weight type, and counts its
+// describe names the model by architecture and the type of its first
+// feed-forward gate (dense or the experts'), and counts its
 // tensor bytes and parameters.
 func describe(m *model.Model) (desc string, size, params int64) {
 	for _, t := range m.File.Tensors {
@@ -306,7 +307,11 @@ func describe(m *model.Model) (desc string, size, params int64) {
 		params += int64(t.Elements())
 	}
 	c := m.Arch.Hyper()
-	return fmt.Sprintf("%s %dL/%d %s", c.Arch, c.Layers, c.Hidden, m.Arch.Tensors().Layers[0].Matrix(arch.RoleGate).Type), size, params
+	gate := m.Arch.Tensors().Layers[0].Matrix(arch.RoleGate)
+	if gate == nil { // a mixture of experts
+		gate = m.Arch.Tensors().Layers[0].Matrix(arch.RoleExpertGate)
+	}
+	return fmt.Sprintf("%s %dL/%d %s", c.Arch, c.Layers, c.Hidden, gate.Type), size, params
 }
 
 // intList parses "1,2,3".
