@@ -39,6 +39,8 @@ type Compiled struct {
 	reps   []repInfo
 	start  int32 // the root rule's start state
 	masks  []atomic.Pointer[stateMask]
+	closed []atomic.Pointer[closedSet] // per state, filled on first use (closedFor)
+	clsSet [][2]uint64                 // the bytes below 0x7f of each byte class
 	ctxMu  sync.RWMutex
 	ctx    map[ctxKey]*stateMask // masks of states right above a counter frame
 	locks  [64]sync.Mutex

@@ -181,6 +181,11 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 	}
 	cm.states = len(cm.info)
 	cm.masks = make([]atomic.Pointer[stateMask], len(cm.info))
+	cm.closed = make([]atomic.Pointer[closedSet], len(cm.info))
+	cm.clsSet = make([][2]uint64, cm.ncls)
+	for b := range 0x7f {
+		cm.clsSet[cm.cls[b]][b/64] |= 1 << (b % 64)
+	}
 	cm.ctx = map[ctxKey]*stateMask{}
 	return cm, nil
 }

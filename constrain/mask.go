@@ -1,6 +1,9 @@
 package constrain
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // stateMask is what a state accepts regardless of the stack below it: the
 // tokens consumed within its rule (the text slice at once when the state
@@ -178,6 +181,14 @@ func (w *work) computeMask(t top, frames []top) *stateMask {
 				i = n.end
 				continue
 			}
+		}
+		if n.end > i+1 && c.takesBelow(n.full, w.lv[start:]) {
+			// Every token below is read by a top's own transitions.
+			for _, id := range tr.ids[tr.first[i+1]:tr.first[n.end]] {
+				w.acc[id/64] |= 1 << (id % 64)
+			}
+			i = n.end
+			continue
 		}
 		w.setLevel(d, start, len(w.lv))
 		i++
@@ -376,4 +387,115 @@ func (w *work) fill(mask []uint64, cur []top, seenSt []int32) (bool, []int32) {
 	}
 	w.nodes = w.nodes[:base]
 	return canEnd, seenSt
+}
+
+// closedSet is what a state reads whatever the bytes, within limits: every
+// sequence of at most depth bytes from set (bytes below 0x7f).
+type closedSet struct {
+	set   [2]uint64
+	depth int32
+}
+
+// closedDepth is how deep closedFor follows a state's byte transitions;
+// a set read that far (or forever, by a loop) is kept.
+const closedDepth = 24
+
+// maxClosedStates bounds the states closedFor visits from one.
+const maxClosedStates = 256
+
+// takesBelow reports whether one of the tops reads, by byte transitions
+// alone, every byte sequence that full-trie node p's descendants add.
+func (c *Compiled) takesBelow(p int32, tops []top) bool {
+	k := c.v.below[p]
+	if k < 0 {
+		return false
+	}
+	set, h := c.v.belowSets[k], int32(c.v.height[p])
+	for _, x := range tops {
+		if x.st >= 0 {
+			cs := c.closedFor(x.st)
+			if h <= cs.depth && set[0]&^cs.set[0] == 0 && set[1]&^cs.set[1] == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reads returns the bytes below 0x7f that state s has a transition on.
+func (c *Compiled) reads(s int32) (set [2]uint64) {
+	row := c.trans[int(s)*c.ncls : (int(s)+1)*c.ncls]
+	for k, t := range row {
+		if t >= 0 {
+			set[0] |= c.clsSet[k][0]
+			set[1] |= c.clsSet[k][1]
+		}
+	}
+	return set
+}
+
+// closedFor returns a set S of bytes below 0x7f (and a depth) such that
+// every sequence of S's bytes up to the depth is read from s by byte
+// transitions: S is the bytes s reads that lead to a state reading them
+// again, less every byte that a state S's bytes lead to within
+// closedDepth bytes does not read, until no byte goes
+// (a character class repeated, as a pattern's or a format's; an e-mail
+// address's atoms bounded to 64 characters read 24 by 24). The depth is
+// unbounded (a loop) when no new state turns up before closedDepth.
+func (c *Compiled) closedFor(s int32) closedSet {
+	if cs := c.closed[s].Load(); cs != nil {
+		return *cs
+	}
+	cs := &closedSet{}
+	// The bytes that lead to a state reading them again: not those that
+	// end the run (a closing quote, a separator).
+	var set [2]uint64
+	for k, t := range c.trans[int(s)*c.ncls : (int(s)+1)*c.ncls] {
+		if t >= 0 {
+			r := c.reads(t)
+			set[0] |= c.clsSet[k][0] & r[0]
+			set[1] |= c.clsSet[k][1] & r[1]
+		}
+	}
+	var seen, level, next, classes []int32
+	for set != ([2]uint64{}) {
+		classes = classes[:0]
+		for k, cb := range c.clsSet {
+			if cb[0]&set[0] != 0 || cb[1]&set[1] != 0 {
+				classes = append(classes, int32(k))
+			}
+		}
+		keep := set
+		seen = append(seen[:0], s)
+		level = append(level[:0], s)
+		d := int32(0)
+		for ; d < closedDepth && len(level) > 0 && len(seen) <= maxClosedStates; d++ {
+			next = next[:0]
+			for _, q := range level {
+				r := c.reads(q)
+				keep[0] &= r[0]
+				keep[1] &= r[1]
+				for _, k := range classes {
+					if t := c.trans[int(q)*c.ncls+int(k)]; t >= 0 && !slices.Contains(seen, t) {
+						seen = append(seen, t)
+						next = append(next, t)
+					}
+				}
+			}
+			level, next = next, level
+		}
+		if len(seen) > maxClosedStates {
+			break
+		}
+		if keep == set {
+			cs.set, cs.depth = set, d
+			if len(level) == 0 {
+				cs.depth = 1 << 30
+			}
+			break
+		}
+		set = keep
+	}
+	c.closed[s].Store(cs)
+	return *cs
 }

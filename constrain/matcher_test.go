@@ -1,6 +1,7 @@
 package constrain
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -26,6 +27,10 @@ func toyVocab(t testing.TB) *Vocab {
 	}
 	for _, s := range []string{"\"},", "\"}", "ab\"", "{\"a\":", "abab", "aaaa", "ab,", "ba}", "{\"", "\":\"", "1,", "10", "\"a\"", "é€a", "ab\"}", "true", "null", "aaa", "abab,", "ababab", "aa\"", "aaa\","} {
 		toks = append(toks, []byte(s))
+	}
+	// Runs longer than closedDepth.
+	for _, n := range []int{25, 31, 40} {
+		toks = append(toks, bytes.Repeat([]byte("ab"), n)[:n])
 	}
 	toks = append(toks, nil, []byte{}, []byte("</s>"))
 	v, err := NewVocab(toks, []int32{int32(len(toks) - 1)})
@@ -143,6 +148,12 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	b.Define("key", grammar.Sequence(L("\""), grammar.Choice(grammar.Sequence(L("ab"), grammar.Star(text)), grammar.Rep(text, 3, -1)), L("\"")))
 	b.Define("free", grammar.Rep(text, 1, -1))
 	gs["textclosed"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// A class repeated in place past closedDepth: runs of tokens within
+	// and beyond the bound.
+	b.Define("root", grammar.Sequence(L("{"), grammar.Rep(C(rg('a', 'b')), 1, 30), grammar.Opt(L(",")), L("}")))
+	gs["classrun"] = mustGrammar(t, b)
 	return gs
 }
 

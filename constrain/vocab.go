@@ -24,6 +24,14 @@ type Vocab struct {
 	// U+007F. A grammar position that loops on every such code point accepts
 	// all of them at once; only the rest trie is walked there.
 	textSlice []uint64
+	// below[i] indexes belowSets: the bytes (below 0x7f) of the full
+	// trie's node i's descendants past its own (-1 when some descendant
+	// has another byte), and height[i] how many bytes the longest of them
+	// adds (at most 255), so that a mask's walk takes a subtree at once
+	// where a top reads every such sequence (Compiled.closedFor).
+	below     []int32
+	belowSets [][2]uint64
+	height    []uint8
 }
 
 // trie is a byte trie over tokens stored as its nodes in depth-first order
@@ -32,6 +40,10 @@ type Vocab struct {
 type trie struct {
 	nodes []tnode
 	ids   []int32 // token ids of node i: ids[nodes[i].tok : nodes[i].tok+nodes[i].ntok]
+	// first[i]: the index in ids of the first token at or after node i in
+	// order (first[len(nodes)] = len(ids)), so that the tokens of node i's
+	// descendants are ids[first[i+1]:first[nodes[i].end]].
+	first []int32
 }
 
 type tnode struct {
@@ -100,7 +112,59 @@ func NewVocab(tokens [][]byte, eog []int32) (*Vocab, error) {
 		}
 	}
 	v.rest = v.full.filter(inRest)
+	v.full.setFirst()
+	v.rest.setFirst()
+	v.setBelow()
 	return v, nil
+}
+
+// setFirst fills t.first.
+func (t *trie) setFirst() {
+	t.first = make([]int32, len(t.nodes)+1)
+	t.first[len(t.nodes)] = int32(len(t.ids))
+	for i := len(t.nodes) - 1; i >= 0; i-- {
+		t.first[i] = t.first[i+1]
+		if t.nodes[i].tok >= 0 {
+			t.first[i] = t.nodes[i].tok
+		}
+	}
+}
+
+// setBelow fills v.below, v.belowSets and v.height from the full trie.
+func (v *Vocab) setBelow() {
+	nodes := v.full.nodes
+	v.below = make([]int32, len(nodes))
+	v.height = make([]uint8, len(nodes))
+	sets := make([][2]uint64, len(nodes)) // scratch: each node's set
+	const other = 1 << 63                 // in word 1 (byte 0x7f's bit): some byte >= 0x7f
+	ids := map[[2]uint64]int32{}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		var set [2]uint64
+		h := 0
+		for c := int32(i) + 1; c < nodes[i].end; c = nodes[c].end {
+			if b := nodes[c].b; b < 0x7f {
+				set[b/64] |= 1 << (b % 64)
+			} else {
+				set[1] |= other
+			}
+			set[0] |= sets[c][0]
+			set[1] |= sets[c][1]
+			h = max(h, int(v.height[c])+1)
+		}
+		sets[i] = set
+		v.height[i] = uint8(min(h, 255))
+		if set[1]&other != 0 {
+			v.below[i] = -1
+			continue
+		}
+		id, ok := ids[set]
+		if !ok {
+			id = int32(len(v.belowSets))
+			ids[set] = id
+			v.belowSets = append(v.belowSets, set)
+		}
+		v.below[i] = id
+	}
 }
 
 // Size returns the number of token ids.
