@@ -221,7 +221,19 @@ func (cm *Compiled) trim() error {
 	for i := range head {
 		head[i] = -1
 	}
-	var from, next []int32
+	// One edge per run of classes with the same target, the lists sized
+	// up front.
+	edges := 2*len(cm.calls) + len(cm.reps)
+	for s := range ns {
+		prev := int32(-1)
+		for _, t := range cm.trans[s*cm.ncls : (s+1)*cm.ncls] {
+			if t >= 0 && t != prev {
+				edges++
+			}
+			prev = t
+		}
+	}
+	from, next := make([]int32, 0, edges), make([]int32, 0, edges)
 	edge := func(p, q int32) {
 		from = append(from, p)
 		next = append(next, head[q])
@@ -229,10 +241,12 @@ func (cm *Compiled) trim() error {
 	}
 	for s := range ns {
 		in := &cm.info[s]
-		for k := range cm.ncls {
-			if t := cm.trans[s*cm.ncls+k]; t >= 0 {
+		prev := int32(-1)
+		for _, t := range cm.trans[s*cm.ncls : (s+1)*cm.ncls] {
+			if t >= 0 && t != prev {
 				edge(int32(s), t)
 			}
+			prev = t
 		}
 		for _, e := range cm.calls[in.call0:in.call1] {
 			edge(int32(s), e.start)
