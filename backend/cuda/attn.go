@@ -8,25 +8,19 @@ import (
 )
 
 // attnTuning holds the attention's launch choices over the paged cache;
-// INFERNO_CUDA_ATTN overrides them, e.g. "psplit=0,pocc=0,plk=1,dcap=1,dst=3":
+// INFERNO_CUDA_ATTN overrides them, e.g. "psplit=0,pocc=0,dcap=2":
 //
 //   - psplit: key-range splits of the prompt attention (pattn_pre): 0 picks
 //     them from the depth and the GPU (prefillSplits), n forces n (1: none).
 //   - pocc: blocks of pattn_pre an SM holds, for the split choice (0: the
 //     driver's occupancy figure).
-//   - plk: pattn_pre loads K's fragments with ldmatrix (1) or 32-bit shared
-//     loads (0: pattn_prel).
 //   - dcap: the decode attention takes at most dcap blocks an SM for one
 //     token (its splits: dcap*SMs/blocks a split, as split allows).
-//   - dst: stages of each warp's ring in the fused decode attention: 3
-//     (pattn_decf) or 6 (pattn_decd: 5 tiles in flight a warp).
 type attnTuning struct {
-	psplit, pocc int
-	plk          bool
-	dcap, dst    int
+	psplit, pocc, dcap int
 }
 
-func defaultAttnTuning() attnTuning { return attnTuning{plk: true, dcap: 1, dst: 3} }
+func defaultAttnTuning() attnTuning { return attnTuning{dcap: 2} }
 
 func parseAttnTuning(s string) (attnTuning, error) {
 	t := defaultAttnTuning()
@@ -44,18 +38,14 @@ func parseAttnTuning(s string) (attnTuning, error) {
 			t.psplit = n
 		case "pocc":
 			t.pocc = n
-		case "plk":
-			t.plk = n != 0
 		case "dcap":
 			t.dcap = n
-		case "dst":
-			t.dst = n
 		default:
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: unknown key %q", k)
 		}
 	}
-	if t.psplit > maxPrefillSplits || t.dcap < 1 || t.dcap > 8 || t.dst != 3 && t.dst != 6 {
-		return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: psplit must be at most %d, dcap 1 to 8, dst 3 or 6", maxPrefillSplits)
+	if t.psplit > maxPrefillSplits || t.dcap < 1 || t.dcap > 8 {
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: psplit must be at most %d, dcap 1 to 8", maxPrefillSplits)
 	}
 	return t, nil
 }
@@ -72,57 +62,16 @@ const (
 	prefillSplitKeys = 512
 )
 
-// initAttn reads INFERNO_CUDA_ATTN and lets the attention kernels it
-// picks use their shared memory.
+// initAttn reads INFERNO_CUDA_ATTN.
 func (br *BatchRunner) initAttn() error {
 	at, err := parseAttnTuning(os.Getenv("INFERNO_CUDA_ATTN"))
 	br.at = at
-	if err != nil {
-		return err
-	}
-	c := &br.cfg
-	for _, k := range []struct {
-		name string
-		smem int
-	}{
-		{br.preKernel(), pattnPreSmem(c.HeadDim)},
-		{fmt.Sprintf("%s_h%d_g%d", br.decfKernel(), c.HeadDim, br.base.shape.dg), decSmem(br.decfKernel())},
-	} {
-		f, err := br.dev.fn(k.name)
-		if err != nil {
-			return err
-		}
-		if err := br.dev.allowSmem(f, k.name, k.smem); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// decfKernel is the fused decode attention's name without its shape.
-func (br *BatchRunner) decfKernel() string {
-	if br.at.dst == 6 {
-		return "pattn_decd"
-	}
-	return "pattn_decf"
-}
-
-// decSmem is the dynamic shared memory of decode attention kernel name
-// (without its shape): 8 warps' rings of 3 stages, 6 for pattn_decd.
-func decSmem(name string) int {
-	if name == "pattn_decd" {
-		return attnFDSmem(1, 6, 256)
-	}
-	return attnFDSmem(1, 3, 256)
+	return err
 }
 
 // preKernel names the prompt attention kernel for the model's shape.
 func (br *BatchRunner) preKernel() string {
-	name := "pattn_pre"
-	if !br.at.plk {
-		name = "pattn_prel"
-	}
-	return fmt.Sprintf("%s_h%d_g%d", name, br.cfg.HeadDim, br.base.shape.pg)
+	return fmt.Sprintf("pattn_pre_h%d_g%d", br.cfg.HeadDim, br.base.shape.pg)
 }
 
 // prefillSplits returns how many key-range splits pattn_pre takes for

@@ -221,37 +221,6 @@ func TestBatchKernelAttention(t *testing.T) {
 				}
 			}
 
-			// pattn_decd (rings of 6 stages) appends the same key and value
-			// and computes the same output as pattn_decf, bit for bit.
-			kd := fmt.Sprintf("pattn_decd_h%d_g%d", sh.hd, group)
-			fd, err := g.fn(kd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.allowSmem(fd, kd, attnFDSmem(1, 6, 256)); err != nil {
-				t.Fatal(err)
-			}
-			zeroDev(t, g, out, 4*nd*qd)
-			if err := g.launch(kd, [3]uint32{uint32(sh.h / group), uint32(ns), nd}, 256, uint32(attnFDSmem(1, 6, 256)),
-				dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(ns), i32(64),
-				pm, pl, pacc, counter, out, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.sync(kd); err != nil {
-				t.Fatal(err)
-			}
-			gd, gk2, gv2 := getF32(t, g, out, nd*qd), getF16(t, g, dK, len(pool.k)), getF16(t, g, dV, len(pool.v))
-			for i := range gd {
-				if gd[i] != got[i] {
-					t.Fatalf("pattn_decd's output differs from pattn_decf's at %d: %g, %g", i, gd[i], got[i])
-				}
-			}
-			for i := range gk2 {
-				if gk2[i] != gk[i] || gv2[i] != gv[i] {
-					t.Fatalf("pattn_decd's appended keys or values differ from pattn_decf's at %d", i)
-				}
-			}
-
 			// The cluster kernel (fused, splits in clusters of 8 combined
 			// through distributed shared memory): one cluster (every
 			// count of active blocks), two (the second full or partial,
@@ -313,9 +282,9 @@ func TestBatchKernelAttention(t *testing.T) {
 			pq := randVec(rng, ntok*qd, 1.5)
 			dpq, dppos, dptoff, dtiles := devF32(t, g, pq), devBytes(t, g, i32Bytes(ppos)), devBytes(t, g, i32Bytes(ptoff)), devBytes(t, g, i32Bytes(tiles))
 			pout := devZeros(t, g, 4*ntok*qd)
-			// pattn_pre (K through ldmatrix) and pattn_prel, whole (1 split)
-			// and split over the keys with pattn_comb (3 and 16: splits
-			// without keys, rows without a key in their split).
+			// pattn_pre whole (1 split) and split over the keys with
+			// pattn_comb (3 and 16: splits without keys, rows without a key
+			// in their split).
 			const maxps = 16
 			ppm, ppl := devZeros(t, g, 4*ntok*sh.h*maxps), devZeros(t, g, 4*ntok*sh.h*maxps)
 			ppacc := devZeros(t, g, 4*ntok*sh.h*maxps*sh.hd)
@@ -327,7 +296,7 @@ func TestBatchKernelAttention(t *testing.T) {
 					tok++
 				}
 			}
-			for _, kn := range []string{"pattn_pre", "pattn_prel"} {
+			for _, kn := range []string{"pattn_pre"} {
 				k := fmt.Sprintf("%s_h%d_g%d", kn, sh.hd, pgroup)
 				f, err := g.fn(k)
 				if err != nil {

@@ -87,7 +87,7 @@ QRP_INST(256)
 // ceil(seq/CS))); beyond, chunk = max(minchunk, ceil(seq/nsplit)) and the
 // clusters' partials are combined through global memory as the splits of
 // CS = 1 are (the last block of the token's KV head to finish).
-template <int HD, int G, bool FUSED, int CS, int ST>
+template <int HD, int G, bool FUSED, int CS>
 __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
                                           const float* __restrict__ qgain, const float* __restrict__ kgain,
                                           float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
@@ -96,7 +96,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
                                           float* __restrict__ out, const float* __restrict__ bias, int cmax) {
-  constexpr int R = 1, NT = 256;
+  constexpr int R = 1, ST = 3, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
   constexpr int PP = 32 / LP;        // positions per scoring pass
@@ -487,11 +487,11 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       float *__restrict__ out, const float *__restrict__ bias
 #define PD_INST(HD, G)                                                                                        \
   extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
-    pattn_dec<HD, G, false, 1, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
+    pattn_dec<HD, G, false, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
                                scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                       \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
-    pattn_dec<HD, G, true, 1, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
+    pattn_dec<HD, G, true, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                        \
   }
 PD_INST(32, 1)
@@ -516,35 +516,6 @@ PD_INST(256, 2)
 PD_INST(256, 3)
 PD_INST(256, 4)
 
-// pattn_decd: pattn_decf with a ring of 6 stages a warp (5 tiles in flight:
-// more bytes in flight when the blocks are few; INFERNO_CUDA_ATTN dst=6).
-#define PDD_INST(HD, G)                                                                                       \
-  extern "C" __global__ void __launch_bounds__(256) pattn_decd_h##HD##_g##G(PD_ARGS) {                        \
-    pattn_dec<HD, G, true, 1, 6>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
-                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);\
-  }
-PDD_INST(32, 1)
-PDD_INST(32, 2)
-PDD_INST(32, 4)
-PDD_INST(64, 1)
-PDD_INST(64, 2)
-PDD_INST(64, 3)
-PDD_INST(64, 4)
-PDD_INST(64, 5)
-PDD_INST(64, 6)
-PDD_INST(64, 8)
-PDD_INST(128, 1)
-PDD_INST(128, 2)
-PDD_INST(128, 3)
-PDD_INST(128, 4)
-PDD_INST(128, 5)
-PDD_INST(128, 6)
-PDD_INST(128, 8)
-PDD_INST(256, 1)
-PDD_INST(256, 2)
-PDD_INST(256, 3)
-PDD_INST(256, 4)
-
 // pattn_decc: the fused pattn_dec with the splits of a (token, KV head) in
 // clusters of 8 blocks (grid y a multiple of 8), combined through
 // distributed shared memory; one cluster up to 8*cmax positions. Only in
@@ -553,7 +524,7 @@ PDD_INST(256, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define PDC_INST(HD, G)                                                                                             \
   extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD##_g##G(PD_ARGS, int cmax) { \
-    pattn_dec<HD, G, true, 8, 3>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
+    pattn_dec<HD, G, true, 8>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, cmax);                           \
   }
 PDC_INST(32, 1)
@@ -589,12 +560,13 @@ PDC_INST(256, 4)
 // KV head's, or an equal share: G is 1, 2 or 4) times the QT tokens (row
 // r: head r / QT, token r % QT), 16 rows a warp. Keys 0..last query
 // position in tiles of KT (64; 32 for head dimension 256) through shared
-// memory (K and V, rows padded to HD+8 halves: conflict-free ldmatrix),
-// double-buffered with cp.async. S = Q K^T per warp (q in f16, scaled by
-// scale*log2 e; K's fragments through ldmatrix when LK, else 32-bit shared
-// loads), the causal mask, an online softmax in registers (log2 units), P
-// (f16) times V with V's fragments through ldmatrix.trans; the S
-// accumulators of two 8-key n-tiles are P's A fragment for 16 keys.
+// memory (K and V, rows padded to HD+8 halves: conflict-free fragment
+// loads and ldmatrix), double-buffered with cp.async. S = Q K^T per warp (q
+// in f16, scaled by scale*log2 e; K's fragments through 32-bit shared
+// loads: ldmatrix.x4 measured 5% slower), the causal mask, an online
+// softmax in registers (log2 units), P (f16) times V with V's fragments
+// through ldmatrix.trans; the S accumulators of two 8-key n-tiles are P's
+// A fragment for 16 keys.
 //
 // Splits (nsplit > 1, split = blockIdx.z): a tile's key tiles are cut into
 // nsplit equal ranges of chunk = ceil(nkt/nsplit) tiles, so that a deep
@@ -609,7 +581,7 @@ struct pre_shape {
   static constexpr int KT = HD > 128 ? 32 : 64;
 };
 
-template <int HD, int G, bool LK>
+template <int HD, int G>
 __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int* __restrict__ tiles,
                                           const int* __restrict__ pos, const int* __restrict__ toff,
                                           const int* __restrict__ tabs, int bs, int sh, int H, int KVH,
@@ -618,7 +590,6 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
                                           float* __restrict__ pacc, float* __restrict__ out) {
   constexpr int QT = 64 / G, KT = pre_shape<HD>::KT, RS = HD + 8, NKS = HD / 16, NDT = HD / 8, CH = HD / 8;
   constexpr int NNT = KT / 8;  // 8-key n-tiles of S per key tile
-  static_assert(NKS % 2 == 0, "K fragments two k-steps at a time");
   extern __shared__ __align__(16) __half pp_smem[];  // [2][2][KT][RS]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
   const int hg = blockIdx.y, split = blockIdx.z;
@@ -684,33 +655,25 @@ __device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int
 #pragma unroll
       for (int nt = 0; nt < NNT; nt++) {
         s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-        if (LK) {
-          const __half* kr = ks_ + (nt * 8 + (lane & 7)) * RS + (lane >> 3) * 8;
+        const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
 #pragma unroll
-          for (int kk = 0; kk < NKS; kk += 2) {
-            unsigned b0, b1, b2, b3;
-            ldsm_x4(b0, b1, b2, b3, kr + kk * 16);
-            mma_f16(s[nt], qa[kk], b0, b1);
-            mma_f16(s[nt], qa[kk + 1], b2, b3);
-          }
-        } else {
-          const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
-#pragma unroll
-          for (int kk = 0; kk < NKS; kk++) {
-            const unsigned b0 = *(const unsigned*)(kr + kk * 16);
-            const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
-            mma_f16(s[nt], qa[kk], b0, b1);
-          }
+        for (int kk = 0; kk < NKS; kk++) {
+          const unsigned b0 = *(const unsigned*)(kr + kk * 16);
+          const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
+          mma_f16(s[nt], qa[kk], b0, b1);
         }
       }
       float mx0 = mr0, mx1 = mr1;
+      const bool diag = kt * KT + KT - 1 > p0;  // keys past some row's position: the mask
 #pragma unroll
       for (int nt = 0; nt < NNT; nt++) {
+        if (diag) {
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-          const int key = kt * KT + nt * 8 + tig * 2 + e;
-          if (key > qp0) s[nt][e] = -INFINITY;
-          if (key > qp1) s[nt][2 + e] = -INFINITY;
+          for (int e = 0; e < 2; e++) {
+            const int key = kt * KT + nt * 8 + tig * 2 + e;
+            if (key > qp0) s[nt][e] = -INFINITY;
+            if (key > qp1) s[nt][2 + e] = -INFINITY;
+          }
         }
         mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
         mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
@@ -838,10 +801,7 @@ __device__ __forceinline__ void pattn_comb(const int* __restrict__ tiles, const 
 // their shared memory allows).
 #define PP_INST(HD, G)                                                                                           \
   extern "C" __global__ void __launch_bounds__(128, (HD) > 128 ? 1 : 3) pattn_pre_h##HD##_g##G(PP_ARGS) {       \
-    pattn_pre<HD, G, true>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out); \
-  }                                                                                                              \
-  extern "C" __global__ void __launch_bounds__(128, (HD) > 128 ? 1 : 3) pattn_prel_h##HD##_g##G(PP_ARGS) {      \
-    pattn_pre<HD, G, false>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out); \
+    pattn_pre<HD, G>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out);       \
   }
 PP_INST(32, 1)
 PP_INST(32, 2)

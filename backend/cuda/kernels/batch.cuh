@@ -365,15 +365,6 @@ __device__ __forceinline__ void ldsm_x4_t(unsigned& r0, unsigned& r1, unsigned& 
                : "r"(s));
 }
 
-// ldsm_x4: four 8x8 f16 matrices from shared memory (rows given by lanes
-// 0-7, 8-15, 16-23, 24-31), not transposed: B fragments of K rows.
-__device__ __forceinline__ void ldsm_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, const void* p) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(s));
-}
-
 __device__ __forceinline__ unsigned pack_h2(float a, float b) {
   const __half2 h = __floats2half2_rn(a, b);
   return *(const unsigned*)&h;
