@@ -56,7 +56,9 @@ func (c *Compiled) frameKey(t top, nodes []top) (ctxKey, int32, bool) {
 		return ctxKey{}, 0, false
 	}
 	f := nodes[t.par]
-	k := ctxKey{st: t.st, fst: f.st, gst: f.par}
+	// gst -1: no second frame (the mask does not depend on where f's
+	// frame sits in the matcher's stack, only on its state and count).
+	k := ctxKey{st: t.st, fst: f.st, gst: -1}
 	k.flow, k.fhigh = c.counts(f)
 	if c.info[f.st].rep < 0 || f.par < 0 {
 		return k, f.par, true

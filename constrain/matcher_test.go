@@ -502,3 +502,28 @@ func allowedIDs(mask []uint64, n int) []int32 {
 	}
 	return ids
 }
+
+// TestContextMasksShared checks that a mask keyed by the frame below the
+// top is computed once for a state and frame however deep in the stack
+// they sit: nesting further into a recursive rule adds no masks once the
+// nesting repeats.
+func TestContextMasksShared(t *testing.T) {
+	defer func(a, b, c int) { inlineLimit, repeatLimit, sharedLimit = a, b, c }(inlineLimit, repeatLimit, sharedLimit)
+	inlineLimit, repeatLimit, sharedLimit = 0, 2, 0
+	v := toyVocab(t)
+	c, err := Compile(toyGrammars(t)["recursive"], v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.NewMatcher()
+	mask := make([]uint64, MaskWords(v.Size()))
+	var sizes []int
+	for range 12 {
+		m.FillMask(mask)
+		sizes = append(sizes, len(c.ctx))
+		must(t, m.Accept(tokenID(t, v, "{")))
+	}
+	if sizes[4] == 0 || sizes[11] != sizes[4] {
+		t.Errorf("context masks after each of 12 nested braces: %v (want them to stop growing)", sizes)
+	}
+}
