@@ -31,7 +31,7 @@ type batchTuning struct {
 	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
 	xl       bool // xl: mmv_q8 reads quant_actv's interleaved activations (mmv_q8x) rather than quant_act's planes
 	zc       int  // zc: the most ints of a decode step's inputs its graph reads zero-copy from page-locked host memory (bembed_step); larger ones are copied first
-	mvf1     bool // mvf: one-token decode graphs use the single-sequence runner's matvec kernels
+	mvf1     bool // mvf: one-token decode graphs use the matvec kernels (mvf_q8, mv_q8: tuning.go), not the skinny products
 	graph    bool // graph: pure decode batches replay captured graphs
 	splitMul int  // split: decode attention aims at split*SMs blocks (splits per token = that / (KV heads * tokens))
 	minchunk int  // minchunk: fewest positions per decode attention split

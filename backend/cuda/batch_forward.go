@@ -330,7 +330,7 @@ func (br *BatchRunner) flagIndex(B int) int {
 // device.
 func (br *BatchRunner) copyMeta(s, total int) error {
 	g := br.dev
-	return g.d.check("cuMemcpyHtoDAsync (batch inputs)", g.d.call(g.d.cuMemcpyHtoDAsync, uintptr(br.dmeta), br.hmetaSlot(s), uintptr(4*total), g.stream))
+	return g.d.check("cuMemcpyHtoDAsync (batch inputs)", g.callq(g.d.cuMemcpyHtoDAsync, uintptr(br.dmeta), br.hmetaSlot(s), uintptr(4*total), g.stream))
 }
 
 // fillDecode writes the inputs of a decode step of b's tokens, padded to

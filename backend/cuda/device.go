@@ -57,7 +57,8 @@ type device struct {
 	ctx    uintptr
 	stream uintptr
 	mod    uintptr
-	host   uintptr // page-locked staging (hostStagingBytes): launch arguments and the JIT's logs
+	host   uintptr    // page-locked staging (hostStagingBytes): launch arguments and the JIT's logs
+	argBuf [4]uintptr // the arguments of callq
 	funcs  map[string]uintptr
 
 	Name      string
@@ -254,7 +255,7 @@ func nulTerminated(b []byte) []byte {
 // current there; exit undoes the lock.
 func (g *device) enter() error {
 	runtime.LockOSThread()
-	if err := g.d.check("cuCtxSetCurrent", g.d.call(g.d.cuCtxSetCurrent, g.ctx)); err != nil {
+	if err := g.d.check("cuCtxSetCurrent", g.callq(g.d.cuCtxSetCurrent, g.ctx)); err != nil {
 		runtime.UnlockOSThread()
 		return err
 	}
@@ -262,6 +263,17 @@ func (g *device) enter() error {
 }
 
 func (g *device) exit() { runtime.UnlockOSThread() }
+
+// callq calls a driver function whose arguments are no Go pointers
+// (handles, device and page-locked host addresses, sizes) without
+// allocating: driver.call's arguments escape (go:uintptrescapes), so each
+// of its calls allocates them; callq passes them in the device's own
+// buffer instead. The calls of a decode step (enter, the copy of its
+// inputs, the graph launch) use it, so that a step allocates nothing.
+func (g *device) callq(fn uintptr, args ...uintptr) cuResult {
+	n := copy(g.argBuf[:], args)
+	return g.d.call(fn, g.argBuf[:n]...)
+}
 
 func (g *device) loadModule() error {
 	img, err := kernelSource(g.CC)
@@ -546,7 +558,7 @@ func (g *device) endCapture() (graph, exec uintptr, err error) {
 }
 
 func (g *device) launchGraph(exec uintptr) error {
-	return g.d.check("cuGraphLaunch", g.d.call(g.d.cuGraphLaunch, exec, g.stream))
+	return g.d.check("cuGraphLaunch", g.callq(g.d.cuGraphLaunch, exec, g.stream))
 }
 
 func (g *device) destroyGraph(graph, exec uintptr) {

@@ -198,10 +198,11 @@ func TestShapeModels(t *testing.T) {
 }
 
 // TestShapes runs each test model on the GPU against the CPU: greedy
-// transcripts of the Runner and the CPU reference (a prompt of 150 tokens:
-// prefill, then decode over two attention splits), and the BatchRunner
-// against Runners of their own (prefill, mixed and decode batches, the
-// decode graphs with and without the cluster attention).
+// transcripts of one sequence (engine.Single) and the CPU reference (a
+// prompt of 150 tokens: prefill, then decode over two attention splits),
+// and the BatchRunner against each sequence alone (prefill, mixed and
+// decode batches, the decode graphs with and without the cluster
+// attention).
 func TestShapes(t *testing.T) {
 	requireGPU(t)
 	for _, s := range shapes {
