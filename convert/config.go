@@ -198,30 +198,35 @@ func readConfig(dir string) (*Config, error) {
 	return c, nil
 }
 
-// readMoE reads a mixture of experts' settings, with the defaults of
+// readMoE reads a mixture of experts' settings, under the first of the
+// names llama.cpp's converter looks for that config.json has
+// (transformers 5 writes num_local_experts), with the defaults of
 // transformers' Qwen3MoeConfig: 128 experts of width 768, 8 a token,
 // norm_topk_prob false. Every layer must be sparse (decoder_sparse_step
 // 1, no mlp_only_layers), as llama.cpp's qwen3moe reads the file.
 func (c *Config) readMoE() error {
 	for _, p := range []struct {
-		key string
-		dst *int
-		def int
+		keys []string
+		dst  *int
+		def  int
 	}{
-		{"num_experts", &c.NumExperts, 128},
-		{"num_experts_per_tok", &c.NumExpertsPerTok, 8},
-		{"moe_intermediate_size", &c.MoEIntermediateSize, 768},
+		{[]string{"num_local_experts", "num_experts"}, &c.NumExperts, 128},
+		{[]string{"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}, &c.NumExpertsPerTok, 8},
+		{[]string{"moe_intermediate_size"}, &c.MoEIntermediateSize, 768},
 	} {
-		v, ok := c.raw[p.key]
-		if !ok || v == nil {
-			*p.dst = p.def
-			continue
+		*p.dst = p.def
+		for _, key := range p.keys {
+			v, ok := c.raw[key]
+			if !ok || v == nil {
+				continue
+			}
+			n, ok := jsonInt(v)
+			if !ok || n <= 0 || n > 1<<16 {
+				return fmt.Errorf("config.json: %s = %s is not a positive integer up to 65536", key, jsonText(v))
+			}
+			*p.dst = int(n)
+			break
 		}
-		n, ok := jsonInt(v)
-		if !ok || n <= 0 || n > 1<<16 {
-			return fmt.Errorf("config.json: %s = %s is not a positive integer up to 65536", p.key, jsonText(v))
-		}
-		*p.dst = int(n)
 	}
 	if c.NumExpertsPerTok > c.NumExperts {
 		return fmt.Errorf("config.json: num_experts_per_tok %d is more than num_experts %d", c.NumExpertsPerTok, c.NumExperts)

@@ -1,14 +1,18 @@
 package archfixtures_test
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"testing"
 
 	"inferno/arch"
+	"inferno/model"
 )
 
 // moeSpec is a Qwen3-MoE checkpoint's shape, as qwen3moe.py's MODELS.
@@ -276,5 +280,81 @@ func TestReferenceMoE(t *testing.T) {
 			}
 			check(t, m, prompt, 0, referenceMoE(&s.moeSpec, w, prompt), nil)
 		})
+	}
+}
+
+// TestTransformersMoE checks the checkpoints of qwen3moe.py against the
+// float32 logits and greedy tokens transformers computed for them.
+func TestTransformersMoE(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testdata, "qwen3moe.logits.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Models map[string]struct {
+			Kind    string `json:"kind"`
+			Prompts []struct {
+				IDs    []int32     `json:"ids"`
+				First  int         `json:"first"`
+				Logits [][]float64 `json:"logits"`
+				Greedy []int32     `json:"greedy"`
+			} `json:"prompts"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(data, &fx); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Models) != 2 {
+		t.Fatalf("%d models in qwen3moe.logits.json, want 2", len(fx.Models))
+	}
+	for name, mf := range fx.Models {
+		t.Run(name, func(t *testing.T) {
+			dir := checkpointDir(t, mf.Kind, nil, filepath.Join(testdata, name+".config.json"), nil, filepath.Join(testdata, name+".safetensors"))
+			m := convertOpen(t, dir)
+			if got := m.Arch.Hyper().Arch; got != "qwen3moe" {
+				t.Fatalf("architecture %q, want qwen3moe", got)
+			}
+			for _, p := range mf.Prompts {
+				check(t, m, p.IDs, p.First, p.Logits, p.Greedy)
+			}
+		})
+	}
+}
+
+// TestLlamaCppConvertedMoE opens the file llama.cpp's convert_hf_to_gguf.py
+// made of qwen3moe.py's renormalized checkpoint (qwen3moe.py's run on the
+// GPU machine, F32, testdata/arch/qwen3moe-norm.llamacpp.gguf) and checks
+// it against transformers' logits and greedy tokens, as inferno's own
+// conversion is. (llama.cpp's converter writes no norm_topk_prob: its
+// qwen3moe renormalizes always, and so does inferno on its files.)
+func TestLlamaCppConvertedMoE(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testdata, "qwen3moe.logits.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Models map[string]struct {
+			Prompts []struct {
+				IDs    []int32     `json:"ids"`
+				First  int         `json:"first"`
+				Logits [][]float64 `json:"logits"`
+				Greedy []int32     `json:"greedy"`
+			} `json:"prompts"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(data, &fx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Open(filepath.Join(testdata, "qwen3moe-norm.llamacpp.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want := arch.MoE{Experts: 8, TopK: 2, ExpertFFN: 40, NormTopK: true}
+	if c := m.Arch.Hyper(); c.Arch != "qwen3moe" || c.MoE != want || c.TiedOutput {
+		t.Fatalf("configuration %+v", c)
+	}
+	for _, p := range fx.Models["qwen3moe-norm"].Prompts {
+		check(t, m, p.IDs, p.First, p.Logits, p.Greedy)
 	}
 }
