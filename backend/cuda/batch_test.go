@@ -221,6 +221,40 @@ func TestBatchKernelAttention(t *testing.T) {
 				}
 			}
 
+			// pattn_decr (two scoring passes a tile) appends the same key and
+			// value as pattn_decf, and its output is as close to the CPU's.
+			kr := fmt.Sprintf("pattn_decr_h%d_g%d", sh.hd, group)
+			fr, err := g.fn(kr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.allowSmem(fr, kr, attnFDSmem(2, 3, 256)); err != nil {
+				t.Fatal(err)
+			}
+			for _, split := range []int{1, ns} {
+				zeroDev(t, g, out, 4*nd*qd)
+				if err := g.launch(kr, [3]uint32{uint32(sh.h / group), uint32(split), nd}, 256, uint32(attnFDSmem(2, 3, 256)),
+					dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(split), i32(64),
+					pm, pl, pacc, counter, out, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.sync(kr); err != nil {
+					t.Fatal(err)
+				}
+				gr, gk2, gv2 := getF32(t, g, out, nd*qd), getF16(t, g, dK, len(pool.k)), getF16(t, g, dV, len(pool.v))
+				for i := range gk2 {
+					if gk2[i] != gk[i] || gv2[i] != gv[i] {
+						t.Fatalf("pattn_decr, %d splits: appended keys or values differ from pattn_decf's at %d", split, i)
+					}
+				}
+				for i := range nd {
+					want := pool.refAttn(qis[i], lens[i]-1, tabs[i], sh.h)
+					if e := relL2(gr[i*qd:(i+1)*qd], want); e > 1e-3 || math.IsNaN(e) {
+						t.Errorf("pattn_decr, %d splits, length %d: relative L2 %.3g", split, lens[i], e)
+					}
+				}
+			}
+
 			// The cluster kernel (fused, splits in clusters of 8 combined
 			// through distributed shared memory): one cluster (every
 			// count of active blocks), two (the second full or partial,
@@ -296,45 +330,43 @@ func TestBatchKernelAttention(t *testing.T) {
 					tok++
 				}
 			}
-			for _, kn := range []string{"pattn_pre"} {
-				k := fmt.Sprintf("%s_h%d_g%d", kn, sh.hd, pgroup)
-				f, err := g.fn(k)
-				if err != nil {
+			k := fmt.Sprintf("pattn_pre_h%d_g%d", sh.hd, pgroup)
+			f, err := g.fn(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.allowSmem(f, k, pattnPreSmem(sh.hd)); err != nil {
+				t.Fatal(err)
+			}
+			for _, ps := range []int{1, 3, maxps} {
+				zeroDev(t, g, pout, 4*ntok*qd)
+				if err := g.launch(k, [3]uint32{uint32(len(tiles) / 2), uint32(sh.h / pgroup), uint32(ps)}, 128, uint32(pattnPreSmem(sh.hd)),
+					dpq, dtiles, dppos, dptoff, dmeta, i32(bs), i32(bsh), i32(sh.h), i32(sh.kvh), dK, dV, f32(scale),
+					i32(ps), ppm, ppl, ppacc, pout); err != nil {
 					t.Fatal(err)
 				}
-				if err := g.allowSmem(f, k, pattnPreSmem(sh.hd)); err != nil {
+				if ps > 1 {
+					if err := g.launch(fmt.Sprintf("pattn_comb_h%d", sh.hd), [3]uint32{uint32(len(tiles) / 2), uint32(sh.h)}, 256, 0,
+						dtiles, dppos, i32(sh.h), i32(ps), ppm, ppl, ppacc, pout); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := g.sync(k); err != nil {
 					t.Fatal(err)
 				}
-				for _, ps := range []int{1, 3, maxps} {
-					zeroDev(t, g, pout, 4*ntok*qd)
-					if err := g.launch(k, [3]uint32{uint32(len(tiles) / 2), uint32(sh.h / pgroup), uint32(ps)}, 128, uint32(pattnPreSmem(sh.hd)),
-						dpq, dtiles, dppos, dptoff, dmeta, i32(bs), i32(bsh), i32(sh.h), i32(sh.kvh), dK, dV, f32(scale),
-						i32(ps), ppm, ppl, ppacc, pout); err != nil {
-						t.Fatal(err)
-					}
-					if ps > 1 {
-						if err := g.launch(fmt.Sprintf("pattn_comb_h%d", sh.hd), [3]uint32{uint32(len(tiles) / 2), uint32(sh.h)}, 256, 0,
-							dtiles, dppos, i32(sh.h), i32(ps), ppm, ppl, ppacc, pout); err != nil {
-							t.Fatal(err)
+				got = getF32(t, g, pout, ntok*qd)
+				tok := 0
+				for _, r := range runs {
+					var worst float64
+					for i := range r.n {
+						e := relL2(got[tok*qd:(tok+1)*qd], wants[tok])
+						if e > 1e-3 || math.IsNaN(e) {
+							t.Errorf("%d splits, prefill at depth %d, token %d: relative L2 %.3g", ps, r.pos0, i, e)
 						}
+						worst = max(worst, e)
+						tok++
 					}
-					if err := g.sync(k); err != nil {
-						t.Fatal(err)
-					}
-					got = getF32(t, g, pout, ntok*qd)
-					tok := 0
-					for _, r := range runs {
-						var worst float64
-						for i := range r.n {
-							e := relL2(got[tok*qd:(tok+1)*qd], wants[tok])
-							if e > 1e-3 || math.IsNaN(e) {
-								t.Errorf("%s, %d splits, prefill at depth %d, token %d: relative L2 %.3g", kn, ps, r.pos0, i, e)
-							}
-							worst = max(worst, e)
-							tok++
-						}
-						t.Logf("%s, %d splits, prefill run of %d at depth %d: worst relative L2 %.3g", kn, ps, r.n, r.pos0, worst)
-					}
+					t.Logf("%d splits, prefill run of %d at depth %d: worst relative L2 %.3g", ps, r.n, r.pos0, worst)
 				}
 			}
 		})
