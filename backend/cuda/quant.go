@@ -39,6 +39,10 @@ type qformat struct {
 	// the f16 tensor-core kernels of the type (the same as mmSkinny and
 	// mmPrefill but for Q8_0, whose own are mmv_q8 and mm_q8)
 	hSkinny, hPrefill string
+	// float: F32, F16 or BF16, uploaded as in the file (half.go): mv, mvq
+	// name mvh_<type>, mvn4 and mvn8 mvhn_<type>, the tensor-core kernels
+	// mmw_<type>_b32 and _b128.
+	float bool
 }
 
 // qformats is the table, in type order. Q8_0's entry names its own
@@ -46,6 +50,8 @@ type qformat struct {
 // int8 values, m0 = the row-major scales) for the generic kernels
 // (embedding; mmh_q8_0 for the prompts of larger models: q8hFor).
 var qformats = []*qformat{
+	{t: gguf.TensorF32, name: "f32", qk: 1, bytes: 4, float: true},
+	{t: gguf.TensorF16, name: "f16", qk: 1, bytes: 2, float: true},
 	{t: gguf.TensorQ4_0, name: "q4_0", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackQ4_0},
 	{t: gguf.TensorQ4_1, name: "q4_1", qk: 32, bytes: 20, lo: 4, m0: 4, unpack: unpackQ4_1},
 	{t: gguf.TensorQ5_0, name: "q5_0", qk: 32, bytes: 22, lo: 4, hi: 1, m0: 2, unpack: unpackQ5_0},
@@ -59,6 +65,7 @@ var qformats = []*qformat{
 	{t: gguf.TensorQ6_K, name: "q6_k", qk: 256, bytes: 210, lo: 4, hi: 2, m0: 16, m1: 2, unpack: unpackQ6_K},
 	{t: gguf.TensorIQ4_NL, name: "iq4_nl", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackIQ4_NL},
 	{t: gguf.TensorIQ4_XS, name: "iq4_xs", qk: 256, bytes: 136, lo: 4, m0: 8, unpack: unpackIQ4_XS},
+	{t: gguf.TensorBF16, name: "bf16", qk: 1, bytes: 2, float: true},
 }
 
 func init() {
@@ -68,6 +75,10 @@ func init() {
 		}
 		f.hSkinny, f.hPrefill, f.mvq = "mmh_"+f.name+"_b32", "mmh_"+f.name+"_b128", "mvq_"+f.name+"_r2"
 		f.mvn4, f.mvn8 = "mvqn_"+f.name+"_t4", "mvqn_"+f.name+"_t8"
+		if f.float {
+			f.hSkinny, f.hPrefill, f.mvq = "mmw_"+f.name+"_b32", "mmw_"+f.name+"_b128", "mvh_"+f.name
+			f.mvn4, f.mvn8 = "mvhn_"+f.name, "mvhn_"+f.name
+		}
 		if f.mv == "" {
 			f.mv, f.mmSkinny, f.mmPrefill = f.mvq, f.hSkinny, f.hPrefill
 		}
@@ -115,7 +126,10 @@ func checkWeight(w *backend.Weight) error {
 	}
 	f := formatOf(w.Type)
 	if f == nil {
-		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
+		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
+	}
+	if f.float && w.Cols%32 != 0 {
+		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of 32 (the CUDA backend's %s kernels read rows in chunks of 32 values)", w.Name, w.Cols, w.Type)
 	}
 	if w.Cols%f.qk != 0 {
 		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of %s's block of %d", w.Name, w.Cols, w.Type, f.qk)
@@ -172,6 +186,12 @@ func (r *Model) quantSetup() error {
 			return fmt.Errorf("cuda: no kernels for %s", t)
 		}
 		if r.ownQ8(t) {
+			continue
+		}
+		if f.float {
+			if err := r.floatSetup(f, maxK); err != nil {
+				return err
+			}
 			continue
 		}
 		for _, k := range []struct {
@@ -263,6 +283,10 @@ func (r *Model) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y u
 			continue
 		}
 		f := formatOf(s.typ)
+		if f.float {
+			r.mvFloat(l, kind, s, x, gain, ys, nout, pval, pidx)
+			continue
+		}
 		l.launch(f.mvq, [3]uint32{uint32(r.mvqGrid(f, s.rows))}, 256, uint32(mvqSmem(s.cols)),
 			s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.cols), x, gain, f32(r.cfg.Eps), ys, i32(nout), pval, pidx, i32(epOf(kind)))
 	}
@@ -290,6 +314,10 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 	have := "" // the activations computed last: "q8", "8" or "h"
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
+		if formatOf(s.typ).float {
+			have = r.productFloat(l, kind, s, x, gain, ys, ldy, nout, n, b, have)
+			continue
+		}
 		if n <= r.tune.mvn && !r.ownQ8(s.typ) {
 			// Small batches: qact8's int8 activations (xq in hi, the
 			// scales in sx, the sums of 16 in lo) and one weight pass.

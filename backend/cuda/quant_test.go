@@ -75,13 +75,18 @@ func TestQuantTable(t *testing.T) {
 			t.Errorf("%s: planes take %d bytes a block, the file %d", typ, planes, f.bytes)
 		}
 	}
-	for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_1, gguf.TensorQ8_K} {
+	for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16} {
+		if !Supports(typ) {
+			t.Errorf("%s: not supported (half.go)", typ)
+		}
+	}
+	for _, typ := range []gguf.TensorType{gguf.TensorQ8_1, gguf.TensorQ8_K} {
 		if Supports(typ) {
 			t.Errorf("%s: supported", typ)
 		}
 	}
-	if err := checkWeight(&backend.Weight{Name: "w", Type: gguf.TensorF16, Rows: 1, Cols: 32}); err == nil {
-		t.Error("F16 accepted")
+	if err := checkWeight(&backend.Weight{Name: "w", Type: gguf.TensorF16, Rows: 1, Cols: 48}); err == nil {
+		t.Error("F16 with 48 columns accepted")
 	}
 	if err := checkWeight(&backend.Weight{Name: "w", Type: gguf.TensorQ4_K, Rows: 1, Cols: 32}); err == nil {
 		t.Error("Q4_K with 32 columns accepted")

@@ -58,12 +58,13 @@ type tuning struct {
 	// 4,172 and 5,110 (x8 and x32 the same).
 	h128 int
 	mvn  int // the most tokens a product of the block formats takes mvqn for (0 to mvnMax; 0: never)
+	hvn  int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
-		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
+		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax, hvn: mvhnMax,
 	}
 }
 
@@ -86,6 +87,8 @@ func parseTuning(s string) (tuning, error) {
 			t.h128 = n
 		case k == "mvn" && n >= 0 && n <= mvnMax:
 			t.mvn = n
+		case k == "hvn" && n >= 0:
+			t.hvn = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:

@@ -29,6 +29,7 @@ type gpuWeight struct {
 	lo, hi, m0, m1 uint64
 	row0           int
 	next           *gpuWeight
+	wexp           int // float types: mmw's f16 tiles hold W/2^wexp (half.go)
 }
 
 // rowFunc returns the Q8_0-encoded row r of a packed matrix, or nil for a
@@ -112,6 +113,9 @@ func (p *progress) add(n int64) {
 // uploadPacked packs and uploads one matrix of type t (Q8_0 here, the
 // other types in planes: uploadQuant).
 func (r *Model) uploadPacked(what string, t gguf.TensorType, rows, cols int, row rowFunc, srcBytes int64) (gpuWeight, error) {
+	if f := formatOf(t); f != nil && f.float {
+		return r.uploadFloat(what, t, rows, cols, row, srcBytes)
+	}
 	if t != gguf.TensorQ8_0 {
 		return r.uploadQuant(what, t, rows, cols, row, srcBytes)
 	}

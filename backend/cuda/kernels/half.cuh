@@ -7,7 +7,8 @@
 //   mvh_<type>     decode matrix-vector (one token): f32 activations
 //                  (rmsnorm*gain in shared memory), every epilogue
 //   mvhn_<type>    up to 8 tokens a block (blockIdx.y: the group of 8),
-//                  one weight pass for them, f16 activations from qact_h
+//   mvhn4_<type>   one weight pass for them, f16 activations from qact_h
+//                  (mvhn4: 4 warps a row pair, for matrices of few rows)
 //   mmw_<type>_b128 / _b32  f16 tensor cores (mma m16n8k16, f32 accumulators)
 //                  as quant_mm.cuh's mmh: BF16 and F32 tiles are converted to
 //                  f16 in shared memory after a power-of-two scale 2^-s that
@@ -196,23 +197,29 @@ __device__ __forceinline__ void mvh(const uint8_t* __restrict__ W, int rows, int
 // mvhn: Y[t*ldy + r] = W x_t for the tokens 8*blockIdx.y.. (at most 8 of
 // n) of qact_h's f16 activations X (token t scaled by 1/sx[t]), mvh's
 // scheme otherwise (persistent grid over the row tiles, 2 rows a warp, U
-// chunks in flight); the activations are read through the L1 cache, the
-// same for every warp, and the groups of 8 tokens of one tile share its
-// weights through the L2 cache. Epilogues store, add and SwiGLU as mmh's.
-template <int E, int U>
+// chunks in flight), but KS warps share a row pair, each taking a
+// contiguous KS-th of its chunks (partial sums added in shared memory):
+// a tile is 8/KS row pairs, so that matrices of few rows still fill the
+// GPU. The activations are read through the L1 cache, the same for every
+// warp, and the groups of 8 tokens of one tile share its weights through
+// the L2 cache. Epilogues store, add and SwiGLU as mmh's.
+template <int E, int U, int KS>
 __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, int K, const __half* __restrict__ X,
                                      const float* __restrict__ sx, int n, float* __restrict__ Y, int ldy, int nout,
                                      int ep) {
-  constexpr int RPW = 2, NT = 8, V = ht<E>::V16;
+  constexpr int RPW = 2, NT = 8, V = ht<E>::V16, G = 8 / KS;
+  __shared__ float part[KS > 1 ? 8 : 1][RPW][NT];
   PDL_LAUNCH();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int grp = warp / KS, sl = warp % KS;
   const int t0 = blockIdx.y * NT, nt = min(NT, n - t0);
-  const int NC = K / V;
+  const int NC = K / V, CS = (NC + KS - 1) / KS;  // chunks a row, a slice
+  const int c0 = sl * CS, c1 = min(NC, c0 + CS);
   const bool sw = ep == EP_SWIGLU;
   const int units = sw ? rows / 2 : (rows + RPW - 1) / RPW;
-  const int ntiles = (units + 7) / 8;
+  const int ntiles = (units + G - 1) / G;
   auto rowOf = [&](int tile, int r) -> int {
-    const int u = tile * 8 + warp;
+    const int u = tile * G + grp;
     if (sw) return (u >> 3) * 16 + (u & 7) + r * 8;
     return u * RPW + r;
   };
@@ -223,13 +230,13 @@ __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, in
       const int row = rowOf(tile, r);
 #pragma unroll
       for (int i = 0; i < U; i++) {
-        const int c = (round * U + i) * 32 + lane;
+        const int c = c0 + (round * U + i) * 32 + lane;
         w[i][r] = make_int4(0, 0, 0, 0);
-        if (c < NC && row < rows && tile < ntiles) w[i][r] = ldg_nc16(W + ((size_t)row * K + (size_t)c * V) * ht<E>::BYTES);
+        if (c < c1 && row < rows && tile < ntiles) w[i][r] = ldg_nc16(W + ((size_t)row * K + (size_t)c * V) * ht<E>::BYTES);
       }
     }
   };
-  const int rounds = (NC + 32 * U - 1) / (32 * U);
+  const int rounds = (CS + 32 * U - 1) / (32 * U);
   int tile = blockIdx.x;
   load(tile, 0);
   PDL_WAIT();
@@ -243,8 +250,8 @@ __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, in
       if (round > 0) load(tile, round);
 #pragma unroll
       for (int i = 0; i < U; i++) {
-        const int c = (round * U + i) * 32 + lane;
-        if (c < NC) {
+        const int c = c0 + (round * U + i) * 32 + lane;
+        if (c < c1) {
           float wv[RPW][V];
 #pragma unroll
           for (int r = 0; r < RPW; r++) h_cvt16<E>(w[i][r], wv[r]);
@@ -273,25 +280,50 @@ __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, in
     const int cur = tile;
     if (tile + (int)gridDim.x < ntiles) load(tile + gridDim.x, 0);
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-      if (t >= nt) break;
-      const float s = sx[t0 + t];
-      float* yt = Y + (size_t)(t0 + t) * ldy;
-      float a[RPW];
+    for (int r = 0; r < RPW; r++)
 #pragma unroll
-      for (int r = 0; r < RPW; r++) a[r] = warp_sum(acc[r][t]) * s;
-      if (sw) {
-        const int p = cur * 8 + warp;
-        if (lane == 0 && p < nout) yt[p] = a[0] / (1.f + expf(-a[0])) * a[1];
-      } else {
+      for (int t = 0; t < NT; t++) acc[r][t] = warp_sum(acc[r][t]);
+    if constexpr (KS > 1) {
+      if (lane == 0)
 #pragma unroll
-        for (int r = 0; r < RPW; r++) {
-          const int row = rowOf(cur, r);
-          if (lane == r && row < rows) {
-            if (ep == EP_ADD)
-              yt[row] += a[r];
-            else
-              yt[row] = a[r];
+        for (int r = 0; r < RPW; r++)
+#pragma unroll
+          for (int t = 0; t < NT; t++) part[warp][r][t] = acc[r][t];
+      __syncthreads();
+      if (sl == 0)
+#pragma unroll
+        for (int r = 0; r < RPW; r++)
+#pragma unroll
+          for (int t = 0; t < NT; t++) {
+            float v = 0.f;
+#pragma unroll
+            for (int q = 0; q < KS; q++) v += part[warp + q][r][t];  // slices in order
+            acc[r][t] = v;
+          }
+      __syncthreads();
+    }
+    if (sl == 0) {
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        if (t >= nt) break;
+        const float s = sx[t0 + t];
+        float* yt = Y + (size_t)(t0 + t) * ldy;
+        if (sw) {
+          const int p = cur * G + grp;
+          if (lane == 0 && p < nout) {
+            const float g = acc[0][t] * s, u = acc[1][t] * s;
+            yt[p] = g / (1.f + expf(-g)) * u;
+          }
+        } else {
+#pragma unroll
+          for (int r = 0; r < RPW; r++) {
+            const int row = rowOf(cur, r);
+            if (lane == r && row < rows) {
+              if (ep == EP_ADD)
+                yt[row] += acc[r][t] * s;
+              else
+                yt[row] = acc[r][t] * s;
+            }
           }
         }
       }
@@ -464,7 +496,10 @@ __device__ __forceinline__ void mmw(const uint8_t* __restrict__ W, int M, int mp
     mvh<E, U>(W, rows, K, x, gain, eps, y, nout, pval, pidx, ep);                                    \
   }                                                                                                  \
   extern "C" __global__ void __launch_bounds__(256) mvhn_##NAME(MVHN_ARGS) {                         \
-    mvhn<E, U / 2>(W, rows, K, X, sx, n, Y, ldy, nout, ep);                                          \
+    mvhn<E, U / 2, 1>(W, rows, K, X, sx, n, Y, ldy, nout, ep);                                       \
+  }                                                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) mvhn4_##NAME(MVHN_ARGS) {                        \
+    mvhn<E, U / 2, 4>(W, rows, K, X, sx, n, Y, ldy, nout, ep);                                       \
   }                                                                                                  \
   extern "C" __global__ void __launch_bounds__(256) mmw_##NAME##_b128(MMW_ARGS) {                    \
     mmw<E, 128, 128, 2>(W, M, mpad, K, X, sx, n, Y, ldy, nout, ep, wsc);                             \

@@ -1,0 +1,80 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"inferno/sampling"
+)
+
+// TestSampleTopKExact checks the top-k selection (topk_fast in samp_topk
+// and samp_final, topk_block where too many candidates pass its bound)
+// through the top log-probabilities, which list the 20 best raw logits in
+// order (the larger first, the lower id among equals; NaN and -Inf left
+// out): rows shaped like a model's, rows with many ties (values on a grid
+// of 1/4, and one where every value is equal: the bound passes
+// everything), the best values packed into one chunk, and rows with
+// fewer than 20 finite values.
+func TestSampleTopKExact(t *testing.T) {
+	g := testDevice(t)
+	const V = 151936
+	rng := rand.New(rand.NewPCG(17, 17))
+	rows := map[string][]float32{"llm": llmRow(3, V)}
+	grid := llmRow(4, V)
+	for i := range grid {
+		grid[i] = float32(math.Round(float64(grid[i])*4) / 4)
+	}
+	rows["ties on a grid of 1/4"] = grid
+	rows["all equal"] = make([]float32, V)
+	packed := llmRow(5, V)
+	for i := 8192; i < 8192+600; i++ {
+		packed[i] = 30 + float32(rng.IntN(8))
+	}
+	rows["600 best in one chunk"] = packed
+	sparse := make([]float32, V)
+	for i := range sparse {
+		sparse[i] = float32(math.Inf(-1))
+		if i%7 == 0 {
+			sparse[i] = float32(math.NaN())
+		}
+	}
+	for range 12 {
+		sparse[rng.IntN(V)] = float32(rng.NormFloat64())
+	}
+	rows["12 finite values"] = sparse
+	rig := newSampleRig(t, g, V)
+	for name, x := range rows {
+		logits := devF32(t, g, x)
+		want := make([]int32, 0, V)
+		for i, v := range x {
+			if v > float32(math.Inf(-1)) {
+				want = append(want, int32(i))
+			}
+		}
+		slices.SortStableFunc(want, func(a, b int32) int {
+			switch {
+			case x[a] > x[b]:
+				return -1
+			case x[a] < x[b]:
+				return 1
+			}
+			return int(a - b)
+		})
+		want = want[:min(len(want), sampling.MaxTopLogprobs)]
+		for _, p := range []sampling.Params{{Logprobs: true, TopLogprobs: 20}, {Temperature: 0.7, TopK: 20, Logprobs: true, TopLogprobs: 20}} {
+			tok := rig.run(logits, []sampling.Row{{On: true, Params: p, Seed: 1}})[0]
+			got := make([]int32, len(tok.Top))
+			for j, e := range tok.Top {
+				got[j] = e.ID
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, %+v: top ids %v, want %v", name, p, got, want)
+			}
+			if p.TopK > 0 && !slices.Contains(want, tok.ID) {
+				t.Errorf("%s: top_k 20 drew %d, not among the 20 best", name, tok.ID)
+			}
+		}
+	}
+}
