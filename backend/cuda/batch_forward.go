@@ -23,9 +23,11 @@ const metaStep = 2 // the header's step number
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, K = w.cols apart): for fewer than mmMin tokens
 // quant_actv and mmv_q8x (or quant_act and mmv_q8), else quant_act and
-// mm_q8. Epilogues as the kernels' (kind).
+// mm_q8. Epilogues as the kernels' (kind). Other block types, and Q8_0 in
+// q8h models from mmMin tokens on or above mvnMax up to tune.mmq8 (mmq),
+// take the Model's product.
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
-	if !w.allQ8() || (br.base.q8h && n >= br.bt.mmMin) {
+	if !w.allQ8() || (br.base.q8h && (n >= br.bt.mmMin || n > mvnMax && n <= br.base.tune.mmq8)) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through quant_act and mm_q8.

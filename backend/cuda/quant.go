@@ -5,8 +5,10 @@ package cuda
 // which kernels multiply it. Q8_0 keeps its own layout and kernels (int8
 // values and f16 scales, mvf_q8 / mmv_q8 / mm_q8, weights.go); every other
 // type is re-laid into bit planes (quant_pack.go, kernels/quant.cuh) and
-// multiplied by mvq_<type>_r2 (decode), mmh_<type>_b32 (up to 32 tokens)
-// and mmh_<type>_b128 (more). Nothing is dequantized in memory.
+// multiplied by mvq_<type>_r2 (decode), mvqn_<type>_t4/_t8 (up to 8
+// tokens), mmq_<type>_m<rows>_n<tokens> (int8 tensor cores; Q8_0 up to
+// 127 tokens, the others up to 16: mmqMost) and mmh_<type>_b32/_b128
+// (more, f16 tensor cores). Nothing is dequantized in memory.
 
 import (
 	"fmt"
@@ -194,10 +196,15 @@ func (r *Model) quantSetup() error {
 			}
 			continue
 		}
-		for _, k := range []struct {
+		type kern struct {
 			name string
 			smem int
-		}{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}} {
+		}
+		ks := []kern{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}}
+		for _, t := range mmqTiles {
+			ks = append(ks, kern{f.mmqName(t[0], t[1]), mmqSmem(f, t[0], t[1])})
+		}
+		for _, k := range ks {
 			fn, err := g.fn(k.name)
 			if err != nil {
 				return err
@@ -305,9 +312,10 @@ type actBufs struct {
 // product enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, w.cols apart) over every run of w: quant_act and mm_q8
 // for Q8_0 runs (but for q8h models); for the others qact8 and mvqn up to
-// tune.mvn tokens, else qact_h and mmh (b32 tiles below tune.h128 tokens,
-// b128 from there on). Epilogues as the kernels' (kind); a run's outputs
-// start at its row offset.
+// tune.mvn tokens, mmq up to mmqMost (K a multiple of 256), else qact_h
+// and mmh (b32 tiles below tune.h128 tokens, b128 from there on).
+// Epilogues as the kernels' (kind); a run's outputs start at its row
+// offset.
 func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int, b actBufs) {
 	eps := f32(r.cfg.Eps)
 	K := w.cols
@@ -331,6 +339,15 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(K), b.hi, b.sx, b.lo, i32(n), ys, i32(ldy), i32(nout), i32(epOf(kind)))
 			continue
 		}
+		if n <= r.mmqMost(s.typ) && K%256 == 0 && !r.ownQ8(s.typ) {
+			// Batches: the same activations against int8 tensor-core tiles.
+			if have != "8" {
+				l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.sx, b.lo)
+				have = "8"
+			}
+			r.mmq(l, kind, s, b.hi, b.sx, b.lo, ys, ldy, nout, n)
+			continue
+		}
 		if r.ownQ8(s.typ) {
 			if have != "q8" {
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
@@ -346,6 +363,69 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 		}
 		r.mmh(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
 	}
+}
+
+// mmqMost is the most tokens a product of type t takes mmq for.
+func (r *Model) mmqMost(t gguf.TensorType) int {
+	if t == gguf.TensorQ8_0 {
+		return r.tune.mmq8
+	}
+	return r.tune.mmq
+}
+
+// mmqTiles are mmq's tiles (rows, tokens), kernels/quant_mmq.cuh's MMQ_INST.
+var mmqTiles = [][2]int{{32, 16}, {32, 32}, {32, 64}, {32, 128}, {64, 64}, {64, 128}}
+
+// mmqName is the name of f's mmq kernel with tiles of bm rows by bn tokens.
+func (f *qformat) mmqName(bm, bn int) string { return fmt.Sprintf("mmq_%s_m%d_n%d", f.name, bm, bn) }
+
+// mmqSmem is mmq's dynamic shared memory for f and its tile: NS stages
+// (4; 3 of 128 tokens) of bm weight rows (mmqRow) and bn tokens (272
+// bytes of quants, 32 of scales, 64 of sums).
+func mmqSmem(f *qformat, bm, bn int) int {
+	ns := 4
+	if bn >= 128 {
+		ns = 3
+	}
+	return ns * (bm*f.mmqRow() + bn*(272+32+64))
+}
+
+// mmqRow is the shared memory of a weight row's stage in mmq (256 values;
+// kernels/quant_mmq.cuh's mqw): the planes' bytes (m0 in multiples of 16
+// bytes, m1 in 16), an odd number of 16-byte chunks.
+func (f *qformat) mmqRow() int {
+	n := 32*(f.lo+f.hi) + roundUp(f.m0*256/f.qk, 16)
+	if f.m1 > 0 {
+		n += 16
+	}
+	if n/16%2 == 0 {
+		n += 16
+	}
+	return n
+}
+
+// mmqTile returns mmq's tile for n tokens over mpad rows: the fewest
+// tokens of 16, 32, 64 or 128 that hold n (tiles of 128 past it), 64 rows
+// from tune.mq64 tiles of 64 on and 64 or more tokens, else 32 rows.
+func (r *Model) mmqTile(mpad, n int) (bm, bn int) {
+	bn = 16
+	for bn < n && bn < 128 {
+		bn *= 2
+	}
+	bm = 32
+	if bn >= 64 && mpad/64 >= r.tune.mq64 {
+		bm = 64
+	}
+	return bm, bn
+}
+
+// mmq enqueues one run's int8 tensor-core product over qact8's
+// activations (xq, per-32 scales xs and sums of 16 xsum).
+func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, xq, xs, xsum, y uint64, ldy, nout, n int) {
+	f := formatOf(s.typ)
+	bm, bn := r.mmqTile(s.mpad, n)
+	l.launch(f.mmqName(bm, bn), [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
 }
 
 // mmh enqueues one run's f16 tensor-core product over qact_h's activations.

@@ -159,6 +159,7 @@ func TestQuantKernels(t *testing.T) {
 				dxv, dg := devF32(t, g, x), devF32(t, g, gain)
 				testMVQ(t, g, f.mvq, gw, W, sh.rows, sh.K, x[:sh.K], xn[:sh.K], dxv, dg, eps)
 				testMVQN(t, g, f, gw, W, sh.rows, sh.K, x, xn, dxv, dg, eps)
+				testMMQ(t, g, typ, gw, W, sh.rows, sh.K, x, xn, dxv, dg, eps)
 				// Products over n tokens, both tilings.
 				xh, hs := devZeros(t, g, 2*200*sh.K), devZeros(t, g, 4*200)
 				for _, n := range []int{1, 19, 32, 33, 150} {

@@ -58,13 +58,25 @@ type tuning struct {
 	// 4,172 and 5,110 (x8 and x32 the same).
 	h128 int
 	mvn  int // the most tokens a product of the block formats takes mvqn for (0 to mvnMax; 0: never)
-	hvn  int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// mmq: the most tokens a product of the block formats takes the int8
+	// tensor-core tiles mmq for (more than mvn; 0: never, mmh instead);
+	// mmq8 the same for Q8_0 (from mvnMax+1 tokens; fewer: mmv_q8), whose
+	// rescale needs no sums. mq64: the fewest 64-row tiles of a matrix for
+	// mmq's 64-row tiles (fewer rows: 32-row tiles, twice the blocks).
+	// H200, 8B, the batch runner's S_TG (docs/PERF.md, 2026-12-02): Q4_K_M
+	// at B = 16 1,888 tok/s on mmq against 1,420 on mmh, but 2,476 / 2,734
+	// / 2,781 against 2,814 / 4,125 / 5,036 at B = 32 / 64 / 128; Q8_0 at
+	// B = 16 / 32 / 64 2,396 / 3,634 / 4,119 against 1,767 / 2,988 / 3,058
+	// on mmv_q8; mq64=0 (64-row tiles for every matrix) 1,154 at B = 128.
+	mmq, mmq8, mq64 int
+	hvn             int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
-		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax, hvn: mvhnMax,
+		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
+		mmq: 16, mmq8: 127, mq64: 256, hvn: mvhnMax,
 	}
 }
 
@@ -87,6 +99,12 @@ func parseTuning(s string) (tuning, error) {
 			t.h128 = n
 		case k == "mvn" && n >= 0 && n <= mvnMax:
 			t.mvn = n
+		case k == "mmq" && n >= 0:
+			t.mmq = n
+		case k == "mmq8" && n >= 0:
+			t.mmq8 = n
+		case k == "mq64" && n >= 0:
+			t.mq64 = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case mats[k] != nil:

@@ -392,6 +392,7 @@ __device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__
 #include "quant.cuh"
 #include "quant_mv.cuh"
 #include "quant_mm.cuh"
+#include "quant_mmq.cuh"
 
 // F16, BF16 and F32 matrices (backend/cuda/half.go).
 #include "half.cuh"

@@ -21,6 +21,8 @@
 //
 // Kernels: mvq_<type>_r2 (decode matrix-vector, every epilogue),
 // qact8 + mvqn_<type>_t4 / _t8 (one weight pass for up to 4 or 8 tokens),
+// qact8 + mmq_<type>_m<rows>_n<tokens> (int8 tensor cores on the same
+// activations, batches of up to 128 tokens; quant_mmq.cuh),
 // mmh_<type>_b128 / _b32 (matrix-matrix on f16 tensor cores, weight tiles
 // dequantized to half in shared memory), qact_h (activations to f16 with a
 // power-of-two scale per token), qembed* (embedding lookups of any type).

@@ -1,0 +1,213 @@
+package cuda
+
+// The block formats' int8 tensor-core products (mmq, kernels/quant_mmq.cuh)
+// on the GPU, for every type and tile: against the products with the
+// activations rounded as qact8 rounds them and the exact ones (checkQ8, as
+// the decode kernels), and against mvqn on the same activations.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"inferno/backend"
+	"inferno/gguf"
+)
+
+// testMMQ checks mmq's store (with the norm) and add (without) epilogues
+// of every tile for ragged token counts, one to two tiles of tokens, and
+// its SwiGLU epilogue over an interleaved gate/up matrix. x holds at least
+// 150 tokens of K values.
+func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []float32, rows, K int, x, xn []float32, dx, dg uint64, eps float32) {
+	t.Helper()
+	if K%256 != 0 {
+		return
+	}
+	f := formatOf(typ)
+	const most = 150
+	xq, xs, xsum := devZeros(t, g, most*K), devZeros(t, g, 4*most*K/32), devZeros(t, g, 4*most*K/16)
+	act := func(n int, gain uint64) {
+		if err := g.launch("qact8", [3]uint32{uint32(n)}, 256, 0, dx, i32(K), i32(K), gain, f32(eps), xq, xs, xsum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(bm, bn int, w gpuWeight, n int, y uint64, ldy, nout, ep int) {
+		name := f.mmqName(bm, bn)
+		fn, err := g.fn(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.allowSmem(fn, name, mmqSmem(f, bm, bn)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.launch(name, [3]uint32{uint32((w.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+			w.lo, w.hi, w.m0, w.m1, i32(w.rows), i32(w.mpad), i32(w.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(ep)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.sync(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The references for the most tokens; n tokens' are their first n*rows.
+	refN, exactN := refProduct(W, rows, K, q8Act(xn[:most*K]), most), refProduct(W, rows, K, xn[:most*K], most)
+	refRaw, exactRaw := refProduct(W, rows, K, q8Act(x[:most*K]), most), refProduct(W, rows, K, x[:most*K], most)
+	rng := rand.New(rand.NewPCG(7, uint64(K)))
+	for _, tile := range mmqTiles {
+		bm, bn := tile[0], tile[1]
+		for _, n := range []int{1, bn/2 + 3, bn, min(bn+9, most)} {
+			// Outputs token-major with a row stride of rows+5.
+			rows5 := func(v []float32) []float32 {
+				out := make([]float32, 0, n*rows)
+				for j := range n {
+					out = append(out, v[j*(rows+5):j*(rows+5)+rows]...)
+				}
+				return out
+			}
+			desc := fmt.Sprintf("%s n=%d", f.mmqName(bm, bn), n)
+			act(n, dg)
+			dy := devF32(t, g, randVec(rng, n*(rows+5), 1))
+			run(bm, bn, gw, n, dy, rows+5, 0, epStore)
+			got := rows5(getF32(t, g, dy, n*(rows+5)))
+			checkQ8(t, desc+" store", got, refN[:n*rows], exactN[:n*rows])
+			if n <= mvnMax {
+				// The same activations through mvqn: the same sums, in
+				// another order.
+				dm := devZeros(t, g, 4*n*(rows+5))
+				name := f.mvnName(n)
+				if err := g.launch(name, [3]uint32{uint32(persistentGrid(rows, 0))}, 256, 0, gw.lo, gw.hi, gw.m0, gw.m1, i32(rows), i32(K), xq, xs, xsum, i32(n), dm, i32(rows+5), i32(0), i32(epStore)); err != nil {
+					t.Fatal(err)
+				}
+				if e := relL2(got, rows5(getF32(t, g, dm, n*(rows+5)))); e > 1e-5 || math.IsNaN(e) {
+					t.Errorf("%s: relative L2 %.3g against %s on the same activations", desc, e, name)
+				}
+			}
+			act(n, 0)
+			y0 := randVec(rng, n*(rows+5), 1)
+			dy = devF32(t, g, y0)
+			run(bm, bn, gw, n, dy, rows+5, 0, epAdd)
+			got = getF32(t, g, dy, n*(rows+5))
+			for i := range got {
+				got[i] -= y0[i]
+			}
+			checkQ8(t, desc+" add", rows5(got), refRaw[:n*rows], exactRaw[:n*rows])
+		}
+	}
+	// SwiGLU: a ragged FFN width of 100, outputs ffn apart.
+	const ffn = 100
+	gate := &backend.Weight{Name: "gate", Type: typ, Rows: ffn, Cols: K, Data: randomBlocks(rng, typ, ffn, K)}
+	up := &backend.Weight{Name: "up", Type: typ, Rows: ffn, Cols: K, Data: randomBlocks(rng, typ, ffn, K)}
+	gu, err := (&Model{dev: g}).uploadGateUp("gu", gate, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	G, U := dequant(t, gate), dequant(t, up)
+	for _, tile := range [][2]int{{32, 64}, {64, 128}} {
+		const n = 40
+		act(n, dg)
+		dy := devZeros(t, g, 4*n*ffn)
+		run(tile[0], tile[1], gu, n, dy, ffn, ffn, epSwiGLU)
+		xqf := q8Act(xn[:n*K])
+		ref := swiglu(refProduct(G, ffn, K, xqf, n), refProduct(U, ffn, K, xqf, n))
+		want := swiglu(refProduct(G, ffn, K, xn[:n*K], n), refProduct(U, ffn, K, xn[:n*K], n))
+		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", f.mmqName(tile[0], tile[1]), n), getF32(t, g, dy, n*ffn), ref, want)
+	}
+}
+
+// TestMMQBench (INFERNO_CUDA_BENCH=mmq, INFERNO_CUDA_MODEL=file.gguf): the
+// batch runner's aggregate decode (S_TG, 128-token prompts, 64 steps or
+// INFERNO_CUDA_MMQ_STEPS) at B = 1, 8, 16, 32, 64 and 128
+// (INFERNO_CUDA_MMQ_B lists others) under each variant of INFERNO_CUDA_MMQ_AB (";"-separated, each "TUNE@BATCH":
+// INFERNO_CUDA_TUNE and INFERNO_CUDA_BATCH settings; default "@;mmq=0@",
+// the built-in choices against mmh in place of mmq), alternated at each
+// B in one process, and each variant's per-kernel profile of a decode
+// step at B = 8, 32, 64 and 128.
+func TestMMQBench(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") != "mmq" {
+		t.Skip("set INFERNO_CUDA_BENCH=mmq")
+	}
+	requireGPU(t)
+	m := startupModel(t)
+	md := newModel(t, m, Options{MaxLen: 1024})
+	ab := os.Getenv("INFERNO_CUDA_MMQ_AB")
+	if ab == "" {
+		ab = "@;mmq=0@"
+	}
+	Bs := []int{1, 8, 16, 32, 64, 128}
+	if s := os.Getenv("INFERNO_CUDA_MMQ_B"); s != "" {
+		Bs = Bs[:0]
+		for _, f := range strings.Split(s, ",") {
+			B, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Bs = append(Bs, B)
+		}
+	}
+	type variant struct {
+		name string
+		tune tuning
+		br   *BatchRunner
+	}
+	var vs []variant
+	const bs = 16
+	steps := 64
+	if s := os.Getenv("INFERNO_CUDA_MMQ_STEPS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 128 {
+			t.Fatalf("INFERNO_CUDA_MMQ_STEPS=%q: want 1 to 128", s)
+		}
+		steps = n
+	}
+	for _, v := range strings.Split(ab, ";") {
+		tu, bt, _ := strings.Cut(v, "@")
+		tn, err := parseTuning(tu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Getenv("INFERNO_CUDA_BATCH")
+		os.Setenv("INFERNO_CUDA_BATCH", bt)
+		br := newBatchRunner(t, md, 128*(128+128+16)/bs+64, bs)
+		os.Setenv("INFERNO_CUDA_BATCH", old)
+		vs = append(vs, variant{v, tn, br})
+	}
+	res := map[string][]string{}
+	for _, B := range Bs {
+		for _, v := range vs {
+			md.tune = v.tune
+			tps, _ := batchDecode(t, v.br, B, 128, steps)
+			t.Logf("%-16q B=%-3d S_TG %8.1f tok/s (%.2f ms/step)", v.name, B, tps, 1000*float64(B)/tps)
+			res[v.name] = append(res[v.name], fmt.Sprintf("B=%d %.0f", B, tps))
+			if B == 8 || B == 32 || B == 64 || B == 128 {
+				logProfile(t, fmt.Sprintf("%q: batch decode step of %d at context ~192", v.name, B), func() ([]backend.OpStats, float64, error) { return v.br.Profile(B, 5) })
+			}
+		}
+	}
+	for _, v := range vs {
+		fmt.Printf("S_TG %-16q %s\n", v.name, strings.Join(res[v.name], ", "))
+	}
+}
+
+// TestMMQSmem: every type's mmq tiles fit the H200's (sm_90's) 227 KB of
+// shared memory a block, and the k-groups' partial sums fit in it.
+func TestMMQSmem(t *testing.T) {
+	for _, typ := range issueTypes {
+		f := formatOf(typ)
+		if f.mmqRow()%32 != 16 {
+			t.Errorf("%s: a weight row's stage takes %d bytes, not an odd number of 16-byte chunks", typ, f.mmqRow())
+		}
+		for _, tile := range mmqTiles {
+			bm, bn := tile[0], tile[1]
+			smem := mmqSmem(f, bm, bn)
+			if smem > 227<<10 {
+				t.Errorf("%s: %d bytes of shared memory, more than sm_90's 227 KB", f.mmqName(bm, bn), smem)
+			}
+			if red := (8/(bm/16) - 1) * bm * bn * 4; red > smem {
+				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", f.mmqName(bm, bn), red, smem)
+			}
+		}
+	}
+}
