@@ -202,7 +202,11 @@ func (r *Model) quantSetup() error {
 		}
 		ks := []kern{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}}
 		for _, t := range mmqTiles {
-			ks = append(ks, kern{f.mmqName(t[0], t[1]), mmqSmem(f, t[0], t[1])})
+			// Tiles past the GPU's shared memory (sm_80: 163 KB a block,
+			// sm_86 and sm_89: 99 KB) are never launched there (mmqTile).
+			if sm := mmqSmem(f, t[0], t[1]); sm <= g.SmemOptin {
+				ks = append(ks, kern{f.mmqName(t[0], t[1]), sm})
+			}
 		}
 		for _, k := range ks {
 			fn, err := g.fn(k.name)
@@ -339,13 +343,13 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(K), b.hi, b.sx, b.lo, i32(n), ys, i32(ldy), i32(nout), i32(epOf(kind)))
 			continue
 		}
-		if n <= r.mmqMost(s.typ) && K%256 == 0 && !r.ownQ8(s.typ) {
+		if bm, bn, ok := r.mmqTile(formatOf(s.typ), s.mpad, n); ok && n <= r.mmqMost(s.typ) && K%256 == 0 && !r.ownQ8(s.typ) {
 			// Batches: the same activations against int8 tensor-core tiles.
 			if have != "8" {
 				l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.sx, b.lo)
 				have = "8"
 			}
-			r.mmq(l, kind, s, b.hi, b.sx, b.lo, ys, ldy, nout, n)
+			r.mmq(l, kind, s, bm, bn, b.hi, b.sx, b.lo, ys, ldy, nout, n)
 			continue
 		}
 		if r.ownQ8(s.typ) {
@@ -404,26 +408,26 @@ func (f *qformat) mmqRow() int {
 	return n
 }
 
-// mmqTile returns mmq's tile for n tokens over mpad rows: the fewest
+// mmqTile returns f's mmq tile for n tokens over mpad rows: the fewest
 // tokens of 16, 32, 64 or 128 that hold n (tiles of 128 past it), 64 rows
-// from tune.mq64 tiles of 64 on and 64 or more tokens, else 32 rows.
-func (r *Model) mmqTile(mpad, n int) (bm, bn int) {
+// from tune.mq64 tiles of 64 on and 64 or more tokens, else 32 rows; and
+// whether the GPU's shared memory holds it (if not, mmh multiplies).
+func (r *Model) mmqTile(f *qformat, mpad, n int) (bm, bn int, ok bool) {
 	bn = 16
 	for bn < n && bn < 128 {
 		bn *= 2
 	}
 	bm = 32
-	if bn >= 64 && mpad/64 >= r.tune.mq64 {
+	if bn >= 64 && mpad/64 >= r.tune.mq64 && mmqSmem(f, 64, bn) <= r.dev.SmemOptin {
 		bm = 64
 	}
-	return bm, bn
+	return bm, bn, mmqSmem(f, bm, bn) <= r.dev.SmemOptin
 }
 
 // mmq enqueues one run's int8 tensor-core product over qact8's
-// activations (xq, per-32 scales xs and sums of 16 xsum).
-func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, xq, xs, xsum, y uint64, ldy, nout, n int) {
+// activations (xq, per-32 scales xs and sums of 16 xsum) on bm x bn tiles.
+func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, bm, bn int, xq, xs, xsum, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
-	bm, bn := r.mmqTile(s.mpad, n)
 	l.launch(f.mmqName(bm, bn), [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
 		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
 }

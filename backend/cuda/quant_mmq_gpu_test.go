@@ -3,7 +3,9 @@ package cuda
 // The block formats' int8 tensor-core products (mmq, kernels/quant_mmq.cuh)
 // on the GPU, for every type and tile: against the products with the
 // activations rounded as qact8 rounds them and the exact ones (checkQ8, as
-// the decode kernels), and against mvqn on the same activations.
+// the decode kernels), and against mvqn on the same activations; their
+// speed in the batch runner (TestMMQBench); without a GPU, the tiles'
+// shared memory and choice.
 
 import (
 	"fmt"
@@ -58,6 +60,9 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 	rng := rand.New(rand.NewPCG(7, uint64(K)))
 	for _, tile := range mmqTiles {
 		bm, bn := tile[0], tile[1]
+		if mmqSmem(f, bm, bn) > g.SmemOptin {
+			continue // never launched on this GPU (mmqTile)
+		}
 		for _, n := range []int{1, bn/2 + 3, bn, min(bn+9, most)} {
 			// Outputs token-major with a row stride of rows+5.
 			rows5 := func(v []float32) []float32 {
@@ -106,6 +111,9 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 	}
 	G, U := dequant(t, gate), dequant(t, up)
 	for _, tile := range [][2]int{{32, 64}, {64, 128}} {
+		if mmqSmem(f, tile[0], tile[1]) > g.SmemOptin {
+			continue
+		}
 		const n = 40
 		act(n, dg)
 		dy := devZeros(t, g, 4*n*ffn)
@@ -208,6 +216,41 @@ func TestMMQSmem(t *testing.T) {
 			if red := (8/(bm/16) - 1) * bm * bn * 4; red > smem {
 				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", f.mmqName(bm, bn), red, smem)
 			}
+		}
+	}
+}
+
+// TestMMQTile: mmq's tile choices, and that a GPU with less shared memory
+// (sm_80: 163 KB a block; sm_86 and sm_89: 99 KB) gets smaller tiles or
+// none (mmh then).
+func TestMMQTile(t *testing.T) {
+	q4k, q8 := formatOf(gguf.TensorQ4_K), formatOf(gguf.TensorQ8_0)
+	for _, c := range []struct {
+		smem    int
+		f       *qformat
+		mpad, n int
+		bm, bn  int
+		ok      bool
+	}{
+		{227 << 10, q4k, 4096, 9, 32, 16, true},
+		{227 << 10, q4k, 4096, 17, 32, 32, true},
+		{227 << 10, q4k, 4096, 100, 32, 128, true},
+		{227 << 10, q4k, 24576, 64, 64, 64, true},
+		{227 << 10, q4k, 24576, 300, 64, 128, true},
+		{227 << 10, q8, 24576, 128, 64, 128, true},
+		{163 << 10, q8, 24576, 128, 32, 128, false},
+		{163 << 10, q8, 24576, 64, 64, 64, true},
+		{163 << 10, q4k, 24576, 128, 32, 128, true},
+		{99 << 10, q8, 24576, 64, 32, 64, false},
+		{99 << 10, q8, 4096, 32, 32, 32, true},
+	} {
+		r := &Model{dev: &device{SmemOptin: c.smem}, tune: defaultTuning()}
+		bm, bn, ok := r.mmqTile(c.f, c.mpad, c.n)
+		if bm != c.bm || bn != c.bn || ok != c.ok {
+			t.Errorf("%s, %d KB, %d rows, %d tokens: tile %dx%d (%v), want %dx%d (%v)", c.f.name, c.smem>>10, c.mpad, c.n, bm, bn, ok, c.bm, c.bn, c.ok)
+		}
+		if ok && mmqSmem(c.f, bm, bn) > c.smem {
+			t.Errorf("%s: tile %dx%d takes %d bytes, more than %d", c.f.name, bm, bn, mmqSmem(c.f, bm, bn), c.smem)
 		}
 	}
 }
