@@ -1,7 +1,6 @@
 package forward
 
 import (
-	"fmt"
 	"math"
 
 	"inferno/arch"
@@ -15,14 +14,15 @@ type moeLayer struct {
 
 // newMoELayers views the expert stacks of every layer of w by expert:
 // expert e of a stack of Experts matrices of r rows is rows e*r to
-// (e+1)*r-1, contiguous in the file's encoding.
+// (e+1)*r-1, contiguous in the file's encoding. A view keeps its stack's
+// name, so that a trace counts a stack's products together.
 func newMoELayers(c *arch.Config, w *arch.Weights) []moeLayer {
 	views := func(s *arch.Weight, rows int) []arch.Weight {
 		vs := make([]arch.Weight, c.MoE.Experts)
 		rb := s.RowBytes()
 		for e := range vs {
 			vs[e] = arch.Weight{
-				Name: fmt.Sprintf("%s[%d]", s.Name, e),
+				Name: s.Name,
 				Type: s.Type, Rows: rows, Cols: s.Cols,
 				Data: s.Data[e*rows*rb : (e+1)*rows*rb],
 			}
