@@ -21,6 +21,10 @@ func FuzzReadConfig(f *testing.F) {
 		`{"architectures": ["LlamaForCausalLM"], "hidden_size": 72, "intermediate_size": 120, "num_hidden_layers": 2, "num_attention_heads": 9, "num_key_value_heads": 3,
 		  "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 256}}`,
 		`{"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 64, "rope_scaling": {"type": "linear", "factor": 2}}`,
+		`{"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64, "intermediate_size": 136, "num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 16,
+		  "num_local_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 40, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": []}`,
+		`{"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 72, "intermediate_size": 120, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1,
+		  "num_experts": 6, "num_experts_per_tok": 7, "mlp_only_layers": [1]}`,
 	} {
 		f.Add(s)
 	}
@@ -37,7 +41,8 @@ func FuzzReadConfig(f *testing.F) {
 			return
 		}
 		if c.HiddenSize <= 0 || c.HeadDim <= 0 || c.HeadDim%2 != 0 || c.NumKeyValueHeads <= 0 || c.NumAttentionHeads%c.NumKeyValueHeads != 0 ||
-			c.VocabSize <= 0 || c.MaxPositionEmbeddings <= 0 || !(c.RopeTheta > 0) {
+			c.VocabSize <= 0 || c.MaxPositionEmbeddings <= 0 || !(c.RopeTheta > 0) ||
+			c.NumExperts < 0 || c.NumExpertsPerTok > c.NumExperts || (c.NumExperts > 0) != (c.MoEIntermediateSize > 0) {
 			t.Fatalf("accepted %+v", c)
 		}
 	})
