@@ -41,7 +41,13 @@
 // whose first characters are checked), or a counter's body that every text
 // code point completes with room left, accepts the text slice (the tokens
 // made only of such code points, 97% of Qwen3's) as one precomputed
-// bitset, and its walk covers only the rest trie. A warm mask is then the
+// bitset, and its walk covers only the rest trie. Elsewhere a walk takes a
+// trie subtree at once where one of its tops reads every byte sequence
+// below it by its own transitions (a class repeated, as in a pattern or
+// a format; the trie keeps each node's bytes and height below it). A
+// mask keyed by the frame below the top names that frame by its state and
+// count, not by where it sits in the stack, so sequences share it. A warm
+// mask is then the
 // union of a few cached sets (a copy of 19 KB at most each) plus those
 // rare walks; fills do not allocate in steady state.
 //
