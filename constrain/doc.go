@@ -47,9 +47,8 @@
 // a format; the trie keeps each node's bytes and height below it). A
 // mask keyed by the frame below the top names that frame by its state and
 // count, not by where it sits in the stack, so sequences share it. A warm
-// mask is then the
-// union of a few cached sets (a copy of 19 KB at most each) plus those
-// rare walks; fills do not allocate in steady state.
+// mask is then the union of a few cached sets (a copy of 19 KB at most
+// each) plus those rare walks; fills do not allocate in steady state.
 //
 // Large expressions the grammar uses in several places are compiled once
 // as rules of their own; small non-recursive rules are copied into their
