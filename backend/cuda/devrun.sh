@@ -144,8 +144,8 @@ for stage in "$@"; do
 		cat "$OUT/startup.log"
 		;;
 	quant)
-		# Block formats other than Q8_0: every type's kernels, mixture models vs the CPU, batched vs alone.
-		timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestQuant' >"$OUT/quant.log" 2>&1
+		# Block formats other than Q8_0, and F32/F16/BF16 matrices (TestHalf): every type's kernels, mixture models vs the CPU, batched vs alone.
+		timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestQuant|TestHalf' >"$OUT/quant.log" 2>&1
 		echo "quant: exit $?"
 		;;
 	cubin90)
