@@ -8,7 +8,7 @@ import (
 )
 
 // attnTuning holds the attention's launch choices over the paged cache;
-// INFERNO_CUDA_ATTN overrides them, e.g. "psplit=0,pocc=0,dcap=2,dr=1":
+// INFERNO_CUDA_ATTN overrides them, e.g. "psplit=0,pocc=0,dcap=2":
 //
 //   - psplit: key-range splits of the prompt attention (pattn_pre): 0 picks
 //     them from the depth and the GPU (prefillSplits), n forces n (1: none).
@@ -16,13 +16,11 @@ import (
 //     driver's occupancy figure).
 //   - dcap: the decode attention takes at most dcap blocks an SM for one
 //     token (its splits: dcap*SMs/blocks a split, as split allows).
-//   - dr: scoring passes a tile of the fused decode attention: 1
-//     (pattn_decf) or 2 (pattn_decr).
 type attnTuning struct {
-	psplit, pocc, dcap, dr int
+	psplit, pocc, dcap int
 }
 
-func defaultAttnTuning() attnTuning { return attnTuning{dcap: 2, dr: 1} }
+func defaultAttnTuning() attnTuning { return attnTuning{dcap: 2} }
 
 func parseAttnTuning(s string) (attnTuning, error) {
 	t := defaultAttnTuning()
@@ -42,14 +40,12 @@ func parseAttnTuning(s string) (attnTuning, error) {
 			t.pocc = n
 		case "dcap":
 			t.dcap = n
-		case "dr":
-			t.dr = n
 		default:
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: unknown key %q", k)
 		}
 	}
-	if t.psplit > maxPrefillSplits || t.dcap < 1 || t.dcap > 8 || t.dr != 1 && t.dr != 2 {
-		return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: psplit must be at most %d, dcap 1 to 8, dr 1 or 2", maxPrefillSplits)
+	if t.psplit > maxPrefillSplits || t.dcap < 1 || t.dcap > 8 {
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_ATTN: psplit must be at most %d, dcap 1 to 8", maxPrefillSplits)
 	}
 	return t, nil
 }
@@ -66,38 +62,11 @@ const (
 	prefillSplitKeys = 512
 )
 
-// initAttn reads INFERNO_CUDA_ATTN and lets the fused decode attention
-// it picks use its shared memory.
+// initAttn reads INFERNO_CUDA_ATTN.
 func (br *BatchRunner) initAttn() error {
 	at, err := parseAttnTuning(os.Getenv("INFERNO_CUDA_ATTN"))
 	br.at = at
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("%s_h%d_g%d", br.decfKernel(), br.cfg.HeadDim, br.base.shape.dg)
-	f, err := br.dev.fn(name)
-	if err != nil {
-		return err
-	}
-	return br.dev.allowSmem(f, name, decSmem(br.decfKernel()))
-}
-
-// decfKernel is the fused decode attention's name without its shape.
-func (br *BatchRunner) decfKernel() string {
-	if br.at.dr == 2 {
-		return "pattn_decr"
-	}
-	return "pattn_decf"
-}
-
-// decSmem is the dynamic shared memory of decode attention kernel name
-// (without its shape): 8 warps' rings of 3 tiles of 1 (pattn_decr: 2)
-// scoring passes.
-func decSmem(name string) int {
-	if name == "pattn_decr" {
-		return attnFDSmem(2, 3, 256)
-	}
-	return attnFDSmem(1, 3, 256)
+	return err
 }
 
 // preKernel names the prompt attention kernel for the model's shape.

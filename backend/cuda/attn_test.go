@@ -7,11 +7,11 @@ func TestParseAttnTuning(t *testing.T) {
 	if err != nil || at != defaultAttnTuning() {
 		t.Fatalf("empty: %+v, %v", at, err)
 	}
-	at, err = parseAttnTuning("psplit=4, pocc=2,dcap=3,dr=2")
-	if want := (attnTuning{psplit: 4, pocc: 2, dcap: 3, dr: 2}); err != nil || at != want {
+	at, err = parseAttnTuning("psplit=4, pocc=2,dcap=3")
+	if want := (attnTuning{psplit: 4, pocc: 2, dcap: 3}); err != nil || at != want {
 		t.Fatalf("got %+v, %v; want %+v", at, err, want)
 	}
-	for _, bad := range []string{"psplit", "psplit=x", "psplit=-1", "psplit=17", "dcap=0", "dcap=9", "dr=3", "nsplit=2"} {
+	for _, bad := range []string{"psplit", "psplit=x", "psplit=-1", "psplit=17", "dcap=0", "dcap=9", "dr=2", "nsplit=2"} {
 		if _, err := parseAttnTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -77,7 +77,7 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 	w := &br.base.layers[i]
 	name := "pattn_dec"
 	if fused {
-		name = br.decfKernel()
+		name = "pattn_decf"
 	}
 	ns, minchunk := br.nsplit(n), br.bt.minchunk
 	var extra []uint64
@@ -96,7 +96,7 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 		br.kc[i], br.vc[i], f32(scale), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt, w.bias}, extra...)
 	pdl := extra != nil && br.bt.pdl && l.events == nil && !l.sync
 	sh := br.base.shape
-	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, sh.dg), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(decSmem(name)), args...)
+	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, sh.dg), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
 }
 
 // decodeOps enqueues the decode step of a bucket of B tokens in slot

@@ -221,40 +221,6 @@ func TestBatchKernelAttention(t *testing.T) {
 				}
 			}
 
-			// pattn_decr (two scoring passes a tile) appends the same key and
-			// value as pattn_decf, and its output is as close to the CPU's.
-			kr := fmt.Sprintf("pattn_decr_h%d_g%d", sh.hd, group)
-			fr, err := g.fn(kr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.allowSmem(fr, kr, attnFDSmem(2, 3, 256)); err != nil {
-				t.Fatal(err)
-			}
-			for _, split := range []int{1, ns} {
-				zeroDev(t, g, out, 4*nd*qd)
-				if err := g.launch(kr, [3]uint32{uint32(sh.h / group), uint32(split), nd}, 256, uint32(attnFDSmem(2, 3, 256)),
-					dqkv, i32(sh.h), i32(sh.kvh), dqg, dkg, f32(eps), rope, 0, dpos, doff, dmeta, i32(bs), i32(bsh), dK, dV, f32(scale), i32(split), i32(64),
-					pm, pl, pacc, counter, out, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := g.sync(kr); err != nil {
-					t.Fatal(err)
-				}
-				gr, gk2, gv2 := getF32(t, g, out, nd*qd), getF16(t, g, dK, len(pool.k)), getF16(t, g, dV, len(pool.v))
-				for i := range gk2 {
-					if gk2[i] != gk[i] || gv2[i] != gv[i] {
-						t.Fatalf("pattn_decr, %d splits: appended keys or values differ from pattn_decf's at %d", split, i)
-					}
-				}
-				for i := range nd {
-					want := pool.refAttn(qis[i], lens[i]-1, tabs[i], sh.h)
-					if e := relL2(gr[i*qd:(i+1)*qd], want); e > 1e-3 || math.IsNaN(e) {
-						t.Errorf("pattn_decr, %d splits, length %d: relative L2 %.3g", split, lens[i], e)
-					}
-				}
-			}
-
 			// The cluster kernel (fused, splits in clusters of 8 combined
 			// through distributed shared memory): one cluster (every
 			// count of active blocks), two (the second full or partial,

@@ -87,7 +87,7 @@ QRP_INST(256)
 // ceil(seq/CS))); beyond, chunk = max(minchunk, ceil(seq/nsplit)) and the
 // clusters' partials are combined through global memory as the splits of
 // CS = 1 are (the last block of the token's KV head to finish).
-template <int HD, int G, bool FUSED, int CS, int R = 1>
+template <int HD, int G, bool FUSED, int CS>
 __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
                                           const float* __restrict__ qgain, const float* __restrict__ kgain,
                                           float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
@@ -96,7 +96,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
                                           float* __restrict__ out, const float* __restrict__ bias, int cmax) {
-  constexpr int ST = 3, NT = 256;
+  constexpr int R = 1, ST = 3, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
   constexpr int PP = 32 / LP;        // positions per scoring pass
@@ -515,36 +515,6 @@ PD_INST(256, 1)
 PD_INST(256, 2)
 PD_INST(256, 3)
 PD_INST(256, 4)
-
-// pattn_decr: pattn_decf with R = 2 scoring passes a tile (8 positions a
-// warp's tile for head dimension 128: the max and the rescale once per 8;
-// INFERNO_CUDA_ATTN dr=2).
-#define PDR_INST(HD, G)                                                                                        \
-  extern "C" __global__ void __launch_bounds__(256) pattn_decr_h##HD##_g##G(PD_ARGS) {                         \
-    pattn_dec<HD, G, true, 1, 2>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,   \
-                                 scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);               \
-  }
-PDR_INST(32, 1)
-PDR_INST(32, 2)
-PDR_INST(32, 4)
-PDR_INST(64, 1)
-PDR_INST(64, 2)
-PDR_INST(64, 3)
-PDR_INST(64, 4)
-PDR_INST(64, 5)
-PDR_INST(64, 6)
-PDR_INST(64, 8)
-PDR_INST(128, 1)
-PDR_INST(128, 2)
-PDR_INST(128, 3)
-PDR_INST(128, 4)
-PDR_INST(128, 5)
-PDR_INST(128, 6)
-PDR_INST(128, 8)
-PDR_INST(256, 1)
-PDR_INST(256, 2)
-PDR_INST(256, 3)
-PDR_INST(256, 4)
 
 // pattn_decc: the fused pattn_dec with the splits of a (token, KV head) in
 // clusters of 8 blocks (grid y a multiple of 8), combined through
