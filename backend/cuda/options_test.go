@@ -14,9 +14,8 @@ func TestRefusesOptions(t *testing.T) {
 		edit func(*arch.Config)
 		want string
 	}{
-		{func(c *arch.Config) { c.QKNorm = false }, "qwen3: the cuda backend does not run attention without QK-norm"},
-		{func(c *arch.Config) { c.Bias = true }, "qwen3: the cuda backend does not run Q/K/V biases"},
 		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.Factor = arch.ScaleLinear, 2 }, "qwen3: the cuda backend does not run linear RoPE scaling"},
+		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.Factor, c.Rope.OrigContext = arch.ScaleYaRN, 4, 32768 }, "qwen3: the cuda backend does not run YaRN RoPE scaling"},
 	} {
 		mc := m
 		tc.edit(&mc.Config)
