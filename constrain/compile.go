@@ -71,6 +71,10 @@ type repInfo struct {
 	// completes at most as many bodies as it has bytes; masks below such a
 	// counter are cached by the counts that can matter within one token.
 	bodyBytes bool
+	// minBody: a lower bound on the bytes of one pass through the body (at
+	// least 1 with bodyBytes), so a token starts at most maxLen/minBody + 1
+	// of them.
+	minBody int32
 }
 
 // crule is a rule of the automaton: a grammar rule, the body of a long

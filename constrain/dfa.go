@@ -326,10 +326,49 @@ func (cm *Compiled) trim() error {
 		r.bodyBytes = !null[r.body]
 		if r.bodyLive && r.bodyBytes {
 			cm.info[r.body].textBody = cm.textEnds(r.body)
+			r.minBody = cm.minBytes(r.body)
 		}
 	}
 	return nil
 }
+
+// minBytes returns a lower bound (at least 1) on the bytes from state s
+// to the end of its rule: the fewest byte transitions to a final state,
+// a call counted as reading nothing. Past maxMinStates states it gives 1.
+func (cm *Compiled) minBytes(s int32) int32 {
+	dist := map[int32]int32{s: 0}
+	cur := []int32{s}
+	for d := int32(0); len(cur) > 0; d++ {
+		var next []int32
+		for i := 0; i < len(cur); i++ { // cur grows with the calls' returns (no byte)
+			q := cur[i]
+			in := &cm.info[q]
+			if in.final || in.rep >= 0 {
+				return max(d, 1)
+			}
+			for _, e := range cm.calls[in.call0:in.call1] {
+				if old, ok := dist[e.ret]; !ok || old > d {
+					dist[e.ret] = d
+					cur = append(cur, e.ret)
+				}
+			}
+			for _, t := range cm.trans[int(q)*cm.ncls : (int(q)+1)*cm.ncls] {
+				if _, ok := dist[t]; t >= 0 && !ok {
+					dist[t] = d + 1
+					next = append(next, t)
+				}
+			}
+		}
+		if len(dist) > maxMinStates {
+			return 1
+		}
+		cur = next
+	}
+	return 1
+}
+
+// maxMinStates bounds the states minBytes visits.
+const maxMinStates = 1 << 12
 
 // markTextClosed sets loops on the states from which every text-slice
 // token is read by byte transitions alone: every text code point leads

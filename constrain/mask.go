@@ -76,7 +76,9 @@ func (c *Compiled) counts(f top) (low, high int32) {
 		return f.cnt, 0
 	}
 	rp := &c.reps[r]
-	clamp := int32(c.v.maxLen + 1)
+	// A token starts at most maxLen/minBody + 1 bodies: counts past that
+	// are alike within it.
+	clamp := int32(c.v.maxLen)/rp.minBody + 2
 	low, high = min(max(rp.min-f.cnt, 0), clamp), -1
 	if rp.max >= 0 {
 		high = min(rp.max-f.cnt, clamp)

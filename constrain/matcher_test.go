@@ -154,6 +154,12 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	// and beyond the bound.
 	b.Define("root", grammar.Sequence(L("{"), grammar.Rep(C(rg('a', 'b')), 1, 30), grammar.Opt(L(",")), L("}")))
 	gs["classrun"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
+	// Multi-byte bodies under a bound that tokens longer than the body
+	// run into (a counter with small limits).
+	b.Define("root", grammar.Sequence(grammar.Rep(L("ab"), 0, 30), L("}")))
+	gs["abrun"] = mustGrammar(t, b)
 	return gs
 }
 
