@@ -147,8 +147,8 @@ type BatchRunner struct {
 	pending                       bool
 	nout                          int
 	hid                           hiddenRows // the final hidden states of the last Forward's Hidden tokens (batch_hidden.go)
-	lastB                         int // the bucket of the last Forward when a graph ran it, else 0
-	lastV                         int // and the graph's variant
+	lastB                         int        // the bucket of the last Forward when a graph ran it, else 0
+	lastV                         int        // and the graph's variant
 	lastTok                       []int32
 	slot                          int // the slot (logits, results, inputs) of the last Forward
 	ahead                         lookahead

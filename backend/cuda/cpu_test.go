@@ -49,6 +49,7 @@ func TestLoadWithoutGPU(t *testing.T) {
 // ./build_ptx.sh), or when an embedded file is not the one the stamp
 // records (a PTX or cubin left from another build).
 func TestPTXStamp(t *testing.T) {
+	skipWithoutEmbedded(t)
 	stamp, err := os.ReadFile("kernels/kernels.ptx.stamp")
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +111,7 @@ func TestPTXStamp(t *testing.T) {
 
 // TestKernelChoice checks which embedded module each GPU loads.
 func TestKernelChoice(t *testing.T) {
+	skipWithoutEmbedded(t)
 	for _, c := range []struct {
 		cc         int
 		cubin, ptx string
@@ -309,5 +311,14 @@ func TestFit(t *testing.T) {
 	}
 	if err := fitError(big, 10<<30, "NVIDIA X"); err == nil || strings.Contains(err.Error(), "--ctx") {
 		t.Errorf("weights do not fit: %v", err)
+	}
+}
+
+// skipWithoutEmbedded skips a test of the embedded kernel files in a
+// binary built with -tags cuda_noembed, which has none.
+func skipWithoutEmbedded(t *testing.T) {
+	t.Helper()
+	if !kernelsEmbedded {
+		t.Skip("built with -tags cuda_noembed: no embedded kernels to check")
 	}
 }
