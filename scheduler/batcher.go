@@ -514,6 +514,8 @@ func (s *Batcher) add(j *bjob, n int, decode bool) {
 	case last:
 		s.b.Add(seq, ids[:n], j.seq.Len(), true)
 		out = len(s.b.Outputs) - 1
+	default:
+		s.b.Add(seq, ids[:n], j.seq.Len(), false)
 	}
 	s.entries = append(s.entries, entry{j: j, n: n, out: out, hid: hid, decode: decode})
 }
