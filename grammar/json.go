@@ -6,9 +6,9 @@ import (
 )
 
 // DefaultMaxWhitespace is the longest run of whitespace the JSON grammars
-// allow between tokens when a caller does not choose: enough for a
-// newline and the indentation of pretty-printed JSON a few levels deep,
-// bounded so that a model cannot pad forever.
+// allow between tokens when a caller does not choose: a newline and the
+// indentation of pretty-printed JSON a few levels deep, bounded so that a
+// model cannot pad forever.
 const DefaultMaxWhitespace = 20
 
 // Digit limits of the JSON number grammar: a model cannot write digits
@@ -21,10 +21,11 @@ const (
 
 // SchemaOptions controls the JSON a grammar accepts.
 type SchemaOptions struct {
-	// MaxWhitespace bounds the run of whitespace (space, tab, newline,
-	// carriage return) allowed after an opening bracket, a comma or a
-	// colon and before a closing bracket; 0 allows none (compact JSON).
-	// No whitespace is allowed before or after the whole value.
+	// MaxWhitespace bounds the whitespace allowed after an opening
+	// bracket, a comma or a colon and before a closing bracket: one
+	// space, or a newline followed by at most MaxWhitespace-1 spaces and
+	// tabs (no blank lines, no carriage returns); 0 allows none (compact
+	// JSON). No whitespace is allowed before or after the whole value.
 	MaxWhitespace int
 	// AllowAdditionalDefault is what an object schema without
 	// additionalProperties means: true follows JSON Schema (other keys are
@@ -169,7 +170,11 @@ func (j *jsonBuilder) ws() *Expr {
 		return &Expr{Kind: Empty}
 	}
 	return j.b.Ref(j.define("ws", func() *Expr {
-		return rep(Chars(Range{'\t', '\n'}, Range{'\r', '\r'}, Range{' ', ' '}), 0, j.opt.MaxWhitespace)
+		// Nothing, one space, or a line break and its indentation: what
+		// compact and pretty-printed JSON write (llama.cpp's JSON grammars
+		// allow the same), not blank lines or runs of mixed blanks.
+		indent := rep(Chars(Range{'\t', '\t'}, Range{' ', ' '}), 0, j.opt.MaxWhitespace-1)
+		return Opt(Choice(Lit(" "), Sequence(Lit("\n"), indent)))
 	}))
 }
 

@@ -55,8 +55,8 @@ var typeKeywords = map[string]string{
 var allTypes = []string{"object", "array", "string", "number", "boolean", "null"}
 
 // FromJSONSchema compiles a JSON Schema to a grammar for the JSON values it
-// accepts, written compactly but for runs of at most opt.MaxWhitespace
-// whitespace characters between tokens; object properties come in the
+// accepts, written compactly or pretty-printed (opt.MaxWhitespace: one
+// space, or a newline and an indentation, between tokens); object properties come in the
 // order the schema lists them. A keyword the compiler cannot enforce is
 // refused with an *UnsupportedError naming it; docs/GRAMMAR.md lists the
 // keywords and the ways the grammar is stricter than the schema.

@@ -48,7 +48,7 @@ func newEmbedServer(t *testing.T, parallel, ctx int) *embedServer {
 	md := &Model{Name: "tiny-embed", Tokenizer: m.Tokenizer, EOG: m.EOG, Context: ctx, Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: sched, Created: time.Unix(1700000000, 0),
 		Embedding: true, EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens}
-	srv := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := New(Config{Queue: 64, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}) // serve's default --queue: with none, a request that arrives while the last case's sequences still hold their slots gets 503
 	srv.SetModel(md)
 	es := &embedServer{Server: httptest.NewServer(srv), runner: r, model: md}
 	t.Cleanup(func() {

@@ -55,7 +55,7 @@ func modelServer(t testing.TB) *testServer {
 	ts := &testServer{sched: sched}
 	ts.model = &Model{Name: "tiny", Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG, Reasoning: true,
 		Context: b.MaxLen(), Vocab: br.Vocab(), Scheduler: sched, Created: time.Unix(1700000000, 0)}
-	ts.srv = New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ts.srv = New(Config{Queue: 64, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}) // serve's default --queue: with none, a request that arrives while the last case's sequences still hold their slots gets 503
 	ts.srv.SetModel(ts.model)
 	ts.Server = httptest.NewServer(ts.srv)
 	t.Cleanup(func() {
