@@ -7,11 +7,8 @@ package cuda
 // mmw_<type>_b32 / _b128 (f16 tensor cores, as the block formats' mmh).
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"inferno/gguf"
 )
@@ -68,38 +65,23 @@ func packFloat(f *qformat, rows, cols int, row rowFunc) (data []byte, mpad, exp 
 	mpad = roundUp(rows, 64)
 	rb := cols * f.bytes
 	data = make([]byte, mpad*rb)
-	workers := min(runtime.GOMAXPROCS(0), 16)
-	per := (rows + workers - 1) / workers
-	exps := make([]int, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*per, min(rows, (w+1)*per)
-		if lo >= hi {
-			continue
+	exps := make([]int, rowWorkers())
+	err = forRows(rows, func(w, r int) error {
+		src := row(r)
+		if src == nil {
+			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := lo; r < hi; r++ {
-				src := row(r)
-				if src == nil {
-					continue
-				}
-				if len(src) < rb {
-					errs[w] = fmt.Errorf("cuda: row %d of a %s matrix has %d bytes, want %d", r, f.t, len(src), rb)
-					return
-				}
-				copy(data[r*rb:(r+1)*rb], src[:rb])
-				exps[w] = max(exps[w], floatExp(f.t, src[:rb]))
-			}
-		}()
-	}
-	wg.Wait()
+		if len(src) < rb {
+			return fmt.Errorf("cuda: row %d of a %s matrix has %d bytes, want %d", r, f.t, len(src), rb)
+		}
+		copy(data[r*rb:(r+1)*rb], src[:rb])
+		exps[w] = max(exps[w], floatExp(f.t, src[:rb]))
+		return nil
+	})
 	for _, e := range exps {
 		exp = max(exp, e)
 	}
-	return data, mpad, exp, errors.Join(errs...)
+	return data, mpad, exp, err
 }
 
 // uploadFloat uploads one run of rows of a float type t.

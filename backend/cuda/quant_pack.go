@@ -10,11 +10,8 @@ package cuda
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"sync"
 
 	"inferno/arch"
 	"inferno/gguf"
@@ -225,41 +222,30 @@ func packQuant(f *qformat, rows, cols int, row rowFunc) (qplanes, error) {
 	p.hi = make([]byte, p.mpad*cols*f.hi/8)
 	p.m0 = make([]byte, p.mpad*nb*f.m0)
 	p.m1 = make([]byte, p.mpad*nb*f.m1)
-	workers := min(runtime.GOMAXPROCS(0), 16)
-	per := (rows + workers - 1) / workers
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
-		lo, hi := w*per, min(rows, (w+1)*per)
-		if lo >= hi {
-			continue
+	scratch := make([][]uint8, rowWorkers())
+	err := forRows(rows, func(w, r int) error {
+		src := row(r)
+		if src == nil {
+			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := make([]uint8, f.qk)
-			for r := lo; r < hi; r++ {
-				src := row(r)
-				if src == nil {
-					continue
-				}
-				if len(src) < nb*f.bytes {
-					errs[w] = fmt.Errorf("cuda: row %d of a %s matrix has %d bytes, want %d", r, f.t, len(src), nb*f.bytes)
-					return
-				}
-				for b := range nb {
-					blk := r*nb + b
-					f.unpack(src[b*f.bytes:(b+1)*f.bytes], q, p.m0[blk*f.m0:(blk+1)*f.m0], p.m1[blk*f.m1:(blk+1)*f.m1])
-					for u := range f.qk / 32 {
-						v0 := r*cols + b*f.qk + 32*u // first value of the unit
-						packUnit(q[32*u:32*u+32], p.lo[v0*f.lo/8:(v0+32)*f.lo/8], p.hi[v0*f.hi/8:(v0+32)*f.hi/8], f.lo, f.hi)
-					}
-				}
+		if len(src) < nb*f.bytes {
+			return fmt.Errorf("cuda: row %d of a %s matrix has %d bytes, want %d", r, f.t, len(src), nb*f.bytes)
+		}
+		if scratch[w] == nil {
+			scratch[w] = make([]uint8, f.qk)
+		}
+		q := scratch[w]
+		for b := range nb {
+			blk := r*nb + b
+			f.unpack(src[b*f.bytes:(b+1)*f.bytes], q, p.m0[blk*f.m0:(blk+1)*f.m0], p.m1[blk*f.m1:(blk+1)*f.m1])
+			for u := range f.qk / 32 {
+				v0 := r*cols + b*f.qk + 32*u // first value of the unit
+				packUnit(q[32*u:32*u+32], p.lo[v0*f.lo/8:(v0+32)*f.lo/8], p.hi[v0*f.hi/8:(v0+32)*f.hi/8], f.lo, f.hi)
 			}
-		}()
-	}
-	wg.Wait()
-	return p, errors.Join(errs...)
+		}
+		return nil
+	})
+	return p, err
 }
 
 // uploadQuant packs and uploads one run of rows of type t.

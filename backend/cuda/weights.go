@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -38,16 +39,16 @@ type rowFunc func(r int) []byte
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
-// pack lays rows x cols of Q8_0 rows out as gpuWeight wants, on the host.
-func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
-	nb := cols / quant.QK8_0
-	mpad = roundUp(rows, 64)
-	q = make([]byte, mpad*cols)
-	drow = make([]byte, rows*nb*2)
-	dcol = make([]byte, nb*mpad*2)
-	workers := min(runtime.GOMAXPROCS(0), 16)
-	var wg sync.WaitGroup
+// forRows calls each(w, r) for every row r < rows, the rows split in runs
+// over up to 16 goroutines (w < workers names the run's goroutine, for
+// per-goroutine scratch), and returns the runs' errors joined: a run stops
+// at its first error. It is how a matrix is laid out for upload on the
+// host, in parallel.
+func forRows(rows int, each func(w, r int) error) error {
+	workers := rowWorkers()
 	per := (rows + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*per, min(rows, (w+1)*per)
 		if lo >= hi {
@@ -57,22 +58,42 @@ func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
 		go func() {
 			defer wg.Done()
 			for r := lo; r < hi; r++ {
-				src := row(r)
-				if src == nil {
-					continue
-				}
-				for b := range nb {
-					blk := src[b*quant.BlockQ8_0Bytes : (b+1)*quant.BlockQ8_0Bytes]
-					drow[(r*nb+b)*2] = blk[0]
-					drow[(r*nb+b)*2+1] = blk[1]
-					dcol[(b*mpad+r)*2] = blk[0]
-					dcol[(b*mpad+r)*2+1] = blk[1]
-					copy(q[r*cols+b*quant.QK8_0:], blk[2:])
+				if err := each(w, r); err != nil {
+					errs[w] = err
+					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// rowWorkers is the number of goroutines forRows uses.
+func rowWorkers() int { return min(runtime.GOMAXPROCS(0), 16) }
+
+// pack lays rows x cols of Q8_0 rows out as gpuWeight wants, on the host.
+func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
+	nb := cols / quant.QK8_0
+	mpad = roundUp(rows, 64)
+	q = make([]byte, mpad*cols)
+	drow = make([]byte, rows*nb*2)
+	dcol = make([]byte, nb*mpad*2)
+	_ = forRows(rows, func(_, r int) error {
+		src := row(r)
+		if src == nil {
+			return nil
+		}
+		for b := range nb {
+			blk := src[b*quant.BlockQ8_0Bytes : (b+1)*quant.BlockQ8_0Bytes]
+			drow[(r*nb+b)*2] = blk[0]
+			drow[(r*nb+b)*2+1] = blk[1]
+			dcol[(b*mpad+r)*2] = blk[0]
+			dcol[(b*mpad+r)*2+1] = blk[1]
+			copy(q[r*cols+b*quant.QK8_0:], blk[2:])
+		}
+		return nil
+	})
 	return q, drow, dcol, mpad
 }
 
