@@ -3,7 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"inferno/backend/cpu"
 )
 
 // hiddenRows holds the final hidden states of the Hidden tokens of the
@@ -16,8 +17,8 @@ type hiddenRows struct {
 	rows []float32 // n x Hidden
 }
 
-// readHidden downloads the n gathered rows and normalizes each as the
-// output norm does, x * gain / sqrt(mean(x^2) + eps), in float64.
+// readHidden downloads the n gathered rows and applies the output norm to
+// each on the host.
 func (br *BatchRunner) readHidden(n int) error {
 	if n == 0 {
 		return nil
@@ -30,24 +31,11 @@ func (br *BatchRunner) readHidden(n int) error {
 	if err := br.dev.download(f32Bytes(rows), br.pxo); err != nil {
 		return fmt.Errorf("cuda: reading the hidden rows: %w", err)
 	}
-	gain := br.base.m.Tensors().OutputNorm
-	for i := range n {
-		rmsNormHost(rows[i*h:(i+1)*h], gain, float64(br.cfg.Eps))
-	}
+	// The CPU backend's own final norm, so an embedding's last step is the
+	// same arithmetic on both backends.
+	cpu.NewScalar().RMSNorm(rows, rows, br.base.m.Tensors().OutputNorm, br.cfg.Eps)
 	br.hid.n = n
 	return nil
-}
-
-// rmsNormHost computes x = x * gain / sqrt(mean(x^2) + eps) in place.
-func rmsNormHost(x, gain []float32, eps float64) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
-	for i, v := range x {
-		x[i] = float32(float64(v) * inv * float64(gain[i]))
-	}
 }
 
 // Hidden returns hidden row i of the last Forward: the final normed state
