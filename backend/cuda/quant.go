@@ -177,8 +177,7 @@ func (r *Model) quantSetup() error {
 	walk(&r.embed)
 	walk(&r.out)
 	for i := range r.layers {
-		l := &r.layers[i]
-		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+		for _, w := range r.layers[i].mats() {
 			walk(w)
 		}
 	}
@@ -476,8 +475,7 @@ func (r *Model) hasQuant() bool {
 		}
 	}
 	for i := range r.layers {
-		l := &r.layers[i]
-		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+		for _, w := range r.layers[i].mats() {
 			if !w.allQ8() {
 				return true
 			}
