@@ -201,11 +201,14 @@ func (r *Model) quantSetup() error {
 			smem int
 		}
 		ks := []kern{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}}
-		for _, t := range mmqTiles {
-			// Tiles past the GPU's shared memory (sm_80: 163 KB a block,
-			// sm_86 and sm_89: 99 KB) are never launched there (mmqTile).
-			if sm := mmqSmem(f, t[0], t[1]); sm <= g.SmemOptin {
-				ks = append(ks, kern{f.mmqName(t[0], t[1]), sm})
+		for _, v2 := range []bool{false, true} {
+			for _, t := range mmqTiles {
+				// Tiles past the GPU's shared memory (sm_80: 163 KB a
+				// block, sm_86 and sm_89: 99 KB) are never launched there
+				// (mmqTile).
+				if sm := mmqSmem(f, v2, t[0], t[1]); sm <= g.SmemOptin {
+					ks = append(ks, kern{f.mmqName(v2, t[0], t[1]), sm})
+				}
 			}
 		}
 		for _, k := range ks {
@@ -377,16 +380,31 @@ func (r *Model) mmqMost(t gguf.TensorType) int {
 	return r.tune.mmq
 }
 
-// mmqTiles are mmq's tiles (rows, tokens), kernels/quant_mmq.cuh's MMQ_INST.
+// mmqTiles are mmq's and mmq2's tiles (rows, tokens), kernels/quant_mmq.cuh's
+// MMQ_INST and quant_mmq2.cuh's MMQ2_INST.
 var mmqTiles = [][2]int{{32, 16}, {32, 32}, {32, 64}, {32, 128}, {64, 64}, {64, 128}}
 
-// mmqName is the name of f's mmq kernel with tiles of bm rows by bn tokens.
-func (f *qformat) mmqName(bm, bn int) string { return fmt.Sprintf("mmq_%s_m%d_n%d", f.name, bm, bn) }
+// mmqName is the name of f's mmq kernel with tiles of bm rows by bn
+// tokens (v2: mmq2, kernels/quant_mmq2.cuh).
+func (f *qformat) mmqName(v2 bool, bm, bn int) string {
+	if v2 {
+		return fmt.Sprintf("mmq2_%s_m%d_n%d", f.name, bm, bn)
+	}
+	return fmt.Sprintf("mmq_%s_m%d_n%d", f.name, bm, bn)
+}
 
 // mmqSmem is mmq's dynamic shared memory for f and its tile: NS stages
-// (4; 3 of 128 tokens) of bm weight rows (mmqRow) and bn tokens (272
-// bytes of quants, 32 of scales, 64 of sums).
-func mmqSmem(f *qformat, bm, bn int) int {
+// (mmq: 4, 3 of 128 tokens; mmq2: 4, 3 from 64 tokens) of bm weight rows
+// (mmqRow) and bn tokens (272 bytes of quants; mmq: 32 of scales and 64 of
+// sums; mmq2: 48 and 80, kernels/quant_mmq2.cuh's MQ2_XB).
+func mmqSmem(f *qformat, v2 bool, bm, bn int) int {
+	if v2 {
+		ns := 4
+		if bn >= 64 {
+			ns = 3
+		}
+		return ns * (bm*f.mmqRow() + bn*(272+48+80))
+	}
 	ns := 4
 	if bn >= 128 {
 		ns = 3
@@ -409,26 +427,34 @@ func (f *qformat) mmqRow() int {
 }
 
 // mmqTile returns f's mmq tile for n tokens over mpad rows: the fewest
-// tokens of 16, 32, 64 or 128 that hold n (tiles of 128 past it), 64 rows
-// from tune.mq64 tiles of 64 on and 64 or more tokens, else 32 rows; and
-// whether the GPU's shared memory holds it (if not, mmh multiplies).
+// tokens of 16, 32, 64 or 128 (at most tune.mqn) that hold n (several
+// tiles past it), 64 rows from tune.mq64 tiles of 64 on and 64 or more
+// tokens, else 32 rows; and whether the GPU's shared memory holds it (if
+// not, mmh multiplies).
 func (r *Model) mmqTile(f *qformat, mpad, n int) (bm, bn int, ok bool) {
+	v2 := r.tune.mq2 == 1
+	most := 128
+	if r.tune.mqn >= 16 {
+		most = r.tune.mqn
+	}
 	bn = 16
-	for bn < n && bn < 128 {
+	for bn < n && bn < most {
 		bn *= 2
 	}
 	bm = 32
-	if bn >= 64 && mpad/64 >= r.tune.mq64 && mmqSmem(f, 64, bn) <= r.dev.SmemOptin {
+	if bn >= 64 && mpad/64 >= r.tune.mq64 && mmqSmem(f, v2, 64, bn) <= r.dev.SmemOptin {
 		bm = 64
 	}
-	return bm, bn, mmqSmem(f, bm, bn) <= r.dev.SmemOptin
+	return bm, bn, mmqSmem(f, v2, bm, bn) <= r.dev.SmemOptin
 }
 
 // mmq enqueues one run's int8 tensor-core product over qact8's
-// activations (xq, per-32 scales xs and sums of 16 xsum) on bm x bn tiles.
+// activations (xq, per-32 scales xs and sums of 16 xsum) on bm x bn tiles
+// (mmq2's when tune.mq2 is 1).
 func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, bm, bn int, xq, xs, xsum, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
-	l.launch(f.mmqName(bm, bn), [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+	v2 := r.tune.mq2 == 1
+	l.launch(f.mmqName(v2, bm, bn), [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, v2, bm, bn)),
 		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
 }
 

@@ -37,16 +37,16 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 			t.Fatal(err)
 		}
 	}
-	run := func(bm, bn int, w gpuWeight, n int, y uint64, ldy, nout, ep int) {
-		name := f.mmqName(bm, bn)
+	run := func(v2 bool, bm, bn int, w gpuWeight, n int, y uint64, ldy, nout, ep int) {
+		name := f.mmqName(v2, bm, bn)
 		fn, err := g.fn(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := g.allowSmem(fn, name, mmqSmem(f, bm, bn)); err != nil {
+		if err := g.allowSmem(fn, name, mmqSmem(f, v2, bm, bn)); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.launch(name, [3]uint32{uint32((w.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+		if err := g.launch(name, [3]uint32{uint32((w.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, v2, bm, bn)),
 			w.lo, w.hi, w.m0, w.m1, i32(w.rows), i32(w.mpad), i32(w.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(ep)); err != nil {
 			t.Fatal(err)
 		}
@@ -58,9 +58,9 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 	refN, exactN := refProduct(W, rows, K, q8Act(xn[:most*K]), most), refProduct(W, rows, K, xn[:most*K], most)
 	refRaw, exactRaw := refProduct(W, rows, K, q8Act(x[:most*K]), most), refProduct(W, rows, K, x[:most*K], most)
 	rng := rand.New(rand.NewPCG(7, uint64(K)))
-	for _, tile := range mmqTiles {
-		bm, bn := tile[0], tile[1]
-		if mmqSmem(f, bm, bn) > g.SmemOptin {
+	for _, tv := range mmqVariants() {
+		v2, bm, bn := tv.v2, tv.bm, tv.bn
+		if mmqSmem(f, v2, bm, bn) > g.SmemOptin {
 			continue // never launched on this GPU (mmqTile)
 		}
 		for _, n := range []int{1, bn/2 + 3, bn, min(bn+9, most)} {
@@ -72,10 +72,10 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 				}
 				return out
 			}
-			desc := fmt.Sprintf("%s n=%d", f.mmqName(bm, bn), n)
+			desc := fmt.Sprintf("%s n=%d", f.mmqName(v2, bm, bn), n)
 			act(n, dg)
 			dy := devF32(t, g, randVec(rng, n*(rows+5), 1))
-			run(bm, bn, gw, n, dy, rows+5, 0, epStore)
+			run(v2, bm, bn, gw, n, dy, rows+5, 0, epStore)
 			got := rows5(getF32(t, g, dy, n*(rows+5)))
 			checkQ8(t, desc+" store", got, refN[:n*rows], exactN[:n*rows])
 			if n <= mvnMax {
@@ -93,7 +93,7 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 			act(n, 0)
 			y0 := randVec(rng, n*(rows+5), 1)
 			dy = devF32(t, g, y0)
-			run(bm, bn, gw, n, dy, rows+5, 0, epAdd)
+			run(v2, bm, bn, gw, n, dy, rows+5, 0, epAdd)
 			got = getF32(t, g, dy, n*(rows+5))
 			for i := range got {
 				got[i] -= y0[i]
@@ -110,19 +110,36 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 		t.Fatal(err)
 	}
 	G, U := dequant(t, gate), dequant(t, up)
-	for _, tile := range [][2]int{{32, 64}, {64, 128}} {
-		if mmqSmem(f, tile[0], tile[1]) > g.SmemOptin {
+	for _, tv := range []mmqVariant{{false, 32, 64}, {false, 64, 128}, {true, 32, 64}, {true, 64, 128}, {true, 32, 16}} {
+		if mmqSmem(f, tv.v2, tv.bm, tv.bn) > g.SmemOptin {
 			continue
 		}
 		const n = 40
 		act(n, dg)
 		dy := devZeros(t, g, 4*n*ffn)
-		run(tile[0], tile[1], gu, n, dy, ffn, ffn, epSwiGLU)
+		run(tv.v2, tv.bm, tv.bn, gu, n, dy, ffn, ffn, epSwiGLU)
 		xqf := q8Act(xn[:n*K])
 		ref := swiglu(refProduct(G, ffn, K, xqf, n), refProduct(U, ffn, K, xqf, n))
 		want := swiglu(refProduct(G, ffn, K, xn[:n*K], n), refProduct(U, ffn, K, xn[:n*K], n))
-		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", f.mmqName(tile[0], tile[1]), n), getF32(t, g, dy, n*ffn), ref, want)
+		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", f.mmqName(tv.v2, tv.bm, tv.bn), n), getF32(t, g, dy, n*ffn), ref, want)
 	}
+}
+
+// mmqVariant is one mmq kernel: mmq2's (v2) or mmq's, and its tile.
+type mmqVariant struct {
+	v2     bool
+	bm, bn int
+}
+
+// mmqVariants lists every mmq and mmq2 kernel's tile.
+func mmqVariants() []mmqVariant {
+	var vs []mmqVariant
+	for _, v2 := range []bool{false, true} {
+		for _, t := range mmqTiles {
+			vs = append(vs, mmqVariant{v2, t[0], t[1]})
+		}
+	}
+	return vs
 }
 
 // TestMMQBench (INFERNO_CUDA_BENCH=mmq, INFERNO_CUDA_MODEL=file.gguf): the
@@ -207,14 +224,18 @@ func TestMMQSmem(t *testing.T) {
 		if f.mmqRow()%32 != 16 {
 			t.Errorf("%s: a weight row's stage takes %d bytes, not an odd number of 16-byte chunks", typ, f.mmqRow())
 		}
-		for _, tile := range mmqTiles {
-			bm, bn := tile[0], tile[1]
-			smem := mmqSmem(f, bm, bn)
+		for _, tv := range mmqVariants() {
+			bm, bn := tv.bm, tv.bn
+			smem := mmqSmem(f, tv.v2, bm, bn)
 			if smem > 227<<10 {
-				t.Errorf("%s: %d bytes of shared memory, more than sm_90's 227 KB", f.mmqName(bm, bn), smem)
+				t.Errorf("%s: %d bytes of shared memory, more than sm_90's 227 KB", f.mmqName(tv.v2, bm, bn), smem)
 			}
-			if red := (8/(bm/16) - 1) * bm * bn * 4; red > smem {
-				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", f.mmqName(bm, bn), red, smem)
+			red := (8/(bm/16) - 1) * bm * bn * 4
+			if tv.v2 {
+				red = 8 * 32 * bn * 4 // every warp's 32 rows
+			}
+			if red > smem {
+				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", f.mmqName(tv.v2, bm, bn), red, smem)
 			}
 		}
 	}
@@ -249,8 +270,8 @@ func TestMMQTile(t *testing.T) {
 		if bm != c.bm || bn != c.bn || ok != c.ok {
 			t.Errorf("%s, %d KB, %d rows, %d tokens: tile %dx%d (%v), want %dx%d (%v)", c.f.name, c.smem>>10, c.mpad, c.n, bm, bn, ok, c.bm, c.bn, c.ok)
 		}
-		if ok && mmqSmem(c.f, bm, bn) > c.smem {
-			t.Errorf("%s: tile %dx%d takes %d bytes, more than %d", c.f.name, bm, bn, mmqSmem(c.f, bm, bn), c.smem)
+		if v2 := r.tune.mq2 == 1; ok && mmqSmem(c.f, v2, bm, bn) > c.smem {
+			t.Errorf("%s: tile %dx%d takes %d bytes, more than %d", c.f.name, bm, bn, mmqSmem(c.f, v2, bm, bn), c.smem)
 		}
 	}
 }

@@ -69,14 +69,19 @@ type tuning struct {
 	// B = 16 / 32 / 64 2,396 / 3,634 / 4,119 against 1,767 / 2,988 / 3,058
 	// on mmv_q8; mq64=0 (64-row tiles for every matrix) 1,154 at B = 128.
 	mmq, mmq8, mq64 int
-	hvn             int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// mq2: 1 takes mmq2 (warps of 32 rows, each row's scales decoded once)
+	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
+	// most tokens of an mmq tile (16, 32, 64 or 128; more tokens take
+	// several tiles).
+	mq2, mqn int
+	hvn      int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 16, mmq8: 127, mq64: 256, hvn: mvhnMax,
+		mmq: 16, mmq8: 127, mq64: 256, mq2: 0, mqn: 128, hvn: mvhnMax,
 	}
 }
 
@@ -105,6 +110,10 @@ func parseTuning(s string) (tuning, error) {
 			t.mmq8 = n
 		case k == "mq64" && n >= 0:
 			t.mq64 = n
+		case k == "mq2" && (n == 0 || n == 1):
+			t.mq2 = n
+		case k == "mqn" && (n == 16 || n == 32 || n == 64 || n == 128):
+			t.mqn = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case mats[k] != nil:
