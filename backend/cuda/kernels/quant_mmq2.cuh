@@ -14,6 +14,24 @@
 // mmq2_ns is mmq2's pipeline depth for BN tokens.
 __host__ __device__ constexpr int mmq2_ns(int BN) { return BN >= 64 ? 3 : 4; }
 
+// mq2_plane issues a weight plane's 16-byte chunks of a stage, CPR a row
+// (a power of two), into rows RS bytes apart from dst0: thread tid takes
+// chunks tid + 256*j (row c/CPR, chunk c%CPR). rowb: the plane's bytes a
+// row; stageb: the stage's offset in a row.
+template <int BM, int RS, int CPR>
+__device__ __forceinline__ void mq2_plane(unsigned char* w, int dst0, const uint8_t* __restrict__ plane, size_t rowb,
+                                          int stageb, int r0, int mpad, int tid) {
+  constexpr int N = BM * CPR;
+#pragma unroll
+  for (int j = 0; j < (N + 255) / 256; j++) {
+    const int c = tid + 256 * j;
+    if (N % 256 != 0 && c >= N) break;
+    const int r = c / CPR, k = c % CPR, row = r0 + r;
+    const bool ok = row < mpad;
+    qcp16z(w + r * RS + dst0 + k * 16, plane + (size_t)(ok ? row : 0) * rowb + stageb + k * 16, ok);
+  }
+}
+
 // mmq2: mmq's product (the same terms, in the same order within a unit)
 // with a warp taking 32 rows (two m-tiles: each token fragment serves two
 // mmas) and, of each stage of 8 units, the units of k-group w/WM (WM =
@@ -34,8 +52,8 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   constexpr int QK = qt<T>::QK, LOB = mqw<T>::LOB, HIB = mqw<T>::HIB, M0S = mqw<T>::M0S, M0P = mqw<T>::M0P;
   constexpr int RS = mqw<T>::RS, STAGE = BM * RS + BN * MQ2_XB;
   constexpr bool SUMS = qt<T>::HASC || qt<T>::OFF != 0;
+  constexpr bool FOLD = !qt<T>::HASC && qt<T>::OFF != 0;
   constexpr int NH = qt<T>::SUB == 16 ? 2 : 1;  // scales a unit
-  constexpr int C16 = (LOB + HIB + (M0S >= 16 ? M0S : 0)) / 16;
   static_assert(WM * WK == 8 && NT >= 1 && (LOB + HIB) % 16 == 0, "tile shape");
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -53,19 +71,12 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
 
   auto issueW = [&](int s, int slot) {
     unsigned char* w = W(slot);
-    for (int c = tid; c < BM * C16; c += 256) {
-      const int r = c / C16, k = c % C16, row = r0 + r;
-      const bool ok = row < mpad;
-      const size_t rr = ok ? (size_t)row : 0;
-      const void* src;
-      if (k < LOB / 16)
-        src = lo + (rr * K + (size_t)s * 256) * qt<T>::LO / 8 + k * 16;
-      else if (k < (LOB + HIB) / 16)
-        src = hi + (rr * K + (size_t)s * 256) * qt<T>::HI / 8 + (k - LOB / 16) * 16;
-      else
-        src = m0 + (rr * bpr + (size_t)s * (256 / QK)) * qb<T>::M0 + (k - (LOB + HIB) / 16) * 16;
-      qcp16z(w + r * RS + k * 16, src, ok);
-    }
+    mq2_plane<BM, RS, LOB / 16>(w, 0, lo, (size_t)K * qt<T>::LO / 8, s * 32 * qt<T>::LO, r0, mpad, tid);
+    if constexpr (HIB > 0)
+      mq2_plane<BM, RS, HIB / 16>(w, LOB, hi, (size_t)K * qt<T>::HI / 8, s * 32 * qt<T>::HI, r0, mpad, tid);
+    if constexpr (M0S >= 16)
+      mq2_plane<BM, RS, M0S / 16>(w, LOB + HIB, m0, (size_t)bpr * qb<T>::M0, s * (256 / QK) * qb<T>::M0, r0, mpad,
+                                  tid);
     if constexpr (M0S < 16 || qb<T>::M1 != 0) {
       for (int r = tid; r < BM; r += 256) {
         const int row = r0 + r;
@@ -77,26 +88,34 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
       }
     }
   };
+  // The activations: 16 chunks of quants a token (thread tid: chunk
+  // tid%16 of every 16th token from tid/16; qsw of the global chunk 16s + k
+  // is 16s + qsw(k)), 2 of scales and 4 of sums.
+  const int xk = tid & 15, xr = tid >> 4;
+  const i8* xqp = xq + (size_t)(n0 + xr) * K + xk * 16;
+  const int xdq = xr * MQ_RS + qsw(xk) * 16;
   auto issueX = [&](int s, int slot) {
-    // 16 chunks of quants a token (a thread's chunk k = tid%16 of every
-    // 16th token), then 2 of scales and 4 of sums.
-    {
-      const int k = tid & 15, gc = s * 16 + k;  // the global chunk; qsw is its own inverse
-      unsigned char* dst = Xq(slot) + (qsw(gc) - s * 16) * 16;
-      for (int r = tid >> 4; r < BN; r += 16) {
-        const int t = n0 + r;
-        const bool ok = t < n;
-        qcp16z(dst + r * MQ_RS, xq + (ok ? (size_t)t : 0) * K + gc * 16, ok);
-      }
+    unsigned char* xb = Xq(slot) + xdq;
+#pragma unroll
+    for (int j = 0; j < BN / 16; j++) {
+      const bool ok = n0 + xr + 16 * j < n;
+      qcp16z(xb + j * 16 * MQ_RS, ok ? xqp + (size_t)j * 16 * K + s * 256 : xq, ok);
     }
-    for (int c = tid; c < BN * 6; c += 256) {
-      const int r = c / 6, k = c % 6, t = n0 + r;
+#pragma unroll
+    for (int j = 0; j < (BN * 2 + 255) / 256; j++) {
+      const int c = tid + 256 * j;
+      if (BN * 2 % 256 != 0 && c >= BN * 2) break;
+      const int r = c >> 1, k = c & 1, t = n0 + r;
       const bool ok = t < n;
-      const size_t tt = ok ? (size_t)t : 0;
-      if (k < 2)
-        qcp16z(Xs(slot) + r * MQ2_SS + k * 4, xs + tt * NU + s * 8 + k * 4, ok);
-      else
-        qcp16z(Xm(slot) + r * MQ2_MS + (k - 2) * 4, xsum + tt * 2 * NU + s * 16 + (k - 2) * 4, ok);
+      qcp16z(Xs(slot) + r * MQ2_SS + k * 4, xs + (ok ? (size_t)t * NU + s * 8 + k * 4 : 0), ok);
+    }
+#pragma unroll
+    for (int j = 0; j < (BN * 4 + 255) / 256; j++) {
+      const int c = tid + 256 * j;
+      if (BN * 4 % 256 != 0 && c >= BN * 4) break;
+      const int r = c >> 2, k = c & 3, t = n0 + r;
+      const bool ok = t < n;
+      qcp16z(Xm(slot) + r * MQ2_MS + k * 4, xsum + (ok ? (size_t)t * 2 * NU + s * 16 + k * 4 : 0), ok);
     }
   };
 
@@ -184,6 +203,16 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
           m0v = *(const float2*)(xmb + t0 * MQ2_MS + 2 * u);
           m1v = *(const float2*)(xmb + (t0 + 1) * MQ2_MS + 2 * u);
         }
+        // Types without a min whose values are a*(Q - OFF): c' = -OFF*a,
+        // so a*(x*dot - OFF*sum) per sub-block (OFF*sum exact, a token's).
+        float o0[2], o1[2];
+        if constexpr (FOLD && qt<T>::SUB == 32) {
+          o0[0] = (float)qt<T>::OFF * (m0v.x + m0v.y);
+          o1[0] = (float)qt<T>::OFF * (m1v.x + m1v.y);
+        } else if constexpr (FOLD) {
+          o0[0] = (float)qt<T>::OFF * m0v.x, o0[1] = (float)qt<T>::OFF * m0v.y;
+          o1[0] = (float)qt<T>::OFF * m1v.x, o1[1] = (float)qt<T>::OFF * m1v.y;
+        }
 #pragma unroll
         for (int mt = 0; mt < 2; mt++) {
           const float* aa = ar[2 * mt];
@@ -194,11 +223,18 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
           if constexpr (qt<T>::SUB == 32) {
             int d[4];
             qmma_k32(d, a[mt], b0, b1);
-            c[0] += aa[0] * x0 * mq_f(d[0]);
-            c[1] += aa[0] * x1 * mq_f(d[1]);
-            c[2] += ab[0] * x0 * mq_f(d[2]);
-            c[3] += ab[0] * x1 * mq_f(d[3]);
-            if constexpr (SUMS) {
+            if constexpr (FOLD) {
+              c[0] += aa[0] * (x0 * mq_f(d[0]) - o0[0]);
+              c[1] += aa[0] * (x1 * mq_f(d[1]) - o1[0]);
+              c[2] += ab[0] * (x0 * mq_f(d[2]) - o0[0]);
+              c[3] += ab[0] * (x1 * mq_f(d[3]) - o1[0]);
+            } else {
+              c[0] += aa[0] * x0 * mq_f(d[0]);
+              c[1] += aa[0] * x1 * mq_f(d[1]);
+              c[2] += ab[0] * x0 * mq_f(d[2]);
+              c[3] += ab[0] * x1 * mq_f(d[3]);
+            }
+            if constexpr (SUMS && !FOLD) {
               const float s0 = m0v.x + m0v.y, s1 = m1v.x + m1v.y;
               c[0] += ca[0] * s0;
               c[1] += ca[0] * s1;
@@ -209,11 +245,22 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
             int d0[4], d1[4];
             qmma_k16(d0, a[mt][0], a[mt][1], b0);
             qmma_k16(d1, a[mt][2], a[mt][3], b1);
-            c[0] += x0 * (aa[0] * mq_f(d0[0]) + aa[1] * mq_f(d1[0]));
-            c[1] += x1 * (aa[0] * mq_f(d0[1]) + aa[1] * mq_f(d1[1]));
-            c[2] += x0 * (ab[0] * mq_f(d0[2]) + ab[1] * mq_f(d1[2]));
-            c[3] += x1 * (ab[0] * mq_f(d0[3]) + ab[1] * mq_f(d1[3]));
-            if constexpr (SUMS) {
+            if constexpr (FOLD) {
+#pragma unroll
+              for (int h = 0; h < 2; h++) {
+                const int* dh = h ? d1 : d0;
+                c[0] += aa[h] * (x0 * mq_f(dh[0]) - o0[h]);
+                c[1] += aa[h] * (x1 * mq_f(dh[1]) - o1[h]);
+                c[2] += ab[h] * (x0 * mq_f(dh[2]) - o0[h]);
+                c[3] += ab[h] * (x1 * mq_f(dh[3]) - o1[h]);
+              }
+            } else {
+              c[0] += x0 * (aa[0] * mq_f(d0[0]) + aa[1] * mq_f(d1[0]));
+              c[1] += x1 * (aa[0] * mq_f(d0[1]) + aa[1] * mq_f(d1[1]));
+              c[2] += x0 * (ab[0] * mq_f(d0[2]) + ab[1] * mq_f(d1[2]));
+              c[3] += x1 * (ab[0] * mq_f(d0[3]) + ab[1] * mq_f(d1[3]));
+            }
+            if constexpr (SUMS && !FOLD) {
               c[0] += ca[0] * m0v.x + ca[1] * m0v.y;
               c[1] += ca[0] * m1v.x + ca[1] * m1v.y;
               c[2] += cb[0] * m0v.x + cb[1] * m0v.y;
