@@ -72,16 +72,17 @@ type tuning struct {
 	// mq2: 1 takes mmq2 (warps of 32 rows, each row's scales decoded once)
 	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
 	// most tokens of an mmq tile (16, 32, 64 or 128; more tokens take
-	// several tiles).
-	mq2, mqn int
-	hvn      int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// several tiles). mqw: 1 takes mmq2's blocks of 16 warps for grids of
+	// at most a block an SM.
+	mq2, mqn, mqw int
+	hvn           int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 16, mmq8: 127, mq64: 256, mq2: 0, mqn: 128, hvn: mvhnMax,
+		mmq: 16, mmq8: 127, mq64: 256, mq2: 0, mqn: 128, mqw: 0, hvn: mvhnMax,
 	}
 }
 
@@ -114,6 +115,8 @@ func parseTuning(s string) (tuning, error) {
 			t.mq2 = n
 		case k == "mqn" && (n == 16 || n == 32 || n == 64 || n == 128):
 			t.mqn = n
+		case k == "mqw" && (n == 0 || n == 1):
+			t.mqw = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case mats[k] != nil:

@@ -32,17 +32,19 @@ __device__ __forceinline__ void mq2_plane(unsigned char* w, int dst0, const uint
   }
 }
 
-// mmq2: mmq's product (the same terms, in the same order within a unit)
-// with a warp taking 32 rows (two m-tiles: each token fragment serves two
-// mmas) and, of each stage of 8 units, the units of k-group w/WM (WM =
-// BM/32 warps across the rows, WK = 8/WM k-groups). Each (row, unit)'s
-// scales a and c' are decoded once, by the lane of the row (lane l: row
-// 32*wm + l), and passed to the quads' lanes by shuffles; the tokens'
-// scales and sums sit at strides that spread a quad's reads over distinct
-// banks (MQ2_SS, MQ2_MS). The k-groups' partial sums meet in shared memory
-// and every warp adds a share of the tile's outputs over the groups in
-// group order. Stages come by cp.async as in mmq (NS in flight).
-template <int T, int BM, int BN>
+// mmq2: mmq's product (the same terms; types whose c' is -OFF*a add
+// a*(x*dot - OFF*sum) per sub-block, one product fewer) with a warp taking
+// 32 rows (two m-tiles: each token fragment serves two mmas) and, of each
+// stage of 8 units, the units of k-group w/WM (WM = BM/32 warps across the
+// rows, WK = 8/WM k-groups). Each (row, unit)'s scales a and c' are
+// decoded once, by the lane of the row (lane l: row 32*wm + l), and passed
+// to the quads' lanes by shuffles; the tokens' scales and sums sit at
+// strides that spread a quad's reads over distinct banks (MQ2_SS, MQ2_MS).
+// The k-groups' partial sums meet in shared memory and every warp adds a
+// share of the tile's outputs over the groups in group order. Stages come
+// by cp.async as in mmq (NS in flight), each thread's copies at addresses
+// fixed but for the stage's offset.
+template <int T, int BM, int BN, int TM>
 __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
                                      const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int M, int mpad,
                                      int K, const i8* __restrict__ xq, const float* __restrict__ xs,
@@ -56,7 +58,11 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   constexpr int NH = qt<T>::SUB == 16 ? 2 : 1;  // scales a unit
   static_assert(WM * WK == 8 && NT >= 1 && (LOB + HIB) % 16 == 0, "tile shape");
   extern __shared__ __align__(16) unsigned char smem[];
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // Teams of 8 warps (TM of them) take every TM-th stage, each its own NS
+  // slots; tid and warp are the thread's and warp's within its team.
+  const int team = TM > 1 ? (int)(threadIdx.x >> 8) : 0;
+  const int tid = threadIdx.x & 255, warp = tid >> 5, lane = tid & 31;
+  unsigned char* sb = smem + team * NS * STAGE;
   const int gid = lane >> 2, tig = lane & 3;
   const int wm = warp % WM, wk = warp / WM;
   const int r0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
@@ -64,10 +70,10 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   const int ns = K >> 8;
   const int bpr = K / QK;  // blocks a row
 
-  auto W = [&](int slot) { return smem + slot * STAGE; };
-  auto Xq = [&](int slot) { return smem + slot * STAGE + BM * RS; };
-  auto Xs = [&](int slot) { return (float*)(smem + slot * STAGE + BM * RS + BN * MQ_RS); };
-  auto Xm = [&](int slot) { return (float*)(smem + slot * STAGE + BM * RS + BN * (MQ_RS + 4 * MQ2_SS)); };
+  auto W = [&](int slot) { return sb + slot * STAGE; };
+  auto Xq = [&](int slot) { return sb + slot * STAGE + BM * RS; };
+  auto Xs = [&](int slot) { return (float*)(sb + slot * STAGE + BM * RS + BN * MQ_RS); };
+  auto Xm = [&](int slot) { return (float*)(sb + slot * STAGE + BM * RS + BN * (MQ_RS + 4 * MQ2_SS)); };
 
   auto issueW = [&](int s, int slot) {
     unsigned char* w = W(slot);
@@ -128,25 +134,28 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   PDL_LAUNCH();
 #pragma unroll
   for (int st = 0; st < NS - 1; st++)
-    if (st < ns) issueW(st, st);
+    if (st * TM + team < ns) issueW(st * TM + team, st);
   PDL_WAIT();
 #pragma unroll
   for (int st = 0; st < NS - 1; st++) {
-    if (st < ns) issueX(st, st);
+    if (st * TM + team < ns) issueX(st * TM + team, st);
     qcp_commit();
   }
   // The row this lane decodes the scales of (Q6_K: the parity of its
   // blocks, its d in the low or high half of m1's 4-byte word).
   const int rowl = r0 + wm * 32 + lane;
-  for (int s = 0; s < ns; s++) {
+  const int ni = (ns + TM - 1) / TM;
+  for (int i = 0; i < ni; i++) {
     qcp_wait<NS - 2>();
     __syncthreads();
-    if (s + NS - 1 < ns) {
-      issueW(s + NS - 1, (s + NS - 1) % NS);
-      issueX(s + NS - 1, (s + NS - 1) % NS);
+    if ((i + NS - 1) * TM + team < ns) {
+      issueW((i + NS - 1) * TM + team, (i + NS - 1) % NS);
+      issueX((i + NS - 1) * TM + team, (i + NS - 1) % NS);
     }
     qcp_commit();
-    const int slot = s % NS;
+    const int s = i * TM + team;
+    if (TM > 1 && s >= ns) continue;  // the last stage's other team
+    const int slot = i % NS;
     const unsigned char* wa = W(slot) + (wm * 32 + gid) * RS;
     const unsigned char* xqb = Xq(slot) + gid * MQ_RS;
     const float* xsb = Xs(slot);
@@ -274,32 +283,33 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   qcp_wait<0>();
   __syncthreads();
 
-  // The k-groups' partial sums: every warp stores its own; warp (wm, wk)
-  // then adds, in group order, the outputs e (m-tile e/NT, token tile
-  // e%NT) with e % WK == wk and writes them.
-  constexpr int E = 2 * NT;
+  // The k-groups' partial sums (G = TM*WK groups, team-major): every warp
+  // stores its own; warp (wm, group g) then adds, in group order, the
+  // outputs e (m-tile e/NT, token tile e%NT) with e % G == g and writes them.
+  constexpr int E = 2 * NT, G = TM * WK;
+  const int gk = team * WK + wk;
   float* red = (float*)smem;
   auto ri = [&](int g, int e, int i) { return (((g * WM + wm) * E + e) * 4 + i) * 32 + lane; };
-  if constexpr (WK > 1) {
+  if constexpr (G > 1) {
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
 #pragma unroll
       for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) red[ri(wk, mt * NT + nt, i)] = acc[mt][nt][i];
+        for (int i = 0; i < 4; i++) red[ri(gk, mt * NT + nt, i)] = acc[mt][nt][i];
     __syncthreads();
   }
 #pragma unroll
   for (int e = 0; e < E; e++) {
-    if (e % WK != wk) continue;
+    if (e % G != gk) continue;
     const int mt = e / NT, nt = e % NT;
     float c[4];
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-      if constexpr (WK > 1) {
+      if constexpr (G > 1) {
         float v = red[ri(0, e, i)];
 #pragma unroll
-        for (int g = 1; g < WK; g++) v += red[ri(g, e, i)];
+        for (int g = 1; g < G; g++) v += red[ri(g, e, i)];
         c[i] = v;
       } else {
         c[i] = acc[mt][nt][i];
@@ -333,10 +343,16 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   }
 }
 
-// Two blocks an SM where the registers allow (up to 64 tokens).
+// Two blocks an SM where the registers allow (up to 64 tokens); _w16: two
+// teams of 8 warps (512 threads, one block an SM), for grids of at most a
+// block an SM.
 #define MMQ2_ONE(NAME, T, BM, BN)                                                                         \
   extern "C" __global__ void __launch_bounds__(256, (BN) <= 64 ? 2 : 1) mmq2_##NAME##_m##BM##_n##BN(MMQ_ARGS) { \
-    mmq2<T, BM, BN>(lo, hi, m0, m1, M, mpad, K, xq, xs, xsum, n, Y, ldy, nout, ep);                        \
+    mmq2<T, BM, BN, 1>(lo, hi, m0, m1, M, mpad, K, xq, xs, xsum, n, Y, ldy, nout, ep);                     \
+  }
+#define MMQ2_W16(NAME, T, BN)                                                                       \
+  extern "C" __global__ void __launch_bounds__(512, 1) mmq2_##NAME##_m32_n##BN##_w16(MMQ_ARGS) {  \
+    mmq2<T, 32, BN, 2>(lo, hi, m0, m1, M, mpad, K, xq, xs, xsum, n, Y, ldy, nout, ep);              \
   }
 // Tiles as mmq's (quant.go's mmqTiles).
 #define MMQ2_INST(NAME, T)  \
@@ -345,7 +361,10 @@ __device__ __forceinline__ void mmq2(const uint8_t* __restrict__ lo, const uint8
   MMQ2_ONE(NAME, T, 32, 64) \
   MMQ2_ONE(NAME, T, 32, 128) \
   MMQ2_ONE(NAME, T, 64, 64) \
-  MMQ2_ONE(NAME, T, 64, 128)
+  MMQ2_ONE(NAME, T, 64, 128) \
+  MMQ2_W16(NAME, T, 16)     \
+  MMQ2_W16(NAME, T, 32)     \
+  MMQ2_W16(NAME, T, 64)
 MMQ2_INST(q4_0, QT_Q4_0)
 MMQ2_INST(q4_1, QT_Q4_1)
 MMQ2_INST(q5_0, QT_Q5_0)
