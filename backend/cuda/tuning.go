@@ -82,7 +82,7 @@ func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 16, mmq8: 127, mq64: 256, mq2: 0, mqn: 128, mqw: 0, hvn: mvhnMax,
+		mmq: 128, mmq8: 127, mq64: 256, mq2: 1, mqn: 128, mqw: 1, hvn: mvhnMax,
 	}
 }
 
