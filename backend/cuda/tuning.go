@@ -73,7 +73,12 @@ type tuning struct {
 	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
 	// most tokens of an mmq tile (16, 32, 64 or 128; more tokens take
 	// several tiles). mqw: 1 takes mmq2's blocks of 16 warps for grids of
-	// at most a block an SM.
+	// at most a block an SM. H200, 8B Q4_K_M, TestMMQBench (docs/PERF.md,
+	// "mmq2"): S_TG at B = 16 / 32 / 64 / 128 3,017 / 4,527 / 5,640 /
+	// 5,984 on mmq2 (mmq=128) against 1,885 / 2,809 / 4,126 / 5,060 before
+	// (mmq 9-16, mmh above); mqn=64 6,750 at B = 128; mqw=1 within 2% of
+	// mqw=0 everywhere; mvn=0 (mmq2 from 2 tokens) 1,668 at B = 8 against
+	// 945 on mvqn, left off until TestQuantKernels has run mmq2 there.
 	mq2, mqn, mqw int
 	hvn           int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
@@ -82,7 +87,7 @@ func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 128, mmq8: 127, mq64: 256, mq2: 1, mqn: 128, mqw: 1, hvn: mvhnMax,
+		mmq: 128, mmq8: 127, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax,
 	}
 }
 
