@@ -393,6 +393,7 @@ __device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__
 #include "quant_mv.cuh"
 #include "quant_mm.cuh"
 #include "quant_mmq.cuh"
+#include "quant_mmq2.cuh"
 
 // F16, BF16 and F32 matrices (backend/cuda/half.go).
 #include "half.cuh"
