@@ -191,42 +191,55 @@ type moeScratch struct {
 	xh, hs    uint64 // the pairs' f16 activations and scales (qact_h, for mmhe)
 }
 
-// moeScratchBytes is the device memory of moeScratch for c.
-func moeScratchBytes(c *arch.Config) int64 {
-	if !c.MoE.Enabled() {
-		return 0
-	}
-	m := &c.MoE
-	pairs := int64(MaxBatch * m.TopK)
-	F := int64(m.ExpertFFN)
-	return 4*int64(MaxBatch*m.Experts) + 3*4*pairs + 4*int64(1+3*m.Experts) + 64 + 4*(1+pairs/moeTile+int64(m.Experts)) +
-		pairs*(4*F+F+F/8+F/4+4*int64(c.Hidden)+2*F+4)
+// moeBuf is one buffer of moeScratch: where its pointer goes, its bytes
+// and its name.
+type moeBuf struct {
+	dst  *uint64
+	n    int
+	what string
 }
 
-// allocMoE allocates the MoE scratch through alloc (BatchRunner.allocScratch's).
-func (br *BatchRunner) allocMoE(alloc func(dst *uint64, n int, what string)) {
-	c := &br.cfg
+// buffers lists s's buffers and their sizes for c: what allocMoE
+// allocates and moeScratchBytes counts.
+func (s *moeScratch) buffers(c *arch.Config) []moeBuf {
 	if !c.MoE.Enabled() {
-		return
+		return nil
 	}
 	m := &c.MoE
 	pairs := MaxBatch * m.TopK
 	F := m.ExpertFFN
-	s := &br.moe
-	alloc(&s.logits, 4*MaxBatch*m.Experts, "router logits")
-	alloc(&s.wts, 4*pairs, "expert weights")
-	alloc(&s.pick, 4*pairs, "expert picks")
-	alloc(&s.grp, 4*(1+3*m.Experts), "expert groups")
-	alloc(&s.order, 4*pairs, "expert order")
-	alloc(&s.act, 4*pairs*F, "expert activations")
-	alloc(&s.xq, pairs*F, "expert activations (int8)")
-	alloc(&s.xs, 4*pairs*F/32, "expert activation scales")
-	alloc(&s.xsum, pairs*F/4, "expert activation sums")
-	alloc(&s.y, 4*pairs*c.Hidden, "expert outputs")
-	alloc(&s.counter, 64, "router counter")
-	alloc(&s.tiles, 4*(1+pairs/moeTile+m.Experts), "expert tiles")
-	alloc(&s.xh, 2*pairs*F, "expert activations (f16)")
-	alloc(&s.hs, 4*pairs, "expert activation scales (f16)")
+	return []moeBuf{
+		{&s.logits, 4 * MaxBatch * m.Experts, "router logits"},
+		{&s.wts, 4 * pairs, "expert weights"},
+		{&s.pick, 4 * pairs, "expert picks"},
+		{&s.grp, 4 * (1 + 3*m.Experts), "expert groups"},
+		{&s.order, 4 * pairs, "expert order"},
+		{&s.act, 4 * pairs * F, "expert activations"},
+		{&s.xq, pairs * F, "expert activations (int8)"},
+		{&s.xs, 4 * pairs * F / 32, "expert activation scales"},
+		{&s.xsum, pairs * F / 4, "expert activation sums"},
+		{&s.y, 4 * pairs * c.Hidden, "expert outputs"},
+		{&s.counter, 64, "router counter"},
+		{&s.tiles, 4 * (1 + pairs/moeTile + m.Experts), "expert tiles"},
+		{&s.xh, 2 * pairs * F, "expert activations (f16)"},
+		{&s.hs, 4 * pairs, "expert activation scales (f16)"},
+	}
+}
+
+// moeScratchBytes is the device memory of moeScratch for c.
+func moeScratchBytes(c *arch.Config) int64 {
+	var n int64
+	for _, b := range (&moeScratch{}).buffers(c) {
+		n += int64(b.n)
+	}
+	return n
+}
+
+// allocMoE allocates the MoE scratch through alloc (BatchRunner.allocScratch's).
+func (br *BatchRunner) allocMoE(alloc func(dst *uint64, n int, what string)) {
+	for _, b := range br.moe.buffers(&br.cfg) {
+		alloc(b.dst, b.n, b.what)
+	}
 }
 
 // moeOp enqueues OpMoE of layer i for n tokens (the rows of br.px): the
