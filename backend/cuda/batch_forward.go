@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"inferno/arch"
 	"inferno/batch"
@@ -495,9 +496,26 @@ func (br *BatchRunner) wait(s, idx int, step int32) error {
 			if atomic.LoadInt32(flag) == step {
 				return nil
 			}
-			return fmt.Errorf("cuda: batch step %d finished without writing its result", step)
+			return fmt.Errorf("cuda: batch step %d finished without writing its result (the polled flag holds %d; %s)", step, atomic.LoadInt32(flag), br.countersState())
 		}
 	}
+}
+
+// countersState describes the counters the step's last-block kernels
+// keep (each zero between launches), for an error that says which one
+// did not come back to zero.
+func (br *BatchRunner) countersState() string {
+	var b [4]byte
+	read := func(p uint64) string {
+		if p == 0 {
+			return "-"
+		}
+		if err := br.dev.download(b[:], p); err != nil {
+			return err.Error()
+		}
+		return fmt.Sprint(*(*uint32)(unsafe.Pointer(&b[0])))
+	}
+	return fmt.Sprintf("argmax counter %s, router counter %s", read(br.acnt), read(br.moe.counter))
 }
 
 // general runs any batch with kernels launched one by one: QKV for every

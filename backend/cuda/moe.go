@@ -265,7 +265,7 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 		norm = 1
 	}
 	if f := formatOf(mw.router.typ); f.float && mw.router.next == nil {
-		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + 7) / 8)}, 256, uint32(4*H),
+		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + 1) / 2)}, 256, uint32(4*H),
 			mw.router.lo, i32(E), i32(H), br.px, w.ffnNorm, eps, s.logits, br.phi, br.psx, br.plo,
 			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter)
 	} else {

@@ -16,7 +16,8 @@ import (
 // compiled group dividing the ratio; the blocks of one KV head then read
 // its keys and values once each, mostly from L2, and the first appends
 // the new key and value). Qwen3's ratios are 2 (0.6B, 1.7B), 4 (4B, 8B),
-// 5 (14B) and 8 (32B), head dimension 128.
+// 5 (14B) and 8 (32B), head dimension 128; Qwen2.5's 7 (0.5B, head
+// dimension 64, and 7B, 128).
 var (
 	// headDims are the head dimensions with kernels.
 	headDims = []int{32, 64, 128, 256}
@@ -26,8 +27,8 @@ var (
 	// warp) and G x 24 in registers.
 	decodeGroups = map[int][]int{
 		32:  {1, 2, 4},
-		64:  {1, 2, 3, 4, 5, 6, 8},
-		128: {1, 2, 3, 4, 5, 6, 8},
+		64:  {1, 2, 3, 4, 5, 6, 7, 8},
+		128: {1, 2, 3, 4, 5, 6, 7, 8},
 		256: {1, 2, 3, 4},
 	}
 	// prefillGroups are pattn_pre's (64/G tokens a tile, G a power of two).

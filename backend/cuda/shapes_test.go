@@ -184,8 +184,8 @@ func TestShapeModels(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ hd, ratio, dg, pg int }{
-		{128, 2, 2, 2}, {128, 3, 3, 1}, {128, 5, 5, 1}, {128, 7, 1, 1}, {128, 8, 8, 4}, {128, 16, 8, 4},
-		{256, 8, 4, 4}, {256, 6, 3, 2}, {32, 3, 1, 1}, {64, 10, 5, 2}, {64, 9, 3, 1},
+		{128, 2, 2, 2}, {128, 3, 3, 1}, {128, 5, 5, 1}, {128, 7, 7, 1}, {128, 11, 1, 1}, {128, 8, 8, 4}, {128, 16, 8, 4},
+		{256, 8, 4, 4}, {256, 6, 3, 2}, {32, 3, 1, 1}, {64, 10, 5, 2}, {64, 9, 3, 1}, {64, 14, 7, 2},
 	} {
 		if dg, pg := decodeGroup(c.hd, c.ratio), prefillGroup(c.ratio); dg != c.dg || pg != c.pg {
 			t.Errorf("head dim %d, ratio %d: groups %d and %d, want %d and %d", c.hd, c.ratio, dg, pg, c.dg, c.pg)

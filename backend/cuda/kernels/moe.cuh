@@ -159,15 +159,18 @@ extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __rest
 }
 
 // moe_gate: the router of a float type (F32, F16, BF16: the matrix as in
-// the file, E rows of H) and the routing, in one launch; grid (n, E/8),
+// the file, E rows of H) and the routing, in one launch; grid (n, E/2),
 // 256 threads. Block (t, b) normalizes token t's row of x (RMSNorm times
 // gain, in shared memory: 4*H bytes of dynamic shared memory) and computes
-// the logits of experts 8b..8b+7 (one a warp, each lane 16-byte chunks of
-// the row, summed in a fixed order: a token's logits do not depend on its
-// batch); blocks (t, 0) also write the token's int8 activations as qact8
-// does (xq, xs, xsum) for the gate and up products. The last block to
-// finish (counter, zero between launches) routes every token
-// (moe_route_tokens).
+// the logits of experts 2b and 2b+1, four warps an expert (each lane
+// 16-byte chunks of a quarter of the row; the lanes', then the warps'
+// partial sums added in a fixed order: a token's logits do not depend on
+// its batch). Two experts a block, not eight, so that a decode step's one
+// token spreads its router's rows over E/2 blocks (the rows' read was
+// latency-bound over E/8). Blocks (t, 0) also write the token's int8
+// activations as qact8 does (xq, xs, xsum) for the gate and up products.
+// The last block to finish (counter, zero between launches) routes every
+// token (moe_route_tokens).
 template <int WT>
 __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,
                                          const float* __restrict__ gain, float eps, float* __restrict__ logits,
@@ -177,6 +180,7 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   extern __shared__ __align__(16) unsigned char smem[];
   float* h = (float*)smem;
   __shared__ float red[8];
+  __shared__ float part[8];
   __shared__ int cnt[MOE_MAXE];
   __shared__ int cur[MOE_MAXE];
   __shared__ bool last;
@@ -194,19 +198,26 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
     qprologue(xr, H, gain, eps, xq + (size_t)t * H, xs + (size_t)t * (H >> 5), xsum + (size_t)t * (H >> 4), red);
   }
   __syncthreads();
-  const int e = blockIdx.y * 8 + warp;
+  const int e = blockIdx.y * 2 + (warp >> 2), q = warp & 3;
+  float acc = 0.f;
   if (e < E) {
     constexpr int V = ht<WT>::V16;
     const uint8_t* wr = W + (size_t)e * H * ht<WT>::BYTES;
-    float acc = 0.f;
-    for (int c = lane; c < H / V; c += 32) {
+#pragma unroll 4
+    for (int c = q * 32 + lane; c < H / V; c += 128) {
       float v[V];
       h_cvt16<WT>(ldg_nc16(wr + 16 * (size_t)c), v);
 #pragma unroll
       for (int j = 0; j < V; j++) acc += v[j] * h[c * V + j];
     }
-    acc = warp_sum(acc);
-    if (lane == 0) logits[(size_t)t * E + e] = acc;
+  }
+  acc = warp_sum(acc);
+  if (lane == 0) part[warp] = acc;
+  __syncthreads();
+  if (threadIdx.x < 2) {
+    const int ex = blockIdx.y * 2 + threadIdx.x;
+    const float* p = part + 4 * threadIdx.x;
+    if (ex < E) logits[(size_t)t * E + ex] = ((p[0] + p[1]) + p[2]) + p[3];
   }
   __threadfence();
   __syncthreads();
