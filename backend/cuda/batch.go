@@ -580,7 +580,11 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	for _, r := range br.runs {
 		tab += (r.Pos+r.N-1)/br.bs + 1
 	}
-	if err := br.growMeta(metaInts(n, tab+n) + len(b.Hidden)); err != nil { // + n: room for a lookahead's tables
+	need := metaInts(n, tab+n) + len(b.Hidden) // + n: room for a lookahead's tables
+	if br.sampNow {
+		need += rowInts * len(b.Outputs)
+	}
+	if err := br.growMeta(need); err != nil {
 		return err
 	}
 	var err error

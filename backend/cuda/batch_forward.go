@@ -12,12 +12,15 @@ import (
 
 // Inputs of a pass ("meta": one int32 array, page-locked on the host and
 // copied to the device): a header of 4 ints (the ints the first kernel of
-// a decode graph copies, 0, the step number, and for a lookahead step the
-// number of tokens to take from the device's argmax), then per token its id,
-// position and table offset (an index into the same array, where the
-// sequence's block table was copied), and for other passes the decode
-// token list, the prefill tiles (first token, count) and the output rows.
-// The tables follow, each cut to the blocks its run reaches.
+// a decode graph copies, 1 when the step samples on the GPU so that the
+// argmax kernels return at once (skipArgmax), the step number, and for a
+// lookahead step the number of tokens to take from the device's argmax),
+// then per token its id, position and table offset (an index into the
+// same array, where the sequence's block table was copied), and for other
+// passes the decode token list, the prefill tiles (first token, count) and
+// the output rows. The tables follow, each cut to the blocks its run
+// reaches; then, for a step sampled on the GPU, its rows' parameters
+// (metaRows).
 const metaStep = 2 // the header's step number
 
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
@@ -169,7 +172,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		l.launch("argmax_final", [3]uint32{1}, 1024, 0, br.pval, br.pidx, i32(base.headBlocks), br.dres, hres, br.dmeta)
 	} else {
 		br.matmul(l, "store", &base.out, br.px, base.outNorm, logits, c.Vocab, 0, B)
-		l.launch("argmax_rows", [3]uint32{uint32(B)}, 1024, 0, logits, i32(c.Vocab), i32(B), br.dres, hres, br.dmeta+4*metaStep, br.acnt)
+		l.launch("argmax_rows", [3]uint32{uint32(B)}, 1024, 0, logits, i32(c.Vocab), i32(B), br.dres, hres, br.dmeta, br.acnt)
 	}
 }
 
@@ -248,8 +251,10 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 				// logits with the rows set for this Forward, before the
 				// next lookahead step, which reads the sampled tokens.
 				br.samp.fill(a.slot, 0)
-				if err := br.samp.launch(a.slot, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step); err != nil {
-					return err
+				l := &launcher{g: g}
+				br.samp.launch(l, a.slot, 0, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step)
+				if l.err != nil {
+					return l.err
 				}
 			}
 			if !sampled {
@@ -284,6 +289,11 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	if total == 0 {
 		return fmt.Errorf("cuda: the inputs of a batch of %d do not fit in %d ints", n, br.metaCap)
 	}
+	if br.sampNow {
+		hostInts(br.hmetaSlot(s), 2)[1] = br.skipArgmax()
+		br.samp.fill(s, 0)
+		total = br.metaRows(s, total)
+	}
 	if total <= br.bt.zc {
 		hostInts(br.hmetaSlot(s), 1)[0] = int32(total)
 	} else if err := br.copyMeta(s, total); err != nil {
@@ -301,9 +311,10 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		return err
 	}
 	if br.sampNow {
-		br.samp.fill(s, 0)
-		if err := br.samp.launch(s, br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step); err != nil {
-			return err
+		l := &launcher{g: g}
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step)
+		if l.err != nil {
+			return l.err
 		}
 	}
 	br.slot = s
@@ -326,6 +337,21 @@ func (br *BatchRunner) flagIndex(B int) int {
 		return sampFlag
 	}
 	return B
+}
+
+// metaRows puts slot s's sampling rows (filled) after the first total
+// ints of its inputs, when they travel there (devSampler.inMeta) and fit,
+// so that one copy takes both to the device; it returns the ints to copy.
+func (br *BatchRunner) metaRows(s, total int) int {
+	sm := br.samp
+	n := rowInts * sm.nrows[s]
+	if !sm.inMeta() || total+n > br.metaCap {
+		return total
+	}
+	sm.putRows(s, br.hmetaSlot(s)+uintptr(4*total))
+	sm.rowsAt[s] = br.dmeta + uint64(4*total)
+	br.metaLen[s] = total + n
+	return total + n
 }
 
 // copyMeta enqueues the copy of slot s's first total ints of inputs to the
@@ -384,6 +410,16 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 	return total, br.step
 }
 
+// skipArgmax is the inputs' header field m[1] of a step whose sampling
+// on the GPU is queued with it: 1 (samp_final writes the ids), so that
+// the argmax kernels (argmax_rows, argmax_final) return at once.
+func (br *BatchRunner) skipArgmax() int32 {
+	if br.sampNow && !br.samp.old {
+		return 1
+	}
+	return 0
+}
+
 // queueAhead queues, in slot s, the decode step after b's (just queued or
 // taken): the same sequences in the same order with the same tables,
 // positions + 1, the tokens of b's argmax as the device computed them;
@@ -432,20 +468,29 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	if total == 0 {
 		return nil
 	}
+	sample := br.sampNow && !deferred
+	if sample {
+		// The rows' next tokens: the same parameters, the next indexes.
+		// (A deferred step keeps its argmax: the Forward that takes it may
+		// not sample.)
+		hostInts(br.hmetaSlot(s), 2)[1] = br.skipArgmax()
+		br.samp.fill(s, 1)
+		total = br.metaRows(s, total)
+	}
 	if err := br.copyMeta(s, total); err != nil {
 		return err
 	}
 	if err := br.dev.launchGraph(br.graphs[bi][v][s][1]); err != nil {
 		return err
 	}
-	if br.sampNow && !deferred {
-		// The rows' next tokens: the same parameters, the next indexes.
-		br.samp.fill(s, 1)
-		if err := br.samp.launch(s, br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step); err != nil {
-			return err
+	if sample {
+		l := &launcher{g: br.dev}
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step)
+		if l.err != nil {
+			return l.err
 		}
 	}
-	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: br.sampNow && !deferred, deferred: deferred}
+	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: sample, deferred: deferred}
 	br.pending = true
 	return nil
 }
@@ -557,6 +602,12 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	br.step++
 	m[0], m[1], m[metaStep], m[3] = 0, 0, br.step, 0
 	br.metaLen[0] = total
+	sample := br.sampNow && nout > 0
+	if sample {
+		m[1] = br.skipArgmax()
+		br.samp.fill(0, 0)
+		total = br.metaRows(0, total)
+	}
 	if err := br.copyMeta(0, total); err != nil {
 		return err
 	}
@@ -594,10 +645,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	if nout > 0 {
 		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)
 		br.matmul(l, "store", &base.out, br.pxo, base.outNorm, br.logits, c.Vocab, 0, nout)
-		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta+4*metaStep, br.acnt)
-		if br.sampNow && l.err == nil {
-			br.samp.fill(0, 0)
-			l.then("sampling", br.samp.launch(0, br.logits, nout, br.dres, br.hresD, br.step))
+		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta, br.acnt)
+		if sample {
+			br.samp.launch(l, 0, br.samp.rowsAt[0], br.logits, nout, br.dres, br.hresD, br.step)
 		}
 	}
 	if len(b.Hidden) > 0 {

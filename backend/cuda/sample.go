@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	"inferno/sampling"
@@ -49,8 +50,12 @@ type sampPatch struct {
 // devSampler holds the GPU sampling's buffers and the parameters of the
 // rows of the next step.
 type devSampler struct {
-	g     *device
-	have  bool // the module has the sampling kernels (not an older INFERNO_CUDA_PTX)
+	g    *device
+	have bool // the module has the sampling kernels (not an older INFERNO_CUDA_PTX)
+	// old selects the sampling as it was before the kernels' fast paths
+	// (INFERNO_CUDA_SAMP=old: rows copied apart, the step's argmax kept,
+	// k rounds ranked by counting), for A/B runs in one process.
+	old   bool
 	vocab int
 	gk    int // samp_topk's chunks (of at most topkSmem)
 	kmax  int // the largest top_k sampled here (and the stride of samp_topk's partials)
@@ -73,7 +78,8 @@ type devSampler struct {
 	drows, dpatch, dmask [2]uint64
 	patchCap, maskCap    int // entries, words
 	nrows                [2]int
-	orig                 uint64 // patched tokens' raw logits, by entry
+	rowsAt               [2]uint64 // where the slot's rows travelled with the step's inputs (0: not)
+	orig                 uint64    // patched tokens' raw logits, by entry
 	race                 uint64
 	statsRaw, statsPost  uint64
 	kval, kidx           uint64
@@ -98,7 +104,7 @@ const (
 // are allocated by the first step that samples.
 func newDevSampler(g *device, vocab int) *devSampler {
 	gk := (vocab + topkSmem - 1) / topkSmem
-	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk)}
+	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), old: os.Getenv("INFERNO_CUDA_SAMP") == "old"}
 }
 
 // canSample reports whether the GPU samples under p: every setting but
@@ -320,6 +326,7 @@ func (s *devSampler) fill(slot, d int) {
 		h[i].pos += int32(d)
 	}
 	s.nrows[slot] = n
+	s.rowsAt[slot] = 0
 	if len(s.patches) > 0 {
 		copy(unsafe.Slice((*sampPatch)(hostPtr(s.hpatch[slot])), s.patchCap), s.patches)
 	}
@@ -353,52 +360,65 @@ func (g *device) copyAsync(dst uint64, src uintptr, n int) error {
 	return g.d.check("cuMemcpyHtoDAsync (sampling)", g.d.call(g.d.cuMemcpyHtoDAsync, uintptr(dst), src, uintptr(n), g.stream))
 }
 
-// launch enqueues the sampling of the n rows of logits (vocab apart) with
-// slot slot's parameters (filled): ids to dres[row] and to the page-locked
-// results hres[row], log-probabilities to the slot's hout; the last block
-// writes step to hres[sampFlag].
-func (s *devSampler) launch(slot int, logits uint64, n int, dres uint64, hres uint64, step int32) error {
+// rowInts is the size of a row's parameters in ints (in a step's inputs).
+const rowInts = sampRowBytes / 4
+
+// inMeta reports whether the rows' parameters travel with the step's
+// inputs (one copy to the device for both) rather than apart.
+func (s *devSampler) inMeta() bool { return !s.old }
+
+// putRows writes slot slot's rows (filled) to the page-locked ints at dst.
+func (s *devSampler) putRows(slot int, dst uintptr) {
+	n := s.nrows[slot]
+	copy(unsafe.Slice((*sampRow)(hostPtr(dst)), n), unsafe.Slice((*sampRow)(hostPtr(s.hrows[slot])), n))
+}
+
+// launch enqueues on l the sampling of the n rows of logits (vocab apart)
+// with slot slot's parameters (filled), read on the device at rows when
+// the step's inputs carried them there, else (rows 0) copied to the
+// slot's buffer first: ids to dres[row] and to the page-locked results
+// hres[row], log-probabilities to the slot's hout; the last block writes
+// step to hres[sampFlag].
+func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n int, dres uint64, hres uint64, step int32) {
 	g := s.g
-	if err := g.copyAsync(s.drows[slot], s.hrows[slot], n*sampRowBytes); err != nil {
-		return err
-	}
-	if err := g.copyAsync(s.dpatch[slot], s.hpatch[slot], 16*len(s.patches)); err != nil {
-		return err
-	}
-	if err := g.copyAsync(s.dmask[slot], s.hmask[slot], 8*len(s.masks)); err != nil {
-		return err
-	}
-	V := s.vocab
-	rows, mask, patch := s.drows[slot], s.dmask[slot], s.dpatch[slot]
-	hout := s.houtD + uint64(4*slot*MaxBatch*sampOut)
-	var err error
-	l := func(name string, grid [3]uint32, block uint32, args ...uint64) {
-		if err == nil {
-			err = g.launch(name, grid, block, 0, args...)
-		}
-	}
-	if s.needRaw {
-		l("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, mask, i32(0), s.statsRaw)
-	}
-	if s.needTopLP {
-		l("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, logits, i32(V), rows, mask, i32(0), i32(sampTopLP), s.lval, s.lidx)
+	if rows == 0 {
+		rows = s.drows[slot]
+		l.then("sampling rows", g.copyAsync(rows, s.hrows[slot], n*sampRowBytes))
 	}
 	if len(s.patches) > 0 {
-		l("samp_prep", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, patch, s.orig)
+		l.then("sampling patches", g.copyAsync(s.dpatch[slot], s.hpatch[slot], 16*len(s.patches)))
+	}
+	if len(s.masks) > 0 {
+		l.then("sampling masks", g.copyAsync(s.dmask[slot], s.hmask[slot], 8*len(s.masks)))
+	}
+	V := s.vocab
+	mask, patch := s.dmask[slot], s.dpatch[slot]
+	hout := s.houtD + uint64(4*slot*MaxBatch*sampOut)
+	fast := 1
+	if s.old {
+		fast = 0
+	}
+	if s.needRaw {
+		l.launch("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(0), s.statsRaw)
+	}
+	if s.needTopLP {
+		l.launch("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(0|2*fast), i32(sampTopLP), s.lval, s.lidx)
+	}
+	if len(s.patches) > 0 {
+		l.launch("samp_prep", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, patch, s.orig)
 	}
 	if s.needPost {
-		l("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, mask, i32(1), s.statsPost)
+		l.launch("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1), s.statsPost)
 	}
 	if s.needTopK {
-		l("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, logits, i32(V), rows, mask, i32(1), i32(s.kmax), s.kval, s.kidx)
+		l.launch("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1|2*fast), i32(s.kmax), s.kval, s.kidx)
 	}
 	if s.needRace {
-		l("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
+		l.launch("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
 	}
-	l("samp_final", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
+	l.launch("samp_final", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
 		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
-		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter)
-	return err
+		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter, i32(fast))
 }
 
 // prepare allocates what the rows set need (waiting for the device first

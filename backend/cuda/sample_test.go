@@ -62,8 +62,9 @@ func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 	s.active = false
 	s.fill(0, 0)
 	r.step++
-	if err := s.launch(0, logits, len(rows), r.dres, r.hresD, r.step); err != nil {
-		t.Fatal(err)
+	l := &launcher{g: r.g}
+	if s.launch(l, 0, 0, logits, len(rows), r.dres, r.hresD, r.step); l.err != nil {
+		t.Fatal(l.err)
 	}
 	waitStream(t, r.g)
 	h := hostInts(r.hres, MaxBatch+4)

@@ -63,18 +63,29 @@ func TestSampleTopKExact(t *testing.T) {
 			return int(a - b)
 		})
 		want = want[:min(len(want), sampling.MaxTopLogprobs)]
-		for _, p := range []sampling.Params{{Logprobs: true, TopLogprobs: 20}, {Temperature: 0.7, TopK: 20, Logprobs: true, TopLogprobs: 20}} {
-			tok := rig.run(logits, []sampling.Row{{On: true, Params: p, Seed: 1}})[0]
-			got := make([]int32, len(tok.Top))
-			for j, e := range tok.Top {
-				got[j] = e.ID
+		var drawn [2]int32
+		for k, old := range []bool{false, true} { // the fast paths, and the kernels as they were
+			rig.s.old = old
+			for _, p := range []sampling.Params{{Logprobs: true, TopLogprobs: 20}, {Temperature: 0.7, TopK: 20, Logprobs: true, TopLogprobs: 20}} {
+				tok := rig.run(logits, []sampling.Row{{On: true, Params: p, Seed: 1}})[0]
+				got := make([]int32, len(tok.Top))
+				for j, e := range tok.Top {
+					got[j] = e.ID
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s, %+v, old %v: top ids %v, want %v", name, p, old, got, want)
+				}
+				if p.TopK > 0 {
+					if !slices.Contains(want, tok.ID) {
+						t.Errorf("%s: top_k 20 drew %d, not among the 20 best", name, tok.ID)
+					}
+					drawn[k] = tok.ID
+				}
 			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%s, %+v: top ids %v, want %v", name, p, got, want)
-			}
-			if p.TopK > 0 && !slices.Contains(want, tok.ID) {
-				t.Errorf("%s: top_k 20 drew %d, not among the 20 best", name, tok.ID)
-			}
+		}
+		rig.s.old = false
+		if drawn[0] != drawn[1] {
+			t.Errorf("%s: top_k 20 drew %d, %d before the fast paths (same seed and index)", name, drawn[0], drawn[1])
 		}
 	}
 }

@@ -278,13 +278,15 @@ extern "C" __global__ void __launch_bounds__(256) quant_actv(const float* __rest
 // argmax_rows: the argmax of each of n rows of V logits (one block of 1024
 // threads a row; the lowest id among ties, NaN last), to out[row] and to
 // page-locked host memory host[row]; the last block to finish (counter,
-// reset by it) then writes the step number *step to host[n], where the
-// host polls for it.
+// reset by it) then writes the step number head[2] (the inputs' header)
+// to host[n], where the host polls for it. head[1] set (a step sampled on
+// the GPU: samp_final writes the ids and the step number) skips it all.
 extern "C" __global__ void __launch_bounds__(1024) argmax_rows(const float* __restrict__ logits, int V, int n,
                                                                int* __restrict__ out, volatile int* host,
-                                                               const int* __restrict__ step, unsigned* counter) {
+                                                               const int* __restrict__ head, unsigned* counter) {
   __shared__ float sv[32];
   __shared__ int si[32];
+  if (head[1]) return;
   const float* x = logits + (size_t)blockIdx.x * V;
   float bv = NAN;
   int bi = 0x7fffffff;
@@ -330,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_rows(const float* __re
       if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
         *counter = 0;
         __threadfence_system();
-        host[n] = *step;
+        host[n] = head[2];
       }
     }
   }

@@ -169,8 +169,16 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
 // (ids differ: `better` is a total order). More than TOPK_CAND of them
 // (or fewer than k maxima: every valid entry is a candidate) go to
 // topk_block. Every thread of the block calls it; sv and si are only read
-// unless topk_block runs (it marks the entries it takes).
-__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) {
+// unless topk_block runs (it marks the entries it takes). With fast, the
+// bound is found with fewer comparisons (the same bound): each warp sorts
+// its 32 maxima (bitonic, in registers), and a maximum among its warp's k
+// best counts the better ones of each other warp by binary search (7 x 6
+// comparisons instead of 256).
+__device__ __forceinline__ bool tk_before(float a, int ia, float b, int ib) {  // `better`, no entry (id < 0) last
+  return ia >= 0 && (ib < 0 || better(a, ia, b, ib));
+}
+
+__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi, bool fast) {
   __shared__ float mv[TOPK_THREADS], cv[TOPK_CAND];
   __shared__ int mi[TOPK_THREADS], ci[TOPK_CAND];
   __shared__ int ncand, ti;
@@ -185,6 +193,23 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
       bi = id;
     }
   }
+  if (fast) {
+    const int lane = tid & 31;
+#pragma unroll
+    for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+      for (int st = size >> 1; st > 0; st >>= 1) {
+        const float v2 = __shfl_xor_sync(FULL, bv, st);
+        const int i2 = __shfl_xor_sync(FULL, bi, st);
+        // The lane that keeps the better of the pair: the lower one in a
+        // segment sorted best first, the upper one in the others.
+        const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
+        if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
+          bv = v2;
+          bi = i2;
+        }
+      }
+  }
   mv[tid] = bv;
   mi[tid] = bi;
   if (tid == 0) {
@@ -192,7 +217,29 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
     ti = -1;
   }
   __syncthreads();
-  if (bi >= 0) {
+  if (fast) {
+    // Lane L holds its warp's L-th best maximum: its rank among all is L
+    // plus the better ones of the other warps.
+    const int lane = tid & 31, w = tid >> 5;
+    if (bi >= 0 && lane < k) {
+      int r = lane;
+      for (int o = 0; o < TOPK_THREADS / 32; o++) {
+        if (o == w) continue;
+        const float* lv = mv + 32 * o;
+        const int* li = mi + 32 * o;
+        int q = 0;
+#pragma unroll
+        for (int h = 16; h > 0; h >>= 1)
+          if (tk_before(lv[q + h - 1], li[q + h - 1], bv, bi)) q += h;
+        if (tk_before(lv[q], li[q], bv, bi)) q++;
+        r += q;
+      }
+      if (r == k - 1) {
+        tv = bv;
+        ti = bi;
+      }
+    }
+  } else if (bi >= 0) {
     int r = 0;
     for (int j = 0; j < TOPK_THREADS; j++) r += mi[j] >= 0 && better(mv[j], mi[j], bv, bi);
     if (r == k - 1) {
@@ -237,35 +284,58 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
 }
 
 // samp_topk: grid (chunks of TOPK_SMEM, rows), TOPK_THREADS threads. Mode
-// 0: rows with top log-probabilities (k = ntop), raw logits; mode 1:
+// (bit 0) 0: rows with top log-probabilities (k = ntop), raw logits; 1:
 // sampled rows with top_k (k = topk) or with top_p alone (k = kmax: the
 // nucleus when it is that small), after the patches, masked. Writes the chunk's k
 // best (NaN and -Inf left out; ids -1 past what it has) to
-// pval/pidx[(row*gridDim.x + chunk)*kmax ..].
+// pval/pidx[(row*gridDim.x + chunk)*kmax ..]. Mode bit 1 (fast): chunks
+// of whole groups of 4 (samp_chunk), read as float4 when V allows, and
+// topk_fast's fast bound.
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float* __restrict__ logits, int V,
                                                                      const SampRow* __restrict__ rows,
                                                                      const unsigned* __restrict__ masks, int mode,
                                                                      int kmax, float* __restrict__ pval,
                                                                      int* __restrict__ pidx) {
-  __shared__ float sv[TOPK_SMEM];
-  __shared__ int si[TOPK_SMEM];
+  __shared__ __align__(16) float sv[TOPK_SMEM];
+  __shared__ __align__(16) int si[TOPK_SMEM];
   const SampRow p = rows[blockIdx.y];
-  const int k = mode == 0 ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
-                          : (p.invT == 0.f ? 0 : p.topk > 0 ? p.topk : p.topp > 0.f ? kmax : 0);
+  const bool post = mode & 1, fast = mode & 2;
+  const int k = !post ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
+                      : (p.invT == 0.f ? 0 : p.topk > 0 ? p.topk : p.topp > 0.f ? kmax : 0);
   if (k <= 0) return;
   const float* x = logits + (size_t)blockIdx.y * V;
-  const int chunk = (V + gridDim.x - 1) / gridDim.x;
-  const int lo = blockIdx.x * chunk, hi = min(V, lo + chunk);
+  int lo, hi;
+  if (fast) {
+    samp_chunk(V, blockIdx.x, gridDim.x, lo, hi);
+  } else {
+    const int chunk = (V + gridDim.x - 1) / gridDim.x;
+    lo = blockIdx.x * chunk;
+    hi = min(V, lo + chunk);
+  }
   const int m = max(0, hi - lo);
-  const int mk = mode == 1 ? p.mask : -1;
-  for (int q = threadIdx.x; q < m; q += TOPK_THREADS) {
-    const float v = x[lo + q];
-    sv[q] = v;
-    si[q] = v > -INFINITY && samp_allowed(masks, mk, lo + q) ? lo + q : -1;
+  const int mk = post ? p.mask : -1;
+  if (fast && (V & 3) == 0) {  // lo and m are multiples of 4
+#pragma unroll 4
+    for (int q = 4 * threadIdx.x; q < m; q += 4 * TOPK_THREADS) {
+      const float4 v = *reinterpret_cast<const float4*>(x + lo + q);
+      const int b = lo + q;
+      *reinterpret_cast<float4*>(sv + q) = v;
+      *reinterpret_cast<int4*>(si + q) =
+          make_int4(v.x > -INFINITY && samp_allowed(masks, mk, b) ? b : -1,
+                    v.y > -INFINITY && samp_allowed(masks, mk, b + 1) ? b + 1 : -1,
+                    v.z > -INFINITY && samp_allowed(masks, mk, b + 2) ? b + 2 : -1,
+                    v.w > -INFINITY && samp_allowed(masks, mk, b + 3) ? b + 3 : -1);
+    }
+  } else {
+    for (int q = threadIdx.x; q < m; q += TOPK_THREADS) {
+      const float v = x[lo + q];
+      sv[q] = v;
+      si[q] = v > -INFINITY && samp_allowed(masks, mk, lo + q) ? lo + q : -1;
+    }
   }
   __syncthreads();
   const size_t o = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * kmax;
-  topk_fast(sv, si, m, k, pval + o, pidx + o);
+  topk_fast(sv, si, m, k, pval + o, pidx + o, fast);
 }
 
 // samp_penalize returns the logit v of a patched token: the bias, then
@@ -424,20 +494,25 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
 // row is left to the host; the id is the best candidate), and for rows
 // with logprobs [1] the chosen token's raw log-probability, [2] the
 // number n of top ones, then n (id, log-probability) pairs from [4]. The
-// last block to finish writes step to hids[flag].
+// last block to finish writes step to hids[flag]. With fast, the merges
+// read only the k entries of each chunk's partials that can hold any, and
+// the candidates' noise is drawn by a thread each (the same draw).
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     const float* __restrict__ logits, int V, const SampRow* __restrict__ rows, int delta,
     const float4* __restrict__ race, int C, const float* __restrict__ kval, const int* __restrict__ kidx, int gk,
     int kmax, const float* __restrict__ lval, const int* __restrict__ lidx, int gl,
     const float2* __restrict__ rawstats, const float2* __restrict__ poststats, const SampPatch* __restrict__ patches,
     const float* __restrict__ orig,
-    int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter) {
+    int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter,
+    int fast) {
   __shared__ float sv[TOPK_SMEM];
   __shared__ int si[TOPK_SMEM];
   __shared__ float cv[TOPK_MAX];
   __shared__ int ci[TOPK_MAX];
-  __shared__ int chosen, undrawn;
-  __shared__ float rawChosen;
+  __shared__ int chosen, undrawn, nkeep;
+  __shared__ float rawChosen, mtop;
+  __shared__ float wsv[TOPK_THREADS / 32];
+  __shared__ int wsi[TOPK_THREADS / 32];
   const int row = blockIdx.x;
   const SampRow p = rows[row];
   const float* x = logits + (size_t)row * V;
@@ -445,15 +520,16 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
   if (p.invT != 0.f && (p.topk > 0 || p.topp > 0.f)) {
     const bool nucleus = p.topk <= 0;  // top_p alone, over the kmax best
     const int k = nucleus ? kmax : p.topk;
-    const int nc = gk * kmax;
+    const int per = fast ? k : kmax;  // entries read of each chunk's
+    const int nc = gk * per;
     for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-      const int c = q / kmax, j = q % kmax;
+      const int c = q / per, j = q % per;
       const size_t o = ((size_t)row * gk + c) * kmax + j;
       sv[q] = j < k ? kval[o] : -INFINITY;
       si[q] = j < k ? kidx[o] : -1;
     }
     __syncthreads();
-    topk_fast(sv, si, nc, k, cv, ci);
+    topk_fast(sv, si, nc, k, cv, ci, fast);
     __syncthreads();
     if (threadIdx.x == 0) {
       // sampling's keepTopK: the cutoff, top_p over what is left, then min_p.
@@ -499,18 +575,54 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
           }
         keep = nk;
       }
-      int best = ci[0] >= 0 ? ci[0] : 0;  // +Inf first, or nothing kept: the best candidate
+      chosen = ci[0] >= 0 ? ci[0] : 0;  // +Inf first, or nothing kept: the best candidate
+      nkeep = keep;
+      mtop = m;
+      if (!fast) {
+        float bs = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int j = 0; j < keep; j++) {
+          const float s = __fmul_rn(cv[j] - m, p.invT) + samp_noise(p, p.pos + delta, ci[j]);
+          if (samp_better(s, ci[j], bs, bi)) {
+            bs = s;
+            bi = ci[j];
+          }
+        }
+        if (keep > 0) chosen = bi;
+      }
+    }
+    if (fast) {
+      // The Gumbel-max among the kept candidates, one a thread.
+      __syncthreads();
+      const int keep = nkeep;
       float bs = -INFINITY;
       int bi = 0x7fffffff;
-      for (int j = 0; j < keep; j++) {
-        const float s = __fmul_rn(cv[j] - m, p.invT) + samp_noise(p, p.pos + delta, ci[j]);
-        if (samp_better(s, ci[j], bs, bi)) {
-          bs = s;
-          bi = ci[j];
+      if (threadIdx.x < keep) {
+        bs = __fmul_rn(cv[threadIdx.x] - mtop, p.invT) + samp_noise(p, p.pos + delta, ci[threadIdx.x]);
+        bi = ci[threadIdx.x];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        const float os = __shfl_xor_sync(FULL, bs, o);
+        const int oi = __shfl_xor_sync(FULL, bi, o);
+        if (samp_better(os, oi, bs, bi)) {
+          bs = os;
+          bi = oi;
         }
       }
-      if (keep > 0) best = bi;
-      chosen = best;
+      if ((threadIdx.x & 31) == 0) {
+        wsv[threadIdx.x >> 5] = bs;
+        wsi[threadIdx.x >> 5] = bi;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0 && keep > 0) {
+        for (int w = 1; w < TOPK_THREADS / 32; w++)
+          if (samp_better(wsv[w], wsi[w], bs, bi)) {
+            bs = wsv[w];
+            bi = wsi[w];
+          }
+        chosen = bi;
+      }
     }
   } else if (threadIdx.x == 0) {
     float bs = -INFINITY, av = NAN;
@@ -556,15 +668,16 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     int nt = 0;
     if (p.ntop > 0) {
       const int k = p.ntop;
-      const int nc = gl * SAMP_TOPLP;
+      const int per = fast ? k : SAMP_TOPLP;
+      const int nc = gl * per;
       for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-        const int c = q / SAMP_TOPLP, j = q % SAMP_TOPLP;
+        const int c = q / per, j = q % per;
         const size_t off = ((size_t)row * gl + c) * SAMP_TOPLP + j;
         sv[q] = j < k ? lval[off] : -INFINITY;
         si[q] = j < k ? lidx[off] : -1;
       }
       __syncthreads();
-      topk_fast(sv, si, nc, k, cv, ci);
+      topk_fast(sv, si, nc, k, cv, ci, fast);
       __syncthreads();
       if (threadIdx.x == 0)
         for (int j = 0; j < k && ci[j] >= 0; j++) {

@@ -1,0 +1,90 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"inferno/sampling"
+)
+
+// TestSampleProfile measures what sampling on the GPU adds to a decode
+// step of synth's 0.6B model, the sampler as it was (INFERNO_CUDA_SAMP=old:
+// rows copied apart, the argmax kept, topk_fast's counting bound) against
+// its fast paths, in one process: per bucket B and setting, the decode's
+// S_TG (128 steps after 128-token prompts, the settings alternated, best
+// of two) and, from BatchRunner.Profile (the step's graph and its
+// sampling kernels replayed with an event after each), the sampling
+// kernels' GPU time:
+//
+//	INFERNO_CUDA_BENCH=1 INFERNO_CUDA_SAMP_B=1,256 ./cuda.test -test.run TestSampleProfile -test.v
+func TestSampleProfile(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") == "" {
+		t.Skip("set INFERNO_CUDA_BENCH=1 to run the CUDA benchmarks")
+	}
+	requireGPU(t)
+	m := synthModel(t, "0.6b")
+	r := newModel(t, m, Options{MaxLen: 2048})
+	const bs = 16
+	br := newBatchRunner(t, r, 256*18+64, bs)
+	bsizes := []int{1, 8, 64, 256}
+	if s := os.Getenv("INFERNO_CUDA_SAMP_B"); s != "" {
+		bsizes = nil
+		for _, f := range strings.Split(s, ",") {
+			var b int
+			if _, err := fmt.Sscan(f, &b); err != nil {
+				t.Fatalf("INFERNO_CUDA_SAMP_B: %v", err)
+			}
+			bsizes = append(bsizes, b)
+		}
+	}
+	type setting struct {
+		name string
+		p    *sampling.Params
+		old  bool
+	}
+	t1 := &sampling.Params{Temperature: 1}
+	q3 := &sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}
+	settings := []setting{{"greedy", nil, false}, {"T1 old", t1, true}, {"T1 new", t1, false}, {"Q3 old", q3, true}, {"Q3 new", q3, false}}
+	var rows []string
+	for _, B := range bsizes {
+		best := make([]float64, len(settings))
+		for range 2 {
+			for i, s := range settings {
+				br.sampler().old = s.old
+				best[i] = max(best[i], sampledDecode(t, br, B, 128, 128, s.p))
+			}
+		}
+		line := fmt.Sprintf("B=%-3d S_TG", B)
+		for i, s := range settings {
+			line += fmt.Sprintf(" | %s %.1f", s.name, best[i])
+			if i > 0 {
+				line += fmt.Sprintf(" %.3fx", best[i]/best[0])
+			}
+		}
+		rows = append(rows, line)
+		t.Log(line)
+		// Per kernel: the step replayed with events (sampling kernels only,
+		// and the whole step).
+		for _, s := range settings {
+			br.sampler().old = s.old
+			sampledDecode(t, br, B, 128, 4, s.p)
+			ops, step, err := br.Profile(B, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := fmt.Sprintf("B=%-3d %-7s step %7.1f us:", B, s.name, step)
+			for _, o := range ops {
+				if strings.HasPrefix(o.Name, "samp") || strings.HasPrefix(o.Name, "argmax") || strings.HasPrefix(o.Name, "sampling") {
+					line += fmt.Sprintf(" %s %.1f", o.Name, float64(o.Total)/float64(time.Microsecond))
+				}
+			}
+			rows = append(rows, line)
+			t.Log(line)
+		}
+	}
+	br.sampler().old = false
+	fmt.Println("\nsampling on the GPU, old against new, synth 0.6B Q8_0 (S_TG tok/s, best of 2; profile us):\n" + strings.Join(rows, "\n"))
+}
