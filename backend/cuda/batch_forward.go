@@ -177,26 +177,34 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 }
 
 // capture records the decode step of bucket bi, variant v into a graph
-// per slot; should that fail with the attention launched with
-// programmatic dependent launch, it tries again without.
-func (br *BatchRunner) capture(bi, v int) error {
-	err := br.capture1(bi, v)
+// per slot, with the sampling of kernel set set (devSampler.kernelSet)
+// after it unless set < 0; should that fail with the attention launched
+// with programmatic dependent launch, it tries again without.
+func (br *BatchRunner) capture(bi, v, set int) error {
+	err := br.capture1(bi, v, set)
 	if err != nil && (v == 1 || batchBuckets[bi] == 1) && br.bt.pdl && br.dev.pdl {
 		br.bt.pdl = false
-		err = br.capture1(bi, v)
+		err = br.capture1(bi, v, set)
 	}
 	return err
 }
 
-func (br *BatchRunner) capture1(bi, v int) error {
+func (br *BatchRunner) capture1(bi, v, set int) error {
 	g := br.dev
 	gs := &br.graphs[bi][v]
+	if set >= 0 {
+		gs = br.sgraph(bi, v, set, true)
+	}
+	B := batchBuckets[bi]
 	for s := range gs {
 		if err := g.beginCapture(); err != nil {
 			return err
 		}
 		l := &launcher{g: g}
-		br.decodeOps(l, batchBuckets[bi], s, v)
+		br.decodeOps(l, B, s, v)
+		if set >= 0 {
+			br.samp.launch(l, s, br.rowsDev(B), br.logitsSlot(s), B, br.dres, br.hresDSlot(s), 0, br.dmeta)
+		}
 		graph, exec, err := g.endCapture()
 		if l.err != nil {
 			if err == nil {
@@ -245,6 +253,7 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 			br.stats.GraphSteps++
 			br.lastB, br.lastV = B, a.v
 			br.lastTok = append(br.lastTok[:0], b.Tokens...)
+			br.sampIn = a.inGraph
 			if a.deferred && br.sampNow {
 				// The step's forward pass was queued without its sampling
 				// (rows with masks or patches, set only now): sample its
@@ -252,7 +261,7 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 				// next lookahead step, which reads the sampled tokens.
 				br.samp.fill(a.slot, 0)
 				l := &launcher{g: g}
-				br.samp.launch(l, a.slot, 0, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step)
+				br.samp.launch(l, a.slot, 0, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step, 0)
 				if l.err != nil {
 					return l.err
 				}
@@ -270,12 +279,16 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		inflight = true
 	}
 	v := br.variantFor(b, B, 0)
-	if !br.noGraph && br.graphs[bi][v][0][1] == 0 {
+	set := -1 // the sampling's kernels, captured into the graph
+	if br.sampNow && br.samp.inGraph() && !br.noGraph {
+		set = br.samp.kernelSet()
+	}
+	if !br.noGraph && br.graph(bi, v, 0, set) == 0 {
 		if err := br.settle(); err != nil {
 			return err
 		}
 		inflight = false
-		if err := br.capture(bi, v); err != nil {
+		if err := br.capture(bi, v, set); err != nil {
 			return err
 		}
 	}
@@ -285,15 +298,14 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	if inflight {
 		s = br.slot
 	}
-	total, step := br.fillDecode(s, b, B, 0)
+	total, step := br.fillDecode(s, b, B, 0, set >= 0)
 	if total == 0 {
 		return fmt.Errorf("cuda: the inputs of a batch of %d do not fit in %d ints", n, br.metaCap)
 	}
 	if br.sampNow {
-		hostInts(br.hmetaSlot(s), 2)[1] = br.skipArgmax()
-		br.samp.fill(s, 0)
-		total = br.metaRows(s, total)
+		total = br.sampleInputs(s, total, B, set >= 0)
 	}
+	br.sampIn = set >= 0
 	if total <= br.bt.zc {
 		hostInts(br.hmetaSlot(s), 1)[0] = int32(total)
 	} else if err := br.copyMeta(s, total); err != nil {
@@ -307,12 +319,12 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		if l.err != nil {
 			return l.err
 		}
-	} else if err := g.launchGraph(br.graphs[bi][v][s][1]); err != nil {
+	} else if err := g.launchGraph(br.graph(bi, v, s, set)); err != nil {
 		return err
 	}
-	if br.sampNow {
+	if br.sampNow && set < 0 {
 		l := &launcher{g: g}
-		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step)
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step, 0)
 		if l.err != nil {
 			return l.err
 		}
@@ -339,21 +351,6 @@ func (br *BatchRunner) flagIndex(B int) int {
 	return B
 }
 
-// metaRows puts slot s's sampling rows (filled) after the first total
-// ints of its inputs, when they travel there (devSampler.inMeta) and fit,
-// so that one copy takes both to the device; it returns the ints to copy.
-func (br *BatchRunner) metaRows(s, total int) int {
-	sm := br.samp
-	n := rowInts * sm.nrows[s]
-	if !sm.inMeta() || total+n > br.metaCap {
-		return total
-	}
-	sm.putRows(s, br.hmetaSlot(s)+uintptr(4*total))
-	sm.rowsAt[s] = br.dmeta + uint64(4*total)
-	br.metaLen[s] = total + n
-	return total + n
-}
-
 // copyMeta enqueues the copy of slot s's first total ints of inputs to the
 // device.
 func (br *BatchRunner) copyMeta(s, total int) error {
@@ -368,9 +365,12 @@ func (br *BatchRunner) copyMeta(s, total int) error {
 // or 0 when (d = 1) some sequence's table does not reach its next position
 // with a valid block, the next position passes MaxLen or the inputs would
 // not fit: then nothing is written.
-func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) {
+func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (int, int32) {
 	n := b.Len()
 	tab0 := 4 + 3*B
+	if rows {
+		tab0 += rowInts * B // the sampling rows at 4+3B (rowsDev)
+	}
 	k := tab0 + 1
 	for t := range n {
 		p := int(b.Pos[t]) + d
@@ -408,16 +408,6 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 	m[0], m[1], m[metaStep], m[3] = 0, 0, br.step, int32(d*n)
 	br.metaLen[s] = total
 	return total, br.step
-}
-
-// skipArgmax is the inputs' header field m[1] of a step whose sampling
-// on the GPU is queued with it: 1 (samp_final writes the ids), so that
-// the argmax kernels (argmax_rows, argmax_final) return at once.
-func (br *BatchRunner) skipArgmax() int32 {
-	if br.sampNow && !br.samp.old {
-		return 1
-	}
-	return 0
 }
 
 // queueAhead queues, in slot s, the decode step after b's (just queued or
@@ -461,36 +451,39 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	deferred := br.sampNow && !br.samp.aheadOK
 	B := batchBuckets[bi]
 	v := br.variantFor(b, B, 1)
-	if br.graphs[bi][v][s][1] == 0 {
+	sample := br.sampNow && !deferred
+	set := -1
+	if sample && br.samp.inGraph() {
+		set = br.samp.kernelSet()
+	}
+	if br.graph(bi, v, s, set) == 0 {
 		return nil // the next step captures that variant first
 	}
-	total, step := br.fillDecode(s, b, B, 1)
+	total, step := br.fillDecode(s, b, B, 1, set >= 0)
 	if total == 0 {
 		return nil
 	}
-	sample := br.sampNow && !deferred
 	if sample {
 		// The rows' next tokens: the same parameters, the next indexes.
 		// (A deferred step keeps its argmax: the Forward that takes it may
 		// not sample.)
-		hostInts(br.hmetaSlot(s), 2)[1] = br.skipArgmax()
 		br.samp.fill(s, 1)
-		total = br.metaRows(s, total)
+		total = br.sampleInputs(s, total, B, set >= 0)
 	}
 	if err := br.copyMeta(s, total); err != nil {
 		return err
 	}
-	if err := br.dev.launchGraph(br.graphs[bi][v][s][1]); err != nil {
+	if err := br.dev.launchGraph(br.graph(bi, v, s, set)); err != nil {
 		return err
 	}
-	if sample {
+	if sample && set < 0 {
 		l := &launcher{g: br.dev}
-		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step)
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step, 0)
 		if l.err != nil {
 			return l.err
 		}
 	}
-	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: sample, deferred: deferred}
+	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: sample, deferred: deferred, inGraph: set >= 0}
 	br.pending = true
 	return nil
 }
@@ -604,9 +597,8 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	br.metaLen[0] = total
 	sample := br.sampNow && nout > 0
 	if sample {
-		m[1] = br.skipArgmax()
 		br.samp.fill(0, 0)
-		total = br.metaRows(0, total)
+		total = br.sampleInputs(0, total, 0, false)
 	}
 	if err := br.copyMeta(0, total); err != nil {
 		return err
@@ -647,7 +639,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		br.matmul(l, "store", &base.out, br.pxo, base.outNorm, br.logits, c.Vocab, 0, nout)
 		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta, br.acnt)
 		if sample {
-			br.samp.launch(l, 0, br.samp.rowsAt[0], br.logits, nout, br.dres, br.hresD, br.step)
+			br.samp.launch(l, 0, br.samp.rowsAt[0], br.logits, nout, br.dres, br.hresD, br.step, 0)
 		}
 	}
 	if len(b.Hidden) > 0 {

@@ -48,9 +48,11 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 	}
 	return g.profileGraph(12*len(br.base.layers)+32, "profiled batch step", reps, func(l *launcher) error {
 		br.decodeOps(l, B, s, br.lastV)
-		if br.sampledLast {
-			// The step's sampling on the GPU, with its rows as it ran.
-			br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), br.nout, br.dres, br.hresDSlot(s), 0)
+		switch {
+		case br.sampIn: // the step's sampling, captured with it
+			br.samp.launch(l, s, br.rowsDev(B), br.logitsSlot(s), B, br.dres, br.hresDSlot(s), 0, br.dmeta)
+		case br.sampledLast: // launched after its graph
+			br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), br.nout, br.dres, br.hresDSlot(s), 0, 0)
 		}
 		return l.err
 	})

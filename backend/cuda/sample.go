@@ -54,11 +54,13 @@ type devSampler struct {
 	have bool // the module has the sampling kernels (not an older INFERNO_CUDA_PTX)
 	// old selects the sampling as it was before the kernels' fast paths
 	// (INFERNO_CUDA_SAMP=old: rows copied apart, the step's argmax kept,
-	// k rounds ranked by counting), for A/B runs in one process.
-	old   bool
-	vocab int
-	gk    int // samp_topk's chunks (of at most topkSmem)
-	kmax  int // the largest top_k sampled here (and the stride of samp_topk's partials)
+	// topk_fast's bound by counting, launched after the step's graph);
+	// apart (INFERNO_CUDA_SAMP=apart) the fast paths launched after the
+	// graph rather than captured into it; for A/B runs in one process.
+	old, apart bool
+	vocab      int
+	gk         int // samp_topk's chunks (of at most topkSmem)
+	kmax       int // the largest top_k sampled here (and the stride of samp_topk's partials)
 
 	// The parameters set for the next step (host), and what they need.
 	rows      []sampRow
@@ -104,7 +106,8 @@ const (
 // are allocated by the first step that samples.
 func newDevSampler(g *device, vocab int) *devSampler {
 	gk := (vocab + topkSmem - 1) / topkSmem
-	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), old: os.Getenv("INFERNO_CUDA_SAMP") == "old"}
+	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), old: os.Getenv("INFERNO_CUDA_SAMP") == "old",
+		apart: os.Getenv("INFERNO_CUDA_SAMP") == "apart"}
 }
 
 // canSample reports whether the GPU samples under p: every setting but
@@ -363,6 +366,38 @@ func (g *device) copyAsync(dst uint64, src uintptr, n int) error {
 // rowInts is the size of a row's parameters in ints (in a step's inputs).
 const rowInts = sampRowBytes / 4
 
+// sampSkip is SAMP_SKIP: a padding row of a decode graph's bucket.
+const sampSkip = 2
+
+// inGraph reports whether a decode step's sampling under the rows set is
+// captured into its graph: no patches and no masks (whose lists vary in
+// length), the rows in the step's inputs at a place fixed by the bucket.
+func (s *devSampler) inGraph() bool {
+	return !s.old && !s.apart && len(s.patches) == 0 && len(s.masks) == 0
+}
+
+// kernelSet returns which sampling kernels the rows set need, as bits: a
+// decode graph with its sampling captured is kept for each set.
+func (s *devSampler) kernelSet() int {
+	set := 0
+	for i, on := range []bool{s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace} {
+		if on {
+			set |= 1 << i
+		}
+	}
+	return set
+}
+
+// putRowsPadded writes slot slot's rows (filled) to the page-locked ints
+// at dst, then padding rows up to B.
+func (s *devSampler) putRowsPadded(slot int, dst uintptr, B int) {
+	s.putRows(slot, dst)
+	h := unsafe.Slice((*sampRow)(hostPtr(dst)), B)
+	for i := s.nrows[slot]; i < B; i++ {
+		h[i] = sampRow{flags: sampSkip}
+	}
+}
+
 // inMeta reports whether the rows' parameters travel with the step's
 // inputs (one copy to the device for both) rather than apart.
 func (s *devSampler) inMeta() bool { return !s.old }
@@ -378,8 +413,9 @@ func (s *devSampler) putRows(slot int, dst uintptr) {
 // the step's inputs carried them there, else (rows 0) copied to the
 // slot's buffer first: ids to dres[row] and to the page-locked results
 // hres[row], log-probabilities to the slot's hout; the last block writes
-// step to hres[sampFlag].
-func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n int, dres uint64, hres uint64, step int32) {
+// the step number to hres[sampFlag]: step, or head[2] when head is not 0
+// (the inputs' header, read by a graph's launch).
+func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n int, dres uint64, hres uint64, step int32, head uint64) {
 	g := s.g
 	if rows == 0 {
 		rows = s.drows[slot]
@@ -418,7 +454,7 @@ func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n
 	}
 	l.launch("samp_final", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
 		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
-		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter, i32(fast))
+		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter, i32(fast), head)
 }
 
 // prepare allocates what the rows set need (waiting for the device first

@@ -13,7 +13,9 @@ import (
 // TestSampleProfile measures what sampling on the GPU adds to a decode
 // step of synth's 0.6B model, the sampler as it was (INFERNO_CUDA_SAMP=old:
 // rows copied apart, the argmax kept, topk_fast's counting bound) against
-// its fast paths, in one process: per bucket B and setting, the decode's
+// its fast paths launched after the step's graph (INFERNO_CUDA_SAMP=apart)
+// and captured into it (the default), in one process: per bucket B and
+// setting, the decode's
 // S_TG (128 steps after 128-token prompts, the settings alternated, best
 // of two) and, from BatchRunner.Profile (the step's graph and its
 // sampling kernels replayed with an event after each), the sampling
@@ -41,19 +43,21 @@ func TestSampleProfile(t *testing.T) {
 		}
 	}
 	type setting struct {
-		name string
-		p    *sampling.Params
-		old  bool
+		name       string
+		p          *sampling.Params
+		old, apart bool
 	}
 	t1 := &sampling.Params{Temperature: 1}
 	q3 := &sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}
-	settings := []setting{{"greedy", nil, false}, {"T1 old", t1, true}, {"T1 new", t1, false}, {"Q3 old", q3, true}, {"Q3 new", q3, false}}
+	settings := []setting{{"greedy", nil, false, false},
+		{"T1 old", t1, true, false}, {"T1 apart", t1, false, true}, {"T1 graph", t1, false, false},
+		{"Q3 old", q3, true, false}, {"Q3 apart", q3, false, true}, {"Q3 graph", q3, false, false}}
 	var rows []string
 	for _, B := range bsizes {
 		best := make([]float64, len(settings))
 		for range 2 {
 			for i, s := range settings {
-				br.sampler().old = s.old
+				br.sampler().old, br.sampler().apart = s.old, s.apart
 				best[i] = max(best[i], sampledDecode(t, br, B, 128, 128, s.p))
 			}
 		}
@@ -69,13 +73,13 @@ func TestSampleProfile(t *testing.T) {
 		// Per kernel: the step replayed with events (sampling kernels only,
 		// and the whole step).
 		for _, s := range settings {
-			br.sampler().old = s.old
+			br.sampler().old, br.sampler().apart = s.old, s.apart
 			sampledDecode(t, br, B, 128, 4, s.p)
 			ops, step, err := br.Profile(B, 20)
 			if err != nil {
 				t.Fatal(err)
 			}
-			line := fmt.Sprintf("B=%-3d %-7s step %7.1f us:", B, s.name, step)
+			line := fmt.Sprintf("B=%-3d %-8s step %7.1f us:", B, s.name, step)
 			for _, o := range ops {
 				if strings.HasPrefix(o.Name, "samp") || strings.HasPrefix(o.Name, "argmax") || strings.HasPrefix(o.Name, "sampling") {
 					line += fmt.Sprintf(" %s %.1f", o.Name, float64(o.Total)/float64(time.Microsecond))
@@ -85,6 +89,6 @@ func TestSampleProfile(t *testing.T) {
 			t.Log(line)
 		}
 	}
-	br.sampler().old = false
+	br.sampler().old, br.sampler().apart = false, false
 	fmt.Println("\nsampling on the GPU, old against new, synth 0.6B Q8_0 (S_TG tok/s, best of 2; profile us):\n" + strings.Join(rows, "\n"))
 }

@@ -63,7 +63,7 @@ func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 	s.fill(0, 0)
 	r.step++
 	l := &launcher{g: r.g}
-	if s.launch(l, 0, 0, logits, len(rows), r.dres, r.hresD, r.step); l.err != nil {
+	if s.launch(l, 0, 0, logits, len(rows), r.dres, r.hresD, r.step, 0); l.err != nil {
 		t.Fatal(l.err)
 	}
 	waitStream(t, r.g)

@@ -27,6 +27,10 @@
 //               candidates after top_p and min_p, writes the id (device
 //               and page-locked host) and the log-probabilities; the last
 //               block writes the step number where the host polls.
+// A decode step's sampling is captured into its graph after the output
+// head (sample.go): launched with programmatic dependent launch there when
+// the graph's kernels are, each kernel waits (griddepcontrol.wait) before
+// it reads anything.
 
 #define SAMP_CHUNKS 64   // chunks a row is split into by samp_stats and samp_race
 #define SAMP_TOPLP 20    // most top log-probabilities (sampling.MaxTopLogprobs)
@@ -41,7 +45,7 @@ struct SampRow {
   int topk;     // 0: off; else at most the launch's kmax
   float topp;   // 0: off
   float lnminp; // -inf: off
-  int flags;    // SAMP_LOGPROBS
+  int flags;    // SAMP_LOGPROBS, SAMP_SKIP
   int ntop;     // top log-probabilities
   int mask;     // offset (in words) of the row's allowed-token bitmask, -1: none
   int prep, nprep; // the row's entries of the patch list
@@ -49,6 +53,7 @@ struct SampRow {
   int pad;
 };
 #define SAMP_LOGPROBS 1
+#define SAMP_SKIP 2  // a padding row of a decode graph's bucket: only counted by samp_final
 
 // Patch list entry (sample.go's sampPatch).
 struct SampPatch {
@@ -127,6 +132,8 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
                                                              const unsigned* __restrict__ masks, int mode,
                                                              float2* __restrict__ out) {
   __shared__ float red[32];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
   if (mode == 0 ? !(p.flags & SAMP_LOGPROBS)
                 : (p.topk > 0 || p.invT == 0.f || !(p.lnminp > -INFINITY || p.topp > 0.f)))
@@ -298,6 +305,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float
                                                                      int* __restrict__ pidx) {
   __shared__ __align__(16) float sv[TOPK_SMEM];
   __shared__ __align__(16) int si[TOPK_SMEM];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
   const bool post = mode & 1, fast = mode & 2;
   const int k = !post ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
@@ -359,6 +368,8 @@ extern "C" __global__ void __launch_bounds__(256) samp_prep(float* __restrict__ 
                                                             const SampRow* __restrict__ rows,
                                                             const SampPatch* __restrict__ patches,
                                                             float* __restrict__ orig) {
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.x];
   float* x = logits + (size_t)blockIdx.x * V;
   for (int j = threadIdx.x; j < p.nprep; j += blockDim.x) {
@@ -388,7 +399,10 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
                                                             float4* __restrict__ part) {
   __shared__ float sv[8], sa[8];
   __shared__ int si[8], sai[8];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
+  if (p.flags & SAMP_SKIP) return;
   const bool greedy = p.invT == 0.f;
   if (!greedy && (p.topk > 0 || p.topp > 0.f)) return;
   const float* x = logits + (size_t)blockIdx.y * V;
@@ -484,6 +498,17 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
   }
 }
 
+// samp_done counts a finished row of n; the last writes step to
+// hids[flag] (after the rows' results, all fenced).
+__device__ __forceinline__ void samp_done(volatile int* hids, int n, int flag, int step, unsigned* counter) {
+  __threadfence_system();
+  if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
+    *counter = 0;
+    __threadfence_system();
+    hids[flag] = step;
+  }
+}
+
 // samp_final: grid rows, TOPK_THREADS threads. The row's token: the top_k
 // candidates' draw (top_p over them, then min_p), or for top_p alone the
 // kmax candidates' when the nucleus (over the whole row's mass, from the
@@ -496,7 +521,9 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
 // number n of top ones, then n (id, log-probability) pairs from [4]. The
 // last block to finish writes step to hids[flag]. With fast, the merges
 // read only the k entries of each chunk's partials that can hold any, and
-// the candidates' noise is drawn by a thread each (the same draw).
+// the candidates' noise is drawn by a thread each (the same draw). A
+// decode graph's launch takes the step number from head[2] (the inputs'
+// header; head null: step), and its padding rows (SAMP_SKIP) only count.
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     const float* __restrict__ logits, int V, const SampRow* __restrict__ rows, int delta,
     const float4* __restrict__ race, int C, const float* __restrict__ kval, const int* __restrict__ kidx, int gk,
@@ -504,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     const float2* __restrict__ rawstats, const float2* __restrict__ poststats, const SampPatch* __restrict__ patches,
     const float* __restrict__ orig,
     int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter,
-    int fast) {
+    int fast, const int* __restrict__ head) {
   __shared__ float sv[TOPK_SMEM];
   __shared__ int si[TOPK_SMEM];
   __shared__ float cv[TOPK_MAX];
@@ -513,9 +540,15 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
   __shared__ float rawChosen, mtop;
   __shared__ float wsv[TOPK_THREADS / 32];
   __shared__ int wsi[TOPK_THREADS / 32];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const int row = blockIdx.x;
   const SampRow p = rows[row];
   const float* x = logits + (size_t)row * V;
+  if (p.flags & SAMP_SKIP) {
+    if (threadIdx.x == 0) samp_done(hids, n, flag, head ? head[2] : step, counter);
+    return;
+  }
   if (threadIdx.x == 0) undrawn = 0;
   if (p.invT != 0.f && (p.topk > 0 || p.topp > 0.f)) {
     const bool nucleus = p.topk <= 0;  // top_p alone, over the kmax best
@@ -695,11 +728,6 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     hout[(size_t)row * SAMP_OUT + 3] = undrawn;
     ids[row] = id;
     hids[row] = id;
-    __threadfence_system();
-    if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
-      *counter = 0;
-      __threadfence_system();
-      hids[flag] = step;
-    }
+    samp_done(hids, n, flag, head ? head[2] : step, counter);
   }
 }
