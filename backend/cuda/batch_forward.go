@@ -124,7 +124,8 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	l.pdl = mv && br.bt.pdl && br.bt.mvpdl && l.events == nil && !l.sync
 	if br.bt.zc > 0 {
 		name, args := base.embed.embedKernel("bembed_step")
-		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)...)
+		zc4 := min(br.bt.zc, br.metaCap) / 4 // the most int4s the host has bembed_step copy
+		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px, br.dres, i32(zc4))...)
 	} else { // the host copied the inputs
 		name, args := base.embed.embedKernel("bembed_dec")
 		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.dmeta, br.dres, br.px)...)
@@ -412,10 +413,13 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (i
 
 // queueAhead queues, in slot s, the decode step after b's (just queued or
 // taken): the same sequences in the same order with the same tables,
-// positions + 1, the tokens of b's argmax as the device computed them;
-// when the lookahead is on, the graph inputs are copied (not zero-copy)
-// and every sequence's table already holds its next position (a caller
-// that reserves blocks a step at a time gets none at a block boundary).
+// positions + 1, the tokens of b's argmax (or sampled ids) as the device
+// computed them (bembed_dec or, reading the inputs zero-copy, bembed_step
+// takes them from dres); when the lookahead is on and every sequence's
+// table already holds its next position (a caller that reserves blocks a
+// step at a time gets none at a block boundary). A zero-copy step reads
+// its slot's page-locked inputs when it runs: the host rewrites them only
+// after a step queued behind it has completed.
 //
 // The next Forward takes it only if its batch is exactly that (aheadMatches);
 // otherwise it is discarded, and what it wrote is harmless:
@@ -442,7 +446,7 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (i
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.noGraph || br.bt.zc > 0 {
+	if !br.bt.ahead || br.noAhead || br.noGraph {
 		return nil
 	}
 	// Rows with a mask or patches (which depend on the tokens b's step
@@ -470,7 +474,9 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 		br.samp.fill(s, 1)
 		total = br.sampleInputs(s, total, B, set >= 0)
 	}
-	if err := br.copyMeta(s, total); err != nil {
+	if total <= br.bt.zc {
+		hostInts(br.hmetaSlot(s), 1)[0] = int32(total) // bembed_step reads them
+	} else if err := br.copyMeta(s, total); err != nil {
 		return err
 	}
 	if err := br.dev.launchGraph(br.graph(bi, v, s, set)); err != nil {
