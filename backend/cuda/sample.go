@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"unsafe"
 
 	"inferno/sampling"
@@ -58,9 +59,13 @@ type devSampler struct {
 	// apart (INFERNO_CUDA_SAMP=apart) the fast paths launched after the
 	// graph rather than captured into it; for A/B runs in one process.
 	old, apart bool
-	vocab      int
-	gk         int // samp_topk's chunks (of at most topkSmem)
-	kmax       int // the largest top_k sampled here (and the stride of samp_topk's partials)
+	// block (INFERNO_CUDA_SAMP=block): top_k by samp_topk's blocks of
+	// 4,096 logits, not samp_topkw's warps (for A/B runs)
+	block  bool
+	vocab  int
+	gk     int // samp_topk's chunks (of at most topkSmem)
+	kmax   int // the largest top_k sampled here (and the stride of samp_topk's partials)
+	gw, kw int // samp_topkw's chunks (of at most 1,024) and the largest top_k it takes
 
 	// The parameters set for the next step (host), and what they need.
 	rows      []sampRow
@@ -72,6 +77,7 @@ type devSampler struct {
 	needTopLP bool
 	needPost  bool // some row has min_p or top_p without top_k: the mode-1 stats
 	needTopK  bool
+	warpTopK  bool // every top_k row has one of at most kw, and no row top_p alone: samp_topkw
 	needRace  bool // some row has no top_k (or is greedy)
 
 	// Page-locked copies per slot, copied to the device before the slot's
@@ -106,8 +112,19 @@ const (
 // are allocated by the first step that samples.
 func newDevSampler(g *device, vocab int) *devSampler {
 	gk := (vocab + topkSmem - 1) / topkSmem
-	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), old: os.Getenv("INFERNO_CUDA_SAMP") == "old",
-		apart: os.Getenv("INFERNO_CUDA_SAMP") == "apart"}
+	gw := (vocab + 1023) / 1024
+	s := &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), gw: gw, kw: min(32, topkSmem/gw)}
+	for _, o := range strings.Split(os.Getenv("INFERNO_CUDA_SAMP"), ",") {
+		switch o {
+		case "old":
+			s.old = true
+		case "apart":
+			s.apart = true
+		case "block":
+			s.block = true
+		}
+	}
+	return s
 }
 
 // canSample reports whether the GPU samples under p: every setting but
@@ -149,8 +166,9 @@ func (s *devSampler) alloc() error {
 	a(&s.race, 16*MaxBatch*sampChunks, "sampling partials")
 	a(&s.statsRaw, 8*MaxBatch*sampChunks, "sampling partials")
 	a(&s.statsPost, 8*MaxBatch*sampChunks, "sampling partials")
-	a(&s.kval, 4*MaxBatch*s.gk*s.kmax, "top-k partials")
-	a(&s.kidx, 4*MaxBatch*s.gk*s.kmax, "top-k partials")
+	part := max(s.gk*s.kmax, s.gw*s.kw) // samp_topk's or samp_topkw's partials of a row
+	a(&s.kval, 4*MaxBatch*part, "top-k partials")
+	a(&s.kidx, 4*MaxBatch*part, "top-k partials")
 	a(&s.lval, 4*MaxBatch*s.gk*sampTopLP, "top-logprob partials")
 	a(&s.lidx, 4*MaxBatch*s.gk*sampTopLP, "top-logprob partials")
 	a(&s.counter, 64, "sampling counter")
@@ -247,6 +265,7 @@ func (s *devSampler) set(rows []sampling.Row) error {
 	}
 	s.rows, s.patches, s.masks = s.rows[:0], s.patches[:0], s.masks[:0]
 	s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace = false, false, false, false, false
+	s.warpTopK = !s.old && !s.block
 	s.aheadOK = true
 	words := (s.vocab + 63) / 64
 	for i := range rows {
@@ -308,8 +327,10 @@ func (s *devSampler) set(rows []sampling.Row) error {
 			s.needRace = true
 		case row.topk > 0:
 			s.needTopK = true
+			s.warpTopK = s.warpTopK && int(row.topk) <= s.kw
 		case row.topp > 0:
 			s.needTopK, s.needPost = true, true
+			s.warpTopK = false
 		default:
 			s.needRace = true
 			s.needPost = s.needPost || row.lnMinP > float32(math.Inf(-1))
@@ -380,7 +401,7 @@ func (s *devSampler) inGraph() bool {
 // decode graph with its sampling captured is kept for each set.
 func (s *devSampler) kernelSet() int {
 	set := 0
-	for i, on := range []bool{s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace} {
+	for i, on := range []bool{s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace, s.needTopK && s.warpTopK} {
 		if on {
 			set |= 1 << i
 		}
@@ -446,14 +467,18 @@ func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n
 	if s.needPost {
 		l.launch("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1), s.statsPost)
 	}
-	if s.needTopK {
+	gk, kmax := s.gk, s.kmax // the top_k partials: chunks, stride
+	if s.needTopK && s.warpTopK {
+		gk, kmax = s.gw, s.kw
+		l.launch("samp_topkw", [3]uint32{uint32((s.gw + 7) / 8), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(s.gw), i32(s.kw), s.kval, s.kidx)
+	} else if s.needTopK {
 		l.launch("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1|2*fast), i32(s.kmax), s.kval, s.kidx)
 	}
 	if s.needRace {
 		l.launch("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
 	}
 	l.launch("samp_final", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
-		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
+		s.kval, s.kidx, i32(gk), i32(kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
 		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter, i32(fast), head)
 }
 
@@ -511,7 +536,7 @@ func (br *BatchRunner) sampler() *devSampler {
 		br.samp = newDevSampler(br.dev, br.cfg.Vocab)
 		br.samp.have = br.dev.enter() == nil
 		if br.samp.have {
-			for _, k := range []string{"samp_stats", "samp_topk", "samp_prep", "samp_race", "samp_final"} {
+			for _, k := range []string{"samp_stats", "samp_topk", "samp_topkw", "samp_prep", "samp_race", "samp_final"} {
 				if _, err := br.dev.fn(k); err != nil {
 					br.samp.have = false
 				}

@@ -13,9 +13,10 @@ import (
 // TestSampleProfile measures what sampling on the GPU adds to a decode
 // step of synth's 0.6B model, the sampler as it was (INFERNO_CUDA_SAMP=old:
 // rows copied apart, the argmax kept, topk_fast's counting bound) against
-// its fast paths launched after the step's graph (INFERNO_CUDA_SAMP=apart)
-// and captured into it (the default), in one process: per bucket B and
-// setting, the decode's
+// its fast paths launched after the step's graph (=apart), with top_k by
+// samp_topk's blocks (=block) and as they are by default (captured into
+// the graph, samp_topkw), in one process: per bucket B and setting, the
+// decode's
 // S_TG (128 steps after 128-token prompts, the settings alternated, best
 // of two) and, from BatchRunner.Profile (the step's graph and its
 // sampling kernels replayed with an event after each), the sampling
@@ -43,21 +44,24 @@ func TestSampleProfile(t *testing.T) {
 		}
 	}
 	type setting struct {
-		name       string
-		p          *sampling.Params
-		old, apart bool
+		name string
+		p    *sampling.Params
+		mode string // INFERNO_CUDA_SAMP's
 	}
 	t1 := &sampling.Params{Temperature: 1}
 	q3 := &sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}
-	settings := []setting{{"greedy", nil, false, false},
-		{"T1 old", t1, true, false}, {"T1 apart", t1, false, true}, {"T1 graph", t1, false, false},
-		{"Q3 old", q3, true, false}, {"Q3 apart", q3, false, true}, {"Q3 graph", q3, false, false}}
+	settings := []setting{{"greedy", nil, ""}, {"T1 old", t1, "old"}, {"T1 new", t1, ""},
+		{"Q3 old", q3, "old"}, {"Q3 apart", q3, "apart"}, {"Q3 block", q3, "block"}, {"Q3 new", q3, ""}}
+	use := func(mode string) {
+		sm := br.sampler()
+		sm.old, sm.apart, sm.block = mode == "old", mode == "apart", mode == "block"
+	}
 	var rows []string
 	for _, B := range bsizes {
 		best := make([]float64, len(settings))
 		for range 2 {
 			for i, s := range settings {
-				br.sampler().old, br.sampler().apart = s.old, s.apart
+				use(s.mode)
 				best[i] = max(best[i], sampledDecode(t, br, B, 128, 128, s.p))
 			}
 		}
@@ -73,7 +77,7 @@ func TestSampleProfile(t *testing.T) {
 		// Per kernel: the step replayed with events (sampling kernels only,
 		// and the whole step).
 		for _, s := range settings {
-			br.sampler().old, br.sampler().apart = s.old, s.apart
+			use(s.mode)
 			sampledDecode(t, br, B, 128, 4, s.p)
 			ops, step, err := br.Profile(B, 20)
 			if err != nil {
@@ -89,6 +93,6 @@ func TestSampleProfile(t *testing.T) {
 			t.Log(line)
 		}
 	}
-	br.sampler().old, br.sampler().apart = false, false
+	use("")
 	fmt.Println("\nsampling on the GPU, old against new, synth 0.6B Q8_0 (S_TG tok/s, best of 2; profile us):\n" + strings.Join(rows, "\n"))
 }

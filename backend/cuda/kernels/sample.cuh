@@ -347,6 +347,150 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float
   topk_fast(sv, si, m, k, pval + o, pidx + o, fast);
 }
 
+#define TOPKW_CAP 96  // candidates a warp of samp_topkw ranks (more: k rounds of warp argmax)
+
+// samp_topkw: grid (ceil(gw/8), rows), 256 threads: top_k for rows with
+// 0 < k <= kw (<= 32; the host launches it when every top_k row has
+// one, and no row takes top_p alone), a warp a chunk of at most 1,024
+// logits (samp_chunk over gw chunks), held in registers (8 float4s a
+// lane), after the patches, masked: the chunk's k best (any order; NaN,
+// -Inf and masked tokens left out; (-Inf, -1) past what it has) to
+// pval/pidx[(row*gw + chunk)*kw ..], samp_topk's partials with gw chunks
+// and stride kw. The bound: the warp's 32 lane maxima sorted (bitonic),
+// the k-th best T; the entries at least as good as T (k or more, ~1.5k
+// for iid values) compacted by ballot and ranked by counting; past
+// TOPKW_CAP of them (ties), k rounds of warp argmax, each after the last
+// one taken in `better`'s order. The same k entries as samp_topk's.
+extern "C" __global__ void __launch_bounds__(256) samp_topkw(const float* __restrict__ logits, int V,
+                                                             const SampRow* __restrict__ rows,
+                                                             const unsigned* __restrict__ masks, int gw, int kw,
+                                                             float* __restrict__ pval, int* __restrict__ pidx) {
+  __shared__ float cvs[8][TOPKW_CAP];
+  __shared__ int cis[8][TOPKW_CAP];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const SampRow p = rows[blockIdx.y];
+  const int k = p.invT == 0.f ? 0 : p.topk;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int c = blockIdx.x * 8 + warp;
+  if (k <= 0 || c >= gw) return;  // no block-wide synchronization below
+  const float* x = logits + (size_t)blockIdx.y * V;
+  int lo, hi;
+  samp_chunk(V, c, gw, lo, hi);
+  // Lane l's entries: groups of 4 from lo + 4*(l + 32*j), j < 8; -Inf
+  // stands for an entry left out.
+  float v[32];
+  const bool vec = (V & 3) == 0;
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    const int q = lo + 4 * (lane + 32 * j);
+    if (vec && q < hi) {
+      const float4 t = *reinterpret_cast<const float4*>(x + q);
+      v[4 * j] = t.x, v[4 * j + 1] = t.y, v[4 * j + 2] = t.z, v[4 * j + 3] = t.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; e++) v[4 * j + e] = q + e < hi ? x[q + e] : -INFINITY;
+    }
+  }
+  float bv = NAN;
+  int bi = -1;
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+    if (!(v[j] > -INFINITY) || !samp_allowed(masks, p.mask, id)) v[j] = -INFINITY;  // NaN, -Inf, masked
+    if (v[j] > -INFINITY && (bi < 0 || better(v[j], id, bv, bi))) {
+      bv = v[j];
+      bi = id;
+    }
+  }
+  // The lane maxima sorted, best first (none last): lane L holds the
+  // L-th best; the k-th best bounds the chunk's k best.
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+    for (int st = size >> 1; st > 0; st >>= 1) {
+      const float v2 = __shfl_xor_sync(FULL, bv, st);
+      const int i2 = __shfl_xor_sync(FULL, bi, st);
+      const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
+      if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
+        bv = v2;
+        bi = i2;
+      }
+    }
+  const float tv = __shfl_sync(FULL, bv, k - 1);
+  const int ti = __shfl_sync(FULL, bi, k - 1);  // -1: fewer than k lanes hold entries: every entry passes
+  int nc = 0;
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+    const bool in = v[j] > -INFINITY && (ti < 0 || !better(tv, ti, v[j], id));
+    const unsigned b = __ballot_sync(FULL, in);
+    const int at = nc + __popc(b & ((1u << lane) - 1));
+    if (in && at < TOPKW_CAP) {
+      cvs[warp][at] = v[j];
+      cis[warp][at] = id;
+    }
+    nc += __popc(b);
+  }
+  __syncwarp();
+  float* ov = pval + ((size_t)blockIdx.y * gw + c) * kw;
+  int* oi = pidx + ((size_t)blockIdx.y * gw + c) * kw;
+  if (nc <= TOPKW_CAP) {
+    for (int i = lane; i < nc; i += 32) {
+      const float cv = cvs[warp][i];
+      const int ci = cis[warp][i];
+      int r = 0;
+      for (int j = 0; j < nc; j++) r += better(cvs[warp][j], cis[warp][j], cv, ci);
+      if (r < k) {
+        ov[r] = cv;
+        oi[r] = ci;
+      }
+    }
+    for (int r = nc + lane; r < k; r += 32) {
+      ov[r] = -INFINITY;
+      oi[r] = -1;
+    }
+    return;
+  }
+  // Many ties at the bound: k rounds, each the best entry after the last.
+  float pv = NAN;
+  int pi = -1;
+  for (int r = 0; r < k; r++) {
+    float rv = NAN;
+    int ri = -1;
+#pragma unroll
+    for (int j = 0; j < 32; j++) {
+      const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+      if (v[j] > -INFINITY && (pi < 0 || better(pv, pi, v[j], id)) && (ri < 0 || better(v[j], id, rv, ri))) {
+        rv = v[j];
+        ri = id;
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float v2 = __shfl_xor_sync(FULL, rv, o);
+      const int i2 = __shfl_xor_sync(FULL, ri, o);
+      if (tk_before(v2, i2, rv, ri)) {
+        rv = v2;
+        ri = i2;
+      }
+    }
+    if (lane == 0) {
+      ov[r] = ri >= 0 ? rv : -INFINITY;
+      oi[r] = ri;
+    }
+    if (ri < 0) {  // nothing left: the rest stays empty
+      for (int q = r + 1 + lane; q < k; q += 32) {
+        ov[q] = -INFINITY;
+        oi[q] = -1;
+      }
+      return;
+    }
+    pv = rv;
+    pi = ri;
+  }
+}
+
 // samp_penalize returns the logit v of a patched token: the bias, then
 // the repetition penalty (prompt or generated tokens), then the frequency
 // and presence penalties (generated tokens), as sampling.Patch.Apply.
