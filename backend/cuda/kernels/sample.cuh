@@ -17,8 +17,11 @@
 //   samp_stats  per chunk the max and sum of exp(x - max): raw logits
 //               (mode 0, rows with logprobs) or after bias, penalties and
 //               mask (mode 1, the max for min_p);
+//   samp_topkw  top_k up to 27 (k <= 32 and 4,096 partials a row): a
+//               warp a chunk of 1,024, the chunk's k best;
 //   samp_topk   per chunk of TOPK_SMEM the k best: raw (mode 0, top
-//               logprobs) or after bias, penalties and mask (mode 1, top_k);
+//               logprobs) or after bias, penalties and mask (mode 1, a
+//               larger top_k, or top_p alone);
 //   samp_prep   the logit bias and the penalties, a sparse patch of the
 //               tokens listed for the row (originals saved for logprobs);
 //   samp_race   per chunk the Gumbel-max winner (rows without top_k; noise
