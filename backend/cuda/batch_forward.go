@@ -415,9 +415,9 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (i
 // taken): the same sequences in the same order with the same tables,
 // positions + 1, the tokens of b's argmax (or sampled ids) as the device
 // computed them (bembed_dec or, reading the inputs zero-copy, bembed_step
-// takes them from dres); when the lookahead is on and every sequence's
-// table already holds its next position (a caller that reserves blocks a
-// step at a time gets none at a block boundary). A zero-copy step reads
+// takes them from dres). It is queued when the lookahead is on and every
+// sequence's table already holds its next position (a caller that reserves
+// blocks a step at a time gets none at a block boundary). A zero-copy step reads
 // its slot's page-locked inputs when it runs: the host rewrites them only
 // after a step queued behind it has completed.
 //
