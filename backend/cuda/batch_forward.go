@@ -304,6 +304,10 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		return fmt.Errorf("cuda: the inputs of a batch of %d do not fit in %d ints", n, br.metaCap)
 	}
 	if br.sampNow {
+		// The rows set for this Forward, to slot s's copies: putRows and
+		// the launch below read the slot's, which hold another step's
+		// rows (or none) until filled.
+		br.samp.fill(s, 0)
 		total = br.sampleInputs(s, total, B, set >= 0)
 	}
 	br.sampIn = set >= 0
