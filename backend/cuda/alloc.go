@@ -35,7 +35,7 @@ func (r *Model) uploadModel() error {
 		total -= int64(len(m.Output.Data))
 	}
 	r.prog = &progress{w: r.opts.Progress, total: total, start: time.Now()}
-	r.weightRead = m.ReadBytes()
+	r.weightRead = m.ReadBytes() - moeUnread(c, m)
 
 	var err error
 	if r.embed, err = r.uploadWeight(m.Embed); err != nil {
@@ -73,11 +73,17 @@ func (r *Model) uploadModel() error {
 		if g.o, err = r.uploadWeight(mat(arch.RoleO)); err != nil {
 			return err
 		}
-		if g.gateUp, err = r.uploadGateUp(p+"ffn_gate_up", mat(arch.RoleGate), mat(arch.RoleUp)); err != nil {
-			return err
-		}
-		if g.down, err = r.uploadWeight(mat(arch.RoleDown)); err != nil {
-			return err
+		if c.MoE.Enabled() {
+			if g.moe, err = r.uploadMoE(p, l); err != nil {
+				return err
+			}
+		} else {
+			if g.gateUp, err = r.uploadGateUp(p+"ffn_gate_up", mat(arch.RoleGate), mat(arch.RoleUp)); err != nil {
+				return err
+			}
+			if g.down, err = r.uploadWeight(mat(arch.RoleDown)); err != nil {
+				return err
+			}
 		}
 		r.releaseWeights(mat(arch.RoleQ), mat(arch.RoleK), mat(arch.RoleV), mat(arch.RoleO), mat(arch.RoleGate), mat(arch.RoleUp), mat(arch.RoleDown))
 		for _, v := range []struct {

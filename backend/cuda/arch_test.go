@@ -1,9 +1,9 @@
 package cuda
 
-// The architectures beyond Qwen3 (rope.go): Llama 3 (normal RoPE, Llama 3
-// frequency factors, no QK-norm, tied or untied head) and Qwen2.5 (Q/K/V
-// biases, no QK-norm) on the GPU against the CPU, and batched against
-// alone. The models are synth's presets of those families at small widths
+// The architectures beyond Qwen3 (rope.go, moe.go): Llama 3 (normal RoPE,
+// Llama 3 frequency factors, no QK-norm, tied or untied head), Qwen2.5
+// (Q/K/V biases, no QK-norm) and Qwen3-MoE (the experts) on the GPU
+// against the CPU, and batched against alone. The models are synth's presets of those families at small widths
 // (the kernels take head dimensions 32 to 256; testdata/arch's
 // checkpoints have 8 and 16).
 
@@ -19,6 +19,7 @@ import (
 	"inferno/gguf"
 	"inferno/model/llama"
 	"inferno/model/qwen2"
+	"inferno/model/qwen3moe"
 	"inferno/synth"
 )
 
@@ -32,21 +33,42 @@ func thetaFreqs(theta float64, hd int) []float64 {
 type archCase struct {
 	name, preset, mix string
 	shape             synth.Shape
-	tol, batchTol     float64 // logits relative L2: GPU vs CPU, batched vs alone
+	tol, batchTol     float64 // logits relative L2: GPU vs CPU, batched vs alone (0: not compared)
+	noNorm            bool    // qwen3moe: gating weights over all experts (norm_topk_prob false)
+	// flips is how many of the GPU's steps may pass tol: a mixture that
+	// chooses k < E experts flips a choice where two routers' logits
+	// nearly tie, and the experts' int8 (or f16) inputs move the next
+	// layer's logits by ~1e-2, so a step now and then takes another
+	// expert than the CPU's float32 pass (llama.cpp's backends differ so
+	// too). Mixtures with k = E cannot flip: they are held to tol at every
+	// step and batched against alone.
+	flips int
 }
 
 var archCases = []archCase{
 	// Llama 3.2 1B's options (tied head, frequency factors of factor 32),
 	// Llama 3.1 8B's (untied, factor 8), Qwen2.5 0.5B's (tied, 14/2 heads
 	// of 64) and 7B's (untied, 7/1 heads of 128).
-	{"llama-tied-q8_0", "llama3-1b", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3},
-	{"llama-untied-q8_0", "llama3-8b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3},
-	{"qwen2-tied-q8_0", "qwen2.5-0.5b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3},
-	{"qwen2-untied-q8_0", "qwen2.5-7b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3},
+	{"llama-tied-q8_0", "llama3-1b", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3, false, 0},
+	{"llama-untied-q8_0", "llama3-8b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3, false, 0},
+	{"qwen2-tied-q8_0", "qwen2.5-0.5b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 1024}, 2e-2, 1e-3, false, 0},
+	{"qwen2-untied-q8_0", "qwen2.5-7b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 2e-2, 1e-3, false, 0},
 	// Q4_K_M: batches run f16 tensor-core tiles, one token int8 matvecs
 	// (quant_gpu_test.go's TestQuantModel: ~1e-2 apart on small models).
-	{"llama-untied-q4_k_m", "llama3-8b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2},
-	{"qwen2-untied-q4_k_m", "qwen2.5-7b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2},
+	{"llama-untied-q4_k_m", "llama3-8b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2, false, 0},
+	{"qwen2-untied-q4_k_m", "qwen2.5-7b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2, false, 0},
+	// Qwen3-MoE (moe.go): every expert chosen (k = E: no choice can flip)
+	// in Q8_0 and Q4_K_M, against the CPU and batched against alone (a
+	// batch past moeTensorMin tokens takes the f16 tensor-core products, a
+	// smaller one the int8 ones: ~1e-2 apart); then real choices: 8
+	// experts of width 256, 2 a token, with and without renormalized
+	// gating weights, and 30B-A3B's mixture of 128, 8 a token, in Q4_K_M
+	// (the expert stacks Q4_K and Q6_K), against the CPU.
+	{"qwen3moe-all-q8_0", "30b-a3b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024, Experts: 4, TopK: 4, ExpertFFN: 256}, 2e-2, 3e-2, false, 0},
+	{"qwen3moe-all-q4_k_m", "30b-a3b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 16, KVHeads: 2, HeadDim: 64, Vocab: 1024, Experts: 4, TopK: 4, ExpertFFN: 256}, 5e-2, 5e-2, false, 0},
+	{"qwen3moe-q8_0", "30b-a3b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024, Experts: 8, TopK: 2, ExpertFFN: 256}, 2e-2, 0, false, 2},
+	{"qwen3moe-nonorm-q8_0", "30b-a3b", "Q8_0", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 8, KVHeads: 2, HeadDim: 64, Vocab: 1024, Experts: 8, TopK: 2, ExpertFFN: 256}, 2e-2, 0, true, 2},
+	{"qwen3moe-q4_k_m", "30b-a3b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 16, KVHeads: 2, HeadDim: 64, Vocab: 1024, Experts: 128, TopK: 8, ExpertFFN: 256}, 5e-2, 0, false, 2},
 }
 
 // archModel writes c's model with synth (seed 1) in memory and loads it
@@ -62,12 +84,18 @@ func archModel(t testing.TB, c archCase) *arch.Loaded {
 		t.Fatal(err)
 	}
 	load := qwen2.Load
-	if synth.Presets[c.preset].Arch == "llama" {
+	switch synth.Presets[c.preset].Arch {
+	case "llama":
 		load = llama.Load
+	case "qwen3moe":
+		load = qwen3moe.Load
 	}
 	m, err := load(f)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.noNorm {
+		m.Config.MoE.NormTopK = false
 	}
 	return m
 }
@@ -205,7 +233,7 @@ func TestArchModels(t *testing.T) {
 			cpu := cpuRunner(t, m, maxLen)
 			next := prompt
 			var worst float64
-			flips := 0
+			flips, over := 0, 0
 			for step := range steps {
 				if err := cpu.Forward(next); err != nil {
 					t.Fatal(err)
@@ -217,8 +245,14 @@ func TestArchModels(t *testing.T) {
 				gl := logits(t, r)
 				e := relL2(gl, cl)
 				worst = max(worst, e)
-				if e > c.tol || math.IsNaN(e) {
-					t.Errorf("step %d: logits relative L2 %.3g vs the CPU (bound %.g)", step, e, c.tol)
+				if math.IsNaN(e) {
+					t.Errorf("step %d: logits relative L2 %.3g vs the CPU", step, e)
+				} else if e > c.tol {
+					if over++; over > c.flips {
+						t.Errorf("step %d: logits relative L2 %.3g vs the CPU (bound %.g; %d steps past it, %d allowed)", step, e, c.tol, over, c.flips)
+					} else {
+						t.Logf("step %d: logits relative L2 %.3g vs the CPU: an expert choice flipped (%d of %d allowed)", step, e, over, c.flips)
+					}
 				}
 				ct, _ := cpu.Greedy()
 				if gt, _ := r.Greedy(); gt != ct {
@@ -234,8 +268,10 @@ func TestArchModels(t *testing.T) {
 				}
 				next = []int32{ct}
 			}
-			t.Logf("%s: worst logits relative L2 vs the CPU %.3g over the prompt and %d decode steps; greedy differs at %d", c.name, worst, steps-1, flips)
-			batchEqualsAloneTol(t, m, 16, 16, c.batchTol)
+			t.Logf("%s: worst logits relative L2 vs the CPU %.3g over the prompt and %d decode steps (%d past %.g); greedy differs at %d", c.name, worst, steps-1, over, c.tol, flips)
+			if c.batchTol > 0 {
+				batchEqualsAloneTol(t, m, 16, 16, c.batchTol)
+			}
 		})
 	}
 }

@@ -132,6 +132,7 @@ type BatchRunner struct {
 	logits, pval, pidx, dres      uint64
 	pm, pl, pacc, counter, acnt   uint64
 	partCap                       int // tokens x splits the attention partials hold
+	moe                           moeScratch
 	dmeta                         uint64
 	hmeta                         uintptr // page-locked host copies of the inputs (mapped): two slots of metaCap ints
 	hmetaD                        uint64
@@ -321,13 +322,17 @@ func (br *BatchRunner) allocScratch() error {
 	alloc(&br.pacc, 4*br.partCap*c.Heads*c.HeadDim, "batch attention partials")
 	alloc(&br.counter, 4*MaxBatch*br.base.shape.dblocks, "batch attention counters")
 	alloc(&br.acnt, 64, "argmax counter")
+	br.allocMoE(alloc)
 	if err != nil {
 		return err
 	}
 	for _, z := range []struct {
 		p uint64
 		n int
-	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}} {
+	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}, {br.moe.counter, 64}} {
+		if z.p == 0 {
+			continue // no experts
+		}
 		if err := g.memsetAsync(z.p, uint64(z.n)); err != nil {
 			return err
 		}

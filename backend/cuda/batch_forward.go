@@ -164,6 +164,8 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 			} else {
 				br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, B)
 			}
+		case arch.OpMoE:
+			br.moeOp(l, i, B, mv)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
 		}
@@ -640,6 +642,8 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 			br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, n)
 		case arch.OpDown:
 			br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, n)
+		case arch.OpMoE:
+			br.moeOp(l, i, n, false)
 		default:
 			l.then("plan", fmt.Errorf("cuda: unknown operation %v", st.Op))
 		}

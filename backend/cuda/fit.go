@@ -45,11 +45,18 @@ func estimateFootprint(md arch.Model, positions int) footprint {
 	qkvRows := c.QDim() + 2*c.KVDim()
 	for i := range m.Layers {
 		mat := m.Layers[i].Matrix
-		q, gate, up := mat(arch.RoleQ), mat(arch.RoleGate), mat(arch.RoleUp)
+		q := mat(arch.RoleQ)
 		qkvFile := int64(len(q.Data) + len(mat(arch.RoleK).Data) + len(mat(arch.RoleV).Data))
-		f.weights += gpuMatrixBytes(q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(mat(arch.RoleO)) +
-			gpuMatrixBytes(gate.Type, gateUpRows(c.FFN), c.Hidden, int64(len(gate.Data)+len(up.Data))) +
-			weightBytes(mat(arch.RoleDown)) + 4*int64(2*c.Hidden+2*c.HeadDim)
+		f.weights += gpuMatrixBytes(q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(mat(arch.RoleO)) + 4*int64(2*c.Hidden+2*c.HeadDim)
+		if c.MoE.Enabled() {
+			gate, up := mat(arch.RoleExpertGate), mat(arch.RoleExpertUp)
+			f.weights += weightBytes(mat(arch.RoleRouter)) + weightBytes(mat(arch.RoleExpertDown)) +
+				gpuMatrixBytes(gate.Type, c.MoE.Experts*gateUpRows(c.MoE.ExpertFFN), c.Hidden, int64(len(gate.Data)+len(up.Data)))
+			continue
+		}
+		gate, up := mat(arch.RoleGate), mat(arch.RoleUp)
+		f.weights += gpuMatrixBytes(gate.Type, gateUpRows(c.FFN), c.Hidden, int64(len(gate.Data)+len(up.Data))) +
+			weightBytes(mat(arch.RoleDown))
 	}
 	f.kvPerPos = int64(2 * 2 * c.Layers * c.KVDim()) // f16 keys and values
 	f.positions = positions
@@ -70,7 +77,8 @@ func batchScratchBytes(c *arch.Config) int64 {
 		np*maxK*(2+2) + 4*np*maxK/32 + // activation planes, interleaved activations, scales
 		4*MaxBatch*int64(c.Vocab) + // logits
 		4*2*MaxBatch*int64(c.Heads)*int64(c.HeadDim+2) + // attention partials
-		128<<20 // graphs, the sampler, inputs and the rest
+		128<<20 + // graphs, the sampler, inputs and the rest
+		moeScratchBytes(c)
 }
 
 func gib(n int64) float64 { return float64(n) / (1 << 30) }

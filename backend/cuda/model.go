@@ -56,13 +56,15 @@ type Model struct {
 	qkvRows    int
 	grids      map[string]int // most blocks at once of each persistent matvec
 	headBlocks int            // blocks of the one-token output head (its argmax partials)
+	moeH       int            // the fewest tokens whose expert products take mmhe (moeSetup)
 	stats      Stats
 }
 
 type gpuLayer struct {
 	qkv, o, gateUp, down            gpuWeight
-	attnNorm, ffnNorm, qNorm, kNorm uint64 // qNorm, kNorm: 0 without QK-norm
-	bias                            uint64 // Q, K and V biases, 0 without (uploadAttnVectors)
+	attnNorm, ffnNorm, qNorm, kNorm uint64      // qNorm, kNorm: 0 without QK-norm
+	bias                            uint64      // Q, K and V biases, 0 without (uploadAttnVectors)
+	moe                             *moeWeights // a mixture-of-experts layer's router and experts (gateUp, down unused)
 }
 
 // Stats describe a Model.
@@ -80,8 +82,9 @@ type Stats struct {
 
 // Features are the options of package arch the GPU kernels execute: those
 // of arch.Dense, attention without QK-norm, Q/K/V biases, normal (adjacent
-// pairs) RoPE and Llama 3's RoPE frequency scaling (rope.go).
-const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3
+// pairs) RoPE, Llama 3's RoPE frequency scaling (rope.go) and mixtures of
+// experts with softmax gating (moe.go).
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3 | arch.FeatMoESoftmax
 
 // Load uploads m's weights to the GPU and prepares the kernels. It fails,
 // in one line and before it allocates, for a model that needs an option
@@ -104,6 +107,9 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 		return nil, err
 	}
 	if err := checkShape(&c); err != nil {
+		return nil, err
+	}
+	if err := checkMoE(&c); err != nil {
 		return nil, err
 	}
 	maxLen := opts.MaxLen
@@ -174,6 +180,9 @@ func (r *Model) kernelSetup() error {
 		r.grids[k.name] = n * g.SMs
 	}
 	if err := r.quantSetup(); err != nil { // kernels of the other block types (quant.go)
+		return err
+	}
+	if err := r.moeSetup(); err != nil {
 		return err
 	}
 	r.headBlocks = r.headGrid()

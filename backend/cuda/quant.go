@@ -177,8 +177,7 @@ func (r *Model) quantSetup() error {
 	walk(&r.embed)
 	walk(&r.out)
 	for i := range r.layers {
-		l := &r.layers[i]
-		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+		for _, w := range r.layers[i].mats() {
 			walk(w)
 		}
 	}
@@ -201,11 +200,11 @@ func (r *Model) quantSetup() error {
 			smem int
 		}
 		ks := []kern{{f.hSkinny, mmhSmem(false)}, {f.hPrefill, mmhSmem(true)}}
-		for _, t := range mmqTiles {
+		for _, k := range mmqKerns() {
 			// Tiles past the GPU's shared memory (sm_80: 163 KB a block,
 			// sm_86 and sm_89: 99 KB) are never launched there (mmqTile).
-			if sm := mmqSmem(f, t[0], t[1]); sm <= g.SmemOptin {
-				ks = append(ks, kern{f.mmqName(t[0], t[1]), sm})
+			if sm := k.smem(f); sm <= g.SmemOptin {
+				ks = append(ks, kern{k.name(f), sm})
 			}
 		}
 		for _, k := range ks {
@@ -343,13 +342,13 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(K), b.hi, b.sx, b.lo, i32(n), ys, i32(ldy), i32(nout), i32(epOf(kind)))
 			continue
 		}
-		if bm, bn, ok := r.mmqTile(formatOf(s.typ), s.mpad, n); ok && n <= r.mmqMost(s.typ) && K%256 == 0 && !r.ownQ8(s.typ) {
+		if mk, ok := r.mmqTile(formatOf(s.typ), s.mpad, K, n); ok && n <= r.mmqMost(s.typ) && K%256 == 0 && !r.ownQ8(s.typ) {
 			// Batches: the same activations against int8 tensor-core tiles.
 			if have != "8" {
 				l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.sx, b.lo)
 				have = "8"
 			}
-			r.mmq(l, kind, s, bm, bn, b.hi, b.sx, b.lo, ys, ldy, nout, n)
+			r.mmq(l, kind, s, mk, b.hi, b.sx, b.lo, ys, ldy, nout, n)
 			continue
 		}
 		if r.ownQ8(s.typ) {
@@ -377,21 +376,82 @@ func (r *Model) mmqMost(t gguf.TensorType) int {
 	return r.tune.mmq
 }
 
-// mmqTiles are mmq's tiles (rows, tokens), kernels/quant_mmq.cuh's MMQ_INST.
+// mmqTiles are mmq's and mmq2's tiles (rows, tokens), kernels/quant_mmq.cuh's
+// MMQ_INST and quant_mmq2.cuh's MMQ2_INST; mmq2's tiles of 32 rows and up
+// to 64 tokens also come with two teams of 8 warps (_w16).
 var mmqTiles = [][2]int{{32, 16}, {32, 32}, {32, 64}, {32, 128}, {64, 64}, {64, 128}}
 
-// mmqName is the name of f's mmq kernel with tiles of bm rows by bn tokens.
-func (f *qformat) mmqName(bm, bn int) string { return fmt.Sprintf("mmq_%s_m%d_n%d", f.name, bm, bn) }
+// mmqKern is one mmq kernel of a type: mmq2's (v2) or mmq's, its tile of
+// bm rows by bn tokens, and for mmq2 two teams of 8 warps (w16).
+type mmqKern struct {
+	v2, w16 bool
+	bm, bn  int
+}
 
-// mmqSmem is mmq's dynamic shared memory for f and its tile: NS stages
-// (4; 3 of 128 tokens) of bm weight rows (mmqRow) and bn tokens (272
-// bytes of quants, 32 of scales, 64 of sums).
-func mmqSmem(f *qformat, bm, bn int) int {
+// mmqKerns lists every mmq kernel of a type.
+func mmqKerns() []mmqKern {
+	var ks []mmqKern
+	for _, v2 := range []bool{false, true} {
+		for _, t := range mmqTiles {
+			ks = append(ks, mmqKern{v2: v2, bm: t[0], bn: t[1]})
+			if v2 && t[0] == 32 && t[1] <= 64 {
+				ks = append(ks, mmqKern{v2: true, w16: true, bm: t[0], bn: t[1]})
+			}
+		}
+	}
+	return ks
+}
+
+// name is k's kernel name for f.
+func (k mmqKern) name(f *qformat) string {
+	switch {
+	case k.w16:
+		return fmt.Sprintf("mmq2_%s_m%d_n%d_w16", f.name, k.bm, k.bn)
+	case k.v2:
+		return fmt.Sprintf("mmq2_%s_m%d_n%d", f.name, k.bm, k.bn)
+	}
+	return fmt.Sprintf("mmq_%s_m%d_n%d", f.name, k.bm, k.bn)
+}
+
+// threads is k's block size.
+func (k mmqKern) threads() int {
+	if k.w16 {
+		return 512
+	}
+	return 256
+}
+
+// smem is k's dynamic shared memory for f: NS stages (mmq: 4, 3 of 128
+// tokens; mmq2: 4, 3 from 64 tokens; a team's each) of bm weight rows
+// (mmqRow) and bn tokens (272 bytes of quants; mmq: 32 of scales and 64 of
+// sums; mmq2: 48 and 80, kernels/quant_mmq2.cuh's MQ2_XB).
+func (k mmqKern) smem(f *qformat) int {
+	if k.v2 {
+		ns, teams := 4, 1
+		if k.bn >= 64 {
+			ns = 3
+		}
+		if k.w16 {
+			teams = 2
+		}
+		return teams * ns * (k.bm*f.mmqRow() + k.bn*(272+48+80))
+	}
 	ns := 4
-	if bn >= 128 {
+	if k.bn >= 128 {
 		ns = 3
 	}
-	return ns * (bm*f.mmqRow() + bn*(272+32+64))
+	return ns * (k.bm*f.mmqRow() + k.bn*(272+32+64))
+}
+
+// red is the shared memory of k's partial sums (its k-groups' tiles).
+func (k mmqKern) red() int {
+	switch {
+	case k.w16:
+		return 16 * 32 * k.bn * 4
+	case k.v2:
+		return 8 * 32 * k.bn * 4
+	}
+	return (8/(k.bm/16) - 1) * k.bm * k.bn * 4
 }
 
 // mmqRow is the shared memory of a weight row's stage in mmq (256 values;
@@ -408,27 +468,38 @@ func (f *qformat) mmqRow() int {
 	return n
 }
 
-// mmqTile returns f's mmq tile for n tokens over mpad rows: the fewest
-// tokens of 16, 32, 64 or 128 that hold n (tiles of 128 past it), 64 rows
-// from tune.mq64 tiles of 64 on and 64 or more tokens, else 32 rows; and
-// whether the GPU's shared memory holds it (if not, mmh multiplies).
-func (r *Model) mmqTile(f *qformat, mpad, n int) (bm, bn int, ok bool) {
-	bn = 16
-	for bn < n && bn < 128 {
-		bn *= 2
+// mmqTile returns f's mmq kernel for n tokens over mpad rows and K
+// columns: the fewest tokens of 16, 32, 64 or 128 (at most tune.mqn) that
+// hold n (several tiles past it), 64 rows from tune.mq64 tiles of 64 on and
+// 64 or more tokens, else 32 rows; mmq2's when tune.mq2 is 1, with two
+// teams of 8 warps (w16) for tune.mqw and grids of at most a block an SM
+// (K a multiple of 512); and whether the GPU's shared memory holds it (if
+// not, mmh multiplies).
+func (r *Model) mmqTile(f *qformat, mpad, K, n int) (mmqKern, bool) {
+	k := mmqKern{v2: r.tune.mq2 == 1, bm: 32, bn: 16}
+	most := 128
+	if r.tune.mqn >= 16 {
+		most = r.tune.mqn
 	}
-	bm = 32
-	if bn >= 64 && mpad/64 >= r.tune.mq64 && mmqSmem(f, 64, bn) <= r.dev.SmemOptin {
-		bm = 64
+	for k.bn < n && k.bn < most {
+		k.bn *= 2
 	}
-	return bm, bn, mmqSmem(f, bm, bn) <= r.dev.SmemOptin
+	if big := (mmqKern{v2: k.v2, bm: 64, bn: k.bn}); k.bn >= 64 && mpad/64 >= r.tune.mq64 && big.smem(f) <= r.dev.SmemOptin {
+		k = big
+	}
+	blocks := (mpad + k.bm - 1) / k.bm * ((n + k.bn - 1) / k.bn)
+	if w := (mmqKern{v2: true, w16: true, bm: 32, bn: k.bn}); k.v2 && k.bm == 32 && k.bn <= 64 && r.tune.mqw == 1 &&
+		K%512 == 0 && blocks <= r.dev.SMs && w.smem(f) <= r.dev.SmemOptin {
+		k = w
+	}
+	return k, k.smem(f) <= r.dev.SmemOptin
 }
 
 // mmq enqueues one run's int8 tensor-core product over qact8's
-// activations (xq, per-32 scales xs and sums of 16 xsum) on bm x bn tiles.
-func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, bm, bn int, xq, xs, xsum, y uint64, ldy, nout, n int) {
+// activations (xq, per-32 scales xs and sums of 16 xsum) with kernel k.
+func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, k mmqKern, xq, xs, xsum, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
-	l.launch(f.mmqName(bm, bn), [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+	l.launch(k.name(f), [3]uint32{uint32((s.mpad + k.bm - 1) / k.bm), uint32((n + k.bn - 1) / k.bn)}, uint32(k.threads()), uint32(k.smem(f)),
 		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
 }
 
@@ -476,8 +547,7 @@ func (r *Model) hasQuant() bool {
 		}
 	}
 	for i := range r.layers {
-		l := &r.layers[i]
-		for _, w := range []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down} {
+		for _, w := range r.layers[i].mats() {
 			if !w.allQ8() {
 				return true
 			}

@@ -37,16 +37,16 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 			t.Fatal(err)
 		}
 	}
-	run := func(bm, bn int, w gpuWeight, n int, y uint64, ldy, nout, ep int) {
-		name := f.mmqName(bm, bn)
+	run := func(k mmqKern, w gpuWeight, n int, y uint64, ldy, nout, ep int) {
+		name := k.name(f)
 		fn, err := g.fn(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := g.allowSmem(fn, name, mmqSmem(f, bm, bn)); err != nil {
+		if err := g.allowSmem(fn, name, k.smem(f)); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.launch(name, [3]uint32{uint32((w.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmqSmem(f, bm, bn)),
+		if err := g.launch(name, [3]uint32{uint32((w.mpad + k.bm - 1) / k.bm), uint32((n + k.bn - 1) / k.bn)}, uint32(k.threads()), uint32(k.smem(f)),
 			w.lo, w.hi, w.m0, w.m1, i32(w.rows), i32(w.mpad), i32(w.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(ep)); err != nil {
 			t.Fatal(err)
 		}
@@ -58,9 +58,9 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 	refN, exactN := refProduct(W, rows, K, q8Act(xn[:most*K]), most), refProduct(W, rows, K, xn[:most*K], most)
 	refRaw, exactRaw := refProduct(W, rows, K, q8Act(x[:most*K]), most), refProduct(W, rows, K, x[:most*K], most)
 	rng := rand.New(rand.NewPCG(7, uint64(K)))
-	for _, tile := range mmqTiles {
-		bm, bn := tile[0], tile[1]
-		if mmqSmem(f, bm, bn) > g.SmemOptin {
+	for _, mk := range mmqKerns() {
+		bn := mk.bn
+		if mk.smem(f) > g.SmemOptin {
 			continue // never launched on this GPU (mmqTile)
 		}
 		for _, n := range []int{1, bn/2 + 3, bn, min(bn+9, most)} {
@@ -72,10 +72,10 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 				}
 				return out
 			}
-			desc := fmt.Sprintf("%s n=%d", f.mmqName(bm, bn), n)
+			desc := fmt.Sprintf("%s n=%d", mk.name(f), n)
 			act(n, dg)
 			dy := devF32(t, g, randVec(rng, n*(rows+5), 1))
-			run(bm, bn, gw, n, dy, rows+5, 0, epStore)
+			run(mk, gw, n, dy, rows+5, 0, epStore)
 			got := rows5(getF32(t, g, dy, n*(rows+5)))
 			checkQ8(t, desc+" store", got, refN[:n*rows], exactN[:n*rows])
 			if n <= mvnMax {
@@ -93,7 +93,7 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 			act(n, 0)
 			y0 := randVec(rng, n*(rows+5), 1)
 			dy = devF32(t, g, y0)
-			run(bm, bn, gw, n, dy, rows+5, 0, epAdd)
+			run(mk, gw, n, dy, rows+5, 0, epAdd)
 			got = getF32(t, g, dy, n*(rows+5))
 			for i := range got {
 				got[i] -= y0[i]
@@ -110,18 +110,19 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 		t.Fatal(err)
 	}
 	G, U := dequant(t, gate), dequant(t, up)
-	for _, tile := range [][2]int{{32, 64}, {64, 128}} {
-		if mmqSmem(f, tile[0], tile[1]) > g.SmemOptin {
+	for _, mk := range []mmqKern{{bm: 32, bn: 64}, {bm: 64, bn: 128}, {v2: true, bm: 32, bn: 64}, {v2: true, bm: 64, bn: 128},
+		{v2: true, bm: 32, bn: 16}, {v2: true, w16: true, bm: 32, bn: 32}} {
+		if mk.smem(f) > g.SmemOptin {
 			continue
 		}
 		const n = 40
 		act(n, dg)
 		dy := devZeros(t, g, 4*n*ffn)
-		run(tile[0], tile[1], gu, n, dy, ffn, ffn, epSwiGLU)
+		run(mk, gu, n, dy, ffn, ffn, epSwiGLU)
 		xqf := q8Act(xn[:n*K])
 		ref := swiglu(refProduct(G, ffn, K, xqf, n), refProduct(U, ffn, K, xqf, n))
 		want := swiglu(refProduct(G, ffn, K, xn[:n*K], n), refProduct(U, ffn, K, xn[:n*K], n))
-		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", f.mmqName(tile[0], tile[1]), n), getF32(t, g, dy, n*ffn), ref, want)
+		checkQ8(t, fmt.Sprintf("%s swiglu n=%d", mk.name(f), n), getF32(t, g, dy, n*ffn), ref, want)
 	}
 }
 
@@ -207,14 +208,13 @@ func TestMMQSmem(t *testing.T) {
 		if f.mmqRow()%32 != 16 {
 			t.Errorf("%s: a weight row's stage takes %d bytes, not an odd number of 16-byte chunks", typ, f.mmqRow())
 		}
-		for _, tile := range mmqTiles {
-			bm, bn := tile[0], tile[1]
-			smem := mmqSmem(f, bm, bn)
+		for _, mk := range mmqKerns() {
+			smem := mk.smem(f)
 			if smem > 227<<10 {
-				t.Errorf("%s: %d bytes of shared memory, more than sm_90's 227 KB", f.mmqName(bm, bn), smem)
+				t.Errorf("%s: %d bytes of shared memory, more than sm_90's 227 KB", mk.name(f), smem)
 			}
-			if red := (8/(bm/16) - 1) * bm * bn * 4; red > smem {
-				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", f.mmqName(bm, bn), red, smem)
+			if red := mk.red(); red > smem {
+				t.Errorf("%s: the partial sums take %d bytes, more than the %d of the stages", mk.name(f), red, smem)
 			}
 		}
 	}
@@ -226,31 +226,44 @@ func TestMMQSmem(t *testing.T) {
 func TestMMQTile(t *testing.T) {
 	q4k, q8 := formatOf(gguf.TensorQ4_K), formatOf(gguf.TensorQ8_0)
 	for _, c := range []struct {
+		tune    string
 		smem    int
 		f       *qformat
 		mpad, n int
-		bm, bn  int
+		want    mmqKern
 		ok      bool
 	}{
-		{227 << 10, q4k, 4096, 9, 32, 16, true},
-		{227 << 10, q4k, 4096, 17, 32, 32, true},
-		{227 << 10, q4k, 4096, 100, 32, 128, true},
-		{227 << 10, q4k, 24576, 64, 64, 64, true},
-		{227 << 10, q4k, 24576, 300, 64, 128, true},
-		{227 << 10, q8, 24576, 128, 64, 128, true},
-		{163 << 10, q8, 24576, 128, 32, 128, false},
-		{163 << 10, q8, 24576, 64, 64, 64, true},
-		{163 << 10, q4k, 24576, 128, 32, 128, true},
-		{99 << 10, q8, 24576, 64, 32, 64, false},
-		{99 << 10, q8, 4096, 32, 32, 32, true},
+		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 9, mmqKern{bm: 32, bn: 16}, true},
+		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 17, mmqKern{bm: 32, bn: 32}, true},
+		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 100, mmqKern{bm: 32, bn: 128}, true},
+		{"mq2=0,mqn=128", 227 << 10, q4k, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
+		{"mq2=0,mqn=128", 227 << 10, q4k, 24576, 300, mmqKern{bm: 64, bn: 128}, true},
+		{"mq2=0,mqn=128", 227 << 10, q8, 24576, 128, mmqKern{bm: 64, bn: 128}, true},
+		{"mq2=0,mqn=128", 163 << 10, q8, 24576, 128, mmqKern{bm: 32, bn: 128}, false},
+		{"mq2=0,mqn=128", 163 << 10, q8, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
+		{"mq2=0,mqn=128", 163 << 10, q4k, 24576, 128, mmqKern{bm: 32, bn: 128}, true},
+		{"mq2=0,mqn=128", 99 << 10, q8, 24576, 64, mmqKern{bm: 32, bn: 64}, false},
+		{"mq2=0,mqn=128", 99 << 10, q8, 4096, 32, mmqKern{bm: 32, bn: 32}, true},
+		{"mq2=1,mqw=0", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
+		{"mq2=1,mqw=1", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, w16: true, bm: 32, bn: 64}, true},
+		{"mq2=1,mqw=1,mqn=128", 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 128}, true},
+		{"", 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 64}, true},
+		{"mq2=1,mqw=1,mqn=32", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 32}, true},
+		{"mq2=1,mqw=1", 227 << 10, q4k, 6144, 32, mmqKern{v2: true, bm: 32, bn: 32}, true},
+		{"mq2=1,mqw=1", 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 64, bn: 64}, true},
+		{"mq2=1,mqw=1,mq64=999", 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
 	} {
-		r := &Model{dev: &device{SmemOptin: c.smem}, tune: defaultTuning()}
-		bm, bn, ok := r.mmqTile(c.f, c.mpad, c.n)
-		if bm != c.bm || bn != c.bn || ok != c.ok {
-			t.Errorf("%s, %d KB, %d rows, %d tokens: tile %dx%d (%v), want %dx%d (%v)", c.f.name, c.smem>>10, c.mpad, c.n, bm, bn, ok, c.bm, c.bn, c.ok)
+		tu, err := parseTuning(c.tune)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if ok && mmqSmem(c.f, bm, bn) > c.smem {
-			t.Errorf("%s: tile %dx%d takes %d bytes, more than %d", c.f.name, bm, bn, mmqSmem(c.f, bm, bn), c.smem)
+		r := &Model{dev: &device{SmemOptin: c.smem, SMs: 132}, tune: tu}
+		k, ok := r.mmqTile(c.f, c.mpad, 4096, c.n)
+		if k != c.want || ok != c.ok {
+			t.Errorf("%s, %s, %d KB, %d rows, %d tokens: %s (%v), want %s (%v)", c.tune, c.f.name, c.smem>>10, c.mpad, c.n, k.name(c.f), ok, c.want.name(c.f), c.ok)
+		}
+		if ok && k.smem(c.f) > c.smem {
+			t.Errorf("%s: %s takes %d bytes, more than %d", c.tune, k.name(c.f), k.smem(c.f), c.smem)
 		}
 	}
 }

@@ -69,14 +69,25 @@ type tuning struct {
 	// B = 16 / 32 / 64 2,396 / 3,634 / 4,119 against 1,767 / 2,988 / 3,058
 	// on mmv_q8; mq64=0 (64-row tiles for every matrix) 1,154 at B = 128.
 	mmq, mmq8, mq64 int
-	hvn             int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// mq2: 1 takes mmq2 (warps of 32 rows, each row's scales decoded once)
+	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
+	// most tokens of an mmq tile (16, 32, 64 or 128; more tokens take
+	// several tiles). mqw: 1 takes mmq2's blocks of 16 warps for grids of
+	// at most a block an SM. H200, 8B Q4_K_M, TestMMQBench (docs/PERF.md,
+	// "mmq2"): S_TG at B = 16 / 32 / 64 / 128 3,017 / 4,527 / 5,640 /
+	// 5,984 on mmq2 (mmq=128) against 1,885 / 2,809 / 4,126 / 5,060 before
+	// (mmq 9-16, mmh above); mqn=64 6,750 at B = 128; mqw=1 within 2% of
+	// mqw=0 everywhere; mvn=0 (mmq2 from 2 tokens) 1,668 at B = 8 against
+	// 945 on mvqn, left off until TestQuantKernels has run mmq2 there.
+	mq2, mqn, mqw int
+	hvn           int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 16, mmq8: 127, mq64: 256, hvn: mvhnMax,
+		mmq: 128, mmq8: 127, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax,
 	}
 }
 
@@ -105,6 +116,12 @@ func parseTuning(s string) (tuning, error) {
 			t.mmq8 = n
 		case k == "mq64" && n >= 0:
 			t.mq64 = n
+		case k == "mq2" && (n == 0 || n == 1):
+			t.mq2 = n
+		case k == "mqn" && (n == 16 || n == 32 || n == 64 || n == 128):
+			t.mqn = n
+		case k == "mqw" && (n == 0 || n == 1):
+			t.mqw = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case mats[k] != nil:

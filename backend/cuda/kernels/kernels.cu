@@ -397,7 +397,12 @@ __device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__
 #include "quant_mv.cuh"
 #include "quant_mm.cuh"
 #include "quant_mmq.cuh"
+#include "quant_mmq2.cuh"
 
 // F16, BF16 and F32 matrices (backend/cuda/half.go).
 #include "half.cuh"
 
+
+// The mixture-of-experts layer: routing, the chosen experts' products in
+// the block formats, the weighted sum (backend/cuda/moe.go).
+#include "moe.cuh"

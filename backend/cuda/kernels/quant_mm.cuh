@@ -92,6 +92,17 @@ __device__ __forceinline__ void q_deq_h(const qunit& q, int u, __half* dst) {
   for (int i = 0; i < 4; i++) d4[i] = make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]);
 }
 
+// mmh_groups: a grouped mmh's (GR: the experts of a mixture, moe.go) view
+// of moe_route's outputs: grp (the chosen experts: e, start, count), tiles
+// (their tiles of BN pairs: a | y << 16, tiles[0] of them) and order (the
+// pairs, expert by expert); a pair's activations are X's row pair/xdiv.
+struct mmh_groups {
+  const int* grp;
+  const int* tiles;
+  const int* order;
+  int xdiv;
+};
+
 // mmh: Y = W X^T for n tokens on f16 tensor cores (mma m16n8k16, f32
 // accumulators). A block of 8 warps (WM x 8/WM) takes BM rows x BN tokens;
 // per stage of BK = 8192/BM values of k every thread loads one unit of W
@@ -101,12 +112,16 @@ __device__ __forceinline__ void q_deq_h(const qunit& q, int u, __half* dst) {
 // (f16 [n][K] from qact_h, sx its per-token scale) comes by cp.async into
 // a double buffer. Rows past mpad read as zeros. Epilogues as mm_q8's:
 // store, add, or SwiGLU (rows i and i+8 of each 16-row group, the same
-// thread's accumulators). Y is token-major: Y[t*ldy + r].
-template <int T, int BM, int BN, int WM>
+// thread's accumulators). Y is token-major: Y[t*ldy + r]. Grouped (GR,
+// the experts: mmhe_<type>), block (x, y) takes tile y of gr.tiles (blocks
+// past them exit): its expert's M rows (from row e*M of the stacked
+// planes) against up to BN of its pairs, X's and sx's rows pair/xdiv,
+// written to Y's rows pair.
+template <int T, int BM, int BN, int WM, bool GR = false>
 __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
                                     const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int M, int mpad,
                                     int K, const __half* __restrict__ X, const float* __restrict__ sx, int n,
-                                    float* __restrict__ Y, int ldy, int nout, int ep) {
+                                    float* __restrict__ Y, int ldy, int nout, int ep, mmh_groups gr = {}) {
   constexpr int WN = 8 / WM, BK = 8192 / BM, UPR = BK / 32, LDA = BK + 8;
   constexpr int TM = BM / WM, TN = BN / WN, MT = TM / 16, NT = TN / 8;
   static_assert(NT % 2 == 0 && MT >= 1, "tile shape");
@@ -115,18 +130,39 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
   __half* Xs = As + 2 * BM * LDA;  // [2][BN][LDA]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp % WM, wn = warp / WM;
-  const int r0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int r0 = blockIdx.x * BM;
+  int n0 = blockIdx.y * BN;
   const int arow = tid / UPR, auc = tid % UPR;
   const int grow = r0 + arow;
   const int NU = K >> 5;
   const int nk = (K + BK - 1) / BK;
 
   PDL_LAUNCH();
+  size_t wrow0 = 0;  // GR: the expert's first row
+  int start = 0;     // GR: its first pair in gr.order
+  if constexpr (GR) {
+    PDL_WAIT();
+    if ((int)blockIdx.y >= gr.tiles[0]) return;
+    const int tl = gr.tiles[1 + blockIdx.y], a = tl & 0xffff;
+    n0 = (tl >> 16) * BN;
+    wrow0 = (size_t)gr.grp[1 + 3 * a] * M;
+    start = gr.grp[2 + 3 * a];
+    n = gr.grp[3 + 3 * a];
+    mpad = M;  // the next rows are the next expert's
+  }
+  auto xrow = [&](int t) -> size_t {
+    if constexpr (GR) return (size_t)(gr.order[start + t] / gr.xdiv);
+    return (size_t)t;
+  };
+  auto yrow = [&](int t) -> size_t {
+    if constexpr (GR) return (size_t)gr.order[start + t];
+    return (size_t)t;
+  };
   qunit q;
   auto loadA = [&](int ks) {
     const int u = ks * UPR + auc;
     q_zero(q);
-    if (grow < mpad && u < NU) q_load<T>(q, lo, hi, m0, m1, (size_t)grow, K, u);
+    if (grow < mpad && u < NU) q_load<T>(q, lo, hi, m0, m1, wrow0 + grow, K, u);
   };
   auto storeA = [&](int ks, int buf) {
     q_deq_h<T>(q, ks * UPR + auc, As + (buf * BM + arow) * LDA + auc * 32);
@@ -138,7 +174,7 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
       const int r = c / CPR, col = (c % CPR) * 8;
       const int t = n0 + r, k = ks * BK + col;
       const bool ok = t < n && k < K;
-      qcp16z(Xs + (buf * BN + r) * LDA + col, X + (ok ? (size_t)t * K + k : 0), ok);
+      qcp16z(Xs + (buf * BN + r) * LDA + col, X + (ok ? xrow(t) * K + k : 0), ok);
     }
     qcp_commit();
   };
@@ -150,7 +186,7 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
     for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
   loadA(0);
-  PDL_WAIT();
+  if constexpr (!GR) PDL_WAIT();
   loadX(0, 0);
   storeA(0, 0);
   qcp_wait_all();
@@ -191,7 +227,7 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
 #pragma unroll
   for (int nt = 0; nt < NT; nt++) {
     const int t = n0 + wn * TN + nt * 8 + 2 * tig;
-    const float s0 = t < n ? sx[t] : 0.f, s1 = t + 1 < n ? sx[t + 1] : 0.f;
+    const float s0 = t < n ? sx[xrow(t)] : 0.f, s1 = t + 1 < n ? sx[xrow(t + 1)] : 0.f;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
       const int rb = r0 + wm * TM + mt * 16;
@@ -200,8 +236,8 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
         const int p = (rb >> 4) * 8 + gid;
         if (p < nout) {
           const float g0 = c[0] * s0, u0 = c[2] * s0, g1 = c[1] * s1, u1 = c[3] * s1;
-          if (t < n) Y[(size_t)t * ldy + p] = g0 / (1.f + expf(-g0)) * u0;
-          if (t + 1 < n) Y[(size_t)(t + 1) * ldy + p] = g1 / (1.f + expf(-g1)) * u1;
+          if (t < n) Y[yrow(t) * ldy + p] = g0 / (1.f + expf(-g0)) * u0;
+          if (t + 1 < n) Y[yrow(t + 1) * ldy + p] = g1 / (1.f + expf(-g1)) * u1;
         }
       } else {
 #pragma unroll
@@ -213,7 +249,7 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
             const int tt = t + e;
             if (tt >= n) continue;
             const float v = c[2 * h + e] * (e ? s1 : s0);
-            float* dst = Y + (size_t)tt * ldy + r;
+            float* dst = Y + yrow(tt) * ldy + r;
             if (ep == EP_ADD)
               *dst += v;
             else
@@ -235,6 +271,12 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
   }                                                                                                     \
   extern "C" __global__ void __launch_bounds__(256) mmh_##NAME##_b32(MMH_ARGS) {                        \
     mmh<T, 64, 32, 4>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep);                          \
+  }                                                                                                     \
+  extern "C" __global__ void __launch_bounds__(256)                                                     \
+      mmhe_##NAME(MMH_ARGS, const int* __restrict__ grp, const int* __restrict__ tiles,                 \
+                  const int* __restrict__ order, int xdiv) {                                            \
+    mmh<T, 64, 32, 4, true>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep,                     \
+                            mmh_groups{grp, tiles, order, xdiv});                                       \
   }
 MMH_INST(q4_0, QT_Q4_0)
 MMH_INST(q4_1, QT_Q4_1)

@@ -1,0 +1,391 @@
+// Included at the end of kernels.cu (after quant*.cuh and half.cuh): the
+// mixture-of-experts layer (arch.OpMoE). A step of n tokens runs:
+//   moe_gate_<f32|f16|bf16>  the router's logits (n x E), the tokens' normed
+//               inputs as int8 activations (qact8's), and, in the block that
+//               finishes last, the routing: each token's top-k experts and
+//               gating weights, then the (token, slot) pairs grouped by
+//               expert: the list of the experts chosen at all (grp) and
+//               each one's pairs (order). (A router in a block format: its
+//               product, moe_route and qact8 instead.)
+//   moe_mvn_<type> (SwiGLU)  each chosen expert's gate and up rows (stacked:
+//               expert e's rows e*R..) against its tokens' activations, one
+//               block a tile of rows and an expert, the expert's tokens in
+//               chunks of 8 (a tile's weights loaded once when a row fits
+//               in one round): act[pair] = silu(gate h) * (up h)
+//   moe_mvnq_<type> (store)  each pair's expert's down rows against the
+//               pair's activations, quantized in the block: y[pair]
+//   moe_combine x[t] += the sum of its pairs' y weighted by the gating
+//               weights, in slot order
+// From moe.go's moeH tokens on, the products run on f16 tensor cores
+// instead: qact_h of the tokens, mmhe_<type> (quant_mm.cuh's mmh grouped:
+// a block a tile of 32 pairs of one expert) for gate/up, qact_h of the
+// pairs, mmhe_<type> for down, moe_combine.
+// Only the chosen experts' rows are read; an expert's rows once per tile
+// and chunk of its tokens. A pair's values depend only on its token and
+// expert, not on the other tokens of the step (the grouping's order within
+// an expert does not matter).
+
+// MOE_MAXE is the most experts a layer may have (moe_route keeps a token's
+// router logits in registers, MOE_MAXE/32 a lane); MOE_MAXK the most a
+// token may choose.
+#define MOE_MAXE 256
+#define MOE_MAXK 32
+// MOE_TILE: the pairs of a tile of the grouped tensor-core products (mmhe:
+// mmh's BN of its b32 shape).
+#define MOE_TILE 32
+
+// moe_route_tokens: every thread of the block (a multiple of 32
+// threads): for each of the n tokens (logits: n x E, row stride E) its top
+// k experts and their gating weights wts[t*k + j] (pick: the expert of each
+// pair t*k + j), then the pairs grouped by expert: grp = {nact, then per
+// chosen expert in increasing order: e, start, count}, order (the pairs
+// of each chosen expert from its start) and tiles (the chosen experts'
+// tiles of MOE_TILE pairs for mmhe: tiles[0] of them, then a | y << 16 for
+// tile y of chosen expert a). With norm the weights are the
+// softmax over the chosen k, else over all E. The top k as torch.topk and
+// the CPU's route pick them: larger first, the lower index among equals
+// (NaN as -inf). cnt and cur: E ints of shared memory. logits may have
+// been written by other blocks of the launch (moe_gate): plain loads, not
+// the read-only path.
+__device__ void moe_route_tokens(const float* logits, int n, int E, int k, int norm,
+                                 float* __restrict__ wts, int* __restrict__ pick, int* __restrict__ grp,
+                                 int* __restrict__ order, int* __restrict__ tiles, int* cnt, int* cur) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+  for (int e = threadIdx.x; e < E; e += blockDim.x) cnt[e] = 0;
+  __syncthreads();
+  constexpr int PER = MOE_MAXE / 32;
+  for (int t = warp; t < n; t += nw) {
+    float s[PER];
+    const float* row = logits + (size_t)t * E;
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+      const int e = lane + 32 * i;
+      float v = -INFINITY;
+      if (e < E) {
+        v = row[e];
+        if (v != v) v = -INFINITY;
+      }
+      s[i] = v;
+    }
+    unsigned taken = 0;  // bit i: s[i] chosen
+    float best = 0.f, mine = 0.f;
+    int mye = 0;  // lane j < k: the j-th choice
+    for (int j = 0; j < k; j++) {
+      float bv = -INFINITY;
+      int bi = 0x7fffffff;
+#pragma unroll
+      for (int i = 0; i < PER; i++) {
+        const int e = lane + 32 * i;
+        if (e < E && !(taken >> i & 1) && better(s[i], e, bv, bi)) {
+          bv = s[i];
+          bi = e;
+        }
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        const float ov = __shfl_xor_sync(FULL, bv, o);
+        const int oi = __shfl_xor_sync(FULL, bi, o);
+        if (better(ov, oi, bv, bi)) {
+          bv = ov;
+          bi = oi;
+        }
+      }
+      if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
+      if (j == 0) best = bv;
+      if (lane == j) mine = bv, mye = bi;
+    }
+    float total = 0.f;
+    if (norm) {
+      total = lane < k ? expf(mine - best) : 0.f;
+    } else {
+#pragma unroll
+      for (int i = 0; i < PER; i++)
+        if (lane + 32 * i < E) total += expf(s[i] - best);
+    }
+    total = warp_sum(total);
+    if (lane < k) {
+      wts[t * k + lane] = expf(mine - best) / total;
+      pick[t * k + lane] = mye;
+      atomicAdd(&cnt[mye], 1);
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {  // starts and the chosen experts: a scan over lanes of E/32 experts each
+    const int per = (E + 31) >> 5, e0 = lane * per;
+    int sum = 0, nz = 0, nt = 0;
+    for (int i = 0; i < per; i++)
+      if (e0 + i < E) {
+        const int c = cnt[e0 + i];
+        sum += c, nz += c > 0, nt += (c + MOE_TILE - 1) / MOE_TILE;
+      }
+    int isum = sum, inz = nz, ntl = nt;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int a = __shfl_up_sync(FULL, isum, o), b = __shfl_up_sync(FULL, inz, o), c = __shfl_up_sync(FULL, ntl, o);
+      if (lane >= o) isum += a, inz += b, ntl += c;
+    }
+    int start = isum - sum, a = inz - nz, tl = ntl - nt;
+    for (int i = 0; i < per; i++) {
+      const int e = e0 + i;
+      if (e >= E) break;
+      const int c = cnt[e];
+      cur[e] = start;
+      if (c > 0) {
+        grp[1 + 3 * a] = e;
+        grp[2 + 3 * a] = start;
+        grp[3 + 3 * a] = c;
+        for (int y = 0; y < (c + MOE_TILE - 1) / MOE_TILE; y++) tiles[1 + tl++] = a | y << 16;
+        a++;
+      }
+      start += c;
+    }
+    if (lane == 31) grp[0] = inz, tiles[0] = ntl;
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < n * k; p += blockDim.x) order[atomicAdd(&cur[pick[p]], 1)] = p;
+}
+
+// moe_route: moe_route_tokens in one block of 1024 threads, after the
+// router's product (a router matrix in a block format).
+extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __restrict__ logits, int n, int E, int k,
+                                                              int norm, float* __restrict__ wts, int* __restrict__ pick,
+                                                              int* __restrict__ grp, int* __restrict__ order,
+                                                              int* __restrict__ tiles) {
+  __shared__ int cnt[MOE_MAXE];
+  __shared__ int cur[MOE_MAXE];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+}
+
+// moe_gate: the router of a float type (F32, F16, BF16: the matrix as in
+// the file, E rows of H) and the routing, in one launch; grid (n, E/8),
+// 256 threads. Block (t, b) normalizes token t's row of x (RMSNorm times
+// gain, in shared memory: 4*H bytes of dynamic shared memory) and computes
+// the logits of experts 8b..8b+7 (one a warp, each lane 16-byte chunks of
+// the row, summed in a fixed order: a token's logits do not depend on its
+// batch); blocks (t, 0) also write the token's int8 activations as qact8
+// does (xq, xs, xsum) for the gate and up products. The last block to
+// finish (counter, zero between launches) routes every token
+// (moe_route_tokens).
+template <int WT>
+__device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,
+                                         const float* __restrict__ gain, float eps, float* __restrict__ logits,
+                                         i8* xq, float* xs, float* xsum, int n, int k, int norm,
+                                         float* __restrict__ wts, int* __restrict__ pick, int* __restrict__ grp,
+                                         int* __restrict__ order, int* __restrict__ tiles, unsigned* counter) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* h = (float*)smem;
+  __shared__ float red[8];
+  __shared__ int cnt[MOE_MAXE];
+  __shared__ int cur[MOE_MAXE];
+  __shared__ bool last;
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const int t = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const float* xr = x + (size_t)t * H;
+  float ss = 0.f;
+  for (int c = threadIdx.x; c < H; c += 256) ss += xr[c] * xr[c];
+  ss = block_sum(ss, red);
+  const float scale = 1.f / sqrtf(ss / (float)H + eps);
+  for (int c = threadIdx.x; c < H; c += 256) h[c] = xr[c] * scale * gain[c];
+  if (blockIdx.y == 0) {
+    __syncthreads();
+    qprologue(xr, H, gain, eps, xq + (size_t)t * H, xs + (size_t)t * (H >> 5), xsum + (size_t)t * (H >> 4), red);
+  }
+  __syncthreads();
+  const int e = blockIdx.y * 8 + warp;
+  if (e < E) {
+    constexpr int V = ht<WT>::V16;
+    const uint8_t* wr = W + (size_t)e * H * ht<WT>::BYTES;
+    float acc = 0.f;
+    for (int c = lane; c < H / V; c += 32) {
+      float v[V];
+      h_cvt16<WT>(ldg_nc16(wr + 16 * (size_t)c), v);
+#pragma unroll
+      for (int j = 0; j < V; j++) acc += v[j] * h[c * V + j];
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) logits[(size_t)t * E + e] = acc;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == gridDim.x * gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+  if (threadIdx.x == 0) *counter = 0;
+}
+
+#define MOE_GATE_INST(NAME, WT)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256)                                                              \
+      moe_gate_##NAME(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,                   \
+                      const float* __restrict__ gain, float eps, float* __restrict__ logits, i8* xq, float* xs,   \
+                      float* xsum, int n, int k, int norm, float* __restrict__ wts, int* __restrict__ pick,       \
+                      int* __restrict__ grp, int* __restrict__ order, int* __restrict__ tiles,                   \
+                      unsigned* counter) {                                                                       \
+    moe_gate<WT>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles, counter); \
+  }
+MOE_GATE_INST(f32, HT_F32)
+MOE_GATE_INST(f16, HT_F16)
+MOE_GATE_INST(bf16, HT_BF16)
+
+// moe_mvn: Y[pair*ldy + r] = W_e x_pair for every pair routed to the block's
+// expert (blockIdx.y indexes grp's chosen experts; blocks past nact exit),
+// W_e = rows e*R..e*R+R-1 of the stacked planes. The activations of a pair
+// are row pair/xdiv (the token for the gate and up products, xdiv = k; the
+// pair for the down product, xdiv = 1): without QIN qact8's int8 rows (xq,
+// xs, xsum; K values a row), with QIN float rows (xf) that the block
+// quantizes as qact8 does, NT at a time, into dynamic shared memory
+// (moeQinSmem in moe.go: NT*(K + K/8 + K/4) bytes). mvqn's scheme, one tile
+// a block: 8 warps, a warp RPW rows of the tile (SwiGLU: a gate row and its
+// up row, nout outputs a pair), U units a row and lane in flight, NT pairs
+// at a time (a tile's weights loaded once when a row fits in one round).
+template <int T, int RPW, int U, int NT, bool QIN>
+__device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
+                                        const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int R, int K,
+                                        const i8* __restrict__ xq, const float* __restrict__ xs,
+                                        const float* __restrict__ xsum, const float* __restrict__ xf, int xdiv,
+                                        const int* __restrict__ grp, const int* __restrict__ order,
+                                        float* __restrict__ Y, int ldy, int nout, int ep) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float red[8];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const int a = blockIdx.y;
+  if (a >= grp[0]) return;
+  const int e = grp[1 + 3 * a], start = grp[2 + 3 * a], count = grp[3 + 3 * a];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int NU = K >> 5;
+  const bool sw = ep == EP_SWIGLU;
+  const int tile = blockIdx.x;
+  auto rowOf = [&](int r) -> int {
+    const int u = tile * 8 + warp;
+    if (sw) return (u >> 3) * 16 + (u & 7) + r * 8;
+    return u * RPW + r;
+  };
+  const size_t row0 = (size_t)e * R;
+  qunit q[U][RPW];
+  auto load = [&](int round) {
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+      const int row = rowOf(r);
+#pragma unroll
+      for (int i = 0; i < U; i++) {
+        const int u = (round * U + i) * 32 + lane;
+        q_zero(q[i][r]);
+        if (u < NU && row < R) q_load<T>(q[i][r], lo, hi, m0, m1, row0 + row, K, u);
+      }
+    }
+  };
+  i8* sq = (i8*)smem;
+  float* ssc = (float*)(sq + NT * K);
+  float* ssum = ssc + NT * NU;
+  const int rounds = (NU + 32 * U - 1) / (32 * U);
+  for (int c0 = 0; c0 < count; c0 += NT) {
+    const int nt = min(NT, count - c0);
+    int xr[NT];
+#pragma unroll
+    for (int j = 0; j < NT; j++) xr[j] = j < nt ? order[start + c0 + j] : 0;
+    if (c0 == 0) load(0);
+    if constexpr (QIN) {
+      if (c0 > 0) __syncthreads();  // the last chunk's activations are read
+      for (int j = 0; j < nt; j++)
+        qprologue(xf + (size_t)(xr[j] / xdiv) * K, K, nullptr, 0.f, sq + j * K, ssc + j * NU, ssum + j * 2 * NU, red);
+      __syncthreads();
+    }
+    float acc[RPW][NT];
+#pragma unroll
+    for (int r = 0; r < RPW; r++)
+#pragma unroll
+      for (int j = 0; j < NT; j++) acc[r][j] = 0.f;
+    for (int round = 0; round < rounds; round++) {
+      if (round > 0 || (c0 > 0 && rounds > 1)) load(round);
+#pragma unroll
+      for (int i = 0; i < U; i++) {
+        const int u = (round * U + i) * 32 + lane;
+        if (u >= NU) continue;
+        int w[RPW][8];
+        float av[RPW][2], cv[RPW][2];
+#pragma unroll
+        for (int r = 0; r < RPW; r++) {
+#pragma unroll
+          for (int g = 0; g < 8; g++) w[r][g] = q_word<T>(q[i][r], g);
+          q_ac<T>(q[i][r], u, av[r], cv[r]);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+          if (j < nt) {
+            qact x;
+            if constexpr (QIN) {
+              q_act(x, u, sq + j * K, ssc + j * NU, ssum + j * 2 * NU);
+            } else {
+              const size_t xrow = (size_t)(xr[j] / xdiv);
+              q_act(x, u, xq + xrow * K, xs + xrow * NU, xsum + xrow * 2 * NU);
+            }
+#pragma unroll
+            for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], av[r], cv[r], x);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+      if (j >= nt) break;
+#pragma unroll
+      for (int r = 0; r < RPW; r++) acc[r][j] = warp_sum(acc[r][j]);
+      float* y = Y + (size_t)xr[j] * ldy;
+      if (sw) {
+        const int p = tile * 8 + warp;
+        if (lane == 0 && p < nout) y[p] = acc[0][j] / (1.f + expf(-acc[0][j])) * acc[1][j];
+      } else {
+#pragma unroll
+        for (int r = 0; r < RPW; r++) {
+          const int row = rowOf(r);
+          if (lane == r && row < R) y[row] = acc[r][j];
+        }
+      }
+    }
+  }
+}
+
+#define MOE_MVN_ARGS                                                                                          \
+  const uint8_t *__restrict__ lo, const uint8_t *__restrict__ hi, const uint8_t *__restrict__ m0,         \
+      const uint8_t *__restrict__ m1, int R, int K, const i8 *__restrict__ xq, const float *__restrict__ xs,  \
+      const float *__restrict__ xsum, const float *__restrict__ xf, int xdiv, const int *__restrict__ grp,    \
+      const int *__restrict__ order, float *__restrict__ Y, int ldy, int nout, int ep
+#define MOE_MVN_INST(NAME, T)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) moe_mvn_##NAME(MOE_MVN_ARGS) {                             \
+    moe_mvn<T, 2, 2, 8, false>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);     \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) moe_mvnq_##NAME(MOE_MVN_ARGS) {                            \
+    moe_mvn<T, 2, 2, 8, true>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);      \
+  }
+MOE_MVN_INST(q4_0, QT_Q4_0)
+MOE_MVN_INST(q4_1, QT_Q4_1)
+MOE_MVN_INST(q5_0, QT_Q5_0)
+MOE_MVN_INST(q5_1, QT_Q5_1)
+MOE_MVN_INST(q8_0, QT_Q8_0)
+MOE_MVN_INST(q2_k, QT_Q2_K)
+MOE_MVN_INST(q3_k, QT_Q3_K)
+MOE_MVN_INST(q4_k, QT_Q4_K)
+MOE_MVN_INST(q5_k, QT_Q5_K)
+MOE_MVN_INST(q6_k, QT_Q6_K)
+MOE_MVN_INST(iq4_nl, QT_IQ4_NL)
+MOE_MVN_INST(iq4_xs, QT_IQ4_XS)
+
+// moe_combine: grid (n, H/256 rounded up): x[t] += sum over j < k of
+// wts[t*k+j] * y[(t*k+j)*H ..] (H values), j in order.
+extern "C" __global__ void __launch_bounds__(256) moe_combine(float* __restrict__ x, int H, int k,
+                                                               const float* __restrict__ wts,
+                                                               const float* __restrict__ y) {
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const size_t t = blockIdx.x;
+  const int c = blockIdx.y * blockDim.x + threadIdx.x;
+  if (c >= H) return;
+  float s = 0.f;
+  for (int j = 0; j < k; j++) s += wts[t * k + j] * y[(t * k + j) * (size_t)H + c];
+  x[t * H + c] += s;
+}

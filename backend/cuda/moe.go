@@ -1,0 +1,306 @@
+package cuda
+
+// The mixture-of-experts layer (arch.OpMoE) on the GPU: the router's
+// product, then kernels/moe.cuh's moe_route (each token's experts, the
+// pairs grouped by expert), the chosen experts' gate/up and down products
+// (moe_mvn_<type>, in the block formats' planes; only the chosen experts'
+// rows are read) and moe_combine (each token's gated sum). Every launch
+// has a grid fixed by the batch's size, so the step stays one graph.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"inferno/arch"
+	"inferno/backend"
+)
+
+// moeMaxExperts and moeMaxTopK are kernels/moe.cuh's MOE_MAXE and
+// MOE_MAXK; moeSmemMax the dynamic shared memory its kernels may take
+// without asking for more (moe_gate's normed row, moe_mvnq's activations).
+const (
+	moeMaxExperts = 256
+	moeMaxTopK    = 32
+	moeSmemMax    = 48 << 10
+	moeChunk      = 8  // pairs moe_mvn takes at a time (its NT)
+	moeTile       = 32 // pairs of an mmhe tile (MOE_TILE)
+)
+
+// moeQinSmem is moe_mvnq's dynamic shared memory for K-value rows: NT
+// rows of int8 values, scales and sums of 16.
+func moeQinSmem(K int) int { return moeChunk * (K + K/8 + K/4) }
+
+// moeWeights are a mixture-of-experts layer's matrices on the GPU: the
+// router (Experts x Hidden), the experts' gate and up rows stacked (expert
+// e's interleaved gate/up matrix, gateUpRows(ExpertFFN) rows, from row e
+// times that) and their down rows stacked (Hidden rows each).
+type moeWeights struct {
+	router, gateUp, down gpuWeight
+}
+
+// moeTensorMin is the fewest tokens of a step whose expert products take
+// the f16 tensor cores (mmhe) rather than moe_mvn, unless the environment's
+// INFERNO_CUDA_MOE_H sets another.
+const moeTensorMin = 32
+
+// moeSetup reads INFERNO_CUDA_MOE_H and allows mmhe, for the expert
+// stacks' types, the shared memory it takes.
+func (r *Model) moeSetup() error {
+	r.moeH = moeTensorMin
+	if v := os.Getenv("INFERNO_CUDA_MOE_H"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("cuda: INFERNO_CUDA_MOE_H=%q: want the fewest tokens (1 or more) for the tensor-core expert products", v)
+		}
+		r.moeH = n
+	}
+	for i := range r.layers {
+		m := r.layers[i].moe
+		if m == nil {
+			continue
+		}
+		for _, w := range []*gpuWeight{&m.gateUp, &m.down} {
+			name := "mmhe_" + formatOf(w.typ).name
+			fn, err := r.dev.fn(name)
+			if err != nil {
+				return err
+			}
+			if err := r.dev.allowSmem(fn, name, mmhSmem(false)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mats returns the layer's matrices: Q/K/V, O, and the feed-forward's
+// (gate/up and down, or the router and the expert stacks).
+func (l *gpuLayer) mats() []*gpuWeight {
+	if m := l.moe; m != nil {
+		return []*gpuWeight{&l.qkv, &l.o, &m.router, &m.gateUp, &m.down}
+	}
+	return []*gpuWeight{&l.qkv, &l.o, &l.gateUp, &l.down}
+}
+
+// checkMoE tells whether the kernels run c's mixture of experts.
+func checkMoE(c *arch.Config) error {
+	m := &c.MoE
+	switch {
+	case !m.Enabled():
+		return nil
+	case m.Experts > moeMaxExperts:
+		return fmt.Errorf("cuda: %d experts a layer: the CUDA backend routes at most %d", m.Experts, moeMaxExperts)
+	case m.TopK > moeMaxTopK:
+		return fmt.Errorf("cuda: %d experts a token: the CUDA backend runs at most %d", m.TopK, moeMaxTopK)
+	case m.ExpertFFN%32 != 0:
+		return fmt.Errorf("cuda: expert feed-forward width %d is not a multiple of 32", m.ExpertFFN)
+	case 4*c.Hidden > moeSmemMax:
+		return fmt.Errorf("cuda: hidden size %d: the CUDA backend's router keeps at most %d values of a token in shared memory", c.Hidden, moeSmemMax/4)
+	}
+	return nil
+}
+
+// checkExpertType tells whether the expert stack w can be multiplied by
+// moe_mvn: a block format (the planes), not a float type.
+func checkExpertType(w *backend.Weight) error {
+	if err := checkWeight(w); err != nil {
+		return err
+	}
+	if formatOf(w.Type).float {
+		return fmt.Errorf("cuda: expert tensor %s is %s: the CUDA backend multiplies experts in the block formats only (quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
+	}
+	return nil
+}
+
+// uploadMoE uploads layer l's router and expert stacks (prefix p names
+// them).
+func (r *Model) uploadMoE(p string, l *arch.Layer) (*moeWeights, error) {
+	c := &r.cfg
+	E, F := c.MoE.Experts, c.MoE.ExpertFFN
+	router, gate, up, down := l.Matrix(arch.RoleRouter), l.Matrix(arch.RoleExpertGate), l.Matrix(arch.RoleExpertUp), l.Matrix(arch.RoleExpertDown)
+	for _, w := range []*backend.Weight{gate, up, down} {
+		if err := checkExpertType(w); err != nil {
+			return nil, err
+		}
+	}
+	if gate.Type != up.Type {
+		return nil, fmt.Errorf("cuda: %sffn_gate_exps is %s and ffn_up_exps %s; the CUDA backend needs one type for both", p, gate.Type, up.Type)
+	}
+	if gate.Rows != E*F || up.Rows != E*F || gate.Cols != c.Hidden || up.Cols != c.Hidden || down.Rows != E*c.Hidden || down.Cols != F {
+		return nil, fmt.Errorf("cuda: %s expert stacks: gate %dx%d, up %dx%d, down %dx%d, want %dx%d and %dx%d", p, gate.Rows, gate.Cols, up.Rows, up.Cols, down.Rows, down.Cols, E*F, c.Hidden, E*c.Hidden, F)
+	}
+	m := &moeWeights{}
+	var err error
+	if m.router, err = r.uploadWeight(router); err != nil {
+		return nil, err
+	}
+	R := gateUpRows(F)
+	m.gateUp, err = r.uploadPacked(p+"ffn_gate_up_exps", gate.Type, E*R, c.Hidden, func(i int) []byte {
+		e, j := i/R, i%R
+		isUp, s := gateUpRow(j)
+		if s >= F {
+			return nil
+		}
+		if isUp {
+			return up.Row(e*F + s)
+		}
+		return gate.Row(e*F + s)
+	}, int64(len(gate.Data)+len(up.Data)))
+	if err != nil {
+		return nil, err
+	}
+	if m.down, err = r.uploadWeight(down); err != nil {
+		return nil, err
+	}
+	r.releaseWeights(router, gate, up, down)
+	return m, nil
+}
+
+// moeUnread returns the bytes of a mixture-of-experts model's expert
+// stacks a decode step of one token does not read: all but TopK of each
+// layer's Experts.
+func moeUnread(c *arch.Config, w *arch.Weights) int64 {
+	if !c.MoE.Enabled() {
+		return 0
+	}
+	var n int64
+	for i := range w.Layers {
+		for _, role := range []arch.Role{arch.RoleExpertGate, arch.RoleExpertUp, arch.RoleExpertDown} {
+			if m := w.Layers[i].Matrix(role); m != nil {
+				n += int64(len(m.Data)) / int64(c.MoE.Experts) * int64(c.MoE.Experts-c.MoE.TopK)
+			}
+		}
+	}
+	return n
+}
+
+// moeScratch holds a batched runner's mixture-of-experts buffers for
+// MaxBatch tokens (MaxBatch*TopK pairs).
+type moeScratch struct {
+	logits    uint64 // router logits, tokens x Experts
+	wts, pick uint64 // per pair: gating weight, expert
+	grp       uint64 // 1 + 3*Experts ints: the chosen experts (moe_route)
+	order     uint64 // the pairs, expert by expert
+	act       uint64 // pairs x ExpertFFN: the gated activations
+	xq, xs    uint64 // their int8 activations and scales (qact8)
+	xsum      uint64 // and sums of 16
+	y         uint64 // pairs x Hidden: each pair's expert output
+	counter   uint64 // moe_gate's blocks done (zero between launches)
+	tiles     uint64 // the chosen experts' tiles of moeTile pairs (mmhe)
+	xh, hs    uint64 // the pairs' f16 activations and scales (qact_h, for mmhe)
+}
+
+// moeBuf is one buffer of moeScratch: where its pointer goes, its bytes
+// and its name.
+type moeBuf struct {
+	dst  *uint64
+	n    int
+	what string
+}
+
+// buffers lists s's buffers and their sizes for c: what allocMoE
+// allocates and moeScratchBytes counts.
+func (s *moeScratch) buffers(c *arch.Config) []moeBuf {
+	if !c.MoE.Enabled() {
+		return nil
+	}
+	m := &c.MoE
+	pairs := MaxBatch * m.TopK
+	F := m.ExpertFFN
+	return []moeBuf{
+		{&s.logits, 4 * MaxBatch * m.Experts, "router logits"},
+		{&s.wts, 4 * pairs, "expert weights"},
+		{&s.pick, 4 * pairs, "expert picks"},
+		{&s.grp, 4 * (1 + 3*m.Experts), "expert groups"},
+		{&s.order, 4 * pairs, "expert order"},
+		{&s.act, 4 * pairs * F, "expert activations"},
+		{&s.xq, pairs * F, "expert activations (int8)"},
+		{&s.xs, 4 * pairs * F / 32, "expert activation scales"},
+		{&s.xsum, pairs * F / 4, "expert activation sums"},
+		{&s.y, 4 * pairs * c.Hidden, "expert outputs"},
+		{&s.counter, 64, "router counter"},
+		{&s.tiles, 4 * (1 + pairs/moeTile + m.Experts), "expert tiles"},
+		{&s.xh, 2 * pairs * F, "expert activations (f16)"},
+		{&s.hs, 4 * pairs, "expert activation scales (f16)"},
+	}
+}
+
+// moeScratchBytes is the device memory of moeScratch for c.
+func moeScratchBytes(c *arch.Config) int64 {
+	var n int64
+	for _, b := range (&moeScratch{}).buffers(c) {
+		n += int64(b.n)
+	}
+	return n
+}
+
+// allocMoE allocates the MoE scratch through alloc (BatchRunner.allocScratch's).
+func (br *BatchRunner) allocMoE(alloc func(dst *uint64, n int, what string)) {
+	for _, b := range br.moe.buffers(&br.cfg) {
+		alloc(b.dst, b.n, b.what)
+	}
+}
+
+// moeOp enqueues OpMoE of layer i for n tokens (the rows of br.px): the
+// router's logits, the tokens' int8 activations and the routing (moe_gate
+// for a float router; else the router's product, a decode matvec when mv,
+// moe_route and qact8), the gate/up products, the down products (their
+// activations quantized in the blocks: moe_mvnq; or qact8 and moe_mvn for
+// widths past its shared memory) and moe_combine into br.px.
+func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
+	c := &br.cfg
+	base := br.base
+	w := &base.layers[i]
+	mw, s := w.moe, &br.moe
+	if mw == nil {
+		l.then("moe", fmt.Errorf("cuda: layer %d has no experts", i))
+		return
+	}
+	m := &c.MoE
+	E, k, F, H := m.Experts, m.TopK, m.ExpertFFN, c.Hidden
+	eps := f32(c.Eps)
+	norm := 0
+	if m.NormTopK {
+		norm = 1
+	}
+	if f := formatOf(mw.router.typ); f.float && mw.router.next == nil {
+		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + 7) / 8)}, 256, uint32(4*H),
+			mw.router.lo, i32(E), i32(H), br.px, w.ffnNorm, eps, s.logits, br.phi, br.psx, br.plo,
+			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter)
+	} else {
+		if mv {
+			base.mv(l, "store", base.tune.o, &mw.router, br.px, w.ffnNorm, s.logits, E, 0, 0)
+		} else {
+			br.matmul(l, "store", &mw.router, br.px, w.ffnNorm, s.logits, E, 0, n)
+		}
+		l.launch("moe_route", [3]uint32{1}, 1024, 0, s.logits, i32(n), i32(E), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles)
+		l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, br.px, i32(H), i32(H), w.ffnNorm, eps, br.phi, br.psx, br.plo)
+	}
+	chosen := uint32(min(E, n*k)) // blocks of experts (those past the chosen exit)
+	gu, dn := &mw.gateUp, &mw.down
+	R := gateUpRows(F)
+	if n >= base.moeH {
+		// f16 tensor cores, a tile of up to moeTile pairs of one expert a
+		// block (blocks past the tiles exit).
+		tiles := uint32((n*k+moeTile-1)/moeTile) + chosen
+		l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, br.px, i32(H), i32(H), w.ffnNorm, eps, br.pxq, br.psx)
+		l.launch("mmhe_"+formatOf(gu.typ).name, [3]uint32{uint32((R + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
+			gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(R), i32(H), br.pxq, br.psx, i32(n), s.act, i32(F), i32(F), i32(epSwiGLU), s.grp, s.tiles, s.order, i32(k))
+		l.launch("qact_h", [3]uint32{uint32(n * k)}, 256, 0, s.act, i32(F), i32(F), uint64(0), eps, s.xh, s.hs)
+		l.launch("mmhe_"+formatOf(dn.typ).name, [3]uint32{uint32((H + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
+			dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(H), i32(F), s.xh, s.hs, i32(n*k), s.y, i32(H), i32(H), i32(epStore), s.grp, s.tiles, s.order, i32(1))
+		l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
+		return
+	}
+	l.launch("moe_mvn_"+formatOf(gu.typ).name, [3]uint32{uint32((R/2 + 7) / 8), chosen}, 256, 0,
+		gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(H), br.phi, br.psx, br.plo, uint64(0), i32(k), s.grp, s.order, s.act, i32(F), i32(F), i32(epSwiGLU))
+	name, smem := "moe_mvnq_"+formatOf(dn.typ).name, moeQinSmem(F)
+	if smem > moeSmemMax {
+		l.launch("qact8", [3]uint32{uint32(n * k)}, 256, 0, s.act, i32(F), i32(F), uint64(0), eps, s.xq, s.xs, s.xsum)
+		name, smem = "moe_mvn_"+formatOf(dn.typ).name, 0
+	}
+	l.launch(name, [3]uint32{uint32(((H+1)/2 + 7) / 8), chosen}, 256, uint32(smem),
+		dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(F), s.xq, s.xs, s.xsum, s.act, i32(1), s.grp, s.order, s.y, i32(H), i32(H), i32(epStore))
+	l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
+}
