@@ -142,6 +142,7 @@ type BatchRunner struct {
 	hresD                         uint64
 	owned                         []uint64
 	graphs                        [len(batchBuckets)][2][2][2]uintptr // graph, exec per bucket, variant (see variantFor) and slot
+	sgraphs                       map[sgraphKey]*[2][2]uintptr        // the same with a step's sampling captured, per slot
 	cluster                       bool                                // pattn_decc is there (sm_90 PTX)
 	maxSplit                      int
 	step                          int32
@@ -164,6 +165,7 @@ type BatchRunner struct {
 	samp                          *devSampler // sampling on the GPU (sample.go), made by the first SetSamples
 	sampNow                       bool        // this Forward samples its outputs on the GPU
 	sampledLast                   bool        // the last Forward did
+	sampIn                        bool        // its sampling was captured into its decode graph
 }
 
 // lookahead describes a decode step queued on the device's own argmax
@@ -183,6 +185,8 @@ type lookahead struct {
 	// sampling with the rows set for it (SetSamples), else its tokens are
 	// the argmax
 	deferred bool
+	// inGraph: its sampling was captured into its graph
+	inGraph bool
 }
 
 // Decode graphs write the logits of their (at most 256) tokens at row
@@ -556,7 +560,7 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	br.hid.n = 0
 	sampled := br.logitsRead // the last step's logits were read: no lookahead now
 	br.logitsRead = false
-	br.sampNow, br.sampledLast = br.samp != nil && br.samp.active, false
+	br.sampNow, br.sampledLast, br.sampIn = br.samp != nil && br.samp.active, false, false
 	if br.samp != nil {
 		br.samp.active = false // the rows set are for this Forward only
 	}
@@ -585,7 +589,11 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	for _, r := range br.runs {
 		tab += (r.Pos+r.N-1)/br.bs + 1
 	}
-	if err := br.growMeta(metaInts(n, tab+n) + len(b.Hidden)); err != nil { // + n: room for a lookahead's tables
+	need := metaInts(n, tab+n) + len(b.Hidden) // + n: room for a lookahead's tables
+	if br.sampNow {
+		need += rowInts * 2 * len(b.Outputs) // the rows, padded to the bucket
+	}
+	if err := br.growMeta(need); err != nil {
 		return err
 	}
 	var err error
@@ -778,6 +786,12 @@ func (br *BatchRunner) destroyGraphs() {
 				br.graphs[i][v][s] = [2]uintptr{}
 			}
 		}
+	}
+	for k, gs := range br.sgraphs {
+		for s := range gs {
+			br.dev.destroyGraph(gs[s][0], gs[s][1])
+		}
+		delete(br.sgraphs, k)
 	}
 }
 

@@ -13,12 +13,15 @@ import (
 
 // Inputs of a pass ("meta": one int32 array, page-locked on the host and
 // copied to the device): a header of 4 ints (the ints the first kernel of
-// a decode graph copies, 0, the step number, and for a lookahead step the
-// number of tokens to take from the device's argmax), then per token its id,
-// position and table offset (an index into the same array, where the
-// sequence's block table was copied), and for other passes the decode
-// token list, the prefill tiles (first token, count) and the output rows.
-// The tables follow, each cut to the blocks its run reaches.
+// a decode graph copies, 1 when the step samples on the GPU so that the
+// argmax kernels return at once (skipArgmax), the step number, and for a
+// lookahead step the number of tokens to take from the device's argmax),
+// then per token its id, position and table offset (an index into the
+// same array, where the sequence's block table was copied), and for other
+// passes the decode token list, the prefill tiles (first token, count) and
+// the output rows. The tables follow, each cut to the blocks its run
+// reaches; then, for a step sampled on the GPU, its rows' parameters
+// (metaRows).
 const metaStep = 2 // the header's step number
 
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
@@ -122,7 +125,8 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	l.pdl = mv && br.bt.pdl && br.bt.mvpdl && l.events == nil && !l.sync
 	if br.bt.zc > 0 {
 		name, args := base.embed.embedKernel("bembed_step")
-		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px)...)
+		zc4 := min(br.bt.zc, br.metaCap) / 4 // the most int4s the host has bembed_step copy
+		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.hmetaDSlot(slot), br.dmeta, i32(4), br.px, br.dres, i32(zc4))...)
 	} else { // the host copied the inputs
 		name, args := base.embed.embedKernel("bembed_dec")
 		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.dmeta, br.dres, br.px)...)
@@ -172,31 +176,39 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		l.launch("argmax_final", [3]uint32{1}, 1024, 0, br.pval, br.pidx, i32(base.headBlocks), br.dres, hres, br.dmeta)
 	} else {
 		br.matmul(l, "store", &base.out, br.px, base.outNorm, logits, c.Vocab, 0, B)
-		l.launch("argmax_rows", [3]uint32{uint32(B)}, 1024, 0, logits, i32(c.Vocab), i32(B), br.dres, hres, br.dmeta+4*metaStep, br.acnt)
+		l.launch("argmax_rows", [3]uint32{uint32(B)}, 1024, 0, logits, i32(c.Vocab), i32(B), br.dres, hres, br.dmeta, br.acnt)
 	}
 }
 
 // capture records the decode step of bucket bi, variant v into a graph
-// per slot; should that fail with the attention launched with
-// programmatic dependent launch, it tries again without.
-func (br *BatchRunner) capture(bi, v int) error {
-	err := br.capture1(bi, v)
+// per slot, with the sampling of kernel set set (devSampler.kernelSet)
+// after it unless set < 0; should that fail with the attention launched
+// with programmatic dependent launch, it tries again without.
+func (br *BatchRunner) capture(bi, v, set int) error {
+	err := br.capture1(bi, v, set)
 	if err != nil && (v == 1 || batchBuckets[bi] == 1) && br.bt.pdl && br.dev.pdl {
 		br.bt.pdl = false
-		err = br.capture1(bi, v)
+		err = br.capture1(bi, v, set)
 	}
 	return err
 }
 
-func (br *BatchRunner) capture1(bi, v int) error {
+func (br *BatchRunner) capture1(bi, v, set int) error {
 	g := br.dev
 	gs := &br.graphs[bi][v]
+	if set >= 0 {
+		gs = br.sgraph(bi, v, set, true)
+	}
+	B := batchBuckets[bi]
 	for s := range gs {
 		if err := g.beginCapture(); err != nil {
 			return err
 		}
 		l := &launcher{g: g}
-		br.decodeOps(l, batchBuckets[bi], s, v)
+		br.decodeOps(l, B, s, v)
+		if set >= 0 {
+			br.samp.launch(l, s, br.rowsDev(B), br.logitsSlot(s), B, br.dres, br.hresDSlot(s), 0, br.dmeta)
+		}
 		graph, exec, err := g.endCapture()
 		if l.err != nil {
 			if err == nil {
@@ -245,14 +257,17 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 			br.stats.GraphSteps++
 			br.lastB, br.lastV = B, a.v
 			br.lastTok = append(br.lastTok[:0], b.Tokens...)
+			br.sampIn = a.inGraph
 			if a.deferred && br.sampNow {
 				// The step's forward pass was queued without its sampling
 				// (rows with masks or patches, set only now): sample its
 				// logits with the rows set for this Forward, before the
 				// next lookahead step, which reads the sampled tokens.
 				br.samp.fill(a.slot, 0)
-				if err := br.samp.launch(a.slot, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step); err != nil {
-					return err
+				l := &launcher{g: g}
+				br.samp.launch(l, a.slot, 0, br.logitsSlot(a.slot), n, br.dres, br.hresDSlot(a.slot), a.step, 0)
+				if l.err != nil {
+					return l.err
 				}
 			}
 			if !sampled {
@@ -268,12 +283,16 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		inflight = true
 	}
 	v := br.variantFor(b, B, 0)
-	if !br.noGraph && br.graphs[bi][v][0][1] == 0 {
+	set := -1 // the sampling's kernels, captured into the graph
+	if br.sampNow && br.samp.inGraph() && !br.noGraph {
+		set = br.samp.kernelSet()
+	}
+	if !br.noGraph && br.graph(bi, v, 0, set) == 0 {
 		if err := br.settle(); err != nil {
 			return err
 		}
 		inflight = false
-		if err := br.capture(bi, v); err != nil {
+		if err := br.capture(bi, v, set); err != nil {
 			return err
 		}
 	}
@@ -283,10 +302,18 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 	if inflight {
 		s = br.slot
 	}
-	total, step := br.fillDecode(s, b, B, 0)
+	total, step := br.fillDecode(s, b, B, 0, set >= 0)
 	if total == 0 {
 		return fmt.Errorf("cuda: the inputs of a batch of %d do not fit in %d ints", n, br.metaCap)
 	}
+	if br.sampNow {
+		// The rows set for this Forward, to slot s's copies: putRows and
+		// the launch below read the slot's, which hold another step's
+		// rows (or none) until filled.
+		br.samp.fill(s, 0)
+		total = br.sampleInputs(s, total, B, set >= 0)
+	}
+	br.sampIn = set >= 0
 	if total <= br.bt.zc {
 		hostInts(br.hmetaSlot(s), 1)[0] = int32(total)
 	} else if err := br.copyMeta(s, total); err != nil {
@@ -300,13 +327,14 @@ func (br *BatchRunner) decodeStep(b *batch.Batch, sampled bool) error {
 		if l.err != nil {
 			return l.err
 		}
-	} else if err := g.launchGraph(br.graphs[bi][v][s][1]); err != nil {
+	} else if err := g.launchGraph(br.graph(bi, v, s, set)); err != nil {
 		return err
 	}
-	if br.sampNow {
-		br.samp.fill(s, 0)
-		if err := br.samp.launch(s, br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step); err != nil {
-			return err
+	if br.sampNow && set < 0 {
+		l := &launcher{g: g}
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), n, br.dres, br.hresDSlot(s), step, 0)
+		if l.err != nil {
+			return l.err
 		}
 	}
 	br.slot = s
@@ -345,9 +373,12 @@ func (br *BatchRunner) copyMeta(s, total int) error {
 // or 0 when (d = 1) some sequence's table does not reach its next position
 // with a valid block, the next position passes MaxLen or the inputs would
 // not fit: then nothing is written.
-func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) {
+func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (int, int32) {
 	n := b.Len()
 	tab0 := 4 + 3*B
+	if rows {
+		tab0 += rowInts * B // the sampling rows at 4+3B (rowsDev)
+	}
 	k := tab0 + 1
 	for t := range n {
 		p := int(b.Pos[t]) + d
@@ -389,10 +420,13 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 
 // queueAhead queues, in slot s, the decode step after b's (just queued or
 // taken): the same sequences in the same order with the same tables,
-// positions + 1, the tokens of b's argmax as the device computed them;
-// when the lookahead is on, the graph inputs are copied (not zero-copy)
-// and every sequence's table already holds its next position (a caller
-// that reserves blocks a step at a time gets none at a block boundary).
+// positions + 1, the tokens of b's argmax (or sampled ids) as the device
+// computed them (bembed_dec or, reading the inputs zero-copy, bembed_step
+// takes them from dres). It is queued when the lookahead is on and every
+// sequence's table already holds its next position (a caller that reserves
+// blocks a step at a time gets none at a block boundary). A zero-copy step reads
+// its slot's page-locked inputs when it runs: the host rewrites them only
+// after a step queued behind it has completed.
 //
 // The next Forward takes it only if its batch is exactly that (aheadMatches);
 // otherwise it is discarded, and what it wrote is harmless:
@@ -419,7 +453,7 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int) (int, int32) 
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.noGraph || br.bt.zc > 0 {
+	if !br.bt.ahead || br.noAhead || br.noGraph {
 		return nil
 	}
 	// Rows with a mask or patches (which depend on the tokens b's step
@@ -428,27 +462,41 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	deferred := br.sampNow && !br.samp.aheadOK
 	B := batchBuckets[bi]
 	v := br.variantFor(b, B, 1)
-	if br.graphs[bi][v][s][1] == 0 {
+	sample := br.sampNow && !deferred
+	set := -1
+	if sample && br.samp.inGraph() {
+		set = br.samp.kernelSet()
+	}
+	if br.graph(bi, v, s, set) == 0 {
 		return nil // the next step captures that variant first
 	}
-	total, step := br.fillDecode(s, b, B, 1)
+	total, step := br.fillDecode(s, b, B, 1, set >= 0)
 	if total == 0 {
 		return nil
 	}
-	if err := br.copyMeta(s, total); err != nil {
-		return err
-	}
-	if err := br.dev.launchGraph(br.graphs[bi][v][s][1]); err != nil {
-		return err
-	}
-	if br.sampNow && !deferred {
+	if sample {
 		// The rows' next tokens: the same parameters, the next indexes.
+		// (A deferred step keeps its argmax: the Forward that takes it may
+		// not sample.)
 		br.samp.fill(s, 1)
-		if err := br.samp.launch(s, br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step); err != nil {
-			return err
+		total = br.sampleInputs(s, total, B, set >= 0)
+	}
+	if total <= br.bt.zc {
+		hostInts(br.hmetaSlot(s), 1)[0] = int32(total) // bembed_step reads them
+	} else if err := br.copyMeta(s, total); err != nil {
+		return err
+	}
+	if err := br.dev.launchGraph(br.graph(bi, v, s, set)); err != nil {
+		return err
+	}
+	if sample && set < 0 {
+		l := &launcher{g: br.dev}
+		br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), b.Len(), br.dres, br.hresDSlot(s), step, 0)
+		if l.err != nil {
+			return l.err
 		}
 	}
-	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: br.sampNow && !deferred, deferred: deferred}
+	br.ahead = lookahead{on: true, slot: s, step: step, n: b.Len(), B: B, v: v, sampled: sample, deferred: deferred, inGraph: set >= 0}
 	br.pending = true
 	return nil
 }
@@ -577,6 +625,11 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	br.step++
 	m[0], m[1], m[metaStep], m[3] = 0, 0, br.step, 0
 	br.metaLen[0] = total
+	sample := br.sampNow && nout > 0
+	if sample {
+		br.samp.fill(0, 0)
+		total = br.sampleInputs(0, total, 0, false)
+	}
 	if err := br.copyMeta(0, total); err != nil {
 		return err
 	}
@@ -616,10 +669,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	if nout > 0 {
 		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)
 		br.matmul(l, "store", &base.out, br.pxo, base.outNorm, br.logits, c.Vocab, 0, nout)
-		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta+4*metaStep, br.acnt)
-		if br.sampNow && l.err == nil {
-			br.samp.fill(0, 0)
-			l.then("sampling", br.samp.launch(0, br.logits, nout, br.dres, br.hresD, br.step))
+		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta, br.acnt)
+		if sample {
+			br.samp.launch(l, 0, br.samp.rowsAt[0], br.logits, nout, br.dres, br.hresD, br.step, 0)
 		}
 	}
 	if len(b.Hidden) > 0 {

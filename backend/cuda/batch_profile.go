@@ -11,8 +11,9 @@ import (
 // with an event after every kernel, and returns the GPU time per kernel
 // name (largest first) and the whole step's, in microseconds. It reruns
 // the inputs of the last Forward, which must have been a decode batch of
-// that bucket (its keys and values are written again, unchanged); a
-// queued lookahead step is waited for and discarded.
+// that bucket (its keys and values are written again, unchanged), with
+// the kernels of its sampling on the GPU when it sampled; a queued
+// lookahead step is waited for and discarded.
 func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) {
 	if br.closed {
 		return nil, 0, errors.New("cuda: batch runner is closed")
@@ -45,8 +46,14 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 	} else if err := br.copyMeta(s, br.metaLen[s]); err != nil {
 		return nil, 0, err
 	}
-	return g.profileGraph(12*len(br.base.layers)+16, "profiled batch step", reps, func(l *launcher) error {
+	return g.profileGraph(12*len(br.base.layers)+32, "profiled batch step", reps, func(l *launcher) error {
 		br.decodeOps(l, B, s, br.lastV)
+		switch {
+		case br.sampIn: // the step's sampling, captured with it
+			br.samp.launch(l, s, br.rowsDev(B), br.logitsSlot(s), B, br.dres, br.hresDSlot(s), 0, br.dmeta)
+		case br.sampledLast: // launched after its graph
+			br.samp.launch(l, s, br.samp.rowsAt[s], br.logitsSlot(s), br.nout, br.dres, br.hresDSlot(s), 0, 0)
+		}
 		return l.err
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"unsafe"
 
 	"inferno/sampling"
@@ -49,11 +51,21 @@ type sampPatch struct {
 // devSampler holds the GPU sampling's buffers and the parameters of the
 // rows of the next step.
 type devSampler struct {
-	g     *device
-	have  bool // the module has the sampling kernels (not an older INFERNO_CUDA_PTX)
-	vocab int
-	gk    int // samp_topk's chunks (of at most topkSmem)
-	kmax  int // the largest top_k sampled here (and the stride of samp_topk's partials)
+	g    *device
+	have bool // the module has the sampling kernels (not an older INFERNO_CUDA_PTX)
+	// old selects the sampling as it was before the kernels' fast paths
+	// (INFERNO_CUDA_SAMP=old: rows copied apart, the step's argmax kept,
+	// topk_fast's bound by counting, launched after the step's graph);
+	// apart (INFERNO_CUDA_SAMP=apart) the fast paths launched after the
+	// graph rather than captured into it; for A/B runs in one process.
+	old, apart bool
+	// block (INFERNO_CUDA_SAMP=block): top_k by samp_topk's blocks of
+	// 4,096 logits, not samp_topkw's warps (for A/B runs)
+	block  bool
+	vocab  int
+	gk     int // samp_topk's chunks (of at most topkSmem)
+	kmax   int // the largest top_k sampled here (and the stride of samp_topk's partials)
+	gw, kw int // samp_topkw's chunks (of at most 1,024) and the largest top_k it takes
 
 	// The parameters set for the next step (host), and what they need.
 	rows      []sampRow
@@ -65,6 +77,7 @@ type devSampler struct {
 	needTopLP bool
 	needPost  bool // some row has min_p or top_p without top_k: the mode-1 stats
 	needTopK  bool
+	warpTopK  bool // every top_k row has one of at most kw, and no row top_p alone: samp_topkw
 	needRace  bool // some row has no top_k (or is greedy)
 
 	// Page-locked copies per slot, copied to the device before the slot's
@@ -73,7 +86,8 @@ type devSampler struct {
 	drows, dpatch, dmask [2]uint64
 	patchCap, maskCap    int // entries, words
 	nrows                [2]int
-	orig                 uint64 // patched tokens' raw logits, by entry
+	rowsAt               [2]uint64 // where the slot's rows travelled with the step's inputs (0: not)
+	orig                 uint64    // patched tokens' raw logits, by entry
 	race                 uint64
 	statsRaw, statsPost  uint64
 	kval, kidx           uint64
@@ -98,7 +112,19 @@ const (
 // are allocated by the first step that samples.
 func newDevSampler(g *device, vocab int) *devSampler {
 	gk := (vocab + topkSmem - 1) / topkSmem
-	return &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk)}
+	gw := (vocab + 1023) / 1024
+	s := &devSampler{g: g, vocab: vocab, gk: gk, kmax: min(topkMax, topkSmem/gk), gw: gw, kw: min(32, topkSmem/gw)}
+	for _, o := range strings.Split(os.Getenv("INFERNO_CUDA_SAMP"), ",") {
+		switch o {
+		case "old":
+			s.old = true
+		case "apart":
+			s.apart = true
+		case "block":
+			s.block = true
+		}
+	}
+	return s
 }
 
 // canSample reports whether the GPU samples under p: every setting but
@@ -140,8 +166,9 @@ func (s *devSampler) alloc() error {
 	a(&s.race, 16*MaxBatch*sampChunks, "sampling partials")
 	a(&s.statsRaw, 8*MaxBatch*sampChunks, "sampling partials")
 	a(&s.statsPost, 8*MaxBatch*sampChunks, "sampling partials")
-	a(&s.kval, 4*MaxBatch*s.gk*s.kmax, "top-k partials")
-	a(&s.kidx, 4*MaxBatch*s.gk*s.kmax, "top-k partials")
+	part := max(s.gk*s.kmax, s.gw*s.kw) // samp_topk's or samp_topkw's partials of a row
+	a(&s.kval, 4*MaxBatch*part, "top-k partials")
+	a(&s.kidx, 4*MaxBatch*part, "top-k partials")
 	a(&s.lval, 4*MaxBatch*s.gk*sampTopLP, "top-logprob partials")
 	a(&s.lidx, 4*MaxBatch*s.gk*sampTopLP, "top-logprob partials")
 	a(&s.counter, 64, "sampling counter")
@@ -238,6 +265,7 @@ func (s *devSampler) set(rows []sampling.Row) error {
 	}
 	s.rows, s.patches, s.masks = s.rows[:0], s.patches[:0], s.masks[:0]
 	s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace = false, false, false, false, false
+	s.warpTopK = !s.old && !s.block
 	s.aheadOK = true
 	words := (s.vocab + 63) / 64
 	for i := range rows {
@@ -299,8 +327,10 @@ func (s *devSampler) set(rows []sampling.Row) error {
 			s.needRace = true
 		case row.topk > 0:
 			s.needTopK = true
+			s.warpTopK = s.warpTopK && int(row.topk) <= s.kw
 		case row.topp > 0:
 			s.needTopK, s.needPost = true, true
+			s.warpTopK = false
 		default:
 			s.needRace = true
 			s.needPost = s.needPost || row.lnMinP > float32(math.Inf(-1))
@@ -320,6 +350,7 @@ func (s *devSampler) fill(slot, d int) {
 		h[i].pos += int32(d)
 	}
 	s.nrows[slot] = n
+	s.rowsAt[slot] = 0
 	if len(s.patches) > 0 {
 		copy(unsafe.Slice((*sampPatch)(hostPtr(s.hpatch[slot])), s.patchCap), s.patches)
 	}
@@ -353,52 +384,102 @@ func (g *device) copyAsync(dst uint64, src uintptr, n int) error {
 	return g.d.check("cuMemcpyHtoDAsync (sampling)", g.d.call(g.d.cuMemcpyHtoDAsync, uintptr(dst), src, uintptr(n), g.stream))
 }
 
-// launch enqueues the sampling of the n rows of logits (vocab apart) with
-// slot slot's parameters (filled): ids to dres[row] and to the page-locked
-// results hres[row], log-probabilities to the slot's hout; the last block
-// writes step to hres[sampFlag].
-func (s *devSampler) launch(slot int, logits uint64, n int, dres uint64, hres uint64, step int32) error {
-	g := s.g
-	if err := g.copyAsync(s.drows[slot], s.hrows[slot], n*sampRowBytes); err != nil {
-		return err
-	}
-	if err := g.copyAsync(s.dpatch[slot], s.hpatch[slot], 16*len(s.patches)); err != nil {
-		return err
-	}
-	if err := g.copyAsync(s.dmask[slot], s.hmask[slot], 8*len(s.masks)); err != nil {
-		return err
-	}
-	V := s.vocab
-	rows, mask, patch := s.drows[slot], s.dmask[slot], s.dpatch[slot]
-	hout := s.houtD + uint64(4*slot*MaxBatch*sampOut)
-	var err error
-	l := func(name string, grid [3]uint32, block uint32, args ...uint64) {
-		if err == nil {
-			err = g.launch(name, grid, block, 0, args...)
+// rowInts is the size of a row's parameters in ints (in a step's inputs).
+const rowInts = sampRowBytes / 4
+
+// sampSkip is SAMP_SKIP: a padding row of a decode graph's bucket.
+const sampSkip = 2
+
+// inGraph reports whether a decode step's sampling under the rows set is
+// captured into its graph: no patches and no masks (whose lists vary in
+// length), the rows in the step's inputs at a place fixed by the bucket.
+func (s *devSampler) inGraph() bool {
+	return !s.old && !s.apart && len(s.patches) == 0 && len(s.masks) == 0
+}
+
+// kernelSet returns which sampling kernels the rows set need, as bits: a
+// decode graph with its sampling captured is kept for each set.
+func (s *devSampler) kernelSet() int {
+	set := 0
+	for i, on := range []bool{s.needRaw, s.needTopLP, s.needPost, s.needTopK, s.needRace, s.needTopK && s.warpTopK} {
+		if on {
+			set |= 1 << i
 		}
 	}
-	if s.needRaw {
-		l("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, mask, i32(0), s.statsRaw)
+	return set
+}
+
+// putRowsPadded writes slot slot's rows (filled) to the page-locked ints
+// at dst, then padding rows up to B.
+func (s *devSampler) putRowsPadded(slot int, dst uintptr, B int) {
+	s.putRows(slot, dst)
+	h := unsafe.Slice((*sampRow)(hostPtr(dst)), B)
+	for i := s.nrows[slot]; i < B; i++ {
+		h[i] = sampRow{flags: sampSkip}
 	}
-	if s.needTopLP {
-		l("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, logits, i32(V), rows, mask, i32(0), i32(sampTopLP), s.lval, s.lidx)
+}
+
+// inMeta reports whether the rows' parameters travel with the step's
+// inputs (one copy to the device for both) rather than apart.
+func (s *devSampler) inMeta() bool { return !s.old }
+
+// putRows writes slot slot's rows (filled) to the page-locked ints at dst.
+func (s *devSampler) putRows(slot int, dst uintptr) {
+	n := s.nrows[slot]
+	copy(unsafe.Slice((*sampRow)(hostPtr(dst)), n), unsafe.Slice((*sampRow)(hostPtr(s.hrows[slot])), n))
+}
+
+// launch enqueues on l the sampling of the n rows of logits (vocab apart)
+// with slot slot's parameters (filled), read on the device at rows when
+// the step's inputs carried them there, else (rows 0) copied to the
+// slot's buffer first: ids to dres[row] and to the page-locked results
+// hres[row], log-probabilities to the slot's hout; the last block writes
+// the step number to hres[sampFlag]: step, or head[2] when head is not 0
+// (the inputs' header, read by a graph's launch).
+func (s *devSampler) launch(l *launcher, slot int, rows uint64, logits uint64, n int, dres uint64, hres uint64, step int32, head uint64) {
+	g := s.g
+	if rows == 0 {
+		rows = s.drows[slot]
+		l.then("sampling rows", g.copyAsync(rows, s.hrows[slot], n*sampRowBytes))
 	}
 	if len(s.patches) > 0 {
-		l("samp_prep", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, patch, s.orig)
+		l.then("sampling patches", g.copyAsync(s.dpatch[slot], s.hpatch[slot], 16*len(s.patches)))
+	}
+	if len(s.masks) > 0 {
+		l.then("sampling masks", g.copyAsync(s.dmask[slot], s.hmask[slot], 8*len(s.masks)))
+	}
+	V := s.vocab
+	mask, patch := s.dmask[slot], s.dpatch[slot]
+	hout := s.houtD + uint64(4*slot*MaxBatch*sampOut)
+	fast := 1
+	if s.old {
+		fast = 0
+	}
+	if s.needRaw {
+		l.launch("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(0), s.statsRaw)
+	}
+	if s.needTopLP {
+		l.launch("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(0|2*fast), i32(sampTopLP), s.lval, s.lidx)
+	}
+	if len(s.patches) > 0 {
+		l.launch("samp_prep", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, patch, s.orig)
 	}
 	if s.needPost {
-		l("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, mask, i32(1), s.statsPost)
+		l.launch("samp_stats", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1), s.statsPost)
 	}
-	if s.needTopK {
-		l("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, logits, i32(V), rows, mask, i32(1), i32(s.kmax), s.kval, s.kidx)
+	gk, kmax := s.gk, s.kmax // the top_k partials: chunks, stride
+	if s.needTopK && s.warpTopK {
+		gk, kmax = s.gw, s.kw
+		l.launch("samp_topkw", [3]uint32{uint32((s.gw + 7) / 8), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(s.gw), i32(s.kw), s.kval, s.kidx)
+	} else if s.needTopK {
+		l.launch("samp_topk", [3]uint32{uint32(s.gk), uint32(n)}, 256, 0, logits, i32(V), rows, mask, i32(1|2*fast), i32(s.kmax), s.kval, s.kidx)
 	}
 	if s.needRace {
-		l("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
+		l.launch("samp_race", [3]uint32{sampChunks, uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), mask, s.statsPost, s.race)
 	}
-	l("samp_final", [3]uint32{uint32(n)}, 256, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
-		s.kval, s.kidx, i32(s.gk), i32(s.kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
-		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter)
-	return err
+	l.launch("samp_final", [3]uint32{uint32(n)}, 256, 0, logits, i32(V), rows, i32(0), s.race, i32(sampChunks),
+		s.kval, s.kidx, i32(gk), i32(kmax), s.lval, s.lidx, i32(s.gk), s.statsRaw, s.statsPost, patch, s.orig,
+		dres, hres, hout, i32(n), i32(sampFlag), i32(int(step)), s.counter, i32(fast), head)
 }
 
 // prepare allocates what the rows set need (waiting for the device first
@@ -455,7 +536,7 @@ func (br *BatchRunner) sampler() *devSampler {
 		br.samp = newDevSampler(br.dev, br.cfg.Vocab)
 		br.samp.have = br.dev.enter() == nil
 		if br.samp.have {
-			for _, k := range []string{"samp_stats", "samp_topk", "samp_prep", "samp_race", "samp_final"} {
+			for _, k := range []string{"samp_stats", "samp_topk", "samp_topkw", "samp_prep", "samp_race", "samp_final"} {
 				if _, err := br.dev.fn(k); err != nil {
 					br.samp.have = false
 				}

@@ -62,8 +62,9 @@ func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 	s.active = false
 	s.fill(0, 0)
 	r.step++
-	if err := s.launch(0, logits, len(rows), r.dres, r.hresD, r.step); err != nil {
-		t.Fatal(err)
+	l := &launcher{g: r.g}
+	if s.launch(l, 0, 0, logits, len(rows), r.dres, r.hresD, r.step, 0); l.err != nil {
+		t.Fatal(l.err)
 	}
 	waitStream(t, r.g)
 	h := hostInts(r.hres, MaxBatch+4)
@@ -402,8 +403,10 @@ func TestSampleSeedBatch(t *testing.T) {
 }
 
 // TestBatchSampledLookahead decodes sequences sampled on the GPU on two
-// batch runners, with the lookahead and without: the same tokens, and the
-// lookahead steps taken.
+// batch runners, with the lookahead and without: the same tokens, each
+// the Gumbel-max the design defines over the logits of the runner without
+// (sampleRef; the greedy row's exactly, the sampled rows' but for a near
+// tie or two), and the lookahead steps taken.
 func TestBatchSampledLookahead(t *testing.T) {
 	requireGPU(t)
 	m := tinyModel(t)
@@ -423,6 +426,7 @@ func TestBatchSampledLookahead(t *testing.T) {
 	for i := range n {
 		next[i] = randomPrompt(uint64(300+i), 7+3*i, V)
 	}
+	off := 0 // sampled tokens other than the reference's (near ties)
 	for step := range 24 {
 		var b batch.Batch
 		rows := make([]sampling.Row, n)
@@ -432,6 +436,7 @@ func TestBatchSampledLookahead(t *testing.T) {
 			rows[i] = sampling.Row{On: true, Params: params[i], Seed: uint64(77 + i), Index: step}
 		}
 		var got [2][]int32
+		want := make([]int32, n)
 		for k, br := range []*BatchRunner{la, ref} {
 			if err := br.SetSamples(rows); err != nil {
 				t.Fatal(err)
@@ -446,14 +451,39 @@ func TestBatchSampledLookahead(t *testing.T) {
 				}
 				got[k] = append(got[k], tok.ID)
 			}
+			if br != ref {
+				continue
+			}
+			// The runner without the lookahead reads its logits (its next
+			// Forward queues none either way).
+			for i := range n {
+				x, err := br.Logits(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[i] = sampleRef(x, params[i], nil, nil, rows[i].Seed, rows[i].Index)
+			}
+		}
+		for i := range n {
+			if got[1][i] == want[i] {
+				continue
+			}
+			if params[i].Argmax() {
+				t.Fatalf("step %d, row %d (greedy): token %d without the lookahead, the logits' argmax is %d", step, i, got[1][i], want[i])
+			}
+			off++
+			t.Logf("step %d, row %d: token %d without the lookahead, the reference draw %d", step, i, got[1][i], want[i])
 		}
 		if !slices.Equal(got[0], got[1]) {
-			t.Fatalf("step %d: tokens %v with the lookahead, %v without", step, got[0], got[1])
+			t.Fatalf("step %d: tokens %v with the lookahead, %v without (the reference draws %v)", step, got[0], got[1], want)
 		}
 		for i := range n {
 			lens[i] += len(next[i])
 			next[i] = []int32{got[0][i]}
 		}
+	}
+	if off > 3 {
+		t.Errorf("%d of %d sampled tokens are not the reference Gumbel-max's", off, 24*(n-1))
 	}
 	st := la.Stats()
 	t.Logf("lookahead: %d taken, %d discarded", st.LookaheadHits, st.LookaheadMisses)

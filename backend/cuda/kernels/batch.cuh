@@ -29,25 +29,45 @@ __device__ __forceinline__ void mma_s8n(int (&d)[4], const int (&a)[4], int b0, 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
 }
 
-// bembed_step starts a batched decode step (replayed from a graph) when
-// the inputs are read zero-copy (INFERNO_CUDA_BATCH zc > 0; by default the
-// host copies them and the graph starts with embed_q8: reads of mapped
-// host memory cost ~1 us each, serialized): the host wrote the step's meta
-// to page-locked host memory (hmeta, mapped into
-// the GPU's address space); hmeta[0] is the number of ints to copy to the
-// device copy dmeta (a multiple of 4; 0 when the host copied them itself).
-// The blocks copy it between them, then block b embeds token
-// hmeta[tokoff + b] into x[b].
-extern "C" __global__ void __launch_bounds__(256) bembed_step(const i8* __restrict__ wq, const __half* __restrict__ wd,
-                                                              int K, const int* hmeta, int* __restrict__ dmeta,
-                                                              int tokoff, float* __restrict__ x) {
+// bstep_token copies a decode step's inputs, written by the host to
+// page-locked host memory hmeta (mapped into the GPU's address space), to
+// the device copy dmeta: hmeta[0] ints (a multiple of 4; 0 when the host
+// copied them itself, at most zc4 int4s), split between the blocks; and
+// returns block b's
+// token: hmeta[tokoff + b], or for b < hmeta[3] (a lookahead step's
+// tokens) devtok[b], the previous step's argmax or sampled id. The loads
+// of the header, the token and the first int4 a thread copies are issued
+// together, so that the host memory's latency (~1 us) is paid once.
+__device__ __forceinline__ int bstep_token(const int* hmeta, int* __restrict__ dmeta, int tokoff,
+                                           const int* __restrict__ devtok, int zc4) {
   __shared__ int tok;
-  if (threadIdx.x == 0) tok = __ldcv(hmeta + tokoff + blockIdx.x);  // in flight with the header's read
-  const int n4 = __ldcv(hmeta) >> 2;
   const int4* src = (const int4*)hmeta;
   int4* dst = (int4*)dmeta;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) dst[i] = __ldcv(src + i);
+  const int i0 = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+  int4 v = make_int4(0, 0, 0, 0);
+  if (i0 < zc4) v = __ldcv(src + i0);
+  int th = 0, td = 0;
+  if (threadIdx.x == 0) {
+    th = __ldcv(hmeta + tokoff + blockIdx.x);
+    td = devtok[blockIdx.x];
+  }
+  const int4 h = __ldcv(src);
+  const int n4 = h.x >> 2;
+  for (int i = i0; i < n4; i += stride) dst[i] = i == i0 ? v : __ldcv(src + i);  // n4 <= zc4
+  if (threadIdx.x == 0) tok = (int)blockIdx.x < h.w ? td : th;
   __syncthreads();
+  return tok;
+}
+
+// bembed_step starts a batched decode step (replayed from a graph) when
+// the inputs are read zero-copy (INFERNO_CUDA_BATCH zc > 0; by default the
+// host copies them and the graph starts with bembed_dec): bstep_token,
+// then block b embeds its token into x[b].
+extern "C" __global__ void __launch_bounds__(256) bembed_step(const i8* __restrict__ wq, const __half* __restrict__ wd,
+                                                              int K, const int* hmeta, int* __restrict__ dmeta,
+                                                              int tokoff, float* __restrict__ x,
+                                                              const int* __restrict__ devtok, int zc4) {
+  const int tok = bstep_token(hmeta, dmeta, tokoff, devtok, zc4);
   const int nb = K >> 5;
   float* xt = x + (size_t)blockIdx.x * K;
   for (int i = threadIdx.x; i < K; i += blockDim.x)
@@ -278,13 +298,15 @@ extern "C" __global__ void __launch_bounds__(256) quant_actv(const float* __rest
 // argmax_rows: the argmax of each of n rows of V logits (one block of 1024
 // threads a row; the lowest id among ties, NaN last), to out[row] and to
 // page-locked host memory host[row]; the last block to finish (counter,
-// reset by it) then writes the step number *step to host[n], where the
-// host polls for it.
+// reset by it) then writes the step number head[2] (the inputs' header)
+// to host[n], where the host polls for it. head[1] set (a step sampled on
+// the GPU: samp_final writes the ids and the step number) skips it all.
 extern "C" __global__ void __launch_bounds__(1024) argmax_rows(const float* __restrict__ logits, int V, int n,
                                                                int* __restrict__ out, volatile int* host,
-                                                               const int* __restrict__ step, unsigned* counter) {
+                                                               const int* __restrict__ head, unsigned* counter) {
   __shared__ float sv[32];
   __shared__ int si[32];
+  if (head[1]) return;
   const float* x = logits + (size_t)blockIdx.x * V;
   float bv = NAN;
   int bi = 0x7fffffff;
@@ -330,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_rows(const float* __re
       if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
         *counter = 0;
         __threadfence_system();
-        host[n] = *step;
+        host[n] = head[2];
       }
     }
   }

@@ -317,14 +317,8 @@ extern "C" __global__ void __launch_bounds__(256) qembed(QW_ARGS, int K, const i
 // qbembed_step: bembed_step for any type.
 extern "C" __global__ void __launch_bounds__(256) qbembed_step(QW_ARGS, int K, const int* hmeta,
                                                                int* __restrict__ dmeta, int tokoff,
-                                                               float* __restrict__ x) {
-  __shared__ int tok;
-  if (threadIdx.x == 0) tok = __ldcv(hmeta + tokoff + blockIdx.x);
-  const int n4 = __ldcv(hmeta) >> 2;
-  const int4* src = (const int4*)hmeta;
-  int4* dst = (int4*)dmeta;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) dst[i] = __ldcv(src + i);
-  __syncthreads();
+                                                               float* __restrict__ x, const int* __restrict__ devtok, int zc4) {
+  const int tok = bstep_token(hmeta, dmeta, tokoff, devtok, zc4);
   q_embed_row(type, lo, hi, m0, m1, (size_t)tok, K, x + (size_t)blockIdx.x * K);
 }
 

@@ -17,8 +17,11 @@
 //   samp_stats  per chunk the max and sum of exp(x - max): raw logits
 //               (mode 0, rows with logprobs) or after bias, penalties and
 //               mask (mode 1, the max for min_p);
+//   samp_topkw  top_k up to 27 (k <= 32 and 4,096 partials a row): a
+//               warp a chunk of 1,024, the chunk's k best;
 //   samp_topk   per chunk of TOPK_SMEM the k best: raw (mode 0, top
-//               logprobs) or after bias, penalties and mask (mode 1, top_k);
+//               logprobs) or after bias, penalties and mask (mode 1, a
+//               larger top_k, or top_p alone);
 //   samp_prep   the logit bias and the penalties, a sparse patch of the
 //               tokens listed for the row (originals saved for logprobs);
 //   samp_race   per chunk the Gumbel-max winner (rows without top_k; noise
@@ -27,6 +30,10 @@
 //               candidates after top_p and min_p, writes the id (device
 //               and page-locked host) and the log-probabilities; the last
 //               block writes the step number where the host polls.
+// A decode step's sampling is captured into its graph after the output
+// head (sample.go): launched with programmatic dependent launch there when
+// the graph's kernels are, each kernel waits (griddepcontrol.wait) before
+// it reads anything.
 
 #define SAMP_CHUNKS 64   // chunks a row is split into by samp_stats and samp_race
 #define SAMP_TOPLP 20    // most top log-probabilities (sampling.MaxTopLogprobs)
@@ -41,7 +48,7 @@ struct SampRow {
   int topk;     // 0: off; else at most the launch's kmax
   float topp;   // 0: off
   float lnminp; // -inf: off
-  int flags;    // SAMP_LOGPROBS
+  int flags;    // SAMP_LOGPROBS, SAMP_SKIP
   int ntop;     // top log-probabilities
   int mask;     // offset (in words) of the row's allowed-token bitmask, -1: none
   int prep, nprep; // the row's entries of the patch list
@@ -49,6 +56,7 @@ struct SampRow {
   int pad;
 };
 #define SAMP_LOGPROBS 1
+#define SAMP_SKIP 2  // a padding row of a decode graph's bucket: only counted by samp_final
 
 // Patch list entry (sample.go's sampPatch).
 struct SampPatch {
@@ -127,6 +135,8 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
                                                              const unsigned* __restrict__ masks, int mode,
                                                              float2* __restrict__ out) {
   __shared__ float red[32];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
   if (mode == 0 ? !(p.flags & SAMP_LOGPROBS)
                 : (p.topk > 0 || p.invT == 0.f || !(p.lnminp > -INFINITY || p.topp > 0.f)))
@@ -169,8 +179,16 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
 // (ids differ: `better` is a total order). More than TOPK_CAND of them
 // (or fewer than k maxima: every valid entry is a candidate) go to
 // topk_block. Every thread of the block calls it; sv and si are only read
-// unless topk_block runs (it marks the entries it takes).
-__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) {
+// unless topk_block runs (it marks the entries it takes). With fast, the
+// bound is found with fewer comparisons (the same bound): each warp sorts
+// its 32 maxima (bitonic, in registers), and a maximum among its warp's k
+// best counts the better ones of each other warp by binary search (7 x 6
+// comparisons instead of 256).
+__device__ __forceinline__ bool tk_before(float a, int ia, float b, int ib) {  // `better`, no entry (id < 0) last
+  return ia >= 0 && (ib < 0 || better(a, ia, b, ib));
+}
+
+__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi, bool fast) {
   __shared__ float mv[TOPK_THREADS], cv[TOPK_CAND];
   __shared__ int mi[TOPK_THREADS], ci[TOPK_CAND];
   __shared__ int ncand, ti;
@@ -185,6 +203,23 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
       bi = id;
     }
   }
+  if (fast) {
+    const int lane = tid & 31;
+#pragma unroll
+    for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+      for (int st = size >> 1; st > 0; st >>= 1) {
+        const float v2 = __shfl_xor_sync(FULL, bv, st);
+        const int i2 = __shfl_xor_sync(FULL, bi, st);
+        // The lane that keeps the better of the pair: the lower one in a
+        // segment sorted best first, the upper one in the others.
+        const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
+        if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
+          bv = v2;
+          bi = i2;
+        }
+      }
+  }
   mv[tid] = bv;
   mi[tid] = bi;
   if (tid == 0) {
@@ -192,7 +227,29 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
     ti = -1;
   }
   __syncthreads();
-  if (bi >= 0) {
+  if (fast) {
+    // Lane L holds its warp's L-th best maximum: its rank among all is L
+    // plus the better ones of the other warps.
+    const int lane = tid & 31, w = tid >> 5;
+    if (bi >= 0 && lane < k) {
+      int r = lane;
+      for (int o = 0; o < TOPK_THREADS / 32; o++) {
+        if (o == w) continue;
+        const float* lv = mv + 32 * o;
+        const int* li = mi + 32 * o;
+        int q = 0;
+#pragma unroll
+        for (int h = 16; h > 0; h >>= 1)
+          if (tk_before(lv[q + h - 1], li[q + h - 1], bv, bi)) q += h;
+        if (tk_before(lv[q], li[q], bv, bi)) q++;
+        r += q;
+      }
+      if (r == k - 1) {
+        tv = bv;
+        ti = bi;
+      }
+    }
+  } else if (bi >= 0) {
     int r = 0;
     for (int j = 0; j < TOPK_THREADS; j++) r += mi[j] >= 0 && better(mv[j], mi[j], bv, bi);
     if (r == k - 1) {
@@ -237,35 +294,204 @@ __device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi) 
 }
 
 // samp_topk: grid (chunks of TOPK_SMEM, rows), TOPK_THREADS threads. Mode
-// 0: rows with top log-probabilities (k = ntop), raw logits; mode 1:
+// (bit 0) 0: rows with top log-probabilities (k = ntop), raw logits; 1:
 // sampled rows with top_k (k = topk) or with top_p alone (k = kmax: the
 // nucleus when it is that small), after the patches, masked. Writes the chunk's k
 // best (NaN and -Inf left out; ids -1 past what it has) to
-// pval/pidx[(row*gridDim.x + chunk)*kmax ..].
+// pval/pidx[(row*gridDim.x + chunk)*kmax ..]. Mode bit 1 (fast): chunks
+// of whole groups of 4 (samp_chunk), read as float4 when V allows, and
+// topk_fast's fast bound.
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_topk(const float* __restrict__ logits, int V,
                                                                      const SampRow* __restrict__ rows,
                                                                      const unsigned* __restrict__ masks, int mode,
                                                                      int kmax, float* __restrict__ pval,
                                                                      int* __restrict__ pidx) {
-  __shared__ float sv[TOPK_SMEM];
-  __shared__ int si[TOPK_SMEM];
+  __shared__ __align__(16) float sv[TOPK_SMEM];
+  __shared__ __align__(16) int si[TOPK_SMEM];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
-  const int k = mode == 0 ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
-                          : (p.invT == 0.f ? 0 : p.topk > 0 ? p.topk : p.topp > 0.f ? kmax : 0);
+  const bool post = mode & 1, fast = mode & 2;
+  const int k = !post ? ((p.flags & SAMP_LOGPROBS) ? p.ntop : 0)
+                      : (p.invT == 0.f ? 0 : p.topk > 0 ? p.topk : p.topp > 0.f ? kmax : 0);
   if (k <= 0) return;
   const float* x = logits + (size_t)blockIdx.y * V;
-  const int chunk = (V + gridDim.x - 1) / gridDim.x;
-  const int lo = blockIdx.x * chunk, hi = min(V, lo + chunk);
+  int lo, hi;
+  if (fast) {
+    samp_chunk(V, blockIdx.x, gridDim.x, lo, hi);
+  } else {
+    const int chunk = (V + gridDim.x - 1) / gridDim.x;
+    lo = blockIdx.x * chunk;
+    hi = min(V, lo + chunk);
+  }
   const int m = max(0, hi - lo);
-  const int mk = mode == 1 ? p.mask : -1;
-  for (int q = threadIdx.x; q < m; q += TOPK_THREADS) {
-    const float v = x[lo + q];
-    sv[q] = v;
-    si[q] = v > -INFINITY && samp_allowed(masks, mk, lo + q) ? lo + q : -1;
+  const int mk = post ? p.mask : -1;
+  if (fast && (V & 3) == 0) {  // lo and m are multiples of 4
+#pragma unroll 4
+    for (int q = 4 * threadIdx.x; q < m; q += 4 * TOPK_THREADS) {
+      const float4 v = *reinterpret_cast<const float4*>(x + lo + q);
+      const int b = lo + q;
+      *reinterpret_cast<float4*>(sv + q) = v;
+      *reinterpret_cast<int4*>(si + q) =
+          make_int4(v.x > -INFINITY && samp_allowed(masks, mk, b) ? b : -1,
+                    v.y > -INFINITY && samp_allowed(masks, mk, b + 1) ? b + 1 : -1,
+                    v.z > -INFINITY && samp_allowed(masks, mk, b + 2) ? b + 2 : -1,
+                    v.w > -INFINITY && samp_allowed(masks, mk, b + 3) ? b + 3 : -1);
+    }
+  } else {
+    for (int q = threadIdx.x; q < m; q += TOPK_THREADS) {
+      const float v = x[lo + q];
+      sv[q] = v;
+      si[q] = v > -INFINITY && samp_allowed(masks, mk, lo + q) ? lo + q : -1;
+    }
   }
   __syncthreads();
   const size_t o = ((size_t)blockIdx.y * gridDim.x + blockIdx.x) * kmax;
-  topk_fast(sv, si, m, k, pval + o, pidx + o);
+  topk_fast(sv, si, m, k, pval + o, pidx + o, fast);
+}
+
+#define TOPKW_CAP 96  // candidates a warp of samp_topkw ranks (more: k rounds of warp argmax)
+
+// samp_topkw: grid (ceil(gw/8), rows), 256 threads: top_k for rows with
+// 0 < k <= kw (<= 32; the host launches it when every top_k row has
+// one, and no row takes top_p alone), a warp a chunk of at most 1,024
+// logits (samp_chunk over gw chunks), held in registers (8 float4s a
+// lane), after the patches, masked: the chunk's k best (any order; NaN,
+// -Inf and masked tokens left out; (-Inf, -1) past what it has) to
+// pval/pidx[(row*gw + chunk)*kw ..], samp_topk's partials with gw chunks
+// and stride kw. The bound: the warp's 32 lane maxima sorted (bitonic),
+// the k-th best T; the entries at least as good as T (k or more, ~1.5k
+// for iid values) compacted by ballot and ranked by counting; past
+// TOPKW_CAP of them (ties), k rounds of warp argmax, each after the last
+// one taken in `better`'s order. The same k entries as samp_topk's.
+extern "C" __global__ void __launch_bounds__(256) samp_topkw(const float* __restrict__ logits, int V,
+                                                             const SampRow* __restrict__ rows,
+                                                             const unsigned* __restrict__ masks, int gw, int kw,
+                                                             float* __restrict__ pval, int* __restrict__ pidx) {
+  __shared__ float cvs[8][TOPKW_CAP];
+  __shared__ int cis[8][TOPKW_CAP];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const SampRow p = rows[blockIdx.y];
+  const int k = p.invT == 0.f ? 0 : p.topk;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int c = blockIdx.x * 8 + warp;
+  if (k <= 0 || c >= gw) return;  // no block-wide synchronization below
+  const float* x = logits + (size_t)blockIdx.y * V;
+  int lo, hi;
+  samp_chunk(V, c, gw, lo, hi);
+  // Lane l's entries: groups of 4 from lo + 4*(l + 32*j), j < 8; -Inf
+  // stands for an entry left out.
+  float v[32];
+  const bool vec = (V & 3) == 0;
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    const int q = lo + 4 * (lane + 32 * j);
+    if (vec && q < hi) {
+      const float4 t = *reinterpret_cast<const float4*>(x + q);
+      v[4 * j] = t.x, v[4 * j + 1] = t.y, v[4 * j + 2] = t.z, v[4 * j + 3] = t.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; e++) v[4 * j + e] = q + e < hi ? x[q + e] : -INFINITY;
+    }
+  }
+  float bv = NAN;
+  int bi = -1;
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+    if (!(v[j] > -INFINITY) || !samp_allowed(masks, p.mask, id)) v[j] = -INFINITY;  // NaN, -Inf, masked
+    if (v[j] > -INFINITY && (bi < 0 || better(v[j], id, bv, bi))) {
+      bv = v[j];
+      bi = id;
+    }
+  }
+  // The lane maxima sorted, best first (none last): lane L holds the
+  // L-th best; the k-th best bounds the chunk's k best.
+#pragma unroll
+  for (int size = 2; size <= 32; size <<= 1)
+#pragma unroll
+    for (int st = size >> 1; st > 0; st >>= 1) {
+      const float v2 = __shfl_xor_sync(FULL, bv, st);
+      const int i2 = __shfl_xor_sync(FULL, bi, st);
+      const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
+      if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
+        bv = v2;
+        bi = i2;
+      }
+    }
+  const float tv = __shfl_sync(FULL, bv, k - 1);
+  const int ti = __shfl_sync(FULL, bi, k - 1);  // -1: fewer than k lanes hold entries: every entry passes
+  int nc = 0;
+#pragma unroll
+  for (int j = 0; j < 32; j++) {
+    const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+    const bool in = v[j] > -INFINITY && (ti < 0 || !better(tv, ti, v[j], id));
+    const unsigned b = __ballot_sync(FULL, in);
+    const int at = nc + __popc(b & ((1u << lane) - 1));
+    if (in && at < TOPKW_CAP) {
+      cvs[warp][at] = v[j];
+      cis[warp][at] = id;
+    }
+    nc += __popc(b);
+  }
+  __syncwarp();
+  float* ov = pval + ((size_t)blockIdx.y * gw + c) * kw;
+  int* oi = pidx + ((size_t)blockIdx.y * gw + c) * kw;
+  if (nc <= TOPKW_CAP) {
+    for (int i = lane; i < nc; i += 32) {
+      const float cv = cvs[warp][i];
+      const int ci = cis[warp][i];
+      int r = 0;
+      for (int j = 0; j < nc; j++) r += better(cvs[warp][j], cis[warp][j], cv, ci);
+      if (r < k) {
+        ov[r] = cv;
+        oi[r] = ci;
+      }
+    }
+    for (int r = nc + lane; r < k; r += 32) {
+      ov[r] = -INFINITY;
+      oi[r] = -1;
+    }
+    return;
+  }
+  // Many ties at the bound: k rounds, each the best entry after the last.
+  float pv = NAN;
+  int pi = -1;
+  for (int r = 0; r < k; r++) {
+    float rv = NAN;
+    int ri = -1;
+#pragma unroll
+    for (int j = 0; j < 32; j++) {
+      const int id = lo + 4 * (lane + 32 * (j >> 2)) + (j & 3);
+      if (v[j] > -INFINITY && (pi < 0 || better(pv, pi, v[j], id)) && (ri < 0 || better(v[j], id, rv, ri))) {
+        rv = v[j];
+        ri = id;
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float v2 = __shfl_xor_sync(FULL, rv, o);
+      const int i2 = __shfl_xor_sync(FULL, ri, o);
+      if (tk_before(v2, i2, rv, ri)) {
+        rv = v2;
+        ri = i2;
+      }
+    }
+    if (lane == 0) {
+      ov[r] = ri >= 0 ? rv : -INFINITY;
+      oi[r] = ri;
+    }
+    if (ri < 0) {  // nothing left: the rest stays empty
+      for (int q = r + 1 + lane; q < k; q += 32) {
+        ov[q] = -INFINITY;
+        oi[q] = -1;
+      }
+      return;
+    }
+    pv = rv;
+    pi = ri;
+  }
 }
 
 // samp_penalize returns the logit v of a patched token: the bias, then
@@ -289,6 +515,8 @@ extern "C" __global__ void __launch_bounds__(256) samp_prep(float* __restrict__ 
                                                             const SampRow* __restrict__ rows,
                                                             const SampPatch* __restrict__ patches,
                                                             float* __restrict__ orig) {
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.x];
   float* x = logits + (size_t)blockIdx.x * V;
   for (int j = threadIdx.x; j < p.nprep; j += blockDim.x) {
@@ -318,7 +546,10 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
                                                             float4* __restrict__ part) {
   __shared__ float sv[8], sa[8];
   __shared__ int si[8], sai[8];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const SampRow p = rows[blockIdx.y];
+  if (p.flags & SAMP_SKIP) return;
   const bool greedy = p.invT == 0.f;
   if (!greedy && (p.topk > 0 || p.topp > 0.f)) return;
   const float* x = logits + (size_t)blockIdx.y * V;
@@ -414,6 +645,17 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
   }
 }
 
+// samp_done counts a finished row of n; the last writes step to
+// hids[flag] (after the rows' results, all fenced).
+__device__ __forceinline__ void samp_done(volatile int* hids, int n, int flag, int step, unsigned* counter) {
+  __threadfence_system();
+  if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
+    *counter = 0;
+    __threadfence_system();
+    hids[flag] = step;
+  }
+}
+
 // samp_final: grid rows, TOPK_THREADS threads. The row's token: the top_k
 // candidates' draw (top_p over them, then min_p), or for top_p alone the
 // kmax candidates' when the nucleus (over the whole row's mass, from the
@@ -424,36 +666,50 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
 // row is left to the host; the id is the best candidate), and for rows
 // with logprobs [1] the chosen token's raw log-probability, [2] the
 // number n of top ones, then n (id, log-probability) pairs from [4]. The
-// last block to finish writes step to hids[flag].
+// last block to finish writes step to hids[flag]. With fast, the merges
+// read only the k entries of each chunk's partials that can hold any, and
+// the candidates' noise is drawn by a thread each (the same draw). A
+// decode graph's launch takes the step number from head[2] (the inputs'
+// header; head null: step), and its padding rows (SAMP_SKIP) only count.
 extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     const float* __restrict__ logits, int V, const SampRow* __restrict__ rows, int delta,
     const float4* __restrict__ race, int C, const float* __restrict__ kval, const int* __restrict__ kidx, int gk,
     int kmax, const float* __restrict__ lval, const int* __restrict__ lidx, int gl,
     const float2* __restrict__ rawstats, const float2* __restrict__ poststats, const SampPatch* __restrict__ patches,
     const float* __restrict__ orig,
-    int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter) {
+    int* __restrict__ ids, volatile int* hids, volatile int* hout, int n, int flag, int step, unsigned* counter,
+    int fast, const int* __restrict__ head) {
   __shared__ float sv[TOPK_SMEM];
   __shared__ int si[TOPK_SMEM];
   __shared__ float cv[TOPK_MAX];
   __shared__ int ci[TOPK_MAX];
-  __shared__ int chosen, undrawn;
-  __shared__ float rawChosen;
+  __shared__ int chosen, undrawn, nkeep;
+  __shared__ float rawChosen, mtop;
+  __shared__ float wsv[TOPK_THREADS / 32];
+  __shared__ int wsi[TOPK_THREADS / 32];
+  PDL_LAUNCH();
+  PDL_WAIT();
   const int row = blockIdx.x;
   const SampRow p = rows[row];
   const float* x = logits + (size_t)row * V;
+  if (p.flags & SAMP_SKIP) {
+    if (threadIdx.x == 0) samp_done(hids, n, flag, head ? head[2] : step, counter);
+    return;
+  }
   if (threadIdx.x == 0) undrawn = 0;
   if (p.invT != 0.f && (p.topk > 0 || p.topp > 0.f)) {
     const bool nucleus = p.topk <= 0;  // top_p alone, over the kmax best
     const int k = nucleus ? kmax : p.topk;
-    const int nc = gk * kmax;
+    const int per = fast ? k : kmax;  // entries read of each chunk's
+    const int nc = gk * per;
     for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-      const int c = q / kmax, j = q % kmax;
+      const int c = q / per, j = q % per;
       const size_t o = ((size_t)row * gk + c) * kmax + j;
       sv[q] = j < k ? kval[o] : -INFINITY;
       si[q] = j < k ? kidx[o] : -1;
     }
     __syncthreads();
-    topk_fast(sv, si, nc, k, cv, ci);
+    topk_fast(sv, si, nc, k, cv, ci, fast);
     __syncthreads();
     if (threadIdx.x == 0) {
       // sampling's keepTopK: the cutoff, top_p over what is left, then min_p.
@@ -499,18 +755,54 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
           }
         keep = nk;
       }
-      int best = ci[0] >= 0 ? ci[0] : 0;  // +Inf first, or nothing kept: the best candidate
+      chosen = ci[0] >= 0 ? ci[0] : 0;  // +Inf first, or nothing kept: the best candidate
+      nkeep = keep;
+      mtop = m;
+      if (!fast) {
+        float bs = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int j = 0; j < keep; j++) {
+          const float s = __fmul_rn(cv[j] - m, p.invT) + samp_noise(p, p.pos + delta, ci[j]);
+          if (samp_better(s, ci[j], bs, bi)) {
+            bs = s;
+            bi = ci[j];
+          }
+        }
+        if (keep > 0) chosen = bi;
+      }
+    }
+    if (fast) {
+      // The Gumbel-max among the kept candidates, one a thread.
+      __syncthreads();
+      const int keep = nkeep;
       float bs = -INFINITY;
       int bi = 0x7fffffff;
-      for (int j = 0; j < keep; j++) {
-        const float s = __fmul_rn(cv[j] - m, p.invT) + samp_noise(p, p.pos + delta, ci[j]);
-        if (samp_better(s, ci[j], bs, bi)) {
-          bs = s;
-          bi = ci[j];
+      if (threadIdx.x < keep) {
+        bs = __fmul_rn(cv[threadIdx.x] - mtop, p.invT) + samp_noise(p, p.pos + delta, ci[threadIdx.x]);
+        bi = ci[threadIdx.x];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        const float os = __shfl_xor_sync(FULL, bs, o);
+        const int oi = __shfl_xor_sync(FULL, bi, o);
+        if (samp_better(os, oi, bs, bi)) {
+          bs = os;
+          bi = oi;
         }
       }
-      if (keep > 0) best = bi;
-      chosen = best;
+      if ((threadIdx.x & 31) == 0) {
+        wsv[threadIdx.x >> 5] = bs;
+        wsi[threadIdx.x >> 5] = bi;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0 && keep > 0) {
+        for (int w = 1; w < TOPK_THREADS / 32; w++)
+          if (samp_better(wsv[w], wsi[w], bs, bi)) {
+            bs = wsv[w];
+            bi = wsi[w];
+          }
+        chosen = bi;
+      }
     }
   } else if (threadIdx.x == 0) {
     float bs = -INFINITY, av = NAN;
@@ -556,15 +848,16 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     int nt = 0;
     if (p.ntop > 0) {
       const int k = p.ntop;
-      const int nc = gl * SAMP_TOPLP;
+      const int per = fast ? k : SAMP_TOPLP;
+      const int nc = gl * per;
       for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-        const int c = q / SAMP_TOPLP, j = q % SAMP_TOPLP;
+        const int c = q / per, j = q % per;
         const size_t off = ((size_t)row * gl + c) * SAMP_TOPLP + j;
         sv[q] = j < k ? lval[off] : -INFINITY;
         si[q] = j < k ? lidx[off] : -1;
       }
       __syncthreads();
-      topk_fast(sv, si, nc, k, cv, ci);
+      topk_fast(sv, si, nc, k, cv, ci, fast);
       __syncthreads();
       if (threadIdx.x == 0)
         for (int j = 0; j < k && ci[j] >= 0; j++) {
@@ -582,11 +875,6 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     hout[(size_t)row * SAMP_OUT + 3] = undrawn;
     ids[row] = id;
     hids[row] = id;
-    __threadfence_system();
-    if (atomicAdd(counter, 1u) == (unsigned)(n - 1)) {
-      *counter = 0;
-      __threadfence_system();
-      hids[flag] = step;
-    }
+    samp_done(hids, n, flag, head ? head[2] : step, counter);
   }
 }
