@@ -3,9 +3,12 @@ package archfixtures_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -231,4 +234,67 @@ func TestEmbeddingPoolingConfig(t *testing.T) {
 	if _, err := convert.Convert(context.Background(), bad, filepath.Join(t.TempDir(), "bad.gguf"), convert.Options{}); err == nil || !strings.Contains(err.Error(), "no pooling mode") {
 		t.Errorf("max pooling: %v", err)
 	}
+}
+
+// TestLlamaCppConvertedEmbedding opens the file llama.cpp's
+// convert_hf_to_gguf.py (commit 0253fb21f, --outtype f32) made of
+// embed.py's checkpoint assembled as embedDir does, sentence-transformers'
+// modules.json and 1_Pooling/config.json included
+// (testdata/arch/embed.llamacpp.gguf; llamacpp_convert.py ran it, naming
+// the tiny tokenizer's pre-tokenizer qwen2), and checks that inferno reads
+// it as its own conversion of the checkpoint: an embedding model of
+// last-token pooling (qwen3.pooling_type 3, as llama.cpp's converter reads
+// the Pooling module) without an output head, the same architecture and
+// tokenizer metadata, every tensor bit for bit, the same configuration,
+// the same ids for embed.json's texts, and on the scalar backend
+// embeddings equal to those of inferno's own file and so within the
+// cosine similarity TestEmbedding asks of transformers' (0.9999).
+func TestLlamaCppConvertedEmbedding(t *testing.T) {
+	path := filepath.Join(testdata, "embed.llamacpp.gguf")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("%s is absent: llama.cpp's conversion of embed.py's checkpoint is made where torch and transformers are (llamacpp_convert.py qwen2 DIR f32 OUT)", path)
+	}
+	fx := readEmbedFixture(t)
+	pooling, err := os.ReadFile(filepath.Join(testdata, "embed.pooling.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, ours := openModel(t, path), convertOpen(t, embedDir(t, pooling))
+
+	if v, err := theirs.File.Int("qwen3.pooling_type"); err != nil || v != 3 {
+		t.Errorf("qwen3.pooling_type %d (%v), want 3 (last)", v, err)
+	}
+	if c := theirs.Arch.Hyper(); c.Arch != "qwen3" || !theirs.Embedding() || c.Pooling != arch.PoolLast || c.Hidden != fx.Hidden {
+		t.Fatalf("architecture %q, pooling %v, hidden %d: want a qwen3 embedding model (last) of %d", c.Arch, c.Pooling, c.Hidden, fx.Hidden)
+	}
+	if _, ok := theirs.File.Tensor("output.weight"); ok {
+		t.Error("llama.cpp's file has an output head")
+	}
+	sameFile(t, theirs, ours, "qwen3")
+	if tc, oc := *theirs.Arch.Hyper(), *ours.Arch.Hyper(); !reflect.DeepEqual(tc, oc) {
+		t.Errorf("configuration\n%+v\ninferno's\n%+v", tc, oc)
+	}
+
+	var inputs [][]int32
+	for i, in := range fx.Inputs {
+		if in.Text != nil {
+			if got := theirs.EmbedTokens(*in.Text); !slices.Equal(got, in.IDs) {
+				t.Errorf("input %d %q: ids %v, transformers %v", i, *in.Text, got, in.IDs)
+			}
+		}
+		inputs = append(inputs, in.IDs)
+	}
+	got, want := embedAll(t, theirs, "scalar", inputs), embedAll(t, ours, "scalar", inputs)
+	worst := 1.0
+	for i, in := range fx.Inputs {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("input %d (%d tokens): the embedding differs from inferno's file's", i, len(in.IDs))
+		}
+		c := cosine(got[i], in.Embedding)
+		if c < embedCosine["scalar"] {
+			t.Errorf("input %d (%d tokens): cosine similarity %.6f < %g", i, len(in.IDs), c, embedCosine["scalar"])
+		}
+		worst = min(worst, c)
+	}
+	t.Logf("%d tensors; %d inputs: lowest cosine similarity to transformers' %.9f", len(theirs.File.Tensors), len(inputs), worst)
 }

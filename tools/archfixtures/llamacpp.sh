@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds llama.cpp's library (CPU) and tools/llama-logits from a llama.cpp
-# source tarball, then runs TestLlamaCpp: llama.cpp must load the files
-# inferno's converter makes of testdata/arch's checkpoints and compute
-# transformers' logits from them.
+# source tarball, then runs the TestLlamaCpp tests: llama.cpp must load the
+# files inferno's converter makes of testdata/arch's checkpoints and
+# compute transformers' logits from them (TestLlamaCpp), and embeddings
+# from the Qwen3-Embedding one (TestLlamaCppEmbedding).
 #
 #   tools/archfixtures/llamacpp.sh LLAMA_CPP.tgz [DIR]
 #

@@ -15,7 +15,12 @@ testdata/arch: NAME.config.json as config.json, NAME.safetensors as
 model.safetensors, KIND.tokenizer.json and KIND.tokenizer_config.json as
 tokenizer.json and tokenizer_config.json. testdata/arch/llamacpp holds its
 output for llama-tied, llama-untied and qwen2 at f32 and (but
-llama-untied) q8_0, checked by TestLlamaCppConverter."""
+llama-untied) q8_0, checked by TestLlamaCppConverter. For embed.py's
+Qwen3-Embedding checkpoint, DIR also holds embed.modules.json as
+modules.json and embed.pooling.json as 1_Pooling/config.json (whence the
+converter writes qwen3.pooling_type), the tokenizer being qwen2's:
+testdata/arch/embed.llamacpp.gguf is its output at f32 (PRE qwen2),
+checked by TestLlamaCppConvertedEmbedding."""
 import os
 import runpy
 import sys

@@ -88,3 +88,54 @@ func TestLlamaCpp(t *testing.T) {
 		})
 	}
 }
+
+// TestLlamaCppEmbedding checks that llama.cpp loads the file inferno's
+// converter makes of embed.py's Qwen3-Embedding checkpoint (with
+// sentence-transformers' Pooling module of last-token pooling) as an
+// embedding model and computes transformers' embeddings from it: for each
+// input of embed.json, tools/llama-logits --embd (llama.cpp's pooled
+// embedding, pooled as the file's qwen3.pooling_type says, with an F32 KV
+// cache) must be within the cosine similarity TestEmbedding asks of
+// inferno's scalar backend (0.9999). Skipped without LLAMA_LOGITS, as
+// TestLlamaCpp is.
+func TestLlamaCppEmbedding(t *testing.T) {
+	bin := os.Getenv("LLAMA_LOGITS")
+	if bin == "" {
+		t.Skip("LLAMA_LOGITS is not set (the path of tools/llama-logits built against llama.cpp)")
+	}
+	fx := readEmbedFixture(t)
+	pooling, err := os.ReadFile(filepath.Join(testdata, "embed.pooling.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := convertOpen(t, embedDir(t, pooling))
+	worst := 1.0
+	for i, in := range fx.Inputs {
+		ids := make([]string, len(in.IDs))
+		for k, id := range in.IDs {
+			ids[k] = strconv.Itoa(int(id))
+		}
+		out := filepath.Join(t.TempDir(), "embd.f32")
+		cmd := exec.Command(bin, "--embd", "--kv", "f32", m.Path, strings.Join(ids, ","), out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != 4*fx.Hidden {
+			t.Fatalf("llama-logits --embd wrote %d bytes, want an embedding of %d float32 values", len(b), fx.Hidden)
+		}
+		e := make([]float32, fx.Hidden)
+		for j := range e {
+			e[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+		c := cosine(e, in.Embedding)
+		if c < embedCosine["scalar"] {
+			t.Errorf("input %d (%d tokens): llama.cpp's embedding has cosine similarity %.6f to transformers', want %g", i, len(in.IDs), c, embedCosine["scalar"])
+		}
+		worst = min(worst, c)
+	}
+	t.Logf("%d inputs: llama.cpp's lowest cosine similarity to transformers' %.9f", len(fx.Inputs), worst)
+}

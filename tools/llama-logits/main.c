@@ -7,6 +7,9 @@
 // read them from a file (ids separated by commas or white space). OUT gets
 // n_tokens rows of n_vocab float32 values, position after position (with
 // --last, only the last position's row: what `inferno logits` writes).
+// With --embd it writes instead the sequence's pooled embedding (n_embd
+// float32 values, not normalized), pooled as the file's pooling_type says
+// (llama_get_embeddings_seq; an error for a file of no pooling).
 //
 // Options:
 //   --threads N   CPU threads (default 1; the logits do not depend on it
@@ -16,6 +19,7 @@
 //                 backends store it)
 //   --fa          enable flash attention (default off)
 //   --last        write only the last position's logits
+//   --embd        write the pooled embedding instead of logits
 //
 // Build with build.sh beside this file.
 #include <errno.h>
@@ -35,7 +39,7 @@ static void quiet(enum ggml_log_level level, const char *text, void *user) {
 }
 
 static void usage(void) {
-	fprintf(stderr, "usage: llama-logits [--threads N] [--kv f32|f16] [--fa] [--last] MODEL.gguf TOKENS|@FILE OUT.f32\n");
+	fprintf(stderr, "usage: llama-logits [--threads N] [--kv f32|f16] [--fa] [--last] [--embd] MODEL.gguf TOKENS|@FILE OUT.f32\n");
 	exit(2);
 }
 
@@ -91,7 +95,7 @@ static char *read_file(const char *path) {
 }
 
 int main(int argc, char **argv) {
-	int threads = 1, last = 0, fa = 0;
+	int threads = 1, last = 0, fa = 0, embd = 0;
 	enum ggml_type kv = GGML_TYPE_F32;
 	int i = 1;
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
@@ -113,6 +117,8 @@ int main(int argc, char **argv) {
 			fa = 1;
 		} else if (strcmp(argv[i], "--last") == 0) {
 			last = 1;
+		} else if (strcmp(argv[i], "--embd") == 0) {
+			embd = 1;
 		} else {
 			usage();
 		}
@@ -169,6 +175,9 @@ int main(int argc, char **argv) {
 	cp.offload_kqv = false;
 	cp.op_offload = false;
 	cp.no_perf = true;
+	// With embeddings on, llama.cpp pools as the file's pooling_type says
+	// (pooling_type is left unspecified).
+	cp.embeddings = embd;
 	struct llama_context *ctx = llama_init_from_model(model, cp);
 	if (!ctx) {
 		fprintf(stderr, "llama-logits: cannot create a context\n");
@@ -194,6 +203,26 @@ int main(int argc, char **argv) {
 	if (!out) {
 		fprintf(stderr, "llama-logits: %s: %s\n", out_path, strerror(errno));
 		return 1;
+	}
+	if (embd) {
+		const int n_embd = llama_model_n_embd(model);
+		const float *e = llama_get_embeddings_seq(ctx, 0);
+		if (llama_pooling_type(ctx) == LLAMA_POOLING_TYPE_NONE || !e) {
+			fprintf(stderr, "llama-logits: no pooled embedding (pooling type %d)\n", (int)llama_pooling_type(ctx));
+			return 1;
+		}
+		if (fwrite(e, sizeof(float), (size_t)n_embd, out) != (size_t)n_embd || fclose(out) != 0) {
+			fprintf(stderr, "llama-logits: writing %s: %s\n", out_path, strerror(errno));
+			return 1;
+		}
+		fprintf(stderr, "llama-logits: %d tokens, wrote an embedding of %d (pooling type %d) to %s\n", n, n_embd,
+			(int)llama_pooling_type(ctx), out_path);
+		llama_batch_free(batch);
+		llama_free(ctx);
+		llama_model_free(model);
+		llama_backend_free();
+		free(ids);
+		return 0;
 	}
 	int rows = 0;
 	for (int k = last ? n - 1 : 0; k < n; k++) {
