@@ -68,6 +68,15 @@ type Profiler interface {
 	Profile(reps int) (ops []backend.OpStats, stepMicros float64, err error)
 }
 
+// PromptProfiler is implemented by runners that time every kernel of the
+// passes that were no decode step (prompts), as opened for tracing: the
+// operations with their calls and total time over those passes, largest
+// first, the passes' total time in microseconds, their number and their
+// tokens.
+type PromptProfiler interface {
+	PromptProfile() (ops []backend.OpStats, micros float64, passes, tokens int, err error)
+}
+
 // Options control one generation.
 type Options struct {
 	MaxTokens int                  // most tokens to generate; <= 0 means until the context is full

@@ -193,5 +193,15 @@ func (p *Single) Profile(reps int) ([]backend.OpStats, float64, error) {
 	return bp.Profile(1, reps)
 }
 
+// PromptProfile returns the batched runner's times of the prompt passes
+// (PromptProfiler), when it keeps them.
+func (p *Single) PromptProfile() ([]backend.OpStats, float64, int, int, error) {
+	pp, ok := p.br.(PromptProfiler)
+	if !ok {
+		return nil, 0, 0, 0, fmt.Errorf("engine: the %s backend does not time its prompt passes", p.br.Backend())
+	}
+	return pp.PromptProfile()
+}
+
 // Close closes the batched runner.
 func (p *Single) Close() error { return p.br.Close() }

@@ -154,9 +154,10 @@ type BatchRunner struct {
 	lastTok                       []int32
 	slot                          int // the slot (logits, results, inputs) of the last Forward
 	ahead                         lookahead
-	noAhead                       bool // SetLookahead(false)
-	noGraph                       bool // Options.NoGraph: decode steps launch their kernels one by one, a synchronization after each, and queue no lookahead
-	logitsRead                    bool // Logits was called since the last Forward
+	noAhead                       bool         // SetLookahead(false)
+	noGraph                       bool         // Options.NoGraph: decode steps launch their kernels one by one, a synchronization after each, and queue no lookahead
+	prompts                       *promptTrace // Options.TracePrompts: the kernels' times of the passes general runs
+	logitsRead                    bool         // Logits was called since the last Forward
 	ids                           []int32
 	valid                         bool
 	hostLogits                    []float32
@@ -231,6 +232,9 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 		return nil, err
 	}
 	br := &BatchRunner{base: r, dev: r.dev, cfg: r.cfg, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
+	if r.opts.TracePrompts {
+		br.prompts = &promptTrace{}
+	}
 	g := r.dev
 	if err := g.enter(); err != nil {
 		return nil, err
@@ -329,7 +333,7 @@ func (br *BatchRunner) allocScratch() error {
 	for _, z := range []struct {
 		p uint64
 		n int
-	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}, {br.moe.counter, 64}} {
+	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}, {br.moe.counter, moeCounterBytes}} {
 		if z.p == 0 {
 			continue // no experts
 		}
@@ -763,6 +767,7 @@ func (br *BatchRunner) closeLocked() {
 	_ = g.sync("closing a batch runner")
 	br.pending, br.ahead.on = false, false
 	br.destroyGraphs()
+	br.prompts.close(g)
 	for _, p := range br.owned {
 		g.free(p)
 	}

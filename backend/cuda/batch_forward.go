@@ -635,6 +635,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	}
 	at := func(off int) uint64 { return br.dmeta + uint64(4*off) }
 	l := &launcher{g: g}
+	if err := br.prompts.start(g, l, len(base.layers)); err != nil {
+		return err
+	}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	ename, eargs := base.embed.embedKernel("embed_q8")
 	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), at(tokOff), br.px)...)
@@ -684,6 +687,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	}
 	br.stats.Steps++
 	if err := g.sync("batch forward"); err != nil {
+		return err
+	}
+	if err := br.prompts.add(g, l, n); err != nil {
 		return err
 	}
 	return br.readHidden(len(b.Hidden))

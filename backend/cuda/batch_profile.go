@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"time"
 
 	"inferno/backend"
 )
@@ -56,4 +58,99 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 		}
 		return l.err
 	})
+}
+
+// promptTrace accumulates the kernels' times of the passes general runs
+// (Options.TracePrompts): an event recorded on the stream after each
+// kernel, read once the pass has synchronized.
+type promptTrace struct {
+	events []uintptr
+	per    map[string]*backend.OpStats
+	order  []string
+	micros float64
+	passes int
+	tokens int
+}
+
+// start gives l the trace's events (created at the first pass: 24 a
+// layer and 64 more, past the kernels a pass launches) and records the
+// first; nil t does nothing.
+func (t *promptTrace) start(g *device, l *launcher, layers int) error {
+	if t == nil {
+		return nil
+	}
+	if t.events == nil {
+		evs := make([]uintptr, 24*layers+64)
+		for i := range evs {
+			e, err := g.newEvent()
+			if err != nil {
+				t.events = evs[:i]
+				t.close(g)
+				return err
+			}
+			evs[i] = e
+		}
+		t.events = evs
+		t.per = map[string]*backend.OpStats{}
+	}
+	l.events, l.plain = t.events, true
+	return g.record(t.events[0])
+}
+
+// add reads the times of the pass l launched (synchronized) over n tokens.
+func (t *promptTrace) add(g *device, l *launcher, n int) error {
+	if t == nil {
+		return nil
+	}
+	for i, name := range l.names {
+		ms, err := g.elapsed(t.events[i], t.events[i+1])
+		if err != nil {
+			return err
+		}
+		s := t.per[name]
+		if s == nil {
+			s = &backend.OpStats{Name: name}
+			t.per[name] = s
+			t.order = append(t.order, name)
+		}
+		s.Calls++
+		s.Total += time.Duration(float64(ms) * 1e6)
+	}
+	ms, err := g.elapsed(t.events[0], t.events[len(l.names)])
+	if err != nil {
+		return err
+	}
+	t.micros += float64(ms) * 1000
+	t.passes++
+	t.tokens += n
+	return nil
+}
+
+// close destroys the trace's events.
+func (t *promptTrace) close(g *device) {
+	if t == nil {
+		return
+	}
+	for _, e := range t.events {
+		if e != 0 {
+			g.destroyEvent(e)
+		}
+	}
+	t.events = nil
+}
+
+// PromptProfile returns the GPU time per kernel name (largest total
+// first, over every pass) of the passes that were no decode step since
+// the runner opened with Options.TracePrompts, their total time in
+// microseconds, their number and their tokens.
+func (br *BatchRunner) PromptProfile() (ops []backend.OpStats, micros float64, passes, tokens int, err error) {
+	t := br.prompts
+	if t == nil {
+		return nil, 0, 0, 0, errors.New("cuda: the runner was opened without TracePrompts")
+	}
+	for _, name := range t.order {
+		ops = append(ops, *t.per[name])
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Total > ops[j].Total })
+	return ops, t.micros, t.passes, t.tokens, nil
 }

@@ -12,6 +12,7 @@ type launcher struct {
 	err    error
 	events []uintptr // when profiling: events[i+1] is recorded after op i
 	names  []string
+	plain  bool // events recorded on the stream (not captured into a graph)
 }
 
 func (l *launcher) launch(name string, grid [3]uint32, block uint32, smem uint32, args ...uint64) {
@@ -48,5 +49,9 @@ func (l *launcher) mark(name string) {
 		return
 	}
 	l.names = append(l.names, name)
+	if l.plain {
+		l.err = l.g.record(l.events[len(l.names)])
+		return
+	}
 	l.err = l.g.recordExternal(l.events[len(l.names)])
 }

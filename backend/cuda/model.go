@@ -25,6 +25,10 @@ type Options struct {
 	// Progress, when not nil, receives a progress bar while the weights
 	// upload (redrawn in place with \r: pass a terminal).
 	Progress io.Writer
+	// TracePrompts makes the batched runners time every kernel of their
+	// passes that are no decode step (prompts, mixed batches: an event
+	// after each kernel), for BatchRunner.PromptProfile.
+	TracePrompts bool
 }
 
 // Model is a model's weights on an NVIDIA GPU (the forward pass package
@@ -57,6 +61,7 @@ type Model struct {
 	grids      map[string]int // most blocks at once of each persistent matvec
 	headBlocks int            // blocks of the one-token output head (its argmax partials)
 	moeH       int            // the fewest tokens whose expert products take mmhe (moeSetup)
+	moeGate    int            // the fewest tokens whose float router runs a warp an expert (moeSetup)
 	stats      Stats
 }
 

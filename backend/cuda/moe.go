@@ -27,6 +27,10 @@ const (
 	moeTile       = 32 // pairs of an mmhe tile (MOE_TILE)
 )
 
+// moeCounterBytes is moe_gate's counters: the blocks done of all and of
+// each of MaxBatch tokens.
+const moeCounterBytes = 4 * (1 + MaxBatch)
+
 // moeQinSmem is moe_mvnq's dynamic shared memory for K-value rows: NT
 // rows of int8 values, scales and sums of 16.
 func moeQinSmem(K int) int { return moeChunk * (K + K/8 + K/4) }
@@ -44,16 +48,38 @@ type moeWeights struct {
 // INFERNO_CUDA_MOE_H sets another.
 const moeTensorMin = 32
 
-// moeSetup reads INFERNO_CUDA_MOE_H and allows mmhe, for the expert
-// stacks' types, the shared memory it takes.
+// moeGateWide is the fewest tokens of a step whose float router
+// (moe_gate) runs a warp an expert, eight experts a block, rather than
+// four warps an expert, two a block, unless the environment's
+// INFERNO_CUDA_MOE_GATE sets another: few tokens spread the router's rows
+// over many blocks (a decode step's read of them is latency-bound), many
+// tokens fill the GPU anyway and a block normalizes its token's row once
+// for eight experts.
+const moeGateWide = 32
+
+// envTokens reads a token count of at least 1 from the environment's
+// variable name, def when unset.
+func envTokens(name string, def int, what string) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("cuda: %s=%q: want the fewest tokens (1 or more) %s", name, v, what)
+	}
+	return n, nil
+}
+
+// moeSetup reads INFERNO_CUDA_MOE_H and INFERNO_CUDA_MOE_GATE and allows
+// mmhe, for the expert stacks' types, the shared memory it takes.
 func (r *Model) moeSetup() error {
-	r.moeH = moeTensorMin
-	if v := os.Getenv("INFERNO_CUDA_MOE_H"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("cuda: INFERNO_CUDA_MOE_H=%q: want the fewest tokens (1 or more) for the tensor-core expert products", v)
-		}
-		r.moeH = n
+	var err error
+	if r.moeH, err = envTokens("INFERNO_CUDA_MOE_H", moeTensorMin, "for the tensor-core expert products"); err != nil {
+		return err
+	}
+	if r.moeGate, err = envTokens("INFERNO_CUDA_MOE_GATE", moeGateWide, "for a router's warp an expert"); err != nil {
+		return err
 	}
 	for i := range r.layers {
 		m := r.layers[i].moe
@@ -186,7 +212,7 @@ type moeScratch struct {
 	xq, xs    uint64 // their int8 activations and scales (qact8)
 	xsum      uint64 // and sums of 16
 	y         uint64 // pairs x Hidden: each pair's expert output
-	counter   uint64 // moe_gate's blocks done (zero between launches)
+	counter   uint64 // moe_gate's blocks done, of all and of each token (zero between launches)
 	tiles     uint64 // the chosen experts' tiles of moeTile pairs (mmhe)
 	xh, hs    uint64 // the pairs' f16 activations and scales (qact_h, for mmhe)
 }
@@ -219,7 +245,7 @@ func (s *moeScratch) buffers(c *arch.Config) []moeBuf {
 		{&s.xs, 4 * pairs * F / 32, "expert activation scales"},
 		{&s.xsum, pairs * F / 4, "expert activation sums"},
 		{&s.y, 4 * pairs * c.Hidden, "expert outputs"},
-		{&s.counter, 64, "router counter"},
+		{&s.counter, moeCounterBytes, "router counters"},
 		{&s.tiles, 4 * (1 + pairs/moeTile + m.Experts), "expert tiles"},
 		{&s.xh, 2 * pairs * F, "expert activations (f16)"},
 		{&s.hs, 4 * pairs, "expert activation scales (f16)"},
@@ -265,9 +291,14 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 		norm = 1
 	}
 	if f := formatOf(mw.router.typ); f.float && mw.router.next == nil {
-		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + 1) / 2)}, 256, uint32(4*H),
+		wpe := 4 // warps an expert
+		if n >= base.moeGate {
+			wpe = 1
+		}
+		epb := 8 / wpe // experts a block
+		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + epb - 1) / epb)}, 256, uint32(4*H),
 			mw.router.lo, i32(E), i32(H), br.px, w.ffnNorm, eps, s.logits, br.phi, br.psx, br.plo,
-			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter)
+			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter, i32(wpe))
 	} else {
 		if mv {
 			base.mv(l, "store", base.tune.o, &mw.router, br.px, w.ffnNorm, s.logits, E, 0, 0)

@@ -68,6 +68,8 @@ type tuning struct {
 	// / 2,781 against 2,814 / 4,125 / 5,036 at B = 32 / 64 / 128; Q8_0 at
 	// B = 16 / 32 / 64 2,396 / 3,634 / 4,119 against 1,767 / 2,988 / 3,058
 	// on mmv_q8; mq64=0 (64-row tiles for every matrix) 1,154 at B = 128.
+	// Q8_0 at B = 128 (mmq8=128, third session of 2026-12-02): 7,421
+	// against 4,942 on mmh (mmq8=127), B = 64 the same (6,401).
 	mmq, mmq8, mq64 int
 	// mq2: 1 takes mmq2 (warps of 32 rows, each row's scales decoded once)
 	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
@@ -87,7 +89,7 @@ func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 128, mmq8: 127, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax,
+		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax,
 	}
 }
 

@@ -94,7 +94,7 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend,
 
 // reportTrace prints the per-operation table of a --trace run: the CPU
 // tracer's counts and times, or for a runner that can profile itself (the
-// GPU) a profile of one decode step.
+// GPU) the kernels of its prompt passes and a profile of one decode step.
 func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backend) error {
 	if !f.trace {
 		return nil
@@ -102,6 +102,15 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 	if t := b.Tracer(); t != nil {
 		fmt.Fprintf(w, "trace (%s, every forward pass):\n", r.Backend())
 		return backend.WriteTraceTable(w, t.Stats())
+	}
+	if pp, ok := r.(engine.PromptProfiler); ok {
+		ops, micros, passes, tokens, err := pp.PromptProfile()
+		if err == nil && passes > 0 {
+			fmt.Fprintf(w, "trace (%s, %d prompt passes of %d tokens: %.1f us, an event after each kernel):\n", r.Backend(), passes, tokens, micros)
+			if err := backend.WriteTraceTable(w, ops); err != nil {
+				return err
+			}
+		}
 	}
 	p, ok := r.(engine.Profiler)
 	if !ok {

@@ -34,81 +34,81 @@
 // mmh's BN of its b32 shape).
 #define MOE_TILE 32
 
-// moe_route_tokens: every thread of the block (a multiple of 32
-// threads): for each of the n tokens (logits: n x E, row stride E) its top
-// k experts and their gating weights wts[t*k + j] (pick: the expert of each
-// pair t*k + j), then the pairs grouped by expert: grp = {nact, then per
-// chosen expert in increasing order: e, start, count}, order (the pairs
-// of each chosen expert from its start) and tiles (the chosen experts'
-// tiles of MOE_TILE pairs for mmhe: tiles[0] of them, then a | y << 16 for
-// tile y of chosen expert a). With norm the weights are the
-// softmax over the chosen k, else over all E. The top k as torch.topk and
-// the CPU's route pick them: larger first, the lower index among equals
-// (NaN as -inf). cnt and cur: E ints of shared memory. logits may have
-// been written by other blocks of the launch (moe_gate): plain loads, not
-// the read-only path.
-__device__ void moe_route_tokens(const float* logits, int n, int E, int k, int norm,
-                                 float* __restrict__ wts, int* __restrict__ pick, int* __restrict__ grp,
-                                 int* __restrict__ order, int* __restrict__ tiles, int* cnt, int* cur) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-  for (int e = threadIdx.x; e < E; e += blockDim.x) cnt[e] = 0;
-  __syncthreads();
+// moe_topk: one warp: a token's top k experts from its router logits
+// (row: E values, written by other blocks of the launch: read through L2,
+// not the read-only path) and their gating weights: wts[j] and pick[j]
+// for j < k. With norm the weights are the softmax over the chosen k,
+// else over all E. The top k as torch.topk and the CPU's route pick them:
+// larger first, the lower index among equals (NaN as -inf).
+__device__ void moe_topk(const float* row, int E, int k, int norm, float* wts, int* pick) {
+  const int lane = threadIdx.x & 31;
   constexpr int PER = MOE_MAXE / 32;
-  for (int t = warp; t < n; t += nw) {
-    float s[PER];
-    const float* row = logits + (size_t)t * E;
+  float s[PER];
+#pragma unroll
+  for (int i = 0; i < PER; i++) {
+    const int e = lane + 32 * i;
+    float v = -INFINITY;
+    if (e < E) {
+      v = __ldcg(row + e);
+      if (v != v) v = -INFINITY;
+    }
+    s[i] = v;
+  }
+  unsigned taken = 0;  // bit i: s[i] chosen
+  float best = 0.f, mine = 0.f;
+  int mye = 0;  // lane j < k: the j-th choice
+  for (int j = 0; j < k; j++) {
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
 #pragma unroll
     for (int i = 0; i < PER; i++) {
       const int e = lane + 32 * i;
-      float v = -INFINITY;
-      if (e < E) {
-        v = row[e];
-        if (v != v) v = -INFINITY;
+      if (e < E && !(taken >> i & 1) && better(s[i], e, bv, bi)) {
+        bv = s[i];
+        bi = e;
       }
-      s[i] = v;
     }
-    unsigned taken = 0;  // bit i: s[i] chosen
-    float best = 0.f, mine = 0.f;
-    int mye = 0;  // lane j < k: the j-th choice
-    for (int j = 0; j < k; j++) {
-      float bv = -INFINITY;
-      int bi = 0x7fffffff;
 #pragma unroll
-      for (int i = 0; i < PER; i++) {
-        const int e = lane + 32 * i;
-        if (e < E && !(taken >> i & 1) && better(s[i], e, bv, bi)) {
-          bv = s[i];
-          bi = e;
-        }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(FULL, bv, o);
+      const int oi = __shfl_xor_sync(FULL, bi, o);
+      if (better(ov, oi, bv, bi)) {
+        bv = ov;
+        bi = oi;
       }
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        const float ov = __shfl_xor_sync(FULL, bv, o);
-        const int oi = __shfl_xor_sync(FULL, bi, o);
-        if (better(ov, oi, bv, bi)) {
-          bv = ov;
-          bi = oi;
-        }
-      }
-      if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
-      if (j == 0) best = bv;
-      if (lane == j) mine = bv, mye = bi;
     }
-    float total = 0.f;
-    if (norm) {
-      total = lane < k ? expf(mine - best) : 0.f;
-    } else {
-#pragma unroll
-      for (int i = 0; i < PER; i++)
-        if (lane + 32 * i < E) total += expf(s[i] - best);
-    }
-    total = warp_sum(total);
-    if (lane < k) {
-      wts[t * k + lane] = expf(mine - best) / total;
-      pick[t * k + lane] = mye;
-      atomicAdd(&cnt[mye], 1);
-    }
+    if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
+    if (j == 0) best = bv;
+    if (lane == j) mine = bv, mye = bi;
   }
+  float total = 0.f;
+  if (norm) {
+    total = lane < k ? expf(mine - best) : 0.f;
+  } else {
+#pragma unroll
+    for (int i = 0; i < PER; i++)
+      if (lane + 32 * i < E) total += expf(s[i] - best);
+  }
+  total = warp_sum(total);
+  if (lane < k) {
+    wts[lane] = expf(mine - best) / total;
+    pick[lane] = mye;
+  }
+}
+
+// moe_group: every thread of the block (a multiple of 32 threads): the n*k
+// pairs (pick: each pair's expert, written by other blocks of the launch:
+// read through L2) grouped by expert: grp = {nact, then per chosen expert
+// in increasing order: e, start, count}, order (the pairs of each chosen
+// expert from its start) and tiles (the chosen experts' tiles of MOE_TILE
+// pairs for mmhe: tiles[0] of them, then a | y << 16 for tile y of chosen
+// expert a). cnt and cur: E ints of shared memory.
+__device__ void moe_group(int n, int E, int k, const int* pick, int* __restrict__ grp, int* __restrict__ order,
+                          int* __restrict__ tiles, int* cnt, int* cur) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int e = threadIdx.x; e < E; e += blockDim.x) cnt[e] = 0;
+  __syncthreads();
+  for (int p = threadIdx.x; p < n * k; p += blockDim.x) atomicAdd(&cnt[__ldcg(pick + p)], 1);
   __syncthreads();
   if (warp == 0) {  // starts and the chosen experts: a scan over lanes of E/32 experts each
     const int per = (E + 31) >> 5, e0 = lane * per;
@@ -142,13 +142,26 @@ __device__ void moe_route_tokens(const float* logits, int n, int E, int k, int n
     if (lane == 31) grp[0] = inz, tiles[0] = ntl;
   }
   __syncthreads();
-  for (int p = threadIdx.x; p < n * k; p += blockDim.x) order[atomicAdd(&cur[pick[p]], 1)] = p;
+  for (int p = threadIdx.x; p < n * k; p += blockDim.x) order[atomicAdd(&cur[__ldcg(pick + p)], 1)] = p;
+}
+
+// moe_route_tokens: every thread of the block: each of the n tokens' top k
+// (logits: n x E; a warp a token) to wts and pick (pair t*k + j), then the
+// pairs grouped by expert (moe_group).
+__device__ void moe_route_tokens(const float* logits, int n, int E, int k, int norm, float* wts, int* pick,
+                                 int* __restrict__ grp, int* __restrict__ order, int* __restrict__ tiles, int* cnt,
+                                 int* cur) {
+  const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  for (int t = warp; t < n; t += nw) moe_topk(logits + (size_t)t * E, E, k, norm, wts + t * k, pick + t * k);
+  __threadfence_block();
+  __syncthreads();
+  moe_group(n, E, k, pick, grp, order, tiles, cnt, cur);
 }
 
 // moe_route: moe_route_tokens in one block of 1024 threads, after the
 // router's product (a router matrix in a block format).
 extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __restrict__ logits, int n, int E, int k,
-                                                              int norm, float* __restrict__ wts, int* __restrict__ pick,
+                                                              int norm, float* __restrict__ wts, int* pick,
                                                               int* __restrict__ grp, int* __restrict__ order,
                                                               int* __restrict__ tiles) {
   __shared__ int cnt[MOE_MAXE];
@@ -159,24 +172,29 @@ extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __rest
 }
 
 // moe_gate: the router of a float type (F32, F16, BF16: the matrix as in
-// the file, E rows of H) and the routing, in one launch; grid (n, E/2),
-// 256 threads. Block (t, b) normalizes token t's row of x (RMSNorm times
-// gain, in shared memory: 4*H bytes of dynamic shared memory) and computes
-// the logits of experts 2b and 2b+1, four warps an expert (each lane
-// 16-byte chunks of a quarter of the row; the lanes', then the warps'
-// partial sums added in a fixed order: a token's logits do not depend on
-// its batch). Two experts a block, not eight, so that a decode step's one
-// token spreads its router's rows over E/2 blocks (the rows' read was
-// latency-bound over E/8). Blocks (t, 0) also write the token's int8
-// activations as qact8 does (xq, xs, xsum) for the gate and up products.
-// The last block to finish (counter, zero between launches) routes every
-// token (moe_route_tokens).
+// the file, E rows of H) and the routing, in one launch; grid (n,
+// E/(8/wpe)), 256 threads. Block (t, b) normalizes token t's row of x
+// (RMSNorm times gain, in shared memory: 4*H bytes of dynamic shared
+// memory) and computes the logits of experts b*8/wpe.. (b+1)*8/wpe - 1,
+// wpe warps an expert (1, 2, 4 or 8; each lane 16-byte chunks of the
+// warp's share of the row; the lanes', then the warps' partial sums added
+// in a fixed order, so a token's logits do not depend on its batch, only
+// on wpe: moe.go chooses it by the step's tokens, a few tokens spreading
+// their router's rows over many blocks). Blocks (t, 0) also write the
+// token's int8 activations as qact8 does (xq, xs, xsum) for the gate and
+// up products. Past 8 tokens the last of token t's blocks to finish
+// (counter[1 + t]) picks its experts (moe_topk), so the tokens' top k run
+// in parallel, and the last block of all (counter[0]) groups the pairs
+// (moe_group); up to 8 the last block of all does both (moe_route_tokens,
+// a warp a token). The counters are zero between launches (each reset by
+// the block it elected).
 template <int WT>
 __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,
                                          const float* __restrict__ gain, float eps, float* __restrict__ logits,
                                          i8* xq, float* xs, float* xsum, int n, int k, int norm,
-                                         float* __restrict__ wts, int* __restrict__ pick, int* __restrict__ grp,
-                                         int* __restrict__ order, int* __restrict__ tiles, unsigned* counter) {
+                                         float* __restrict__ wts, int* pick, int* __restrict__ grp,
+                                         int* __restrict__ order, int* __restrict__ tiles, unsigned* counter,
+                                         int wpe) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* h = (float*)smem;
   __shared__ float red[8];
@@ -198,13 +216,14 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
     qprologue(xr, H, gain, eps, xq + (size_t)t * H, xs + (size_t)t * (H >> 5), xsum + (size_t)t * (H >> 4), red);
   }
   __syncthreads();
-  const int e = blockIdx.y * 2 + (warp >> 2), q = warp & 3;
+  const int epb = 8 / wpe;
+  const int e = blockIdx.y * epb + warp / wpe, q = warp % wpe;
   float acc = 0.f;
   if (e < E) {
     constexpr int V = ht<WT>::V16;
     const uint8_t* wr = W + (size_t)e * H * ht<WT>::BYTES;
 #pragma unroll 4
-    for (int c = q * 32 + lane; c < H / V; c += 128) {
+    for (int c = q * 32 + lane; c < H / V; c += 32 * wpe) {
       float v[V];
       h_cvt16<WT>(ldg_nc16(wr + 16 * (size_t)c), v);
 #pragma unroll
@@ -214,18 +233,41 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   acc = warp_sum(acc);
   if (lane == 0) part[warp] = acc;
   __syncthreads();
-  if (threadIdx.x < 2) {
-    const int ex = blockIdx.y * 2 + threadIdx.x;
-    const float* p = part + 4 * threadIdx.x;
-    if (ex < E) logits[(size_t)t * E + ex] = ((p[0] + p[1]) + p[2]) + p[3];
+  if (threadIdx.x < epb) {
+    const int ex = blockIdx.y * epb + threadIdx.x;
+    const float* p = part + wpe * threadIdx.x;
+    float sum = p[0];
+    for (int j = 1; j < wpe; j++) sum += p[j];
+    if (ex < E) logits[(size_t)t * E + ex] = sum;
   }
+  // Past a block's 8 warps of tokens, the last of token t's blocks picks
+  // its experts (counter[1 + t]) and the last block of all groups the
+  // pairs (counter[0]); up to 8 tokens the last block of all does both (a
+  // warp a token: one election fewer). Each counter is zero between
+  // launches.
+  const bool perToken = n > 8;
   __threadfence();
   __syncthreads();
+  if (perToken) {
+    if (threadIdx.x == 0) last = atomicAdd(counter + 1 + t, 1) == gridDim.y - 1;
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      if (warp == 0) moe_topk(logits + (size_t)t * E, E, k, norm, wts + t * k, pick + t * k);
+      if (threadIdx.x == 0) counter[1 + t] = 0;
+      __threadfence();
+    }
+    __syncthreads();
+  }
   if (threadIdx.x == 0) last = atomicAdd(counter, 1) == gridDim.x * gridDim.y - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
-  moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+  if (perToken) {
+    moe_group(n, E, k, pick, grp, order, tiles, cnt, cur);
+  } else {
+    moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+  }
   if (threadIdx.x == 0) *counter = 0;
 }
 
@@ -233,10 +275,11 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   extern "C" __global__ void __launch_bounds__(256)                                                              \
       moe_gate_##NAME(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,                   \
                       const float* __restrict__ gain, float eps, float* __restrict__ logits, i8* xq, float* xs,   \
-                      float* xsum, int n, int k, int norm, float* __restrict__ wts, int* __restrict__ pick,       \
+                      float* xsum, int n, int k, int norm, float* __restrict__ wts, int* pick,                    \
                       int* __restrict__ grp, int* __restrict__ order, int* __restrict__ tiles,                   \
-                      unsigned* counter) {                                                                       \
-    moe_gate<WT>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles, counter); \
+                      unsigned* counter, int wpe) {                                                              \
+    moe_gate<WT>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles, counter,  \
+                 wpe);                                                                                           \
   }
 MOE_GATE_INST(f32, HT_F32)
 MOE_GATE_INST(f16, HT_F16)
