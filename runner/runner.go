@@ -42,10 +42,11 @@ type Config struct {
 	// KVType is the CPU KV cache's element type: "f32", "f16", or "auto"
 	// (or ""): f32 on scalar, f16 on simd and pool. The GPU keeps f16.
 	KVType string
-	// Trace wraps a CPU backend's operations in a backend.Tracer; on the
-	// GPU it times every kernel of the prompt passes
-	// (cuda.Options.TracePrompts).
+	// Trace wraps a CPU backend's operations in a backend.Tracer.
 	Trace bool
+	// TracePrompts makes the GPU's batched runners time every kernel of
+	// their prompt passes (cuda.Options.TracePrompts; the CPU ignores it).
+	TracePrompts bool
 	// NoGraph launches the GPU's decode kernels one by one (cuda only).
 	NoGraph bool
 	// Progress receives the GPU upload's progress bar; nil: none.
@@ -171,7 +172,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 }
 
 func (b *Backend) openGPU(cfg Config) error {
-	r, err := cuda.Load(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.Trace})
+	r, err := cuda.Load(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.TracePrompts})
 	if err != nil {
 		return err
 	}

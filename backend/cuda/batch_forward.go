@@ -690,7 +690,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		return err
 	}
 	if err := br.prompts.add(g, l, n); err != nil {
-		return err
+		// The pass ran; only its timing failed: tracing stops.
+		br.prompts.close(g)
+		br.prompts = nil
 	}
 	return br.readHidden(len(b.Hidden))
 }

@@ -24,6 +24,9 @@ type runnerFlags struct {
 	kvType  string
 	trace   bool
 	noGraph bool
+	// prompts: the command prints the GPU's prompt passes under --trace
+	// (reportTrace), so the runner times them (runner.Config.TracePrompts).
+	prompts bool
 }
 
 func (f *runnerFlags) register(cmd *cobra.Command) {
@@ -62,6 +65,7 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 	}
 	b, err := runner.Open(m, runner.Config{
 		Backend: f.backend, Threads: f.threads, Context: f.ctx, KVType: f.kvType, Trace: f.trace, NoGraph: f.noGraph,
+		TracePrompts: f.trace && f.prompts,
 		Progress: progress,
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },
 	})

@@ -141,5 +141,6 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 	sf.register(cmd, 0, 1, 0)
 	cf.register(cmd)
 	rf.register(cmd)
+	rf.prompts = true
 	return cmd
 }

@@ -92,6 +92,7 @@ and a symbolic link is written through.`,
 	cmd.MarkFlagRequired("tokens")
 	cmd.MarkFlagRequired("out")
 	rf.register(cmd)
+	rf.prompts = true
 	return cmd
 }
 
