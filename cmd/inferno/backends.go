@@ -66,8 +66,8 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 	b, err := runner.Open(m, runner.Config{
 		Backend: f.backend, Threads: f.threads, Context: f.ctx, KVType: f.kvType, Trace: f.trace, NoGraph: f.noGraph,
 		TracePrompts: f.trace && f.prompts,
-		Progress: progress,
-		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },
+		Progress:     progress,
+		Warn:         func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },
 	})
 	if err != nil {
 		return nil, err
