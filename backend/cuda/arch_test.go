@@ -59,7 +59,7 @@ var archCases = []archCase{
 	{"qwen2-untied-q4_k_m", "qwen2.5-7b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2, false, 0},
 	// Qwen3-MoE (moe.go): every expert chosen (k = E: no choice can flip)
 	// in Q8_0 and Q4_K_M, against the CPU and batched against alone (a
-	// batch past moeTensorMin tokens takes the f16 tensor-core products, a
+	// batch of tune.moeH tokens or more takes the f16 tensor-core products, a
 	// smaller one the int8 ones: ~1e-2 apart); then real choices: 8
 	// experts of width 256, 2 a token, with and without renormalized
 	// gating weights, and 30B-A3B's mixture of 128, 8 a token, in Q4_K_M

@@ -60,8 +60,6 @@ type Model struct {
 	qkvRows    int
 	grids      map[string]int // most blocks at once of each persistent matvec
 	headBlocks int            // blocks of the one-token output head (its argmax partials)
-	moeH       int            // the fewest tokens whose expert products take mmhe (moeSetup)
-	moeGate    int            // the fewest tokens whose float router runs a warp an expert (moeSetup)
 	stats      Stats
 }
 

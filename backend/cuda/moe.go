@@ -9,8 +9,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 
 	"inferno/arch"
 	"inferno/backend"
@@ -43,44 +41,9 @@ type moeWeights struct {
 	router, gateUp, down gpuWeight
 }
 
-// moeTensorMin is the fewest tokens of a step whose expert products take
-// the f16 tensor cores (mmhe) rather than moe_mvn, unless the environment's
-// INFERNO_CUDA_MOE_H sets another.
-const moeTensorMin = 32
-
-// moeGateWide is the fewest tokens of a step whose float router
-// (moe_gate) runs a warp an expert, eight experts a block, rather than
-// four warps an expert, two a block, unless the environment's
-// INFERNO_CUDA_MOE_GATE sets another: few tokens spread the router's rows
-// over many blocks (a decode step's read of them is latency-bound), many
-// tokens fill the GPU anyway and a block normalizes its token's row once
-// for eight experts.
-const moeGateWide = 32
-
-// envTokens reads a token count of at least 1 from the environment's
-// variable name, def when unset.
-func envTokens(name string, def int, what string) (int, error) {
-	v := os.Getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("cuda: %s=%q: want the fewest tokens (1 or more) %s", name, v, what)
-	}
-	return n, nil
-}
-
-// moeSetup reads INFERNO_CUDA_MOE_H and INFERNO_CUDA_MOE_GATE and allows
-// mmhe, for the expert stacks' types, the shared memory it takes.
+// moeSetup allows mmhe, for the expert stacks' types, the shared memory
+// it takes.
 func (r *Model) moeSetup() error {
-	var err error
-	if r.moeH, err = envTokens("INFERNO_CUDA_MOE_H", moeTensorMin, "for the tensor-core expert products"); err != nil {
-		return err
-	}
-	if r.moeGate, err = envTokens("INFERNO_CUDA_MOE_GATE", moeGateWide, "for a router's warp an expert"); err != nil {
-		return err
-	}
 	for i := range r.layers {
 		m := r.layers[i].moe
 		if m == nil {
@@ -292,7 +255,7 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	}
 	if f := formatOf(mw.router.typ); f.float && mw.router.next == nil {
 		wpe := 4 // warps an expert
-		if n >= base.moeGate {
+		if n >= base.tune.moeGate {
 			wpe = 1
 		}
 		epb := 8 / wpe // experts a block
@@ -311,7 +274,7 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	chosen := uint32(min(E, n*k)) // blocks of experts (those past the chosen exit)
 	gu, dn := &mw.gateUp, &mw.down
 	R := gateUpRows(F)
-	if n >= base.moeH {
+	if n >= base.tune.moeH {
 		// f16 tensor cores, a tile of up to moeTile pairs of one expert a
 		// block (blocks past the tiles exit).
 		tiles := uint32((n*k+moeTile-1)/moeTile) + chosen

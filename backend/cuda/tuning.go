@@ -68,8 +68,8 @@ type tuning struct {
 	// / 2,781 against 2,814 / 4,125 / 5,036 at B = 32 / 64 / 128; Q8_0 at
 	// B = 16 / 32 / 64 2,396 / 3,634 / 4,119 against 1,767 / 2,988 / 3,058
 	// on mmv_q8; mq64=0 (64-row tiles for every matrix) 1,154 at B = 128.
-	// Q8_0 at B = 128 (mmq8=128, third session of 2026-12-02): 7,421
-	// against 4,942 on mmh (mmq8=127), B = 64 the same (6,401).
+	// mmq8 reaches 128 tokens (docs/PERF.md, "Against llama.cpp in one
+	// run on the H200": Q8_0 at B = 128).
 	mmq, mmq8, mq64 int
 	// mq2: 1 takes mmq2 (warps of 32 rows, each row's scales decoded once)
 	// for mmq's products, 0 the first mmq (warps of 16 rows). mqn: the
@@ -83,13 +83,22 @@ type tuning struct {
 	// 945 on mvqn, left off until TestQuantKernels has run mmq2 there.
 	mq2, mqn, mqw int
 	hvn           int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// moeH: the fewest tokens of a step whose expert products take the
+	// f16 tensor cores (mmhe) rather than moe_mvn. moeGate: the fewest
+	// whose float router (moe_gate) runs a warp an expert, eight experts
+	// a block, rather than four warps an expert, two a block: few tokens
+	// spread the router's rows over many blocks (a decode step's read of
+	// them is latency-bound), many fill the GPU anyway and a block
+	// normalizes its token's row once for eight experts. The defaults'
+	// measurements: docs/PERF.md, "Qwen3-MoE's prompt pass profiled".
+	moeH, moeGate int
 }
 
 func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax,
+		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax, moeH: 32, moeGate: 32,
 	}
 }
 
@@ -126,6 +135,10 @@ func parseTuning(s string) (tuning, error) {
 			t.mqw = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
+		case k == "moeh" && n >= 1:
+			t.moeH = n
+		case k == "moegate" && n >= 1:
+			t.moeGate = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:
