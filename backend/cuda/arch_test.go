@@ -221,10 +221,32 @@ func TestRopeRows(t *testing.T) {
 // token unless a near tie explains the difference. Then 8 sequences
 // batched against each alone (batchEqualsAloneTol: prompts, a mixed
 // batch, decode graphs of 8, 3 and 1).
+//
+// The mixtures run again with each expert's product on one block
+// (moeb=1: every block loops over all its expert's tiles, the next tile's
+// weights in flight) and on two, taking pairs eight at a time (moeb=2,
+// moent=0).
 func TestArchModels(t *testing.T) {
 	requireGPU(t)
+	type run struct {
+		archCase
+		tune string
+	}
+	var runs []run
 	for _, c := range archCases {
-		t.Run(c.name, func(t *testing.T) {
+		runs = append(runs, run{c, ""})
+		if synth.Presets[c.preset].Arch == "qwen3moe" {
+			runs = append(runs, run{c, "moeb=1"}, run{c, "moeb=2,moent=0"})
+		}
+	}
+	for _, rc := range runs {
+		c := rc.archCase
+		name := c.name
+		if rc.tune != "" {
+			name += "/" + rc.tune
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("INFERNO_CUDA_TUNE", rc.tune)
 			m := archModel(t, c)
 			prompt := randomPrompt(7, 40, m.Config.Vocab)
 			const steps = 12

@@ -185,17 +185,18 @@ func TestParseTuning(t *testing.T) {
 	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
 		t.Errorf("name %q", got)
 	}
-	tu, err = parseTuning("carveout=50,h128=33,mvn=4,mmq=0,mmq8=64,mq64=0,mq2=1,mqn=32,mqw=1,moeh=8,moegate=4")
+	tu, err = parseTuning("carveout=50,h128=33,mvn=4,mmq=0,mmq8=64,mq64=0,mq2=1,mqn=32,mqw=1,moeh=8,moegate=4,moeb=3,moebmin=5,moent=4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = defaultTuning()
 	want.carveout, want.h128, want.mvn, want.mmq, want.mmq8, want.mq64 = 50, 33, 4, 0, 64, 0
 	want.mq2, want.mqn, want.mqw, want.moeH, want.moeGate = 1, 32, 1, 8, 4
+	want.moeB, want.moeBMin, want.moeNT = 3, 5, 4
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9", "mmq=-1", "mmq8=-1", "mq64=-1", "mq2=2", "mqn=48", "mqw=2", "moeh=0", "moegate=0"} {
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9", "mmq=-1", "mmq8=-1", "mq64=-1", "mq2=2", "mqn=48", "mqw=2", "moeh=0", "moegate=0", "moeb=-1", "moent=-1", "moebmin=-2"} {
 		if _, err := parseTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

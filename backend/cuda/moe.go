@@ -21,7 +21,6 @@ const (
 	moeMaxExperts = 256
 	moeMaxTopK    = 32
 	moeSmemMax    = 48 << 10
-	moeChunk      = 8  // pairs moe_mvn takes at a time (its NT)
 	moeTile       = 32 // pairs of an mmhe tile (MOE_TILE)
 )
 
@@ -29,9 +28,13 @@ const (
 // each of MaxBatch tokens.
 const moeCounterBytes = 4 * (1 + MaxBatch)
 
-// moeQinSmem is moe_mvnq's dynamic shared memory for K-value rows: NT
-// rows of int8 values, scales and sums of 16.
-func moeQinSmem(K int) int { return moeChunk * (K + K/8 + K/4) }
+// moeQinSmem is moe_mvnq's dynamic shared memory for rows rows of K
+// values (kernels/moe.cuh's moe_qin_stride a row: the int8 values, the
+// scales of 32 (an even count), the sums of 16, 16-byte aligned).
+func moeQinSmem(K, rows int) int {
+	nu := K / 32
+	return rows * ((K + 4*((nu+1)&^1) + 8*nu + 15) &^ 15)
+}
 
 // moeWeights are a mixture-of-experts layer's matrices on the GPU: the
 // router (Experts x Hidden), the experts' gate and up rows stacked (expert
@@ -59,8 +62,41 @@ func (r *Model) moeSetup() error {
 				return err
 			}
 		}
+		// The expert products' resident blocks (moeBlocks), moe_mvnq's at
+		// its largest shared memory.
+		gu, dn := formatOf(m.gateUp.typ).name, formatOf(m.down.typ).name
+		qin := min(moeQinSmem(r.cfg.MoE.ExpertFFN, min(MaxBatch, r.tune.moeH)), moeSmemMax)
+		for _, k := range []struct {
+			name string
+			smem int
+		}{{"moe_mvn_" + gu, 0}, {"moe_mvn2_" + gu, 0}, {"moe_mvn_" + dn, 0}, {"moe_mvn2_" + dn, 0}, {"moe_mvnq_" + dn, qin}, {"moe_mvnq2_" + dn, qin}} {
+			if _, ok := r.grids[k.name]; ok {
+				continue
+			}
+			n, err := r.dev.occupancy(k.name, 256, k.smem)
+			if err != nil {
+				return err
+			}
+			r.grids[k.name] = max(1, n) * r.dev.SMs
+		}
 	}
 	return nil
+}
+
+// moeBlocks returns an expert's blocks of the expert product name over
+// ntiles tiles for a step of at most chosen experts: tune.moeB, or by
+// default the blocks resident at once shared by the experts but at least
+// tune.moeBMin (a few tokens' experts spread over the resident blocks;
+// more tokens' take a few tiles a block, more blocks than fit at once);
+// at most a tile each.
+func (r *Model) moeBlocks(name string, ntiles, chosen int) int {
+	n := r.tune.moeB
+	if g := r.grids[name]; n <= 0 && g > 0 {
+		n = max((g+chosen-1)/max(1, chosen), r.tune.moeBMin)
+	} else if n <= 0 {
+		n = ntiles
+	}
+	return max(1, min(ntiles, n))
 }
 
 // mats returns the layer's matrices: Q/K/V, O, and the feed-forward's
@@ -287,14 +323,23 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 		l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
 		return
 	}
-	l.launch("moe_mvn_"+formatOf(gu.typ).name, [3]uint32{uint32((R/2 + 7) / 8), chosen}, 256, 0,
+	nt := "" // pairs eight at a time, or two (few tokens: fewer registers)
+	if n <= base.tune.moeNT {
+		nt = "2"
+	}
+	name := "moe_mvn" + nt + "_" + formatOf(gu.typ).name
+	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, (R/2+7)/8, int(chosen))), chosen}, 256, 0,
 		gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(H), br.phi, br.psx, br.plo, uint64(0), i32(k), s.grp, s.order, s.act, i32(F), i32(F), i32(epSwiGLU))
-	name, smem := "moe_mvnq_"+formatOf(dn.typ).name, moeQinSmem(F)
+	// The down product: moe_mvnq quantizes each pair's activations (at
+	// most n pairs an expert) in shared memory; wider rows' activations
+	// past its shared memory take qact8 and moe_mvn.
+	name, smem := "moe_mvnq"+nt+"_"+formatOf(dn.typ).name, moeQinSmem(F, n)
 	if smem > moeSmemMax {
 		l.launch("qact8", [3]uint32{uint32(n * k)}, 256, 0, s.act, i32(F), i32(F), uint64(0), eps, s.xq, s.xs, s.xsum)
-		name, smem = "moe_mvn_"+formatOf(dn.typ).name, 0
+		name, smem = "moe_mvn"+nt+"_"+formatOf(dn.typ).name, 0
 	}
-	l.launch(name, [3]uint32{uint32(((H+1)/2 + 7) / 8), chosen}, 256, uint32(smem),
+	tiles := ((H+1)/2 + 7) / 8
+	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, tiles, int(chosen))), chosen}, 256, uint32(smem),
 		dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(F), s.xq, s.xs, s.xsum, s.act, i32(1), s.grp, s.order, s.y, i32(H), i32(H), i32(epStore))
 	l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
 }

@@ -1,12 +1,15 @@
 package cuda
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
+	"inferno/model/qwen3moe"
 	"inferno/synth"
 )
 
@@ -60,5 +63,38 @@ func TestMoEFootprint(t *testing.T) {
 	}
 	if moeScratchBytes(&m.Config) <= 0 || batchScratchBytes(&m.Config) <= batchScratchBytes(&arch.Config{Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}) {
 		t.Error("the batch scratch does not count the experts' buffers")
+	}
+}
+
+// TestMoEProfile (INFERNO_CUDA_BENCH=moe, INFERNO_CUDA_MODEL=a qwen3moe
+// GGUF file) profiles the batch runner's decode step by kernel at B = 1,
+// 8 and 16 after 128-token prompts (events between the kernels inflate it
+// a little), with the tunings INFERNO_CUDA_MOE_SWEEP lists (";"-separated
+// INFERNO_CUDA_TUNE values, "" the defaults).
+func TestMoEProfile(t *testing.T) {
+	if os.Getenv("INFERNO_CUDA_BENCH") != "moe" {
+		t.Skip("set INFERNO_CUDA_BENCH=moe")
+	}
+	requireGPU(t)
+	f, err := gguf.Open(os.Getenv("INFERNO_CUDA_MODEL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := qwen3moe.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tu := range strings.Split(os.Getenv("INFERNO_CUDA_MOE_SWEEP"), ";") {
+		t.Setenv("INFERNO_CUDA_TUNE", tu)
+		md := newModel(t, m, Options{MaxLen: 512})
+		const bs = 16
+		br := newBatchRunner(t, md, 16*(128+32+8+bs)/bs+16, bs)
+		for _, B := range []int{1, 8, 16} {
+			tps, _ := batchDecode(t, br, B, 128, 16)
+			logProfile(t, fmt.Sprintf("tune %q: S_TG %.1f tok/s; decode step of %d at context ~144", tu, tps, B), func() ([]backend.OpStats, float64, error) { return br.Profile(B, 5) })
+		}
+		br.Close()
+		md.Close()
 	}
 }

@@ -92,6 +92,16 @@ type tuning struct {
 	// normalizes its token's row once for eight experts. The defaults'
 	// measurements: docs/PERF.md, "Qwen3-MoE's prompt pass profiled".
 	moeH, moeGate int
+	// moeB: the most blocks an expert of moe_mvn and moe_mvnq (each block
+	// loops over its share of the expert's tiles, the next tile's weights
+	// loaded before the sums are reduced); 0: the blocks resident at once
+	// shared by the step's chosen experts, at least moeBMin (moeBlocks); a
+	// tile's count or more: a block a tile. moeNT: the most tokens of a
+	// step whose expert products take pairs two at a time (moe_mvn2,
+	// moe_mvnq2: fewer registers, more blocks an SM) rather than eight.
+	// H200, 30B-A3B Q4_K_M, S_TG: docs/PERF.md, "Qwen3-MoE's expert
+	// products in fewer blocks".
+	moeB, moeBMin, moeNT int
 }
 
 func defaultTuning() tuning {
@@ -99,6 +109,7 @@ func defaultTuning() tuning {
 		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
 		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
 		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax, moeH: 32, moeGate: 32,
+		moeB: 0, moeBMin: 32, moeNT: 16,
 	}
 }
 
@@ -139,6 +150,12 @@ func parseTuning(s string) (tuning, error) {
 			t.moeH = n
 		case k == "moegate" && n >= 1:
 			t.moeGate = n
+		case k == "moeb" && n >= 0:
+			t.moeB = n
+		case k == "moebmin" && n >= 0:
+			t.moeBMin = n
+		case k == "moent" && n >= 0:
+			t.moeNT = n
 		case mats[k] != nil:
 			mats[k].rpw = n
 		case strings.HasSuffix(k, "k") && mats[strings.TrimSuffix(k, "k")] != nil:

@@ -8,12 +8,14 @@
 //               each one's pairs (order). (A router in a block format: its
 //               product, moe_route and qact8 instead.)
 //   moe_mvn_<type> (SwiGLU)  each chosen expert's gate and up rows (stacked:
-//               expert e's rows e*R..) against its tokens' activations, one
-//               block a tile of rows and an expert, the expert's tokens in
-//               chunks of 8 (a tile's weights loaded once when a row fits
-//               in one round): act[pair] = silu(gate h) * (up h)
+//               expert e's rows e*R..) against its tokens' activations, a
+//               few blocks an expert looping over its tiles of rows (the
+//               next tile's weights in flight), the expert's tokens in
+//               chunks of 8 (moe_mvn2: of 2, for few tokens; a tile's
+//               weights loaded once when a row fits in one round):
+//               act[pair] = silu(gate h) * (up h)
 //   moe_mvnq_<type> (store)  each pair's expert's down rows against the
-//               pair's activations, quantized in the block: y[pair]
+//               pair's activations, quantized once a block: y[pair]
 //   moe_combine x[t] += the sum of its pairs' y weighted by the gating
 //               weights, in slot order
 // From moe.go's moeH tokens on, the products run on f16 tensor cores
@@ -21,7 +23,7 @@
 // a block a tile of 32 pairs of one expert) for gate/up, qact_h of the
 // pairs, mmhe_<type> for down, moe_combine.
 // Only the chosen experts' rows are read; an expert's rows once per tile
-// and chunk of its tokens. A pair's values depend only on its token and
+// and chunk of its tokens (once per tile when a row fits in one round). A pair's values depend only on its token and
 // expert, not on the other tokens of the step (the grouping's order within
 // an expert does not matter).
 
@@ -291,11 +293,19 @@ MOE_GATE_INST(bf16, HT_BF16)
 // are row pair/xdiv (the token for the gate and up products, xdiv = k; the
 // pair for the down product, xdiv = 1): without QIN qact8's int8 rows (xq,
 // xs, xsum; K values a row), with QIN float rows (xf) that the block
-// quantizes as qact8 does, NT at a time, into dynamic shared memory
-// (moeQinSmem in moe.go: NT*(K + K/8 + K/4) bytes). mvqn's scheme, one tile
-// a block: 8 warps, a warp RPW rows of the tile (SwiGLU: a gate row and its
-// up row, nout outputs a pair), U units a row and lane in flight, NT pairs
-// at a time (a tile's weights loaded once when a row fits in one round).
+// quantizes as qact8 does, every pair of its expert once, into dynamic
+// shared memory (a row of moe_qin_stride(K) bytes a pair: moeQinSmem in
+// moe.go). mvq's scheme over an expert's tiles: the blocks of an expert
+// (gridDim.x, moe.go's moeBlocks) loop over its tiles of 8 warps' rows, a
+// warp RPW rows of a tile (SwiGLU: a gate row and its up row, nout outputs
+// a pair), U units a row and lane in flight, NT pairs at a time (a tile's
+// weights loaded once when a row fits in one round), and the next tile's
+// first round loaded before the last chunk's sums are reduced and written.
+__device__ __forceinline__ int moe_qin_stride(int K) {
+  const int NU = K >> 5;
+  return (K + 4 * ((NU + 1) & ~1) + 8 * NU + 15) & ~15;
+}
+
 template <int T, int RPW, int U, int NT, bool QIN>
 __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
                                         const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int R, int K,
@@ -313,18 +323,21 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int NU = K >> 5;
   const bool sw = ep == EP_SWIGLU;
-  const int tile = blockIdx.x;
-  auto rowOf = [&](int r) -> int {
-    const int u = tile * 8 + warp;
+  const int units = sw ? R / 2 : (R + RPW - 1) / RPW;
+  const int ntiles = (units + 7) / 8;
+  int tile = blockIdx.x;
+  if (tile >= ntiles) return;
+  auto rowOf = [&](int tl, int r) -> int {
+    const int u = tl * 8 + warp;
     if (sw) return (u >> 3) * 16 + (u & 7) + r * 8;
     return u * RPW + r;
   };
   const size_t row0 = (size_t)e * R;
   qunit q[U][RPW];
-  auto load = [&](int round) {
+  auto load = [&](int tl, int round) {
 #pragma unroll
     for (int r = 0; r < RPW; r++) {
-      const int row = rowOf(r);
+      const int row = rowOf(tl, r);
 #pragma unroll
       for (int i = 0; i < U; i++) {
         const int u = (round * U + i) * 32 + lane;
@@ -333,71 +346,77 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
       }
     }
   };
-  i8* sq = (i8*)smem;
-  float* ssc = (float*)(sq + NT * K);
-  float* ssum = ssc + NT * NU;
-  const int rounds = (NU + 32 * U - 1) / (32 * U);
-  for (int c0 = 0; c0 < count; c0 += NT) {
-    const int nt = min(NT, count - c0);
-    int xr[NT];
-#pragma unroll
-    for (int j = 0; j < NT; j++) xr[j] = j < nt ? order[start + c0 + j] : 0;
-    if (c0 == 0) load(0);
-    if constexpr (QIN) {
-      if (c0 > 0) __syncthreads();  // the last chunk's activations are read
-      for (int j = 0; j < nt; j++)
-        qprologue(xf + (size_t)(xr[j] / xdiv) * K, K, nullptr, 0.f, sq + j * K, ssc + j * NU, ssum + j * 2 * NU, red);
-      __syncthreads();
+  const int stride = moe_qin_stride(K);
+  auto qrow = [&](int j) -> unsigned char* { return smem + (size_t)j * stride; };
+  load(tile, 0);
+  if constexpr (QIN) {
+    for (int j = 0; j < count; j++) {
+      unsigned char* s = qrow(j);
+      qprologue(xf + (size_t)(order[start + j] / xdiv) * K, K, nullptr, 0.f, (i8*)s, (float*)(s + K),
+                (float*)(s + K + 4 * ((NU + 1) & ~1)), red);
     }
-    float acc[RPW][NT];
+    __syncthreads();
+  }
+  const int rounds = (NU + 32 * U - 1) / (32 * U);
+  for (; tile < ntiles; tile += gridDim.x) {
+    for (int c0 = 0; c0 < count; c0 += NT) {
+      const int nt = min(NT, count - c0);
+      int xr[NT];
 #pragma unroll
-    for (int r = 0; r < RPW; r++)
+      for (int j = 0; j < NT; j++) xr[j] = j < nt ? order[start + c0 + j] : 0;
+      float acc[RPW][NT];
 #pragma unroll
-      for (int j = 0; j < NT; j++) acc[r][j] = 0.f;
-    for (int round = 0; round < rounds; round++) {
-      if (round > 0 || (c0 > 0 && rounds > 1)) load(round);
+      for (int r = 0; r < RPW; r++)
 #pragma unroll
-      for (int i = 0; i < U; i++) {
-        const int u = (round * U + i) * 32 + lane;
-        if (u >= NU) continue;
-        int w[RPW][8];
-        float av[RPW][2], cv[RPW][2];
+        for (int j = 0; j < NT; j++) acc[r][j] = 0.f;
+      for (int round = 0; round < rounds; round++) {
+        if (round > 0 || (c0 > 0 && rounds > 1)) load(tile, round);
 #pragma unroll
-        for (int r = 0; r < RPW; r++) {
+        for (int i = 0; i < U; i++) {
+          const int u = (round * U + i) * 32 + lane;
+          if (u >= NU) continue;
+          int w[RPW][8];
+          float av[RPW][2], cv[RPW][2];
 #pragma unroll
-          for (int g = 0; g < 8; g++) w[r][g] = q_word<T>(q[i][r], g);
-          q_ac<T>(q[i][r], u, av[r], cv[r]);
-        }
+          for (int r = 0; r < RPW; r++) {
 #pragma unroll
-        for (int j = 0; j < NT; j++) {
-          if (j < nt) {
-            qact x;
-            if constexpr (QIN) {
-              q_act(x, u, sq + j * K, ssc + j * NU, ssum + j * 2 * NU);
-            } else {
-              const size_t xrow = (size_t)(xr[j] / xdiv);
-              q_act(x, u, xq + xrow * K, xs + xrow * NU, xsum + xrow * 2 * NU);
+            for (int g = 0; g < 8; g++) w[r][g] = q_word<T>(q[i][r], g);
+            q_ac<T>(q[i][r], u, av[r], cv[r]);
+          }
+#pragma unroll
+          for (int j = 0; j < NT; j++) {
+            if (j < nt) {
+              qact x;
+              if constexpr (QIN) {
+                const unsigned char* s = qrow(c0 + j);
+                q_act(x, u, (const i8*)s, (const float*)(s + K), (const float*)(s + K + 4 * ((NU + 1) & ~1)));
+              } else {
+                const size_t xrow = (size_t)(xr[j] / xdiv);
+                q_act(x, u, xq + xrow * K, xs + xrow * NU, xsum + xrow * 2 * NU);
+              }
+#pragma unroll
+              for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], av[r], cv[r], x);
             }
-#pragma unroll
-            for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], av[r], cv[r], x);
           }
         }
       }
-    }
+      const int cur = tile;
+      if (c0 + NT >= count && tile + (int)gridDim.x < ntiles) load(tile + gridDim.x, 0);
 #pragma unroll
-    for (int j = 0; j < NT; j++) {
-      if (j >= nt) break;
+      for (int j = 0; j < NT; j++) {
+        if (j >= nt) break;
 #pragma unroll
-      for (int r = 0; r < RPW; r++) acc[r][j] = warp_sum(acc[r][j]);
-      float* y = Y + (size_t)xr[j] * ldy;
-      if (sw) {
-        const int p = tile * 8 + warp;
-        if (lane == 0 && p < nout) y[p] = acc[0][j] / (1.f + expf(-acc[0][j])) * acc[1][j];
-      } else {
+        for (int r = 0; r < RPW; r++) acc[r][j] = warp_sum(acc[r][j]);
+        float* y = Y + (size_t)xr[j] * ldy;
+        if (sw) {
+          const int p = cur * 8 + warp;
+          if (lane == 0 && p < nout) y[p] = acc[0][j] / (1.f + expf(-acc[0][j])) * acc[1][j];
+        } else {
 #pragma unroll
-        for (int r = 0; r < RPW; r++) {
-          const int row = rowOf(r);
-          if (lane == r && row < R) y[row] = acc[r][j];
+          for (int r = 0; r < RPW; r++) {
+            const int row = rowOf(cur, r);
+            if (lane == r && row < R) y[row] = acc[r][j];
+          }
         }
       }
     }
@@ -415,6 +434,12 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
   }                                                                                                            \
   extern "C" __global__ void __launch_bounds__(256) moe_mvnq_##NAME(MOE_MVN_ARGS) {                            \
     moe_mvn<T, 2, 2, 8, true>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);      \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 3) moe_mvn2_##NAME(MOE_MVN_ARGS) {                            \
+    moe_mvn<T, 2, 2, 2, false>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);     \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 3) moe_mvnq2_##NAME(MOE_MVN_ARGS) {                           \
+    moe_mvn<T, 2, 2, 2, true>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);      \
   }
 MOE_MVN_INST(q4_0, QT_Q4_0)
 MOE_MVN_INST(q4_1, QT_Q4_1)
