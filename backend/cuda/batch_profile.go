@@ -3,8 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"time"
 
 	"inferno/backend"
 )
@@ -65,8 +63,7 @@ func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) 
 // kernel, read once the pass has synchronized.
 type promptTrace struct {
 	events []uintptr
-	per    map[string]*backend.OpStats
-	order  []string
+	ops    opTable
 	micros float64
 	passes int
 	tokens int
@@ -80,18 +77,11 @@ func (t *promptTrace) start(g *device, l *launcher, layers int) error {
 		return nil
 	}
 	if t.events == nil {
-		evs := make([]uintptr, 24*layers+64)
-		for i := range evs {
-			e, err := g.newEvent()
-			if err != nil {
-				t.events = evs[:i]
-				t.close(g)
-				return err
-			}
-			evs[i] = e
+		evs, err := g.newEvents(24*layers + 64)
+		if err != nil {
+			return err
 		}
 		t.events = evs
-		t.per = map[string]*backend.OpStats{}
 	}
 	l.events, l.plain = t.events, true
 	return g.record(t.events[0])
@@ -102,25 +92,11 @@ func (t *promptTrace) add(g *device, l *launcher, n int) error {
 	if t == nil {
 		return nil
 	}
-	for i, name := range l.names {
-		ms, err := g.elapsed(t.events[i], t.events[i+1])
-		if err != nil {
-			return err
-		}
-		s := t.per[name]
-		if s == nil {
-			s = &backend.OpStats{Name: name}
-			t.per[name] = s
-			t.order = append(t.order, name)
-		}
-		s.Calls++
-		s.Total += time.Duration(float64(ms) * 1e6)
-	}
-	ms, err := g.elapsed(t.events[0], t.events[len(l.names)])
+	us, err := g.kernelTimes(t.events, len(l.names), func(i int, us float64) { t.ops.add(l.names[i], us) })
 	if err != nil {
 		return err
 	}
-	t.micros += float64(ms) * 1000
+	t.micros += us
 	t.passes++
 	t.tokens += n
 	return nil
@@ -131,11 +107,7 @@ func (t *promptTrace) close(g *device) {
 	if t == nil {
 		return
 	}
-	for _, e := range t.events {
-		if e != 0 {
-			g.destroyEvent(e)
-		}
-	}
+	g.destroyEvents(t.events)
 	t.events = nil
 }
 
@@ -148,9 +120,5 @@ func (br *BatchRunner) PromptProfile() (ops []backend.OpStats, micros float64, p
 	if t == nil {
 		return nil, 0, 0, 0, errors.New("cuda: the runner was opened without TracePrompts")
 	}
-	for _, name := range t.order {
-		ops = append(ops, *t.per[name])
-	}
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Total > ops[j].Total })
-	return ops, t.micros, t.passes, t.tokens, nil
+	return t.ops.sorted(), t.micros, t.passes, t.tokens, nil
 }

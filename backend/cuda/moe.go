@@ -63,13 +63,17 @@ func (r *Model) moeSetup() error {
 			}
 		}
 		// The expert products' resident blocks (moeBlocks), moe_mvnq's at
-		// its largest shared memory.
+		// the most pairs an expert it runs for: fewer than moeH tokens'
+		// (moe_mvnq2: at most moeNT tokens').
 		gu, dn := formatOf(m.gateUp.typ).name, formatOf(m.down.typ).name
-		qin := min(moeQinSmem(r.cfg.MoE.ExpertFFN, min(MaxBatch, r.tune.moeH)), moeSmemMax)
+		qin := func(tokens int) int {
+			return min(moeQinSmem(r.cfg.MoE.ExpertFFN, min(MaxBatch, tokens)), moeSmemMax)
+		}
 		for _, k := range []struct {
 			name string
 			smem int
-		}{{"moe_mvn_" + gu, 0}, {"moe_mvn2_" + gu, 0}, {"moe_mvn_" + dn, 0}, {"moe_mvn2_" + dn, 0}, {"moe_mvnq_" + dn, qin}, {"moe_mvnq2_" + dn, qin}} {
+		}{{"moe_mvn_" + gu, 0}, {"moe_mvn2_" + gu, 0}, {"moe_mvn_" + dn, 0}, {"moe_mvn2_" + dn, 0},
+			{"moe_mvnq_" + dn, qin(r.tune.moeH - 1)}, {"moe_mvnq2_" + dn, qin(min(r.tune.moeNT, r.tune.moeH-1))}} {
 			if _, ok := r.grids[k.name]; ok {
 				continue
 			}
@@ -91,10 +95,11 @@ func (r *Model) moeSetup() error {
 // at most a tile each.
 func (r *Model) moeBlocks(name string, ntiles, chosen int) int {
 	n := r.tune.moeB
-	if g := r.grids[name]; n <= 0 && g > 0 {
-		n = max((g+chosen-1)/max(1, chosen), r.tune.moeBMin)
-	} else if n <= 0 {
+	if n <= 0 {
 		n = ntiles
+		if g := r.grids[name]; g > 0 {
+			n = max((g+chosen-1)/max(1, chosen), r.tune.moeBMin)
+		}
 	}
 	return max(1, min(ntiles, n))
 }
