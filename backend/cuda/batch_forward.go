@@ -52,19 +52,36 @@ func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y
 	}
 	args := []uint64{w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), xh, xlo, br.psx, i32(n), i32(br.npad), y, i32(ldy), i32(nout)}
 	if !mmv {
-		l.launch("mm_q8_"+kind, [3]uint32{uint32(w.mpad / 64), uint32((n + 63) / 64)}, 128, 0, args...)
+		suf, ntl := br.base.mmQ8Tile(n, w.mpad)
+		l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(w.mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0, args...)
 		return
 	}
-	nt := 1
-	for nt*8 < n && nt < br.bt.nt {
-		nt *= 2
-	}
+	nt, ny := br.skinnyPasses(n, w.mpad/16)
 	name := "mmv_q8"
 	if xl {
 		name = "mmv_q8x"
 	}
-	// 16-row tiles, one a block (8 warps splitting K).
-	l.launch(fmt.Sprintf("%s_%s_n%d_k8", name, kind, nt), [3]uint32{uint32(w.mpad / 16)}, 256, 0, args...)
+	// 16-row tiles, one a block (8 warps splitting K), times ny.
+	l.launch(fmt.Sprintf("%s_%s_n%d_k8", name, kind, nt), [3]uint32{uint32(w.mpad / 16), uint32(ny)}, 256, 0, args...)
+}
+
+// skinnyPasses returns mmv_q8's 8-token n-tiles a pass (nt) and the blocks
+// a row tile (ny, grid y) for n tokens over tiles row tiles: the fewest
+// passes of at most bt.nt n-tiles; then, while the row tiles leave SMs
+// idle (a small model's O and down: 64 tiles), passes of half as many
+// n-tiles over twice the blocks, up to bt.ny blocks a row tile. Each block
+// of a row tile reads its weights (the later ones from L2).
+func (br *BatchRunner) skinnyPasses(n, tiles int) (nt, ny int) {
+	nt = 1
+	for nt*8 < n && nt < br.bt.nt {
+		nt *= 2
+	}
+	ny = 1
+	for nt > 1 && ny*2 <= br.bt.ny && tiles*ny < br.dev.SMs {
+		nt /= 2
+		ny *= 2
+	}
+	return nt, min(ny, (n+nt*8-1)/(nt*8))
 }
 
 // attnDecode enqueues the paged decode attention of layer i for n decode

@@ -341,7 +341,8 @@ func TestBatchKernelAttention(t *testing.T) {
 
 // TestBatchKernelMatmul checks the skinny tensor-core matmul (mmv_q8 on
 // quant_act's planes and mmv_q8x on quant_actv's interleaved layout, every
-// n-tile count) with each epilogue against scalar MatMul.
+// n-tile count, its passes over 1 to 3 blocks a row tile) with each
+// epilogue against scalar MatMul.
 func TestBatchKernelMatmul(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(22, 22))
@@ -378,14 +379,15 @@ func TestBatchKernelMatmul(t *testing.T) {
 			}
 			y0 := randVec(rng, sh.n*sh.m, 1)
 			for _, ks := range []string{"mmv_q8", "mmv_q8x"} { // quant_act's planes, quant_actv's interleaved layout
-				for _, nt := range []int{1, 2, 4, 8} {
+				for _, c := range []struct{ nt, ny int }{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {1, 2}, {2, 3}, {4, 2}} {
+					nt, ny := c.nt, c.ny
 					run := func(kind string, w gpuWeight, y uint64, ldy, nout int) {
 						name := fmt.Sprintf("%s_%s_n%d_k8", ks, kind, nt)
 						xh, xl, xs := hi, lo, sx
 						if ks == "mmv_q8x" {
 							xh, xl, xs = xq, xq, sxv
 						}
-						if err := g.launch(name, [3]uint32{uint32(w.mpad / 16)}, 256, 0,
+						if err := g.launch(name, [3]uint32{uint32(w.mpad / 16), uint32(ny)}, 256, 0,
 							w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), xh, xl, xs, i32(sh.n), i32(npad), y, i32(ldy), i32(nout)); err != nil {
 							t.Fatal(err)
 						}
@@ -396,7 +398,7 @@ func TestBatchKernelMatmul(t *testing.T) {
 					dy := devF32(t, g, randVec(rng, sh.n*sh.m, 1))
 					run("store", gw, dy, sh.m, 0)
 					if e := relL2(getF32(t, g, dy, sh.n*sh.m), ref); e > 2e-4 || math.IsNaN(e) {
-						t.Errorf("%s n%d store: relative L2 error %.3g", ks, nt, e)
+						t.Errorf("%s n%d y%d store: relative L2 error %.3g", ks, nt, ny, e)
 					}
 					dy = devF32(t, g, y0)
 					run("add", gw, dy, sh.m, 0)
@@ -405,12 +407,12 @@ func TestBatchKernelMatmul(t *testing.T) {
 						want[i] = y0[i] + ref[i]
 					}
 					if e := relL2(getF32(t, g, dy, sh.n*sh.m), want); e > 2e-4 || math.IsNaN(e) {
-						t.Errorf("%s n%d add: relative L2 error %.3g", ks, nt, e)
+						t.Errorf("%s n%d y%d add: relative L2 error %.3g", ks, nt, ny, e)
 					}
 					dy = devZeros(t, g, 4*sh.n*sh.m)
 					run("swiglu", gu, dy, sh.m, sh.m)
 					if e := relL2(getF32(t, g, dy, sh.n*sh.m), sw); e > 3e-4 || math.IsNaN(e) {
-						t.Errorf("%s n%d swiglu: relative L2 error %.3g", ks, nt, e)
+						t.Errorf("%s n%d y%d swiglu: relative L2 error %.3g", ks, nt, ny, e)
 					}
 				}
 			}

@@ -173,30 +173,38 @@ func TestPTXUpToDate(t *testing.T) {
 }
 
 func TestParseTuning(t *testing.T) {
-	tu, err := parseTuning("qkv=2, ok=2,gu=2,downf=0,head=1")
+	tu, err := parseTuning("qkv=2, ok=2,gu=2,downk=2,head=1,headb=0,gub=0,qkvb=0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := defaultTuning()
-	want.qkv.rpw, want.o.ks, want.down.fl, want.head.rpw = 2, 2, false, 1
+	want.qkv.rpw, want.o.ks, want.down.ks, want.head.rpw = 2, 2, 2, 1
+	want.head.b3, want.gu.b3, want.qkv.b3 = false, false, false
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
-	if got := want.o.name("add"); got != "mvf_q8_add_r1_k2" {
-		t.Errorf("name %q", got)
+	for _, c := range []struct {
+		m          mvCfg
+		kind, name string
+	}{{want.o, "add", "mvf_q8_add_r1_k2"}, {want.qkv, "store", "mvf_q8_store_r2_k1"}, {defaultTuning().qkv, "store", "mvf_q8_store_r2_k1_b3"}, {want.head, "argmax", "mv_q8_argmax_r1"},
+		{defaultTuning().head, "argmax", "mv_q8_argmax_r4_b3"}} {
+		if got := c.m.name(c.kind); got != c.name {
+			t.Errorf("name %q, want %q", got, c.name)
+		}
 	}
-	tu, err = parseTuning("carveout=50,h128=33,mvn=4,mmq=0,mmq8=64,mq64=0,mq2=1,mqn=32,mqw=1,moeh=8,moegate=4,moeb=3,moebmin=5,moent=4")
+	tu, err = parseTuning("carveout=50,h128=33,mvn=4,mmq=0,mmq8=64,mq64=0,mq2=1,mqn=32,mqw=1,moeh=8,moegate=4,moeb=3,moebmin=5,moent=4,mmn=32")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = defaultTuning()
-	want.carveout, want.h128, want.mvn, want.mmq, want.mmq8, want.mq64 = 50, 33, 4, 0, 64, 0
+	want.carveout, want.h128, want.mvn, want.mmq, want.mmq8, want.mq64, want.mmn = 50, 33, 4, 0, 64, 0, 32
 	want.mq2, want.mqn, want.mqw, want.moeH, want.moeGate = 1, 32, 1, 8, 4
 	want.moeB, want.moeBMin, want.moeNT = 3, 5, 4
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9", "mmq=-1", "mmq8=-1", "mq64=-1", "mq2=2", "mqn=48", "mqw=2", "moeh=0", "moegate=0", "moeb=-1", "moent=-1", "moebmin=-2"} {
+	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9", "mmq=-1", "mmq8=-1", "mq64=-1", "mq2=2", "mqn=48", "mqw=2", "moeh=0", "moegate=0", "moeb=-1", "moent=-1", "moebmin=-2",
+		"downf=0", "headb=1", "head=4,headb=0", "qkv=1,qkvb=3", "ok=2,ob=3", "headf=1", "mmn=8", "mmn=48"} {
 		if _, err := parseTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -258,21 +266,55 @@ func TestPack(t *testing.T) {
 	}
 }
 
+// TestMMQ8Tile checks mm_q8's token tiles: a 0.6B's O and down (16 row
+// tiles) on 132 SMs take narrower tiles up to 1,024 tokens, its QKV and
+// gate/up products (64 and 96 row tiles) 64-token ones from 256 tokens.
+func TestMMQ8Tile(t *testing.T) {
+	r := &Model{dev: &device{SMs: 132}, tune: defaultTuning()}
+	for _, c := range []struct {
+		n, mpad, mmn int
+		suf          string
+		ntl          int
+	}{
+		{512, 1024, 16, "_n32", 32}, {512, 1024, 64, "", 64}, {1024, 1024, 16, "", 64}, {8192, 1024, 16, "", 64},
+		{512, 4096, 16, "", 64}, {512, 6144, 16, "", 64}, {256, 4096, 16, "", 64}, {128, 4096, 16, "_n32", 32},
+		{128, 1024, 16, "_n16", 16}, {128, 1024, 32, "_n32", 32}, {256, 1024, 16, "_n16", 16}, {320, 1024, 16, "_n32", 32},
+	} {
+		r.tune.mmn = c.mmn
+		if suf, ntl := r.mmQ8Tile(c.n, c.mpad); suf != c.suf || ntl != c.ntl {
+			t.Errorf("mmn=%d: mmQ8Tile(%d, %d) = %q, %d; want %q, %d", c.mmn, c.n, c.mpad, suf, ntl, c.suf, c.ntl)
+		}
+	}
+}
+
 func TestParseBatchTuning(t *testing.T) {
-	tu, err := parseBatchTuning("mm=64, nt=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
+	tu, err := parseBatchTuning("mm=64, nt=4,ny=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := batchTuning{mmMin: 64, nt: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64, cb: 2, cmin: 16}
+	want := batchTuning{mmMin: 64, nt: 4, ny: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64, cb: 2, cmin: 16}
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
 	if tu, _ := parseBatchTuning(""); tu != defaultBatchTuning() {
 		t.Errorf("empty: %+v", tu)
 	}
-	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x", "cb=-1", "cmin=0", "cmax=-1"} {
+	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x", "cb=-1", "cmin=0", "cmax=-1", "ny=0"} {
 		if _, err := parseBatchTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+	// mmv_q8's passes: 64-tile matrices (a small model's O and down) on
+	// 132 SMs spread their tokens over up to ny blocks a tile; others do not.
+	br := &BatchRunner{dev: &device{SMs: 132}, bt: defaultBatchTuning()}
+	for _, c := range []struct{ cap, n, tiles, nt, ny int }{
+		{4, 1, 64, 1, 1}, {4, 8, 64, 1, 1}, {4, 9, 64, 1, 2}, {4, 16, 64, 1, 2}, {4, 32, 64, 1, 4}, {4, 64, 64, 2, 4},
+		{4, 100, 64, 2, 4}, {4, 40, 64, 2, 3}, {4, 64, 256, 8, 1}, {4, 64, 384, 8, 1}, {4, 64, 100, 4, 2},
+		{2, 64, 64, 4, 2}, {2, 32, 64, 2, 2}, {1, 64, 64, 8, 1},
+	} {
+		br.bt.ny = c.cap
+		if nt, ny := br.skinnyPasses(c.n, c.tiles); nt != c.nt || ny != c.ny {
+			t.Errorf("ny=%d: skinnyPasses(%d, %d) = %d, %d; want %d, %d", c.cap, c.n, c.tiles, nt, ny, c.nt, c.ny)
 		}
 	}
 	for n, want := range map[int]int{1: 0, 2: 1, 16: 4, 12: -1, 4096: 12, 3: -1} {

@@ -29,8 +29,10 @@ func uploadTest(t *testing.T, g *device, w *backend.Weight) gpuWeight {
 }
 
 // mvVariants are the matvec kernels tested: int16-plane dp4a and float
-// activations, rows per warp, warps per row.
-var mvVariants = []mvCfg{{1, 1, false}, {2, 1, false}, {1, 1, true}, {1, 2, true}, {2, 1, true}, {2, 2, true}}
+// activations, rows per warp, warps per row, 3 blocks an SM (the b3
+// variants: prologue registers up to K = 2048, two passes beyond).
+var mvVariants = []mvCfg{{1, 1, false, false}, {2, 1, false, false}, {1, 1, true, false}, {1, 2, true, false}, {2, 1, true, false}, {2, 2, true, false},
+	{2, 1, false, true}, {4, 1, false, true}, {1, 1, true, true}, {2, 1, true, true}}
 
 // launchMV runs a matvec on grid blocks (the kernel loops over the tiles).
 func launchMV(t *testing.T, g *device, kind string, m mvCfg, grid int, w gpuWeight, x, gain uint64, eps float32, y uint64, nout int, pval, pidx uint64) {
@@ -180,7 +182,7 @@ func TestKernelSwiGLU(t *testing.T) {
 		sc.MatMul(ur, up, xn, 1)
 		sc.SwiGLU(gr, gr, ur)
 		dx, dg := devF32(t, g, x), devF32(t, g, gain)
-		for _, m := range []mvCfg{{2, 1, true}} {
+		for _, m := range []mvCfg{{2, 1, true, false}, {2, 1, true, true}} {
 			for _, grid := range []int{m.tiles("swiglu", gw.rows), 2} {
 				dy := devF32(t, g, randVec(rng, sh.ffn+8, 1))
 				launchMV(t, g, "swiglu", m, grid, gw, dx, dg, eps, dy, sh.ffn, 0, 0)
@@ -218,7 +220,7 @@ func TestKernelArgmaxTies(t *testing.T) {
 	}
 	gw := uploadTest(t, g, w)
 	dx := devF32(t, g, x)
-	for _, m := range []mvCfg{{1, 1, false}, {2, 1, false}, {1, 1, true}, {2, 1, true}} {
+	for _, m := range []mvCfg{{1, 1, false, false}, {2, 1, false, false}, {1, 1, true, false}, {2, 1, true, false}, {2, 1, false, true}, {4, 1, false, true}} {
 		rpw := m.name("argmax")
 		nb := m.tiles("argmax", rows)
 		pv, pi, res, dy := devZeros(t, g, 4*nb), devZeros(t, g, 4*nb), devZeros(t, g, 4), devZeros(t, g, 4*rows)
@@ -284,7 +286,8 @@ func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32
 }
 
 // TestKernelPrefillMatmul checks activation quantization and the tensor
-// core matmul with each epilogue against scalar MatMul, ragged shapes.
+// core matmul (token tiles of 64, 32 and 16) with each epilogue against
+// scalar MatMul, ragged shapes.
 func TestKernelPrefillMatmul(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(6, 6))
@@ -308,47 +311,53 @@ func TestKernelPrefillMatmul(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			mm := func(kind string, w gpuWeight, y uint64, ldy, nout int) {
-				if err := g.launch("mm_q8_"+kind, [3]uint32{uint32(w.mpad / 64), uint32(npad / 64)}, 128, 0,
-					w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), hi, lo, sx, i32(sh.n), i32(npad), y, i32(ldy), i32(nout)); err != nil {
+			// Token tiles of 64, 32 and 16 (mmQ8Tile).
+			for _, tile := range []struct {
+				suf string
+				ntl int
+			}{{"", 64}, {"_n32", 32}, {"_n16", 16}} {
+				mm := func(kind string, w gpuWeight, y uint64, ldy, nout int) {
+					if err := g.launch("mm_q8_"+kind+tile.suf, [3]uint32{uint32(w.mpad / 64), uint32(npad / tile.ntl)}, 128, 0,
+						w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), hi, lo, sx, i32(sh.n), i32(npad), y, i32(ldy), i32(nout)); err != nil {
+						t.Fatal(err)
+					}
+					if err := g.sync(kind); err != nil {
+						t.Fatal(err)
+					}
+				}
+				quantize(dg)
+				dy := devF32(t, g, randVec(rng, sh.n*sh.m, 1))
+				mm("store", gw, dy, sh.m, 0)
+				if e := relL2(getF32(t, g, dy, sh.n*sh.m), ref); e > 2e-4 {
+					t.Errorf("store tile %d: relative L2 error %.3g", tile.ntl, e)
+				}
+				y0 := randVec(rng, sh.n*sh.m, 1)
+				dy = devF32(t, g, y0)
+				mm("add", gw, dy, sh.m, 0)
+				want := make([]float32, len(y0))
+				for i := range want {
+					want[i] = y0[i] + ref[i]
+				}
+				if e := relL2(getF32(t, g, dy, sh.n*sh.m), want); e > 2e-4 {
+					t.Errorf("add tile %d: relative L2 error %.3g", tile.ntl, e)
+				}
+				// SwiGLU over gate = w, up = a second matrix.
+				ffn := sh.m
+				up := randQ8(rng, "up", ffn, sh.k)
+				r := &Model{dev: g}
+				gu, err := r.uploadGateUp("gu", w, up)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := g.sync(kind); err != nil {
-					t.Fatal(err)
+				ur := make([]float32, sh.n*ffn)
+				sc.MatMul(ur, up, xn, sh.n)
+				sw := make([]float32, len(ur))
+				sc.SwiGLU(sw, ref, ur)
+				dy = devZeros(t, g, 4*sh.n*ffn)
+				mm("swiglu", gu, dy, ffn, ffn)
+				if e := relL2(getF32(t, g, dy, sh.n*ffn), sw); e > 3e-4 {
+					t.Errorf("swiglu tile %d: relative L2 error %.3g", tile.ntl, e)
 				}
-			}
-			quantize(dg)
-			dy := devF32(t, g, randVec(rng, sh.n*sh.m, 1))
-			mm("store", gw, dy, sh.m, 0)
-			if e := relL2(getF32(t, g, dy, sh.n*sh.m), ref); e > 2e-4 {
-				t.Errorf("store: relative L2 error %.3g", e)
-			}
-			y0 := randVec(rng, sh.n*sh.m, 1)
-			dy = devF32(t, g, y0)
-			mm("add", gw, dy, sh.m, 0)
-			want := make([]float32, len(y0))
-			for i := range want {
-				want[i] = y0[i] + ref[i]
-			}
-			if e := relL2(getF32(t, g, dy, sh.n*sh.m), want); e > 2e-4 {
-				t.Errorf("add: relative L2 error %.3g", e)
-			}
-			// SwiGLU over gate = w, up = a second matrix.
-			ffn := sh.m
-			up := randQ8(rng, "up", ffn, sh.k)
-			r := &Model{dev: g}
-			gu, err := r.uploadGateUp("gu", w, up)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ur := make([]float32, sh.n*ffn)
-			sc.MatMul(ur, up, xn, sh.n)
-			sw := make([]float32, len(ur))
-			sc.SwiGLU(sw, ref, ur)
-			dy = devZeros(t, g, 4*sh.n*ffn)
-			mm("swiglu", gu, dy, ffn, ffn)
-			if e := relL2(getF32(t, g, dy, sh.n*ffn), sw); e > 3e-4 {
-				t.Errorf("swiglu: relative L2 error %.3g", e)
 			}
 		})
 	}

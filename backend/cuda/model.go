@@ -168,7 +168,7 @@ func (r *Model) kernelSetup() error {
 	g := r.dev
 	r.grids = map[string]int{}
 	maxK := max(c.Hidden, c.QDim(), c.FFN)
-	for _, k := range r.mvKernels() {
+	for _, k := range r.tune.mvKernels() {
 		f, err := g.fn(k.name)
 		if err != nil {
 			return err
@@ -191,7 +191,7 @@ func (r *Model) kernelSetup() error {
 	r.headBlocks = r.headGrid()
 	if r.tune.carveout >= 0 {
 		names := []string{"argmax_final"}
-		for _, k := range r.mvKernels() {
+		for _, k := range r.tune.mvKernels() {
 			names = append(names, k.name)
 		}
 		for _, name := range names {

@@ -356,7 +356,8 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
 				have = "q8"
 			}
-			l.launch("mm_q8_"+kind, [3]uint32{uint32(s.mpad / 64), uint32((n + 63) / 64)}, 128, 0,
+			suf, ntl := r.mmQ8Tile(n, s.mpad)
+			l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(s.mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0,
 				s.q, s.dcol, i32(s.rows), i32(s.mpad), i32(s.cols), b.hi, b.lo, b.sx, i32(n), i32(b.npad), ys, i32(ldy), i32(nout))
 			continue
 		}

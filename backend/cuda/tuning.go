@@ -7,19 +7,34 @@ import (
 )
 
 // mvCfg chooses a matvec kernel: rows per warp, warps splitting a row
-// (float path only), and float activations (mvf_q8) or int16 activation
-// planes with dp4a (mv_q8).
+// (float path only), float activations (mvf_q8) or int16 activation
+// planes with dp4a (mv_q8), and b3: the variant bounded to 3 blocks an SM
+// (fewer registers: more warps' loads in flight, and grids of up to 3
+// blocks an SM in one wave).
 type mvCfg struct {
 	rpw, ks int
-	fl      bool
+	fl, b3  bool
 }
 
 // name returns the kernel's name for epilogue kind.
 func (m mvCfg) name(kind string) string {
-	if m.fl {
-		return fmt.Sprintf("mvf_q8_%s_r%d_k%d", kind, m.rpw, m.ks)
+	b := ""
+	if m.b3 {
+		b = "_b3"
 	}
-	return fmt.Sprintf("mv_q8_%s_r%d", kind, m.rpw)
+	if m.fl {
+		return fmt.Sprintf("mvf_q8_%s_r%d_k%d%s", kind, m.rpw, m.ks, b)
+	}
+	return fmt.Sprintf("mv_q8_%s_r%d%s", kind, m.rpw, b)
+}
+
+// mvKernelNames are the matvec kernels kernels/mv_q8.cuh instantiates.
+var mvKernelNames = map[string]bool{
+	"mv_q8_argmax_r1": true, "mv_q8_argmax_r2": true, "mv_q8_argmax_r2_b3": true, "mv_q8_argmax_r4_b3": true,
+	"mvf_q8_store_r1_k1": true, "mvf_q8_store_r1_k2": true, "mvf_q8_store_r2_k1": true, "mvf_q8_store_r2_k1_b3": true,
+	"mvf_q8_add_r1_k1": true, "mvf_q8_add_r1_k1_b3": true, "mvf_q8_add_r1_k2": true, "mvf_q8_add_r1_k4": true,
+	"mvf_q8_swiglu_r2_k1": true, "mvf_q8_swiglu_r2_k1_b3": true,
+	"mvf_q8_argmax_r1_k1": true, "mvf_q8_argmax_r2_k1": true,
 }
 
 // smem is the dynamic shared memory for width K.
@@ -46,8 +61,10 @@ func (m mvCfg) tiles(kind string, rows int) int {
 // tuning holds launch choices: the matvec kernel of each matrix (the
 // one-token decode graphs' products), the block formats' product tiles,
 // and the shared memory carveout. INFERNO_CUDA_TUNE overrides them, e.g.
-// "qkv=1,qkvk=1,o=1,ok=4,down=1,downk=4,gu=2,guk=1,head=2,headf=0"
-// (X=rows per warp, Xk=warps per row, Xf=float activations).
+// "qkv=1,qkvk=1,o=1,ok=4,down=1,downk=4,gu=2,guk=1,head=2,headf=0,headb=0"
+// (X=rows per warp, Xk=warps per row, Xf=float activations, Xb=3 the
+// variant of 3 blocks an SM, 0 the other; mvKernelNames lists the kernels
+// that exist).
 type tuning struct {
 	qkv, o, gu, down, head mvCfg
 	carveout               int // shared memory carveout percent of the matvecs; -1: the driver's choice
@@ -82,7 +99,11 @@ type tuning struct {
 	// mqw=0 everywhere; mvn=0 (mmq2 from 2 tokens) 1,668 at B = 8 against
 	// 945 on mvqn, left off until TestQuantKernels has run mmq2 there.
 	mq2, mqn, mqw int
-	hvn           int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// mmn: the smallest token tile of Q8_0's own prompt product mm_q8 (64,
+	// 32 or 16): a product of fewer 64x64 tiles than SMs (a small model's
+	// O and down: 16 row tiles) takes narrower ones (mmQ8Tile).
+	mmn int
+	hvn int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 	// moeH: the fewest tokens of a step whose expert products take the
 	// f16 tensor cores (mmhe) rather than moe_mvn. moeGate: the fewest
 	// whose float router (moe_gate) runs a warp an expert, eight experts
@@ -106,9 +127,9 @@ type tuning struct {
 
 func defaultTuning() tuning {
 	return tuning{
-		qkv: mvCfg{2, 1, true}, o: mvCfg{1, 1, true}, gu: mvCfg{2, 1, true}, down: mvCfg{1, 1, true},
-		head: mvCfg{2, 1, false}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, hvn: mvhnMax, moeH: 32, moeGate: 32,
+		qkv: mvCfg{2, 1, true, true}, o: mvCfg{1, 1, true, false}, gu: mvCfg{2, 1, true, true}, down: mvCfg{1, 1, true, false},
+		head: mvCfg{4, 1, false, true}, carveout: -1, h128: 129, mvn: mvnMax,
+		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, mmn: 16, hvn: mvhnMax, moeH: 32, moeGate: 32,
 		moeB: 0, moeBMin: 32, moeNT: 16,
 	}
 }
@@ -144,6 +165,8 @@ func parseTuning(s string) (tuning, error) {
 			t.mqn = n
 		case k == "mqw" && (n == 0 || n == 1):
 			t.mqw = n
+		case k == "mmn" && (n == 16 || n == 32 || n == 64):
+			t.mmn = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case k == "moeh" && n >= 1:
@@ -162,17 +185,19 @@ func parseTuning(s string) (tuning, error) {
 			mats[strings.TrimSuffix(k, "k")].ks = n
 		case strings.HasSuffix(k, "f") && mats[strings.TrimSuffix(k, "f")] != nil:
 			mats[strings.TrimSuffix(k, "f")].fl = n != 0
+		case strings.HasSuffix(k, "b") && mats[strings.TrimSuffix(k, "b")] != nil && (n == 0 || n == 3):
+			mats[strings.TrimSuffix(k, "b")].b3 = n == 3
 		default:
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: unknown key %q", k)
 		}
 	}
-	for name, m := range mats {
-		if m.rpw != 1 && m.rpw != 2 || m.ks != 1 && m.ks != 2 && m.ks != 4 {
-			return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: %s: rows per warp must be 1 or 2, warps per row 1, 2 or 4", name)
-		}
-	}
 	if t.gu.rpw != 2 {
 		return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: gu must be 2 (a gate row and its up row)")
+	}
+	for _, k := range t.mvKernels() {
+		if !mvKernelNames[k.name] {
+			return t, fmt.Errorf("cuda: INFERNO_CUDA_TUNE: no matvec kernel %s (the rows per warp, warps per row, float activations and blocks an SM of those tuning.go's mvKernelNames lists)", k.name)
+		}
 	}
 	return t, nil
 }
@@ -182,8 +207,7 @@ type mvKernel struct {
 	cfg  mvCfg
 }
 
-func (r *Model) mvKernels() []mvKernel {
-	t := r.tune
+func (t tuning) mvKernels() []mvKernel {
 	return []mvKernel{
 		{t.qkv.name("store"), t.qkv}, {t.o.name("add"), t.o}, {t.gu.name("swiglu"), t.gu},
 		{t.down.name("add"), t.down}, {t.head.name("argmax"), t.head},
@@ -205,3 +229,17 @@ func (r *Model) mvGrid(m mvCfg, kind string, rows int) int {
 // at/32 warps x ast stages of a tile (2 x ar x 512/hd positions x hd f16
 // values = 2 KB x ar).
 func attnFDSmem(ar, ast, at int) int { return at / 32 * ast * 2048 * ar }
+
+// mmQ8Tile returns mm_q8's kernel name suffix and token tile for n tokens
+// over a matrix of mpad rows: 64-token tiles, halved (down to tune.mmn)
+// while the blocks number fewer than the SMs.
+func (r *Model) mmQ8Tile(n, mpad int) (string, int) {
+	ntl := 64
+	for ntl > r.tune.mmn && mpad/64*((n+ntl-1)/ntl) < r.dev.SMs {
+		ntl /= 2
+	}
+	if ntl == 64 {
+		return "", ntl
+	}
+	return fmt.Sprintf("_n%d", ntl), ntl
+}

@@ -6,7 +6,10 @@
 //
 // Each client sends its requests one after another to /v1/completions:
 // a prompt of random token ids, streamed, ignore_eos set so every request
-// generates max-tokens tokens. Generated tokens are counted from the
+// generates max-tokens tokens. The prompts are drawn from -prompt-seed and
+// the client's number: runs with the same seed send the same prompts (a
+// server's prefix cache then holds them after the first run), runs with
+// different seeds new ones. Generated tokens are counted from the
 // usage of the final chunk; the latency between tokens is the time
 // between content chunks of a stream, after the first. With -json-schema
 // every request constrains its reply to the schema in that file (the
@@ -47,6 +50,7 @@ type options struct {
 	topP, minP        float64
 	topK              int
 	seed              int64
+	promptSeed        uint64
 	timeout, wait     time.Duration
 	schema            json.RawMessage // -json-schema's file
 	embeddings        bool            // -embeddings: /v1/embeddings requests of inputs inputs
@@ -74,6 +78,7 @@ func main() {
 	flag.IntVar(&o.topK, "top-k", 0, "top_k (0: off)")
 	flag.Float64Var(&o.minP, "min-p", 0, "min_p")
 	flag.Int64Var(&o.seed, "seed", -1, "seed of every request (-1: none)")
+	flag.Uint64Var(&o.promptSeed, "prompt-seed", 1, "seed of the random prompts: another value sends prompts no earlier run sent (no prefix-cache hits)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of the whole run")
 	flag.DurationVar(&o.wait, "wait", 0, "first wait up to this long for the server's /health to answer 200")
 	schemaFile := flag.String("json-schema", "", "constrain every reply to the JSON schema in this file")
@@ -143,7 +148,7 @@ func run(ctx context.Context, o options) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 1))
+			rng := rand.New(rand.NewPCG(uint64(c), o.promptSeed))
 			for range o.requests {
 				send := request
 				if o.embeddings {

@@ -116,7 +116,10 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows(const float* __res
 // tokens) per pass, more tokens in further passes (the weights then come
 // from L2). Epilogues as mm_q8's (SWIGLU: rows gid and gid+8 of a 16-row
 // group are a gate row and its up row, in the same thread). 256 threads;
-// grid = 16-row tiles / (8/KS).
+// grid (16-row tiles / (8/KS), Y): block y takes the passes y, y+Y, ...,
+// so that a matrix of few row tiles (a small model's O and down) can
+// spread its tokens over more SMs, each pass's weights read by Y blocks
+// at about the same time (the later ones from L2).
 template <int EP, int NT, int KS, bool XL>
 __device__ __forceinline__ void mmv_q8(const i8* __restrict__ W, const __half* __restrict__ wdc, int M, int mpad,
                                        int K, const i8* __restrict__ Xh, const i8* __restrict__ Xl,
@@ -135,7 +138,7 @@ __device__ __forceinline__ void mmv_q8(const i8* __restrict__ W, const __half* _
   const i8* w1 = w0 + (size_t)8 * K;
   const __half* wd = wdc + (live ? m0 : 0) + gid;
 
-  for (int n0 = 0; n0 < N; n0 += NT * 8) {
+  for (int n0 = blockIdx.y * NT * 8; n0 < N; n0 += gridDim.y * NT * 8) {
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; j++)

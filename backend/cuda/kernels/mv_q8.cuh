@@ -6,13 +6,14 @@
 
 enum { EP_STORE = 0, EP_ADD = 1, EP_SWIGLU = 2, EP_ARGMAX = 3 };
 
-// prologue_x loads x[0:K) (K <= 4096, a multiple of 32) into shared memory
-// as the two int8 planes and per-32 scales, RMS-normalized and multiplied
-// by gain when gain is not null. Thread t holds elements t, t+256, ...
-// (block b of 32 is warp b%8's, pass b/8), so x is read once. 256 threads.
+// prologue_x loads x[0:K) (K a multiple of 32) into shared memory as the
+// two int8 planes and per-32 scales, RMS-normalized and multiplied by gain
+// when gain is not null. Up to K = 256*MAXI thread t holds elements t,
+// t+256, ... in registers (block b of 32 is warp b%8's, pass b/8), so x is
+// read once; wider inputs take two passes over global memory. 256 threads.
+template <int MAXI>
 __device__ __forceinline__ void prologue_x(const float* __restrict__ x, int K, const float* __restrict__ gain,
                                            float eps, i8* shi, i8* slo, float* ssx, float* red) {
-  constexpr int MAXI = 16;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   if (K > 256 * MAXI) {  // wide inputs: two passes over global memory
     float scale = 1.f;
@@ -97,7 +98,8 @@ __device__ __forceinline__ void prologue_x(const float* __restrict__ x, int K, c
 //             16-row group (8 gate rows, then their 8 up rows); y[p] =
 //             silu(gate)*up for pair p = 8*group+i < nout
 //   EP_ARGMAX y[r] = v, and the block's best (value, row) to pval/pidx
-template <int EP, int RPW>
+// MAXI: prologue_x's registers (see there).
+template <int EP, int RPW, int MAXI>
 __device__ __forceinline__ void mv_q8(const i8* __restrict__ wq, const __half* __restrict__ wd, int rows, int K,
                                       const float* __restrict__ x, const float* __restrict__ gain, float eps,
                                       float* __restrict__ y, int nout, float* __restrict__ pval,
@@ -145,7 +147,7 @@ __device__ __forceinline__ void mv_q8(const i8* __restrict__ wq, const __half* _
   int tile = blockIdx.x;
   load(tile, 0);
   PDL_WAIT();
-  prologue_x(x, K, gain, eps, shi, slo, ssx, red);
+  prologue_x<MAXI>(x, K, gain, eps, shi, slo, ssx, red);
   __syncthreads();
 
   float best = NAN;
@@ -254,10 +256,11 @@ __device__ __forceinline__ float dot16(int4 w, const float* xs, int lane) {
 }
 
 // prologue_f loads x[0:K) into shared memory (swizzled), RMS-normalized and
-// multiplied by gain when gain is not null. 256 threads.
+// multiplied by gain when gain is not null; in registers up to K =
+// 256*MAXI, else in two passes over global memory. 256 threads.
+template <int MAXI>
 __device__ __forceinline__ void prologue_f(const float* __restrict__ x, int K, const float* __restrict__ gain,
                                            float eps, float* xs, float* red) {
-  constexpr int MAXI = 16;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   float scale = 1.f;
   if (K > 256 * MAXI) {
@@ -309,8 +312,8 @@ __device__ __forceinline__ void prologue_f(const float* __restrict__ x, int K, c
 // pairs); the KS warps of a group split the row's 512-byte chunks between
 // them (chunk c to warp c % KS) and add their sums through shared memory.
 // U = 8/RPW chunks of a row are loaded at once per warp. Persistent grid,
-// epilogues as mv_q8's.
-template <int EP, int RPW, int KS>
+// epilogues and MAXI as mv_q8's.
+template <int EP, int RPW, int KS, int MAXI>
 __device__ __forceinline__ void mvf_q8(const i8* __restrict__ wq, const __half* __restrict__ wd, int rows, int K,
                                        const float* __restrict__ x, const float* __restrict__ gain, float eps,
                                        float* __restrict__ y, int nout, float* __restrict__ pval,
@@ -361,7 +364,7 @@ __device__ __forceinline__ void mvf_q8(const i8* __restrict__ wq, const __half* 
   int tile = blockIdx.x;
   load(tile, 0);
   PDL_WAIT();
-  prologue_f(x, K, gain, eps, xs, red);
+  prologue_f<MAXI>(x, K, gain, eps, xs, red);
   __syncthreads();
 
   float best = NAN;
@@ -441,27 +444,38 @@ __device__ __forceinline__ void mvf_q8(const i8* __restrict__ wq, const __half* 
   }
 }
 
+// The instantiations: NAME(EP, RPW[, KS]) with prologue registers for K up
+// to 4096 and the compiler's register choice (2 blocks an SM at 8 warps),
+// and the _b3 variants bounded to 3 blocks an SM (prologue registers up to
+// K = 2048, 75-80 registers without spills): 50% more warps, so 50% more
+// rows' loads in flight, and grids of up to 3 blocks an SM in one wave
+// (tuning.go's mvCfg.b3).
 #define MV_ARGS                                                                                              \
   const i8 *__restrict__ wq, const __half *__restrict__ wd, int rows, int K, const float *__restrict__ x, \
       const float *__restrict__ gain, float eps, float *__restrict__ y, int nout, float *__restrict__ pval, \
       int *__restrict__ pidx
-#define MV_INST(NAME, EP, RPW)                                           \
-  extern "C" __global__ void __launch_bounds__(256) NAME(MV_ARGS) {      \
-    mv_q8<EP, RPW>(wq, wd, rows, K, x, gain, eps, y, nout, pval, pidx); \
+#define MV_INST(NAME, EP, RPW, MAXI, ...)                                             \
+  extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(MV_ARGS) {          \
+    mv_q8<EP, RPW, MAXI>(wq, wd, rows, K, x, gain, eps, y, nout, pval, pidx);        \
   }
-MV_INST(mv_q8_argmax_r1, EP_ARGMAX, 1)
-MV_INST(mv_q8_argmax_r2, EP_ARGMAX, 2)
+MV_INST(mv_q8_argmax_r1, EP_ARGMAX, 1, 16, 256)
+MV_INST(mv_q8_argmax_r2, EP_ARGMAX, 2, 16, 256)
+MV_INST(mv_q8_argmax_r2_b3, EP_ARGMAX, 2, 8, 256, 3)
+MV_INST(mv_q8_argmax_r4_b3, EP_ARGMAX, 4, 8, 256, 3)
 
-#define MVF_INST(NAME, EP, RPW, KS)                                         \
-  extern "C" __global__ void __launch_bounds__(256) NAME(MV_ARGS) {         \
-    mvf_q8<EP, RPW, KS>(wq, wd, rows, K, x, gain, eps, y, nout, pval, pidx); \
+#define MVF_INST(NAME, EP, RPW, KS, MAXI, ...)                                        \
+  extern "C" __global__ void __launch_bounds__(__VA_ARGS__) NAME(MV_ARGS) {          \
+    mvf_q8<EP, RPW, KS, MAXI>(wq, wd, rows, K, x, gain, eps, y, nout, pval, pidx);   \
   }
-MVF_INST(mvf_q8_store_r1_k1, EP_STORE, 1, 1)
-MVF_INST(mvf_q8_store_r1_k2, EP_STORE, 1, 2)
-MVF_INST(mvf_q8_store_r2_k1, EP_STORE, 2, 1)
-MVF_INST(mvf_q8_add_r1_k1, EP_ADD, 1, 1)
-MVF_INST(mvf_q8_add_r1_k2, EP_ADD, 1, 2)
-MVF_INST(mvf_q8_add_r1_k4, EP_ADD, 1, 4)
-MVF_INST(mvf_q8_swiglu_r2_k1, EP_SWIGLU, 2, 1)
-MVF_INST(mvf_q8_argmax_r1_k1, EP_ARGMAX, 1, 1)
-MVF_INST(mvf_q8_argmax_r2_k1, EP_ARGMAX, 2, 1)
+MVF_INST(mvf_q8_store_r1_k1, EP_STORE, 1, 1, 16, 256)
+MVF_INST(mvf_q8_store_r1_k2, EP_STORE, 1, 2, 16, 256)
+MVF_INST(mvf_q8_store_r2_k1, EP_STORE, 2, 1, 16, 256)
+MVF_INST(mvf_q8_store_r2_k1_b3, EP_STORE, 2, 1, 8, 256, 3)
+MVF_INST(mvf_q8_add_r1_k1, EP_ADD, 1, 1, 16, 256)
+MVF_INST(mvf_q8_add_r1_k1_b3, EP_ADD, 1, 1, 8, 256, 3)
+MVF_INST(mvf_q8_add_r1_k2, EP_ADD, 1, 2, 16, 256)
+MVF_INST(mvf_q8_add_r1_k4, EP_ADD, 1, 4, 16, 256)
+MVF_INST(mvf_q8_swiglu_r2_k1, EP_SWIGLU, 2, 1, 16, 256)
+MVF_INST(mvf_q8_swiglu_r2_k1_b3, EP_SWIGLU, 2, 1, 8, 256, 3)
+MVF_INST(mvf_q8_argmax_r1_k1, EP_ARGMAX, 1, 1, 16, 256)
+MVF_INST(mvf_q8_argmax_r2_k1, EP_ARGMAX, 2, 1, 16, 256)
