@@ -109,6 +109,29 @@ func TestPTXStamp(t *testing.T) {
 	}
 }
 
+// TestMatvecKernelsExist checks that every matvec kernel tuning.go may
+// name (mvKernelNames) is an entry of both embedded PTX modules, and that
+// the defaults' kernels are among them.
+func TestMatvecKernelsExist(t *testing.T) {
+	skipWithoutEmbedded(t)
+	for _, mod := range []string{ptxFor(80), ptxFor(90)} {
+		b, err := embedded(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range mvKernelNames {
+			if !bytes.Contains(b, []byte(".entry "+name+"(")) {
+				t.Errorf("%s: no kernel %s", mod, name)
+			}
+		}
+	}
+	for _, k := range defaultTuning().mvKernels() {
+		if !mvKernelNames[k.name] {
+			t.Errorf("default matvec %s is not in mvKernelNames", k.name)
+		}
+	}
+}
+
 // TestKernelChoice checks which embedded module each GPU loads.
 func TestKernelChoice(t *testing.T) {
 	skipWithoutEmbedded(t)

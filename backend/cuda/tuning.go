@@ -61,7 +61,7 @@ func (m mvCfg) tiles(kind string, rows int) int {
 // tuning holds launch choices: the matvec kernel of each matrix (the
 // one-token decode graphs' products), the block formats' product tiles,
 // and the shared memory carveout. INFERNO_CUDA_TUNE overrides them, e.g.
-// "qkv=1,qkvk=1,o=1,ok=4,down=1,downk=4,gu=2,guk=1,head=2,headf=0,headb=0"
+// "qkv=2,qkvk=1,qkvb=3,o=1,ok=4,down=1,downk=4,gu=2,guk=1,head=2,headf=0,headb=0"
 // (X=rows per warp, Xk=warps per row, Xf=float activations, Xb=3 the
 // variant of 3 blocks an SM, 0 the other; mvKernelNames lists the kernels
 // that exist).
