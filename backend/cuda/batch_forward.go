@@ -52,8 +52,7 @@ func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y
 	}
 	args := []uint64{w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), xh, xlo, br.psx, i32(n), i32(br.npad), y, i32(ldy), i32(nout)}
 	if !mmv {
-		suf, ntl := br.base.mmQ8Tile(n, w.mpad)
-		l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(w.mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0, args...)
+		br.base.mmQ8(l, kind, n, w.mpad, args...)
 		return
 	}
 	nt, ny := br.skinnyPasses(n, w.mpad/16)

@@ -121,11 +121,9 @@ func (r *Model) floatSetup(f *qformat, maxK int) error {
 		name string
 		smem int
 	}{{f.mvq, 4 * maxK}, {f.mvn4, 0}, {mvhnSplit(f), 0}} {
-		n, err := g.occupancy(k.name, 256, k.smem)
-		if err != nil {
+		if err := r.residentGrid(k.name, k.smem); err != nil {
 			return err
 		}
-		r.grids[k.name] = max(1, n) * g.SMs
 	}
 	return nil
 }

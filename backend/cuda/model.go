@@ -160,6 +160,18 @@ func newDeviceLocked(ordinal int) (*device, error) {
 	return newDevice(ordinal)
 }
 
+// residentGrid records in r.grids the blocks of kernel name (256 threads,
+// smem bytes of dynamic shared memory) resident on the GPU at once, at
+// least one an SM: the grid of a persistent kernel.
+func (r *Model) residentGrid(name string, smem int) error {
+	n, err := r.dev.occupancy(name, 256, smem)
+	if err != nil {
+		return err
+	}
+	r.grids[name] = max(1, n) * r.dev.SMs
+	return nil
+}
+
 // kernelSetup prepares the kernels the weights' products use: shared
 // memory limits, the persistent matvecs' grids (most blocks resident at
 // once), the output head's partials and the shared memory carveout.
@@ -176,11 +188,9 @@ func (r *Model) kernelSetup() error {
 		if err := g.allowSmem(f, k.name, k.cfg.smem(maxK)); err != nil {
 			return err
 		}
-		n, err := g.occupancy(k.name, 256, k.cfg.smem(maxK))
-		if err != nil {
+		if err := r.residentGrid(k.name, k.cfg.smem(maxK)); err != nil {
 			return err
 		}
-		r.grids[k.name] = n * g.SMs
 	}
 	if err := r.quantSetup(); err != nil { // kernels of the other block types (quant.go)
 		return err

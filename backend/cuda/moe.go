@@ -77,11 +77,9 @@ func (r *Model) moeSetup() error {
 			if _, ok := r.grids[k.name]; ok {
 				continue
 			}
-			n, err := r.dev.occupancy(k.name, 256, k.smem)
-			if err != nil {
+			if err := r.residentGrid(k.name, k.smem); err != nil {
 				return err
 			}
-			r.grids[k.name] = max(1, n) * r.dev.SMs
 		}
 	}
 	return nil

@@ -76,15 +76,7 @@ func TestMoEProfile(t *testing.T) {
 		t.Skip("set INFERNO_CUDA_BENCH=moe")
 	}
 	requireGPU(t)
-	f, err := gguf.Open(os.Getenv("INFERNO_CUDA_MODEL"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := qwen3moe.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := envModel(t, qwen3moe.Load)
 	for _, tu := range strings.Split(os.Getenv("INFERNO_CUDA_MOE_SWEEP"), ";") {
 		t.Setenv("INFERNO_CUDA_TUNE", tu)
 		md := newModel(t, m, Options{MaxLen: 512})

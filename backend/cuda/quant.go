@@ -224,17 +224,13 @@ func (r *Model) quantSetup() error {
 		if err := g.allowSmem(fn, mv, mvqSmem(maxK)); err != nil {
 			return err
 		}
-		n, err := g.occupancy(mv, 256, mvqSmem(maxK))
-		if err != nil {
+		if err := r.residentGrid(mv, mvqSmem(maxK)); err != nil {
 			return err
 		}
-		r.grids[mv] = max(1, n) * g.SMs
 		for _, name := range []string{f.mvn4, f.mvn8} {
-			n, err := g.occupancy(name, 256, 0)
-			if err != nil {
+			if err := r.residentGrid(name, 0); err != nil {
 				return err
 			}
-			r.grids[name] = max(1, n) * g.SMs
 		}
 	}
 	return nil
@@ -356,8 +352,7 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
 				have = "q8"
 			}
-			suf, ntl := r.mmQ8Tile(n, s.mpad)
-			l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(s.mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0,
+			r.mmQ8(l, kind, n, s.mpad,
 				s.q, s.dcol, i32(s.rows), i32(s.mpad), i32(s.cols), b.hi, b.lo, b.sx, i32(n), i32(b.npad), ys, i32(ldy), i32(nout))
 			continue
 		}

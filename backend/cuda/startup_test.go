@@ -14,7 +14,12 @@ import (
 
 // startupModel opens the GGUF file INFERNO_CUDA_MODEL names (mapped, as
 // the command line opens models), or skips.
-func startupModel(t *testing.T) *qwen3.Model {
+func startupModel(t *testing.T) *qwen3.Model { return envModel(t, qwen3.Load) }
+
+// envModel opens INFERNO_CUDA_MODEL (skipping the test when it is not
+// set) and loads it with load; the file closes with the test.
+func envModel[M any](t *testing.T, load func(*gguf.File) (M, error)) M {
+	t.Helper()
 	path := os.Getenv("INFERNO_CUDA_MODEL")
 	if path == "" {
 		t.Skip("set INFERNO_CUDA_MODEL to a GGUF file")
@@ -24,7 +29,7 @@ func startupModel(t *testing.T) *qwen3.Model {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := qwen3.Load(f)
+	m, err := load(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -238,8 +238,18 @@ func (r *Model) mmQ8Tile(n, mpad int) (string, int) {
 	for ntl > r.tune.mmn && mpad/64*((n+ntl-1)/ntl) < r.dev.SMs {
 		ntl /= 2
 	}
-	if ntl == 64 {
-		return "", ntl
+	switch ntl {
+	case 32:
+		return "_n32", ntl
+	case 16:
+		return "_n16", ntl
 	}
-	return fmt.Sprintf("_n%d", ntl), ntl
+	return "", ntl
+}
+
+// mmQ8 enqueues mm_q8 (epilogue kind) for n tokens over a matrix of mpad
+// rows, its token tile by mmQ8Tile; args are the kernel's (MM_ARGS).
+func (r *Model) mmQ8(l *launcher, kind string, n, mpad int, args ...uint64) {
+	suf, ntl := r.mmQ8Tile(n, mpad)
+	l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0, args...)
 }
