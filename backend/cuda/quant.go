@@ -11,6 +11,7 @@ package cuda
 // (more, f16 tensor cores). Nothing is dequantized in memory.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -281,6 +282,15 @@ func (r *Model) headGrid() int {
 // mv enqueues a decode matvec over every run of w: mvf_q8/mv_q8 (m) for
 // Q8_0 runs, mvq for the others; a run's outputs start at its row offset.
 func (r *Model) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y uint64, nout int, pval, pidx uint64) {
+	if kind == "argmax" && w.next != nil {
+		// The runs would write their argmax partials over each other's
+		// (and their row numbers from 0): the head is one matrix of one
+		// type (uploadConcat makes runs, of QKV only).
+		if l.err == nil {
+			l.err = errors.New("cuda: the argmax of a matrix of several runs")
+		}
+		return
+	}
 	for s := w; s != nil; s = s.next {
 		ys := y + uint64(4*s.row0)
 		if r.ownQ8(s.typ) {

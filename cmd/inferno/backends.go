@@ -107,14 +107,8 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 		fmt.Fprintf(w, "trace (%s, every forward pass):\n", r.Backend())
 		return backend.WriteTraceTable(w, t.Stats())
 	}
-	if pp, ok := r.(engine.PromptProfiler); ok {
-		ops, micros, passes, tokens, err := pp.PromptProfile()
-		if err == nil && passes > 0 {
-			fmt.Fprintf(w, "trace (%s, %d prompt passes of %d tokens: %.1f us, an event after each kernel):\n", r.Backend(), passes, tokens, micros)
-			if err := backend.WriteTraceTable(w, ops); err != nil {
-				return err
-			}
-		}
+	if err := writePassProfile(w, r, r.Backend(), "prompt passes"); err != nil {
+		return err
 	}
 	p, ok := r.(engine.Profiler)
 	if !ok {
@@ -126,6 +120,50 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 		return fmt.Errorf("--trace: %w", err)
 	}
 	fmt.Fprintf(w, "trace (%s, one decode step at position %d: %.1f us, the mean of %d replays with an event after each kernel):\n", r.Backend(), r.Len(), step, reps)
+	return backend.WriteTraceTable(w, stats)
+}
+
+// writePassProfile prints the kernels of the passes r timed, when it is
+// an engine.PromptProfiler that kept some; what names the passes.
+func writePassProfile(w io.Writer, r any, backendName, what string) error {
+	pp, ok := r.(engine.PromptProfiler)
+	if !ok {
+		return nil
+	}
+	ops, micros, passes, tokens, err := pp.PromptProfile()
+	if err != nil || passes == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "trace (%s, %d %s, %d tokens: %.1f us, an event after each kernel):\n", backendName, passes, what, tokens, micros)
+	return backend.WriteTraceTable(w, ops)
+}
+
+// reportBatchTrace prints what a batched run's --trace kept: the CPU
+// tracer's table, or on a runner that times its passes (the GPU) the
+// kernels of every pass that was no captured decode step (prompts, and
+// in the server the steps that carried a prompt's chunk), then, when B >
+// 0 and the last pass was a decode step of B tokens, one decode step's
+// kernels replayed.
+func reportBatchTrace(w io.Writer, be *runner.Backend, br engine.BatchRunner, B int) error {
+	if t := be.Tracer(); t != nil {
+		fmt.Fprintf(w, "trace (%s, %d threads, every forward pass):\n", be.Name(), be.Threads())
+		return backend.WriteTraceTable(w, t.Stats())
+	}
+	if err := writePassProfile(w, br, br.Backend(), "passes other than decode steps"); err != nil {
+		return err
+	}
+	p, ok := br.(interface {
+		Profile(B, reps int) ([]backend.OpStats, float64, error)
+	})
+	if !ok || B <= 0 {
+		return nil
+	}
+	const reps = 20
+	stats, step, err := p.Profile(B, reps)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	fmt.Fprintf(w, "trace (%s, one decode step of %d sequences: %.1f us, the mean of %d replays with an event after each kernel):\n", br.Backend(), B, step, reps)
 	return backend.WriteTraceTable(w, stats)
 }
 

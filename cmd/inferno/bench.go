@@ -175,12 +175,14 @@ with a sampler per sequence from the logits; the default is greedy.`,
 						results = append(results, summarize(desc, size, params, name, threads, fmt.Sprintf("tg%d", n), 0, n, d, samples))
 					}
 				}
+				if rf.trace {
+					fmt.Fprintln(os.Stderr)
+					if err := rf.reportTrace(os.Stderr, r, be); err != nil {
+						fmt.Fprintf(os.Stderr, "inferno: %v\n", err)
+					}
+				}
 				r.Close()
 				be.Close()
-				if tracer := be.Tracer(); tracer != nil {
-					fmt.Fprintf(os.Stderr, "\ntrace (%s, %d threads, every forward pass of the run):\n", r.Backend(), t)
-					backend.WriteTraceTable(os.Stderr, tracer.Stats())
-				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
@@ -199,6 +201,7 @@ with a sampler per sequence from the logits; the default is greedy.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a markdown table")
 	sf.registerSampling(cmd, 0, 1, 0)
 	rf.registerBench(cmd)
+	rf.prompts = true // --trace prints the GPU's prompt passes
 	return cmd
 }
 
@@ -370,6 +373,7 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 			backend.WriteTraceTable(os.Stderr, tracer.Stats())
 		}()
 	}
+	traceGPU := rf.trace && be.Tracer() == nil
 	var out []benchResult
 	for _, par := range pars {
 		bb, err := newBatchBencher(be, m.Arch.Hyper().Vocab, par, max(p, 1), n, sp)
@@ -389,6 +393,13 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 			}
 			if rep >= 0 {
 				pps, tgs = append(pps, pp), append(tgs, tg)
+			}
+		}
+		if traceGPU {
+			fmt.Fprintf(os.Stderr, "\n--parallel %d:\n", par)
+			if err := reportBatchTrace(os.Stderr, be, bb.br, par); err != nil {
+				bb.close()
+				return nil, err
 			}
 		}
 		bb.close()

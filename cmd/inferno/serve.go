@@ -166,6 +166,12 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 			if err := server.Shutdown(hs, loaded.sched, grace); err != nil {
 				log.Warn("shutdown", "err", err)
 			}
+			if rf.trace {
+				loaded.sched.Close() // no step runs while the trace is read
+				if err := reportBatchTrace(os.Stderr, loaded.backend, loaded.batched, 0); err != nil {
+					log.Warn("trace", "err", err)
+				}
+			}
 			log.Info("stopped")
 			return nil
 		},
@@ -180,6 +186,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
 	cmd.Flags().StringVar(&pool.pooling, "pooling", "", poolingHelp)
 	rf.register(cmd)
+	rf.prompts = true // --trace prints the GPU's passes other than decode steps at shutdown
 	pool.register(cmd)
 	rf.kv = "paged"
 	cmd.Flags().Lookup("kv").DefValue = "paged"

@@ -103,6 +103,21 @@ func startServe(t *testing.T, args ...string) *serving {
 	return nil
 }
 
+// waitExit waits up to 15 s for serve to exit (after a signal) and
+// reports a failed exit.
+func (s *serving) waitExit(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, s.stderr.String())
+		}
+		s.done <- nil
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve still running 15 s after SIGTERM")
+	}
+}
+
 func (s *serving) client() openai.Client {
 	return openai.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey("none"), option.WithMaxRetries(0))
 }
@@ -211,20 +226,35 @@ func TestServeShutdown(t *testing.T) {
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	rest, _ := io.ReadAll(br) // the stream ends once the grace period is over
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("exit: %v\n%s", err, s.stderr.String())
-		}
-		s.done <- nil
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve still running 15 s after SIGTERM")
-	}
+	s.waitExit(t)
 	if d := time.Since(start); d < 900*time.Millisecond || d > 10*time.Second {
 		t.Errorf("shut down after %v with a grace of 1 s", d)
 	}
 	if !bytes.Contains(rest, []byte("shutting_down")) {
 		t.Errorf("the cancelled stream does not say why: ...%q", rest[max(0, len(rest)-300):])
+	}
+}
+
+// TestServeTrace: serve --trace prints the table of the operations its
+// forward passes ran once it shuts down (on the GPU, the kernels of its
+// passes other than decode steps).
+func TestServeTrace(t *testing.T) {
+	s := startServe(t, goldenModel, "--backend", testBackend(), "--trace")
+	body := `{"prompt":"Once upon a time","max_tokens":4}`
+	resp, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.waitExit(t)
+	out := s.stderr.String()
+	if !strings.Contains(out, "trace (") || !strings.Contains(out, "total") {
+		t.Errorf("no trace table after shutdown:\n%s", out)
 	}
 }
 
