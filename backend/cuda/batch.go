@@ -25,9 +25,10 @@ const MaxBatch = 1024
 var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 // batchTuning holds the BatchRunner's launch choices; INFERNO_CUDA_BATCH
-// overrides them, e.g. "mm=128,nt=8,ny=1,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1,mvpdl=1,c1=1".
+// overrides them, e.g. "mm=128,hmm=32,nt=8,ny=1,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1,mvpdl=1,c1=1".
 type batchTuning struct {
 	mmMin    int  // mm: tokens from which matrix products use mm_q8 (64x64 smem tiles) rather than mmv_q8
+	headMM   int  // hmm: the same for the output head
 	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
 	ny       int  // ny: most blocks a row tile of mmv_q8 for a matrix of fewer row tiles than SMs (skinnyPasses; 1: one)
 	xl       bool // xl: mmv_q8 reads quant_actv's interleaved activations (mmv_q8x) rather than quant_act's planes
@@ -46,7 +47,7 @@ type batchTuning struct {
 }
 
 func defaultBatchTuning() batchTuning {
-	return batchTuning{mmMin: 128, nt: 8, ny: 4, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128,
+	return batchTuning{mmMin: 128, headMM: 32, nt: 8, ny: 4, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128,
 		ahead: true, cb: 4, cmin: 32, cmax: 64, pdl: true, mvpdl: true, c1: true}
 }
 
@@ -64,6 +65,8 @@ func parseBatchTuning(s string) (batchTuning, error) {
 		switch k {
 		case "mm":
 			t.mmMin = n
+		case "hmm":
+			t.headMM = n
 		case "xl":
 			t.xl = n != 0
 		case "zc":
@@ -98,9 +101,9 @@ func parseBatchTuning(s string) (batchTuning, error) {
 			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: unknown key %q", k)
 		}
 	}
-	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.ny < 1 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.zc < 0 ||
+	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.ny < 1 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.headMM < 1 || t.zc < 0 ||
 		t.cb < 0 || t.cmin < 1 || t.cmax < 0 {
-		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, ny, split, minchunk, mm and cmin at least 1, zc, cb and cmax at least 0")
+		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, ny, split, minchunk, mm, hmm and cmin at least 1, zc, cb and cmax at least 0")
 	}
 	return t, nil
 }

@@ -31,7 +31,21 @@ const metaStep = 2 // the header's step number
 // q8h models from mmMin tokens on or above mvnMax up to tune.mmq8 (mmq),
 // take the Model's product.
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
-	if !w.allQ8() || (br.base.q8h && (n >= br.bt.mmMin || n > mvnMax && n <= br.base.tune.mmq8)) {
+	br.matmulFrom(l, kind, w, x, gain, y, ldy, nout, n, br.bt.mmMin)
+}
+
+// head enqueues the output head's product (the logits) for n tokens: as
+// matmul, but Q8_0's own tiles (mm_q8) from bt.headMM tokens on (the
+// head's rows fill the GPU with 64-token tiles at fewer tokens than the
+// layers' matrices do).
+func (br *BatchRunner) head(l *launcher, x, logits uint64, n int) {
+	br.matmulFrom(l, "store", &br.base.out, x, br.base.outNorm, logits, br.cfg.Vocab, 0, n, br.bt.headMM)
+}
+
+// matmulFrom is matmul with mm_q8 (or the Model's product, for q8h models)
+// from mmFrom tokens on.
+func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n, mmFrom int) {
+	if !w.allQ8() || (br.base.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8)) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through quant_act and mm_q8.
@@ -39,7 +53,7 @@ func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y
 		return
 	}
 	c := &br.cfg
-	mmv := n < br.bt.mmMin
+	mmv := n < mmFrom
 	xl := mmv && br.bt.xl
 	if xl {
 		l.launch("quant_actv", [3]uint32{uint32(n)}, 256, 0, x, i32(w.cols), i32(w.cols), gain, f32(c.Eps), br.pxq, br.psx, i32(br.npad))
@@ -191,7 +205,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		base.mv(l, "argmax", t.head, &base.out, br.px, base.outNorm, logits, c.Vocab, br.pval, br.pidx)
 		l.launch("argmax_final", [3]uint32{1}, 1024, 0, br.pval, br.pidx, i32(base.headBlocks), br.dres, hres, br.dmeta)
 	} else {
-		br.matmul(l, "store", &base.out, br.px, base.outNorm, logits, c.Vocab, 0, B)
+		br.head(l, br.px, logits, B)
 		l.launch("argmax_rows", [3]uint32{uint32(B)}, 1024, 0, logits, i32(c.Vocab), i32(B), br.dres, hres, br.dmeta, br.acnt)
 	}
 }
@@ -687,7 +701,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	}
 	if nout > 0 {
 		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)
-		br.matmul(l, "store", &base.out, br.pxo, base.outNorm, br.logits, c.Vocab, 0, nout)
+		br.head(l, br.pxo, br.logits, nout)
 		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta, br.acnt)
 		if sample {
 			br.samp.launch(l, 0, br.samp.rowsAt[0], br.logits, nout, br.dres, br.hresD, br.step, 0)

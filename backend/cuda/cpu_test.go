@@ -311,18 +311,18 @@ func TestMMQ8Tile(t *testing.T) {
 }
 
 func TestParseBatchTuning(t *testing.T) {
-	tu, err := parseBatchTuning("mm=64, nt=4,ny=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
+	tu, err := parseBatchTuning("mm=64, hmm=32, nt=4,ny=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := batchTuning{mmMin: 64, nt: 4, ny: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64, cb: 2, cmin: 16}
+	want := batchTuning{mmMin: 64, headMM: 32, nt: 4, ny: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64, cb: 2, cmin: 16}
 	if tu != want {
 		t.Errorf("got %+v, want %+v", tu, want)
 	}
 	if tu, _ := parseBatchTuning(""); tu != defaultBatchTuning() {
 		t.Errorf("empty: %+v", tu)
 	}
-	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x", "cb=-1", "cmin=0", "cmax=-1", "ny=0"} {
+	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x", "cb=-1", "cmin=0", "cmax=-1", "ny=0", "hmm=0"} {
 		if _, err := parseBatchTuning(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
