@@ -7,9 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"inferno/convert"
 	"inferno/gguf"
@@ -50,23 +48,10 @@ a terminal; Ctrl-C stops with exit status 130 and leaves nothing behind.`,
 			ctx, stop := signalContext()
 			defer stop()
 			opts := convert.Options{Type: t, Name: name}
-			var bar *progressbar.ProgressBar
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				opts.Progress = func(done, total int64) {
-					if bar == nil {
-						bar = newBar("converting", total)
-					}
-					bar.Set64(done)
-				}
-			}
+			bar := workBar{desc: "converting"}
+			opts.Progress = bar.progress()
 			res, err := convert.Convert(ctx, args[0], args[1], opts)
-			if bar != nil {
-				if err == nil {
-					bar.Finish()
-				} else {
-					bar.Exit()
-				}
-			}
+			bar.end(err)
 			if errors.Is(err, context.Canceled) {
 				return signalled(ctx)
 			}

@@ -9,9 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"inferno/gguf"
 	"inferno/quantize"
@@ -58,23 +56,10 @@ status 130 and leaves nothing behind.`,
 			ctx, stop := signalContext()
 			defer stop()
 			opts := quantize.Options{Mixture: typ, Pure: pure, Threads: threads}
-			var bar *progressbar.ProgressBar
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				opts.Progress = func(done, total int64) {
-					if bar == nil {
-						bar = newBar("quantizing", total)
-					}
-					bar.Set64(done)
-				}
-			}
+			bar := workBar{desc: "quantizing"}
+			opts.Progress = bar.progress()
 			res, err := quantize.Quantize(ctx, args[0], args[1], opts)
-			if bar != nil {
-				if err == nil {
-					bar.Finish()
-				} else {
-					bar.Exit()
-				}
-			}
+			bar.end(err)
 			if errors.Is(err, context.Canceled) {
 				return signalled(ctx)
 			}

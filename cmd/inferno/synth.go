@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"inferno/gguf"
 	"inferno/outfile"
@@ -107,15 +105,8 @@ written.`,
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			var bar *progressbar.ProgressBar
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				opts.Progress = func(done, total int64) {
-					if bar == nil {
-						bar = newBar("writing", total)
-					}
-					bar.Set64(done)
-				}
-			}
+			bar := workBar{desc: "writing"}
+			opts.Progress = bar.progress()
 			start := time.Now()
 			out := args[0]
 			file, err := outfile.Create(out)
@@ -127,13 +118,7 @@ written.`,
 			if err == nil {
 				err = file.Commit()
 			}
-			if bar != nil {
-				if err == nil {
-					bar.Finish()
-				} else {
-					bar.Exit()
-				}
-			}
+			bar.end(err)
 			if errors.Is(err, context.Canceled) {
 				return signalled(ctx)
 			}
