@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"strings"
 	"time"
 )
 
@@ -24,17 +22,8 @@ func embedRequest(ctx context.Context, o options, rng *rand.Rand) result {
 			input[i][j] = rng.IntN(o.vocab)
 		}
 	}
-	b, err := json.Marshal(map[string]any{"input": input, "encoding_format": "base64"})
-	if err != nil {
-		return result{err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.url, "/")+"/v1/embeddings", bytes.NewReader(b))
-	if err != nil {
-		return result{err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := post(ctx, o, "/v1/embeddings", map[string]any{"input": input, "encoding_format": "base64"})
 	if err != nil {
 		return result{err: err}
 	}
@@ -42,9 +31,6 @@ func embedRequest(ctx context.Context, o options, rng *rand.Rand) result {
 	var body bytes.Buffer
 	if _, err := body.ReadFrom(resp.Body); err != nil {
 		return result{err: err}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return result{err: fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(body.String()))}
 	}
 	var list struct {
 		Data []struct {

@@ -223,26 +223,12 @@ func request(ctx context.Context, o options, rng *rand.Rand) result {
 	if o.schema != nil {
 		body["json_schema"] = o.schema
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return result{err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.url, "/")+"/v1/completions", bytes.NewReader(b))
-	if err != nil {
-		return result{err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := post(ctx, o, "/v1/completions", body)
 	if err != nil {
 		return result{err: err}
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var msg bytes.Buffer
-		_, _ = msg.ReadFrom(resp.Body)
-		return result{err: fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(msg.String()))}
-	}
 	var r result
 	last := time.Time{}
 	sc := bufio.NewScanner(resp.Body)
@@ -317,3 +303,29 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// post sends body as JSON to the server's path and returns the response
+// of status 200 (the caller closes its body), or an error with the
+// server's message.
+func post(ctx context.Context, o options, path string, body any) (*http.Response, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.url, "/")+path, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var msg bytes.Buffer
+		_, _ = msg.ReadFrom(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(msg.String()))
+	}
+	return resp, nil
+}
