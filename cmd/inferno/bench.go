@@ -115,11 +115,7 @@ with a sampler per sequence from the logits; the default is greedy.`,
 					sp = &p
 				}
 			}
-			path, err := modelPath(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			m, err := model.Open(path)
+			m, err := openModel(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

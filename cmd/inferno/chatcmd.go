@@ -68,11 +68,7 @@ the model's reasoning).`,
 			if err != nil {
 				return err
 			}
-			path, err := modelPath(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			m, err := model.Open(path)
+			m, err := openModel(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

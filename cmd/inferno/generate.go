@@ -9,7 +9,6 @@ import (
 
 	"inferno/chat"
 	"inferno/engine"
-	"inferno/model"
 )
 
 func generateCmd() *cobra.Command {
@@ -49,11 +48,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 				<-ctx.Done()
 				stop() // a second Ctrl-C gets the default behaviour: exit now
 			}()
-			path, err := modelPath(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			m, err := model.Open(path)
+			m, err := openModel(ctx, args[0])
 			if err != nil {
 				return err
 			}

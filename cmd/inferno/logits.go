@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"inferno/model"
 	"inferno/outfile"
 )
 
@@ -43,11 +42,7 @@ and a symbolic link is written through.`,
 				return err
 			}
 			defer file.Abort() // does nothing once committed
-			path, err := modelPath(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			m, err := model.Open(path)
+			m, err := openModel(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"inferno/hub"
+	"inferno/model"
 )
 
 // offline is the persistent --offline flag: hub references resolve from
@@ -95,6 +96,16 @@ func modelPath(ctx context.Context, arg string) (string, error) {
 		return "", err
 	}
 	return paths[0], nil
+}
+
+// openModel opens the model arg names: a file, or a reference pulled on
+// first use (modelPath).
+func openModel(ctx context.Context, arg string) (*model.Model, error) {
+	path, err := modelPath(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	return model.Open(path)
 }
 
 // pull resolves a reference and fetches its files, with a progress bar
