@@ -18,6 +18,7 @@ import (
 	"inferno/backend/forward/forwardtest"
 	"inferno/convert"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model"
 	"inferno/model/qwen3"
@@ -55,18 +56,6 @@ func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 		t.Fatal(err)
 	}
 	return append([]float32(nil), l...)
-}
-
-func sameBits(a, b []float32) error {
-	if len(a) != len(b) {
-		return fmt.Errorf("%d logits, want %d", len(a), len(b))
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return fmt.Errorf("logit %d is %v, want %v", i, a[i], b[i])
-		}
-	}
-	return nil
 }
 
 // TestGoldenRoundTrip rebuilds the golden model's checkpoint in
@@ -142,7 +131,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 		names, ids, hf := goldenPrompts(t)
 		for _, name := range names {
 			got := lastLogits(t, m.Arch, ids[name])
-			if err := sameBits(got, lastLogits(t, refModel, ids[name])); err != nil {
+			if err := floatbits.Check(got, lastLogits(t, refModel, ids[name])); err != nil {
 				t.Errorf("%s: converted F32 model vs dequantized golden model: %v", name, err)
 			}
 			if e := relL2(got, lastLogits(t, goldenModel, ids[name])); e > 1e-5 {
@@ -176,7 +165,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 		}
 		names, ids, _ := goldenPrompts(t)
 		for _, name := range names[:2] {
-			if err := sameBits(lastLogits(t, m.Arch, ids[name]), lastLogits(t, goldenModel, ids[name])); err != nil {
+			if err := floatbits.Check(lastLogits(t, m.Arch, ids[name]), lastLogits(t, goldenModel, ids[name])); err != nil {
 				t.Errorf("%s: converted Q8_0 model vs golden: %v", name, err)
 			}
 		}

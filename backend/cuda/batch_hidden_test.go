@@ -6,6 +6,7 @@ import (
 
 	"inferno/backend/forward"
 	"inferno/batch"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
 )
@@ -95,10 +96,8 @@ func batchHidden(t *testing.T, m *qwen3.Model) {
 		t.Fatal(err)
 	}
 	plain := batchLogits(t, br, 0)
-	for j := range plain {
-		if math.Float32bits(plain[j]) != math.Float32bits(mixed[j]) {
-			t.Fatalf("the chat output's logit %d is %v beside hidden rows, %v without", j, mixed[j], plain[j])
-		}
+	if err := floatbits.Check(mixed, plain); err != nil {
+		t.Fatalf("the chat output's logits beside hidden rows against without: %v", err)
 	}
 	if _, err := br.Hidden(0); err == nil {
 		t.Error("a hidden row after a batch without any")

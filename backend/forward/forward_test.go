@@ -16,6 +16,7 @@ import (
 	"inferno/backend/simd"
 	"inferno/batch"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 )
 
@@ -330,10 +331,8 @@ func batchedEqualsAlone(t *testing.T, m *model) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j := range alone {
-			if math.Float32bits(alone[j]) != math.Float32bits(batched[j]) {
-				t.Fatalf("sequence %d: logit %d batched %v, alone %v", i, j, batched[j], alone[j])
-			}
+		if err := floatbits.Check(batched, alone); err != nil {
+			t.Fatalf("sequence %d batched against alone: %v", i, err)
 		}
 	}
 }

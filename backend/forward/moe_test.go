@@ -13,6 +13,7 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/batch"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 )
 
@@ -145,10 +146,8 @@ func TestMoEBatchedEqualsAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j := range alone {
-			if math.Float32bits(alone[j]) != math.Float32bits(batched[j]) {
-				t.Fatalf("sequence %d: logit %d batched %v, alone %v", i, j, batched[j], alone[j])
-			}
+		if err := floatbits.Check(batched, alone); err != nil {
+			t.Fatalf("sequence %d batched against alone: %v", i, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"inferno/backend/internal/attntest"
 	"inferno/backend/simd"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/quant"
 )
 
@@ -33,15 +34,6 @@ func randWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols in
 		}
 	}
 	return &backend.Weight{Name: fmt.Sprintf("w%dx%d", rows, cols), Type: typ, Rows: rows, Cols: cols, Data: data}
-}
-
-func sameBits(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 // halves returns the bits of h as float32 values, to compare them bitwise.
@@ -138,7 +130,7 @@ func TestBitwiseAcrossThreads(t *testing.T) {
 		got := script(t, ops)
 		ops.Close()
 		for i := range want {
-			if j := sameBits(got[i], want[i]); j >= 0 {
+			if j := floatbits.FirstDiff(got[i], want[i]); j >= 0 {
 				t.Fatalf("%d threads: result %d differs at %d: %g, want %g", threads, i, j, got[i][j], want[i][j])
 			}
 		}
@@ -158,7 +150,7 @@ func TestClose(t *testing.T) {
 	}
 	got := script(t, ops)
 	for i := range want {
-		if j := sameBits(got[i], want[i]); j >= 0 {
+		if j := floatbits.FirstDiff(got[i], want[i]); j >= 0 {
 			t.Fatalf("after Close: result %d differs at %d", i, j)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/internal/floatbits"
 )
 
 // refAttention is causal grouped-query attention in float64 with a plain
@@ -108,14 +109,14 @@ func TestAttentionBitwise(t *testing.T) {
 			}
 			o.AttentionUnits(split, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
 		}
-		if i := sameBits(split, whole); i >= 0 {
+		if i := floatbits.FirstDiff(split, whole); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
 		}
 		qd := c.nHeads * c.headDim
 		one := make([]float32, qd)
 		for tok := range c.n {
 			ops.Attention(one, q[tok*qd:(tok+1)*qd], k, v, []backend.SeqAttn{{N: 1, Pos: c.pos + tok, Table: []int32{0}}}, bs, c.nHeads, c.nKV, c.headDim)
-			if i := sameBits(one, whole[tok*qd:(tok+1)*qd]); i >= 0 {
+			if i := floatbits.FirstDiff(one, whole[tok*qd:(tok+1)*qd]); i >= 0 {
 				t.Fatalf("%+v: token %d alone differs at %d", c, tok, i)
 			}
 		}

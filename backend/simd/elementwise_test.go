@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"inferno/arch"
+	"inferno/internal/floatbits"
 )
 
 func TestRMSNorm(t *testing.T) {
@@ -34,7 +35,7 @@ func TestRMSNorm(t *testing.T) {
 			// In place gives the same.
 			z := append([]float32(nil), x...)
 			ops.RMSNorm(z, z, gain, 1e-6)
-			if i := sameBits(z, y); i >= 0 {
+			if i := floatbits.FirstDiff(z, y); i >= 0 {
 				t.Fatalf("d=%d: in place differs at %d", d, i)
 			}
 		}
@@ -58,7 +59,7 @@ func TestSwiGLUAndAdd(t *testing.T) {
 		}
 		inPlace := append([]float32(nil), g...)
 		ops.SwiGLU(inPlace, inPlace, u)
-		if i := sameBits(inPlace, out); i >= 0 {
+		if i := floatbits.FirstDiff(inPlace, out); i >= 0 {
 			t.Fatalf("SwiGLU in place differs at %d", i)
 		}
 		x := append([]float32(nil), g...)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/internal/floatbits"
 	"inferno/quant"
 )
 
@@ -74,7 +75,7 @@ func TestAttentionF16(t *testing.T) {
 		ops.Attention(want, q, kf, vf, seqs, bs, c.nHeads, c.nKV, c.headDim)
 		got := make([]float32, len(q))
 		ops.AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim)
-		if i := sameBits(got, want); i >= 0 {
+		if i := floatbits.FirstDiff(got, want); i >= 0 {
 			t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
 		}
 		clear(got)
@@ -86,7 +87,7 @@ func TestAttentionF16(t *testing.T) {
 			}
 			o.AttentionUnitsF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
 		}
-		if i := sameBits(got, want); i >= 0 {
+		if i := floatbits.FirstDiff(got, want); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
 		}
 	}

@@ -98,17 +98,4 @@ func maxRelErr(got []float32, want []float64, floor float64) (float64, int) {
 	return worst, at
 }
 
-// sameBits reports the first index where a and b differ bitwise, or -1.
-func sameBits(a, b []float32) int {
-	if len(a) != len(b) {
-		return 0
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
-}
-
 var allTypes = []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16}

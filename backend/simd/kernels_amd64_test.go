@@ -8,6 +8,7 @@ import (
 
 	"inferno/arch"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 )
 
 // withGo runs f with the assembly kernels switched off.
@@ -39,11 +40,11 @@ func TestAssemblyMatchesGo(t *testing.T) {
 		a := f()
 		var b, c []float32
 		withGo(func() { b = f() })
-		if i := sameBits(a, b); i >= 0 {
+		if i := floatbits.FirstDiff(a, b); i >= 0 {
 			t.Fatalf("%s: element %d: assembly %g, Go %g", what, i, a[i], b[i])
 		}
 		withoutVNNI(func() { c = f() })
-		if i := sameBits(c, b); i >= 0 {
+		if i := floatbits.FirstDiff(c, b); i >= 0 {
 			t.Fatalf("%s: element %d: AVX2 %g, Go %g", what, i, c[i], b[i])
 		}
 	}

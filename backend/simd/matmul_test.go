@@ -9,6 +9,7 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/quant"
 )
 
@@ -105,7 +106,7 @@ func TestMatMulTokensBitwise(t *testing.T) {
 				one := make([]float32, sh.rows)
 				for tok := range n {
 					ops.MatMul(one, w, x[tok*sh.cols:(tok+1)*sh.cols], 1)
-					if i := sameBits(one, all[tok*sh.rows:(tok+1)*sh.rows]); i >= 0 {
+					if i := floatbits.FirstDiff(one, all[tok*sh.rows:(tok+1)*sh.rows]); i >= 0 {
 						t.Fatalf("%s %dx%d: token %d of %d, row %d: %g alone, %g in the batch", typ, sh.rows, sh.cols, tok, n, i, one[i], all[tok*sh.rows+i])
 					}
 				}
@@ -116,7 +117,7 @@ func TestMatMulTokensBitwise(t *testing.T) {
 				for r0 := 0; r0 < sh.rows; r0 += 5 {
 					ops.MatMulRows(split, w, &a, r0, min(r0+5, sh.rows))
 				}
-				if i := sameBits(split, all); i >= 0 {
+				if i := floatbits.FirstDiff(split, all); i >= 0 {
 					t.Fatalf("%s %dx%d n=%d: rows in fives differ at %d", typ, sh.rows, sh.cols, n, i)
 				}
 			}

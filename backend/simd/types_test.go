@@ -9,6 +9,7 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/quant"
 )
 
@@ -175,7 +176,7 @@ func TestBlockTypesTokensAndRows(t *testing.T) {
 			one := make([]float32, rows)
 			for tk := range n {
 				ops.MatMul(one, w, x[tk*cols:(tk+1)*cols], 1)
-				if i := sameBits(y[tk*rows:(tk+1)*rows], one); i >= 0 {
+				if i := floatbits.FirstDiff(y[tk*rows:(tk+1)*rows], one); i >= 0 {
 					t.Fatalf("%s raw=%v: token %d of %d, row %d: %g, alone %g", typ, raw, tk, n, i, y[tk*rows+i], one[i])
 				}
 			}
@@ -187,7 +188,7 @@ func TestBlockTypesTokensAndRows(t *testing.T) {
 			for _, rr := range [][2]int{{0, 8}, {8, 11}, {11, 32}, {32, 43}} {
 				ops.MatMulRows(split, w, &a, rr[0], rr[1])
 			}
-			if i := sameBits(y, split); i >= 0 {
+			if i := floatbits.FirstDiff(y, split); i >= 0 {
 				t.Fatalf("%s raw=%v: split rows differ at %d: %g, whole %g", typ, raw, i, split[i], y[i])
 			}
 		}
@@ -228,7 +229,7 @@ func TestBlockKernelsBitwise(t *testing.T) {
 				got := make([]float32, rows)
 				for tk := range n {
 					k.matVec(got, w.Data, rb, &a, tk)
-					if i := sameBits(got, ref[tk*rows:(tk+1)*rows]); i >= 0 {
+					if i := floatbits.FirstDiff(got, ref[tk*rows:(tk+1)*rows]); i >= 0 {
 						t.Fatalf("%s raw=%v matVec: token %d row %d: %g, Go %g", typ, raw, tk, i, got[i], ref[tk*rows+i])
 					}
 				}
@@ -263,12 +264,12 @@ func TestBlockKernelsBitwise(t *testing.T) {
 				if done := o.q8Tile16(got, rows, &a, nil, rb); done != n {
 					t.Fatalf("%s: q8Tile16 did %d tokens of %d", typ, done, n)
 				}
-				if i := sameBits(got, ref); i >= 0 {
+				if i := floatbits.FirstDiff(got, ref); i >= 0 {
 					t.Fatalf("%s raw=%v wide tile: token %d row %d: %g, Go %g", typ, raw, i/rows, i%rows, got[i], ref[i])
 				}
 				clear(got)
 				q8VNNI16x4(got, rows, o.pack16, a.qs[4*cols:8*cols], cols, a.ds[4*a.nb:8*a.nb], a.cx[4*a.nb:8*a.nb], a.nb, nil, 0)
-				if i := sameBits(got[:4*rows], ref[4*rows:]); i >= 0 {
+				if i := floatbits.FirstDiff(got[:4*rows], ref[4*rows:]); i >= 0 {
 					t.Fatalf("%s raw=%v wide tile of four tokens: token %d row %d: %g, Go %g", typ, raw, 4+i/rows, i%rows, got[i], ref[4*rows+i])
 				}
 			}
@@ -279,7 +280,7 @@ func TestBlockKernelsBitwise(t *testing.T) {
 				for tk := 0; tk < n; tk += 4 {
 					kTileWide(got[tk*rows:], rows, k.k, o.pack16, a.qs[tk*cols:(tk+4)*cols], cols, a.ds[tk*a.nb:(tk+4)*a.nb], a.bs[tk*a.nb*bsK:(tk+4)*a.nb*bsK], a.nb)
 				}
-				if i := sameBits(got, ref); i >= 0 {
+				if i := floatbits.FirstDiff(got, ref); i >= 0 {
 					t.Fatalf("%s raw=%v wide tile: token %d row %d: %g, Go %g", typ, raw, i/rows, i%rows, got[i], ref[i])
 				}
 			}
@@ -301,7 +302,7 @@ func TestBlockKernelsBitwise(t *testing.T) {
 					}
 				}
 				for tk := range n {
-					if i := sameBits(got[tk*rows:tk*rows+8], ref[tk*rows:tk*rows+8]); i >= 0 {
+					if i := floatbits.FirstDiff(got[tk*rows:tk*rows+8], ref[tk*rows:tk*rows+8]); i >= 0 {
 						t.Fatalf("%s raw=%v %s tile: token %d row %d: %g, Go %g", typ, raw, tile, tk, i, got[tk*rows+i], ref[tk*rows+i])
 					}
 				}
@@ -330,7 +331,7 @@ func TestQuantizeQ8K(t *testing.T) {
 				t.Fatalf("nb=%d: value %d = %d, Go %d", nb, i, q2[i], q1[i])
 			}
 		}
-		if i := sameBits(d1, d2); i >= 0 {
+		if i := floatbits.FirstDiff(d1, d2); i >= 0 {
 			t.Fatalf("nb=%d: scale %d = %g, Go %g", nb, i, d2[i], d1[i])
 		}
 		for b := range nb {

@@ -1,8 +1,6 @@
 package qwen3_test
 
 import (
-	"fmt"
-	"math"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +8,7 @@ import (
 	"inferno/backend/cpu"
 	"inferno/backend/pool"
 	"inferno/backend/simd"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
 	"inferno/sampling"
@@ -78,15 +77,6 @@ func logitsKV(t *testing.T, m *qwen3.Model, ops backend.Ops, kv kvcache.Type, pr
 	return append([]float32(nil), l...)
 }
 
-func sameBits(a, b []float32) error {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return fmt.Errorf("logit %d: %v vs %v", i, a[i], b[i])
-		}
-	}
-	return nil
-}
-
 // TestDeterminism checks that logits are bitwise identical for every thread
 // count, and for a prompt run at once or one token at a time.
 func TestDeterminism(t *testing.T) {
@@ -95,12 +85,12 @@ func TestDeterminism(t *testing.T) {
 	prompt := g.Prompts["baker"].IDs
 	want := logitsOf(t, m, simd.New(), prompt, false)
 	for _, threads := range []int{1, 2, 3, 4, 8} {
-		if err := sameBits(logitsOf(t, m, pool.New(threads), prompt, false), want); err != nil {
+		if err := floatbits.Check(logitsOf(t, m, pool.New(threads), prompt, false), want); err != nil {
 			t.Errorf("pool with %d threads differs from simd: %v", threads, err)
 		}
 	}
 	for name, ops := range map[string]func() backend.Ops{"simd": fastBackends()["simd"], "pool-2": fastBackends()["pool-2"]} {
-		if err := sameBits(logitsOf(t, m, ops(), prompt, true), want); err != nil {
+		if err := floatbits.Check(logitsOf(t, m, ops(), prompt, true), want); err != nil {
 			t.Errorf("%s: token-by-token differs from prefill: %v", name, err)
 		}
 	}
@@ -174,12 +164,12 @@ func TestDeterminismF16KV(t *testing.T) {
 	prompt := g.Prompts["baker"].IDs
 	want := logitsKV(t, m, simd.New(), kvcache.F16, prompt, false)
 	for _, threads := range []int{1, 2, 3} {
-		if err := sameBits(logitsKV(t, m, pool.New(threads), kvcache.F16, prompt, false), want); err != nil {
+		if err := floatbits.Check(logitsKV(t, m, pool.New(threads), kvcache.F16, prompt, false), want); err != nil {
 			t.Errorf("pool with %d threads differs from simd: %v", threads, err)
 		}
 	}
 	tr := backend.NewTracer(simd.New())
-	if err := sameBits(logitsKV(t, m, tr, kvcache.F16, prompt, false), want); err != nil {
+	if err := floatbits.Check(logitsKV(t, m, tr, kvcache.F16, prompt, false), want); err != nil {
 		t.Errorf("traced simd differs: %v", err)
 	}
 	calls := map[string]int{}
@@ -191,12 +181,12 @@ func TestDeterminismF16KV(t *testing.T) {
 			calls["AttentionF16"], calls["ToF16"], calls["Attention"], layers, 2*layers)
 	}
 	for _, be := range []string{"simd", "pool-2"} {
-		if err := sameBits(logitsKV(t, m, fastBackends()[be](), kvcache.F16, prompt, true), want); err != nil {
+		if err := floatbits.Check(logitsKV(t, m, fastBackends()[be](), kvcache.F16, prompt, true), want); err != nil {
 			t.Errorf("%s: token-by-token differs from prefill: %v", be, err)
 		}
 	}
 	scalar := logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, false)
-	if err := sameBits(logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, true), scalar); err != nil {
+	if err := floatbits.Check(logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, true), scalar); err != nil {
 		t.Errorf("scalar: token-by-token differs from prefill: %v", err)
 	}
 }
@@ -227,7 +217,7 @@ func TestChunkedPrefill(t *testing.T) {
 		}
 	}
 	got, _ := r.Logits()
-	if err := sameBits(got, want); err != nil {
+	if err := floatbits.Check(got, want); err != nil {
 		t.Errorf("700+400 differs from one call of 1100: %v", err)
 	}
 }

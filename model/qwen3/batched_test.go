@@ -10,6 +10,7 @@ import (
 	"inferno/backend/cpu"
 	"inferno/backend/forward"
 	"inferno/batch"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
 )
@@ -154,7 +155,7 @@ func checkAlone(t *testing.T, i int, r *single, s *batchSeq) {
 		}
 		pos = p + 1
 		got, _ := r.Logits()
-		if err := sameBits(s.outs[k], got); err != nil {
+		if err := floatbits.Check(s.outs[k], got); err != nil {
 			t.Fatalf("sequence %d (prompt %d tokens), output %d at position %d: batched differs from alone: %v", i, len(s.prompt), k, p, err)
 		}
 	}
@@ -206,7 +207,7 @@ func TestPrefixHitBitwise(t *testing.T) {
 				t.Fatal(err)
 			}
 			miss, _ := br.Logits(0)
-			if err := sameBits(hit, miss); err != nil {
+			if err := floatbits.Check(hit, miss); err != nil {
 				t.Fatalf("prefix hit differs from miss: %v", err)
 			}
 		})

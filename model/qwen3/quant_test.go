@@ -14,6 +14,7 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/simd"
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
 	"inferno/quant"
@@ -152,7 +153,7 @@ func TestQuantTypesLogits(t *testing.T) {
 			}
 			if first == nil {
 				first = got
-			} else if err := sameBits(first, got); err != nil {
+			} else if err := floatbits.Check(first, got); err != nil {
 				t.Errorf("%s on %s: differs from the other fast backends: %v", name, be, err)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
+	"inferno/internal/floatbits"
 	"inferno/quant"
 )
 
@@ -165,7 +166,7 @@ func (b *Batch) Check(t testing.TB, what string, out []float32, want func(i int)
 	used := make([]bool, b.Tokens)
 	for i, sq := range b.Seqs {
 		got := out[sq.Token*qDim : (sq.Token+sq.N)*qDim]
-		if j := SameBits(got, want(i)); j >= 0 {
+		if j := floatbits.FirstDiff(got, want(i)); j >= 0 {
 			t.Fatalf("%s, %v: sequence %d (%d tokens at %d) differs at token %d value %d: %g, want %g",
 				what, b, i, sq.N, sq.Pos, j/qDim, j%qDim, got[j], want(i)[j])
 		}
@@ -380,14 +381,14 @@ func CheckRoPE(t *testing.T, ops backend.Ops, seed uint64) {
 			ops.RoPE(other, op, c.heads, hd, rope)
 			ops.RoPE(xs, ps, c.heads, hd, rope)
 			for i, j := range perm {
-				if k := SameBits(xs[i*d:(i+1)*d], want[j*d:(j+1)*d]); k >= 0 {
+				if k := floatbits.FirstDiff(xs[i*d:(i+1)*d], want[j*d:(j+1)*d]); k >= 0 {
 					t.Fatalf("%s: shuffled token %d (position %d) differs at %d", what, j, pos[j], k)
 				}
 			}
 			for j := range c.n {
 				one := slices.Clone(x[j*d : (j+1)*d])
 				ops.RoPE(one, pos[j:j+1], c.heads, hd, rope)
-				if k := SameBits(one, want[j*d:(j+1)*d]); k >= 0 {
+				if k := floatbits.FirstDiff(one, want[j*d:(j+1)*d]); k >= 0 {
 					t.Fatalf("%s: token %d alone differs at %d", what, j, k)
 				}
 			}
@@ -419,20 +420,6 @@ func checkRotation(t *testing.T, what string, got, x []float32, pos []int32, hea
 			}
 		}
 	}
-}
-
-// SameBits returns the first index where a and b differ bitwise, or -1;
-// 0 if their lengths differ.
-func SameBits(a, b []float32) int {
-	if len(a) != len(b) {
-		return 0
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 func randVec(rng *rand.Rand, n int, scale float64) []float32 {
