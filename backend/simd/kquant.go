@@ -246,15 +246,7 @@ func dotK(f *kFormat, row []byte, bb int, qs []int8, ds []float32, bs []int16, n
 func quantizeQ8KGo(qs []int8, ds []float32, bs []int16, x []float32) {
 	for b := range len(x) / qkK {
 		blk := x[b*qkK : (b+1)*qkK]
-		var amax float32
-		for _, v := range blk {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		d, id := q8Scale(blk)
 		ds[b] = d
 		q := qs[b*qkK : (b+1)*qkK]
 		sums := bs[b*bsK : (b+1)*bsK]

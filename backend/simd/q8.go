@@ -21,6 +21,20 @@ const (
 // rounding after the product and after the sum (no fused multiply-add),
 // blocks in order.
 
+// q8Scale returns a block's 8-bit scale d = max|x|/127 and its inverse
+// (0 for a block of zeros), as ggml's Q8_0 and Q8_K quantizers compute them.
+func q8Scale(blk []float32) (d, id float32) {
+	var amax float32
+	for _, v := range blk {
+		amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
+	}
+	d = amax / 127
+	if d != 0 {
+		id = 1 / d
+	}
+	return d, id
+}
+
 // quantizeQ8Go quantizes len(x)/32 blocks of x: scale d = max|x|/127 into
 // ds[b], values round(x/d) (to nearest even) into qs[b*qstride:][:32], and
 // -128 times their sum into cx[b] (the correction of the VNNI kernel, which
@@ -28,15 +42,7 @@ const (
 func quantizeQ8Go(qs []int8, qstride int, ds []float32, cx []int32, x []float32) {
 	for b := range len(x) / qk {
 		blk := x[b*qk : (b+1)*qk]
-		var amax float32
-		for _, v := range blk {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		d, id := q8Scale(blk)
 		ds[b] = d
 		q := qs[b*qstride : b*qstride+qk]
 		var sum int32
