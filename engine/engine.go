@@ -68,6 +68,13 @@ type Profiler interface {
 	Profile(reps int) (ops []backend.OpStats, stepMicros float64, err error)
 }
 
+// BatchProfiler is a batched runner that profiles a decode step of a
+// batch of B tokens (the CUDA runner): the last Forward must have been
+// one of that bucket.
+type BatchProfiler interface {
+	Profile(B, reps int) ([]backend.OpStats, float64, error)
+}
+
 // PromptProfiler is implemented by runners that time every kernel of the
 // passes that were no decode step (prompts), as opened for tracing: the
 // operations with their calls and total time over those passes, largest

@@ -177,16 +177,10 @@ func (p *Single) Sampled(i int) (sampling.Token, error) {
 	return ds.Sampled(0)
 }
 
-// batchProfiler is a batched runner that profiles a decode step of a
-// batch of B tokens (the CUDA runner).
-type batchProfiler interface {
-	Profile(B, reps int) ([]backend.OpStats, float64, error)
-}
-
 // Profile times the last decode step, replayed reps times, per operation
 // (Profiler): the last Forward must have been one decode token.
 func (p *Single) Profile(reps int) ([]backend.OpStats, float64, error) {
-	bp, ok := p.br.(batchProfiler)
+	bp, ok := p.br.(BatchProfiler)
 	if !ok {
 		return nil, 0, fmt.Errorf("engine: the %s backend does not profile a step", p.br.Backend())
 	}

@@ -152,9 +152,7 @@ func reportBatchTrace(w io.Writer, be *runner.Backend, br engine.BatchRunner, B 
 	if err := writePassProfile(w, br, br.Backend(), "passes other than decode steps"); err != nil {
 		return err
 	}
-	p, ok := br.(interface {
-		Profile(B, reps int) ([]backend.OpStats, float64, error)
-	})
+	p, ok := br.(engine.BatchProfiler)
 	if !ok || B <= 0 {
 		return nil
 	}
