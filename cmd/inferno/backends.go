@@ -103,9 +103,8 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 	if !f.trace {
 		return nil
 	}
-	if t := b.Tracer(); t != nil {
-		fmt.Fprintf(w, "trace (%s, every forward pass):\n", r.Backend())
-		return backend.WriteTraceTable(w, t.Stats())
+	if ok, err := writeTracer(w, b); ok || err != nil {
+		return err
 	}
 	if err := writePassProfile(w, r, r.Backend(), "prompt passes"); err != nil {
 		return err
@@ -121,6 +120,17 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 	}
 	fmt.Fprintf(w, "trace (%s, one decode step at position %d: %.1f us, the mean of %d replays with an event after each kernel):\n", r.Backend(), r.Len(), step, reps)
 	return backend.WriteTraceTable(w, stats)
+}
+
+// writeTracer prints the table of the CPU tracer be keeps under --trace
+// (every forward pass's operations) and reports whether it has one.
+func writeTracer(w io.Writer, be *runner.Backend) (bool, error) {
+	t := be.Tracer()
+	if t == nil {
+		return false, nil
+	}
+	fmt.Fprintf(w, "trace (%s, %d threads, every forward pass):\n", be.Name(), be.Threads())
+	return true, backend.WriteTraceTable(w, t.Stats())
 }
 
 // writePassProfile prints the kernels of the passes r timed, when it is
@@ -145,9 +155,8 @@ func writePassProfile(w io.Writer, r any, backendName, what string) error {
 // 0 and the last pass was a decode step of B tokens, one decode step's
 // kernels replayed.
 func reportBatchTrace(w io.Writer, be *runner.Backend, br engine.BatchRunner, B int) error {
-	if t := be.Tracer(); t != nil {
-		fmt.Fprintf(w, "trace (%s, %d threads, every forward pass):\n", be.Name(), be.Threads())
-		return backend.WriteTraceTable(w, t.Stats())
+	if ok, err := writeTracer(w, be); ok || err != nil {
+		return err
 	}
 	if err := writePassProfile(w, br, br.Backend(), "passes other than decode steps"); err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferno/arch"
-	"inferno/backend"
 	"inferno/engine"
 	"inferno/model"
 	"inferno/sampling"
@@ -363,10 +362,10 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 		return nil, err
 	}
 	defer be.Close()
-	if tracer := be.Tracer(); tracer != nil {
+	if be.Tracer() != nil { // the CPU's operations, every pass of the run
 		defer func() {
-			fmt.Fprintf(os.Stderr, "\ntrace (%s, %d threads, every forward pass of the run):\n", be.Name(), be.Threads())
-			backend.WriteTraceTable(os.Stderr, tracer.Stats())
+			fmt.Fprintln(os.Stderr)
+			writeTracer(os.Stderr, be)
 		}()
 	}
 	traceGPU := rf.trace && be.Tracer() == nil

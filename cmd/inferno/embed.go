@@ -61,15 +61,12 @@ is printed to standard error.`,
 			if parallel < 1 || batchTokens < parallel {
 				return fmt.Errorf("--parallel %d and --batch-tokens %d: want at least 1 sequence, and a pass of at least --parallel tokens", parallel, batchTokens)
 			}
-			path, err := modelPath(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			m, err := model.Open(path)
+			m, err := openModel(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer m.Close()
+			path := m.Path
 			if err := setPooling(m, pooling); err != nil {
 				return err
 			}
