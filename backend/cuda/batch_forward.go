@@ -26,8 +26,8 @@ const metaStep = 2 // the header's step number
 
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, K = w.cols apart): for fewer than mmMin tokens
-// quant_actv and mmv_q8x (or quant_act and mmv_q8), else quant_act and
-// mm_q8. Epilogues as the kernels' (kind). Other block types, and Q8_0 in
+// quant_actv and mmv_q8x (or quant_act and mmv_q8), else qact_h and
+// mm_q8h (quant_act and mm_q8 below tune.mmh8 tokens). Epilogues as the kernels' (kind). Other block types, and Q8_0 in
 // q8h models from mmMin tokens on or above mvnMax up to tune.mmq8 (mmq),
 // take the Model's product.
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
@@ -54,6 +54,10 @@ func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gai
 	}
 	c := &br.cfg
 	mmv := n < mmFrom
+	if !mmv && br.base.mmQ8f(n) {
+		br.base.mmQ8h(l, kind, w, x, gain, br.pxq, br.psx, y, ldy, nout, n)
+		return
+	}
 	xl := mmv && br.bt.xl
 	if xl {
 		l.launch("quant_actv", [3]uint32{uint32(n)}, 256, 0, x, i32(w.cols), i32(w.cols), gain, f32(c.Eps), br.pxq, br.psx, i32(br.npad))

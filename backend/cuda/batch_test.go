@@ -469,7 +469,10 @@ func batchLogits(t *testing.T, br *BatchRunner, i int) []float32 {
 // tokens, then 64 decode steps of all 8 together, then 3 of them, then 1)
 // and each alone, as the commands run a sequence (engine.Single on a
 // BatchRunner of its own sharing the weights), fed the same tokens:
-// logits within 1e-3 relative L2 and the same greedy tokens.
+// logits within 3e-3 relative L2 and the same greedy tokens. (Products of
+// 128 tokens or more, such as the 8 prompts in one pass, take f16
+// activations on mm_q8h; fewer, such as a short prompt alone, int16 ones
+// on mmv_q8: the two roundings put the logits up to ~2e-3 apart.)
 func TestBatchEqualsAlone(t *testing.T) {
 	requireGPU(t)
 	t.Run("tiny", func(t *testing.T) { batchEqualsAlone(t, tinyModel(t), 64, 12) }) // blocks of 12: the kernels divide
@@ -480,7 +483,7 @@ func TestBatchEqualsAlone(t *testing.T) {
 }
 
 func batchEqualsAlone(t *testing.T, m *qwen3.Model, steps, bs int) {
-	batchEqualsAloneTol(t, m, steps, bs, 1e-3)
+	batchEqualsAloneTol(t, m, steps, bs, 3e-3)
 }
 
 // batchEqualsAloneTol is batchEqualsAlone with logits within tol relative

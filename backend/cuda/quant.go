@@ -319,8 +319,9 @@ type actBufs struct {
 }
 
 // product enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
-// tokens (rows of x, w.cols apart) over every run of w: quant_act and mm_q8
-// for Q8_0 runs (but for q8h models); for the others qact8 and mvqn up to
+// tokens (rows of x, w.cols apart) over every run of w: qact_h and mm_q8h
+// for Q8_0 runs (quant_act and mm_q8 below tune.mmh8 tokens; the others'
+// kernels for q8h models); for the others qact8 and mvqn up to
 // tune.mvn tokens, mmq up to mmqMost (K a multiple of 256), else qact_h
 // and mmh (b32 tiles below tune.h128 tokens, b128 from there on).
 // Epilogues as the kernels' (kind); a run's outputs start at its row
@@ -355,6 +356,11 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 				have = "8"
 			}
 			r.mmq(l, kind, s, mk, b.hi, b.sx, b.lo, ys, ldy, nout, n)
+			continue
+		}
+		if r.ownQ8(s.typ) && r.mmQ8f(n) {
+			r.mmQ8h(l, kind, s, x, gain, b.xh, b.hs, ys, ldy, nout, n)
+			have = "h"
 			continue
 		}
 		if r.ownQ8(s.typ) {

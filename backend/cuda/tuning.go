@@ -103,7 +103,14 @@ type tuning struct {
 	// 32 or 16): a product of fewer 64x64 tiles than SMs (a small model's
 	// O and down: 16 row tiles) takes narrower ones (mmQ8Tile).
 	mmn int
-	hvn int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
+	// mmh8: the fewest tokens Q8_0's own products take mm_q8h (qact_h's
+	// f16 activations against the int8 weights turned f16 in the tile:
+	// no per-block rescale) rather than mm_q8 (int16 activations as two
+	// int8 planes, every block's sums rescaled); 0: never. mhw: the
+	// widest token tile of mm_q8h whose warps take 16 rows each (_w4:
+	// each weight turned f16 once) rather than 32 (0: none).
+	mmh8, mhw int
+	hvn       int // the most tokens a product of F32, F16 or BF16 takes mvhn for (0: never, mmw instead; half.go)
 	// moeH: the fewest tokens of a step whose expert products take the
 	// f16 tensor cores (mmhe) rather than moe_mvn. moeGate: the fewest
 	// whose float router (moe_gate) runs a warp an expert, eight experts
@@ -129,7 +136,7 @@ func defaultTuning() tuning {
 	return tuning{
 		qkv: mvCfg{2, 1, true, true}, o: mvCfg{1, 1, true, false}, gu: mvCfg{2, 1, true, true}, down: mvCfg{1, 1, true, false},
 		head: mvCfg{4, 1, false, true}, carveout: -1, h128: 129, mvn: mvnMax,
-		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, mmn: 16, hvn: mvhnMax, moeH: 32, moeGate: 32,
+		mmq: 128, mmq8: 128, mq64: 256, mq2: 1, mqn: 64, mqw: 0, mmn: 16, mmh8: 1, mhw: 64, hvn: mvhnMax, moeH: 32, moeGate: 32,
 		moeB: 0, moeBMin: 32, moeNT: 16,
 	}
 }
@@ -167,6 +174,10 @@ func parseTuning(s string) (tuning, error) {
 			t.mqw = n
 		case k == "mmn" && (n == 16 || n == 32 || n == 64):
 			t.mmn = n
+		case k == "mmh8" && n >= 0:
+			t.mmh8 = n
+		case k == "mhw" && (n == 0 || n == 16 || n == 32 || n == 64):
+			t.mhw = n
 		case k == "hvn" && n >= 0:
 			t.hvn = n
 		case k == "moeh" && n >= 1:
@@ -252,4 +263,20 @@ func (r *Model) mmQ8Tile(n, mpad int) (string, int) {
 func (r *Model) mmQ8(l *launcher, kind string, n, mpad int, args ...uint64) {
 	suf, ntl := r.mmQ8Tile(n, mpad)
 	l.launch("mm_q8_"+kind+suf, [3]uint32{uint32(mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0, args...)
+}
+
+// mmQ8f reports whether Q8_0's own product of n tokens takes mm_q8h.
+func (r *Model) mmQ8f(n int) bool { return r.tune.mmh8 > 0 && n >= r.tune.mmh8 }
+
+// mmQ8h enqueues qact_h (x, rmsnorm*gain when gain is not 0, into xh and
+// its per-token scales hs) and mm_q8h (epilogue kind, mm_q8's tiles) for n
+// tokens over w's Q8_0 rows.
+func (r *Model) mmQ8h(l *launcher, kind string, w *gpuWeight, x, gain, xh, hs, y uint64, ldy, nout, n int) {
+	l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(w.cols), i32(w.cols), gain, f32(r.cfg.Eps), xh, hs)
+	suf, ntl := r.mmQ8Tile(n, w.mpad)
+	if ntl <= r.tune.mhw {
+		suf += "_w4"
+	}
+	l.launch("mm_q8h_"+kind+suf, [3]uint32{uint32(w.mpad / 64), uint32((n + ntl - 1) / ntl)}, 128, 0,
+		w.q, w.dcol, i32(w.rows), i32(w.mpad), i32(w.cols), xh, hs, i32(n), y, i32(ldy), i32(nout))
 }

@@ -51,7 +51,8 @@ other requests. It listens at once on --addr (HTTPS with
 Up to --parallel requests generate at once (default: 4 on the CPU; on the
 GPU as many as the KV pool holds sequences of 2048 positions, at most
 256). Every step is one forward pass over the next token of every running
-request and a chunk of at most two new prompts (--batch-tokens in all).
+request and chunks of at most --prefills new prompts (--batch-tokens in all:
+on the GPU by default its most a pass, 1024).
 With the paged KV cache (--kv paged, the default) a request whose prompt
 starts as an earlier one did (a system prompt, the earlier turns of a
 conversation) reuses those tokens' keys and values. The pool of KV blocks
@@ -268,19 +269,30 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		parallel = gpuParallel(l.batched.Blocks()*l.batched.BlockSize(), l.backend.MaxLen())
 	}
 	l.parallel = parallel
-	if mb, ok := l.batched.(interface{ MaxBatch() int }); ok && max(pf.batchTokens, parallel) > mb.MaxBatch() {
-		return nil, fmt.Errorf("--batch-tokens %d (at least --parallel): the %s backend runs at most %d tokens a pass", pf.batchTokens, l.backend.Name(), mb.MaxBatch())
+	batchTokens := pf.batchTokens
+	mb, gpuPass := l.batched.(interface{ MaxBatch() int })
+	if batchTokens == 0 {
+		// The GPU's passes grow cheaper per token up to its most
+		// (docs/PERF.md, "the server's prompts a step").
+		batchTokens = 512
+		if gpuPass {
+			batchTokens = mb.MaxBatch()
+		}
+	}
+	if gpuPass && max(batchTokens, parallel) > mb.MaxBatch() {
+		return nil, fmt.Errorf("--batch-tokens %d (at least --parallel): the %s backend runs at most %d tokens a pass", batchTokens, l.backend.Name(), mb.MaxBatch())
 	}
 	prefix := !pf.noPrefix && !basic
 	l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
-		Parallel: parallel, BatchTokens: max(pf.batchTokens, parallel), Queue: queue,
+		Parallel: parallel, BatchTokens: max(batchTokens, parallel), Prefills: pf.prefills, Queue: queue,
 		PrefixCache: prefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
 	})
 	if err != nil {
 		return nil, err
 	}
 	log.Info("KV cache", "layout", rf.kv, "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
-		"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", prefix, "parallel", parallel)
+		"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", prefix, "parallel", parallel,
+		"batch_tokens", max(batchTokens, parallel), "prefills", pf.prefills)
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
 	var more []string
 	if len(aliases) > 0 {
@@ -318,6 +330,7 @@ type poolFlags struct {
 	memText     string
 	blockSize   int
 	batchTokens int
+	prefills    int
 	noPrefix    bool
 	pooling     string // --pooling: the model's pooling (setPooling)
 }
@@ -325,7 +338,8 @@ type poolFlags struct {
 func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.memText, "kv-mem", "", "memory of the paged KV cache's pool, e.g. 2GiB or 512MiB (default: every running request's full context; on the GPU at most what is free)")
 	cmd.Flags().IntVar(&f.blockSize, "kv-block", runner.DefaultBlockSize, "positions per block of the paged KV cache")
-	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 512, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts")
+	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 0, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts (default: the GPU's most a pass, 1024; 512 on the CPU)")
+	cmd.Flags().IntVar(&f.prefills, "prefills", 8, "most new prompts whose chunks join one forward pass")
 	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")
 }
 
@@ -334,8 +348,11 @@ func (f *poolFlags) check() error {
 	if f.blockSize < 1 || f.blockSize > 1024 {
 		return fmt.Errorf("--kv-block %d: want 1 to 1024", f.blockSize)
 	}
-	if f.batchTokens < 1 {
-		return fmt.Errorf("--batch-tokens %d: want at least 1", f.batchTokens)
+	if f.batchTokens < 0 {
+		return fmt.Errorf("--batch-tokens %d: want at least 1 (0: the default)", f.batchTokens)
+	}
+	if f.prefills < 1 {
+		return fmt.Errorf("--prefills %d: want at least 1", f.prefills)
 	}
 	if f.memText == "" {
 		return nil

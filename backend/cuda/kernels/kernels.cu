@@ -7,11 +7,15 @@
 //   Weights: Q8_0 split into two arrays at upload: the int8 values, row-major
 //   (rows x K), and the f16 block scales, twice: row-major (rows x K/32) for
 //   the decode matvec and block-major (K/32 x Mpad) for the prefill matmul.
-//   Activations entering a matrix product are quantized per block of 32 to
-//   16-bit integers split in two int8 planes, v = 256*hi + lo, with a float
-//   scale per block: products are exact integer dp4a / IMMA sums of both
-//   planes, and the activation rounding is 1/32512 of the block's largest
-//   value (far below bf16), so results track the float32 CPU reference.
+//   Activations entering a matrix product of fewer than 128 tokens (decode,
+//   short prompts) are quantized per block of 32 to 16-bit integers split
+//   in two int8 planes, v = 256*hi + lo, with a float scale per block:
+//   products are exact integer dp4a / IMMA sums of both planes, and the
+//   activation rounding is 1/32512 of the block's largest value (far below
+//   bf16), so results track the float32 CPU reference. Products of more
+//   tokens (mm_q8h.cuh) take f16 activations (a power of two per token)
+//   against the weights turned f16 in the tile: f32 sums on f16 tensor
+//   cores, 11-bit roundings, no per-block rescale.
 //   KV cache: f16, per layer [kv head][capacity][head dim] (Runner); the
 //   BatchRunner's pool: per layer [block][kv head][block size][head dim],
 //   found through per-sequence block tables.
@@ -19,7 +23,7 @@
 // Sections, in this file or the one it includes at their place: helpers;
 // embedding; matvec (decode, one token: mv_q8.cuh); sampling: argmax;
 // attention (decode): flash-decoding (attn_decode.cuh); matmul (prefill):
-// int8 tensor cores (mm_q8.cuh); attention (prefill: attn_prefill.cuh); KV
+// int8 tensor cores (mm_q8.cuh), f16 tensor cores (mm_q8h.cuh); attention (prefill: attn_prefill.cuh); KV
 // cache; sampling: top-k; batched forward over a paged KV cache (skinny
 // matmul, paged prefill attention on f16 tensor cores: batch.cuh; paged
 // decode attention: attn_paged.cuh); the other block formats (quant*.cuh).
@@ -396,6 +400,7 @@ __device__ void topk_block(float* sv, int* si, int n, int k, float* __restrict__
 #include "quant.cuh"
 #include "quant_mv.cuh"
 #include "quant_mm.cuh"
+#include "mm_q8h.cuh"
 #include "quant_mmq.cuh"
 #include "quant_mmq2.cuh"
 

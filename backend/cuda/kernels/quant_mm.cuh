@@ -2,9 +2,13 @@
 
 // ---------------------------------------------------------------- matrix-matrix: f16 tensor cores
 
-// qact_h: per token (one block each), x[t] (rmsnorm*gain when gain is not
-// null) to f16 xh[t*K..], divided by a power of two sx[t] that keeps the
-// largest value near 2^12 (far from f16's overflow whatever the input).
+// qact_h: per token (one block of 256 threads each), x[t] (rmsnorm*gain
+// when gain is not null) to f16 xh[t*K..], divided by a power of two sx[t]
+// that keeps the largest value near 2^12 (far from f16's overflow whatever
+// the input). Rows of up to QH_J*256 values are read once, into registers
+// (thread i holds values i, i+256, ...: rms_scale's order, so the same
+// sums); longer ones are read three times.
+#define QH_J 16
 extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict__ x, int K, int ldx,
                                                          const float* __restrict__ gain, float eps,
                                                          __half* __restrict__ xh, float* __restrict__ sx) {
@@ -14,6 +18,40 @@ extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict
   PDL_WAIT();
   const int t = blockIdx.x;
   const float* xt = x + (size_t)t * ldx;
+  __half* dst = xh + (size_t)t * K;
+  if (K <= QH_J * 256) {
+    float v[QH_J];
+    double ss = 0.0;
+#pragma unroll
+    for (int j = 0; j < QH_J; j++) {
+      const int i = threadIdx.x + j * 256;
+      v[j] = i < K ? xt[i] : 0.f;
+      ss += (double)v[j] * (double)v[j];
+    }
+    float scale = 1.f;
+    if (gain) {
+      ss = block_sum_d(ss, red);
+      scale = (float)(1.0 / sqrt(ss / (double)K + (double)eps));
+    }
+    float amax = 0.f;
+#pragma unroll
+    for (int j = 0; j < QH_J; j++) {
+      const int i = threadIdx.x + j * 256;
+      if (gain && i < K) v[j] = v[j] * scale * gain[i];
+      amax = fmaxf(amax, fabsf(v[j]));
+    }
+    amax = block_max(amax, redf);
+    int e = 0;
+    if (amax > 0.f && amax < INFINITY) frexpf(amax, &e);  // amax < 2^e
+    const float inv = ldexpf(1.f, 12 - e);
+    if (threadIdx.x == 0) sx[t] = ldexpf(1.f, e - 12);
+#pragma unroll
+    for (int j = 0; j < QH_J; j++) {
+      const int i = threadIdx.x + j * 256;
+      if (i < K) dst[i] = __float2half_rn(v[j] * inv);
+    }
+    return;
+  }
   float scale = 1.f;
   if (gain) scale = rms_scale(xt, K, eps, red);
   float amax = 0.f;
@@ -26,14 +64,14 @@ extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict
   if (amax > 0.f && amax < INFINITY) frexpf(amax, &e);  // amax < 2^e
   const float inv = ldexpf(1.f, 12 - e);
   if (threadIdx.x == 0) sx[t] = ldexpf(1.f, e - 12);
-  __half2* dst = (__half2*)(xh + (size_t)t * K);
+  __half2* dst2 = (__half2*)dst;
   for (int i = threadIdx.x; i < (K >> 1); i += blockDim.x) {
     float v0 = xt[2 * i], v1 = xt[2 * i + 1];
     if (gain) {
       v0 = v0 * scale * gain[2 * i];
       v1 = v1 * scale * gain[2 * i + 1];
     }
-    dst[i] = __floats2half2_rn(v0 * inv, v1 * inv);
+    dst2[i] = __floats2half2_rn(v0 * inv, v1 * inv);
   }
 }
 
