@@ -27,9 +27,10 @@ const metaStep = 2 // the header's step number
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, K = w.cols apart): for fewer than mmMin tokens
 // quant_actv and mmv_q8x (or quant_act and mmv_q8), else qact_h and
-// mm_q8h (quant_act and mm_q8 below tune.mmh8 tokens). Epilogues as the kernels' (kind). Other block types, and Q8_0 in
-// q8h models from mmMin tokens on or above mvnMax up to tune.mmq8 (mmq),
-// take the Model's product.
+// mm_q8h (quant_act and mm_q8 below tune.mmh8 tokens). Epilogues as the
+// kernels' (kind). Other block types, and Q8_0 in q8h models from mmMin
+// tokens on or above mvnMax up to tune.mmq8 (mmq), take the Model's
+// product.
 func (br *BatchRunner) matmul(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n int) {
 	br.matmulFrom(l, kind, w, x, gain, y, ldy, nout, n, br.bt.mmMin)
 }
@@ -42,13 +43,13 @@ func (br *BatchRunner) head(l *launcher, x, logits uint64, n int) {
 	br.matmulFrom(l, "store", &br.base.out, x, br.base.outNorm, logits, br.cfg.Vocab, 0, n, br.bt.headMM)
 }
 
-// matmulFrom is matmul with mm_q8 (or the Model's product, for q8h models)
-// from mmFrom tokens on.
+// matmulFrom is matmul with mm_q8h or mm_q8 (or the Model's product, for
+// q8h models) from mmFrom tokens on.
 func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n, mmFrom int) {
 	if !w.allQ8() || (br.base.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8)) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
-		// mmh; Q8_0 runs of a mixed matrix through quant_act and mm_q8.
+		// mmh; Q8_0 runs of a mixed matrix through qact_h and mm_q8h.
 		br.base.product(l, kind, w, x, gain, y, ldy, nout, n, actBufs{hi: br.phi, lo: br.plo, sx: br.psx, xh: br.pxq, hs: br.psx, npad: br.npad})
 		return
 	}

@@ -546,24 +546,3 @@ func (w *gpuWeight) embedKernel(base string) (string, []uint64) {
 	name := map[string]string{"embed_q8": "qembed", "bembed_step": "qbembed_step", "bembed_dec": "qbembed_dec"}[base]
 	return name, []uint64{w.lo, w.hi, w.m0, w.m1, i32(int(w.typ))}
 }
-
-// hasQuant reports whether the model has matrices of types other than
-// Q8_0 (their products need f16 activation buffers).
-func (r *Model) hasQuant() bool {
-	if r.q8h {
-		return true
-	}
-	for _, w := range []*gpuWeight{&r.embed, &r.out} {
-		if !w.allQ8() {
-			return true
-		}
-	}
-	for i := range r.layers {
-		for _, w := range r.layers[i].mats() {
-			if !w.allQ8() {
-				return true
-			}
-		}
-	}
-	return false
-}
