@@ -56,7 +56,8 @@ func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gai
 	c := &br.cfg
 	mmv := n < mmFrom
 	if !mmv && br.base.mmQ8f(n) {
-		br.base.mmQ8h(l, kind, w, x, gain, br.pxq, br.psx, y, ldy, nout, n)
+		br.base.qactH(l, x, gain, w.cols, n, br.pxq, br.psx)
+		br.base.mmQ8h(l, kind, w, br.pxq, br.psx, y, ldy, nout, n)
 		return
 	}
 	xl := mmv && br.bt.xl

@@ -142,7 +142,7 @@ func (r *Model) productFloat(l *launcher, kind string, s *gpuWeight, x, gain, y 
 	f := formatOf(s.typ)
 	K := s.cols
 	if have != "h" {
-		l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, f32(r.cfg.Eps), b.xh, b.hs)
+		r.qactH(l, x, gain, K, n, b.xh, b.hs)
 	}
 	if n <= r.tune.hvn {
 		groups := (n + 7) / 8

@@ -317,10 +317,10 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 		// f16 tensor cores, a tile of up to moeTile pairs of one expert a
 		// block (blocks past the tiles exit).
 		tiles := uint32((n*k+moeTile-1)/moeTile) + chosen
-		l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, br.px, i32(H), i32(H), w.ffnNorm, eps, br.pxq, br.psx)
+		base.qactH(l, br.px, w.ffnNorm, H, n, br.pxq, br.psx)
 		l.launch("mmhe_"+formatOf(gu.typ).name, [3]uint32{uint32((R + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
 			gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(R), i32(H), br.pxq, br.psx, i32(n), s.act, i32(F), i32(F), i32(epSwiGLU), s.grp, s.tiles, s.order, i32(k))
-		l.launch("qact_h", [3]uint32{uint32(n * k)}, 256, 0, s.act, i32(F), i32(F), uint64(0), eps, s.xh, s.hs)
+		base.qactH(l, s.act, 0, F, n*k, s.xh, s.hs)
 		l.launch("mmhe_"+formatOf(dn.typ).name, [3]uint32{uint32((H + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
 			dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(H), i32(F), s.xh, s.hs, i32(n*k), s.y, i32(H), i32(H), i32(epStore), s.grp, s.tiles, s.order, i32(1))
 		l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)

@@ -358,12 +358,7 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 			r.mmq(l, kind, s, mk, b.hi, b.sx, b.lo, ys, ldy, nout, n)
 			continue
 		}
-		if r.ownQ8(s.typ) && r.mmQ8f(n) {
-			r.mmQ8h(l, kind, s, x, gain, b.xh, b.hs, ys, ldy, nout, n)
-			have = "h"
-			continue
-		}
-		if r.ownQ8(s.typ) {
+		if r.ownQ8(s.typ) && !r.mmQ8f(n) {
 			if have != "q8" {
 				l.launch("quant_act", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.hi, b.lo, b.sx, i32(b.npad))
 				have = "q8"
@@ -373,8 +368,12 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 			continue
 		}
 		if have != "h" {
-			l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, eps, b.xh, b.hs)
+			r.qactH(l, x, gain, K, n, b.xh, b.hs)
 			have = "h"
+		}
+		if r.ownQ8(s.typ) {
+			r.mmQ8h(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
+			continue
 		}
 		r.mmh(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
 	}

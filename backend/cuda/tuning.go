@@ -268,11 +268,15 @@ func (r *Model) mmQ8(l *launcher, kind string, n, mpad int, args ...uint64) {
 // mmQ8f reports whether Q8_0's own product of n tokens takes mm_q8h.
 func (r *Model) mmQ8f(n int) bool { return r.tune.mmh8 > 0 && n >= r.tune.mmh8 }
 
-// mmQ8h enqueues qact_h (x, rmsnorm*gain when gain is not 0, into xh and
-// its per-token scales hs) and mm_q8h (epilogue kind, mm_q8's tiles) for n
-// tokens over w's Q8_0 rows.
-func (r *Model) mmQ8h(l *launcher, kind string, w *gpuWeight, x, gain, xh, hs, y uint64, ldy, nout, n int) {
-	l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(w.cols), i32(w.cols), gain, f32(r.cfg.Eps), xh, hs)
+// qactH enqueues qact_h: n rows of x (K values, K apart; rmsnorm*gain
+// when gain is not 0) to f16 in xh, their per-token scales in hs.
+func (r *Model) qactH(l *launcher, x, gain uint64, K, n int, xh, hs uint64) {
+	l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, f32(r.cfg.Eps), xh, hs)
+}
+
+// mmQ8h enqueues mm_q8h (epilogue kind, mm_q8's tiles) for n tokens of
+// qact_h's activations (xh, hs) over w's Q8_0 rows.
+func (r *Model) mmQ8h(l *launcher, kind string, w *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
 	suf, ntl := r.mmQ8Tile(n, w.mpad)
 	if ntl <= r.tune.mhw {
 		suf += "_w4"

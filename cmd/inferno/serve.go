@@ -51,8 +51,9 @@ other requests. It listens at once on --addr (HTTPS with
 Up to --parallel requests generate at once (default: 4 on the CPU; on the
 GPU as many as the KV pool holds sequences of 2048 positions, at most
 256). Every step is one forward pass over the next token of every running
-request and chunks of at most --prefills new prompts (--batch-tokens in all:
-on the GPU by default its most a pass, 1024).
+request and chunks of at most --prefills new prompts (by default 8 on the
+GPU, 2 on the CPU), --batch-tokens in all (by default 1024 on the GPU, its
+most a pass, and 512 on the CPU).
 With the paged KV cache (--kv paged, the default) a request whose prompt
 starts as an earlier one did (a system prompt, the earlier turns of a
 conversation) reuses those tokens' keys and values. The pool of KV blocks
@@ -269,14 +270,22 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		parallel = gpuParallel(l.batched.Blocks()*l.batched.BlockSize(), l.backend.MaxLen())
 	}
 	l.parallel = parallel
-	batchTokens := pf.batchTokens
+	// The GPU's passes grow cheaper per token up to its most, so by
+	// default they take it and the prompts of up to 8 requests; the CPU's
+	// cost what their tokens cost (docs/PERF.md, "The server (calls b3
+	// and b4)").
+	batchTokens, prefills := pf.batchTokens, pf.prefills
 	mb, gpuPass := l.batched.(interface{ MaxBatch() int })
 	if batchTokens == 0 {
-		// The GPU's passes grow cheaper per token up to its most
-		// (docs/PERF.md, "the server's prompts a step").
 		batchTokens = 512
 		if gpuPass {
 			batchTokens = mb.MaxBatch()
+		}
+	}
+	if prefills == 0 {
+		prefills = 2
+		if gpuPass {
+			prefills = 8
 		}
 	}
 	if gpuPass && max(batchTokens, parallel) > mb.MaxBatch() {
@@ -284,7 +293,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	}
 	prefix := !pf.noPrefix && !basic
 	l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
-		Parallel: parallel, BatchTokens: max(batchTokens, parallel), Prefills: pf.prefills, Queue: queue,
+		Parallel: parallel, BatchTokens: max(batchTokens, parallel), Prefills: prefills, Queue: queue,
 		PrefixCache: prefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
 	})
 	if err != nil {
@@ -292,7 +301,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	}
 	log.Info("KV cache", "layout", rf.kv, "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
 		"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", prefix, "parallel", parallel,
-		"batch_tokens", max(batchTokens, parallel), "prefills", pf.prefills)
+		"batch_tokens", max(batchTokens, parallel), "prefills", prefills)
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
 	var more []string
 	if len(aliases) > 0 {
@@ -339,7 +348,7 @@ func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.memText, "kv-mem", "", "memory of the paged KV cache's pool, e.g. 2GiB or 512MiB (default: every running request's full context; on the GPU at most what is free)")
 	cmd.Flags().IntVar(&f.blockSize, "kv-block", runner.DefaultBlockSize, "positions per block of the paged KV cache")
 	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 0, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts (default: the GPU's most a pass, 1024; 512 on the CPU)")
-	cmd.Flags().IntVar(&f.prefills, "prefills", 8, "most new prompts whose chunks join one forward pass")
+	cmd.Flags().IntVar(&f.prefills, "prefills", 0, "most new prompts whose chunks join one forward pass (default: 8 on the GPU, 2 on the CPU)")
 	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")
 }
 
@@ -351,8 +360,8 @@ func (f *poolFlags) check() error {
 	if f.batchTokens < 0 {
 		return fmt.Errorf("--batch-tokens %d: want at least 1 (0: the default)", f.batchTokens)
 	}
-	if f.prefills < 1 {
-		return fmt.Errorf("--prefills %d: want at least 1", f.prefills)
+	if f.prefills < 0 {
+		return fmt.Errorf("--prefills %d: want at least 1 (0: the default)", f.prefills)
 	}
 	if f.memText == "" {
 		return nil
