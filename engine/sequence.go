@@ -261,6 +261,10 @@ func (s *Sequence) Done() bool { return s.done }
 // token yet: its pending ids are (the rest of) its prompt.
 func (s *Sequence) Prefilling() bool { return s.out == 0 }
 
+// Last reports whether the next token the sequence picks ends it by
+// length (its MaxTokens, or the context full), whatever the token.
+func (s *Sequence) Last() bool { return s.out > 0 && s.out+1 >= s.limit }
+
 // Generated returns the number of tokens generated so far.
 func (s *Sequence) Generated() int { return s.out }
 

@@ -336,6 +336,10 @@ func (m *Manager) Release(s *Seq) {
 // plus cached blocks that eviction can reach.
 func (m *Manager) Available() int { return len(m.free) + m.reclaimable }
 
+// Free returns the blocks that hold nothing: those Reserve takes before it
+// evicts a cached prefix.
+func (m *Manager) Free() int { return len(m.free) }
+
 // BlocksFor returns the blocks n positions take.
 func (m *Manager) BlocksFor(n int) int {
 	if n <= 0 {

@@ -88,6 +88,13 @@ type Batcher struct {
 
 	masked []*engine.Sequence // the step's constrained sequences (prepareMasks)
 	masks  maskWorkers
+
+	// la is the runner as an engine.Lookaheader (nil if it is none):
+	// before each pass the loop tells it whether the decode step after
+	// it is what runs next (setLookahead).
+	la      engine.Lookaheader
+	ahead   bool // the last pass let la queue the next decode step
+	aheadOn bool // what la was last told
 }
 
 // bjob is one request in a Batcher.
@@ -99,6 +106,14 @@ type bjob struct {
 	kv      *kvcache.Seq // nil while waiting
 	arrival int64
 	stopAF  func() bool
+	// linger: the request finished at a pass that let the runner queue
+	// the next decode step (engine.Lookaheader) before its end was known.
+	// Its last event is sent; it stays for that one step (the token it
+	// picked, at the next position, its output unread) so that the batch
+	// is the step the runner queued, then leaves.
+	linger bool
+	last   [1]int32 // its last token
+	lastAt int      // that token's position
 }
 
 // entry is one sequence's run in the step's batch.
@@ -145,7 +160,20 @@ func (s *Batcher) sampleOnDevice() error {
 	s.fillMasks()
 	any := false
 	for _, e := range s.entries {
-		if e.out >= 0 && e.j.seq.DeviceRow(&s.rows[e.out], ds.CanSample, e.j.seq.Mask()) {
+		if e.out < 0 {
+			continue
+		}
+		if e.j.linger {
+			// The step the runner queued drew its token with the row of
+			// the pass before (the same output row: the batch is that
+			// pass's sequences again), one draw further.
+			if r := &s.rows[e.out]; r.On {
+				r.Index++
+				any = true
+			}
+			continue
+		}
+		if e.j.seq.DeviceRow(&s.rows[e.out], ds.CanSample, e.j.seq.Mask()) {
 			any = true
 		}
 	}
@@ -181,7 +209,7 @@ func (s *Batcher) fillMasks() {
 func (s *Batcher) collectMasked() {
 	s.masked = s.masked[:0]
 	for _, e := range s.entries {
-		if e.out >= 0 && e.j.seq.Constrained() {
+		if e.out >= 0 && !e.j.linger && e.j.seq.Constrained() {
 			s.masked = append(s.masked, e.j.seq)
 		}
 	}
@@ -258,7 +286,8 @@ func NewBatcher(r engine.BatchRunner, cfg Config) (*Batcher, error) {
 	if need := (r.MaxLen() + bs - 1) / bs; r.Blocks() < need {
 		return nil, fmt.Errorf("scheduler: a KV pool of %d blocks of %d positions cannot hold one sequence of %d positions", r.Blocks(), bs, r.MaxLen())
 	}
-	s := &Batcher{r: r, cfg: cfg, done: make(chan struct{})}
+	s := &Batcher{r: r, cfg: cfg, done: make(chan struct{}), aheadOn: true}
+	s.la, _ = r.(engine.Lookaheader)
 	if si, ok := r.(engine.SplitInvariant); ok {
 		s.exact = si.SplitInvariant()
 	}
@@ -361,10 +390,19 @@ func (s *Batcher) loop() {
 			s.mu.Unlock()
 			return
 		}
+		n := len(s.running)
 		s.dropCancelled()
-		s.admit()
+		if len(s.running) != n {
+			s.ahead = false
+		}
+		// Requests that came while the runner may have queued the next
+		// step join the pass after it.
+		if !s.ahead {
+			s.admit()
+		}
 		s.build()
 		s.updateStats()
+		s.setLookahead()
 		s.mu.Unlock()
 		if len(s.entries) == 0 {
 			// Nothing could run (every running sequence waits for KV
@@ -376,11 +414,32 @@ func (s *Batcher) loop() {
 	}
 }
 
+// setLookahead tells a Lookaheader runner whether to queue the decode
+// step after this pass: only when the pass is a decode step whose
+// sequences all go on and no waiting request could join the next one.
+func (s *Batcher) setLookahead() {
+	if s.la == nil {
+		return
+	}
+	on := len(s.waiting) == 0 || len(s.running) >= s.cfg.Parallel
+	for _, e := range s.entries {
+		if !on {
+			break
+		}
+		on = e.decode && !e.j.linger && !e.j.seq.Last()
+	}
+	s.ahead = on
+	if on != s.aheadOn {
+		s.la.SetLookahead(on)
+		s.aheadOn = on
+	}
+}
+
 // dropCancelled ends the running requests whose context is done. The
 // caller holds s.mu.
 func (s *Batcher) dropCancelled() {
 	s.running = slices.DeleteFunc(s.running, func(j *bjob) bool {
-		if err := j.ctx.Err(); err != nil {
+		if err := j.ctx.Err(); err != nil && !j.linger {
 			s.end(j, Event{Err: err})
 			return true
 		}
@@ -393,6 +452,10 @@ func (s *Batcher) end(j *bjob, last Event) {
 	if j.kv != nil {
 		s.kv.Release(j.kv)
 		j.kv = nil
+	}
+	if j.linger {
+		j.seq.Release()
+		return
 	}
 	if j.seq != nil {
 		last.Metrics = j.seq.Metrics()
@@ -456,6 +519,11 @@ func (s *Batcher) build() {
 	bs := s.kv.BlockSize()
 	for i := 0; i < len(s.running); i++ {
 		j := s.running[i]
+		if j.linger {
+			s.addLinger(j)
+			budget--
+			continue
+		}
 		if j.seq.Prefilling() || len(j.seq.Pending()) != 1 {
 			continue
 		}
@@ -471,6 +539,13 @@ func (s *Batcher) build() {
 			continue
 		}
 		if ok {
+			// The block of the position after this step's too, where one
+			// is free: a runner that queues the next decode step before
+			// this one's token is read (engine.Lookaheader) needs the
+			// table to reach it already.
+			if next := j.seq.Len() + 2; s.la != nil && !j.seq.Last() && next <= s.r.MaxLen() && s.kv.Free() > 0 {
+				s.kv.Reserve(j.kv, next)
+			}
 			s.add(j, 1, true)
 			budget--
 		}
@@ -480,7 +555,7 @@ func (s *Batcher) build() {
 		if budget <= 0 {
 			break
 		}
-		if prefills >= s.cfg.Prefills && !j.req.Embed {
+		if j.linger || prefills >= s.cfg.Prefills && !j.req.Embed {
 			continue
 		}
 		ids := j.seq.Pending()
@@ -520,6 +595,13 @@ func (s *Batcher) add(j *bjob, n int, decode bool) {
 	s.entries = append(s.entries, entry{j: j, n: n, out: out, hid: hid, decode: decode})
 }
 
+// addLinger puts the step a lingering request stays for into the batch.
+func (s *Batcher) addLinger(j *bjob) {
+	seq := s.b.AddSeq(j.kv.Table())
+	s.b.Add(seq, j.last[:], j.lastAt, true)
+	s.entries = append(s.entries, entry{j: j, n: 1, out: len(s.b.Outputs) - 1, hid: -1, decode: true})
+}
+
 // preemptNewest gives back the blocks of the newest running sequence not
 // yet in the batch (possibly keep itself) and puts it first in the queue,
 // to run its ids again later. It reports false when there is none. The
@@ -527,7 +609,7 @@ func (s *Batcher) add(j *bjob, n int, decode bool) {
 func (s *Batcher) preemptNewest(keep *bjob) bool {
 	for i := len(s.running) - 1; i >= 0; i-- {
 		j := s.running[i]
-		if j != keep && slices.ContainsFunc(s.entries, func(e entry) bool { return e.j == j }) {
+		if j.linger || j != keep && slices.ContainsFunc(s.entries, func(e entry) bool { return e.j == j }) {
 			continue
 		}
 		if j == keep && i != len(s.running)-1 {
@@ -569,8 +651,13 @@ func (s *Batcher) run() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ahead := s.ahead // the runner may have queued the next step
 	for _, e := range s.entries {
 		j := e.j
+		if j.linger {
+			s.remove(j, Event{})
+			continue
+		}
 		if err != nil {
 			s.remove(j, Event{Err: err})
 			continue
@@ -598,9 +685,25 @@ func (s *Batcher) run() {
 			j.stream.push(ev, false)
 			continue
 		}
+		if ahead && !j.seq.Constrained() && (len(j.kv.Table())*s.kv.BlockSize() > j.seq.Len()) {
+			s.lingerFor(j, ev, st.Token.ID)
+			continue
+		}
+		s.ahead = false
 		s.remove(j, ev)
 	}
 	s.updateStats()
+}
+
+// lingerFor sends the last event of j, which finished at a pass that let
+// the runner queue the next step, and keeps it for that step (bjob.linger).
+func (s *Batcher) lingerFor(j *bjob, last Event, tok int32) {
+	last.Metrics = j.seq.Metrics()
+	j.stopAF()
+	j.stream.push(last, true)
+	j.linger = true
+	j.last[0] = tok
+	j.lastAt = j.seq.Len()
 }
 
 // embedding returns the last event of an embedding request whose prompt

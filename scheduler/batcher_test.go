@@ -10,6 +10,7 @@ import (
 
 	"inferno/backend/forward"
 	"inferno/backend/simd"
+	"inferno/batch"
 	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
@@ -278,4 +279,171 @@ func TestBatcherRejects(t *testing.T) {
 	if _, err := NewBatcher(small, Config{Parallel: 2}); err == nil {
 		t.Error("a pool smaller than one context was accepted")
 	}
+}
+
+// aheadRunner is a batched runner that takes lookahead hints
+// (engine.Lookaheader) and records every pass with the hint it ran under.
+type aheadRunner struct {
+	engine.BatchRunner
+	on     bool
+	passes []aheadPass
+	after  func(pass int) // called after each pass, from the scheduler's goroutine
+}
+
+// aheadPass is one recorded forward pass: per sequence its identity (the
+// first block of its table), the positions it ran and the positions its
+// table reaches.
+type aheadPass struct {
+	on     bool
+	decode bool // every sequence ran one token
+	seqs   []int32
+	pos    []int32
+	reach  []int
+}
+
+func (a *aheadRunner) SetLookahead(on bool) { a.on = on }
+
+func (a *aheadRunner) Forward(b *batch.Batch) error {
+	p := aheadPass{on: a.on, decode: b.Len() == len(b.Tables)}
+	for s, tab := range b.Tables {
+		p.seqs = append(p.seqs, tab[0])
+		p.reach = append(p.reach, len(tab)*a.BlockSize())
+		for t := range b.Len() {
+			if int(b.Seq[t]) == s {
+				p.pos = append(p.pos, b.Pos[t])
+				break
+			}
+		}
+	}
+	a.passes = append(a.passes, p)
+	err := a.BatchRunner.Forward(b)
+	if a.after != nil {
+		a.after(len(a.passes))
+	}
+	return err
+}
+
+// TestBatcherLookaheadHint: the scheduler lets a runner queue the next
+// decode step only when that step is what runs next (every sequence goes
+// on, one position further, and no waiting request joins it), and it
+// reserves the block of that step's position; requests that arrive while
+// such a step may be queued join the pass after it. Every transcript is
+// still the request's alone.
+func TestBatcherLookaheadHint(t *testing.T) {
+	m := tinyModel(t)
+	br, err := forward.NewBatched(m, simd.New(), 128, 200, 4, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Close() })
+	a := &aheadRunner{BatchRunner: br, on: true}
+	s, err := NewBatcher(a, Config{Parallel: 8, BatchTokens: 64, Queue: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	reqs := requests(m, 9, 2)
+	// Three end at an end-of-generation id of their transcript, which
+	// the scheduler cannot see coming: each stays for the step the runner
+	// may have queued (bjob.linger).
+	for _, i := range []int{1, 3, 4} {
+		ids := solo(t, m, reqs[i])
+		reqs[i].EOG = map[int32]bool{ids[len(ids)/2]: true}
+		reqs[i].IgnoreEOS = false
+	}
+	// Two requests arrive in the middle of the run, while a pass that let
+	// the runner queue the next step runs (after it, from its goroutine:
+	// they wait before the scheduler reads the pass).
+	late := make(chan []Event, 1)
+	lateAt := 0
+	a.after = func(pass int) {
+		if lateAt > 0 || pass < 10 || !a.passes[pass-1].on {
+			return
+		}
+		lateAt = pass
+		var sts []*Stream
+		for _, req := range reqs[6:] {
+			st, err := s.Submit(context.Background(), req)
+			if err != nil {
+				t.Error(err)
+				late <- nil
+				return
+			}
+			sts = append(sts, st)
+		}
+		go func() {
+			var last []Event
+			for _, st := range sts {
+				_, ev := drain(t, st)
+				last = append(last, ev)
+			}
+			late <- last
+		}()
+	}
+	got, last := runAll(t, s, reqs[:6])
+	lastLate := <-late
+	waitIdle(t, s)
+	stops := 0
+	for i, req := range reqs[:6] {
+		if last[i].Err != nil {
+			t.Fatalf("request %d: %v", i, last[i].Err)
+		}
+		if last[i].Finish == engine.FinishStop {
+			stops++
+		}
+		if want := solo(t, m, req); !slicesEqual(got[i], want) {
+			t.Errorf("request %d: batched %v, alone %v", i, got[i], want)
+		}
+	}
+	if lateAt == 0 {
+		t.Fatal("no pass after the tenth let the runner queue the next step")
+	}
+	if q := a.passes[lateAt]; q.on || !q.decode {
+		t.Errorf("pass %d, after the requests arrived: lookahead %v, decode only %v (want the step the runner may have queued, and no lookahead)", lateAt, q.on, q.decode)
+	}
+	if len(lastLate) != len(reqs[6:]) {
+		t.Fatalf("%d late requests ended", len(lastLate))
+	}
+	for i, ev := range lastLate {
+		if ev.Err != nil {
+			t.Fatalf("late request %d: %v", i, ev.Err)
+		}
+	}
+	on, off := 0, 0
+	for k, p := range a.passes {
+		if !p.on {
+			off++
+			continue
+		}
+		on++
+		if !p.decode {
+			t.Errorf("pass %d: lookahead on for a pass that runs a prompt chunk", k)
+		}
+		for i, pos := range p.pos {
+			if p.reach[i] < int(pos)+2 {
+				t.Errorf("pass %d: sequence %d at %d: its table reaches %d, not the next position", k, i, pos, p.reach[i])
+			}
+		}
+		if k+1 == len(a.passes) {
+			t.Errorf("pass %d, the last: lookahead on", k)
+			continue
+		}
+		q := a.passes[k+1]
+		if !slicesEqual(p.seqs, q.seqs) || !q.decode {
+			t.Errorf("pass %d queued the next step, but pass %d runs other sequences (%v, then %v; decode %v)", k, k+1, p.seqs, q.seqs, q.decode)
+			continue
+		}
+		for i := range p.pos {
+			if q.pos[i] != p.pos[i]+1 {
+				t.Errorf("pass %d: sequence %d at %d, then at %d", k, i, p.pos[i], q.pos[i])
+			}
+		}
+	}
+	if stops != 3 {
+		t.Errorf("%d requests ended at an end-of-generation id, want 3", stops)
+	}
+	if on == 0 || off == 0 {
+		t.Errorf("%d passes with the lookahead on, %d off: the run exercises only one", on, off)
+	}
+	t.Logf("%d passes: lookahead on for %d", len(a.passes), on)
 }

@@ -1,11 +1,13 @@
 package scheduler
 
 import (
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"inferno/backend/forward"
 	"inferno/backend/simd"
+	"inferno/batch"
 	"inferno/engine"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
@@ -186,4 +188,102 @@ func TestBatcherDeviceStepAllocs(t *testing.T) {
 			t.Errorf("row %d: on %v, mask %v, %d patches", i, r.On, r.Mask != nil, len(r.Patches))
 		}
 	}
+}
+
+// aheadDevice is a fakeDevice that takes lookahead hints
+// (engine.Lookaheader) and records, for each pass, the hint, the
+// sequences (the first block of each table) and the sampling rows.
+type aheadDevice struct {
+	*fakeDevice
+	on     bool
+	passes []rowsPass
+	set    int // fakeDevice.set at the last pass
+}
+
+type rowsPass struct {
+	on   bool
+	seqs []int32
+	rows []sampling.Row
+}
+
+func (a *aheadDevice) SetLookahead(on bool) { a.on = on }
+
+func (a *aheadDevice) Forward(b *batch.Batch) error {
+	p := rowsPass{on: a.on}
+	if a.fakeDevice.set != a.set { // a pass without SetSamples samples nothing
+		p.rows = slices.Clone(a.rows)
+		a.set = a.fakeDevice.set
+	}
+	for _, tab := range b.Tables {
+		p.seqs = append(p.seqs, tab[0])
+	}
+	a.passes = append(a.passes, p)
+	return a.fakeDevice.Forward(b)
+}
+
+// TestBatcherLookaheadRows: after every pass that let the runner queue
+// the next decode step, the next pass is that step as the runner drew it:
+// the same sequences with the same sampling rows one draw further, also
+// when some of them ended at an end-of-generation id in between (they
+// stay for the step, bjob.linger).
+func TestBatcherLookaheadRows(t *testing.T) {
+	m := tinyModel(t)
+	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Close() })
+	a := &aheadDevice{fakeDevice: &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}, on: true}
+	s, err := NewBatcher(a, Config{Parallel: 6, BatchTokens: 64, Queue: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	eog := map[int32]bool{}
+	for id := range int32(m.Config.Vocab / 16) {
+		eog[id*16] = true
+	}
+	reqs := requests(m, 6, 5)
+	for i := range reqs {
+		reqs[i].Sampling = sampling.Params{Temperature: 1, Seed: uint64(20 + i), HasSeed: true}
+		reqs[i].MaxTokens = 24
+		reqs[i].EOG = eog
+		reqs[i].IgnoreEOS = false
+	}
+	_, last := runAll(t, s, reqs)
+	stops := 0
+	for i, ev := range last {
+		if ev.Err != nil {
+			t.Fatalf("request %d: %v", i, ev.Err)
+		}
+		if ev.Finish == engine.FinishStop {
+			stops++
+		}
+	}
+	if stops == 0 || stops == len(reqs) {
+		t.Fatalf("%d of %d requests ended at an end-of-generation id: the run does not mix both ends", stops, len(reqs))
+	}
+	on := 0
+	for k, p := range a.passes[:len(a.passes)-1] {
+		if !p.on {
+			continue
+		}
+		on++
+		q := a.passes[k+1]
+		if !slices.Equal(p.seqs, q.seqs) || len(p.rows) != len(q.rows) {
+			t.Errorf("pass %d queued the next step, pass %d runs sequences %v with %d rows (want %v, %d)", k, k+1, q.seqs, len(q.rows), p.seqs, len(p.rows))
+			continue
+		}
+		for i, r := range p.rows {
+			w := r
+			w.Index++
+			if !r.On || q.rows[i].Index != w.Index || q.rows[i].Seed != w.Seed || q.rows[i].Params.Temperature != w.Params.Temperature || !q.rows[i].On {
+				t.Errorf("pass %d, row %d: %+v, then %+v (want the same row, one draw further)", k, i, r, q.rows[i])
+			}
+		}
+	}
+	if on == 0 {
+		t.Error("no pass let the runner queue the next step")
+	}
+	t.Logf("%d passes, %d with the lookahead on; %d requests stopped at an end-of-generation id", len(a.passes), on, stops)
 }

@@ -165,7 +165,7 @@ for stage in "$@"; do
 		grep -E "wrote|kernels:|tok/s|FAIL|panic|rror" "$OUT/cubin90.log"
 		;;
 	model)
-		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestGolden|TestTranscript|TestLongContext|TestMemoryFreed' >"$OUT/model.log" 2>&1
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestGolden|TestTranscript|TestLongContext|TestLongPrompt|TestMemoryFreed' >"$OUT/model.log" 2>&1
 		echo "model: exit $?"
 		;;
 	bench)

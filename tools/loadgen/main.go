@@ -11,7 +11,11 @@
 // server's prefix cache then holds them after the first run), runs with
 // different seeds new ones. Generated tokens are counted from the
 // usage of the final chunk; the latency between tokens is the time
-// between content chunks of a stream, after the first. With -json-schema
+// between content chunks of a stream, after the first (a server sends a
+// chunk when a token completes some text: a tokenizer's partial
+// characters, or a synthetic model's tokens without text, make chunks
+// of several tokens), and the time per output token a stream's time
+// from its first chunk to its end over its other tokens. With -json-schema
 // every request constrains its reply to the schema in that file (the
 // request's json_schema field): with ignore_eos the reply still ends when
 // the schema's document is complete, so a schema whose documents run past
@@ -61,6 +65,7 @@ type options struct {
 type result struct {
 	tokens int
 	ttft   time.Duration
+	tpot   time.Duration // after the first chunk, the stream's time over its other tokens (0 for one token)
 	gaps   []time.Duration
 	err    error
 }
@@ -167,7 +172,7 @@ func run(ctx context.Context, o options) error {
 	wg.Wait()
 	wall := time.Since(start)
 	tokens, failed := 0, 0
-	var gaps, ttfts []time.Duration
+	var gaps, ttfts, tpots []time.Duration
 	var firstErr error
 	for _, r := range all {
 		if r.err != nil {
@@ -180,6 +185,9 @@ func run(ctx context.Context, o options) error {
 		tokens += r.tokens
 		gaps = append(gaps, r.gaps...)
 		ttfts = append(ttfts, r.ttft)
+		if r.tokens > 1 {
+			tpots = append(tpots, r.tpot)
+		}
 	}
 	if firstErr != nil {
 		return fmt.Errorf("%d of %d requests failed, the first: %w", failed, len(all), firstErr)
@@ -192,6 +200,7 @@ func run(ctx context.Context, o options) error {
 		o.clients, len(all), o.prompt, o.maxTokens, o.temperature, o.topP, o.topK, o.minP, o.schema != nil)
 	fmt.Printf("generated %d tokens in %.2f s: %.1f tok/s\n", tokens, wall.Seconds(), float64(tokens)/wall.Seconds())
 	fmt.Printf("inter-token latency: mean %.2f ms, p50 %.2f ms, p99 %.2f ms\n", ms(mean(gaps)), ms(pct(gaps, 50)), ms(pct(gaps, 99)))
+	fmt.Printf("time per output token: mean %.2f ms, p50 %.2f ms, p99 %.2f ms\n", ms(mean(tpots)), ms(pct(tpots, 50)), ms(pct(tpots, 99)))
 	fmt.Printf("time to first token: mean %.1f ms, p50 %.1f ms, p99 %.1f ms\n", ms(mean(ttfts)), ms(pct(ttfts, 50)), ms(pct(ttfts, 99)))
 	return nil
 }
@@ -278,6 +287,9 @@ func request(ctx context.Context, o options, rng *rand.Rand) result {
 	}
 	if r.tokens == 0 {
 		return result{err: errors.New("the stream reported no usage")}
+	}
+	if r.tokens > 1 && !last.IsZero() {
+		r.tpot = time.Since(start.Add(r.ttft)) / time.Duration(r.tokens-1)
 	}
 	return r
 }
