@@ -13,9 +13,11 @@
 // usage of the final chunk; the latency between tokens is the time
 // between content chunks of a stream, after the first (a server sends a
 // chunk when a token completes some text: a tokenizer's partial
-// characters, or a synthetic model's tokens without text, make chunks
-// of several tokens), and the time per output token a stream's time
-// from its first chunk to its end over its other tokens. With -json-schema
+// characters make chunks of several tokens, and a synthetic model's
+// byte-level vocabulary, whose tokens mostly carry none, makes these
+// latencies meaningless: synthesize with --vocab-from), and the time per
+// output token a stream's time from its first chunk to its end over its
+// other tokens. With -json-schema
 // every request constrains its reply to the schema in that file (the
 // request's json_schema field): with ignore_eos the reply still ends when
 // the schema's document is complete, so a schema whose documents run past
