@@ -390,11 +390,7 @@ func (s *Batcher) loop() {
 			s.mu.Unlock()
 			return
 		}
-		n := len(s.running)
 		s.dropCancelled()
-		if len(s.running) != n {
-			s.ahead = false
-		}
 		// Requests that came while the runner may have queued the next
 		// step join the pass after it.
 		if !s.ahead {
@@ -435,12 +431,14 @@ func (s *Batcher) setLookahead() {
 	}
 }
 
-// dropCancelled ends the running requests whose context is done. The
-// caller holds s.mu.
+// dropCancelled ends the running requests whose context is done (a
+// lingering one stays for its step). The batch then differs from a step
+// the runner may have queued. The caller holds s.mu.
 func (s *Batcher) dropCancelled() {
 	s.running = slices.DeleteFunc(s.running, func(j *bjob) bool {
 		if err := j.ctx.Err(); err != nil && !j.linger {
 			s.end(j, Event{Err: err})
+			s.ahead = false
 			return true
 		}
 		return false
@@ -685,7 +683,7 @@ func (s *Batcher) run() {
 			j.stream.push(ev, false)
 			continue
 		}
-		if ahead && !j.seq.Constrained() && (len(j.kv.Table())*s.kv.BlockSize() > j.seq.Len()) {
+		if ahead && !j.seq.Constrained() && len(j.kv.Table())*s.kv.BlockSize() > j.seq.Len() {
 			s.lingerFor(j, ev, st.Token.ID)
 			continue
 		}

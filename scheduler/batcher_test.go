@@ -62,12 +62,25 @@ func solo(t *testing.T, m *qwen3.Model, req engine.Request) []int32 {
 
 func newBatcher(t *testing.T, m *qwen3.Model, blocks, parallel, batchTokens int, prefix bool) *Batcher {
 	t.Helper()
-	br, err := forward.NewBatched(m, simd.New(), 128, blocks, 16, kvcache.F16)
+	return startBatcher(t, cpuBatched(t, m, 128, blocks, 16), Config{Parallel: parallel, BatchTokens: batchTokens, Queue: 64, PrefixCache: prefix})
+}
+
+// cpuBatched returns a CPU batch runner of m (maxLen positions a
+// sequence, a pool of blocks blocks of bs), closed when the test ends.
+func cpuBatched(t *testing.T, m *qwen3.Model, maxLen, blocks, bs int) *forward.Batched {
+	t.Helper()
+	br, err := forward.NewBatched(m, simd.New(), maxLen, blocks, bs, kvcache.F16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { br.Close() })
-	s, err := NewBatcher(br, Config{Parallel: parallel, BatchTokens: batchTokens, Queue: 64, PrefixCache: prefix})
+	return br
+}
+
+// startBatcher returns a Batcher over r, closed when the test ends.
+func startBatcher(t *testing.T, r engine.BatchRunner, cfg Config) *Batcher {
+	t.Helper()
+	s, err := NewBatcher(r, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,17 +344,8 @@ func (a *aheadRunner) Forward(b *batch.Batch) error {
 // still the request's alone.
 func TestBatcherLookaheadHint(t *testing.T) {
 	m := tinyModel(t)
-	br, err := forward.NewBatched(m, simd.New(), 128, 200, 4, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { br.Close() })
-	a := &aheadRunner{BatchRunner: br, on: true}
-	s, err := NewBatcher(a, Config{Parallel: 8, BatchTokens: 64, Queue: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	a := &aheadRunner{BatchRunner: cpuBatched(t, m, 128, 200, 4), on: true}
+	s := startBatcher(t, a, Config{Parallel: 8, BatchTokens: 64, Queue: 64})
 	reqs := requests(m, 9, 2)
 	// Three end at an end-of-generation id of their transcript, which
 	// the scheduler cannot see coming: each stays for the step the runner

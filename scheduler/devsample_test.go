@@ -5,11 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"inferno/backend/forward"
-	"inferno/backend/simd"
 	"inferno/batch"
 	"inferno/engine"
-	"inferno/kvcache"
 	"inferno/model/qwen3"
 	"inferno/sampling"
 )
@@ -67,18 +64,8 @@ func (f *fakeDevice) Sampled(i int) (sampling.Token, error) {
 // when the test ends.
 func newFakeDevice(t *testing.T, m *qwen3.Model, maxLen int, cfg Config) (*fakeDevice, *Batcher) {
 	t.Helper()
-	br, err := forward.NewBatched(m, simd.New(), maxLen, 64, 16, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { br.Close() })
-	f := &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}
-	s, err := NewBatcher(f, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return f, s
+	f := &fakeDevice{BatchRunner: cpuBatched(t, m, maxLen, 64, 16), index: map[uint64][]int{}, patches: map[uint64]int{}}
+	return f, startBatcher(t, f, cfg)
 }
 
 // TestBatcherDeviceSampler: sampled requests go to a DeviceSampler runner
@@ -228,17 +215,8 @@ func (a *aheadDevice) Forward(b *batch.Batch) error {
 // stay for the step, bjob.linger).
 func TestBatcherLookaheadRows(t *testing.T) {
 	m := tinyModel(t)
-	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { br.Close() })
-	a := &aheadDevice{fakeDevice: &fakeDevice{BatchRunner: br, index: map[uint64][]int{}, patches: map[uint64]int{}}, on: true}
-	s, err := NewBatcher(a, Config{Parallel: 6, BatchTokens: 64, Queue: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	a := &aheadDevice{fakeDevice: &fakeDevice{BatchRunner: cpuBatched(t, m, 128, 64, 16), index: map[uint64][]int{}, patches: map[uint64]int{}}, on: true}
+	s := startBatcher(t, a, Config{Parallel: 6, BatchTokens: 64, Queue: 16})
 	eog := map[int32]bool{}
 	for id := range int32(m.Config.Vocab / 16) {
 		eog[id*16] = true

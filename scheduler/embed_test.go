@@ -59,17 +59,8 @@ func soloEmbedding(t *testing.T, m *qwen3.Model, prompt []int32) []float32 {
 // bit, while every chat request gives its transcript run alone.
 func TestBatcherEmbeddingsWithChat(t *testing.T) {
 	m := tinyModel(t)
-	br, err := forward.NewBatched(m, simd.New(), 128, 64, 16, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { br.Close() })
-	r := &mixedRunner{Batched: br}
-	s, err := NewBatcher(r, Config{Parallel: 8, BatchTokens: 48, Queue: 64, PrefixCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	r := &mixedRunner{Batched: cpuBatched(t, m, 128, 64, 16)}
+	s := startBatcher(t, r, Config{Parallel: 8, BatchTokens: 48, Queue: 64, PrefixCache: true})
 	chat := requests(m, 6, 3)
 	rng := rand.New(rand.NewPCG(5, 1))
 	var reqs []engine.Request

@@ -329,18 +329,10 @@ func TestHalfModel(t *testing.T) {
 			const steps = 16
 			r := gpuSingle(t, mq, Options{MaxLen: len(prompt) + steps + 1})
 			c := cpuRunner(t, mf, len(prompt)+steps+1)
-			next := prompt
 			var worst float64
 			flips := 0
-			for step := range steps {
-				if err := c.Forward(next); err != nil {
-					t.Fatal(err)
-				}
-				if err := r.Forward(next); err != nil {
-					t.Fatal(err)
-				}
-				cl, _ := c.Logits()
-				e := relL2(logits(t, r), cl)
+			lockstep(t, r, c, prompt, steps, func(step int, gl, cl []float32) {
+				e := relL2(gl, cl)
 				worst = max(worst, e)
 				if e > tol || math.IsNaN(e) {
 					t.Errorf("step %d: logits relative L2 %.3g vs the CPU on the same weights (want <= %.0e)", step, e, tol)
@@ -354,8 +346,7 @@ func TestHalfModel(t *testing.T) {
 						t.Errorf("step %d: greedy %d, the CPU's %d by a logit gap of %.3g", step, gt, ct, gap)
 					}
 				}
-				next = []int32{ct}
-			}
+			})
 			t.Logf("%s: %d steps (150-token prompt, then decode): worst logits relative L2 vs the CPU %.3g; greedy differs at %d steps", name, steps, worst, flips)
 			if tol == 2e-3 {
 				batchEqualsAloneTol(t, mq, 8, 16, 2e-3)

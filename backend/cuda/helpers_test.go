@@ -283,6 +283,32 @@ func (p *parScalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 // cpuRunner returns the CPU reference of m (scalar math, rows in
 // parallel): one sequence of up to maxLen positions with a float32 KV
 // cache, a batch of one in one block.
+// lockstep runs prompt on the GPU sequence r and the CPU sequence c, then
+// steps-1 decode steps of the CPU's greedy token on both, and calls each
+// after every step with the two sequences' logits (the GPU's a copy).
+func lockstep(t *testing.T, r, c *engine.Single, prompt []int32, steps int, each func(step int, gl, cl []float32)) {
+	t.Helper()
+	next := prompt
+	for step := range steps {
+		if err := c.Forward(next); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Forward(next); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := c.Logits()
+		if err != nil {
+			t.Fatal(err)
+		}
+		each(step, logits(t, r), cl)
+		ct, err := c.Greedy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = []int32{ct}
+	}
+}
+
 func cpuRunner(t testing.TB, m *qwen3.Model, maxLen int) *engine.Single {
 	t.Helper()
 	br, err := forward.NewBatched(m, newParScalar(), maxLen, 1, maxLen, kvcache.F32)
