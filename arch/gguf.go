@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // ReadConfig reads the hyperparameters llama.cpp's GGUF files keep under
@@ -165,7 +165,7 @@ func readFreqFactors(f *gguf.File, name string, c *Config) error {
 		return fmt.Errorf("%s: tensor %q: type %s is not supported", name, ropeFreqs, t.Type)
 	}
 	c.Rope.FreqFactors = make([]float32, n)
-	if err := quant.DequantizeRow(c.Rope.FreqFactors, t.Data, t.Type, n); err != nil {
+	if err := numfmt.DequantizeRow(c.Rope.FreqFactors, t.Data, t.Type, n); err != nil {
 		return fmt.Errorf("%s: tensor %q: %w", name, ropeFreqs, err)
 	}
 	c.Rope.Scaling = ScaleLlama3
@@ -289,7 +289,7 @@ func (l *loader) vector(r Role, layer int) []float32 {
 		return nil
 	}
 	v := make([]float32, n)
-	if err := quant.DequantizeRow(v, t.Data, t.Type, n); err != nil {
+	if err := numfmt.DequantizeRow(v, t.Data, t.Type, n); err != nil {
 		l.err = fmt.Errorf("%s: tensor %q: %w", l.c.Arch, name, err)
 	}
 	return v

@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // Weight is a 2-D weight matrix in its file encoding: Rows rows of Cols
 // values each, row-major, as GGUF stores a tensor of shape (Cols, Rows).
-// Type is any type package quant knows (quant.FormatOf), and Cols a
+// Type is any type package numfmt knows (numfmt.FormatOf), and Cols a
 // multiple of its block size; each backend says which types it computes
 // with. A stack of experts' matrices is one Weight of experts x rows rows.
 type Weight struct {
@@ -33,10 +33,10 @@ func (w *Weight) Row(r int) []byte {
 }
 
 // SupportedType reports whether weights of type t can be loaded: package
-// quant knows its format (quant.FormatOf). Whether a backend computes with
+// quant knows its format (numfmt.FormatOf). Whether a backend computes with
 // it is the backend's to say.
 func SupportedType(t gguf.TensorType) bool {
-	_, ok := quant.FormatOf(t)
+	_, ok := numfmt.FormatOf(t)
 	return ok
 }
 
@@ -50,7 +50,7 @@ func NewWeight(t *gguf.TensorInfo, rows, cols int) (*Weight, error) {
 // newWeight is NewWeight for experts stacked matrices of rows x cols
 // (shape (cols, rows, experts)); experts 1 is a plain matrix.
 func newWeight(t *gguf.TensorInfo, rows, cols, experts int) (*Weight, error) {
-	f, ok := quant.FormatOf(t.Type)
+	f, ok := numfmt.FormatOf(t.Type)
 	if !ok {
 		return nil, fmt.Errorf("tensor %q: type %s is not supported", t.Name, t.Type)
 	}
@@ -124,7 +124,7 @@ func (w *Weights) Matrices() []*Weight {
 
 // ComputeMatrices returns the matrices a backend multiplies with: all of
 // Matrices but the embedding, which is only read row by row (dequantized
-// with package quant), unless it is also the output head.
+// with package numfmt), unless it is also the output head.
 func (w *Weights) ComputeMatrices() []*Weight {
 	ws := w.Matrices()
 	if w.Output != w.Embed {

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"inferno/engine"
 	"io"
 	"sort"
 	"strings"
@@ -17,27 +18,20 @@ import (
 // layers' attn_q.weight add up together).
 type Tracer struct {
 	Ops
-	stats map[string]*OpStats
+	stats map[string]*engine.OpStats
 	names map[*Weight]string // "MatMul " + role, built once per weight
-}
-
-// OpStats are the totals of one operation.
-type OpStats struct {
-	Name  string
-	Calls int
-	Total time.Duration
 }
 
 // NewTracer returns a tracing wrapper around ops.
 func NewTracer(ops Ops) *Tracer {
-	return &Tracer{Ops: ops, stats: map[string]*OpStats{}, names: map[*Weight]string{}}
+	return &Tracer{Ops: ops, stats: map[string]*engine.OpStats{}, names: map[*Weight]string{}}
 }
 
 func (t *Tracer) add(name string, start time.Time) {
 	d := time.Since(start)
 	s := t.stats[name]
 	if s == nil {
-		s = &OpStats{Name: name}
+		s = &engine.OpStats{Name: name}
 		t.stats[name] = s
 	}
 	s.Calls++
@@ -115,8 +109,8 @@ func (t *Tracer) Close() {
 }
 
 // Stats returns the totals, largest total time first.
-func (t *Tracer) Stats() []OpStats {
-	var s []OpStats
+func (t *Tracer) Stats() []engine.OpStats {
+	var s []engine.OpStats
 	for _, v := range t.stats {
 		s = append(s, *v)
 	}
@@ -128,7 +122,7 @@ func (t *Tracer) Stats() []OpStats {
 
 // WriteTraceTable writes stats as an aligned table: calls, total and mean
 // time, and share of the whole.
-func WriteTraceTable(w io.Writer, stats []OpStats) error {
+func WriteTraceTable(w io.Writer, stats []engine.OpStats) error {
 	var all time.Duration
 	for _, s := range stats {
 		all += s.Total

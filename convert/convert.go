@@ -34,8 +34,8 @@ import (
 	"time"
 
 	"inferno/gguf"
+	"inferno/numfmt"
 	"inferno/outfile"
-	"inferno/quant"
 )
 
 // Options choose what Convert writes.
@@ -353,7 +353,7 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 		switch {
 		case len(o.shape) <= 1 || isNorm(s.gguf) || isRouter(s.gguf):
 			o.typ = gguf.TensorF32
-		case typ == gguf.TensorQ8_0 && o.shape[0]%quant.QK8_0 != 0:
+		case typ == gguf.TensorQ8_0 && o.shape[0]%numfmt.QK8_0 != 0:
 			o.typ = gguf.TensorF16
 		}
 		o.size, _ = o.typ.RowBytes(uint64(t.Elements()))
@@ -490,7 +490,7 @@ func newConverter(workers int) *converter {
 // run writes src's data encoded as dst to w. The values are the same as
 // llama.cpp's converter writes: F32 and F16 sources kept as they are when
 // the type does not change, otherwise decoded to float32 and encoded with
-// package quant (round to nearest even for F16 and BF16, ggml's reference
+// package numfmt (round to nearest even for F16 and BF16, ggml's reference
 // rounding for Q8_0). After each chunk, done is called with the source
 // bytes converted so far, and progress. With heads > 0, src is a matrix
 // whose rows are written permuted (permuteRow).
@@ -570,7 +570,7 @@ func (c *converter) runPermuted(ctx context.Context, w io.Writer, src *Tensor, h
 func (c *converter) chunk(data []byte, st, dst gguf.TensorType, m int) error {
 	parts := c.workers
 	per := (m + parts - 1) / parts
-	per = (per + quant.QK8_0 - 1) / quant.QK8_0 * quant.QK8_0
+	per = (per + numfmt.QK8_0 - 1) / numfmt.QK8_0 * numfmt.QK8_0
 	var wg sync.WaitGroup
 	errs := make([]error, parts)
 	for i := range parts {
@@ -582,13 +582,13 @@ func (c *converter) chunk(data []byte, st, dst gguf.TensorType, m int) error {
 		go func() {
 			defer wg.Done()
 			ss := st.BlockBytes()
-			if err := quant.DequantizeRow(c.vals[a:b], data[a*ss:b*ss], st, b-a); err != nil {
+			if err := numfmt.DequantizeRow(c.vals[a:b], data[a*ss:b*ss], st, b-a); err != nil {
 				errs[i] = err
 				return
 			}
 			lo, _ := dst.RowBytes(uint64(a))
 			hi, _ := dst.RowBytes(uint64(b))
-			if _, err := quant.QuantizeRow(c.out[lo:lo:hi], c.vals[a:b], dst); err != nil {
+			if _, err := numfmt.QuantizeRow(c.out[lo:lo:hi], c.vals[a:b], dst); err != nil {
 				errs[i] = err
 			}
 			if dst == gguf.TensorF16 {

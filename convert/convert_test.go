@@ -14,15 +14,15 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // convertTo converts the checkpoint folder dir to a GGUF of type typ in a
@@ -46,7 +46,7 @@ func convertWith(t testing.TB, dir string, opts convert.Options) string {
 // position's logits.
 func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 	t.Helper()
-	r := forwardtest.Single(t, m, cpu.NewScalar(), 0, kvcache.F32)
+	r := forwardtest.Single(t, m, scalar.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	if err := r.Forward(ids); err != nil {
 		t.Fatal(err)
@@ -89,10 +89,10 @@ func TestGoldenRoundTrip(t *testing.T) {
 	}
 	for _, ti := range golden.Tensors {
 		vals := make([]float32, ti.Elements())
-		if err := quant.DequantizeRow(vals, ti.Data, ti.Type, len(vals)); err != nil {
+		if err := numfmt.DequantizeRow(vals, ti.Data, ti.Type, len(vals)); err != nil {
 			t.Fatal(err)
 		}
-		data, _ := quant.QuantizeRow(nil, vals, gguf.TensorF32)
+		data, _ := numfmt.QuantizeRow(nil, vals, gguf.TensorF32)
 		if err := w.AddTensor(ti.Name, gguf.TensorF32, ti.Shape, data); err != nil {
 			t.Fatal(err)
 		}
@@ -402,7 +402,7 @@ func TestTiedAndUntied(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: untied checkpoint: no output.weight", typ)
 		}
-		want, _ := quant.QuantizeRow(nil, head, typ)
+		want, _ := numfmt.QuantizeRow(nil, head, typ)
 		if out.Type != typ || !reflect.DeepEqual(out.Shape, []uint64{uint64(emb.Shape[1]), uint64(emb.Shape[0])}) || !bytes.Equal(out.Data, want) {
 			t.Errorf("%s: output.weight is %s %v, or its data is not lm_head's", typ, out.Type, out.Shape)
 		}
@@ -449,7 +449,7 @@ func TestSourceTypes(t *testing.T) {
 					if string(src) == wantType.String() {
 						want = st.Data
 					} else {
-						want, _ = quant.QuantizeRow(nil, decode(t, st), wantType)
+						want, _ = numfmt.QuantizeRow(nil, decode(t, st), wantType)
 					}
 					if ti.Type != wantType || !bytes.Equal(ti.Data, want) {
 						t.Errorf("%s: %s, want %s with the source's values", ti.Name, ti.Type, wantType)

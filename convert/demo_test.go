@@ -17,8 +17,8 @@ import (
 	"slices"
 	"testing"
 
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/convert"
 	"inferno/engine"
@@ -106,7 +106,7 @@ func TestDemoF32(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	r := forwardtest.Single(t, m.Arch, cpu.NewScalar(), 0, kvcache.F32)
+	r := forwardtest.Single(t, m.Arch, scalar.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	same := 0
 	for _, name := range slices.Sorted(maps.Keys(ref)) {

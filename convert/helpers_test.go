@@ -17,7 +17,7 @@ import (
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 const (
@@ -117,9 +117,9 @@ func encode(vals []float32, dtype convert.DType) []byte {
 		case convert.F32:
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
 		case convert.F16:
-			b = binary.LittleEndian.AppendUint16(b, quant.F32ToF16(v))
+			b = binary.LittleEndian.AppendUint16(b, numfmt.F32ToF16(v))
 		case convert.BF16:
-			b = binary.LittleEndian.AppendUint16(b, quant.F32ToBF16(v))
+			b = binary.LittleEndian.AppendUint16(b, numfmt.F32ToBF16(v))
 		}
 	}
 	return b
@@ -130,7 +130,7 @@ func decode(t testing.TB, ten *convert.Tensor) []float32 {
 	t.Helper()
 	typ := map[convert.DType]gguf.TensorType{convert.F32: gguf.TensorF32, convert.F16: gguf.TensorF16, convert.BF16: gguf.TensorBF16}[ten.DType]
 	vals := make([]float32, ten.Elements())
-	if err := quant.DequantizeRow(vals, ten.Data, typ, len(vals)); err != nil {
+	if err := numfmt.DequantizeRow(vals, ten.Data, typ, len(vals)); err != nil {
 		t.Fatal(err)
 	}
 	return vals
@@ -217,7 +217,7 @@ func goldenCheckpoint(t testing.TB, dtype convert.DType) *checkpoint {
 	for _, ti := range f.Tensors {
 		n := int(ti.Elements())
 		vals := make([]float32, n)
-		if err := quant.DequantizeRow(vals, ti.Data, ti.Type, n); err != nil {
+		if err := numfmt.DequantizeRow(vals, ti.Data, ti.Type, n); err != nil {
 			t.Fatal(err)
 		}
 		shape := make([]int64, len(ti.Shape))

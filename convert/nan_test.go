@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // TestF16NaN checks F16 encoding of NaN against numpy's float32 to float16
@@ -21,11 +21,11 @@ func TestF16NaN(t *testing.T) {
 		{0x7f802000, 0x7c01}, // signalling NaN, payload 1 in the kept bits
 		{0xff80a000, 0xfc05},
 		{0x7fffffff, 0x7fff},
-		{0x3f800000, 0x3c00}, // 1: not a NaN, left to quant.F32ToF16
+		{0x3f800000, 0x3c00}, // 1: not a NaN, left to numfmt.F32ToF16
 		{0x7f800000, 0x7c00}, // +Inf
 	} {
 		v := []float32{math.Float32frombits(tc.in)}
-		out, err := quant.QuantizeRow(nil, v, gguf.TensorF16)
+		out, err := numfmt.QuantizeRow(nil, v, gguf.TensorF16)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,9 +8,15 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"inferno/backend"
 )
+
+// OpStats are the totals of one operation of a traced forward pass
+// (backend.Tracer on the CPU, the CUDA backend's kernel timings).
+type OpStats struct {
+	Name  string
+	Calls int
+	Total time.Duration
+}
 
 // A Runner runs a model for one sequence on some backend (CPU or GPU),
 // keeping that sequence's KV cache.
@@ -65,14 +71,14 @@ type Lookaheader interface {
 // kernels). It returns the operations with their calls and time per
 // step, largest total first, and the whole step's time in microseconds.
 type Profiler interface {
-	Profile(reps int) (ops []backend.OpStats, stepMicros float64, err error)
+	Profile(reps int) (ops []OpStats, stepMicros float64, err error)
 }
 
 // BatchProfiler is a batched runner that profiles a decode step of a
 // batch of B tokens (the CUDA runner): the last Forward must have been
 // one of that bucket.
 type BatchProfiler interface {
-	Profile(B, reps int) ([]backend.OpStats, float64, error)
+	Profile(B, reps int) ([]OpStats, float64, error)
 }
 
 // PromptProfiler is implemented by runners that time every kernel of the
@@ -81,7 +87,7 @@ type BatchProfiler interface {
 // first, the passes' total time in microseconds, their number and their
 // tokens.
 type PromptProfiler interface {
-	PromptProfile() (ops []backend.OpStats, micros float64, passes, tokens int, err error)
+	PromptProfile() (ops []OpStats, micros float64, passes, tokens int, err error)
 }
 
 // Options control one generation.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"inferno/backend"
 	"inferno/batch"
 	"inferno/sampling"
 )
@@ -179,7 +178,7 @@ func (p *Single) Sampled(i int) (sampling.Token, error) {
 
 // Profile times the last decode step, replayed reps times, per operation
 // (Profiler): the last Forward must have been one decode token.
-func (p *Single) Profile(reps int) ([]backend.OpStats, float64, error) {
+func (p *Single) Profile(reps int) ([]OpStats, float64, error) {
 	bp, ok := p.br.(BatchProfiler)
 	if !ok {
 		return nil, 0, fmt.Errorf("engine: the %s backend does not profile a step", p.br.Backend())
@@ -189,7 +188,7 @@ func (p *Single) Profile(reps int) ([]backend.OpStats, float64, error) {
 
 // PromptProfile returns the batched runner's times of the prompt passes
 // (PromptProfiler), when it keeps them.
-func (p *Single) PromptProfile() ([]backend.OpStats, float64, int, int, error) {
+func (p *Single) PromptProfile() ([]OpStats, float64, int, int, error) {
 	pp, ok := p.br.(PromptProfiler)
 	if !ok {
 		return nil, 0, 0, 0, fmt.Errorf("engine: the %s backend does not time its prompt passes", p.br.Backend())

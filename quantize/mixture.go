@@ -7,7 +7,7 @@
 // type with a smaller block when a row does not hold a whole number of
 // blocks. Types ports those rules from llama.cpp's src/llama-quant.cpp
 // (llama_tensor_get_type and its helpers) for the dense Qwen3
-// architecture; the blocks themselves are encoded by package quant with
+// architecture; the blocks themselves are encoded by package numfmt with
 // ggml's rounding, so without an importance matrix the tensor data is
 // byte for byte what llama-quantize writes for the same input and mixture
 // (quantize/testdata/compare.sh checks it against a llama.cpp build, and

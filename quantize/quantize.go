@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"inferno/gguf"
+	"inferno/numfmt"
 	"inferno/outfile"
-	"inferno/quant"
 )
 
 // Options choose what Quantize writes.
@@ -280,10 +280,10 @@ func convert(dst, src []byte, from, to gguf.TensorType, n int) ([]byte, error) {
 	}
 	vals := (*bp)[:n]
 	defer floatPool.Put(bp)
-	if err := quant.DequantizeRow(vals, src, from, n); err != nil {
+	if err := numfmt.DequantizeRow(vals, src, from, n); err != nil {
 		return nil, err
 	}
-	return quant.QuantizeRow(dst, vals, to)
+	return numfmt.QuantizeRow(dst, vals, to)
 }
 
 // nonFinite returns the index of the first NaN or infinity among the
@@ -370,7 +370,7 @@ func checkInput(f *gguf.File) (Model, error) {
 	return m, nil
 }
 
-// checkEncoders checks that package quant can write every type planned,
+// checkEncoders checks that package numfmt can write every type planned,
 // so that a missing encoder fails before anything is written.
 func checkEncoders(types []gguf.TensorType) error {
 	seen := map[gguf.TensorType]bool{}
@@ -379,7 +379,7 @@ func checkEncoders(types []gguf.TensorType) error {
 			continue
 		}
 		seen[t] = true
-		if _, err := quant.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
+		if _, err := numfmt.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
 			return fmt.Errorf("writing %s: %w", t, err)
 		}
 	}

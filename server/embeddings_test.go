@@ -16,8 +16,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/backend/scalar"
 	"inferno/batch"
 	"inferno/engine"
 	"inferno/kvcache"
@@ -37,7 +37,7 @@ func newEmbedServer(t *testing.T, parallel, ctx int) *embedServer {
 	t.Helper()
 	m := tinyModel(t)
 	const bs = 16
-	r, err := forward.NewBatched(m.Arch, cpu.NewScalar(), ctx, parallel*((ctx+bs-1)/bs), bs, kvcache.F32)
+	r, err := forward.NewBatched(m.Arch, scalar.NewScalar(), ctx, parallel*((ctx+bs-1)/bs), bs, kvcache.F32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func newEmbedServer(t *testing.T, parallel, ctx int) *embedServer {
 func alone(t *testing.T, ids []int32) []float32 {
 	t.Helper()
 	m := tinyModel(t)
-	r, err := forward.NewBatched(m.Arch, cpu.NewScalar(), 512, 32, 16, kvcache.F32)
+	r, err := forward.NewBatched(m.Arch, scalar.NewScalar(), 512, 32, 16, kvcache.F32)
 	if err != nil {
 		t.Fatal(err)
 	}

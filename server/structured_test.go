@@ -27,7 +27,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"inferno/chat"
-	"inferno/runner"
+	"inferno/placement"
 	"inferno/scheduler"
 )
 
@@ -40,11 +40,11 @@ func modelServer(t testing.TB) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := runner.Open(m, runner.Config{Backend: "pool", Threads: 2, Context: 2048})
+	b, err := placement.Open(m, placement.Config{Backend: "pool", Threads: 2, Context: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := b.NewBatchRunner(runner.BatchConfig{Sequences: samples})
+	br, err := b.NewBatchRunner(placement.BatchConfig{Sequences: samples})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/llama"
@@ -66,7 +66,7 @@ func TestArchLoads(t *testing.T) {
 			if typ := m.Tensors().Layers[0].Matrix(arch.RoleQ).Type; typ != gguf.TensorQ8_0 {
 				t.Errorf("attn_q is %s", typ)
 			}
-			r := forwardtest.Single(t, m, cpu.NewScalar(), 64, kvcache.F32)
+			r := forwardtest.Single(t, m, scalar.NewScalar(), 64, kvcache.F32)
 			defer r.Close()
 			if err := r.Forward([]int32{1, 2, 3, 4}); err != nil {
 				t.Fatal(err)

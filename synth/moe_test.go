@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/qwen3moe"
@@ -62,7 +62,7 @@ func TestMoELoads(t *testing.T) {
 					t.Errorf("ffn_up_exps is %s, want Q4_K", typ)
 				}
 			}
-			r := forwardtest.Single(t, m, cpu.NewScalar(), 64, kvcache.F32)
+			r := forwardtest.Single(t, m, scalar.NewScalar(), 64, kvcache.F32)
 			defer r.Close()
 			if err := r.Forward([]int32{1, 2, 3, 4}); err != nil {
 				t.Fatal(err)

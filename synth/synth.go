@@ -40,7 +40,7 @@ import (
 
 	"inferno/arch"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 	"inferno/quantize"
 )
 
@@ -396,7 +396,7 @@ func plan(p Preset, sp []spec, m quantize.Mixture, pure bool) ([]gguf.TensorType
 		return nil, fmt.Errorf("synth: %w", err)
 	}
 	for _, t := range pl.Types {
-		if _, err := quant.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
+		if _, err := numfmt.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
 			return nil, fmt.Errorf("synth: writing %s: %w", t, err)
 		}
 	}
@@ -584,12 +584,12 @@ func normData(s spec, src *rand.PCG) []byte {
 // q8Rows draws rows of int8 Q8_0 values directly: uniform q in [-127,
 // 127] has std 127/sqrt(3), so the scale is d = std*sqrt(3)/127.
 func q8Rows(s spec, n int, src *rand.PCG) []byte {
-	d := quant.F32ToF16(float32(s.std * math.Sqrt(3) / 127))
-	data := make([]byte, n/quant.QK8_0*quant.BlockQ8_0Bytes)
-	for b := 0; b < len(data); b += quant.BlockQ8_0Bytes {
+	d := numfmt.F32ToF16(float32(s.std * math.Sqrt(3) / 127))
+	data := make([]byte, n/numfmt.QK8_0*numfmt.BlockQ8_0Bytes)
+	for b := 0; b < len(data); b += numfmt.BlockQ8_0Bytes {
 		binary.LittleEndian.PutUint16(data[b:], d)
-		q := data[b+2 : b+quant.BlockQ8_0Bytes]
-		for j := 0; j < quant.QK8_0; j += 8 {
+		q := data[b+2 : b+numfmt.BlockQ8_0Bytes]
+		for j := 0; j < numfmt.QK8_0; j += 8 {
 			u := src.Uint64()
 			for k := range 8 {
 				q[j+k] = byte(int8(int((u>>(8*k))&0xff)%255 - 127))
@@ -634,7 +634,7 @@ func (g *writer) direct(o *quantize.Ordered) error {
 					job = func(dst []byte) ([]byte, error) { return append(dst, data...), nil }
 				} else {
 					vals := floatRows(s, n, src)
-					job = func(dst []byte) ([]byte, error) { return quant.QuantizeRow(dst, vals, typ) }
+					job = func(dst []byte) ([]byte, error) { return numfmt.QuantizeRow(dst, vals, typ) }
 				}
 				if err := o.Submit(job, nil); err != nil {
 					return err
@@ -716,7 +716,7 @@ func (g *writer) banked(ctx context.Context, o *quantize.Ordered, size, workers 
 				for j := jb.j0; j < jb.j1; j++ {
 					src := newPCG(splitmix64(bankSeed + uint64(j)))
 					var err error
-					if out, err = quant.QuantizeRow(out, floatRows(s, jb.k.cols, src), jb.k.typ); err != nil {
+					if out, err = numfmt.QuantizeRow(out, floatRows(s, jb.k.cols, src), jb.k.typ); err != nil {
 						select {
 						case errs <- err:
 						default:

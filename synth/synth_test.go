@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model"
@@ -269,7 +269,7 @@ func TestBank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := forwardtest.Single(t, m, cpu.NewScalar(), 0, kvcache.F32)
+	r := forwardtest.Single(t, m, scalar.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	if err := r.Forward([]int32{10, 20}); err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func TestLogitSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := forwardtest.Single(t, m, cpu.NewScalar(), 0, kvcache.F32)
+	r := forwardtest.Single(t, m, scalar.NewScalar(), 0, kvcache.F32)
 	defer r.Close()
 	if err := r.Forward([]int32{10, 20, 30, 40}); err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"inferno/backend"
 	"inferno/batch"
+	"inferno/engine"
 )
 
 // TestBatchBench prints aggregate decode speed on synth's 0.6B model
@@ -43,7 +43,7 @@ func TestBatchBench(t *testing.T) {
 	if err := one.Forward([]int32{5}); err != nil {
 		t.Fatal(err)
 	}
-	logProfile(t, "one sequence (engine.Single), decode step at context 129", func() ([]backend.OpStats, float64, error) { return one.Profile(20) })
+	logProfile(t, "one sequence (engine.Single), decode step at context 129", func() ([]engine.OpStats, float64, error) { return one.Profile(20) })
 	const bs = 16
 	br := newBatchRunner(t, r, 256*256/bs+(4096+1024)/bs+64, bs)
 	var rows []string
@@ -57,12 +57,12 @@ func TestBatchBench(t *testing.T) {
 			B, tps, 1000*float64(B)/tps, pre, st.LookaheadHits-st0.LookaheadHits, st.LookaheadMisses-st0.LookaheadMisses))
 		t.Log(rows[len(rows)-1])
 		if B == 1 || B == 8 || B == 64 || B == 256 {
-			logProfile(t, fmt.Sprintf("batch decode step of %d at context ~256", B), func() ([]backend.OpStats, float64, error) { return br.Profile(B, 5) })
+			logProfile(t, fmt.Sprintf("batch decode step of %d at context ~256", B), func() ([]engine.OpStats, float64, error) { return br.Profile(B, 5) })
 		}
 	}
 	tps, _ = batchDecode(t, br, 1, 4096, 64)
 	rows = append(rows, fmt.Sprintf("B=1 after a 4096-token prompt: %.1f tok/s (64 steps)", tps))
-	logProfile(t, "batch decode step of 1 at context ~4160", func() ([]backend.OpStats, float64, error) { return br.Profile(1, 5) })
+	logProfile(t, "batch decode step of 1 at context ~4160", func() ([]engine.OpStats, float64, error) { return br.Profile(1, 5) })
 	pp0, pp4k := batchPrefill(t, br, 0), batchPrefill(t, br, 4096)
 	rows = append(rows, fmt.Sprintf("pp512 %.0f tok/s, pp512 @ d4096 %.0f tok/s", pp0, pp4k))
 	if sweep := os.Getenv("INFERNO_CUDA_BATCH_SWEEP"); sweep != "" {
@@ -91,7 +91,7 @@ func TestBatchBench(t *testing.T) {
 }
 
 // logProfile logs a per-kernel profile.
-func logProfile(t *testing.T, what string, prof func() ([]backend.OpStats, float64, error)) {
+func logProfile(t *testing.T, what string, prof func() ([]engine.OpStats, float64, error)) {
 	t.Helper()
 	p, total, err := prof()
 	if err != nil {

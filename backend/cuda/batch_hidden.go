@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 )
 
 // hiddenRows holds the final hidden states of the Hidden tokens of the
@@ -33,7 +33,7 @@ func (br *BatchRunner) readHidden(n int) error {
 	}
 	// The CPU backend's own final norm, so an embedding's last step is the
 	// same arithmetic on both backends.
-	cpu.NewScalar().RMSNorm(rows, rows, br.base.m.Tensors().OutputNorm, br.cfg.Eps)
+	scalar.NewScalar().RMSNorm(rows, rows, br.base.m.Tensors().OutputNorm, br.cfg.Eps)
 	br.hid.n = n
 	return nil
 }

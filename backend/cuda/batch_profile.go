@@ -3,8 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
-
-	"inferno/backend"
+	"inferno/engine"
 )
 
 // Profile replays the decode graph of the bucket of B tokens reps times
@@ -14,7 +13,7 @@ import (
 // that bucket (its keys and values are written again, unchanged), with
 // the kernels of its sampling on the GPU when it sampled; a queued
 // lookahead step is waited for and discarded.
-func (br *BatchRunner) Profile(B, reps int) ([]backend.OpStats, float64, error) {
+func (br *BatchRunner) Profile(B, reps int) ([]engine.OpStats, float64, error) {
 	if br.closed {
 		return nil, 0, errors.New("cuda: batch runner is closed")
 	}
@@ -115,7 +114,7 @@ func (t *promptTrace) close(g *device) {
 // first, over every pass) of the passes that were no decode step since
 // the runner opened with Options.TracePrompts, their total time in
 // microseconds, their number and their tokens.
-func (br *BatchRunner) PromptProfile() (ops []backend.OpStats, micros float64, passes, tokens int, err error) {
+func (br *BatchRunner) PromptProfile() (ops []engine.OpStats, micros float64, passes, tokens int, err error) {
 	t := br.prompts
 	if t == nil {
 		return nil, 0, 0, 0, errors.New("cuda: the runner was opened without TracePrompts")

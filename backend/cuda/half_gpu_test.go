@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 	"inferno/sampling"
 )
 
@@ -33,13 +34,13 @@ func floatWeight(rng *rand.Rand, t gguf.TensorType, rows, K, big int, scale floa
 	for i, v := range W {
 		switch t {
 		case gguf.TensorF16:
-			h := quant.F32ToF16(v)
+			h := numfmt.F32ToF16(v)
 			data[2*i], data[2*i+1] = byte(h), byte(h>>8)
-			W[i] = quant.F16ToF32(h)
+			W[i] = numfmt.F16ToF32(h)
 		case gguf.TensorBF16:
-			h := quant.F32ToBF16(v)
+			h := numfmt.F32ToBF16(v)
 			data[2*i], data[2*i+1] = byte(h), byte(h>>8)
-			W[i] = quant.BF16ToF32(h)
+			W[i] = numfmt.BF16ToF32(h)
 		default:
 			b := math.Float32bits(v)
 			data[4*i], data[4*i+1], data[4*i+2], data[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
@@ -285,11 +286,11 @@ func floatModel(t *testing.T, name string) (*qwen3.Model, *qwen3.Model) {
 		for i, x := range v {
 			var h uint16
 			if typ == gguf.TensorF16 {
-				h = quant.F32ToF16(x)
-				v[i] = quant.F16ToF32(h)
+				h = numfmt.F32ToF16(x)
+				v[i] = numfmt.F16ToF32(h)
 			} else {
-				h = quant.F32ToBF16(x)
-				v[i] = quant.BF16ToF32(h)
+				h = numfmt.F32ToBF16(x)
+				v[i] = numfmt.BF16ToF32(h)
 			}
 			data[2*i], data[2*i+1] = byte(h), byte(h>>8)
 		}
@@ -376,13 +377,13 @@ func TestHalfBench(t *testing.T) {
 	b := md.StepBytes(129)
 	floor := float64(b) / 4.25e12 * 1e6
 	t.Logf("decode step at 129 positions: %.1f MB read, floor %.1f us (%.0f tok/s)", float64(b)/1e6, floor, 1e6/floor)
-	logProfile(t, "one sequence, decode step at context 129", func() ([]backend.OpStats, float64, error) { return one.Profile(20) })
+	logProfile(t, "one sequence, decode step at context 129", func() ([]engine.OpStats, float64, error) { return one.Profile(20) })
 	const bs = 16
 	br := newBatchRunner(t, md, 64*(128+64)/bs+64, bs)
 	batchDecode(t, br, 1, 128, 16)
 	for _, B := range []int{1, 8, 64} {
 		tps, _ := batchDecode(t, br, B, 128, 64)
 		t.Logf("B=%-3d S_TG %8.1f tok/s (%.3f ms a step)", B, tps, 1000*float64(B)/tps)
-		logProfile(t, fmt.Sprintf("batch decode step of %d", B), func() ([]backend.OpStats, float64, error) { return br.Profile(B, 5) })
+		logProfile(t, fmt.Sprintf("batch decode step of %d", B), func() ([]engine.OpStats, float64, error) { return br.Profile(B, 5) })
 	}
 }

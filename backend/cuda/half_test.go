@@ -8,14 +8,14 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 func TestFloatExp(t *testing.T) {
 	bf := func(vs ...float32) []byte {
 		b := make([]byte, 2*len(vs))
 		for i, v := range vs {
-			binary.LittleEndian.PutUint16(b[2*i:], quant.F32ToBF16(v))
+			binary.LittleEndian.PutUint16(b[2*i:], numfmt.F32ToBF16(v))
 		}
 		return b
 	}

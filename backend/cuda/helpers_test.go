@@ -12,13 +12,13 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/backend/scalar"
 	"inferno/engine"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 	"inferno/synth"
 )
 
@@ -115,7 +115,7 @@ func getF16(t *testing.T, g *device, p uint64, n int) []float32 {
 	}
 	v := make([]float32, n)
 	for i := range v {
-		v[i] = quant.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+		v[i] = numfmt.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return v
 }
@@ -123,7 +123,7 @@ func getF16(t *testing.T, g *device, p uint64, n int) []float32 {
 func f16Bytes(v []float32) []byte {
 	b := make([]byte, 2*len(v))
 	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], quant.F32ToF16(x))
+		binary.LittleEndian.PutUint16(b[2*i:], numfmt.F32ToF16(x))
 	}
 	return b
 }
@@ -132,7 +132,7 @@ func f16Bytes(v []float32) []byte {
 func roundF16(v []float32) []float32 {
 	o := make([]float32, len(v))
 	for i, x := range v {
-		o[i] = quant.F16ToF32(quant.F32ToF16(x))
+		o[i] = numfmt.F16ToF32(numfmt.F32ToF16(x))
 	}
 	return o
 }
@@ -150,7 +150,7 @@ func randQ8(rng *rand.Rand, name string, rows, cols int) *backend.Weight {
 	nb := cols / 32
 	data := make([]byte, rows*nb*34)
 	for b := 0; b < rows*nb; b++ {
-		d := quant.F32ToF16(0.002 + 0.02*rng.Float32())
+		d := numfmt.F32ToF16(0.002 + 0.02*rng.Float32())
 		binary.LittleEndian.PutUint16(data[b*34:], d)
 		for j := range 32 {
 			data[b*34+2+j] = byte(int8(rng.IntN(255) - 127))
@@ -233,16 +233,16 @@ func synthModel(t testing.TB, preset string) *qwen3.Model {
 
 // parScalar is the scalar backend with matrix products split by rows over
 // goroutines: each output is the same sequential float32 dot product, so
-// results are bit-identical to cpu.Scalar's, only sooner.
+// results are bit-identical to scalar.Scalar's, only sooner.
 type parScalar struct {
-	*cpu.Scalar
-	workers []*cpu.Scalar
+	*scalar.Scalar
+	workers []*scalar.Scalar
 }
 
 func newParScalar() *parScalar {
-	p := &parScalar{Scalar: cpu.NewScalar()}
+	p := &parScalar{Scalar: scalar.NewScalar()}
 	for range runtime.GOMAXPROCS(0) {
-		p.workers = append(p.workers, cpu.NewScalar())
+		p.workers = append(p.workers, scalar.NewScalar())
 	}
 	return p
 }

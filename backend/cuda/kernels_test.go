@@ -13,8 +13,8 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
-	"inferno/backend/cpu"
-	"inferno/quant"
+	"inferno/backend/scalar"
+	"inferno/numfmt"
 	"inferno/sampling"
 )
 
@@ -80,7 +80,7 @@ func TestKernelEmbed(t *testing.T) {
 	got := getF32(t, g, x, 96*len(toks))
 	want := make([]float32, 96)
 	for i, id := range toks {
-		if err := quant.DequantizeRow(want, w.Row(int(id)), w.Type, 96); err != nil {
+		if err := numfmt.DequantizeRow(want, w.Row(int(id)), w.Type, 96); err != nil {
 			t.Fatal(err)
 		}
 		for j := range want {
@@ -96,7 +96,7 @@ func TestKernelEmbed(t *testing.T) {
 func TestKernelMatvec(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(2, 2))
-	sc := cpu.NewScalar()
+	sc := scalar.NewScalar()
 	const eps = 1e-6
 	for _, sh := range []struct{ rows, K int }{{1000, 1024}, {37, 64}, {4096, 1024}, {1024, 3072}, {33, 96}, {5, 2048}, {1030, 160}, {300, 6144}} {
 		w := randQ8(rng, "w", sh.rows, sh.K)
@@ -167,7 +167,7 @@ func TestKernelMatvec(t *testing.T) {
 func TestKernelSwiGLU(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(3, 3))
-	sc := cpu.NewScalar()
+	sc := scalar.NewScalar()
 	const eps = 1e-6
 	for _, sh := range []struct{ ffn, K int }{{3072, 1024}, {196, 64}, {8, 32}, {300, 3072}} {
 		gate, up := randQ8(rng, "gate", sh.ffn, sh.K), randQ8(rng, "up", sh.ffn, sh.K)
@@ -217,7 +217,7 @@ func TestKernelArgmaxTies(t *testing.T) {
 		}
 	}
 	x := make([]float32, K)
-	if err := quant.DequantizeRow(x, w.Row(3), w.Type, K); err != nil {
+	if err := numfmt.DequantizeRow(x, w.Row(3), w.Type, K); err != nil {
 		t.Fatal(err)
 	}
 	gw := uploadTest(t, g, w)
@@ -275,7 +275,7 @@ type attnCase struct {
 
 // cpuQKV normalizes and rotates one token's q and k (qkv row) as the CPU
 // forward pass does, and returns q, k, v.
-func cpuQKV(sc *cpu.Scalar, row []float32, c attnCase, pos int, qg, kg []float32, eps float32, theta float64) (q, k, v []float32) {
+func cpuQKV(sc *scalar.Scalar, row []float32, c attnCase, pos int, qg, kg []float32, eps float32, theta float64) (q, k, v []float32) {
 	qd, kd := c.h*c.hd, c.kvh*c.hd
 	q = append([]float32(nil), row[:qd]...)
 	k = append([]float32(nil), row[qd:qd+kd]...)

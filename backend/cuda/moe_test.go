@@ -8,6 +8,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
+	"inferno/engine"
 	"inferno/gguf"
 	"inferno/model/qwen3moe"
 	"inferno/synth"
@@ -84,7 +85,7 @@ func TestMoEProfile(t *testing.T) {
 		br := newBatchRunner(t, md, 16*(128+32+8+bs)/bs+16, bs)
 		for _, B := range []int{1, 8, 16} {
 			tps, _ := batchDecode(t, br, B, 128, 16)
-			logProfile(t, fmt.Sprintf("tune %q: S_TG %.1f tok/s; decode step of %d at context ~144", tu, tps, B), func() ([]backend.OpStats, float64, error) { return br.Profile(B, 5) })
+			logProfile(t, fmt.Sprintf("tune %q: S_TG %.1f tok/s; decode step of %d at context ~144", tu, tps, B), func() ([]engine.OpStats, float64, error) { return br.Profile(B, 5) })
 		}
 		br.Close()
 		md.Close()

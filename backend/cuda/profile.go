@@ -1,10 +1,9 @@
 package cuda
 
 import (
+	"inferno/engine"
 	"sort"
 	"time"
-
-	"inferno/backend"
 )
 
 // newEvents creates n events; on an error it destroys those it made.
@@ -53,7 +52,7 @@ func (g *device) kernelTimes(evs []uintptr, n int, each func(i int, us float64))
 // first came.
 type opTable struct {
 	at  map[string]int
-	ops []backend.OpStats
+	ops []engine.OpStats
 }
 
 // add counts a call of name that took us microseconds.
@@ -65,7 +64,7 @@ func (t *opTable) add(name string, us float64) {
 		}
 		j = len(t.ops)
 		t.at[name] = j
-		t.ops = append(t.ops, backend.OpStats{Name: name})
+		t.ops = append(t.ops, engine.OpStats{Name: name})
 	}
 	t.ops[j].Calls++
 	t.ops[j].Total += time.Duration(us * 1e3)
@@ -73,8 +72,8 @@ func (t *opTable) add(name string, us float64) {
 
 // sorted returns a copy of the table, largest total first (names of equal
 // totals in their first order).
-func (t *opTable) sorted() []backend.OpStats {
-	ops := append([]backend.OpStats(nil), t.ops...)
+func (t *opTable) sorted() []engine.OpStats {
+	ops := append([]engine.OpStats(nil), t.ops...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Total > ops[j].Total })
 	return ops
 }
@@ -84,7 +83,7 @@ func (t *opTable) sorted() []backend.OpStats {
 // returns the mean time per kernel name, largest total first, and of the
 // whole graph, in microseconds. Between the events no kernel is launched
 // programmatically (its predecessor is an event record node).
-func (g *device) profileGraph(events int, what string, reps int, build func(l *launcher) error) ([]backend.OpStats, float64, error) {
+func (g *device) profileGraph(events int, what string, reps int, build func(l *launcher) error) ([]engine.OpStats, float64, error) {
 	evs, err := g.newEvents(events)
 	if err != nil {
 		return nil, 0, err

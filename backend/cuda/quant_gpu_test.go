@@ -20,7 +20,7 @@ import (
 	"inferno/backend"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 	"inferno/sampling"
 	"inferno/synth"
 )
@@ -30,7 +30,7 @@ func dequant(t *testing.T, w *backend.Weight) []float32 {
 	t.Helper()
 	out := make([]float32, w.Rows*w.Cols)
 	for r := range w.Rows {
-		if err := quant.DequantizeRow(out[r*w.Cols:(r+1)*w.Cols], w.Row(r), w.Type, w.Cols); err != nil {
+		if err := numfmt.DequantizeRow(out[r*w.Cols:(r+1)*w.Cols], w.Row(r), w.Type, w.Cols); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +112,7 @@ func swiglu(g, u []float32) []float32 {
 	return o
 }
 
-// TestQuantKernels: per type, the embedding lookup (as quant dequantizes,
+// TestQuantKernels: per type, the embedding lookup (as numfmt dequantizes,
 // to an ulp), the decode matvec (mvq) with each epilogue and grid, and
 // the f16 tensor-core products (mmh b32 and b128) with each epilogue and
 // ragged token counts, against float64 products of the dequantized

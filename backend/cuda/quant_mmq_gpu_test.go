@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/engine"
 	"inferno/gguf"
 )
 
@@ -191,7 +192,7 @@ func TestMMQBench(t *testing.T) {
 			t.Logf("%-16q B=%-3d S_TG %8.1f tok/s (%.2f ms/step)", v.name, B, tps, 1000*float64(B)/tps)
 			res[v.name] = append(res[v.name], fmt.Sprintf("B=%d %.0f", B, tps))
 			if B == 8 || B == 32 || B == 64 || B == 128 {
-				logProfile(t, fmt.Sprintf("%q: batch decode step of %d at context ~192", v.name, B), func() ([]backend.OpStats, float64, error) { return v.br.Profile(B, 5) })
+				logProfile(t, fmt.Sprintf("%q: batch decode step of %d at context ~192", v.name, B), func() ([]engine.OpStats, float64, error) { return v.br.Profile(B, 5) })
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package cuda
 // CPU tests of the block formats' upload layout (run everywhere): the
 // planes packQuant writes, decoded by a transcription of the kernels'
 // arithmetic (q_word, q_ac, q_deq_f32 and q_dot of kernels/quant.cuh),
-// give back package quant's dequantization of the file's blocks.
+// give back package numfmt's dequantization of the file's blocks.
 
 import (
 	"encoding/binary"
@@ -14,7 +14,7 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // qtraits mirror kernels/quant.cuh's qt<T>: values per scale, integer
@@ -55,8 +55,8 @@ func TestQuantTable(t *testing.T) {
 		if n, ok := typ.RowBytes(uint64(f.qk)); !ok || int(n) != f.bytes {
 			t.Errorf("%s: %d bytes a block, gguf says %d", typ, f.bytes, n)
 		}
-		if qf, ok := quant.FormatOf(typ); ok && (qf.BlockSize != f.qk || qf.BlockBytes != f.bytes) {
-			t.Errorf("%s: block %d values / %d bytes, quant says %d / %d", typ, f.qk, f.bytes, qf.BlockSize, qf.BlockBytes)
+		if qf, ok := numfmt.FormatOf(typ); ok && (qf.BlockSize != f.qk || qf.BlockBytes != f.bytes) {
+			t.Errorf("%s: block %d values / %d bytes, numfmt says %d / %d", typ, f.qk, f.bytes, qf.BlockSize, qf.BlockBytes)
 		}
 		if _, ok := qtraitsOf[typ]; !ok {
 			t.Errorf("%s: no traits", typ)
@@ -129,7 +129,7 @@ func emuWord(f *qformat, tr qtraits, lo, hi []byte, g int) uint32 {
 // emuAC is q_ac: a and c of sub-blocks 0 and 1 of unit j of a block whose
 // scale bytes are m0, m1 (as the planes hold them).
 func emuAC(typ gguf.TensorType, m0, m1 []byte, j int) (a, c [2]float32) {
-	h := func(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b)) }
+	h := func(b []byte) float32 { return numfmt.F16ToF32(binary.LittleEndian.Uint16(b)) }
 	mul := func(x, y float32) float32 { return float32(x * y) }
 	switch typ {
 	case gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorQ8_0, gguf.TensorIQ4_NL:
@@ -254,7 +254,7 @@ func emuDot(f *qformat, p qplanes, r, cols int, x []float32) float64 {
 // scales (the other half).
 func randomBlocks(rng *rand.Rand, typ gguf.TensorType, rows, cols int) []byte {
 	f := formatOf(typ)
-	qf, _ := quant.FormatOf(typ)
+	qf, _ := numfmt.FormatOf(typ)
 	nb := cols / f.qk
 	data := make([]byte, rows*nb*f.bytes)
 	halves := map[gguf.TensorType][]int{
@@ -281,7 +281,7 @@ func randomBlocks(rng *rand.Rand, typ gguf.TensorType, rows, cols int) []byte {
 		}
 		for b := range nb {
 			for _, o := range halves {
-				binary.LittleEndian.PutUint16(row[b*f.bytes+o:], quant.F32ToF16(float32(rng.NormFloat64()*0.01)))
+				binary.LittleEndian.PutUint16(row[b*f.bytes+o:], numfmt.F32ToF16(float32(rng.NormFloat64()*0.01)))
 			}
 		}
 	}
@@ -289,7 +289,7 @@ func randomBlocks(rng *rand.Rand, typ gguf.TensorType, rows, cols int) []byte {
 }
 
 // TestQuantPack: for every type, random blocks packed into planes and
-// decoded as the kernels decode them equal package quant's dequantization
+// decoded as the kernels decode them equal package numfmt's dequantization
 // (to the last bit, or one ulp where a compiler fused a product and a sum),
 // padding rows are zeros, and the kernels' integer-dot formulation equals
 // the dot product of the dequantized row.
@@ -297,9 +297,9 @@ func TestQuantPack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, typ := range issueTypes {
 		f := formatOf(typ)
-		qf, ok := quant.FormatOf(typ)
+		qf, ok := numfmt.FormatOf(typ)
 		if !ok || qf.Dequantize == nil {
-			t.Logf("%s: package quant cannot dequantize it yet; skipped", typ)
+			t.Logf("%s: package numfmt cannot dequantize it yet; skipped", typ)
 			continue
 		}
 		rows, cols := 37, 2*max(f.qk, 64)
@@ -325,7 +325,7 @@ func TestQuantPack(t *testing.T) {
 				d := math.Abs(float64(got[i]) - float64(want[i]))
 				ulp := math.Abs(float64(math.Nextafter32(want[i], float32(math.Inf(1))) - want[i]))
 				if d > ulp*1.01 || math.IsNaN(d) {
-					t.Fatalf("%s: row %d value %d: planes give %v, quant %v", typ, r, i, got[i], want[i])
+					t.Fatalf("%s: row %d value %d: planes give %v, numfmt %v", typ, r, i, got[i], want[i])
 				}
 				ulps++
 			}
@@ -347,7 +347,7 @@ func TestQuantPack(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d rows x %d: planes decode as quant dequantizes (%d values one ulp apart); dot formulation within %.2g", typ, rows, cols, ulps, worst)
+		t.Logf("%s: %d rows x %d: planes decode as numfmt dequantizes (%d values one ulp apart); dot formulation within %.2g", typ, rows, cols, ulps, worst)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"inferno/arch"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // shapeSpec is a Qwen3 shape for a test model.
@@ -122,11 +122,11 @@ func writeShape(out io.Writer, s shapeSpec, seed uint64) error {
 		} else {
 			// Random int8 values (uniform on [-128, 127]: std about
 			// 74), one scale a matrix.
-			size := t.rows * t.cols / quant.QK8_0 * quant.BlockQ8_0Bytes
+			size := t.rows * t.cols / numfmt.QK8_0 * numfmt.BlockQ8_0Bytes
 			buf = slices.Grow(buf[:0], size)[:size]
 			cc.Read(buf)
-			d := quant.F32ToF16(float32(t.std / 74))
-			for b := 0; b < size; b += quant.BlockQ8_0Bytes {
+			d := numfmt.F32ToF16(float32(t.std / 74))
+			for b := 0; b < size; b += numfmt.BlockQ8_0Bytes {
 				binary.LittleEndian.PutUint16(buf[b:], d)
 			}
 		}

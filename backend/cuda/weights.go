@@ -10,7 +10,7 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // gpuWeight is a matrix on the GPU in the layout the kernels read. Q8_0:
@@ -74,7 +74,7 @@ func rowWorkers() int { return min(runtime.GOMAXPROCS(0), 16) }
 
 // pack lays rows x cols of Q8_0 rows out as gpuWeight wants, on the host.
 func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
-	nb := cols / quant.QK8_0
+	nb := cols / numfmt.QK8_0
 	mpad = roundUp(rows, 64)
 	q = make([]byte, mpad*cols)
 	drow = make([]byte, rows*nb*2)
@@ -85,12 +85,12 @@ func pack(rows, cols int, row rowFunc) (q, drow, dcol []byte, mpad int) {
 			return nil
 		}
 		for b := range nb {
-			blk := src[b*quant.BlockQ8_0Bytes : (b+1)*quant.BlockQ8_0Bytes]
+			blk := src[b*numfmt.BlockQ8_0Bytes : (b+1)*numfmt.BlockQ8_0Bytes]
 			drow[(r*nb+b)*2] = blk[0]
 			drow[(r*nb+b)*2+1] = blk[1]
 			dcol[(b*mpad+r)*2] = blk[0]
 			dcol[(b*mpad+r)*2+1] = blk[1]
-			copy(q[r*cols+b*quant.QK8_0:], blk[2:])
+			copy(q[r*cols+b*numfmt.QK8_0:], blk[2:])
 		}
 		return nil
 	})

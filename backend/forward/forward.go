@@ -12,7 +12,7 @@ import (
 	"inferno/backend"
 	"inferno/batch"
 	"inferno/kvcache"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // Features are the options of package arch this package executes: those
@@ -68,7 +68,7 @@ func newModel(m arch.Model) (*model, error) {
 // Check returns an error, in one line, if this package cannot run m on
 // ops: an option or operation it does not execute (Features), or a matrix
 // of a type ops does not compute with (naming the tensor and its type).
-// The embedding is only read row by row (dequantized with package quant),
+// The embedding is only read row by row (dequantized with package numfmt),
 // so any type quant knows will do for it, unless it is also the output
 // head.
 func Check(m arch.Model, ops backend.Ops) error {
@@ -160,7 +160,7 @@ func (p *pass) forward() {
 	x := s.x[:n*c.Hidden]
 	for t, id := range b.Tokens {
 		// Validated by the caller, and the matrix type at load: no error here.
-		_ = quant.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.w.Embed.Row(int(id)), m.w.Embed.Type, c.Hidden)
+		_ = numfmt.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.w.Embed.Row(int(id)), m.w.Embed.Type, c.Hidden)
 	}
 	for _, st := range m.plan {
 		p.step(st, x)

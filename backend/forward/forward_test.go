@@ -9,10 +9,10 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
 	"inferno/backend/forward/forwardtest"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/batch"
 	"inferno/gguf"
@@ -267,7 +267,7 @@ func TestOptions(t *testing.T) {
 		},
 		"normal-rope": func(c *arch.Config) { c.QKNorm, c.Rope.Style, c.Bias = false, arch.RopeNormal, true },
 	}
-	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return cpu.NewScalar() },
+	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return scalar.NewScalar() },
 		"simd": func() backend.Ops { return simd.New() }, "pool": func() backend.Ops { return pool.New(2) }}
 	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11, 9, 30, 2, 38, 14, 1, 27, 8, 33, 19, 6, 25}
 	for name, edit := range configs {
@@ -354,8 +354,8 @@ func TestRefused(t *testing.T) {
 		c := small()
 		tc.edit(&c)
 		m := newModel(c, 1)
-		errs := []error{forward.Check(m, cpu.NewScalar())}
-		_, err := forward.NewBatched(m, cpu.NewScalar(), 0, 4, 16, kvcache.F32)
+		errs := []error{forward.Check(m, scalar.NewScalar())}
+		_, err := forward.NewBatched(m, scalar.NewScalar(), 0, 4, 16, kvcache.F32)
 		errs = append(errs, err)
 		for i, err := range errs {
 			if err == nil || err.Error() != tc.want {
@@ -367,12 +367,12 @@ func TestRefused(t *testing.T) {
 	// do not match the configuration.
 	m := newModel(small(), 1)
 	m.plan = append(m.plan[:len(m.plan):len(m.plan)], arch.Step{Op: arch.OpMoE, Layer: 1})
-	if err := forward.Check(m, cpu.NewScalar()); err == nil || !strings.Contains(err.Error(), "does not run the operation moe") {
+	if err := forward.Check(m, scalar.NewScalar()); err == nil || !strings.Contains(err.Error(), "does not run the operation moe") {
 		t.Errorf("MoE step: %v", err)
 	}
 	m = newModel(small(), 1)
 	m.w.Layers[1].SetMatrix(arch.RoleUp, nil)
-	if err := forward.Check(m, cpu.NewScalar()); err == nil || err.Error() != "test: no ffn_up weights in layer 1" {
+	if err := forward.Check(m, scalar.NewScalar()); err == nil || err.Error() != "test: no ffn_up weights in layer 1" {
 		t.Errorf("missing weights: %v", err)
 	}
 }

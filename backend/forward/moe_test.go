@@ -7,10 +7,10 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
 	"inferno/backend/forward/forwardtest"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/batch"
 	"inferno/internal/floatbits"
@@ -79,7 +79,7 @@ func moeConfig(norm bool) arch.Config {
 // against the float64 reference at every position, with and without
 // renormalized weights.
 func TestMoE(t *testing.T) {
-	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return cpu.NewScalar() },
+	backends := map[string]func() backend.Ops{"scalar": func() backend.Ops { return scalar.NewScalar() },
 		"simd": func() backend.Ops { return simd.New() }, "pool": func() backend.Ops { return pool.New(2) }}
 	tokens := []int32{3, 17, 39, 0, 22, 22, 5, 11, 9, 30, 2, 38, 14, 1, 27, 8}
 	for _, norm := range []bool{true, false} {

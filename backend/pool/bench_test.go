@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/gguf"
 )
@@ -33,7 +33,7 @@ func benchBackends(b *testing.B, f func(b *testing.B, ops backend.Ops)) {
 		name string
 		new  func() backend.Ops
 	}{
-		{"scalar", func() backend.Ops { return cpu.NewScalar() }},
+		{"scalar", func() backend.Ops { return scalar.NewScalar() }},
 		{"simd", func() backend.Ops { return simd.New() }},
 		{"pool1", func() backend.Ops { return New(1) }},
 		{"pool2", func() backend.Ops { return New(2) }},

@@ -8,12 +8,12 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/internal/attntest"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/gguf"
 	"inferno/internal/floatbits"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 func randVec(rng *rand.Rand, n int, scale float64) []float32 {
@@ -29,7 +29,7 @@ func randWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols in
 	var data []byte
 	for range rows {
 		var err error
-		if data, err = quant.QuantizeRow(data, randVec(rng, cols, 0.05), typ); err != nil {
+		if data, err = numfmt.QuantizeRow(data, randVec(rng, cols, 0.05), typ); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -255,7 +255,7 @@ func TestAttentionPaged(t *testing.T) {
 // scalar backend.
 func TestAttentionMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(63, 64))
-	scalar := cpu.NewScalar()
+	scalar := scalar.NewScalar()
 	for _, threads := range []int{1, 2, 3} {
 		ops := New(threads)
 		for _, sh := range attntest.Shapes {

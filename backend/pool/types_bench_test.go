@@ -8,14 +8,14 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // rawWeight returns a rows x cols weight of type typ of random bytes with
 // moderate float16 scales (the speed of a product does not depend on the
 // values).
 func rawWeight(rng *rand.Rand, typ gguf.TensorType, rows, cols int) *backend.Weight {
-	f, _ := quant.FormatOf(typ)
+	f, _ := numfmt.FormatOf(typ)
 	data := make([]byte, rows*cols/f.BlockSize*f.BlockBytes)
 	for i := range data {
 		data[i] = byte(rng.Uint32())
@@ -29,7 +29,7 @@ func rawWeight(rng *rand.Rand, typ gguf.TensorType, rows, cols int) *backend.Wei
 	}
 	for b := 0; b < len(data); b += f.BlockBytes {
 		for _, off := range o {
-			binary.LittleEndian.PutUint16(data[b+off:], quant.F32ToF16(0.001))
+			binary.LittleEndian.PutUint16(data[b+off:], numfmt.F32ToF16(0.001))
 		}
 	}
 	return &backend.Weight{Name: "w", Type: typ, Rows: rows, Cols: cols, Data: data}

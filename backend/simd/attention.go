@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"inferno/backend"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // attnChunk is the number of keys scored together: the online softmax
@@ -304,13 +304,13 @@ func attnAccumGo(o []float32, hd, nh int, p []float32, pstride int, v []float32,
 // attnScoresF16Go is attnScoresGo with half-precision keys, widened as
 // they are read.
 func attnScoresF16Go(s []float32, sstride int, q []float32, hd, nh int, k []uint16, kstride, nk int, scale float32) {
-	attnScoresWiden(s, sstride, q, hd, nh, k, kstride, nk, scale, quant.F16ToF32)
+	attnScoresWiden(s, sstride, q, hd, nh, k, kstride, nk, scale, numfmt.F16ToF32)
 }
 
 // attnAccumF16Go is attnAccumGo with half-precision values, widened as
 // they are read.
 func attnAccumF16Go(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
-	attnAccumWiden(o, hd, nh, p, pstride, v, vstride, nk, corr, quant.F16ToF32)
+	attnAccumWiden(o, hd, nh, p, pstride, v, vstride, nk, corr, numfmt.F16ToF32)
 }
 
 func identity(x float32) float32 { return x }
@@ -353,6 +353,6 @@ func attnAccumWiden[E float32 | uint16](o []float32, hd, nh int, p []float32, ps
 func toF16Go(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		dst[i] = quant.F32ToF16(x)
+		dst[i] = numfmt.F32ToF16(x)
 	}
 }

@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"inferno/internal/floatbits"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // toHalves rounds x to half precision: the bits, and the values widened.
 func toHalves(x []float32) (h []uint16, f []float32) {
 	h, f = make([]uint16, len(x)), make([]float32, len(x))
 	for i, v := range x {
-		h[i] = quant.F32ToF16(v)
-		f[i] = quant.F16ToF32(h[i])
+		h[i] = numfmt.F32ToF16(v)
+		f[i] = numfmt.F16ToF32(h[i])
 	}
 	return h, f
 }
@@ -33,7 +33,7 @@ func f16Probes() []uint32 {
 	return append(p, 0, 1<<31, 1, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0x7fbfffff, 0xff812345, 0x477fefff, 0x477ff000)
 }
 
-// TestToF16 checks that ToF16 gives the bits of quant.F32ToF16 on the
+// TestToF16 checks that ToF16 gives the bits of numfmt.F32ToF16 on the
 // probes and on a sweep of every 65537th float32 bit pattern, for every
 // alignment of the kernel's 8-value groups.
 func TestToF16(t *testing.T) {
@@ -50,7 +50,7 @@ func TestToF16(t *testing.T) {
 		clear(dst)
 		ops.ToF16(dst[off:], src[off:])
 		for i := off; i < len(src); i++ {
-			if want := quant.F32ToF16(src[i]); dst[i] != want {
+			if want := numfmt.F32ToF16(src[i]); dst[i] != want {
 				t.Fatalf("offset %d: %#08x (%g) gives %#04x, want %#04x", off, math.Float32bits(src[i]), src[i], dst[i], want)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // dotRowGo adds to acc the products of columns c0..len(x)-1 of the float
@@ -18,11 +18,11 @@ func dotRowGo(acc float32, w []byte, typ gguf.TensorType, x []float32, c0 int) f
 		}
 	case gguf.TensorF16:
 		for c := c0; c < len(x); c++ {
-			acc += float32(quant.F16ToF32(binary.LittleEndian.Uint16(w[2*c:])) * x[c])
+			acc += float32(numfmt.F16ToF32(binary.LittleEndian.Uint16(w[2*c:])) * x[c])
 		}
 	case gguf.TensorBF16:
 		for c := c0; c < len(x); c++ {
-			acc += float32(quant.BF16ToF32(binary.LittleEndian.Uint16(w[2*c:])) * x[c])
+			acc += float32(numfmt.BF16ToF32(binary.LittleEndian.Uint16(w[2*c:])) * x[c])
 		}
 	}
 	return acc

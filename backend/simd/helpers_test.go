@@ -8,7 +8,7 @@ import (
 
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // randVec returns n normal values times scale.
@@ -28,10 +28,10 @@ func randWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols in
 	for r := range rows {
 		row := randVec(rng, cols, 0.05)
 		if typ == gguf.TensorQ8_0 && r%7 == 3 {
-			clear(row[:quant.QK8_0])
+			clear(row[:numfmt.QK8_0])
 		}
 		var err error
-		data, err = quant.QuantizeRow(data, row, typ)
+		data, err = numfmt.QuantizeRow(data, row, typ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func refMatMul(w *backend.Weight, x []float32, n int) (y, abs []float64) {
 	abs = make([]float64, n*w.Rows)
 	row := make([]float32, w.Cols)
 	for r := range w.Rows {
-		if err := quant.DequantizeRow(row, w.Row(r), w.Type, w.Cols); err != nil {
+		if err := numfmt.DequantizeRow(row, w.Row(r), w.Type, w.Cols); err != nil {
 			panic(err)
 		}
 		for t := range n {

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // The K-quants (Q2_K..Q6_K) and IQ4_XS: super-blocks of 256 values in
@@ -34,7 +34,7 @@ import (
 // beside it.
 
 // qkK is the size of a K-quant super-block and of a Q8_K block.
-const qkK = quant.QK_K
+const qkK = numfmt.QK_K
 
 // bsK is the number of int16 sums a Q8_K block keeps: 16 sums of 16
 // values, then 8 sums of 32.
@@ -74,15 +74,15 @@ func (f *kFormat) decode(k *kBlock, blk []byte) {
 	}
 }
 
-func half(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b)) }
+func half(b []byte) float32 { return numfmt.F16ToF32(binary.LittleEndian.Uint16(b)) }
 
 // decodeQ4K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
 // nibbles (byte 32h+l: value 64h+l low, 64h+32+l high).
 func decodeQ4K(k *kBlock, b []byte) {
-	b = b[:quant.BlockQ4_KBytes]
+	b = b[:numfmt.BlockQ4_KBytes]
 	k.d, k.dm = half(b[0:]), half(b[2:])
 	for j := range 8 {
-		sc, m := quant.ScaleMinK4(j, b[4:16])
+		sc, m := numfmt.ScaleMinK4(j, b[4:16])
 		k.sc[j], k.mn[j] = int32(sc), int32(m)
 	}
 	qs := b[16:]
@@ -98,10 +98,10 @@ func decodeQ4K(k *kBlock, b []byte) {
 // decodeQ5K: as Q4_K, with the fifth bits in qh[32] (value 64h+l: bit 2h
 // of qh[l]; value 64h+32+l: bit 2h+1).
 func decodeQ5K(k *kBlock, b []byte) {
-	b = b[:quant.BlockQ5_KBytes]
+	b = b[:numfmt.BlockQ5_KBytes]
 	k.d, k.dm = half(b[0:]), half(b[2:])
 	for j := range 8 {
-		sc, m := quant.ScaleMinK4(j, b[4:16])
+		sc, m := numfmt.ScaleMinK4(j, b[4:16])
 		k.sc[j], k.mn[j] = int32(sc), int32(m)
 	}
 	qh, qs := b[16:48], b[48:]
@@ -116,7 +116,7 @@ func decodeQ5K(k *kBlock, b []byte) {
 
 // decodeQ6K: ql[128], qh[64], int8 scales[16], d; values q-32.
 func decodeQ6K(k *kBlock, b []byte) {
-	b = b[:quant.BlockQ6_KBytes]
+	b = b[:numfmt.BlockQ6_KBytes]
 	k.d, k.dm = half(b[208:]), 0
 	for j := range 16 {
 		k.sc[j], k.mn[j] = int32(int8(b[192+j])), 0
@@ -137,10 +137,10 @@ func decodeQ6K(k *kBlock, b []byte) {
 // 128c+32j+l is bits 2j of qs[32c+l], minus 4 unless bit 4c+j of
 // hmask[l] is set.
 func decodeQ3K(k *kBlock, b []byte) {
-	b = b[:quant.BlockQ3_KBytes]
+	b = b[:numfmt.BlockQ3_KBytes]
 	k.d, k.dm = half(b[108:]), 0
 	for j := range 16 {
-		k.sc[j], k.mn[j] = int32(quant.Q3KScale(j, b[96:108])), 0
+		k.sc[j], k.mn[j] = int32(numfmt.Q3KScale(j, b[96:108])), 0
 	}
 	hm, qs := b[0:32], b[32:96]
 	for c := range 2 {
@@ -159,7 +159,7 @@ func decodeQ3K(k *kBlock, b []byte) {
 // decodeQ2K: scales[16] (low nibble scale, high nibble min), qs[64] (as
 // Q3_K's low bits), d, dmin.
 func decodeQ2K(k *kBlock, b []byte) {
-	b = b[:quant.BlockQ2_KBytes]
+	b = b[:numfmt.BlockQ2_KBytes]
 	k.d, k.dm = half(b[80:]), half(b[82:])
 	for j := range 16 {
 		k.sc[j], k.mn[j] = int32(b[j]&0xf), int32(b[j]>>4)
@@ -177,14 +177,14 @@ func decodeQ2K(k *kBlock, b []byte) {
 // decodeIQ4XS: d, 6-bit scales (minus 32), and 8 sub-blocks of 16 bytes
 // of indices into KValuesIQ4NL (byte j: value j low, j+16 high).
 func decodeIQ4XS(k *kBlock, b []byte) {
-	b = b[:quant.BlockIQ4_XSBytes]
+	b = b[:numfmt.BlockIQ4_XSBytes]
 	k.d, k.dm = half(b[0:]), 0
 	for ib := range 8 {
-		k.sc[ib], k.mn[ib] = int32(quant.IQ4XSScale(ib, b)), 0
+		k.sc[ib], k.mn[ib] = int32(numfmt.IQ4XSScale(ib, b)), 0
 		qs := b[8+16*ib : 8+16*ib+16]
 		for j, v := range qs {
-			k.q[32*ib+j] = quant.KValuesIQ4NL[v&0xf]
-			k.q[32*ib+16+j] = quant.KValuesIQ4NL[v>>4]
+			k.q[32*ib+j] = numfmt.KValuesIQ4NL[v&0xf]
+			k.q[32*ib+16+j] = numfmt.KValuesIQ4NL[v>>4]
 		}
 	}
 }

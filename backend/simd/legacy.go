@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // The legacy block formats other than Q8_0 (Q4_0, Q4_1, Q5_0, Q5_1,
@@ -49,7 +49,7 @@ func (f *l32Format) decode(q *[32]int8, blk []byte) (d, m float32) {
 }
 
 func decodeQ4_0(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockQ4_0Bytes]
+	b = b[:numfmt.BlockQ4_0Bytes]
 	for j, v := range b[2:] {
 		q[j], q[j+16] = int8(v&0xf)-8, int8(v>>4)-8
 	}
@@ -57,7 +57,7 @@ func decodeQ4_0(q *[32]int8, b []byte) (float32, float32) {
 }
 
 func decodeQ4_1(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockQ4_1Bytes]
+	b = b[:numfmt.BlockQ4_1Bytes]
 	for j, v := range b[4:] {
 		q[j], q[j+16] = int8(v&0xf), int8(v>>4)
 	}
@@ -65,7 +65,7 @@ func decodeQ4_1(q *[32]int8, b []byte) (float32, float32) {
 }
 
 func decodeQ5_0(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockQ5_0Bytes]
+	b = b[:numfmt.BlockQ5_0Bytes]
 	qh := binary.LittleEndian.Uint32(b[2:])
 	for j, v := range b[6:] {
 		q[j] = int8(v&0xf|uint8(qh>>j&1)<<4) - 16
@@ -75,7 +75,7 @@ func decodeQ5_0(q *[32]int8, b []byte) (float32, float32) {
 }
 
 func decodeQ5_1(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockQ5_1Bytes]
+	b = b[:numfmt.BlockQ5_1Bytes]
 	qh := binary.LittleEndian.Uint32(b[4:])
 	for j, v := range b[8:] {
 		q[j] = int8(v&0xf | uint8(qh>>j&1)<<4)
@@ -85,15 +85,15 @@ func decodeQ5_1(q *[32]int8, b []byte) (float32, float32) {
 }
 
 func decodeIQ4NL(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockIQ4_NLBytes]
+	b = b[:numfmt.BlockIQ4_NLBytes]
 	for j, v := range b[2:] {
-		q[j], q[j+16] = quant.KValuesIQ4NL[v&0xf], quant.KValuesIQ4NL[v>>4]
+		q[j], q[j+16] = numfmt.KValuesIQ4NL[v&0xf], numfmt.KValuesIQ4NL[v>>4]
 	}
 	return half(b), 0
 }
 
 func decodeQ8_0(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:quant.BlockQ8_0Bytes]
+	b = b[:numfmt.BlockQ8_0Bytes]
 	for j, v := range b[2:] {
 		q[j] = int8(v)
 	}
@@ -101,12 +101,12 @@ func decodeQ8_0(q *[32]int8, b []byte) (float32, float32) {
 }
 
 var (
-	lQ4_0  = &l32Format{bytes: quant.BlockQ4_0Bytes, typ: gguf.TensorQ4_0}
-	lQ4_1  = &l32Format{bytes: quant.BlockQ4_1Bytes, min: true, typ: gguf.TensorQ4_1}
-	lQ5_0  = &l32Format{bytes: quant.BlockQ5_0Bytes, typ: gguf.TensorQ5_0}
-	lQ5_1  = &l32Format{bytes: quant.BlockQ5_1Bytes, min: true, typ: gguf.TensorQ5_1}
-	lIQ4NL = &l32Format{bytes: quant.BlockIQ4_NLBytes, typ: gguf.TensorIQ4_NL}
-	lQ8_0  = &l32Format{bytes: quant.BlockQ8_0Bytes, typ: gguf.TensorQ8_0}
+	lQ4_0  = &l32Format{bytes: numfmt.BlockQ4_0Bytes, typ: gguf.TensorQ4_0}
+	lQ4_1  = &l32Format{bytes: numfmt.BlockQ4_1Bytes, min: true, typ: gguf.TensorQ4_1}
+	lQ5_0  = &l32Format{bytes: numfmt.BlockQ5_0Bytes, typ: gguf.TensorQ5_0}
+	lQ5_1  = &l32Format{bytes: numfmt.BlockQ5_1Bytes, min: true, typ: gguf.TensorQ5_1}
+	lIQ4NL = &l32Format{bytes: numfmt.BlockIQ4_NLBytes, typ: gguf.TensorIQ4_NL}
+	lQ8_0  = &l32Format{bytes: numfmt.BlockQ8_0Bytes, typ: gguf.TensorQ8_0}
 )
 
 // dot32 is the Go reference of a legacy product: one row of nb blocks

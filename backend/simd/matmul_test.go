@@ -10,7 +10,7 @@ import (
 	"inferno/backend"
 	"inferno/gguf"
 	"inferno/internal/floatbits"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // refMatMulQ8 returns W x in float64 with x quantized as MatMul quantizes
@@ -34,7 +34,7 @@ func refMatMulQ8(w *backend.Weight, x []float32, n int) (y, abs []float64) {
 				for j := range qk {
 					s += int64(int8(blk[2+j])) * int64(qs[b*qk+j])
 				}
-				dw := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
+				dw := numfmt.F16ToF32(binary.LittleEndian.Uint16(blk))
 				p := float64(dw) * float64(ds[b]) * float64(s)
 				sum += p
 				a += math.Abs(p)
@@ -126,12 +126,12 @@ func TestMatMulTokensBitwise(t *testing.T) {
 }
 
 func TestQuantizeMatchesQuant(t *testing.T) {
-	// The scales are those of quant.QuantizeRow; values may differ by one
+	// The scales are those of numfmt.QuantizeRow; values may differ by one
 	// where x/d is exactly half-way (ties go to even here).
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := randVec(rng, 4096, 3)
 	clear(x[64:96])
-	ref, err := quant.QuantizeRow(nil, x, gguf.TensorQ8_0)
+	ref, err := numfmt.QuantizeRow(nil, x, gguf.TensorQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +141,8 @@ func TestQuantizeMatchesQuant(t *testing.T) {
 	quantizeQ8(qs, qk, ds, cx, x)
 	for b := range ds {
 		blk := ref[b*blockBytes:]
-		if got, want := quant.F32ToF16(ds[b]), binary.LittleEndian.Uint16(blk); got != want {
-			t.Fatalf("block %d: scale %g, quant has %g", b, ds[b], quant.F16ToF32(want))
+		if got, want := numfmt.F32ToF16(ds[b]), binary.LittleEndian.Uint16(blk); got != want {
+			t.Fatalf("block %d: scale %g, quant has %g", b, ds[b], numfmt.F16ToF32(want))
 		}
 		var sum int32
 		for j := range qk {

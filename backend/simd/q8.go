@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"math"
 
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // Q8_0 block geometry.
 const (
-	qk         = quant.QK8_0          // values per block
-	blockBytes = quant.BlockQ8_0Bytes // bytes per weight block: f16 scale, 32 int8
+	qk         = numfmt.QK8_0          // values per block
+	blockBytes = numfmt.BlockQ8_0Bytes // bytes per weight block: f16 scale, 32 int8
 )
 
 // The pure-Go Q8_0 kernels. They define the arithmetic the assembly
@@ -66,7 +66,7 @@ func q8DotGo(w []byte, qs []int8, qstride int, ds []float32, dstride int, nb int
 		for j, v := range q {
 			s += int32(int8(blk[2+j])) * int32(v)
 		}
-		dw := quant.F16ToF32(binary.LittleEndian.Uint16(blk))
+		dw := numfmt.F16ToF32(binary.LittleEndian.Uint16(blk))
 		acc += float32(float32(s) * (dw * ds[b*dstride]))
 	}
 	return acc

@@ -7,7 +7,7 @@ import (
 // The one table of the weight types this backend computes with (ggml's
 // type_traits, CPU side): for each type the activation format its
 // products take and its kernels. The formats themselves (block layouts,
-// dequantization) are package quant's.
+// dequantization) are package numfmt's.
 //
 // Every type has a Go reference, the product of one row with one token
 // (dotK for the K-quants, dot32 for the legacy formats, q8DotGo for Q8_0,

@@ -2,7 +2,7 @@
 
 package simd
 
-import "inferno/quant"
+import "inferno/numfmt"
 
 //go:noescape
 func quantizeQ8KAVX2(qs *int8, ds *float32, bs *int16, x *float32, nb int)
@@ -94,7 +94,7 @@ func matVecQ4K(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ4_KBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockQ4_KBytes, a, t)
 	if vnni {
 		q4KMatVecZMM(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 		return
@@ -112,7 +112,7 @@ func matVecQ6K(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ6_KBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockQ6_KBytes, a, t)
 	if vnni {
 		q6KMatVecZMM(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 		return
@@ -132,12 +132,12 @@ func kPackArgs(dst, w []byte, rb, bb, nb, nsub int) {
 }
 
 func packQ4K(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockQ4_KBytes, nb, 8)
+	kPackArgs(dst, w, rb, numfmt.BlockQ4_KBytes, nb, 8)
 	packQ4KAVX2(&dst[0], &w[0], rb, nb)
 }
 
 func packQ6K(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockQ6_KBytes, nb, 16)
+	kPackArgs(dst, w, rb, numfmt.BlockQ6_KBytes, nb, 16)
 	packQ6KAVX2(&dst[0], &w[0], rb, nb)
 }
 
@@ -170,35 +170,35 @@ func l32MatVecArgs(y []float32, w []byte, rb, bb int, a *Acts, t int) (qs []int8
 
 func matVecQ4_0(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
-		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, quant.BlockQ4_0Bytes, a, t)
+		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, numfmt.BlockQ4_0Bytes, a, t)
 		q4_0MatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &cx[0], a.nb)
 	}
 }
 
 func matVecQ5_0(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
-		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, quant.BlockQ5_0Bytes, a, t)
+		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, numfmt.BlockQ5_0Bytes, a, t)
 		q5_0MatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &cx[0], a.nb)
 	}
 }
 
 func matVecIQ4NL(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
-		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, quant.BlockIQ4_NLBytes, a, t)
+		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, numfmt.BlockIQ4_NLBytes, a, t)
 		iq4nlMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &cx[0], a.nb)
 	}
 }
 
 func matVecQ4_1(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
-		qs, ds, _, sx := l32MatVecArgs(y, w, rb, quant.BlockQ4_1Bytes, a, t)
+		qs, ds, _, sx := l32MatVecArgs(y, w, rb, numfmt.BlockQ4_1Bytes, a, t)
 		q4_1MatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &sx[0], a.nb)
 	}
 }
 
 func matVecQ5_1(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
-		qs, ds, _, sx := l32MatVecArgs(y, w, rb, quant.BlockQ5_1Bytes, a, t)
+		qs, ds, _, sx := l32MatVecArgs(y, w, rb, numfmt.BlockQ5_1Bytes, a, t)
 		q5_1MatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &sx[0], a.nb)
 	}
 }
@@ -213,17 +213,17 @@ func packQ5_0AVX2(dst, w *byte, rb, nb int)
 func packIQ4NLAVX2(dst, w *byte, rb, nb int)
 
 func packQ4_0(dst, w []byte, rb, nb int) {
-	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*quant.BlockQ4_0Bytes-1]
+	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockQ4_0Bytes-1]
 	packQ4_0AVX2(&dst[0], &w[0], rb, nb)
 }
 
 func packQ5_0(dst, w []byte, rb, nb int) {
-	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*quant.BlockQ5_0Bytes-1]
+	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockQ5_0Bytes-1]
 	packQ5_0AVX2(&dst[0], &w[0], rb, nb)
 }
 
 func packIQ4NL(dst, w []byte, rb, nb int) {
-	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*quant.BlockIQ4_NLBytes-1]
+	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockIQ4_NLBytes-1]
 	packIQ4NLAVX2(&dst[0], &w[0], rb, nb)
 }
 
@@ -237,7 +237,7 @@ func matVecQ5K(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ5_KBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockQ5_KBytes, a, t)
 	if vnni {
 		q5KMatVecVNNI(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 		return
@@ -249,7 +249,7 @@ func matVecQ5K(y []float32, w []byte, rb int, a *Acts, t int) {
 func packQ5KAVX2(dst, w *byte, rb, nb int)
 
 func packQ5K(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockQ5_KBytes, nb, 8)
+	kPackArgs(dst, w, rb, numfmt.BlockQ5_KBytes, nb, 8)
 	packQ5KAVX2(&dst[0], &w[0], rb, nb)
 }
 
@@ -260,7 +260,7 @@ func matVecQ2K(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ2_KBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockQ2_KBytes, a, t)
 	q2KMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 }
 
@@ -271,7 +271,7 @@ func matVecQ3K(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockQ3_KBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockQ3_KBytes, a, t)
 	q3KMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 }
 
@@ -282,7 +282,7 @@ func matVecIQ4XS(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) == 0 {
 		return
 	}
-	qs, ds, bs := kMatVecArgs(y, w, rb, quant.BlockIQ4_XSBytes, a, t)
+	qs, ds, bs := kMatVecArgs(y, w, rb, numfmt.BlockIQ4_XSBytes, a, t)
 	iq4XSMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &bs[0], a.nb, kPrefetch(rb))
 }
 
@@ -290,7 +290,7 @@ func matVecIQ4XS(y []float32, w []byte, rb int, a *Acts, t int) {
 func packQ2KAVX2(dst, w *byte, rb, nb int)
 
 func packQ2K(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockQ2_KBytes, nb, 16)
+	kPackArgs(dst, w, rb, numfmt.BlockQ2_KBytes, nb, 16)
 	packQ2KAVX2(&dst[0], &w[0], rb, nb)
 }
 
@@ -298,7 +298,7 @@ func packQ2K(dst, w []byte, rb, nb int) {
 func packQ3KAVX2(dst, w *byte, rb, nb int)
 
 func packQ3K(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockQ3_KBytes, nb, 16)
+	kPackArgs(dst, w, rb, numfmt.BlockQ3_KBytes, nb, 16)
 	packQ3KAVX2(&dst[0], &w[0], rb, nb)
 }
 
@@ -306,7 +306,7 @@ func packQ3K(dst, w []byte, rb, nb int) {
 func packIQ4XSAVX2(dst, w *byte, rb, nb int)
 
 func packIQ4XS(dst, w []byte, rb, nb int) {
-	kPackArgs(dst, w, rb, quant.BlockIQ4_XSBytes, nb, 8)
+	kPackArgs(dst, w, rb, numfmt.BlockIQ4_XSBytes, nb, 8)
 	packIQ4XSAVX2(&dst[0], &w[0], rb, nb)
 }
 

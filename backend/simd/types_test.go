@@ -10,7 +10,7 @@ import (
 	"inferno/backend"
 	"inferno/gguf"
 	"inferno/internal/floatbits"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // blockTypes are the quantized types of the table.
@@ -35,7 +35,7 @@ func scaleFields(t gguf.TensorType) []int {
 }
 
 // randBlockWeight returns a rows x cols weight of type typ: normal values
-// quantized by package quant, or (raw) random bytes whose float16 scales
+// quantized by package numfmt, or (raw) random bytes whose float16 scales
 // are set to random values of moderate size, so that every bit pattern of
 // the values, sub-block scales and mins occurs.
 func randBlockWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols int, raw bool) *backend.Weight {
@@ -44,14 +44,14 @@ func randBlockWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, co
 		w := randWeight(t, rng, typ, rows, cols)
 		return w
 	}
-	f, _ := quant.FormatOf(typ)
+	f, _ := numfmt.FormatOf(typ)
 	data := make([]byte, rows*cols/f.BlockSize*f.BlockBytes)
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}
 	for b := 0; b < len(data); b += f.BlockBytes {
 		for _, o := range scaleFields(typ) {
-			h := quant.F32ToF16(float32(rng.NormFloat64() * 1e-3))
+			h := numfmt.F32ToF16(float32(rng.NormFloat64() * 1e-3))
 			binary.LittleEndian.PutUint16(data[b+o:], h)
 		}
 	}
@@ -60,7 +60,7 @@ func randBlockWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, co
 
 // blockCols returns a column count of whole blocks of typ, about cols.
 func blockCols(typ gguf.TensorType, cols int) int {
-	f, _ := quant.FormatOf(typ)
+	f, _ := numfmt.FormatOf(typ)
 	return max(1, cols/f.BlockSize) * f.BlockSize
 }
 
@@ -75,7 +75,7 @@ func blockCols(typ gguf.TensorType, cols int) int {
 //   - float32 rounding: per block, the integers are exact; the products by
 //     d*dx (and dm*dx) and the sum into the accumulator each round once,
 //     relative 2^-24, on terms bounded by S = sum_i (|d sc q_i| + |dm mn|)
-//     |dx q_i| (the decoded scale structure), and quant's dequantization
+//     |dx q_i| (the decoded scale structure), and numfmt's dequantization
 //     rounds as often on the same terms: at most (nb+10) 2^-24 S.
 func errorBound(k *typeKernels, row []byte, wrow []float32, a *Acts, t int) float64 {
 	cols, nb := a.cols, a.nb
@@ -112,7 +112,7 @@ func errorBound(k *typeKernels, row []byte, wrow []float32, a *Acts, t int) floa
 }
 
 // TestBlockTypesAgainstDequantize checks MatMul of every block type
-// against the float64 product of quant's dequantized weights with the
+// against the float64 product of numfmt's dequantized weights with the
 // float32 activations, within the bound errorBound derives.
 func TestBlockTypesAgainstDequantize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -135,7 +135,7 @@ func TestBlockTypesAgainstDequantize(t *testing.T) {
 					wrow := make([]float32, cols)
 					worst := 0.0
 					for r := range sh.rows {
-						if err := quant.DequantizeRow(wrow, w.Row(r), typ, cols); err != nil {
+						if err := numfmt.DequantizeRow(wrow, w.Row(r), typ, cols); err != nil {
 							t.Fatal(err)
 						}
 						for tk := range n {
@@ -376,7 +376,7 @@ func TestBlockTypesAllocs(t *testing.T) {
 // quant knows (all but the activation formats Q8_1 and Q8_K), and lists
 // the kernels each type runs on this CPU.
 func TestTable(t *testing.T) {
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		if f.Type == gguf.TensorQ8_1 || f.Type == gguf.TensorQ8_K {
 			if Supports(f.Type) {
 				t.Errorf("%s is an activation format, not a weight type", f.Type)

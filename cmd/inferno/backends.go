@@ -12,7 +12,7 @@ import (
 	"inferno/chat"
 	"inferno/engine"
 	"inferno/model"
-	"inferno/runner"
+	"inferno/placement"
 )
 
 // runnerFlags are the flags that choose and size the backend a command runs on.
@@ -25,7 +25,7 @@ type runnerFlags struct {
 	trace   bool
 	noGraph bool
 	// prompts: the command prints the GPU's prompt passes under --trace
-	// (reportTrace), so the runner times them (runner.Config.TracePrompts).
+	// (reportTrace), so the runner times them (placement.Config.TracePrompts).
 	prompts bool
 }
 
@@ -44,17 +44,17 @@ func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
 }
 
-// open opens m on the backend the flags name (see runner.Open), with the
+// open opens m on the backend the flags name (see placement.Open), with the
 // GPU upload's progress bar when stderr is a terminal.
-func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
+func (f *runnerFlags) open(m *model.Model) (*placement.Backend, error) {
 	if f.kv != "basic" && f.kv != "paged" {
 		return nil, fmt.Errorf("unknown KV cache layout %q (want basic or paged)", f.kv)
 	}
 	if f.ctx < 0 {
 		return nil, fmt.Errorf("--ctx %d must not be negative", f.ctx)
 	}
-	if f.threads < 0 || f.threads > runner.MaxThreads {
-		return nil, fmt.Errorf("--threads %d: want 0 (all cores) to %d", f.threads, runner.MaxThreads)
+	if f.threads < 0 || f.threads > placement.MaxThreads {
+		return nil, fmt.Errorf("--threads %d: want 0 (all cores) to %d", f.threads, placement.MaxThreads)
 	}
 	if c := m.Arch.Hyper().ContextLength; f.ctx > c {
 		return nil, fmt.Errorf("--ctx %d exceeds the model's context length %d", f.ctx, c)
@@ -63,7 +63,7 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		progress = os.Stderr
 	}
-	b, err := runner.Open(m, runner.Config{
+	b, err := placement.Open(m, placement.Config{
 		Backend: f.backend, Threads: f.threads, Context: f.ctx, KVType: f.kvType, Trace: f.trace, NoGraph: f.noGraph,
 		TracePrompts: f.trace && f.prompts,
 		Progress:     progress,
@@ -79,13 +79,13 @@ func (f *runnerFlags) open(m *model.Model) (*runner.Backend, error) {
 // the server runs, driven as a batch of one (engine.Single), its KV pool
 // holding one sequence of the context in the layout --kv names. Closing
 // the runner and then the backend releases both.
-func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend, error) {
+func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *placement.Backend, error) {
 	b, err := f.open(m)
 	if err != nil {
 		return nil, nil, err
 	}
 	var r engine.Runner
-	br, err := b.NewBatchRunner(runner.BatchConfig{Sequences: 1, Contiguous: f.kv == "basic"})
+	br, err := b.NewBatchRunner(placement.BatchConfig{Sequences: 1, Contiguous: f.kv == "basic"})
 	if err == nil {
 		r = engine.NewSingle(br)
 	}
@@ -99,7 +99,7 @@ func (f *runnerFlags) newRunner(m *model.Model) (engine.Runner, *runner.Backend,
 // reportTrace prints the per-operation table of a --trace run: the CPU
 // tracer's counts and times, or for a runner that can profile itself (the
 // GPU) the kernels of its prompt passes and a profile of one decode step.
-func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backend) error {
+func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *placement.Backend) error {
 	if !f.trace {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (f *runnerFlags) reportTrace(w io.Writer, r engine.Runner, b *runner.Backen
 
 // writeTracer prints the table of the CPU tracer be keeps under --trace
 // (every forward pass's operations) and reports whether it has one.
-func writeTracer(w io.Writer, be *runner.Backend) (bool, error) {
+func writeTracer(w io.Writer, be *placement.Backend) (bool, error) {
 	t := be.Tracer()
 	if t == nil {
 		return false, nil
@@ -154,7 +154,7 @@ func writePassProfile(w io.Writer, r any, backendName, what string) error {
 // in the server the steps that carried a prompt's chunk), then, when B >
 // 0 and the last pass was a decode step of B tokens, one decode step's
 // kernels replayed.
-func reportBatchTrace(w io.Writer, be *runner.Backend, br engine.BatchRunner, B int) error {
+func reportBatchTrace(w io.Writer, be *placement.Backend, br engine.BatchRunner, B int) error {
 	if ok, err := writeTracer(w, be); ok || err != nil {
 		return err
 	}

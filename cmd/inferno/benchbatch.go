@@ -8,7 +8,7 @@ import (
 
 	"inferno/batch"
 	"inferno/engine"
-	"inferno/runner"
+	"inferno/placement"
 	"inferno/sampling"
 )
 
@@ -37,10 +37,10 @@ type batchBencher struct {
 
 // newBatchBencher opens a batched runner on be with blocks for par
 // sequences of p+n positions; sp (nil: greedy) samples their tokens.
-func newBatchBencher(be *runner.Backend, vocab, par, p, n int, sp *sampling.Params) (*batchBencher, error) {
-	bs := runner.DefaultBlockSize
+func newBatchBencher(be *placement.Backend, vocab, par, p, n int, sp *sampling.Params) (*batchBencher, error) {
+	bs := placement.DefaultBlockSize
 	per := (p + n + bs - 1) / bs
-	br, err := be.NewBatchRunner(runner.BatchConfig{BlockSize: bs, Blocks: par * per})
+	br, err := be.NewBatchRunner(placement.BatchConfig{BlockSize: bs, Blocks: par * per})
 	if err != nil {
 		return nil, err
 	}

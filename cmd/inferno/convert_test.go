@@ -12,7 +12,7 @@ import (
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // hfCheckpoint writes the golden model as a Hugging Face checkpoint folder
@@ -68,10 +68,10 @@ func hfCheckpoint(t *testing.T, arch string) string {
 			name = "model.layers." + m[1] + "." + names[m[2]]
 		}
 		vals := make([]float32, ti.Elements())
-		if err := quant.DequantizeRow(vals, ti.Data, ti.Type, len(vals)); err != nil {
+		if err := numfmt.DequantizeRow(vals, ti.Data, ti.Type, len(vals)); err != nil {
 			t.Fatal(err)
 		}
-		data, _ := quant.QuantizeRow(nil, vals, gguf.TensorF32)
+		data, _ := numfmt.QuantizeRow(nil, vals, gguf.TensorF32)
 		shape := make([]int64, len(ti.Shape))
 		for i, d := range ti.Shape {
 			shape[len(shape)-1-i] = int64(d)

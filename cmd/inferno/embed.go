@@ -13,7 +13,7 @@ import (
 	"inferno/arch"
 	"inferno/engine"
 	"inferno/model"
-	"inferno/runner"
+	"inferno/placement"
 	"inferno/scheduler"
 	"inferno/server"
 )
@@ -100,7 +100,7 @@ is printed to standard error.`,
 			}
 			defer b.Close()
 			par := min(parallel, len(inputs))
-			br, err := b.NewBatchRunner(runner.BatchConfig{Sequences: par, Contiguous: rf.kv == "basic"})
+			br, err := b.NewBatchRunner(placement.BatchConfig{Sequences: par, Contiguous: rf.kv == "basic"})
 			if err != nil {
 				return err
 			}

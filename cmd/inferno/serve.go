@@ -18,7 +18,7 @@ import (
 
 	"inferno/engine"
 	"inferno/model"
-	"inferno/runner"
+	"inferno/placement"
 	"inferno/scheduler"
 	"inferno/server"
 )
@@ -198,7 +198,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 // served is the model a server serves and what runs it.
 type served struct {
 	file     *model.Model
-	backend  *runner.Backend
+	backend  *placement.Backend
 	batched  engine.BatchRunner
 	sched    scheduler.Scheduler
 	model    *server.Model
@@ -259,7 +259,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		parallel = defaultParallelCPU
 	}
 	basic := rf.kv == "basic"
-	bc := runner.BatchConfig{BlockSize: pf.blockSize, Memory: pf.mem, Sequences: parallel, Contiguous: basic}
+	bc := placement.BatchConfig{BlockSize: pf.blockSize, Memory: pf.mem, Sequences: parallel, Contiguous: basic}
 	if basic {
 		bc.BlockSize = 0
 	}
@@ -346,7 +346,7 @@ type poolFlags struct {
 
 func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.memText, "kv-mem", "", "memory of the paged KV cache's pool, e.g. 2GiB or 512MiB (default: every running request's full context; on the GPU at most what is free)")
-	cmd.Flags().IntVar(&f.blockSize, "kv-block", runner.DefaultBlockSize, "positions per block of the paged KV cache")
+	cmd.Flags().IntVar(&f.blockSize, "kv-block", placement.DefaultBlockSize, "positions per block of the paged KV cache")
 	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 0, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts (default: the GPU's most a pass, 1024; 512 on the CPU)")
 	cmd.Flags().IntVar(&f.prefills, "prefills", 0, "most new prompts whose chunks join one forward pass (default: 8 on the GPU, 2 on the CPU)")
 	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")

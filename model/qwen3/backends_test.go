@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/internal/floatbits"
 	"inferno/kvcache"
@@ -108,7 +108,7 @@ func TestDecodeAllocsFast(t *testing.T) {
 // TestDeterminismF16KV covers the others).
 func f16Backends(allPools bool) map[string]func() backend.Ops {
 	b := fastBackends()
-	b["scalar"] = func() backend.Ops { return cpu.NewScalar() }
+	b["scalar"] = func() backend.Ops { return scalar.NewScalar() }
 	if !allPools {
 		delete(b, "pool-1")
 		delete(b, "pool-3")
@@ -185,8 +185,8 @@ func TestDeterminismF16KV(t *testing.T) {
 			t.Errorf("%s: token-by-token differs from prefill: %v", be, err)
 		}
 	}
-	scalar := logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, false)
-	if err := floatbits.Check(logitsKV(t, m, cpu.NewScalar(), kvcache.F16, prompt, true), scalar); err != nil {
+	ref := logitsKV(t, m, scalar.NewScalar(), kvcache.F16, prompt, false)
+	if err := floatbits.Check(logitsKV(t, m, scalar.NewScalar(), kvcache.F16, prompt, true), ref); err != nil {
 		t.Errorf("scalar: token-by-token differs from prefill: %v", err)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
+	"inferno/backend/scalar"
 	"inferno/batch"
 	"inferno/internal/floatbits"
 	"inferno/kvcache"
@@ -30,7 +30,7 @@ type batchSeq struct {
 // allBackends are every CPU backend, the scalar reference included.
 func allBackends() map[string]func() backend.Ops {
 	b := fastBackends()
-	b["scalar"] = func() backend.Ops { return cpu.NewScalar() }
+	b["scalar"] = func() backend.Ops { return scalar.NewScalar() }
 	return b
 }
 
@@ -217,7 +217,7 @@ func TestPrefixHitBitwise(t *testing.T) {
 // TestBatchedMalformed: a malformed batch is an error, not a panic.
 func TestBatchedMalformed(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	br, err := forward.NewBatched(m, cpu.NewScalar(), 64, 4, 16, kvcache.F32)
+	br, err := forward.NewBatched(m, scalar.NewScalar(), 64, 4, 16, kvcache.F32)
 	if err != nil {
 		t.Fatal(err)
 	}

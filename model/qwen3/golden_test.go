@@ -10,7 +10,7 @@ import (
 	"sort"
 	"testing"
 
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/sampling"
@@ -100,7 +100,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestGoldenLogitsScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := newSingle(t, m, cpu.NewScalar(), 0, kvcache.F32)
+	r := newSingle(t, m, scalar.NewScalar(), 0, kvcache.F32)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		t.Run(name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestGoldenLogitsScalar(t *testing.T) {
 func TestGoldenGreedyScalar(t *testing.T) {
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := newSingle(t, m, cpu.NewScalar(), 0, kvcache.F32)
+	r := newSingle(t, m, scalar.NewScalar(), 0, kvcache.F32)
 	for _, name := range sortedKeys(g.Prompts) {
 		p := g.Prompts[name]
 		if len(p.Greedy16) == 0 {
@@ -159,7 +159,7 @@ func TestGoldenGreedyScalar(t *testing.T) {
 // runner's buffers exist.
 func TestDecodeAllocs(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	checkDecodeAllocs(t, "scalar", newSingle(t, m, cpu.NewScalar(), 256, kvcache.F32))
+	checkDecodeAllocs(t, "scalar", newSingle(t, m, scalar.NewScalar(), 256, kvcache.F32))
 }
 
 // checkDecodeAllocs runs a short prompt on r, then checks that decode

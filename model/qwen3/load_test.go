@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/modeltest"
@@ -66,7 +66,7 @@ func TestLoadErrors(t *testing.T) {
 			name: "unsupported type",
 			editTensor: func(ti *gguf.TensorInfo) bool {
 				if ti.Name == "blk.0.attn_k.weight" {
-					// A type GGUF knows and package quant does not; re-size the data.
+					// A type GGUF knows and package numfmt does not; re-size the data.
 					ti.Type = gguf.TensorI32
 					ti.Data = make([]byte, 64*64*4)
 				}
@@ -101,7 +101,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestForwardErrors(t *testing.T) {
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
-	r := newSingle(t, m, cpu.NewScalar(), 8, kvcache.F32)
+	r := newSingle(t, m, scalar.NewScalar(), 8, kvcache.F32)
 	if err := r.Forward(nil); err == nil {
 		t.Error("Forward of no tokens succeeded")
 	}

@@ -11,10 +11,10 @@ import (
 	"inferno/backend"
 	"inferno/backend/pool"
 	"inferno/gguf"
+	"inferno/internal/quanterror"
 	"inferno/model/qwen3"
 	"inferno/quantize"
 	"inferno/synth"
-	"inferno/tools/quanterror"
 )
 
 // The bounds of TestQuantError: inferno's relative L2 error on a file is
@@ -160,7 +160,7 @@ func quantErrorSetup(t *testing.T) (*quanterror.Fixture, []int32, []float32, []s
 	if len(fx.Mixtures) == 0 || len(fx.Tokens) == 0 {
 		t.Fatal("quant_error.json: no mixtures or no tokens")
 	}
-	const regen = "the llama.cpp figures are for another file; rerun tools/quant-error.sh"
+	const regen = "the llama.cpp figures are for another file; rerun tools/quant-error/run.sh"
 	dir := t.TempDir()
 	f32 := filepath.Join(dir, "f32.gguf")
 	out, err := os.Create(f32)

@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/gguf"
 	"inferno/internal/floatbits"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // quantModel writes and loads a small random Qwen3 model (2 layers,
@@ -62,7 +62,7 @@ func quantModel(t testing.TB, typ gguf.TensorType, mixed map[string]gguf.TensorT
 		for i := range vals {
 			vals[i] = float32(mean + scale*rng.NormFloat64())
 		}
-		f, _ := quant.FormatOf(tt)
+		f, _ := numfmt.FormatOf(tt)
 		data := make([]byte, len(vals)/f.BlockSize*f.BlockBytes)
 		f.Quantize(data, vals)
 		shape := []uint64{uint64(cols)}
@@ -138,7 +138,7 @@ func makeQuantModels(t testing.TB) map[string]*qwen3.Model {
 func TestQuantTypesLogits(t *testing.T) {
 	prompt := []int32{1, 100, 7, 300, 42, 511, 0, 9, 256, 77, 13}
 	for name, m := range quantModels(t) {
-		want := logitsOf(t, m, cpu.NewScalar(), prompt, false)
+		want := logitsOf(t, m, scalar.NewScalar(), prompt, false)
 		var first []float32
 		for _, be := range sortedKeys(fastBackends()) {
 			ops := fastBackends()[be]()
@@ -213,7 +213,7 @@ func TestUnsupportedWeight(t *testing.T) {
 	if err := forward.Check(m, pool.New(1)); err != nil {
 		t.Fatalf("pool: %v", err)
 	}
-	if err := forward.Check(m, cpu.NewScalar()); err != nil {
+	if err := forward.Check(m, scalar.NewScalar()); err != nil {
 		t.Fatalf("scalar: %v", err)
 	}
 }

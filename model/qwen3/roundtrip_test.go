@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 	"inferno/gguf"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // TestRewriteF32 rewrites the golden model through the GGUF writer with
@@ -34,10 +34,10 @@ func TestRewriteF32(t *testing.T) {
 	for _, ti := range src.Tensors {
 		n := int(ti.Elements())
 		vals := make([]float32, n)
-		if err := quant.DequantizeRow(vals, ti.Data, ti.Type, n); err != nil {
+		if err := numfmt.DequantizeRow(vals, ti.Data, ti.Type, n); err != nil {
 			t.Fatalf("%s: %v", ti.Name, err)
 		}
-		data, err := quant.QuantizeRow(nil, vals, gguf.TensorF32)
+		data, err := numfmt.QuantizeRow(nil, vals, gguf.TensorF32)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,8 +67,8 @@ func TestRewriteF32(t *testing.T) {
 	g := loadGolden(t)
 	for _, name := range sortedKeys(g.Prompts) {
 		ids := g.Prompts[name].IDs
-		rq := newSingle(t, mq, cpu.NewScalar(), 0, kvcache.F32)
-		rf := newSingle(t, mf, cpu.NewScalar(), 0, kvcache.F32)
+		rq := newSingle(t, mq, scalar.NewScalar(), 0, kvcache.F32)
+		rf := newSingle(t, mf, scalar.NewScalar(), 0, kvcache.F32)
 		if err := rq.Forward(ids); err != nil {
 			t.Fatal(err)
 		}

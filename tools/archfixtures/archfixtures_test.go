@@ -26,9 +26,9 @@ import (
 	"testing"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/forward/forwardtest"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/convert"
 	"inferno/engine"
@@ -45,7 +45,7 @@ var backends = []struct {
 	ops  func() backend.Ops
 	tol  float64 // relative L2 error allowed against the reference
 }{
-	{"scalar", func() backend.Ops { return cpu.NewScalar() }, 1e-4},
+	{"scalar", func() backend.Ops { return scalar.NewScalar() }, 1e-4},
 	{"simd", func() backend.Ops { return simd.New() }, 5e-2},
 	{"pool", func() backend.Ops { return pool.New(2) }, 5e-2},
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/cpu"
+	"inferno/backend/scalar"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/model"
@@ -103,7 +103,7 @@ func TestLlamaCppConverter(t *testing.T) {
 			if !reflect.DeepEqual(tc, oc) {
 				t.Errorf("configuration\n%+v\ninferno's\n%+v", tc, oc)
 			}
-			a, b := newSingle(t, theirs, cpu.NewScalar()), newSingle(t, ours, cpu.NewScalar())
+			a, b := newSingle(t, theirs, scalar.NewScalar()), newSingle(t, ours, scalar.NewScalar())
 			defer a.Close()
 			defer b.Close()
 			p := mf.Prompts[len(mf.Prompts)-2] // 40 tokens, every position's logits

@@ -5,7 +5,7 @@
 // and the same for the file llama-quantize writes. It writes the figures
 // as model/qwen3/testdata/quant_error.json, the fixture of
 // model/qwen3's TestQuantError, and prints them as the Markdown table of
-// docs/QUANT.md. tools/quant-error.sh builds what it needs and runs it.
+// docs/QUANT.md. tools/quant-error/run.sh builds what it needs and runs it.
 //
 //	go run ./tools/quant-error -llama-logits bin/llama-logits \
 //	    -llama-quantize /tmp/llama.cpp/build/bin/llama-quantize \
@@ -38,14 +38,14 @@ import (
 
 	"inferno/backend/pool"
 	"inferno/gguf"
+	"inferno/internal/quanterror"
 	"inferno/model/qwen3"
 	"inferno/quantize"
 	"inferno/synth"
-	"inferno/tools/quanterror"
 )
 
 // The model and the token sequence. TestQuantError reads them from the
-// fixture, so changing them here and rerunning tools/quant-error.sh is
+// fixture, so changing them here and rerunning tools/quant-error/run.sh is
 // all it takes.
 var (
 	synthOpts = quanterror.Synth{Preset: "tiny", Layers: 4, Hidden: 256, FFN: 768, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 4096, Seed: 1}
@@ -114,7 +114,7 @@ func (r *run) all() *quanterror.Fixture {
 		About: "Errors of the logits of a synthetic Qwen3 model quantized by `inferno quantize`, over every position of the " +
 			"token sequence, in inferno (CPU pool backend, float32 KV cache) and in llama.cpp (tools/llama-logits: CPU, one batch, " +
 			"float32 KV cache, no flash attention) on the same files, each engine against its own logits of the float32 model " +
-			"(vs_f32) and of the quantized file dequantized to float32 (vs_dequantized). Made by tools/quant-error.sh; checked by " +
+			"(vs_f32) and of the quantized file dequantized to float32 (vs_dequantized). Made by tools/quant-error/run.sh; checked by " +
 			"model/qwen3 TestQuantError; shown in docs/QUANT.md.",
 		Synth: s,
 	}

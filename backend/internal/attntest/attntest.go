@@ -15,7 +15,7 @@ import (
 	"inferno/arch"
 	"inferno/backend"
 	"inferno/internal/floatbits"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // Shape is the heads of an attention call.
@@ -441,7 +441,7 @@ func nans(n int) []float32 {
 func halves(x []float32) []uint16 {
 	h := make([]uint16, len(x))
 	for i, f := range x {
-		h[i] = quant.F32ToF16(f)
+		h[i] = numfmt.F32ToF16(f)
 	}
 	return h
 }
@@ -449,7 +449,7 @@ func halves(x []float32) []uint16 {
 func widen(h []uint16) []float32 {
 	f := make([]float32, len(h))
 	for i, x := range h {
-		f[i] = quant.F16ToF32(x)
+		f[i] = numfmt.F16ToF32(x)
 	}
 	return f
 }

@@ -24,7 +24,7 @@ import (
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model/qwen3"
-	"inferno/quant"
+	"inferno/numfmt"
 	"inferno/synth"
 )
 
@@ -117,7 +117,7 @@ func (s Synth) Options() synth.Options {
 }
 
 // Dequantize writes a copy of the GGUF file in whose quantized tensors
-// are dequantized to float32 (package quant's decoders, bit-exact with
+// are dequantized to float32 (package numfmt's decoders, bit-exact with
 // ggml's), the metadata unchanged but general.file_type (0, all F32).
 func Dequantize(in, out string) error {
 	f, err := gguf.Open(in)
@@ -139,7 +139,7 @@ func Dequantize(in, out string) error {
 		typ, data := t.Type, t.Data
 		if typ != gguf.TensorF32 {
 			vals := make([]float32, t.Elements())
-			if err := quant.DequantizeRow(vals, data, typ, len(vals)); err != nil {
+			if err := numfmt.DequantizeRow(vals, data, typ, len(vals)); err != nil {
 				return fmt.Errorf("%s: %w", t.Name, err)
 			}
 			typ, data = gguf.TensorF32, make([]byte, 4*len(vals))

@@ -1,4 +1,4 @@
-package quant_test
+package numfmt_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // supported lists the types the table must hold, with the activation
@@ -37,12 +37,12 @@ var supported = []struct {
 }
 
 func TestFormatTable(t *testing.T) {
-	all := quant.Formats()
+	all := numfmt.Formats()
 	if len(all) != len(supported) {
 		t.Fatalf("Formats() has %d formats, want %d", len(all), len(supported))
 	}
 	for i, s := range supported {
-		f, ok := quant.FormatOf(s.typ)
+		f, ok := numfmt.FormatOf(s.typ)
 		if !ok || f == nil {
 			t.Errorf("FormatOf(%s) missing", s.typ)
 			continue
@@ -60,13 +60,13 @@ func TestFormatTable(t *testing.T) {
 			t.Errorf("%s: missing a conversion", s.typ)
 		}
 		// A quantized type's blocks are whole blocks of its dot type.
-		if dot, ok := quant.FormatOf(f.DotType); !ok || f.DotType != gguf.TensorF32 && f.BlockSize%dot.BlockSize != 0 {
+		if dot, ok := numfmt.FormatOf(f.DotType); !ok || f.DotType != gguf.TensorF32 && f.BlockSize%dot.BlockSize != 0 {
 			t.Errorf("%s: dot type %s does not tile its blocks", s.typ, f.DotType)
 		}
 	}
 	// Formats returns a fresh slice.
 	all[0] = nil
-	if quant.Formats()[0] == nil {
+	if numfmt.Formats()[0] == nil {
 		t.Errorf("Formats() shares its slice")
 	}
 	// The exported geometry agrees with gguf.
@@ -74,20 +74,20 @@ func TestFormatTable(t *testing.T) {
 		typ        gguf.TensorType
 		qk, nbytes int
 	}{
-		{gguf.TensorQ4_0, quant.QK4_0, quant.BlockQ4_0Bytes},
-		{gguf.TensorQ4_1, quant.QK4_1, quant.BlockQ4_1Bytes},
-		{gguf.TensorQ5_0, quant.QK5_0, quant.BlockQ5_0Bytes},
-		{gguf.TensorQ5_1, quant.QK5_1, quant.BlockQ5_1Bytes},
-		{gguf.TensorQ8_0, quant.QK8_0, quant.BlockQ8_0Bytes},
-		{gguf.TensorQ8_1, quant.QK8_1, quant.BlockQ8_1Bytes},
-		{gguf.TensorQ2_K, quant.QK_K, quant.BlockQ2_KBytes},
-		{gguf.TensorQ3_K, quant.QK_K, quant.BlockQ3_KBytes},
-		{gguf.TensorQ4_K, quant.QK_K, quant.BlockQ4_KBytes},
-		{gguf.TensorQ5_K, quant.QK_K, quant.BlockQ5_KBytes},
-		{gguf.TensorQ6_K, quant.QK_K, quant.BlockQ6_KBytes},
-		{gguf.TensorQ8_K, quant.QK_K, quant.BlockQ8_KBytes},
-		{gguf.TensorIQ4_NL, quant.QK4_NL, quant.BlockIQ4_NLBytes},
-		{gguf.TensorIQ4_XS, quant.QK_K, quant.BlockIQ4_XSBytes},
+		{gguf.TensorQ4_0, numfmt.QK4_0, numfmt.BlockQ4_0Bytes},
+		{gguf.TensorQ4_1, numfmt.QK4_1, numfmt.BlockQ4_1Bytes},
+		{gguf.TensorQ5_0, numfmt.QK5_0, numfmt.BlockQ5_0Bytes},
+		{gguf.TensorQ5_1, numfmt.QK5_1, numfmt.BlockQ5_1Bytes},
+		{gguf.TensorQ8_0, numfmt.QK8_0, numfmt.BlockQ8_0Bytes},
+		{gguf.TensorQ8_1, numfmt.QK8_1, numfmt.BlockQ8_1Bytes},
+		{gguf.TensorQ2_K, numfmt.QK_K, numfmt.BlockQ2_KBytes},
+		{gguf.TensorQ3_K, numfmt.QK_K, numfmt.BlockQ3_KBytes},
+		{gguf.TensorQ4_K, numfmt.QK_K, numfmt.BlockQ4_KBytes},
+		{gguf.TensorQ5_K, numfmt.QK_K, numfmt.BlockQ5_KBytes},
+		{gguf.TensorQ6_K, numfmt.QK_K, numfmt.BlockQ6_KBytes},
+		{gguf.TensorQ8_K, numfmt.QK_K, numfmt.BlockQ8_KBytes},
+		{gguf.TensorIQ4_NL, numfmt.QK4_NL, numfmt.BlockIQ4_NLBytes},
+		{gguf.TensorIQ4_XS, numfmt.QK_K, numfmt.BlockIQ4_XSBytes},
 	} {
 		if c.qk != c.typ.BlockSize() || c.nbytes != c.typ.BlockBytes() {
 			t.Errorf("%s: constants say %d values in %d bytes, gguf %d in %d", c.typ, c.qk, c.nbytes, c.typ.BlockSize(), c.typ.BlockBytes())
@@ -102,7 +102,7 @@ func TestFormatOfUnknown(t *testing.T) {
 		gguf.TensorI8, gguf.TensorI16, gguf.TensorI32, gguf.TensorI64, gguf.TensorF64,
 		4, 5, 31, 32, 33, 36, 39, 40, 1000, 1 << 31, math.MaxUint32,
 	} {
-		if f, ok := quant.FormatOf(typ); ok || f != nil {
+		if f, ok := numfmt.FormatOf(typ); ok || f != nil {
 			t.Errorf("FormatOf(%s) = %v, %v; want nil, false", typ, f, ok)
 		}
 	}
@@ -112,7 +112,7 @@ func TestFormatOfUnknown(t *testing.T) {
 // packing the quantizers do.
 func TestScaleHelpers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, quant.QK_K)
+	x := make([]float32, numfmt.QK_K)
 	for trial := range 50 {
 		for i := range x {
 			x[i] = float32(rng.NormFloat64() * math.Pow(3, float64(i/32%5)))
@@ -121,14 +121,14 @@ func TestScaleHelpers(t *testing.T) {
 			}
 		}
 		// Q4_K: dequantizing with the unpacked scales gives Dequantize.
-		f, _ := quant.FormatOf(gguf.TensorQ4_K)
+		f, _ := numfmt.FormatOf(gguf.TensorQ4_K)
 		b := make([]byte, f.BlockBytes)
 		f.Quantize(b, x)
-		got := make([]float32, quant.QK_K)
+		got := make([]float32, numfmt.QK_K)
 		f.Dequantize(got, b)
-		d, dmin := quant.F16ToF32(binary.LittleEndian.Uint16(b)), quant.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
+		d, dmin := numfmt.F16ToF32(binary.LittleEndian.Uint16(b)), numfmt.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 		for i := range got {
-			sc, m := quant.ScaleMinK4(i/32, b[4:16])
+			sc, m := numfmt.ScaleMinK4(i/32, b[4:16])
 			q := b[16+i/64*32+i%32] >> (4 * (i / 32 % 2)) & 0xf
 			if want := float32(d*float32(sc))*float32(q) - float32(dmin*float32(m)); got[i] != want {
 				t.Fatalf("Q4_K [%d]: %g, from ScaleMinK4 %g", i, got[i], want)
@@ -141,16 +141,16 @@ func TestScaleHelpers(t *testing.T) {
 			scale func(b []byte, j int) int
 			d     func(b []byte) float32
 		}{
-			{gguf.TensorQ3_K, 16, func(b []byte, j int) int { return int(quant.Q3KScale(j, b[96:108])) },
-				func(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b[108:])) }},
-			{gguf.TensorIQ4_XS, 32, func(b []byte, j int) int { return quant.IQ4XSScale(j, b) },
-				func(b []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(b)) }},
+			{gguf.TensorQ3_K, 16, func(b []byte, j int) int { return int(numfmt.Q3KScale(j, b[96:108])) },
+				func(b []byte) float32 { return numfmt.F16ToF32(binary.LittleEndian.Uint16(b[108:])) }},
+			{gguf.TensorIQ4_XS, 32, func(b []byte, j int) int { return numfmt.IQ4XSScale(j, b) },
+				func(b []byte) float32 { return numfmt.F16ToF32(binary.LittleEndian.Uint16(b)) }},
 		} {
-			f, _ := quant.FormatOf(c.typ)
+			f, _ := numfmt.FormatOf(c.typ)
 			b := make([]byte, f.BlockBytes)
 			f.Quantize(b, x)
 			f.Dequantize(got, b)
-			for j := range quant.QK_K / c.sub {
+			for j := range numfmt.QK_K / c.sub {
 				dl := c.d(b) * float32(c.scale(b, j))
 				// Every value of the sub-block is dl times a small integer
 				// (Q3_K: -4..3) or a level of KValuesIQ4NL.
@@ -161,7 +161,7 @@ func TestScaleHelpers(t *testing.T) {
 							ok = ok || y == dl*float32(q)
 						}
 					} else {
-						for _, q := range quant.KValuesIQ4NL {
+						for _, q := range numfmt.KValuesIQ4NL {
 							ok = ok || y == dl*float32(q)
 						}
 					}
@@ -205,9 +205,9 @@ var roundTripBound = map[gguf.TensorType]float64{
 // Quantize writes exactly its blocks and Dequantize exactly len(dst).
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 4 * quant.QK_K
+	const n = 4 * numfmt.QK_K
 	x := make([]float32, n)
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		bound, ok := roundTripBound[f.Type]
 		if !ok {
 			t.Errorf("%s: no round-trip bound", f.Type)
@@ -256,18 +256,18 @@ func TestRoundTrip(t *testing.T) {
 // equals quantizing each block alone, through QuantizeRow's append.
 func TestRowsAreBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	x := make([]float32, 3*quant.QK_K)
+	x := make([]float32, 3*numfmt.QK_K)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for _, f := range quant.Formats() {
-		whole, err := quant.QuantizeRow([]byte{1, 2}, x, f.Type)
+	for _, f := range numfmt.Formats() {
+		whole, err := numfmt.QuantizeRow([]byte{1, 2}, x, f.Type)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var parts []byte
 		for b := 0; b < len(x); b += f.BlockSize {
-			if parts, err = quant.QuantizeRow(parts, x[b:b+f.BlockSize], f.Type); err != nil {
+			if parts, err = numfmt.QuantizeRow(parts, x[b:b+f.BlockSize], f.Type); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -275,7 +275,7 @@ func TestRowsAreBlocks(t *testing.T) {
 			t.Errorf("%s: a row is not its blocks", f.Type)
 		}
 		y := make([]float32, len(x))
-		if err := quant.DequantizeRow(y, parts, f.Type, len(x)); err != nil {
+		if err := numfmt.DequantizeRow(y, parts, f.Type, len(x)); err != nil {
 			t.Fatal(err)
 		}
 		z := make([]float32, len(x))
@@ -298,8 +298,8 @@ func TestShortBuffers(t *testing.T) {
 		}()
 		f()
 	}
-	x := make([]float32, quant.QK_K)
-	for _, f := range quant.Formats() {
+	x := make([]float32, numfmt.QK_K)
+	for _, f := range numfmt.Formats() {
 		n := len(x) / f.BlockSize * f.BlockBytes
 		buf := make([]byte, n)
 		mustPanic(f.Type.String()+" Quantize", func() { f.Quantize(buf[:n-1], x) })
@@ -309,12 +309,12 @@ func TestShortBuffers(t *testing.T) {
 
 // TestNoAllocations: Quantize and Dequantize allocate nothing.
 func TestNoAllocations(t *testing.T) {
-	x := make([]float32, 2*quant.QK_K)
+	x := make([]float32, 2*numfmt.QK_K)
 	for i := range x {
 		x[i] = float32(math.Sin(float64(i)))
 	}
 	y := make([]float32, len(x))
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		q := make([]byte, len(x)/f.BlockSize*f.BlockBytes)
 		if a := testing.AllocsPerRun(20, func() { f.Quantize(q, x) }); a != 0 {
 			t.Errorf("%s: Quantize allocates %.1f times", f.Type, a)
@@ -331,12 +331,12 @@ func TestNoAllocations(t *testing.T) {
 // fixtures check bit for bit), its neighbours quantize as alone.
 func TestNonFinite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	clean := make([]float32, 2*quant.QK_K)
+	clean := make([]float32, 2*numfmt.QK_K)
 	for i := range clean {
 		clean[i] = float32(rng.NormFloat64())
 	}
 	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32} {
-		for _, f := range quant.Formats() {
+		for _, f := range numfmt.Formats() {
 			x := slices.Clone(clean)
 			k := min(3, f.BlockSize-1) // in block 0
 			x[k] = bad
@@ -362,7 +362,7 @@ func FuzzDequantize(f *testing.F) {
 	f.Add([]byte{0x00, 0x3c, 1, 2, 3}, uint8(3), 32)
 	f.Add(bytes.Repeat([]byte{0xff}, 300), uint8(10), 256)
 	f.Add(bytes.Repeat([]byte{0x7c, 0x00}, 150), uint8(12), 256)
-	formats := quant.Formats()
+	formats := numfmt.Formats()
 	f.Fuzz(func(t *testing.T, data []byte, which uint8, n int) {
 		ft := formats[int(which)%len(formats)]
 		nb := len(data) / ft.BlockBytes
@@ -381,7 +381,7 @@ func FuzzDequantize(f *testing.F) {
 		}
 		n = n % (1 << 16)
 		dst := make([]float32, max(n, 0))
-		err := quant.DequantizeRow(dst, data, ft.Type, n)
+		err := numfmt.DequantizeRow(dst, data, ft.Type, n)
 		need, ok := ft.Type.RowBytes(uint64(max(n, 0)))
 		if fits := n >= 0 && ok && uint64(len(data)) >= need; fits != (err == nil) {
 			t.Fatalf("%s: DequantizeRow(n=%d, %d bytes) = %v", ft.Type, n, len(data), err)
@@ -396,7 +396,7 @@ func FuzzQuantize(f *testing.F) {
 	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f}, uint8(11))
 	f.Add([]byte{0, 0, 0x80, 0x7f, 1, 2, 3, 4, 0xde, 0xad, 0xbe, 0xef}, uint8(13))
 	f.Add(bytes.Repeat([]byte{0x12, 0x34, 0x56, 0x00}, 64), uint8(15))
-	formats := quant.Formats()
+	formats := numfmt.Formats()
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		ft := formats[int(which)%len(formats)]
 		if len(data) < 4 {
@@ -434,7 +434,7 @@ func FuzzQuantize(f *testing.F) {
 
 func benchRow() []float32 {
 	rng := rand.New(rand.NewPCG(11, 12))
-	x := make([]float32, 16*quant.QK_K)
+	x := make([]float32, 16*numfmt.QK_K)
 	for i := range x {
 		x[i] = float32(0.02 * rng.NormFloat64())
 	}
@@ -445,7 +445,7 @@ func benchRow() []float32 {
 // input float32 bytes).
 func BenchmarkQuantize(b *testing.B) {
 	x := benchRow()
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		b.Run(f.Type.String(), func(b *testing.B) {
 			q := make([]byte, len(x)/f.BlockSize*f.BlockBytes)
 			b.SetBytes(int64(4 * len(x)))
@@ -461,7 +461,7 @@ func BenchmarkQuantize(b *testing.B) {
 func BenchmarkDequantize(b *testing.B) {
 	x := benchRow()
 	y := make([]float32, len(x))
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		b.Run(f.Type.String(), func(b *testing.B) {
 			q := make([]byte, len(x)/f.BlockSize*f.BlockBytes)
 			f.Quantize(q, x)

@@ -1,4 +1,4 @@
-// Package quant converts between float32 and the number formats GGUF
+// Package numfmt converts between float32 and the number formats GGUF
 // tensors are stored in: IEEE half (F16), bfloat16 (BF16) and ggml's block
 // formats (Q4_0 .. Q8_1, the K-quants Q2_K .. Q8_K, IQ4_NL and IQ4_XS).
 //
@@ -9,7 +9,7 @@
 // ggml's (ggml-common.h); the exported constants and helpers (QK_K,
 // BlockQ4_KBytes, ScaleMinK4, KValuesIQ4NL, ...) describe them for kernel
 // writers.
-package quant
+package numfmt
 
 import "math"
 

@@ -1,4 +1,4 @@
-package quant
+package numfmt
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package quant_test
+package numfmt_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 func f32(b uint32) float32 { return math.Float32frombits(b) }
@@ -86,10 +86,10 @@ func TestF16KnownValues(t *testing.T) {
 		{float32(math.Inf(-1)), 0xfc00},
 	}
 	for _, c := range both {
-		if got := quant.F32ToF16(c.f); got != c.h {
+		if got := numfmt.F32ToF16(c.f); got != c.h {
 			t.Errorf("F32ToF16(%g) = %#04x, want %#04x", c.f, got, c.h)
 		}
-		if got := quant.F16ToF32(c.h); math.Float32bits(got) != math.Float32bits(c.f) {
+		if got := numfmt.F16ToF32(c.h); math.Float32bits(got) != math.Float32bits(c.f) {
 			t.Errorf("F16ToF32(%#04x) = %g, want %g", c.h, got, c.f)
 		}
 	}
@@ -126,7 +126,7 @@ func TestF16KnownValues(t *testing.T) {
 		{"-0.1", -0.1, 0xae66},
 	}
 	for _, c := range oneWay {
-		if got := quant.F32ToF16(c.f); got != c.h {
+		if got := numfmt.F32ToF16(c.f); got != c.h {
 			t.Errorf("%s: F32ToF16(%g) = %#04x, want %#04x", c.name, c.f, got, c.h)
 		}
 	}
@@ -143,7 +143,7 @@ func TestF16NaN(t *testing.T) {
 		{0x7c01, 0x7f802000}, // signaling, smallest payload
 		{0x7fff, 0x7fffe000},
 	} {
-		if got := math.Float32bits(quant.F16ToF32(c.h)); got != c.b {
+		if got := math.Float32bits(numfmt.F16ToF32(c.h)); got != c.b {
 			t.Errorf("F16ToF32(%#04x) = %#08x, want %#08x", c.h, got, c.b)
 		}
 	}
@@ -161,7 +161,7 @@ func TestF16NaN(t *testing.T) {
 		{0x7fd55555, 0x7eaa},
 		{0x7fffffff, 0x7fff},
 	} {
-		got := quant.F32ToF16(f32(c.b))
+		got := numfmt.F32ToF16(f32(c.b))
 		if got != c.h {
 			t.Errorf("F32ToF16(NaN %#08x) = %#04x, want %#04x", c.b, got, c.h)
 		}
@@ -169,7 +169,7 @@ func TestF16NaN(t *testing.T) {
 			t.Errorf("F32ToF16(NaN %#08x) = %#04x is not NaN", c.b, got)
 		}
 	}
-	if !isNaN32(quant.F16ToF32(quant.F32ToF16(float32(math.NaN())))) {
+	if !isNaN32(numfmt.F16ToF32(numfmt.F32ToF16(float32(math.NaN())))) {
 		t.Errorf("NaN does not survive a round trip")
 	}
 }
@@ -180,8 +180,8 @@ func TestF16NaN(t *testing.T) {
 func TestF16Exhaustive(t *testing.T) {
 	for i := range 1 << 16 {
 		h := uint16(i)
-		f := quant.F16ToF32(h)
-		back := quant.F32ToF16(f)
+		f := numfmt.F16ToF32(h)
+		back := numfmt.F32ToF16(f)
 		if isF16NaN(h) {
 			if !isNaN32(f) {
 				t.Fatalf("F16ToF32(%#04x) = %g, want NaN", h, f)
@@ -205,12 +205,12 @@ func TestF16Exhaustive(t *testing.T) {
 // nearer one. The midpoint above 65504 is 65520, which rounds to Inf.
 func TestF16Midpoints(t *testing.T) {
 	for h := uint16(0); h < 0x7c00; h++ {
-		lo := float64(quant.F16ToF32(h))
+		lo := float64(numfmt.F16ToF32(h))
 		var mid float64
 		if h == 0x7bff {
 			mid = 65520
 		} else {
-			mid = (lo + float64(quant.F16ToF32(h+1))) / 2
+			mid = (lo + float64(numfmt.F16ToF32(h+1))) / 2
 		}
 		m := float32(mid)
 		if float64(m) != mid {
@@ -226,7 +226,7 @@ func TestF16Midpoints(t *testing.T) {
 				s = -1
 			}
 			check := func(f float32, want uint16) {
-				if got := quant.F32ToF16(f); got != want {
+				if got := numfmt.F32ToF16(f); got != want {
 					t.Fatalf("F32ToF16(%g) = %#04x, want %#04x", f, got, want)
 				}
 			}
@@ -246,7 +246,7 @@ func TestF16Reference(t *testing.T) {
 		if isNaN32(f) {
 			continue
 		}
-		if got, want := quant.F32ToF16(f), refF32ToF16(f); got != want {
+		if got, want := numfmt.F32ToF16(f), refF32ToF16(f); got != want {
 			t.Fatalf("F32ToF16(%g [%#08x]) = %#04x, want %#04x", f, uint32(b), got, want)
 		}
 	}
@@ -271,10 +271,10 @@ func TestBF16KnownValues(t *testing.T) {
 		{float32(math.Inf(-1)), 0xff80},
 	}
 	for _, c := range both {
-		if got := quant.F32ToBF16(c.f); got != c.h {
+		if got := numfmt.F32ToBF16(c.f); got != c.h {
 			t.Errorf("F32ToBF16(%g) = %#04x, want %#04x", c.f, got, c.h)
 		}
-		if got := quant.BF16ToF32(c.h); math.Float32bits(got) != math.Float32bits(c.f) {
+		if got := numfmt.BF16ToF32(c.h); math.Float32bits(got) != math.Float32bits(c.f) {
 			t.Errorf("BF16ToF32(%#04x) = %g, want %g", c.h, got, c.f)
 		}
 	}
@@ -299,7 +299,7 @@ func TestBF16KnownValues(t *testing.T) {
 		{"max subnormal + 1/2 unit carries to min normal", f32(0x007f8000), 0x0080},
 	}
 	for _, c := range oneWay {
-		if got := quant.F32ToBF16(c.f); got != c.h {
+		if got := numfmt.F32ToBF16(c.f); got != c.h {
 			t.Errorf("%s: F32ToBF16(%g) = %#04x, want %#04x", c.name, c.f, got, c.h)
 		}
 	}
@@ -316,12 +316,12 @@ func TestBF16KnownValues(t *testing.T) {
 		{0x7fa00000, 0x7fe0},
 		{0x7fffffff, 0x7fff},
 	} {
-		got := quant.F32ToBF16(f32(c.b))
+		got := numfmt.F32ToBF16(f32(c.b))
 		if got != c.h || !isBF16NaN(got) {
 			t.Errorf("F32ToBF16(NaN %#08x) = %#04x, want %#04x", c.b, got, c.h)
 		}
 	}
-	if b := math.Float32bits(quant.BF16ToF32(0x7f81)); b != 0x7f810000 {
+	if b := math.Float32bits(numfmt.BF16ToF32(0x7f81)); b != 0x7f810000 {
 		t.Errorf("BF16ToF32(0x7f81) = %#08x, want the payload kept", b)
 	}
 }
@@ -329,11 +329,11 @@ func TestBF16KnownValues(t *testing.T) {
 func TestBF16Exhaustive(t *testing.T) {
 	for i := range 1 << 16 {
 		h := uint16(i)
-		f := quant.BF16ToF32(h)
+		f := numfmt.BF16ToF32(h)
 		if math.Float32bits(f) != uint32(h)<<16 {
 			t.Fatalf("BF16ToF32(%#04x) = %#08x", h, math.Float32bits(f))
 		}
-		back := quant.F32ToBF16(f)
+		back := numfmt.F32ToBF16(f)
 		if isBF16NaN(h) {
 			if !isNaN32(f) || back != h|0x40 || !isBF16NaN(back) {
 				t.Fatalf("BF16 NaN %#04x: %g, back %#04x, want %#04x", h, f, back, h|0x40)
@@ -357,7 +357,7 @@ func TestBF16Exhaustive(t *testing.T) {
 				b uint32
 				h uint16
 			}{{mid, even}, {mid - 1, h}, {mid + 1, h + 1}} {
-				if got := quant.F32ToBF16(f32(sign | c.b)); got != s|c.h {
+				if got := numfmt.F32ToBF16(f32(sign | c.b)); got != s|c.h {
 					t.Fatalf("F32ToBF16(%#08x) = %#04x, want %#04x", sign|c.b, got, s|c.h)
 				}
 			}
@@ -382,7 +382,7 @@ func TestQ8_0KnownBlock(t *testing.T) {
 		v := -127 + 8*i // -127, -119, ..., 121
 		src[i], q[i] = float32(v), int8(v)
 	}
-	got, err := quant.QuantizeRow(nil, src[:], gguf.TensorQ8_0)
+	got, err := numfmt.QuantizeRow(nil, src[:], gguf.TensorQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestQ8_0KnownBlock(t *testing.T) {
 		t.Errorf("QuantizeRow = % x\nwant          % x", got, want)
 	}
 	dst := make([]float32, 32)
-	if err := quant.DequantizeRow(dst, got, gguf.TensorQ8_0, 32); err != nil {
+	if err := numfmt.DequantizeRow(dst, got, gguf.TensorQ8_0, 32); err != nil {
 		t.Fatal(err)
 	}
 	for i := range dst {
@@ -410,7 +410,7 @@ func TestQ8_0KnownBlock(t *testing.T) {
 	src[4], q[4] = -1, -1   // -0.5 -> -1
 	src[5], q[5] = 0.9, 0   // 0.45 -> 0
 	src[6], q[6] = 253, 127 // 126.5 -> 127
-	got, err = quant.QuantizeRow(nil, src[:], gguf.TensorQ8_0)
+	got, err = numfmt.QuantizeRow(nil, src[:], gguf.TensorQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,8 +421,8 @@ func TestQ8_0KnownBlock(t *testing.T) {
 	// A positive maximum maps to +127, a negative one to -127.
 	var one [32]float32
 	one[7] = -0.25
-	got, _ = quant.QuantizeRow(nil, one[:], gguf.TensorQ8_0)
-	if d := quant.F16ToF32(binary.LittleEndian.Uint16(got)); d != quant.F16ToF32(quant.F32ToF16(0.25/127)) || int8(got[2+7]) != -127 {
+	got, _ = numfmt.QuantizeRow(nil, one[:], gguf.TensorQ8_0)
+	if d := numfmt.F16ToF32(binary.LittleEndian.Uint16(got)); d != numfmt.F16ToF32(numfmt.F32ToF16(0.25/127)) || int8(got[2+7]) != -127 {
 		t.Errorf("block with one -0.25: d=%g q=%d", d, int8(got[2+7]))
 	}
 }
@@ -435,7 +435,7 @@ func TestQ8_0ZeroBlock(t *testing.T) {
 	for i := 32; i < 64; i++ {
 		src[i] = float32(i - 32 - 10)
 	}
-	got, err := quant.QuantizeRow(nil, src, gguf.TensorQ8_0)
+	got, err := numfmt.QuantizeRow(nil, src, gguf.TensorQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,14 +445,14 @@ func TestQ8_0ZeroBlock(t *testing.T) {
 	if !bytes.Equal(got[:34], make([]byte, 34)) {
 		t.Errorf("zero block = % x", got[:34])
 	}
-	if d := binary.LittleEndian.Uint16(got[34:]); d != quant.F32ToF16(21.0/127) {
+	if d := binary.LittleEndian.Uint16(got[34:]); d != numfmt.F32ToF16(21.0/127) {
 		t.Errorf("second block d = %#04x", d)
 	}
 	dst := make([]float32, 64)
 	for i := range dst {
 		dst[i] = 99
 	}
-	if err := quant.DequantizeRow(dst, got, gguf.TensorQ8_0, 64); err != nil {
+	if err := numfmt.DequantizeRow(dst, got, gguf.TensorQ8_0, 64); err != nil {
 		t.Fatal(err)
 	}
 	for i, x := range dst[:32] {
@@ -487,7 +487,7 @@ func TestQ8_0RoundTrip(t *testing.T) {
 				src[i] = float32(scale * rng.NormFloat64())
 			}
 		}
-		row, err := quant.QuantizeRow([]byte("prefix"), src, gguf.TensorQ8_0)
+		row, err := numfmt.QuantizeRow([]byte("prefix"), src, gguf.TensorQ8_0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +495,7 @@ func TestQ8_0RoundTrip(t *testing.T) {
 			t.Fatalf("QuantizeRow did not append: %d bytes", len(row))
 		}
 		row = row[6:]
-		if err := quant.DequantizeRow(dst, row, gguf.TensorQ8_0, n); err != nil {
+		if err := numfmt.DequantizeRow(dst, row, gguf.TensorQ8_0, n); err != nil {
 			t.Fatal(err)
 		}
 		for b := 0; b < n/32; b++ {
@@ -505,8 +505,8 @@ func TestQ8_0RoundTrip(t *testing.T) {
 				amax = max(amax, float32(math.Abs(float64(x))))
 			}
 			d := float64(amax / 127)
-			dh := float64(quant.F16ToF32(binary.LittleEndian.Uint16(row[34*b:])))
-			if uint16(quant.F32ToF16(float32(d))) != binary.LittleEndian.Uint16(row[34*b:]) {
+			dh := float64(numfmt.F16ToF32(binary.LittleEndian.Uint16(row[34*b:])))
+			if uint16(numfmt.F32ToF16(float32(d))) != binary.LittleEndian.Uint16(row[34*b:]) {
 				t.Fatalf("block %d: scale is not F16(max|x|/127)", b)
 			}
 			for j, x := range blk {
@@ -545,7 +545,7 @@ func TestQ8_0DequantizeKnown(t *testing.T) {
 	blk := append(q8Block(0xb800, q), q8Block(0x0001, q)...) // d = -0.5, d = 2^-24
 	dst := make([]float32, 65)
 	dst[64] = 42
-	if err := quant.DequantizeRow(dst, blk, gguf.TensorQ8_0, 64); err != nil {
+	if err := numfmt.DequantizeRow(dst, blk, gguf.TensorQ8_0, 64); err != nil {
 		t.Fatal(err)
 	}
 	for i, x := range q {
@@ -588,14 +588,14 @@ func TestDequantizeRowErrors(t *testing.T) {
 		{"negative n Q8_0", dst, src, gguf.TensorQ8_0, -32, "cannot decode"},
 	}
 	for _, c := range cases {
-		err := quant.DequantizeRow(c.dst, c.src, c.typ, c.n)
+		err := numfmt.DequantizeRow(c.dst, c.src, c.typ, c.n)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
 	// n = 0 is fine with no data.
 	for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0} {
-		if err := quant.DequantizeRow(nil, nil, typ, 0); err != nil {
+		if err := numfmt.DequantizeRow(nil, nil, typ, 0); err != nil {
 			t.Errorf("%s with n = 0: %v", typ, err)
 		}
 	}
@@ -603,23 +603,23 @@ func TestDequantizeRowErrors(t *testing.T) {
 
 func TestQuantizeRowErrors(t *testing.T) {
 	prefix := []byte{1, 2, 3}
-	out, err := quant.QuantizeRow(prefix, make([]float32, 33), gguf.TensorQ8_0)
+	out, err := numfmt.QuantizeRow(prefix, make([]float32, 33), gguf.TensorQ8_0)
 	if err == nil || !strings.Contains(err.Error(), "multiple of 32") {
 		t.Errorf("Q8_0 of 33 values: %v", err)
 	}
 	if !bytes.Equal(out, prefix) {
 		t.Errorf("Q8_0 of 33 values changed dst: % x", out)
 	}
-	out, err = quant.QuantizeRow(prefix, make([]float32, 32), gguf.TensorQ6_K)
+	out, err = numfmt.QuantizeRow(prefix, make([]float32, 32), gguf.TensorQ6_K)
 	if err == nil || !strings.Contains(err.Error(), "Q6_K needs a multiple of 256 values, have 32") || !bytes.Equal(out, prefix) {
 		t.Errorf("Q6_K of 32 values: % x, %v", out, err)
 	}
 	for _, typ := range []gguf.TensorType{gguf.TensorIQ2_XXS, gguf.TensorTQ1_0, gguf.TensorI8, gguf.TensorF64, gguf.TensorType(77)} {
-		if _, err := quant.QuantizeRow(nil, make([]float32, 256), typ); err == nil || !strings.Contains(err.Error(), "not supported") {
+		if _, err := numfmt.QuantizeRow(nil, make([]float32, 256), typ); err == nil || !strings.Contains(err.Error(), "not supported") {
 			t.Errorf("%s: %v", typ, err)
 		}
 	}
-	if out, err := quant.QuantizeRow(nil, nil, gguf.TensorQ8_0); err != nil || len(out) != 0 {
+	if out, err := numfmt.QuantizeRow(nil, nil, gguf.TensorQ8_0); err != nil || len(out) != 0 {
 		t.Errorf("Q8_0 of no values: % x, %v", out, err)
 	}
 }
@@ -630,7 +630,7 @@ func TestPlainRows(t *testing.T) {
 	src := []float32{0, float32(math.Copysign(0, -1)), 1, -2.5, math.MaxFloat32, f32(1), f32(0x7fc01234), f32(0x7f800001), float32(math.Inf(-1)), 1e-6, 65520, 3.14159}
 	n := len(src)
 
-	b, err := quant.QuantizeRow(nil, src, gguf.TensorF32)
+	b, err := numfmt.QuantizeRow(nil, src, gguf.TensorF32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +640,7 @@ func TestPlainRows(t *testing.T) {
 		}
 	}
 	dst := make([]float32, n)
-	if err := quant.DequantizeRow(dst, b, gguf.TensorF32, n); err != nil {
+	if err := numfmt.DequantizeRow(dst, b, gguf.TensorF32, n); err != nil {
 		t.Fatal(err)
 	}
 	for i := range src {
@@ -654,14 +654,14 @@ func TestPlainRows(t *testing.T) {
 		to   func(float32) uint16
 		from func(uint16) float32
 	}{
-		{gguf.TensorF16, quant.F32ToF16, quant.F16ToF32},
-		{gguf.TensorBF16, quant.F32ToBF16, quant.BF16ToF32},
+		{gguf.TensorF16, numfmt.F32ToF16, numfmt.F16ToF32},
+		{gguf.TensorBF16, numfmt.F32ToBF16, numfmt.BF16ToF32},
 	} {
-		b, err := quant.QuantizeRow(nil, src, c.typ)
+		b, err := numfmt.QuantizeRow(nil, src, c.typ)
 		if err != nil || len(b) != 2*n {
 			t.Fatalf("%s: %d bytes, %v", c.typ, len(b), err)
 		}
-		if err := quant.DequantizeRow(dst, b, c.typ, n); err != nil {
+		if err := numfmt.DequantizeRow(dst, b, c.typ, n); err != nil {
 			t.Fatal(err)
 		}
 		for i, x := range src {
@@ -696,7 +696,7 @@ func TestGoldenQ8_0(t *testing.T) {
 		var out []byte
 		for r := range rows {
 			src := ti.Data[r*rowBytes : (r+1)*rowBytes]
-			if err := quant.DequantizeRow(vals, src, ti.Type, rowLen); err != nil {
+			if err := numfmt.DequantizeRow(vals, src, ti.Type, rowLen); err != nil {
 				t.Fatal(err)
 			}
 			for _, x := range vals {
@@ -704,7 +704,7 @@ func TestGoldenQ8_0(t *testing.T) {
 					t.Fatalf("%s row %d: %g", name, r, x)
 				}
 			}
-			out, err = quant.QuantizeRow(out[:0], vals, ti.Type)
+			out, err = numfmt.QuantizeRow(out[:0], vals, ti.Type)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package runner
+package placement
 
 import (
 	"inferno/engine"

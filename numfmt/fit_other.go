@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package quant
+package numfmt
 
 var fitAccel = false
 

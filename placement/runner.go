@@ -1,4 +1,4 @@
-// Package runner opens a model on a compute backend: it chooses between
+// Package placement opens a model on a compute backend: it chooses between
 // the CPU backends and the GPU, sizes the context and the pool of KV
 // blocks, and hands out the batched runner (engine.BatchRunner) that
 // every command runs: the server through its scheduler, the
@@ -9,7 +9,7 @@
 // steps ahead, profile a step) is reached through the optional
 // interfaces of package engine (engine.DeviceSampler,
 // engine.Lookaheader, engine.Profiler), never through a concrete type.
-package runner
+package placement
 
 import (
 	"errors"
@@ -18,10 +18,10 @@ import (
 	"runtime"
 
 	"inferno/backend"
-	"inferno/backend/cpu"
 	"inferno/backend/cuda"
 	"inferno/backend/forward"
 	"inferno/backend/pool"
+	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/engine"
 	"inferno/kvcache"
@@ -148,7 +148,7 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	}
 	switch name {
 	case "scalar":
-		b.ops = cpu.NewScalar()
+		b.ops = scalar.NewScalar()
 		b.threads = 1
 	case "simd":
 		b.ops = simd.New()

@@ -1,7 +1,7 @@
-// Package cpu is the scalar backend: every operation of the forward pass in
+// Package scalar is the scalar backend: every operation of the forward pass in
 // plain Go with float32 activations and float64 where it guards accuracy.
 // It is the readable reference the faster backends are tested against.
-package cpu
+package scalar
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"inferno/arch"
 	"inferno/backend"
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // Scalar implements backend.Ops in plain Go on one thread.
@@ -26,17 +26,17 @@ func NewScalar() *Scalar { return &Scalar{} }
 func (s *Scalar) Name() string { return "scalar" }
 
 // Supports reports whether MatMul computes with weights of type t: every
-// type package quant can dequantize.
+// type package numfmt can dequantize.
 func (s *Scalar) Supports(t gguf.TensorType) bool {
-	_, ok := quant.FormatOf(t)
+	_, ok := numfmt.FormatOf(t)
 	return ok
 }
 
 // MatMul computes y = W x for n tokens: each row is dequantized to float32
-// (quant's Dequantize, whatever the type) and multiplied by each token's
+// (numfmt's Dequantize, whatever the type) and multiplied by each token's
 // activations with a float32 sum, columns in order.
 func (s *Scalar) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
-	f, ok := quant.FormatOf(w.Type)
+	f, ok := numfmt.FormatOf(w.Type)
 	if !ok {
 		panic(fmt.Sprintf("cpu: weight %s has unsupported type %s", w.Name, w.Type))
 	}
@@ -106,11 +106,11 @@ func (s *Scalar) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, block
 	}
 }
 
-// ToF16 converts src to half precision into dst with quant.F32ToF16.
+// ToF16 converts src to half precision into dst with numfmt.F32ToF16.
 func (s *Scalar) ToF16(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		dst[i] = quant.F32ToF16(x)
+		dst[i] = numfmt.F32ToF16(x)
 	}
 }
 
@@ -120,7 +120,7 @@ func (s *Scalar) ToF16(dst []uint16, src []float32) {
 func (s *Scalar) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
 	checkAttention(len(out), len(q), len(k), len(v), seqs, blockSize, nHeads, nKV, headDim)
 	for i := range seqs {
-		attention(s, out, q, k, v, &seqs[i], blockSize, nHeads, nKV, headDim, quant.F16ToF32)
+		attention(s, out, q, k, v, &seqs[i], blockSize, nHeads, nKV, headDim, numfmt.F16ToF32)
 	}
 }
 

@@ -1,4 +1,4 @@
-package cpu
+package scalar
 
 import (
 	"math"
@@ -7,14 +7,14 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/internal/attntest"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 func randHalves(rng *rand.Rand, n int, scale float64) (h []uint16, f []float32) {
 	h, f = make([]uint16, n), make([]float32, n)
 	for i := range h {
-		h[i] = quant.F32ToF16(float32(rng.NormFloat64() * scale))
-		f[i] = quant.F16ToF32(h[i])
+		h[i] = numfmt.F32ToF16(float32(rng.NormFloat64() * scale))
+		f[i] = numfmt.F16ToF32(h[i])
 	}
 	return h, f
 }
@@ -49,8 +49,8 @@ func TestToF16(t *testing.T) {
 	dst := make([]uint16, len(src)+1)
 	NewScalar().ToF16(dst, src)
 	for i, x := range src {
-		if dst[i] != quant.F32ToF16(x) {
-			t.Errorf("%g: %#04x, want %#04x", x, dst[i], quant.F32ToF16(x))
+		if dst[i] != numfmt.F32ToF16(x) {
+			t.Errorf("%g: %#04x, want %#04x", x, dst[i], numfmt.F32ToF16(x))
 		}
 	}
 }

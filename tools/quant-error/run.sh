@@ -2,7 +2,7 @@
 # Reproduces the quantization error table of docs/QUANT.md and the fixture
 # of model/qwen3's TestQuantError (model/qwen3/testdata/quant_error.json).
 #
-#   tools/quant-error.sh [WORK]
+#   tools/quant-error/run.sh [WORK]
 #
 # Needs a llama.cpp checkout built with cmake (LLAMA_CPP, default
 # /tmp/llama.cpp: headers in include/ and ggml/include/, libraries and
@@ -17,7 +17,7 @@
 # tools/quant-error compares each with the same engine's float32 logits,
 # writes the fixture and prints the Markdown table.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LLAMA_CPP=${LLAMA_CPP:-/tmp/llama.cpp}
 if [ $# -gt 0 ]; then
 	work=$1

@@ -1,4 +1,4 @@
-package quant_test
+package numfmt_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"inferno/gguf"
-	"inferno/quant"
+	"inferno/numfmt"
 )
 
 // The fixtures in testdata/ggml come from ggml itself (gen.c, gen.sh):
@@ -151,7 +151,7 @@ func describeByteDiff(got, want []byte, bb int) string {
 // ggml's floats, and the raw blocks dequantize to ggml's floats.
 func TestGGMLFixtures(t *testing.T) {
 	rows := loadRows(t)
-	for _, f := range quant.Formats() {
+	for _, f := range numfmt.Formats() {
 		t.Run(f.Type.String(), func(t *testing.T) {
 			fx := loadFixture(t, f.Type, rows)
 			if fx.blck != f.BlockSize || fx.bytes != f.BlockBytes {
