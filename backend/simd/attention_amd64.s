@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Attention kernels. A score is scale * (q . k) with one accumulator of
 // eight lanes over the columns, 8 at a time, its lanes summed as
@@ -15,6 +16,79 @@
 	VHADDPS b, a, ta; \
 	VHADDPS d, c, tb; \
 	VHADDPS tb, ta, ta
+
+// SCORES4 stores at dst the scores of four keys from their accumulators
+// a, b, c, d: HSUM4 into ta (tb a temporary; xa, xb their X forms), the
+// two halves added and scaled by X15.
+#define SCORES4(a, b, c, d, ta, tb, xa, xb, dst) \
+	HSUM4(a, b, c, d, ta, tb); \
+	VEXTRACTF128 $1, ta, xb; \
+	VADDPS xb, xa, xa; \
+	VMULPS X15, xa, xa; \
+	VMOVUPS xa, dst
+
+// SCORE1 stores at dst the score of one key from its accumulator a (x
+// its X form), scaled by X15. It clobbers X2.
+#define SCORE1(a, x, dst) \
+	VHADDPS a, a, a; \
+	VHADDPS a, a, a; \
+	VEXTRACTF128 $1, a, X2; \
+	VADDPS X2, x, x; \
+	VMULSS X15, x, x; \
+	VMOVSS x, dst
+
+// S2STEP multiplies 8 columns of the two heads' queries (SI and R10, at
+// qo(.)(BX*qs)) with the four keys at ko bytes on from R8, R8+DX, R8+2*DX
+// and R9, loaded to float32 by LD, into Y0..Y7 (key k: Y2k first head,
+// Y2k+1 second).
+#define S2STEP(LD, qs, qo, ko) \
+	VMOVUPS qo(SI)(BX*qs), Y8; \
+	VMOVUPS qo(R10)(BX*qs), Y9; \
+	LD ko(R8), Y10; \
+	VFMADD231PS Y10, Y8, Y0; \
+	VFMADD231PS Y10, Y9, Y1; \
+	LD ko(R8)(DX*1), Y11; \
+	VFMADD231PS Y11, Y8, Y2; \
+	VFMADD231PS Y11, Y9, Y3; \
+	LD ko(R8)(DX*2), Y12; \
+	VFMADD231PS Y12, Y8, Y4; \
+	VFMADD231PS Y12, Y9, Y5; \
+	LD ko(R9), Y13; \
+	VFMADD231PS Y13, Y8, Y6; \
+	VFMADD231PS Y13, Y9, Y7
+
+// OCORR4 loads four vectors of output columns at reg, times corr, into a,
+// b, c, d; OSTORE4 stores them back.
+#define OCORR4(reg, corr, a, b, c, d) \
+	VMULPS (reg), corr, a; \
+	VMULPS 32(reg), corr, b; \
+	VMULPS 64(reg), corr, c; \
+	VMULPS 96(reg), corr, d
+
+#define OSTORE4(reg, a, b, c, d) \
+	VMOVUPS a, (reg); \
+	VMOVUPS b, 32(reg); \
+	VMOVUPS c, 64(reg); \
+	VMOVUPS d, 96(reg)
+
+// A2STEP adds p[j]*v_j of the two heads (p[j] at (SI)(BX*4) and
+// (R11)(BX*4)) to Y0..Y3 and Y4..Y7, the value's 32 columns at R9, w bytes
+// a group of 8, loaded to float32 by LD.
+#define A2STEP(LD, w) \
+	VBROADCASTSS (SI)(BX*4), Y8; \
+	VBROADCASTSS (R11)(BX*4), Y9; \
+	LD (R9), Y10; \
+	VFMADD231PS Y10, Y8, Y0; \
+	VFMADD231PS Y10, Y9, Y4; \
+	LD w(R9), Y11; \
+	VFMADD231PS Y11, Y8, Y1; \
+	VFMADD231PS Y11, Y9, Y5; \
+	LD 2*w(R9), Y12; \
+	VFMADD231PS Y12, Y8, Y2; \
+	VFMADD231PS Y12, Y9, Y6; \
+	LD 3*w(R9), Y13; \
+	VFMADD231PS Y13, Y8, Y3; \
+	VFMADD231PS Y13, Y9, Y7
 
 // func attnScores2AVX2(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
 //
@@ -39,30 +113,11 @@ s2keys4:
 	LEAQ (R8)(R13*1), R9
 	LEAQ (R8)(DX*8), AX // the keys two groups ahead, prefetched
 	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
+	CLEAR4(VXORPS, Y4, Y5, Y6, Y7)
 
 s2cols4:
-	VMOVUPS (SI)(BX*1), Y8
-	VMOVUPS (R10)(BX*1), Y9
-	VMOVUPS (R8), Y10
-	VFMADD231PS Y10, Y8, Y0
-	VFMADD231PS Y10, Y9, Y1
-	VMOVUPS (R8)(DX*1), Y11
-	VFMADD231PS Y11, Y8, Y2
-	VFMADD231PS Y11, Y9, Y3
-	VMOVUPS (R8)(DX*2), Y12
-	VFMADD231PS Y12, Y8, Y4
-	VFMADD231PS Y12, Y9, Y5
-	VMOVUPS (R9), Y13
-	VFMADD231PS Y13, Y8, Y6
-	VFMADD231PS Y13, Y9, Y7
+	S2STEP(VMOVUPS, 1, 0, 0)
 	PREFETCHT0 (AX)
 	PREFETCHT0 (AX)(DX*1)
 	PREFETCHT0 (AX)(DX*2)
@@ -74,16 +129,8 @@ s2cols4:
 	CMPQ BX, R12
 	JB   s2cols4
 	SUBQ R12, R8
-	HSUM4(Y0, Y2, Y4, Y6, Y8, Y9)
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VMULPS X15, X8, X8
-	VMOVUPS X8, (DI)
-	HSUM4(Y1, Y3, Y5, Y7, Y10, Y11)
-	VEXTRACTF128 $1, Y10, X11
-	VADDPS X11, X10, X10
-	VMULPS X15, X10, X10
-	VMOVUPS X10, (DI)(R14*1)
+	SCORES4(Y0, Y2, Y4, Y6, Y8, Y9, X8, X9, (DI))
+	SCORES4(Y1, Y3, Y5, Y7, Y10, Y11, X10, X11, (DI)(R14*1))
 	ADDQ $16, DI
 	LEAQ (R8)(DX*4), R8
 	SUBQ $4, CX
@@ -103,18 +150,8 @@ s2cols1:
 	ADDQ $32, BX
 	CMPQ BX, R12
 	JB   s2cols1
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS X2, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (DI)
-	VHADDPS Y1, Y1, Y1
-	VHADDPS Y1, Y1, Y1
-	VEXTRACTF128 $1, Y1, X2
-	VADDPS X2, X1, X1
-	VMULSS X15, X1, X1
-	VMOVSS X1, (DI)(R14*1)
+	SCORE1(Y0, X0, (DI))
+	SCORE1(Y1, X1, (DI)(R14*1))
 	ADDQ $4, DI
 	ADDQ DX, R8
 	DECQ CX
@@ -144,10 +181,7 @@ s1keys4:
 	LEAQ (R8)(R13*1), R9
 	LEAQ (R8)(DX*8), AX
 	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
 
 s1cols4:
 	VMOVUPS (SI)(BX*1), Y8
@@ -166,11 +200,7 @@ s1cols4:
 	CMPQ BX, R12
 	JB   s1cols4
 	SUBQ R12, R8
-	HSUM4(Y0, Y1, Y2, Y3, Y8, Y9)
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VMULPS X15, X8, X8
-	VMOVUPS X8, (DI)
+	SCORES4(Y0, Y1, Y2, Y3, Y8, Y9, X8, X9, (DI))
 	ADDQ $16, DI
 	LEAQ (R8)(DX*4), R8
 	SUBQ $4, CX
@@ -188,12 +218,7 @@ s1cols1:
 	ADDQ $32, BX
 	CMPQ BX, R12
 	JB   s1cols1
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS X2, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (DI)
+	SCORE1(Y0, X0, (DI))
 	ADDQ $4, DI
 	ADDQ DX, R8
 	DECQ CX
@@ -223,33 +248,14 @@ TEXT ·attnAccum2AVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSS corr1+68(FP), Y15
 
 a2cols:
-	VMULPS (DI), Y14, Y0
-	VMULPS 32(DI), Y14, Y1
-	VMULPS 64(DI), Y14, Y2
-	VMULPS 96(DI), Y14, Y3
-	VMULPS (R13), Y15, Y4
-	VMULPS 32(R13), Y15, Y5
-	VMULPS 64(R13), Y15, Y6
-	VMULPS 96(R13), Y15, Y7
+	OCORR4(DI, Y14, Y0, Y1, Y2, Y3)
+	OCORR4(R13, Y15, Y4, Y5, Y6, Y7)
 	MOVQ R8, R9
 	XORQ BX, BX
 	MOVQ R12, CX
 
 a2keys:
-	VBROADCASTSS (SI)(BX*4), Y8
-	VBROADCASTSS (R11)(BX*4), Y9
-	VMOVUPS (R9), Y10
-	VFMADD231PS Y10, Y8, Y0
-	VFMADD231PS Y10, Y9, Y4
-	VMOVUPS 32(R9), Y11
-	VFMADD231PS Y11, Y8, Y1
-	VFMADD231PS Y11, Y9, Y5
-	VMOVUPS 64(R9), Y12
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y12, Y9, Y6
-	VMOVUPS 96(R9), Y13
-	VFMADD231PS Y13, Y8, Y3
-	VFMADD231PS Y13, Y9, Y7
+	A2STEP(VMOVUPS, 32)
 	PREFETCHT0 (R9)(DX*8) // the value eight keys ahead
 	PREFETCHT0 64(R9)(DX*8)
 	ADDQ DX, R9
@@ -257,14 +263,8 @@ a2keys:
 	CMPQ BX, CX
 	JB   a2keys
 
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, (R13)
-	VMOVUPS Y5, 32(R13)
-	VMOVUPS Y6, 64(R13)
-	VMOVUPS Y7, 96(R13)
+	OSTORE4(DI, Y0, Y1, Y2, Y3)
+	OSTORE4(R13, Y4, Y5, Y6, Y7)
 	ADDQ $128, DI
 	ADDQ $128, R13
 	ADDQ $128, R8
@@ -286,10 +286,7 @@ TEXT ·attnAccum1AVX2(SB), NOSPLIT, $0-52
 	VBROADCASTSS corr+48(FP), Y14
 
 a1cols:
-	VMULPS (DI), Y14, Y0
-	VMULPS 32(DI), Y14, Y1
-	VMULPS 64(DI), Y14, Y2
-	VMULPS 96(DI), Y14, Y3
+	OCORR4(DI, Y14, Y0, Y1, Y2, Y3)
 	MOVQ R8, R9
 	XORQ BX, BX
 
@@ -306,10 +303,7 @@ a1keys:
 	CMPQ BX, R12
 	JB   a1keys
 
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	OSTORE4(DI, Y0, Y1, Y2, Y3)
 	ADDQ $128, DI
 	ADDQ $128, R8
 	SUBQ $32, AX
@@ -334,21 +328,7 @@ a1keys:
 
 // H2STEP multiplies 8 columns (q at byte qo, keys at byte ko on from R8)
 // of the two heads (SI, R10) with the keys R8, R8+DX, R8+2*DX and R9.
-#define H2STEP(qo, ko) \
-	VMOVUPS qo(SI)(BX*2), Y8; \
-	VMOVUPS qo(R10)(BX*2), Y9; \
-	VCVTPH2PS ko(R8), Y10; \
-	VFMADD231PS Y10, Y8, Y0; \
-	VFMADD231PS Y10, Y9, Y1; \
-	VCVTPH2PS ko(R8)(DX*1), Y11; \
-	VFMADD231PS Y11, Y8, Y2; \
-	VFMADD231PS Y11, Y9, Y3; \
-	VCVTPH2PS ko(R8)(DX*2), Y12; \
-	VFMADD231PS Y12, Y8, Y4; \
-	VFMADD231PS Y12, Y9, Y5; \
-	VCVTPH2PS ko(R9), Y13; \
-	VFMADD231PS Y13, Y8, Y6; \
-	VFMADD231PS Y13, Y9, Y7
+#define H2STEP(qo, ko) S2STEP(VCVTPH2PS, 2, qo, ko)
 
 // H1STEP is H2STEP for the one head SI.
 #define H1STEP(qo, ko) \
@@ -401,14 +381,8 @@ h2keys4:
 	LEAQ (R8)(R13*1), R9
 	LEAQ (R8)(DX*8), AX // the keys two groups ahead, prefetched
 	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
+	CLEAR4(VXORPS, Y4, Y5, Y6, Y7)
 	TESTQ $63, R12
 	JNZ   h2cols4
 
@@ -438,16 +412,8 @@ h2cols4: // 8 columns per iteration
 
 h2sum4:
 	SUBQ R12, R8
-	HSUM4(Y0, Y2, Y4, Y6, Y8, Y9)
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VMULPS X15, X8, X8
-	VMOVUPS X8, (DI)
-	HSUM4(Y1, Y3, Y5, Y7, Y10, Y11)
-	VEXTRACTF128 $1, Y10, X11
-	VADDPS X11, X10, X10
-	VMULPS X15, X10, X10
-	VMOVUPS X10, (DI)(R14*1)
+	SCORES4(Y0, Y2, Y4, Y6, Y8, Y9, X8, X9, (DI))
+	SCORES4(Y1, Y3, Y5, Y7, Y10, Y11, X10, X11, (DI)(R14*1))
 	ADDQ $16, DI
 	LEAQ (R8)(DX*4), R8
 	SUBQ $4, CX
@@ -467,18 +433,8 @@ h2cols1:
 	ADDQ $16, BX
 	CMPQ BX, R12
 	JB   h2cols1
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS X2, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (DI)
-	VHADDPS Y1, Y1, Y1
-	VHADDPS Y1, Y1, Y1
-	VEXTRACTF128 $1, Y1, X2
-	VADDPS X2, X1, X1
-	VMULSS X15, X1, X1
-	VMOVSS X1, (DI)(R14*1)
+	SCORE1(Y0, X0, (DI))
+	SCORE1(Y1, X1, (DI)(R14*1))
 	ADDQ $4, DI
 	ADDQ DX, R8
 	DECQ CX
@@ -510,10 +466,7 @@ h1keys4:
 	LEAQ (R8)(R13*1), R9
 	LEAQ (R8)(DX*8), AX
 	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
 	TESTQ $63, R12
 	JNZ   h1cols4
 
@@ -543,11 +496,7 @@ h1cols4:
 
 h1sum4:
 	SUBQ R12, R8
-	HSUM4(Y0, Y1, Y2, Y3, Y8, Y9)
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VMULPS X15, X8, X8
-	VMOVUPS X8, (DI)
+	SCORES4(Y0, Y1, Y2, Y3, Y8, Y9, X8, X9, (DI))
 	ADDQ $16, DI
 	LEAQ (R8)(DX*4), R8
 	SUBQ $4, CX
@@ -565,12 +514,7 @@ h1cols1:
 	ADDQ $16, BX
 	CMPQ BX, R12
 	JB   h1cols1
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS X2, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (DI)
+	SCORE1(Y0, X0, (DI))
 	ADDQ $4, DI
 	ADDQ DX, R8
 	DECQ CX
@@ -596,46 +540,21 @@ TEXT ·attnAccum2F16AVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSS corr1+68(FP), Y15
 
 h2acols:
-	VMULPS (DI), Y14, Y0
-	VMULPS 32(DI), Y14, Y1
-	VMULPS 64(DI), Y14, Y2
-	VMULPS 96(DI), Y14, Y3
-	VMULPS (R13), Y15, Y4
-	VMULPS 32(R13), Y15, Y5
-	VMULPS 64(R13), Y15, Y6
-	VMULPS 96(R13), Y15, Y7
+	OCORR4(DI, Y14, Y0, Y1, Y2, Y3)
+	OCORR4(R13, Y15, Y4, Y5, Y6, Y7)
 	MOVQ R8, R9
 	XORQ BX, BX
 	MOVQ R12, CX
 
 h2akeys:
-	VBROADCASTSS (SI)(BX*4), Y8
-	VBROADCASTSS (R11)(BX*4), Y9
-	VCVTPH2PS (R9), Y10
-	VFMADD231PS Y10, Y8, Y0
-	VFMADD231PS Y10, Y9, Y4
-	VCVTPH2PS 16(R9), Y11
-	VFMADD231PS Y11, Y8, Y1
-	VFMADD231PS Y11, Y9, Y5
-	VCVTPH2PS 32(R9), Y12
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y12, Y9, Y6
-	VCVTPH2PS 48(R9), Y13
-	VFMADD231PS Y13, Y8, Y3
-	VFMADD231PS Y13, Y9, Y7
+	A2STEP(VCVTPH2PS, 16)
 	ADDQ DX, R9
 	INCQ BX
 	CMPQ BX, CX
 	JB   h2akeys
 
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, (R13)
-	VMOVUPS Y5, 32(R13)
-	VMOVUPS Y6, 64(R13)
-	VMOVUPS Y7, 96(R13)
+	OSTORE4(DI, Y0, Y1, Y2, Y3)
+	OSTORE4(R13, Y4, Y5, Y6, Y7)
 	ADDQ $128, DI
 	ADDQ $128, R13
 	ADDQ $64, R8
@@ -655,10 +574,7 @@ TEXT ·attnAccum1F16AVX2(SB), NOSPLIT, $0-52
 	VBROADCASTSS corr+48(FP), Y14
 
 h1acols:
-	VMULPS (DI), Y14, Y0
-	VMULPS 32(DI), Y14, Y1
-	VMULPS 64(DI), Y14, Y2
-	VMULPS 96(DI), Y14, Y3
+	OCORR4(DI, Y14, Y0, Y1, Y2, Y3)
 	MOVQ R8, R9
 	XORQ BX, BX
 
@@ -677,10 +593,7 @@ h1akeys:
 	CMPQ BX, R12
 	JB   h1akeys
 
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	OSTORE4(DI, Y0, Y1, Y2, Y3)
 	ADDQ $128, DI
 	ADDQ $64, R8
 	SUBQ $32, AX

@@ -1,100 +1,28 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Element-wise kernels: RMSNorm's sum of squares and scaling, Add, SwiGLU,
 // the exponentials of the attention softmax, and RoPE's rotation. Counts
 // are positive multiples of 8; Go handles the rest.
 
 // Constants of expf (elementwise.go), eight copies each.
-DATA expLo<>+0(SB)/8, $0xc2ae0000c2ae0000
-DATA expLo<>+8(SB)/8, $0xc2ae0000c2ae0000
-DATA expLo<>+16(SB)/8, $0xc2ae0000c2ae0000
-DATA expLo<>+24(SB)/8, $0xc2ae0000c2ae0000
-GLOBL expLo<>(SB), RODATA|NOPTR, $32
-
-DATA expHi<>+0(SB)/8, $0x42b0000042b00000
-DATA expHi<>+8(SB)/8, $0x42b0000042b00000
-DATA expHi<>+16(SB)/8, $0x42b0000042b00000
-DATA expHi<>+24(SB)/8, $0x42b0000042b00000
-GLOBL expHi<>(SB), RODATA|NOPTR, $32
-
-DATA expLog2e<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expLog2e<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expLog2e<>+16(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expLog2e<>+24(SB)/8, $0x3fb8aa3b3fb8aa3b
-GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
-
-DATA expHalf<>+0(SB)/8, $0x3f0000003f000000
-DATA expHalf<>+8(SB)/8, $0x3f0000003f000000
-DATA expHalf<>+16(SB)/8, $0x3f0000003f000000
-DATA expHalf<>+24(SB)/8, $0x3f0000003f000000
-GLOBL expHalf<>(SB), RODATA|NOPTR, $32
-
-DATA expC1<>+0(SB)/8, $0x3f3180003f318000
-DATA expC1<>+8(SB)/8, $0x3f3180003f318000
-DATA expC1<>+16(SB)/8, $0x3f3180003f318000
-DATA expC1<>+24(SB)/8, $0x3f3180003f318000
-GLOBL expC1<>(SB), RODATA|NOPTR, $32
-
-DATA expC2<>+0(SB)/8, $0xb95e8083b95e8083
-DATA expC2<>+8(SB)/8, $0xb95e8083b95e8083
-DATA expC2<>+16(SB)/8, $0xb95e8083b95e8083
-DATA expC2<>+24(SB)/8, $0xb95e8083b95e8083
-GLOBL expC2<>(SB), RODATA|NOPTR, $32
-
-DATA expP0<>+0(SB)/8, $0x3950696739506967
-DATA expP0<>+8(SB)/8, $0x3950696739506967
-DATA expP0<>+16(SB)/8, $0x3950696739506967
-DATA expP0<>+24(SB)/8, $0x3950696739506967
-GLOBL expP0<>(SB), RODATA|NOPTR, $32
-
-DATA expP1<>+0(SB)/8, $0x3ab743ce3ab743ce
-DATA expP1<>+8(SB)/8, $0x3ab743ce3ab743ce
-DATA expP1<>+16(SB)/8, $0x3ab743ce3ab743ce
-DATA expP1<>+24(SB)/8, $0x3ab743ce3ab743ce
-GLOBL expP1<>(SB), RODATA|NOPTR, $32
-
-DATA expP2<>+0(SB)/8, $0x3c0889083c088908
-DATA expP2<>+8(SB)/8, $0x3c0889083c088908
-DATA expP2<>+16(SB)/8, $0x3c0889083c088908
-DATA expP2<>+24(SB)/8, $0x3c0889083c088908
-GLOBL expP2<>(SB), RODATA|NOPTR, $32
-
-DATA expP3<>+0(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expP3<>+8(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expP3<>+16(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expP3<>+24(SB)/8, $0x3d2aa9c13d2aa9c1
-GLOBL expP3<>(SB), RODATA|NOPTR, $32
-
-DATA expP4<>+0(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expP4<>+8(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expP4<>+16(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expP4<>+24(SB)/8, $0x3e2aaaaa3e2aaaaa
-GLOBL expP4<>(SB), RODATA|NOPTR, $32
-
-DATA expP5<>+0(SB)/8, $0x3f0000003f000000
-DATA expP5<>+8(SB)/8, $0x3f0000003f000000
-DATA expP5<>+16(SB)/8, $0x3f0000003f000000
-DATA expP5<>+24(SB)/8, $0x3f0000003f000000
-GLOBL expP5<>(SB), RODATA|NOPTR, $32
-
-DATA expOne<>+0(SB)/8, $0x3f8000003f800000
-DATA expOne<>+8(SB)/8, $0x3f8000003f800000
-DATA expOne<>+16(SB)/8, $0x3f8000003f800000
-DATA expOne<>+24(SB)/8, $0x3f8000003f800000
-GLOBL expOne<>(SB), RODATA|NOPTR, $32
-
-DATA expBias<>+0(SB)/8, $0x0000007f0000007f
-DATA expBias<>+8(SB)/8, $0x0000007f0000007f
-DATA expBias<>+16(SB)/8, $0x0000007f0000007f
-DATA expBias<>+24(SB)/8, $0x0000007f0000007f
-GLOBL expBias<>(SB), RODATA|NOPTR, $32
-DATA expSign<>+0(SB)/8, $0x8000000080000000
-DATA expSign<>+8(SB)/8, $0x8000000080000000
-DATA expSign<>+16(SB)/8, $0x8000000080000000
-DATA expSign<>+24(SB)/8, $0x8000000080000000
-GLOBL expSign<>(SB), RODATA|NOPTR, $32
+SPLAT32(expLo<>, $0xc2ae0000c2ae0000)
+SPLAT32(expHi<>, $0x42b0000042b00000)
+SPLAT32(expLog2e<>, $0x3fb8aa3b3fb8aa3b)
+SPLAT32(expHalf<>, $0x3f0000003f000000)
+SPLAT32(expC1<>, $0x3f3180003f318000)
+SPLAT32(expC2<>, $0xb95e8083b95e8083)
+SPLAT32(expP0<>, $0x3950696739506967)
+SPLAT32(expP1<>, $0x3ab743ce3ab743ce)
+SPLAT32(expP2<>, $0x3c0889083c088908)
+SPLAT32(expP3<>, $0x3d2aa9c13d2aa9c1)
+SPLAT32(expP4<>, $0x3e2aaaaa3e2aaaaa)
+SPLAT32(expP5<>, $0x3f0000003f000000)
+SPLAT32(expOne<>, $0x3f8000003f800000)
+SPLAT32(expBias<>, $0x0000007f0000007f)
+SPLAT32(expSign<>, $0x8000000080000000)
 
 // EXPF sets Y0 = expf(Y0), with the operations of expf in elementwise.go
 // in the same order; it uses Y1..Y4.
@@ -137,10 +65,7 @@ TEXT ·sumSqAVX2(SB), NOSPLIT, $0-20
 	MOVQ CX, AX
 	ANDQ $-32, AX
 	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
 	TESTQ AX, AX
 	JZ   sq8
 
@@ -313,10 +238,7 @@ rppair:
 TEXT ·memSumAVX2(SB), NOSPLIT, $0-24
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
+	CLEAR4(VPXOR, Y0, Y1, Y2, Y3)
 
 msloop:
 	VPADDQ (SI), Y0, Y0

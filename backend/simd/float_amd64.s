@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Float weight kernels: four rows of rb bytes times one float32 token of n
 // columns, n a positive multiple of 8. Each row has two accumulators, for
@@ -34,14 +35,45 @@
 	MOVQ CX, AX; \
 	ANDQ $-16, AX; \
 	XORQ BX, BX; \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3); \
+	CLEAR4(VXORPS, Y4, Y5, Y6, Y7)
+
+// DOT4STEP accumulates 16 columns of the four rows, from BX on, into
+// Y0..Y7: ROW(k, row, x, acc) multiplies the row's columns 8k..8k+7 with
+// x's (in Y8, Y9). DOT4TAIL does 8 columns into the first accumulators.
+#define DOT4STEP(ROW) \
+	VMOVUPS (SI)(BX*4), Y8; \
+	VMOVUPS 32(SI)(BX*4), Y9; \
+	ROW(0, R8, Y8, Y0); \
+	ROW(1, R8, Y9, Y1); \
+	ROW(0, R9, Y8, Y2); \
+	ROW(1, R9, Y9, Y3); \
+	ROW(0, R10, Y8, Y4); \
+	ROW(1, R10, Y9, Y5); \
+	ROW(0, R11, Y8, Y6); \
+	ROW(1, R11, Y9, Y7)
+
+#define DOT4TAIL(ROW) \
+	VMOVUPS (SI)(BX*4), Y8; \
+	ROW(0, R8, Y8, Y0); \
+	ROW(0, R9, Y8, Y2); \
+	ROW(0, R10, Y8, Y4); \
+	ROW(0, R11, Y8, Y6)
+
+// F32ROW, F16ROW and BF16ROW, for DOT4STEP: 8 float32, float16 or
+// bfloat16 (widened to float32 by a shift of 16) of row reg at column
+// BX+8k, times xr, into acc.
+#define F32ROW(k, reg, xr, acc) \
+	VFMADD231PS 32*k(reg)(BX*4), xr, acc
+
+#define F16ROW(k, reg, xr, acc) \
+	VCVTPH2PS 16*k(reg)(BX*2), Y10; \
+	VFMADD231PS Y10, xr, acc
+
+#define BF16ROW(k, reg, xr, acc) \
+	VPMOVZXWD 16*k(reg)(BX*2), Y10; \
+	VPSLLD $16, Y10, Y10; \
+	VFMADD231PS Y10, xr, acc
 
 // func dot4F32AVX2(y *float32, w *byte, rb int, x *float32, n int)
 TEXT ·dot4F32AVX2(SB), NOSPLIT, $0-40
@@ -50,16 +82,7 @@ TEXT ·dot4F32AVX2(SB), NOSPLIT, $0-40
 	JZ    f32tail
 
 f32loop:
-	VMOVUPS (SI)(BX*4), Y8
-	VMOVUPS 32(SI)(BX*4), Y9
-	VFMADD231PS (R8)(BX*4), Y8, Y0
-	VFMADD231PS 32(R8)(BX*4), Y9, Y1
-	VFMADD231PS (R9)(BX*4), Y8, Y2
-	VFMADD231PS 32(R9)(BX*4), Y9, Y3
-	VFMADD231PS (R10)(BX*4), Y8, Y4
-	VFMADD231PS 32(R10)(BX*4), Y9, Y5
-	VFMADD231PS (R11)(BX*4), Y8, Y6
-	VFMADD231PS 32(R11)(BX*4), Y9, Y7
+	DOT4STEP(F32ROW)
 	ADDQ $16, BX
 	CMPQ BX, AX
 	JB   f32loop
@@ -67,22 +90,12 @@ f32loop:
 f32tail:
 	CMPQ BX, CX
 	JAE  f32done
-	VMOVUPS (SI)(BX*4), Y8
-	VFMADD231PS (R8)(BX*4), Y8, Y0
-	VFMADD231PS (R9)(BX*4), Y8, Y2
-	VFMADD231PS (R10)(BX*4), Y8, Y4
-	VFMADD231PS (R11)(BX*4), Y8, Y6
+	DOT4TAIL(F32ROW)
 
 f32done:
 	DOT4REDUCE
 	VZEROUPPER
 	RET
-
-// F16ROW converts 8 float16 of row reg at column BX and accumulates it
-// times x (xr) into acc.
-#define F16ROW(off, reg, xr, acc) \
-	VCVTPH2PS off(reg)(BX*2), Y10; \
-	VFMADD231PS Y10, xr, acc
 
 // func dot4F16AVX2(y *float32, w *byte, rb int, x *float32, n int)
 TEXT ·dot4F16AVX2(SB), NOSPLIT, $0-40
@@ -91,16 +104,7 @@ TEXT ·dot4F16AVX2(SB), NOSPLIT, $0-40
 	JZ    f16tail
 
 f16loop:
-	VMOVUPS (SI)(BX*4), Y8
-	VMOVUPS 32(SI)(BX*4), Y9
-	F16ROW(0, R8, Y8, Y0)
-	F16ROW(16, R8, Y9, Y1)
-	F16ROW(0, R9, Y8, Y2)
-	F16ROW(16, R9, Y9, Y3)
-	F16ROW(0, R10, Y8, Y4)
-	F16ROW(16, R10, Y9, Y5)
-	F16ROW(0, R11, Y8, Y6)
-	F16ROW(16, R11, Y9, Y7)
+	DOT4STEP(F16ROW)
 	ADDQ $16, BX
 	CMPQ BX, AX
 	JB   f16loop
@@ -108,23 +112,12 @@ f16loop:
 f16tail:
 	CMPQ BX, CX
 	JAE  f16done
-	VMOVUPS (SI)(BX*4), Y8
-	F16ROW(0, R8, Y8, Y0)
-	F16ROW(0, R9, Y8, Y2)
-	F16ROW(0, R10, Y8, Y4)
-	F16ROW(0, R11, Y8, Y6)
+	DOT4TAIL(F16ROW)
 
 f16done:
 	DOT4REDUCE
 	VZEROUPPER
 	RET
-
-// BF16ROW widens 8 bfloat16 of row reg at column BX to float32 (a shift
-// by 16) and accumulates it times x (xr) into acc.
-#define BF16ROW(off, reg, xr, acc) \
-	VPMOVZXWD off(reg)(BX*2), Y10; \
-	VPSLLD $16, Y10, Y10; \
-	VFMADD231PS Y10, xr, acc
 
 // func dot4BF16AVX2(y *float32, w *byte, rb int, x *float32, n int)
 TEXT ·dot4BF16AVX2(SB), NOSPLIT, $0-40
@@ -133,16 +126,7 @@ TEXT ·dot4BF16AVX2(SB), NOSPLIT, $0-40
 	JZ    bf16tail
 
 bf16loop:
-	VMOVUPS (SI)(BX*4), Y8
-	VMOVUPS 32(SI)(BX*4), Y9
-	BF16ROW(0, R8, Y8, Y0)
-	BF16ROW(16, R8, Y9, Y1)
-	BF16ROW(0, R9, Y8, Y2)
-	BF16ROW(16, R9, Y9, Y3)
-	BF16ROW(0, R10, Y8, Y4)
-	BF16ROW(16, R10, Y9, Y5)
-	BF16ROW(0, R11, Y8, Y6)
-	BF16ROW(16, R11, Y9, Y7)
+	DOT4STEP(BF16ROW)
 	ADDQ $16, BX
 	CMPQ BX, AX
 	JB   bf16loop
@@ -150,11 +134,7 @@ bf16loop:
 bf16tail:
 	CMPQ BX, CX
 	JAE  bf16done
-	VMOVUPS (SI)(BX*4), Y8
-	BF16ROW(0, R8, Y8, Y0)
-	BF16ROW(0, R9, Y8, Y2)
-	BF16ROW(0, R10, Y8, Y4)
-	BF16ROW(0, R11, Y8, Y6)
+	DOT4TAIL(BF16ROW)
 
 bf16done:
 	DOT4REDUCE

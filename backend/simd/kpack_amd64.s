@@ -1,28 +1,16 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Packers of eight K-quant rows into the tiles of the multi-token kernels
 // (kquant.go: kPackBytes, packKGo gives the same bytes). Rows are rb = DX
-// bytes apart from R8 (R13 = row 3, R14 = row 6); DI is the tile.
+// bytes apart from R8 (R13 = row 3, R14 = row 6: simd_amd64.h); DI is the
+// tile.
 
-DATA pNib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA pNib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA pNib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA pNib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL pNib<>(SB), RODATA|NOPTR, $32
-
-DATA pMask30<>+0(SB)/8, $0x3030303030303030
-DATA pMask30<>+8(SB)/8, $0x3030303030303030
-DATA pMask30<>+16(SB)/8, $0x3030303030303030
-DATA pMask30<>+24(SB)/8, $0x3030303030303030
-GLOBL pMask30<>(SB), RODATA|NOPTR, $32
-
-DATA pLow16<>+0(SB)/8, $0x0000ffff0000ffff
-DATA pLow16<>+8(SB)/8, $0x0000ffff0000ffff
-DATA pLow16<>+16(SB)/8, $0x0000ffff0000ffff
-DATA pLow16<>+24(SB)/8, $0x0000ffff0000ffff
-GLOBL pLow16<>(SB), RODATA|NOPTR, $32
+SPLAT32(pNib<>, $0x0f0f0f0f0f0f0f0f)
+SPLAT32(pMask30<>, $0x3030303030303030)
+SPLAT32(pLow16<>, $0x0000ffff0000ffff)
 
 DATA pScShift<>+0(SB)/4, $0
 DATA pScShift<>+4(SB)/4, $0
@@ -52,22 +40,7 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 // and stores column k (dword k of every row, as one vector) at
 // off+k*stride(DI). Clobbers Y8..Y11.
 #define TRANSPOSE8(off, stride) \
-	VPUNPCKLDQ  Y1, Y0, Y8; \
-	VPUNPCKHDQ  Y1, Y0, Y9; \
-	VPUNPCKLDQ  Y3, Y2, Y10; \
-	VPUNPCKHDQ  Y3, Y2, Y11; \
-	VPUNPCKLQDQ Y10, Y8, Y0; \
-	VPUNPCKHQDQ Y10, Y8, Y1; \
-	VPUNPCKLQDQ Y11, Y9, Y2; \
-	VPUNPCKHQDQ Y11, Y9, Y3; \
-	VPUNPCKLDQ  Y5, Y4, Y8; \
-	VPUNPCKHDQ  Y5, Y4, Y9; \
-	VPUNPCKLDQ  Y7, Y6, Y10; \
-	VPUNPCKHDQ  Y7, Y6, Y11; \
-	VPUNPCKLQDQ Y10, Y8, Y4; \
-	VPUNPCKHQDQ Y10, Y8, Y5; \
-	VPUNPCKLQDQ Y11, Y9, Y6; \
-	VPUNPCKHQDQ Y11, Y9, Y7; \
+	TRANSPOSE8X8; \
 	VPERM2I128 $0x20, Y4, Y0, Y8; \
 	VPERM2I128 $0x31, Y4, Y0, Y9; \
 	VMOVDQU Y8, off(DI); \
@@ -87,22 +60,7 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 
 // TRANSPOSE4 is TRANSPOSE8 storing only columns 0..3.
 #define TRANSPOSE4(off, stride) \
-	VPUNPCKLDQ  Y1, Y0, Y8; \
-	VPUNPCKHDQ  Y1, Y0, Y9; \
-	VPUNPCKLDQ  Y3, Y2, Y10; \
-	VPUNPCKHDQ  Y3, Y2, Y11; \
-	VPUNPCKLQDQ Y10, Y8, Y0; \
-	VPUNPCKHQDQ Y10, Y8, Y1; \
-	VPUNPCKLQDQ Y11, Y9, Y2; \
-	VPUNPCKHQDQ Y11, Y9, Y3; \
-	VPUNPCKLDQ  Y5, Y4, Y8; \
-	VPUNPCKHDQ  Y5, Y4, Y9; \
-	VPUNPCKLDQ  Y7, Y6, Y10; \
-	VPUNPCKHDQ  Y7, Y6, Y11; \
-	VPUNPCKLQDQ Y10, Y8, Y4; \
-	VPUNPCKHQDQ Y10, Y8, Y5; \
-	VPUNPCKLQDQ Y11, Y9, Y6; \
-	VPUNPCKHQDQ Y11, Y9, Y7; \
+	TRANSPOSE8X8; \
 	VPERM2I128 $0x20, Y4, Y0, Y8; \
 	VMOVDQU Y8, off(DI); \
 	VPERM2I128 $0x20, Y5, Y1, Y8; \
@@ -113,59 +71,35 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 	VMOVDQU Y8, off+3*stride(DI)
 
 // LOAD8 loads 32 bytes at off of each of the eight rows into Y0..Y7.
-#define LOAD8(off) \
-	VMOVDQU off(R8), Y0; \
-	VMOVDQU off(R8)(DX*1), Y1; \
-	VMOVDQU off(R8)(DX*2), Y2; \
-	VMOVDQU off(R13), Y3; \
-	VMOVDQU off(R8)(DX*4), Y4; \
-	VMOVDQU off(R13)(DX*2), Y5; \
-	VMOVDQU off(R14), Y6; \
-	VMOVDQU off(R14)(DX*1), Y7
+#define LOADROW(addr, x, y) VMOVDQU addr, y
+#define LOAD8(off) EACHROWAT(LOADROW, off)
+
+// EACHY runs M(Yr) for r = 0..7.
+#define EACHY(M) \
+	M(Y0); \
+	M(Y1); \
+	M(Y2); \
+	M(Y3); \
+	M(Y4); \
+	M(Y5); \
+	M(Y6); \
+	M(Y7)
 
 // NIBLO8 and NIBHI8 keep the low or the high nibbles of Y0..Y7.
-#define NIBLO8 \
-	VPAND Y15, Y0, Y0; \
-	VPAND Y15, Y1, Y1; \
-	VPAND Y15, Y2, Y2; \
-	VPAND Y15, Y3, Y3; \
-	VPAND Y15, Y4, Y4; \
-	VPAND Y15, Y5, Y5; \
-	VPAND Y15, Y6, Y6; \
-	VPAND Y15, Y7, Y7
-
+#define NIBLO1(r) VPAND Y15, r, r
 #define NIBHI1(r) \
 	VPSRLW $4, r, r; \
 	VPAND Y15, r, r
+#define NIBLO8 EACHY(NIBLO1)
+#define NIBHI8 EACHY(NIBHI1)
 
-#define NIBHI8 \
-	NIBHI1(Y0); \
-	NIBHI1(Y1); \
-	NIBHI1(Y2); \
-	NIBHI1(Y3); \
-	NIBHI1(Y4); \
-	NIBHI1(Y5); \
-	NIBHI1(Y6); \
-	NIBHI1(Y7)
-
-// ROWS runs M(Yr) with AX at row r of the block at R8, for r = 0..7.
-#define ROWS(M) \
-	MOVQ R8, AX; \
-	M(Y0); \
-	LEAQ (R8)(DX*1), AX; \
-	M(Y1); \
-	LEAQ (R8)(DX*2), AX; \
-	M(Y2); \
-	MOVQ R13, AX; \
-	M(Y3); \
-	LEAQ (R8)(DX*4), AX; \
-	M(Y4); \
-	LEAQ (R13)(DX*2), AX; \
-	M(Y5); \
-	MOVQ R14, AX; \
-	M(Y6); \
-	LEAQ (R14)(DX*1), AX; \
-	M(Y7)
+// NIB32 sets y to the 32 nibbles of the 16 bytes at addr, in value order
+// (low nibbles, then high ones); x is y's X form.
+#define NIB32(addr, x, y) \
+	VMOVDQU addr, x; \
+	VPSRLW $4, x, X8; \
+	VINSERTI128 $1, X8, y, y; \
+	VPAND Y15, y, y
 
 // P45SC decodes the Q4_K/Q5_K scales of the block at AX into X12: bytes
 // sc0..7, m0..7.
@@ -179,28 +113,25 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 	VPAND pScMask2<>(SB), X11, X11; \
 	VPOR X11, X10, X12
 
-// P45SCALE sets r to the eight scales of the block at AX as int32.
-#define P45SCALE(r) \
+// The row macros for EACHROW, on the block at AX into row register r (x
+// its X form). P45SCALE: the eight scales as int32. P45MIN: in the low
+// lane, the eight mins as int16 (pairs (m0, m1) .. (m6, m7) in dwords).
+#define P45SCALE(x, r) \
 	P45SC; \
 	VPMOVZXBD X12, r
 
-// P45MIN sets the low lane of r to the eight mins of the block at AX as
-// int16 (pairs (m0, m1) .. (m6, m7) in dwords).
-#define P45MIN(r) \
+#define P45MIN(x, r) \
 	P45SC; \
 	VPSRLDQ $8, X12, X12; \
 	VPMOVZXBW X12, X12; \
 	VINSERTI128 $0, X12, r, r
 
-// P6SCALE sets r to scales off..off+7 of the Q6_K block at AX as int32.
-#define P6SCALE0(r) \
-	VPMOVSXBD 192(AX), r
+// P6SCALE0 and P6SCALE1: scales 0..7 and 8..15 of the Q6_K block as
+// int32. P6CF: 32 times the 16 scales as int16.
+#define P6SCALE0(x, r) VPMOVSXBD 192(AX), r
+#define P6SCALE1(x, r) VPMOVSXBD 200(AX), r
 
-#define P6SCALE1(r) \
-	VPMOVSXBD 200(AX), r
-
-// P6CF sets r to 32 times the 16 scales of the Q6_K block at AX as int16.
-#define P6CF(r) \
+#define P6CF(x, r) \
 	VPMOVSXBW 192(AX), r; \
 	VPSLLW $5, r, r
 
@@ -226,22 +157,7 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 // PDDMIN stores the float32 of the float16 at off (d) and off+2 (dm) of
 // the eight rows at doff(DI) and doff+32(DI).
 #define PDDMIN(off, doff) \
-	MOVL off(R8), AX; \
-	VMOVD AX, X0; \
-	VPINSRD $1, off(R8)(DX*1), X0, X0; \
-	VPINSRD $2, off(R8)(DX*2), X0, X0; \
-	VPINSRD $3, off(R13), X0, X0; \
-	MOVL off(R8)(DX*4), AX; \
-	VMOVD AX, X1; \
-	VPINSRD $1, off(R13)(DX*2), X1, X1; \
-	VPINSRD $2, off(R14), X1, X1; \
-	VPINSRD $3, off(R14)(DX*1), X1, X1; \
-	VINSERTI128 $1, X1, Y0, Y0; \
-	VPSHUFB pHalfSplit<>(SB), Y0, Y0; \
-	VPERMQ $0xd8, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X1; \
-	VCVTPH2PS X0, Y0; \
-	VCVTPH2PS X1, Y1; \
+	ROWF16X2(off, pHalfSplit<>(SB)); \
 	VMOVUPS Y0, doff(DI); \
 	VMOVUPS Y1, doff+32(DI)
 
@@ -253,63 +169,53 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 	VMOVUPS Y1, doff+32(DI)
 
 #define PDF(off, doff) \
-	MOVWQZX off(R8), AX; \
-	VMOVD AX, X0; \
-	VPINSRW $1, off(R8)(DX*1), X0, X0; \
-	VPINSRW $2, off(R8)(DX*2), X0, X0; \
-	VPINSRW $3, off(R13), X0, X0; \
-	VPINSRW $4, off(R8)(DX*4), X0, X0; \
-	VPINSRW $5, off(R13)(DX*2), X0, X0; \
-	VPINSRW $6, off(R14), X0, X0; \
-	VPINSRW $7, off(R14)(DX*1), X0, X0; \
-	VCVTPH2PS X0, Y0; \
+	ROWF16(off, X0, Y0); \
 	VMOVUPS Y0, doff(DI)
 
-// P6H ors into Y0..Y7 the high bits of a Q6_K chunk: each row's qh at
-// off, shifted by SH (a macro on Y8), masked to 0x30.
-#define P6H1(addr, r, SH) \
+// HIGHBITS ors high bits into Y0..Y7: for each row, LO(Yr), then the
+// row's bytes at off shifted by SH (a macro on Y8) and masked by mask.
+#define HIGHBITS1(addr, r, LO, SH, mask) \
+	LO(r); \
 	VMOVDQU addr, Y8; \
 	SH; \
-	VPAND Y13, Y8, Y8; \
+	VPAND mask, Y8, Y8; \
 	VPOR Y8, r, r
 
-#define P6H(off, SH) \
-	P6H1(off(R8), Y0, SH); \
-	P6H1(off(R8)(DX*1), Y1, SH); \
-	P6H1(off(R8)(DX*2), Y2, SH); \
-	P6H1(off(R13), Y3, SH); \
-	P6H1(off(R8)(DX*4), Y4, SH); \
-	P6H1(off(R13)(DX*2), Y5, SH); \
-	P6H1(off(R14), Y6, SH); \
-	P6H1(off(R14)(DX*1), Y7, SH)
+#define HIGHBITS(off, LO, SH, mask) \
+	HIGHBITS1(off(R8), Y0, LO, SH, mask); \
+	HIGHBITS1(off(R8)(DX*1), Y1, LO, SH, mask); \
+	HIGHBITS1(off(R8)(DX*2), Y2, LO, SH, mask); \
+	HIGHBITS1(off(R13), Y3, LO, SH, mask); \
+	HIGHBITS1(off(R8)(DX*4), Y4, LO, SH, mask); \
+	HIGHBITS1(off(R13)(DX*2), Y5, LO, SH, mask); \
+	HIGHBITS1(off(R14), Y6, LO, SH, mask); \
+	HIGHBITS1(off(R14)(DX*1), Y7, LO, SH, mask)
 
-// P5H ors into Y0..Y7 the fifth bits of a Q5_K chunk: each row's qh
-// (at 16), shifted by SH, masked to 0x10.
-#define P5H1(addr, r, SH) \
-	VMOVDQU addr, Y8; \
-	SH; \
-	VPAND p10<>(SB), Y8, Y8; \
-	VPOR Y8, r, r
+// KEEP, for LO, leaves the row register as it is. SHLn, SHRn and NOSHIFT
+// are the shifts of Y8 for SH; SH0 moves Y8 to itself, a no-op the packers
+// were measured with.
+#define KEEP(r)
 
-#define P5H(SH) \
-	P5H1(16(R8), Y0, SH); \
-	P5H1(16(R8)(DX*1), Y1, SH); \
-	P5H1(16(R8)(DX*2), Y2, SH); \
-	P5H1(16(R13), Y3, SH); \
-	P5H1(16(R8)(DX*4), Y4, SH); \
-	P5H1(16(R13)(DX*2), Y5, SH); \
-	P5H1(16(R14), Y6, SH); \
-	P5H1(16(R14)(DX*1), Y7, SH)
-
-#define SHL3 VPSLLW $3, Y8, Y8
-#define SHL1 VPSLLW $1, Y8, Y8
-#define SHR1 VPSRLW $1, Y8, Y8
-#define SHR3 VPSRLW $3, Y8, Y8
 #define SHL4 VPSLLW $4, Y8, Y8
+#define SHL3 VPSLLW $3, Y8, Y8
 #define SHL2 VPSLLW $2, Y8, Y8
+#define SHL1 VPSLLW $1, Y8, Y8
 #define SH0 VMOVDQU Y8, Y8
+#define NOSHIFT
+#define SHR1 VPSRLW $1, Y8, Y8
 #define SHR2 VPSRLW $2, Y8, Y8
+#define SHR3 VPSRLW $3, Y8, Y8
+#define SHR4 VPSRLW $4, Y8, Y8
+#define SHR5 VPSRLW $5, Y8, Y8
 
+// P6H ors into Y0..Y7 the high bits of a Q6_K chunk: each row's qh at
+// off, shifted by SH, masked to 0x30. P5H ors the fifth bits of a Q5_K
+// chunk: each row's qh (at 16), shifted by SH, masked to 0x10.
+#define P6H(off, SH) HIGHBITS(off, KEEP, SH, Y13)
+#define P5H(SH) HIGHBITS(16, KEEP, SH, p10<>(SB))
+
+// PACKARGS loads the arguments, func(dst, w *byte, rb, nb int), and the
+// constants of the packers.
 #define PACKARGS \
 	MOVQ dst+0(FP), DI; \
 	MOVQ w+8(FP), R8; \
@@ -319,18 +225,12 @@ GLOBL pHalfSplit<>(SB), RODATA|NOPTR, $32
 	VMOVDQU pLow16<>(SB), Y14; \
 	VMOVDQU pMask30<>(SB), Y13
 
-#define PACKROWS \
-	LEAQ (R8)(DX*2), R13; \
-	ADDQ DX, R13; \
-	LEAQ (R13)(DX*2), R14; \
-	ADDQ DX, R14
-
 // func packQ4KAVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ4KAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 pq4block:
-	PACKROWS
+	ROW36
 	LOAD8(16)
 	NIBLO8
 	TRANSPOSE8(0, 32)
@@ -355,10 +255,10 @@ pq4block:
 	LOAD8(112)
 	NIBHI8
 	TRANSPOSE8(1792, 32)
-	ROWS(P45SCALE)
+	EACHROW(P45SCALE)
 	TRANSPOSE8(2048, 32)
 	SC16X8(2048, 8)
-	ROWS(P45MIN)
+	EACHROW(P45MIN)
 	TRANSPOSE4(2560, 32)
 	PDDMIN(0, 2688)
 	ADDQ $2752, DI
@@ -373,7 +273,7 @@ TEXT ·packQ6KAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 pq6block:
-	PACKROWS
+	ROW36
 	LOAD8(0)
 	NIBLO8
 	P6H(128, SHL4)
@@ -406,13 +306,13 @@ pq6block:
 	NIBHI8
 	P6H(160, SHR2)
 	TRANSPOSE8(1792, 32)
-	ROWS(P6SCALE0)
+	EACHROW(P6SCALE0)
 	TRANSPOSE8(2048, 32)
-	ROWS(P6SCALE1)
+	EACHROW(P6SCALE1)
 	TRANSPOSE8(2304, 32)
 	SC16X8(2048, 16)
 	SC16X8(2304, 16)
-	ROWS(P6CF)
+	EACHROW(P6CF)
 	TRANSPOSE8(3072, 32)
 	PD1(208, 3328)
 	ADDQ $3392, DI
@@ -432,17 +332,8 @@ DATA pBitShuf<>+16(SB)/8, $0x0202020202020202
 DATA pBitShuf<>+24(SB)/8, $0x0303030303030303
 GLOBL pBitShuf<>(SB), RODATA|NOPTR, $32
 
-DATA pBitMask<>+0(SB)/8, $0x8040201008040201
-DATA pBitMask<>+8(SB)/8, $0x8040201008040201
-DATA pBitMask<>+16(SB)/8, $0x8040201008040201
-DATA pBitMask<>+24(SB)/8, $0x8040201008040201
-GLOBL pBitMask<>(SB), RODATA|NOPTR, $32
-
-DATA p10<>+0(SB)/8, $0x1010101010101010
-DATA p10<>+8(SB)/8, $0x1010101010101010
-DATA p10<>+16(SB)/8, $0x1010101010101010
-DATA p10<>+24(SB)/8, $0x1010101010101010
-GLOBL p10<>(SB), RODATA|NOPTR, $32
+SPLAT32(pBitMask<>, $0x8040201008040201)
+SPLAT32(p10<>, $0x1010101010101010)
 
 // The 16 levels of IQ4_NL plus 128, in both lanes.
 DATA pKV128<>+0(SB)/8, $0x766a5d4f3f2d1801
@@ -451,64 +342,43 @@ DATA pKV128<>+16(SB)/8, $0x766a5d4f3f2d1801
 DATA pKV128<>+24(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL pKV128<>(SB), RODATA|NOPTR, $32
 
+// OFFSET12 sets the dwords of Y12 to v (the offset to add to each value).
+#define OFFSET12(v) \
+	MOVQ v, AX; \
+	VMOVQ AX, X12; \
+	VPBROADCASTD X12, Y12
+
+// Q40ROW, Q50ROW and NLROW, for EACHROW, set the row register to the
+// block's 32 values plus 128: Q4_0's nibbles plus 0x78 (8 less than the
+// offset, Q4_0 being q-8), Q5_0's nibbles with the fifth bits (the 32
+// bits at 2(AX)) at bit 4 plus 0x70, IQ4_NL's levels plus 128.
+#define Q40ROW(x, y) \
+	NIB32(2(AX), x, y); \
+	VPADDB Y12, y, y
+
+#define Q50ROW(x, y) \
+	NIB32(6(AX), x, y); \
+	VPBROADCASTD 2(AX), Y9; \
+	VPSHUFB pBitShuf<>(SB), Y9, Y9; \
+	VPAND pBitMask<>(SB), Y9, Y9; \
+	VPCMPEQB pBitMask<>(SB), Y9, Y9; \
+	VPAND p10<>(SB), Y9, Y9; \
+	VPOR Y9, y, y; \
+	VPADDB Y12, y, y
+
+#define NLROW(x, y) \
+	NIB32(2(AX), x, y); \
+	VMOVDQU pKV128<>(SB), Y9; \
+	VPSHUFB y, Y9, y
 
 // func packQ4_0AVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ4_0AVX2(SB), NOSPLIT, $0-32
 	PACKARGS
-	MOVQ $0x78787878, AX
-	VMOVQ AX, X12
-	VPBROADCASTD X12, Y12 // the offset
+	OFFSET12($0x78787878)
 
 pq4_0block:
-	PACKROWS
-	MOVQ R8, AX
-	VMOVDQU 2(AX), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPADDB Y12, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	VMOVDQU 2(AX), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPADDB Y12, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	VMOVDQU 2(AX), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPADDB Y12, Y2, Y2
-	MOVQ R13, AX
-	VMOVDQU 2(AX), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPADDB Y12, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	VMOVDQU 2(AX), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPADDB Y12, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	VMOVDQU 2(AX), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPADDB Y12, Y5, Y5
-	MOVQ R14, AX
-	VMOVDQU 2(AX), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPADDB Y12, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	VMOVDQU 2(AX), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPADDB Y12, Y7, Y7
+	ROW36
+	EACHROW(Q40ROW)
 	TRANSPOSE8(0, 32)
 	PDF(0, 256)
 	ADDQ $288, DI
@@ -521,108 +391,11 @@ pq4_0block:
 // func packQ5_0AVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ5_0AVX2(SB), NOSPLIT, $0-32
 	PACKARGS
-	MOVQ $0x70707070, AX
-	VMOVQ AX, X12
-	VPBROADCASTD X12, Y12 // the offset
+	OFFSET12($0x70707070)
 
 pq5_0block:
-	PACKROWS
-	MOVQ R8, AX
-	VMOVDQU 6(AX), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y0, Y0
-	VPADDB Y12, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	VMOVDQU 6(AX), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y1, Y1
-	VPADDB Y12, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	VMOVDQU 6(AX), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y2, Y2
-	VPADDB Y12, Y2, Y2
-	MOVQ R13, AX
-	VMOVDQU 6(AX), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y3, Y3
-	VPADDB Y12, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	VMOVDQU 6(AX), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y4, Y4
-	VPADDB Y12, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	VMOVDQU 6(AX), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y5, Y5
-	VPADDB Y12, Y5, Y5
-	MOVQ R14, AX
-	VMOVDQU 6(AX), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y6, Y6
-	VPADDB Y12, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	VMOVDQU 6(AX), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPBROADCASTD 2(AX), Y9
-	VPSHUFB pBitShuf<>(SB), Y9, Y9
-	VPAND pBitMask<>(SB), Y9, Y9
-	VPCMPEQB pBitMask<>(SB), Y9, Y9
-	VPAND p10<>(SB), Y9, Y9
-	VPOR Y9, Y7, Y7
-	VPADDB Y12, Y7, Y7
+	ROW36
+	EACHROW(Q50ROW)
 	TRANSPOSE8(0, 32)
 	PDF(0, 256)
 	ADDQ $288, DI
@@ -635,68 +408,11 @@ pq5_0block:
 // func packIQ4NLAVX2(dst, w *byte, rb, nb int)
 TEXT ·packIQ4NLAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
-	MOVQ $0x80808080, AX
-	VMOVQ AX, X12
-	VPBROADCASTD X12, Y12 // the offset
+	OFFSET12($0x80808080)
 
 piq4nlblock:
-	PACKROWS
-	MOVQ R8, AX
-	VMOVDQU 2(AX), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y0, Y9, Y0
-	LEAQ (R8)(DX*1), AX
-	VMOVDQU 2(AX), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y1, Y9, Y1
-	LEAQ (R8)(DX*2), AX
-	VMOVDQU 2(AX), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y2, Y9, Y2
-	MOVQ R13, AX
-	VMOVDQU 2(AX), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y3, Y9, Y3
-	LEAQ (R8)(DX*4), AX
-	VMOVDQU 2(AX), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y4, Y9, Y4
-	LEAQ (R13)(DX*2), AX
-	VMOVDQU 2(AX), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y5, Y9, Y5
-	MOVQ R14, AX
-	VMOVDQU 2(AX), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y6, Y9, Y6
-	LEAQ (R14)(DX*1), AX
-	VMOVDQU 2(AX), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VMOVDQU pKV128<>(SB), Y9
-	VPSHUFB Y7, Y9, Y7
+	ROW36
+	EACHROW(NLROW)
 	TRANSPOSE8(0, 32)
 	PDF(0, 256)
 	ADDQ $288, DI
@@ -705,12 +421,13 @@ piq4nlblock:
 	JNZ  piq4nlblock
 	VZEROUPPER
 	RET
+
 // func packQ5KAVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ5KAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 pq5block:
-	PACKROWS
+	ROW36
 	LOAD8(48)
 	NIBLO8
 	P5H(SHL4)
@@ -743,10 +460,10 @@ pq5block:
 	NIBHI8
 	P5H(SHR3)
 	TRANSPOSE8(1792, 32)
-	ROWS(P45SCALE)
+	EACHROW(P45SCALE)
 	TRANSPOSE8(2048, 32)
 	SC16X8(2048, 8)
-	ROWS(P45MIN)
+	EACHROW(P45MIN)
 	TRANSPOSE4(2560, 32)
 	PDDMIN(0, 2688)
 	ADDQ $2752, DI
@@ -758,25 +475,10 @@ pq5block:
 
 // The packers of Q2_K, Q3_K and IQ4_XS.
 
-DATA p03<>+0(SB)/8, $0x0303030303030303
-DATA p03<>+8(SB)/8, $0x0303030303030303
-DATA p03<>+16(SB)/8, $0x0303030303030303
-DATA p03<>+24(SB)/8, $0x0303030303030303
-GLOBL p03<>(SB), RODATA|NOPTR, $32
-
-DATA p04<>+0(SB)/8, $0x0404040404040404
-DATA p04<>+8(SB)/8, $0x0404040404040404
-DATA p04<>+16(SB)/8, $0x0404040404040404
-DATA p04<>+24(SB)/8, $0x0404040404040404
-GLOBL p04<>(SB), RODATA|NOPTR, $32
-
-DATA p20b<>+0(SB)/8, $0x2020202020202020
-DATA p20b<>+8(SB)/8, $0x2020202020202020
-GLOBL p20b<>(SB), RODATA|NOPTR, $16
-
-DATA p30b<>+0(SB)/8, $0x3030303030303030
-DATA p30b<>+8(SB)/8, $0x3030303030303030
-GLOBL p30b<>(SB), RODATA|NOPTR, $16
+SPLAT32(p03<>, $0x0303030303030303)
+SPLAT32(p04<>, $0x0404040404040404)
+SPLAT16(p20b<>, $0x2020202020202020)
+SPLAT16(p30b<>, $0x3030303030303030)
 
 DATA p3Shift1<>+0(SB)/4, $0
 DATA p3Shift1<>+4(SB)/4, $0
@@ -838,217 +540,67 @@ GLOBL pD32<>(SB), RODATA|NOPTR, $4
 	VPBROADCASTD pD32<>(SB), Y10; \
 	VPSUBD Y10, r, r
 
+// Q2Bs, on row register r: the two bits s, s+1 of each byte.
+#define Q2B0(r) VPAND p03<>(SB), r, r
+#define Q2B2(r) \
+	VPSRLW $2, r, r; \
+	Q2B0(r)
+#define Q2B4(r) \
+	VPSRLW $4, r, r; \
+	Q2B0(r)
+#define Q2B6(r) \
+	VPSRLW $6, r, r; \
+	Q2B0(r)
+
+// The Q2_K scale rows for EACHROW: the low nibbles of scales 0..7 and
+// 8..15 as int32, and the 16 high nibbles (the mins) as int16.
+#define Q2SC0(x, y) \
+	VPMOVZXBD (AX), y; \
+	VPAND Y15, y, y
+#define Q2SC1(x, y) \
+	VPMOVZXBD 8(AX), y; \
+	VPAND Y15, y, y
+#define Q2MIN(x, y) \
+	VPMOVZXBW (AX), y; \
+	VPSRLW $4, y, y
 
 // func packQ2KAVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ2KAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 pq2kblk:
-	PACKROWS
+	ROW36
 	LOAD8(16)
-	VPAND p03<>(SB), Y0, Y0
-	VPAND p03<>(SB), Y1, Y1
-	VPAND p03<>(SB), Y2, Y2
-	VPAND p03<>(SB), Y3, Y3
-	VPAND p03<>(SB), Y4, Y4
-	VPAND p03<>(SB), Y5, Y5
-	VPAND p03<>(SB), Y6, Y6
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B0)
 	TRANSPOSE8(0, 32)
 	LOAD8(16)
-	VPSRLW $2, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $2, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $2, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $2, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $2, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $2, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $2, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $2, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B2)
 	TRANSPOSE8(256, 32)
 	LOAD8(16)
-	VPSRLW $4, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $4, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $4, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $4, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $4, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $4, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $4, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $4, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B4)
 	TRANSPOSE8(512, 32)
 	LOAD8(16)
-	VPSRLW $6, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $6, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $6, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $6, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $6, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $6, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $6, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $6, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B6)
 	TRANSPOSE8(768, 32)
 	LOAD8(48)
-	VPAND p03<>(SB), Y0, Y0
-	VPAND p03<>(SB), Y1, Y1
-	VPAND p03<>(SB), Y2, Y2
-	VPAND p03<>(SB), Y3, Y3
-	VPAND p03<>(SB), Y4, Y4
-	VPAND p03<>(SB), Y5, Y5
-	VPAND p03<>(SB), Y6, Y6
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B0)
 	TRANSPOSE8(1024, 32)
 	LOAD8(48)
-	VPSRLW $2, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $2, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $2, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $2, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $2, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $2, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $2, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $2, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B2)
 	TRANSPOSE8(1280, 32)
 	LOAD8(48)
-	VPSRLW $4, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $4, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $4, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $4, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $4, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $4, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $4, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $4, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B4)
 	TRANSPOSE8(1536, 32)
 	LOAD8(48)
-	VPSRLW $6, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VPSRLW $6, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VPSRLW $6, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VPSRLW $6, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VPSRLW $6, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VPSRLW $6, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VPSRLW $6, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VPSRLW $6, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
+	EACHY(Q2B6)
 	TRANSPOSE8(1792, 32)
-	MOVQ R8, AX
-	VPMOVZXBD (AX), Y0
-	VPAND Y15, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	VPMOVZXBD (AX), Y1
-	VPAND Y15, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	VPMOVZXBD (AX), Y2
-	VPAND Y15, Y2, Y2
-	MOVQ R13, AX
-	VPMOVZXBD (AX), Y3
-	VPAND Y15, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	VPMOVZXBD (AX), Y4
-	VPAND Y15, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	VPMOVZXBD (AX), Y5
-	VPAND Y15, Y5, Y5
-	MOVQ R14, AX
-	VPMOVZXBD (AX), Y6
-	VPAND Y15, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	VPMOVZXBD (AX), Y7
-	VPAND Y15, Y7, Y7
+	EACHROW(Q2SC0)
 	TRANSPOSE8(2048, 32)
-	MOVQ R8, AX
-	VPMOVZXBD 8(AX), Y0
-	VPAND Y15, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	VPMOVZXBD 8(AX), Y1
-	VPAND Y15, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	VPMOVZXBD 8(AX), Y2
-	VPAND Y15, Y2, Y2
-	MOVQ R13, AX
-	VPMOVZXBD 8(AX), Y3
-	VPAND Y15, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	VPMOVZXBD 8(AX), Y4
-	VPAND Y15, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	VPMOVZXBD 8(AX), Y5
-	VPAND Y15, Y5, Y5
-	MOVQ R14, AX
-	VPMOVZXBD 8(AX), Y6
-	VPAND Y15, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	VPMOVZXBD 8(AX), Y7
-	VPAND Y15, Y7, Y7
+	EACHROW(Q2SC1)
 	TRANSPOSE8(2304, 32)
 	SC16X8(2048, 16)
 	SC16X8(2304, 16)
-	MOVQ R8, AX
-	VPMOVZXBW (AX), Y0
-	VPSRLW $4, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	VPMOVZXBW (AX), Y1
-	VPSRLW $4, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	VPMOVZXBW (AX), Y2
-	VPSRLW $4, Y2, Y2
-	MOVQ R13, AX
-	VPMOVZXBW (AX), Y3
-	VPSRLW $4, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	VPMOVZXBW (AX), Y4
-	VPSRLW $4, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	VPMOVZXBW (AX), Y5
-	VPSRLW $4, Y5, Y5
-	MOVQ R14, AX
-	VPMOVZXBW (AX), Y6
-	VPSRLW $4, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	VPMOVZXBW (AX), Y7
-	VPSRLW $4, Y7, Y7
+	EACHROW(Q2MIN)
 	TRANSPOSE8(3072, 32)
 	PDDMIN(80, 3328)
 	ADDQ $3392, DI
@@ -1058,480 +610,62 @@ pq2kblk:
 	VZEROUPPER
 	RET
 
+// Q3H takes the Q3_K values of chunk j from Y0..Y7 (the qs bytes): LO
+// keeps their two low bits, and their third bit is or'ed in at bit 2 from
+// the hmask bytes (at 0), shifted by SH.
+#define Q3H(LO, SH) HIGHBITS(0, LO, SH, p04<>(SB))
+
+// The Q3_K scale rows for EACHROW: scales 0..7 and 8..15 as int32, 4
+// times the 16 scales as int16.
+#define Q3SC0(x, y) \
+	P3SC; \
+	VPMOVSXBD X12, y
+#define Q3SC1(x, y) \
+	P3SC; \
+	VPSRLDQ $8, X12, X12; \
+	VPMOVSXBD X12, y
+#define Q3CF(x, y) \
+	P3SC; \
+	VPMOVSXBW X12, y; \
+	VPSLLW $2, y, y
+
 // func packQ3KAVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ3KAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 pq3kblk:
-	PACKROWS
+	ROW36
 	LOAD8(32)
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSLLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B0, SHL2)
 	TRANSPOSE8(0, 32)
 	LOAD8(32)
-	VPSRLW $2, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $2, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $2, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $2, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $2, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $2, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $2, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $2, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSLLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B2, SHL1)
 	TRANSPOSE8(256, 32)
 	LOAD8(32)
-	VPSRLW $4, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $4, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $4, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $4, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $4, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $4, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $4, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $4, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B4, NOSHIFT)
 	TRANSPOSE8(512, 32)
 	LOAD8(32)
-	VPSRLW $6, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $6, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $6, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $6, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $6, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $6, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $6, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $6, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSRLW $1, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B6, SHR1)
 	TRANSPOSE8(768, 32)
 	LOAD8(64)
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSRLW $2, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B0, SHR2)
 	TRANSPOSE8(1024, 32)
 	LOAD8(64)
-	VPSRLW $2, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $2, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $2, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $2, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $2, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $2, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $2, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $2, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSRLW $3, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B2, SHR3)
 	TRANSPOSE8(1280, 32)
 	LOAD8(64)
-	VPSRLW $4, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $4, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $4, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $4, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $4, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $4, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $4, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $4, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSRLW $4, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B4, SHR4)
 	TRANSPOSE8(1536, 32)
 	LOAD8(64)
-	VPSRLW $6, Y0, Y0
-	VPAND p03<>(SB), Y0, Y0
-	VMOVDQU (R8), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y0, Y0
-	VPSRLW $6, Y1, Y1
-	VPAND p03<>(SB), Y1, Y1
-	VMOVDQU (R8)(DX*1), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y1, Y1
-	VPSRLW $6, Y2, Y2
-	VPAND p03<>(SB), Y2, Y2
-	VMOVDQU (R8)(DX*2), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y2, Y2
-	VPSRLW $6, Y3, Y3
-	VPAND p03<>(SB), Y3, Y3
-	VMOVDQU (R13), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y3, Y3
-	VPSRLW $6, Y4, Y4
-	VPAND p03<>(SB), Y4, Y4
-	VMOVDQU (R8)(DX*4), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y4, Y4
-	VPSRLW $6, Y5, Y5
-	VPAND p03<>(SB), Y5, Y5
-	VMOVDQU (R13)(DX*2), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y5, Y5
-	VPSRLW $6, Y6, Y6
-	VPAND p03<>(SB), Y6, Y6
-	VMOVDQU (R14), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y6, Y6
-	VPSRLW $6, Y7, Y7
-	VPAND p03<>(SB), Y7, Y7
-	VMOVDQU (R14)(DX*1), Y8
-	VPSRLW $5, Y8, Y8
-	VPAND p04<>(SB), Y8, Y8
-	VPOR Y8, Y7, Y7
+	Q3H(Q2B6, SHR5)
 	TRANSPOSE8(1792, 32)
-	MOVQ R8, AX
-	P3SC
-	VPMOVSXBD X12, Y0
-	LEAQ (R8)(DX*1), AX
-	P3SC
-	VPMOVSXBD X12, Y1
-	LEAQ (R8)(DX*2), AX
-	P3SC
-	VPMOVSXBD X12, Y2
-	MOVQ R13, AX
-	P3SC
-	VPMOVSXBD X12, Y3
-	LEAQ (R8)(DX*4), AX
-	P3SC
-	VPMOVSXBD X12, Y4
-	LEAQ (R13)(DX*2), AX
-	P3SC
-	VPMOVSXBD X12, Y5
-	MOVQ R14, AX
-	P3SC
-	VPMOVSXBD X12, Y6
-	LEAQ (R14)(DX*1), AX
-	P3SC
-	VPMOVSXBD X12, Y7
+	EACHROW(Q3SC0)
 	TRANSPOSE8(2048, 32)
-	MOVQ R8, AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y0
-	LEAQ (R8)(DX*1), AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y1
-	LEAQ (R8)(DX*2), AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y2
-	MOVQ R13, AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y3
-	LEAQ (R8)(DX*4), AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y4
-	LEAQ (R13)(DX*2), AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y5
-	MOVQ R14, AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y6
-	LEAQ (R14)(DX*1), AX
-	P3SC
-	VPSRLDQ $8, X12, X12
-	VPMOVSXBD X12, Y7
+	EACHROW(Q3SC1)
 	TRANSPOSE8(2304, 32)
 	SC16X8(2048, 16)
 	SC16X8(2304, 16)
-	MOVQ R8, AX
-	P3SC
-	VPMOVSXBW X12, Y0
-	VPSLLW $2, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	P3SC
-	VPMOVSXBW X12, Y1
-	VPSLLW $2, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	P3SC
-	VPMOVSXBW X12, Y2
-	VPSLLW $2, Y2, Y2
-	MOVQ R13, AX
-	P3SC
-	VPMOVSXBW X12, Y3
-	VPSLLW $2, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	P3SC
-	VPMOVSXBW X12, Y4
-	VPSLLW $2, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	P3SC
-	VPMOVSXBW X12, Y5
-	VPSLLW $2, Y5, Y5
-	MOVQ R14, AX
-	P3SC
-	VPMOVSXBW X12, Y6
-	VPSLLW $2, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	P3SC
-	VPMOVSXBW X12, Y7
-	VPSLLW $2, Y7, Y7
+	EACHROW(Q3CF)
 	TRANSPOSE8(3072, 32)
 	PD1(108, 3328)
 	ADDQ $3392, DI
@@ -1541,399 +675,48 @@ pq3kblk:
 	VZEROUPPER
 	RET
 
+// XSNIB, for EACHROWAT, sets the row register to the IQ4_XS levels
+// (plus 128, from Y12) of the 32 nibbles at addr.
+#define XSNIB(addr, x, y) \
+	NIB32(addr, x, y); \
+	VPSHUFB y, Y12, y
+
+// The IQ4_XS scale rows for EACHROW: the eight scales as int32, and 128
+// times them as int16 in the low lane.
+#define XSSC(x, y) PXSSC(y)
+#define XSCF(x, y) \
+	PXSSC(y); \
+	VPSLLD $7, y, y; \
+	VPACKSSDW y, y, y; \
+	VPERMQ $0x08, y, y
+
 // func packIQ4XSAVX2(dst, w *byte, rb, nb int)
 TEXT ·packIQ4XSAVX2(SB), NOSPLIT, $0-32
 	PACKARGS
 
 piq4xsblk:
-	PACKROWS
+	ROW36
 	VMOVDQU pKV128<>(SB), Y12
-	VMOVDQU 8(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 8(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 8(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 8(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 8(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 8(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 8(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 8(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 8)
 	TRANSPOSE8(0, 32)
-	VMOVDQU 24(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 24(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 24(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 24(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 24(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 24(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 24(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 24(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 24)
 	TRANSPOSE8(256, 32)
-	VMOVDQU 40(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 40(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 40(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 40(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 40(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 40(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 40(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 40(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 40)
 	TRANSPOSE8(512, 32)
-	VMOVDQU 56(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 56(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 56(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 56(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 56(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 56(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 56(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 56(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 56)
 	TRANSPOSE8(768, 32)
-	VMOVDQU 72(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 72(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 72(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 72(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 72(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 72(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 72(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 72(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 72)
 	TRANSPOSE8(1024, 32)
-	VMOVDQU 88(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 88(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 88(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 88(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 88(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 88(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 88(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 88(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 88)
 	TRANSPOSE8(1280, 32)
-	VMOVDQU 104(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 104(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 104(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 104(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 104(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 104(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 104(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 104(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 104)
 	TRANSPOSE8(1536, 32)
-	VMOVDQU 120(R8), X0
-	VPSRLW $4, X0, X8
-	VINSERTI128 $1, X8, Y0, Y0
-	VPAND Y15, Y0, Y0
-	VPSHUFB Y0, Y12, Y0
-	VMOVDQU 120(R8)(DX*1), X1
-	VPSRLW $4, X1, X8
-	VINSERTI128 $1, X8, Y1, Y1
-	VPAND Y15, Y1, Y1
-	VPSHUFB Y1, Y12, Y1
-	VMOVDQU 120(R8)(DX*2), X2
-	VPSRLW $4, X2, X8
-	VINSERTI128 $1, X8, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPSHUFB Y2, Y12, Y2
-	VMOVDQU 120(R13), X3
-	VPSRLW $4, X3, X8
-	VINSERTI128 $1, X8, Y3, Y3
-	VPAND Y15, Y3, Y3
-	VPSHUFB Y3, Y12, Y3
-	VMOVDQU 120(R8)(DX*4), X4
-	VPSRLW $4, X4, X8
-	VINSERTI128 $1, X8, Y4, Y4
-	VPAND Y15, Y4, Y4
-	VPSHUFB Y4, Y12, Y4
-	VMOVDQU 120(R13)(DX*2), X5
-	VPSRLW $4, X5, X8
-	VINSERTI128 $1, X8, Y5, Y5
-	VPAND Y15, Y5, Y5
-	VPSHUFB Y5, Y12, Y5
-	VMOVDQU 120(R14), X6
-	VPSRLW $4, X6, X8
-	VINSERTI128 $1, X8, Y6, Y6
-	VPAND Y15, Y6, Y6
-	VPSHUFB Y6, Y12, Y6
-	VMOVDQU 120(R14)(DX*1), X7
-	VPSRLW $4, X7, X8
-	VINSERTI128 $1, X8, Y7, Y7
-	VPAND Y15, Y7, Y7
-	VPSHUFB Y7, Y12, Y7
+	EACHROWAT(XSNIB, 120)
 	TRANSPOSE8(1792, 32)
-	MOVQ R8, AX
-	PXSSC(Y0)
-	LEAQ (R8)(DX*1), AX
-	PXSSC(Y1)
-	LEAQ (R8)(DX*2), AX
-	PXSSC(Y2)
-	MOVQ R13, AX
-	PXSSC(Y3)
-	LEAQ (R8)(DX*4), AX
-	PXSSC(Y4)
-	LEAQ (R13)(DX*2), AX
-	PXSSC(Y5)
-	MOVQ R14, AX
-	PXSSC(Y6)
-	LEAQ (R14)(DX*1), AX
-	PXSSC(Y7)
+	EACHROW(XSSC)
 	TRANSPOSE8(2048, 32)
 	SC16X8(2048, 8)
-	MOVQ R8, AX
-	PXSSC(Y0)
-	VPSLLD $7, Y0, Y0
-	VPACKSSDW Y0, Y0, Y0
-	VPERMQ $0x08, Y0, Y0
-	LEAQ (R8)(DX*1), AX
-	PXSSC(Y1)
-	VPSLLD $7, Y1, Y1
-	VPACKSSDW Y1, Y1, Y1
-	VPERMQ $0x08, Y1, Y1
-	LEAQ (R8)(DX*2), AX
-	PXSSC(Y2)
-	VPSLLD $7, Y2, Y2
-	VPACKSSDW Y2, Y2, Y2
-	VPERMQ $0x08, Y2, Y2
-	MOVQ R13, AX
-	PXSSC(Y3)
-	VPSLLD $7, Y3, Y3
-	VPACKSSDW Y3, Y3, Y3
-	VPERMQ $0x08, Y3, Y3
-	LEAQ (R8)(DX*4), AX
-	PXSSC(Y4)
-	VPSLLD $7, Y4, Y4
-	VPACKSSDW Y4, Y4, Y4
-	VPERMQ $0x08, Y4, Y4
-	LEAQ (R13)(DX*2), AX
-	PXSSC(Y5)
-	VPSLLD $7, Y5, Y5
-	VPACKSSDW Y5, Y5, Y5
-	VPERMQ $0x08, Y5, Y5
-	MOVQ R14, AX
-	PXSSC(Y6)
-	VPSLLD $7, Y6, Y6
-	VPACKSSDW Y6, Y6, Y6
-	VPERMQ $0x08, Y6, Y6
-	LEAQ (R14)(DX*1), AX
-	PXSSC(Y7)
-	VPSLLD $7, Y7, Y7
-	VPACKSSDW Y7, Y7, Y7
-	VPERMQ $0x08, Y7, Y7
+	EACHROW(XSCF)
 	TRANSPOSE4(2560, 32)
 	PD1(0, 2688)
 	ADDQ $2752, DI

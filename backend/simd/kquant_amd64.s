@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // K-quant kernels: the Q8_K activation quantizer, the matrix-vector
 // kernels of each K format (eight rows at a time, reading the weights as
@@ -25,23 +26,9 @@ DATA kPackPerm<>+28(SB)/4, $7
 GLOBL kPackPerm<>(SB), RODATA|NOPTR, $32
 
 // Byte and word constants.
-DATA kOnes8<>+0(SB)/8, $0x0101010101010101
-DATA kOnes8<>+8(SB)/8, $0x0101010101010101
-DATA kOnes8<>+16(SB)/8, $0x0101010101010101
-DATA kOnes8<>+24(SB)/8, $0x0101010101010101
-GLOBL kOnes8<>(SB), RODATA|NOPTR, $32
-
-DATA kOnes16<>+0(SB)/8, $0x0001000100010001
-DATA kOnes16<>+8(SB)/8, $0x0001000100010001
-DATA kOnes16<>+16(SB)/8, $0x0001000100010001
-DATA kOnes16<>+24(SB)/8, $0x0001000100010001
-GLOBL kOnes16<>(SB), RODATA|NOPTR, $32
-
-DATA kNib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA kNib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA kNib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA kNib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL kNib<>(SB), RODATA|NOPTR, $32
+SPLAT32(kOnes8<>, $0x0101010101010101)
+SPLAT32(kOnes16<>, $0x0001000100010001)
+SPLAT32(kNib<>, $0x0f0f0f0f0f0f0f0f)
 
 // Constants of the Q4_K/Q5_K scale decoding (see Q45SCALES).
 DATA kScShift<>+0(SB)/4, $0
@@ -94,14 +81,19 @@ GLOBL kHalfSplit<>(SB), RODATA|NOPTR, $32
 	VMOVDQU Y3, 32(SP); \
 	VEXTRACTI128 $1, Y1, X4
 
-// Q4KCHUNK adds to Y5 the products of the 64 values of Q4_K bytes
-// 16+32j..(AX) with the activations 64j..(SI), times their sub-block
-// scales (2j, 2j+1) at sclo(SP) and schi(SP).
-#define Q4KCHUNK(j, sclo, schi) \
-	VMOVDQU 16+32*j(AX), Y6; \
+// KNIBS loads the 32 bytes of nibbles at off(AX): low nibbles to Y7, high
+// ones to Y6.
+#define KNIBS(off) \
+	VMOVDQU off(AX), Y6; \
 	VPAND Y14, Y6, Y7; \
 	VPSRLW $4, Y6, Y6; \
-	VPAND Y14, Y6, Y6; \
+	VPAND Y14, Y6, Y6
+
+// KSCALE2 adds to Y5 the products of the values in Y7 and Y6 with the
+// activations 64j..(SI), times their sub-block scales (2j, 2j+1) at
+// sclo(SP) and schi(SP). KSCALE2V is KSCALE2 with VNNI: VPDPWSSD scales
+// and adds in one.
+#define KSCALE2(j, sclo, schi) \
 	VPMADDUBSW 64*j(SI), Y7, Y7; \
 	VPBROADCASTD sclo(SP), Y8; \
 	VPMADDWD Y8, Y7, Y7; \
@@ -110,6 +102,26 @@ GLOBL kHalfSplit<>(SB), RODATA|NOPTR, $32
 	VPMADDWD Y9, Y6, Y6; \
 	VPADDD Y7, Y5, Y5; \
 	VPADDD Y6, Y5, Y5
+
+#define KSCALE2V(j, sclo, schi) \
+	VPMADDUBSW 64*j(SI), Y7, Y7; \
+	VPDPWSSD.BCST sclo(SP), Y7, Y5; \
+	VPMADDUBSW 64*j+32(SI), Y6, Y6; \
+	VPDPWSSD.BCST schi(SP), Y6, Y5
+
+// KROWAB finishes a row with mins: dst = its A (Y5) in four int32 lanes
+// (to sum) | its B (X4) in four.
+#define KROWAB(dst) \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD X6, X5, X5; \
+	VINSERTI128 $1, X4, Y5, dst
+
+// Q4KCHUNK adds to Y5 the products of the 64 values of Q4_K bytes
+// 16+32j..(AX) with the activations 64j..(SI), times their sub-block
+// scales (2j, 2j+1) at sclo(SP) and schi(SP).
+#define Q4KCHUNK(j, sclo, schi) \
+	KNIBS(16+32*j); \
+	KSCALE2(j, sclo, schi)
 
 // Q4KROW computes the row at AX: dst = its A in four int32 lanes (to sum)
 // | its B in four.
@@ -125,38 +137,22 @@ GLOBL kHalfSplit<>(SB), RODATA|NOPTR, $32
 	Q4KCHUNK(1, 8, 12); \
 	Q4KCHUNK(2, 32, 36); \
 	Q4KCHUNK(3, 40, 44); \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD X6, X5, X5; \
-	VINSERTI128 $1, X4, Y5, dst
+	KROWAB(dst)
 
-DATA k10<>+0(SB)/8, $0x1010101010101010
-DATA k10<>+8(SB)/8, $0x1010101010101010
-DATA k10<>+16(SB)/8, $0x1010101010101010
-DATA k10<>+24(SB)/8, $0x1010101010101010
-GLOBL k10<>(SB), RODATA|NOPTR, $32
+SPLAT32(k10<>, $0x1010101010101010)
 
 // Q5KCHUNK is Q4KCHUNK for Q5_K (nibbles at 48+32j(AX)), with the fifth
 // bits of the two halves from the qh bytes in Y0, moved to bit 4 by SLO
-// and SHI (into Y1 and Y2).
-#define Q5KCHUNK(j, sclo, schi, SLO, SHI) \
-	VMOVDQU 48+32*j(AX), Y6; \
-	VPAND Y14, Y6, Y7; \
-	VPSRLW $4, Y6, Y6; \
-	VPAND Y14, Y6, Y6; \
+// and SHI (into Y1 and Y2), scaled by SCALE (KSCALE2 or KSCALE2V).
+#define Q5KCHUNK(j, sclo, schi, SLO, SHI, SCALE) \
+	KNIBS(48+32*j); \
 	SLO; \
 	VPAND k10<>(SB), Y1, Y1; \
 	VPOR Y1, Y7, Y7; \
 	SHI; \
 	VPAND k10<>(SB), Y2, Y2; \
 	VPOR Y2, Y6, Y6; \
-	VPMADDUBSW 64*j(SI), Y7, Y7; \
-	VPBROADCASTD sclo(SP), Y8; \
-	VPMADDWD Y8, Y7, Y7; \
-	VPMADDUBSW 64*j+32(SI), Y6, Y6; \
-	VPBROADCASTD schi(SP), Y9; \
-	VPMADDWD Y9, Y6, Y6; \
-	VPADDD Y7, Y5, Y5; \
-	VPADDD Y6, Y5, Y5
+	SCALE(j, sclo, schi)
 
 #define Q5B0 VPSLLW $4, Y0, Y1
 #define Q5B1 VPSLLW $3, Y0, Y2
@@ -167,8 +163,8 @@ GLOBL k10<>(SB), RODATA|NOPTR, $32
 #define Q5B6 VPSRLW $2, Y0, Y1
 #define Q5B7 VPSRLW $3, Y0, Y2
 
-// Q5KROW is Q4KROW for Q5_K.
-#define Q5KROW(dst) \
+// Q5KROW is Q4KROW for Q5_K; Q5KROWV the same with VNNI.
+#define Q5KROWS(dst, SCALE) \
 	PREFETCHT0 (DI); \
 	PREFETCHT0 64(DI); \
 	PREFETCHT0 128(DI); \
@@ -177,37 +173,20 @@ GLOBL k10<>(SB), RODATA|NOPTR, $32
 	VPMADDWD 32(BX), X4, X4; \
 	VMOVDQU 16(AX), Y0; \
 	VPXOR Y5, Y5, Y5; \
-	Q5KCHUNK(0, 0, 4, Q5B0, Q5B1); \
-	Q5KCHUNK(1, 8, 12, Q5B2, Q5B3); \
-	Q5KCHUNK(2, 32, 36, Q5B4, Q5B5); \
-	Q5KCHUNK(3, 40, 44, Q5B6, Q5B7); \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD X6, X5, X5; \
-	VINSERTI128 $1, X4, Y5, dst
+	Q5KCHUNK(0, 0, 4, Q5B0, Q5B1, SCALE); \
+	Q5KCHUNK(1, 8, 12, Q5B2, Q5B3, SCALE); \
+	Q5KCHUNK(2, 32, 36, Q5B4, Q5B5, SCALE); \
+	Q5KCHUNK(3, 40, 44, Q5B6, Q5B7, SCALE); \
+	KROWAB(dst)
 
-DATA k03<>+0(SB)/8, $0x0303030303030303
-DATA k03<>+8(SB)/8, $0x0303030303030303
-DATA k03<>+16(SB)/8, $0x0303030303030303
-DATA k03<>+24(SB)/8, $0x0303030303030303
-GLOBL k03<>(SB), RODATA|NOPTR, $32
+#define Q5KROW(dst) Q5KROWS(dst, KSCALE2)
+#define Q5KROWV(dst) Q5KROWS(dst, KSCALE2V)
 
-DATA k04<>+0(SB)/8, $0x0404040404040404
-DATA k04<>+8(SB)/8, $0x0404040404040404
-DATA k04<>+16(SB)/8, $0x0404040404040404
-DATA k04<>+24(SB)/8, $0x0404040404040404
-GLOBL k04<>(SB), RODATA|NOPTR, $32
-
-DATA k20b<>+0(SB)/8, $0x2020202020202020
-DATA k20b<>+8(SB)/8, $0x2020202020202020
-GLOBL k20b<>(SB), RODATA|NOPTR, $16
-
-DATA k30b<>+0(SB)/8, $0x3030303030303030
-DATA k30b<>+8(SB)/8, $0x3030303030303030
-GLOBL k30b<>(SB), RODATA|NOPTR, $16
-
-DATA k0f0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k0f0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL k0f0f<>(SB), RODATA|NOPTR, $16
+SPLAT32(k03<>, $0x0303030303030303)
+SPLAT32(k04<>, $0x0404040404040404)
+SPLAT16(k20b<>, $0x2020202020202020)
+SPLAT16(k30b<>, $0x3030303030303030)
+SPLAT16(k0f0f<>, $0x0f0f0f0f0f0f0f0f)
 
 DATA k3Shift1<>+0(SB)/4, $0
 DATA k3Shift1<>+4(SB)/4, $0
@@ -290,9 +269,7 @@ GLOBL kKV<>(SB), RODATA|NOPTR, $32
 	VPXOR Y5, Y5, Y5; \
 	Q2KHALF(0, Y1); \
 	Q2KHALF(1, Y3); \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD X6, X5, X5; \
-	VINSERTI128 $1, X4, Y5, dst
+	KROWAB(dst)
 
 // Q3KCHUNK adds to Y5 the products of values 128c+32j.. (low bits: bits 2j
 // of the qs bytes in Y6, by SL into Y7; high bit: bit 4c+j of the hmask
@@ -410,159 +387,60 @@ GLOBL kKV<>(SB), RODATA|NOPTR, $32
 	XSCHUNK(7); \
 	VMOVDQU Y5, dst
 
-// KDDMIN2 is KDDMIN for d at off and dmin at off+2.
-#define KDDMIN2(off) \
-	MOVL off(R8), AX; \
-	VMOVD AX, X0; \
-	VPINSRD $1, off(R8)(DX*1), X0, X0; \
-	VPINSRD $2, off(R8)(DX*2), X0, X0; \
-	VPINSRD $3, off(R13), X0, X0; \
-	MOVL off(R8)(DX*4), AX; \
-	VMOVD AX, X1; \
-	VPINSRD $1, off(R13)(DX*2), X1, X1; \
-	VPINSRD $2, off(R14), X1, X1; \
-	VPINSRD $3, off(R14)(DX*1), X1, X1; \
-	VINSERTI128 $1, X1, Y0, Y0; \
-	VPSHUFB kHalfSplit<>(SB), Y0, Y0; \
-	VPERMQ $0xd8, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X1; \
-	VCVTPH2PS X0, Y0; \
-	VCVTPH2PS X1, Y1
+// KDDMIN loads the float16 d and dmin at off of the eight rows of the
+// block at R8 as float32: d to Y0, dmin to Y1.
+#define KDDMIN(off) ROWF16X2(off, kHalfSplit<>(SB))
 
-// The VNNI variants of the row macros: VPDPWSSD scales and adds in one.
-#define Q5KCHUNKV(j, sclo, schi, SLO, SHI) \
-	VMOVDQU 48+32*j(AX), Y6; \
-	VPAND Y14, Y6, Y7; \
-	VPSRLW $4, Y6, Y6; \
-	VPAND Y14, Y6, Y6; \
-	SLO; \
-	VPAND k10<>(SB), Y1, Y1; \
-	VPOR Y1, Y7, Y7; \
-	SHI; \
-	VPAND k10<>(SB), Y2, Y2; \
-	VPOR Y2, Y6, Y6; \
-	VPMADDUBSW 64*j(SI), Y7, Y7; \
-	VPDPWSSD.BCST sclo(SP), Y7, Y5; \
-	VPMADDUBSW 64*j+32(SI), Y6, Y6; \
-	VPDPWSSD.BCST schi(SP), Y6, Y5
+// KACCMIN adds to Y15 the eight rows' A*(d*dx) - B*(dmin*dx), from the
+// row tree's rows 0..3 in Y10 and 4..7 in Y11 (A in the low lane, B in
+// the high one) and d, dmin in Y0, Y1. KACC adds A*(d*dx), from the row
+// tree's Y9 and Y10 (A in both lanes) and d in Y0.
+#define KACCMIN \
+	VBROADCASTSS (R11), Y2; \
+	VMULPS Y2, Y0, Y0; \
+	VMULPS Y2, Y1, Y1; \
+	VPERM2I128 $0x20, Y11, Y10, Y3; \
+	VPERM2I128 $0x31, Y11, Y10, Y4; \
+	VCVTDQ2PS Y3, Y3; \
+	VCVTDQ2PS Y4, Y4; \
+	VMULPS Y0, Y3, Y3; \
+	VMULPS Y1, Y4, Y4; \
+	VSUBPS Y4, Y3, Y3; \
+	VADDPS Y3, Y15, Y15
 
-#define Q5KROWV(dst) \
-	PREFETCHT0 (DI); \
-	PREFETCHT0 64(DI); \
-	PREFETCHT0 128(DI); \
-	ADDQ $176, DI; \
-	Q45SCALES; \
-	VPMADDWD 32(BX), X4, X4; \
-	VMOVDQU 16(AX), Y0; \
-	VPXOR Y5, Y5, Y5; \
-	Q5KCHUNKV(0, 0, 4, Q5B0, Q5B1); \
-	Q5KCHUNKV(1, 8, 12, Q5B2, Q5B3); \
-	Q5KCHUNKV(2, 32, 36, Q5B4, Q5B5); \
-	Q5KCHUNKV(3, 40, 44, Q5B6, Q5B7); \
-	VEXTRACTI128 $1, Y5, X6; \
-	VPADDD X6, X5, X5; \
-	VINSERTI128 $1, X4, Y5, dst
+#define KACC \
+	VBROADCASTSS (R11), Y2; \
+	VMULPS Y2, Y0, Y0; \
+	VPERM2I128 $0x20, Y10, Y9, Y1; \
+	VPERM2I128 $0x31, Y10, Y9, Y3; \
+	VPADDD Y3, Y1, Y1; \
+	VCVTDQ2PS Y1, Y1; \
+	VMULPS Y0, Y1, Y1; \
+	VADDPS Y1, Y15, Y15
 
-// KDDMIN loads the float16 d (at 0) and dmin (at 2) of the eight rows of
-// the block at R8, rows rb = DX apart, as float32: d to Y0, dmin to Y1.
-#define KDDMIN \
-	MOVL (R8), AX; \
-	VMOVD AX, X0; \
-	VPINSRD $1, (R8)(DX*1), X0, X0; \
-	VPINSRD $2, (R8)(DX*2), X0, X0; \
-	VPINSRD $3, (R13), X0, X0; \
-	MOVL (R8)(DX*4), AX; \
-	VMOVD AX, X1; \
-	VPINSRD $1, (R13)(DX*2), X1, X1; \
-	VPINSRD $2, (R14), X1, X1; \
-	VPINSRD $3, (R14)(DX*1), X1, X1; \
-	VINSERTI128 $1, X1, Y0, Y0; \
-	VPSHUFB kHalfSplit<>(SB), Y0, Y0; \
-	VPERMQ $0xd8, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X1; \
-	VCVTPH2PS X0, Y0; \
-	VCVTPH2PS X1, Y1
-
-// KREDUCE2 turns the two vectors of rows 0..3 and 4..7 (each A in the low
-// lane, B in the high one, four int32 lanes to a row) into A (dstA) and B
-// (dstB) of rows 0..7 as float32.
-#define KREDUCE2(r03, r47, dstA, dstB) \
-	VPERM2I128 $0x20, r47, r03, dstA; \
-	VPERM2I128 $0x31, r47, r03, dstB; \
-	VCVTDQ2PS dstA, dstA; \
-	VCVTDQ2PS dstB, dstB
+// The matrix-vector kernels below share one loop (simd_amd64.h): per
+// group of eight rows and super-block, ROWTREE over the format's row
+// macro, the rows' d (and dmin), then KACCMIN or KACC.
 
 // func q4KMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 //
 // groups*8 rows of rb bytes of Q4_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q4KMatVecAVX2(SB), NOSPLIT, $64-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 
 q4kgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q4kblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q4KROW(Y10)
-	LEAQ (R8)(DX*1), AX
-	Q4KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	LEAQ (R8)(DX*2), AX
-	Q4KROW(Y11)
-	MOVQ R13, AX
-	Q4KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 0..3: A | B
-	LEAQ (R8)(DX*4), AX
-	Q4KROW(Y11)
-	LEAQ (R13)(DX*2), AX
-	Q4KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	MOVQ R14, AX
-	Q4KROW(Y12)
-	LEAQ (R14)(DX*1), AX
-	Q4KROW(Y13)
-	VPHADDD Y13, Y12, Y12
-	VPHADDD Y12, Y11, Y11 // rows 4..7: A | B
-
-	KDDMIN
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VMULPS Y2, Y1, Y1 // dmin*dx
-	KREDUCE2(Y10, Y11, Y3, Y4)
-	VMULPS Y0, Y3, Y3
-	VMULPS Y1, Y4, Y4
-	VSUBPS Y4, Y3, Y3
-	VADDPS Y3, Y15, Y15
-
-	ADDQ $144, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q4KROW, Y10, Y11, Y12, Y13)
+	KDDMIN(0)
+	KACCMIN
+	KMVNEXT(144)
 	JNZ  q4kblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q4kgroup
 	VZEROUPPER
 	RET
@@ -572,72 +450,20 @@ q4kblock:
 // groups*8 rows of rb bytes of Q5_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q5KMatVecAVX2(SB), NOSPLIT, $64-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 
 q5kgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q5kblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q5KROW(Y10)
-	LEAQ (R8)(DX*1), AX
-	Q5KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	LEAQ (R8)(DX*2), AX
-	Q5KROW(Y11)
-	MOVQ R13, AX
-	Q5KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 0..3: A | B
-	LEAQ (R8)(DX*4), AX
-	Q5KROW(Y11)
-	LEAQ (R13)(DX*2), AX
-	Q5KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	MOVQ R14, AX
-	Q5KROW(Y12)
-	LEAQ (R14)(DX*1), AX
-	Q5KROW(Y13)
-	VPHADDD Y13, Y12, Y12
-	VPHADDD Y12, Y11, Y11 // rows 4..7: A | B
-
-	KDDMIN
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VMULPS Y2, Y1, Y1 // dmin*dx
-	KREDUCE2(Y10, Y11, Y3, Y4)
-	VMULPS Y0, Y3, Y3
-	VMULPS Y1, Y4, Y4
-	VSUBPS Y4, Y3, Y3
-	VADDPS Y3, Y15, Y15
-
-	ADDQ $176, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q5KROW, Y10, Y11, Y12, Y13)
+	KDDMIN(0)
+	KACCMIN
+	KMVNEXT(176)
 	JNZ  q5kblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q5kgroup
 	VZEROUPPER
 	RET
@@ -663,11 +489,7 @@ DATA kQ6Shuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA kQ6Shuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL kQ6Shuf<>(SB), RODATA|NOPTR, $128
 
-DATA kMask30<>+0(SB)/8, $0x3030303030303030
-DATA kMask30<>+8(SB)/8, $0x3030303030303030
-DATA kMask30<>+16(SB)/8, $0x3030303030303030
-DATA kMask30<>+24(SB)/8, $0x3030303030303030
-GLOBL kMask30<>(SB), RODATA|NOPTR, $32
+SPLAT32(kMask30<>, $0x3030303030303030)
 
 // Q6KCHUNK adds to Y2 the products of one chunk of 32 values (low bits in
 // Y6, high bits in Y7, both in place) with the activations at xoff(SI),
@@ -721,98 +543,26 @@ GLOBL kMask30<>(SB), RODATA|NOPTR, $32
 	Q6KHALF(1, Y1); \
 	VMOVDQU Y2, dst
 
-// KD1 loads the float16 at off of the eight rows of the block at R8 (rows
-// DX apart; R13 = row 3, R14 = row 6) as float32 into Y0.
-#define KD1(off) \
-	MOVWQZX off(R8), AX; \
-	VMOVD AX, X0; \
-	VPINSRW $1, off(R8)(DX*1), X0, X0; \
-	VPINSRW $2, off(R8)(DX*2), X0, X0; \
-	VPINSRW $3, off(R13), X0, X0; \
-	VPINSRW $4, off(R8)(DX*4), X0, X0; \
-	VPINSRW $5, off(R13)(DX*2), X0, X0; \
-	VPINSRW $6, off(R14), X0, X0; \
-	VPINSRW $7, off(R14)(DX*1), X0, X0; \
-	VCVTPH2PS X0, Y0
-
-// KSUM8 sums the eight int32 lanes of each of the eight row vectors the
-// tree left: r03 (rows 0..3, low lane halves | high lane halves) and r47,
-// into dst (rows 0..7), as float32.
-#define KSUM8(r03, r47, tmp, dst) \
-	VPERM2I128 $0x20, r47, r03, dst; \
-	VPERM2I128 $0x31, r47, r03, tmp; \
-	VPADDD tmp, dst, dst; \
-	VCVTDQ2PS dst, dst
-
 // func q6KMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, bs *int16, nb int, pf int)
 //
 // groups*8 rows of rb bytes of Q6_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q6KMatVecAVX2(SB), NOSPLIT, $0-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 	VMOVDQU kMask30<>(SB), Y13
 
 q6kgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q6kblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q6KROW(Y9)
-	LEAQ (R8)(DX*1), AX
-	Q6KROW(Y10)
-	VPHADDD Y10, Y9, Y9
-	LEAQ (R8)(DX*2), AX
-	Q6KROW(Y10)
-	MOVQ R13, AX
-	Q6KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	Q6KROW(Y10)
-	LEAQ (R13)(DX*2), AX
-	Q6KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	MOVQ R14, AX
-	Q6KROW(Y11)
-	LEAQ (R14)(DX*1), AX
-	Q6KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 4..7
-
-	KD1(208)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	KSUM8(Y9, Y10, Y3, Y1)
-	VMULPS Y0, Y1, Y1
-	VADDPS Y1, Y15, Y15
-
-	ADDQ $210, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q6KROW, Y9, Y10, Y11, Y12)
+	ROWF16(208, X0, Y0)
+	KACC
+	KMVNEXT(210)
 	JNZ  q6kblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q6kgroup
 	VZEROUPPER
 	RET
@@ -935,72 +685,20 @@ kqmax:
 // groups*8 rows of rb bytes of Q2_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q2KMatVecAVX2(SB), NOSPLIT, $0-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 
 q2kgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q2kblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q2KROW(Y10)
-	LEAQ (R8)(DX*1), AX
-	Q2KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	LEAQ (R8)(DX*2), AX
-	Q2KROW(Y11)
-	MOVQ R13, AX
-	Q2KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 0..3: A | B
-	LEAQ (R8)(DX*4), AX
-	Q2KROW(Y11)
-	LEAQ (R13)(DX*2), AX
-	Q2KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	MOVQ R14, AX
-	Q2KROW(Y12)
-	LEAQ (R14)(DX*1), AX
-	Q2KROW(Y13)
-	VPHADDD Y13, Y12, Y12
-	VPHADDD Y12, Y11, Y11 // rows 4..7: A | B
-
-	KDDMIN2(80)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VMULPS Y2, Y1, Y1 // dmin*dx
-	KREDUCE2(Y10, Y11, Y3, Y4)
-	VMULPS Y0, Y3, Y3
-	VMULPS Y1, Y4, Y4
-	VSUBPS Y4, Y3, Y3
-	VADDPS Y3, Y15, Y15
-
-	ADDQ $84, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q2KROW, Y10, Y11, Y12, Y13)
+	KDDMIN(80)
+	KACCMIN
+	KMVNEXT(84)
 	JNZ  q2kblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q2kgroup
 	VZEROUPPER
 	RET
@@ -1010,70 +708,21 @@ q2kblock:
 // groups*8 rows of rb bytes of Q3_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q3KMatVecAVX2(SB), NOSPLIT, $0-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 	VMOVDQU k03<>(SB), Y13
 
 q3kgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q3kblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q3KROW(Y9)
-	LEAQ (R8)(DX*1), AX
-	Q3KROW(Y10)
-	VPHADDD Y10, Y9, Y9
-	LEAQ (R8)(DX*2), AX
-	Q3KROW(Y10)
-	MOVQ R13, AX
-	Q3KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	Q3KROW(Y10)
-	LEAQ (R13)(DX*2), AX
-	Q3KROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	MOVQ R14, AX
-	Q3KROW(Y11)
-	LEAQ (R14)(DX*1), AX
-	Q3KROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 4..7
-
-	KD1(108)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	KSUM8(Y9, Y10, Y3, Y1)
-	VMULPS Y0, Y1, Y1
-	VADDPS Y1, Y15, Y15
-
-	ADDQ $110, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q3KROW, Y9, Y10, Y11, Y12)
+	ROWF16(108, X0, Y0)
+	KACC
+	KMVNEXT(110)
 	JNZ  q3kblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q3kgroup
 	VZEROUPPER
 	RET
@@ -1083,70 +732,21 @@ q3kblock:
 // groups*8 rows of rb bytes of IQ4_XS (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·iq4XSMatVecAVX2(SB), NOSPLIT, $32-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 	VMOVDQU kKV<>(SB), Y13
 
 xsgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 xsblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	XSROW(Y9)
-	LEAQ (R8)(DX*1), AX
-	XSROW(Y10)
-	VPHADDD Y10, Y9, Y9
-	LEAQ (R8)(DX*2), AX
-	XSROW(Y10)
-	MOVQ R13, AX
-	XSROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	XSROW(Y10)
-	LEAQ (R13)(DX*2), AX
-	XSROW(Y11)
-	VPHADDD Y11, Y10, Y10
-	MOVQ R14, AX
-	XSROW(Y11)
-	LEAQ (R14)(DX*1), AX
-	XSROW(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 4..7
-
-	KD1(0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	KSUM8(Y9, Y10, Y3, Y1)
-	VMULPS Y0, Y1, Y1
-	VADDPS Y1, Y15, Y15
-
-	ADDQ $136, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(XSROW, Y9, Y10, Y11, Y12)
+	ROWF16(0, X0, Y0)
+	KACC
+	KMVNEXT(136)
 	JNZ  xsblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  xsgroup
 	VZEROUPPER
 	RET
@@ -1156,73 +756,20 @@ xsblock:
 // groups*8 rows of rb bytes of Q5_K (nb super-blocks each) times one token
 // (qs, ds, bs: Q8_K) into y, prefetching pf bytes past each block read.
 TEXT ·q5KMatVecVNNI(SB), NOSPLIT, $64-72
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
+	MVARGS
 	VMOVDQU kNib<>(SB), Y14
 
 q5kvgroup:
-	MOVQ R12, R8
-	MOVQ pf+64(FP), DI
-	ADDQ R12, DI
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ bs+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	KMVGROUP
 
 q5kvblock:
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13          // row 3
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14          // row 6
-	MOVQ R8, AX
-	Q5KROWV(Y10)
-	LEAQ (R8)(DX*1), AX
-	Q5KROWV(Y11)
-	VPHADDD Y11, Y10, Y10
-	LEAQ (R8)(DX*2), AX
-	Q5KROWV(Y11)
-	MOVQ R13, AX
-	Q5KROWV(Y12)
-	VPHADDD Y12, Y11, Y11
-	VPHADDD Y11, Y10, Y10 // rows 0..3: A | B
-	LEAQ (R8)(DX*4), AX
-	Q5KROWV(Y11)
-	LEAQ (R13)(DX*2), AX
-	Q5KROWV(Y12)
-	VPHADDD Y12, Y11, Y11
-	MOVQ R14, AX
-	Q5KROWV(Y12)
-	LEAQ (R14)(DX*1), AX
-	Q5KROWV(Y13)
-	VPHADDD Y13, Y12, Y12
-	VPHADDD Y12, Y11, Y11 // rows 4..7: A | B
-
-	KDDMIN
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VMULPS Y2, Y1, Y1 // dmin*dx
-	KREDUCE2(Y10, Y11, Y3, Y4)
-	VMULPS Y0, Y3, Y3
-	VMULPS Y1, Y4, Y4
-	VSUBPS Y4, Y3, Y3
-	VADDPS Y3, Y15, Y15
-
-	ADDQ $176, R8
-	ADDQ $256, SI
-	ADDQ $4, R11
-	ADDQ $48, BX
-	DECQ CX
+	ROW36
+	ROWTREE(Q5KROWV, Y10, Y11, Y12, Y13)
+	KDDMIN(0)
+	KACCMIN
+	KMVNEXT(176)
 	JNZ  q5kvblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q5kvgroup
 	VZEROUPPER
 	RET
-

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // The multi-token K kernels: eight packed rows (kquant.go, kPackBytes)
 // times four tokens. Per super-block and token, in int32 lanes (one row a
@@ -39,19 +40,10 @@
 	K(Y7, Y11, (AX), Y3)
 
 // VNNIG multiplies group g of a sub-block (weights Wg, bytes 4g of each
-// token) into the tokens' int32 sums Y8..Y11.
-#define VNNIG(g, Wg) \
-	VPDPBUSD.BCST 4*g(SI), Wg, Y8; \
-	VPDPBUSD.BCST 4*g(SI)(DX*1), Wg, Y9; \
-	VPDPBUSD.BCST 4*g(SI)(DX*2), Wg, Y10; \
-	VPDPBUSD.BCST 4*g(R12), Wg, Y11
-
-// VNNIG2 is VNNIG into the second set of sums, Y24..Y27.
-#define VNNIG2(g, Wg) \
-	VPDPBUSD.BCST 4*g(SI), Wg, Y24; \
-	VPDPBUSD.BCST 4*g(SI)(DX*1), Wg, Y25; \
-	VPDPBUSD.BCST 4*g(SI)(DX*2), Wg, Y26; \
-	VPDPBUSD.BCST 4*g(R12), Wg, Y27
+// token) into the tokens' int32 sums Y8..Y11; VNNIG2 into the second set
+// of sums, Y24..Y27.
+#define VNNIG(g, Wg) VNNI4T(g, Wg, Y8, Y9, Y10, Y11)
+#define VNNIG2(g, Wg) VNNI4T(g, Wg, Y24, Y25, Y26, Y27)
 
 // VNNISUB scales the sub-block sums Y8..Y11 by the rows' scales at (AX)
 // and adds them to A (Y4..Y7).
@@ -97,10 +89,7 @@
 	SHLQ $2, R14; \
 	LEAQ (R14)(R14*2), BX; \
 	SHLQ $2, BX; \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3
+	CLEAR4(VXORPS, Y0, Y1, Y2, Y3)
 
 #define KTILESTORE \
 	MOVQ y+0(FP), DI; \
@@ -121,10 +110,7 @@
 #define KTILEC(nsub, KCF, xoff) \
 	LEAQ (R10)(BX*2), DI; \
 	ADDQ BX, DI; \
-	VPXOR Y8, Y8, Y8; \
-	VPXOR Y9, Y9, Y9; \
-	VPXOR Y10, Y10, Y10; \
-	VPXOR Y11, Y11, Y11; \
+	CLEAR4(VPXOR, Y8, Y9, Y10, Y11); \
 	KCF(64*nsub, xoff); \
 	VMOVUPS 80*nsub(R8), Y12; \
 	VMOVUPS 80*nsub+32(R8), Y13; \
@@ -157,30 +143,14 @@ TEXT ·kTile32VNNI(SB), NOSPLIT, $0-72
 	KTILEVNNIARGS
 
 k32block:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	CLEAR4(VPXOR, Y4, Y5, Y6, Y7)
 	LEAQ 2048(R8), AX
 	MOVQ $8, DI
 
 k32sub:
-	VMOVDQU32 0(R8), Y16
-	VMOVDQU32 32(R8), Y17
-	VMOVDQU32 64(R8), Y18
-	VMOVDQU32 96(R8), Y19
-	VMOVDQU32 128(R8), Y20
-	VMOVDQU32 160(R8), Y21
-	VMOVDQU32 192(R8), Y22
-	VMOVDQU32 224(R8), Y23
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VPXORD Y24, Y24, Y24
-	VPXORD Y25, Y25, Y25
-	VPXORD Y26, Y26, Y26
-	VPXORD Y27, Y27, Y27
+	VNNIW8
+	CLEAR4(VPXOR, Y8, Y9, Y10, Y11)
+	CLEAR4(VPXORD, Y24, Y25, Y26, Y27)
 	VNNIG(0, Y16)
 	VNNIG2(4, Y20)
 	VNNIG(1, Y17)
@@ -223,10 +193,7 @@ TEXT ·kTile16VNNI(SB), NOSPLIT, $0-72
 	KTILEVNNIARGS
 
 k16block:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	CLEAR4(VPXOR, Y4, Y5, Y6, Y7)
 	LEAQ 2048(R8), AX
 	MOVQ $16, DI
 
@@ -235,10 +202,7 @@ k16sub:
 	VMOVDQU32 32(R8), Y17
 	VMOVDQU32 64(R8), Y18
 	VMOVDQU32 96(R8), Y19
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
+	CLEAR4(VPXOR, Y8, Y9, Y10, Y11)
 	VNNIG(0, Y16)
 	VNNIG(1, Y17)
 	VNNIG(2, Y18)
@@ -320,10 +284,7 @@ TEXT ·kTile32AVX2(SB), NOSPLIT, $0-72
 	KTILEVNNIARGS
 
 a32block:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	CLEAR4(VPXOR, Y4, Y5, Y6, Y7)
 	LEAQ 2048+256(R8), AX // sc16
 	MOVQ $8, DI
 
@@ -366,10 +327,7 @@ TEXT ·kTile16AVX2(SB), NOSPLIT, $0-72
 	KTILEVNNIARGS
 
 a16block:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	CLEAR4(VPXOR, Y4, Y5, Y6, Y7)
 	LEAQ 2048+512(R8), AX // sc16
 	MOVQ $16, DI
 

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // The multi-token K tiles on 512-bit vectors: sixteen rows (two packed
 // tiles of eight, interleaved by 32-byte pieces: kPack16) times four
@@ -36,17 +37,8 @@
 	K(Z6, Z10, (R9)(R14*2), Z2); \
 	K(Z7, Z11, (AX), Z3)
 
-#define ZNNIG(g, Wg) \
-	VPDPBUSD.BCST 4*g(SI), Wg, Z8; \
-	VPDPBUSD.BCST 4*g(SI)(DX*1), Wg, Z9; \
-	VPDPBUSD.BCST 4*g(SI)(DX*2), Wg, Z10; \
-	VPDPBUSD.BCST 4*g(R12), Wg, Z11
-
-#define ZNNIG2(g, Wg) \
-	VPDPBUSD.BCST 4*g(SI), Wg, Z24; \
-	VPDPBUSD.BCST 4*g(SI)(DX*1), Wg, Z25; \
-	VPDPBUSD.BCST 4*g(SI)(DX*2), Wg, Z26; \
-	VPDPBUSD.BCST 4*g(R12), Wg, Z27
+#define ZNNIG(g, Wg) VNNI4T(g, Wg, Z8, Z9, Z10, Z11)
+#define ZNNIG2(g, Wg) VNNI4T(g, Wg, Z24, Z25, Z26, Z27)
 
 #define ZNNISUB \
 	VPMULLD (AX), Z8, Z8; \
@@ -92,10 +84,7 @@
 	SHLQ $2, R14; \
 	LEAQ (R14)(R14*2), BX; \
 	SHLQ $2, BX; \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3
+	CLEAR4(VPXORD, Z0, Z1, Z2, Z3)
 
 #define ZTILESTORE \
 	MOVQ y+0(FP), DI; \
@@ -114,10 +103,7 @@
 #define ZTILEC(nsub, KCF, xoff) \
 	LEAQ (R10)(BX*2), DI; \
 	ADDQ BX, DI; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
+	CLEAR4(VPXORD, Z8, Z9, Z10, Z11); \
 	KCF(128*nsub, xoff); \
 	VMOVUPS 160*nsub(R8), Z12; \
 	VMOVUPS 160*nsub+64(R8), Z13; \
@@ -136,10 +122,7 @@ TEXT ·kTile32ZMM(SB), NOSPLIT, $0-72
 	ZTILEARGS
 
 z32block:
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	CLEAR4(VPXORD, Z4, Z5, Z6, Z7)
 	LEAQ 4096(R8), AX
 	MOVQ $8, DI
 
@@ -152,14 +135,8 @@ z32sub:
 	VMOVDQU64 320(R8), Z21
 	VMOVDQU64 384(R8), Z22
 	VMOVDQU64 448(R8), Z23
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
+	CLEAR4(VPXORD, Z8, Z9, Z10, Z11)
+	CLEAR4(VPXORD, Z24, Z25, Z26, Z27)
 	ZNNIG(0, Z16)
 	ZNNIG2(4, Z20)
 	ZNNIG(1, Z17)
@@ -202,10 +179,7 @@ TEXT ·kTile16ZMM(SB), NOSPLIT, $0-72
 	ZTILEARGS
 
 z16block:
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	CLEAR4(VPXORD, Z4, Z5, Z6, Z7)
 	LEAQ 4096(R8), AX
 	MOVQ $16, DI
 
@@ -214,10 +188,7 @@ z16sub:
 	VMOVDQU64 64(R8), Z17
 	VMOVDQU64 128(R8), Z18
 	VMOVDQU64 192(R8), Z19
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	CLEAR4(VPXORD, Z8, Z9, Z10, Z11)
 	ZNNIG(0, Z16)
 	ZNNIG(1, Z17)
 	ZNNIG(2, Z18)

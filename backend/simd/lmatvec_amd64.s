@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Matrix-vector kernels of the legacy block formats other than Q8_0
 // (legacy.go): eight rows a block iteration, each row's 32 values unpacked
@@ -10,17 +11,8 @@
 // q+16) are corrected by the block sum of the token exactly, from its
 // -128*sum (cx): -8*sum = cx>>4, -16*sum = cx>>3.
 
-DATA lNib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lNib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lNib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lNib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL lNib<>(SB), RODATA|NOPTR, $32
-
-DATA lOnes16<>+0(SB)/8, $0x0001000100010001
-DATA lOnes16<>+8(SB)/8, $0x0001000100010001
-DATA lOnes16<>+16(SB)/8, $0x0001000100010001
-DATA lOnes16<>+24(SB)/8, $0x0001000100010001
-GLOBL lOnes16<>(SB), RODATA|NOPTR, $32
+SPLAT32(lNib<>, $0x0f0f0f0f0f0f0f0f)
+SPLAT32(lOnes16<>, $0x0001000100010001)
 
 // Byte k takes byte k/8 of the high bits; then bit k%8 of it.
 DATA lBitShuf<>+0(SB)/8, $0x0000000000000000
@@ -29,17 +21,8 @@ DATA lBitShuf<>+16(SB)/8, $0x0202020202020202
 DATA lBitShuf<>+24(SB)/8, $0x0303030303030303
 GLOBL lBitShuf<>(SB), RODATA|NOPTR, $32
 
-DATA lBitMask<>+0(SB)/8, $0x8040201008040201
-DATA lBitMask<>+8(SB)/8, $0x8040201008040201
-DATA lBitMask<>+16(SB)/8, $0x8040201008040201
-DATA lBitMask<>+24(SB)/8, $0x8040201008040201
-GLOBL lBitMask<>(SB), RODATA|NOPTR, $32
-
-DATA l10<>+0(SB)/8, $0x1010101010101010
-DATA l10<>+8(SB)/8, $0x1010101010101010
-DATA l10<>+16(SB)/8, $0x1010101010101010
-DATA l10<>+24(SB)/8, $0x1010101010101010
-GLOBL l10<>(SB), RODATA|NOPTR, $32
+SPLAT32(lBitMask<>, $0x8040201008040201)
+SPLAT32(l10<>, $0x1010101010101010)
 
 // The 16 levels of IQ4_NL, in both lanes.
 DATA lKV<>+0(SB)/8, $0xf6eaddcfbfad9881
@@ -66,537 +49,210 @@ GLOBL lKV<>(SB), RODATA|NOPTR, $32
 	VPAND l10<>(SB), Yu, Yu; \
 	VPOR Yu, Yt, Yt
 
-// LD1 loads the float16 at off of the eight rows of the block at R8 (rows
-// DX apart; R13 = row 3, R14 = row 6) as float32 into dst (X form Xd).
-#define LD1(off, Xd, dst) \
-	MOVWQZX off(R8), AX; \
-	VMOVD AX, Xd; \
-	VPINSRW $1, off(R8)(DX*1), Xd, Xd; \
-	VPINSRW $2, off(R8)(DX*2), Xd, Xd; \
-	VPINSRW $3, off(R13), Xd, Xd; \
-	VPINSRW $4, off(R8)(DX*4), Xd, Xd; \
-	VPINSRW $5, off(R13)(DX*2), Xd, Xd; \
-	VPINSRW $6, off(R14), Xd, Xd; \
-	VPINSRW $7, off(R14)(DX*1), Xd, Xd; \
-	VCVTPH2PS Xd, dst
+// The loop of every kernel here, func(y *float32, w *byte, rb int, groups
+// int, qs *int8, ds *float32, sums *T, nb int) with sums the token's cx
+// (*int32) or sx (*float32): per group of eight rows (R12, R10 groups
+// left) and block (R8, CX blocks left), LBLOCK, ROWTREE over the format's
+// row macro (the row's int32 products in dst), LSUM8, the format's
+// corrections, and LNEXT. DI prefetches the group after next; SI, R11
+// and BX walk the token's values, scales and sums; Y15 accumulates.
+#define LMVARGS \
+	MVARGS; \
+	VMOVDQU lNib<>(SB), Y14; \
+	VMOVDQU lOnes16<>(SB), Y13; \
+	VMOVDQU lKV<>(SB), Y12
 
+#define LMVGROUP(sums) \
+	MOVQ R12, R8; \
+	LEAQ (R12)(DX*8), DI; \
+	LEAQ (DI)(DX*8), DI; \
+	MOVQ qs+32(FP), SI; \
+	MOVQ ds+40(FP), R11; \
+	MOVQ sums+48(FP), BX; \
+	MOVQ nb+56(FP), CX; \
+	VXORPS Y15, Y15, Y15
+
+// LBLOCK prefetches the size bytes of a block of the group after next and
+// points R13, R14 at rows 3 and 6.
+#define LBLOCK(size) \
+	PREFETCHT0 (DI); \
+	PREFETCHT0 64(DI); \
+	PREFETCHT0 128(DI); \
+	ADDQ $size, DI; \
+	ROW36
+
+// LSUM8 leaves the eight rows' int32 sums in Y4.
+#define LSUM8 \
+	VPERM2I128 $0x20, Y9, Y8, Y4; \
+	VPERM2I128 $0x31, Y9, Y8, Y5; \
+	VPADDD Y5, Y4, Y4
+
+// LCORR adds the token's cx >> shift to the sums: minus 8 (shift 4) or
+// minus 16 (shift 3) times its block sum.
+#define LCORR(shift) \
+	VPBROADCASTD (BX), Y5; \
+	VPSRAD $shift, Y5, Y5; \
+	VPADDD Y5, Y4, Y4
+
+// LSCALE sets Y4 = float32(sums) * (d*dx), d the rows' float16 at 0.
+#define LSCALE \
+	ROWF16(0, X0, Y0); \
+	VBROADCASTSS (R11), Y2; \
+	VMULPS Y2, Y0, Y0; \
+	VCVTDQ2PS Y4, Y4; \
+	VMULPS Y0, Y4, Y4
+
+// LMIN adds m*sx to Y4, m the rows' float16 at 2.
+#define LMIN \
+	ROWF16(2, X1, Y1); \
+	VBROADCASTSS (BX), Y3; \
+	VMULPS Y3, Y1, Y1; \
+	VADDPS Y1, Y4, Y4
+
+// LNEXT moves to the next block, of size bytes, and counts it.
+#define LNEXT(size) \
+	ADDQ $size, R8; \
+	ADDQ $32, SI; \
+	ADDQ $4, R11; \
+	ADDQ $4, BX; \
+	DECQ CX
+
+// LDOT multiplies the row's 32 unsigned values in Y0 with the token's
+// int8 values into the row's int32 products in dst.
+#define LDOT(dst) \
+	VPMADDUBSW (SI), Y0, Y0; \
+	VPMADDWD Y13, Y0, dst
+
+// The row macros of the formats, for ROWTREE, the row at AX: Q4_0 (q+8),
+// Q5_0 (q+16), Q4_1, Q5_1 (unsigned already), IQ4_NL (the levels,
+// signed: their sign moved onto the token's values, kept in Y11).
+#define Q40ROW(dst) \
+	LNIB32(2, X0, Y0, X1); \
+	LDOT(dst)
+
+#define Q50ROW(dst) \
+	LNIB32(6, X0, Y0, X1); \
+	LQH(2, Y0, Y1); \
+	LDOT(dst)
+
+#define Q41ROW(dst) \
+	LNIB32(4, X0, Y0, X1); \
+	LDOT(dst)
+
+#define Q51ROW(dst) \
+	LNIB32(8, X0, Y0, X1); \
+	LQH(4, Y0, Y1); \
+	LDOT(dst)
+
+#define NLROW(dst) \
+	LNIB32(2, X0, Y0, X1); \
+	VPSHUFB Y0, Y12, Y0; \
+	VPSIGNB Y0, Y11, Y1; \
+	VPABSB Y0, Y0; \
+	VPMADDUBSW Y1, Y0, Y0; \
+	VPMADDWD Y13, Y0, dst
 
 // func q4_0MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
 TEXT ·q4_0MatVecAVX2(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU lNib<>(SB), Y14
-	VMOVDQU lOnes16<>(SB), Y13
-	VMOVDQU lKV<>(SB), Y12
+	LMVARGS
 
 q4_0group:
-	MOVQ R12, R8
-	LEAQ (R12)(DX*8), DI
-	LEAQ (DI)(DX*8), DI   // the group after next, prefetched as blocks are read
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ cx+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	LMVGROUP(cx)
 
 q4_0block:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	ADDQ $144, DI
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14
-
-	MOVQ R8, AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y8
-	LEAQ (R8)(DX*1), AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	VPHADDD Y9, Y8, Y8
-	LEAQ (R8)(DX*2), AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	MOVQ R13, AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	VPHADDD Y9, Y8, Y8 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	LEAQ (R13)(DX*2), AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	MOVQ R14, AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	LEAQ (R14)(DX*1), AX
-	LNIB32(2, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y4
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 4..7
-	VPERM2I128 $0x20, Y9, Y8, Y4
-	VPERM2I128 $0x31, Y9, Y8, Y5
-	VPADDD Y5, Y4, Y4 // the eight rows' sums
-	VPBROADCASTD (BX), Y5
-	VPSRAD $4, Y5, Y5
-	VPADDD Y5, Y4, Y4 // minus 8 times the token's block sum
-	LD1(0, X0, Y0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y4, Y4
+	LBLOCK(144)
+	ROWTREE(Q40ROW, Y8, Y9, Y10, Y4)
+	LSUM8
+	LCORR(4)
+	LSCALE
 	VADDPS Y4, Y15, Y15
-	ADDQ $18, R8
-	ADDQ $32, SI
-	ADDQ $4, R11
-	ADDQ $4, BX
-	DECQ CX
+	LNEXT(18)
 	JNZ  q4_0block
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q4_0group
 	VZEROUPPER
 	RET
 
 // func q5_0MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
 TEXT ·q5_0MatVecAVX2(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU lNib<>(SB), Y14
-	VMOVDQU lOnes16<>(SB), Y13
-	VMOVDQU lKV<>(SB), Y12
+	LMVARGS
 
 q5_0group:
-	MOVQ R12, R8
-	LEAQ (R12)(DX*8), DI
-	LEAQ (DI)(DX*8), DI   // the group after next, prefetched as blocks are read
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ cx+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	LMVGROUP(cx)
 
 q5_0block:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	ADDQ $176, DI
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14
-
-	MOVQ R8, AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y8
-	LEAQ (R8)(DX*1), AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	VPHADDD Y9, Y8, Y8
-	LEAQ (R8)(DX*2), AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	MOVQ R13, AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	VPHADDD Y9, Y8, Y8 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	LEAQ (R13)(DX*2), AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	MOVQ R14, AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	LEAQ (R14)(DX*1), AX
-	LNIB32(6, X0, Y0, X1)
-	LQH(2, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y4
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 4..7
-	VPERM2I128 $0x20, Y9, Y8, Y4
-	VPERM2I128 $0x31, Y9, Y8, Y5
-	VPADDD Y5, Y4, Y4 // the eight rows' sums
-	VPBROADCASTD (BX), Y5
-	VPSRAD $3, Y5, Y5
-	VPADDD Y5, Y4, Y4 // minus 16 times the token's block sum
-	LD1(0, X0, Y0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y4, Y4
+	LBLOCK(176)
+	ROWTREE(Q50ROW, Y8, Y9, Y10, Y4)
+	LSUM8
+	LCORR(3)
+	LSCALE
 	VADDPS Y4, Y15, Y15
-	ADDQ $22, R8
-	ADDQ $32, SI
-	ADDQ $4, R11
-	ADDQ $4, BX
-	DECQ CX
+	LNEXT(22)
 	JNZ  q5_0block
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q5_0group
 	VZEROUPPER
 	RET
 
 // func q4_1MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, sx *float32, nb int)
 TEXT ·q4_1MatVecAVX2(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU lNib<>(SB), Y14
-	VMOVDQU lOnes16<>(SB), Y13
-	VMOVDQU lKV<>(SB), Y12
+	LMVARGS
 
 q4_1group:
-	MOVQ R12, R8
-	LEAQ (R12)(DX*8), DI
-	LEAQ (DI)(DX*8), DI   // the group after next, prefetched as blocks are read
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ sx+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	LMVGROUP(sx)
 
 q4_1block:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	ADDQ $160, DI
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14
-
-	MOVQ R8, AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y8
-	LEAQ (R8)(DX*1), AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	VPHADDD Y9, Y8, Y8
-	LEAQ (R8)(DX*2), AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	MOVQ R13, AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	VPHADDD Y9, Y8, Y8 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	LEAQ (R13)(DX*2), AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	MOVQ R14, AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	LEAQ (R14)(DX*1), AX
-	LNIB32(4, X0, Y0, X1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y4
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 4..7
-	VPERM2I128 $0x20, Y9, Y8, Y4
-	VPERM2I128 $0x31, Y9, Y8, Y5
-	VPADDD Y5, Y4, Y4 // the eight rows' sums
-	LD1(0, X0, Y0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y4, Y4
-	LD1(2, X1, Y1)
-	VBROADCASTSS (BX), Y3
-	VMULPS Y3, Y1, Y1 // m*sx
-	VADDPS Y1, Y4, Y4
+	LBLOCK(160)
+	ROWTREE(Q41ROW, Y8, Y9, Y10, Y4)
+	LSUM8
+	LSCALE
+	LMIN
 	VADDPS Y4, Y15, Y15
-	ADDQ $20, R8
-	ADDQ $32, SI
-	ADDQ $4, R11
-	ADDQ $4, BX
-	DECQ CX
+	LNEXT(20)
 	JNZ  q4_1block
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q4_1group
 	VZEROUPPER
 	RET
 
 // func q5_1MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, sx *float32, nb int)
 TEXT ·q5_1MatVecAVX2(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU lNib<>(SB), Y14
-	VMOVDQU lOnes16<>(SB), Y13
-	VMOVDQU lKV<>(SB), Y12
+	LMVARGS
 
 q5_1group:
-	MOVQ R12, R8
-	LEAQ (R12)(DX*8), DI
-	LEAQ (DI)(DX*8), DI   // the group after next, prefetched as blocks are read
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ sx+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	LMVGROUP(sx)
 
 q5_1block:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	ADDQ $192, DI
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14
-
-	MOVQ R8, AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y8
-	LEAQ (R8)(DX*1), AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	VPHADDD Y9, Y8, Y8
-	LEAQ (R8)(DX*2), AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	MOVQ R13, AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	VPHADDD Y9, Y8, Y8 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	LEAQ (R13)(DX*2), AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	MOVQ R14, AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	LEAQ (R14)(DX*1), AX
-	LNIB32(8, X0, Y0, X1)
-	LQH(4, Y0, Y1)
-	VPMADDUBSW (SI), Y0, Y0
-	VPMADDWD Y13, Y0, Y4
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 4..7
-	VPERM2I128 $0x20, Y9, Y8, Y4
-	VPERM2I128 $0x31, Y9, Y8, Y5
-	VPADDD Y5, Y4, Y4 // the eight rows' sums
-	LD1(0, X0, Y0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y4, Y4
-	LD1(2, X1, Y1)
-	VBROADCASTSS (BX), Y3
-	VMULPS Y3, Y1, Y1 // m*sx
-	VADDPS Y1, Y4, Y4
+	LBLOCK(192)
+	ROWTREE(Q51ROW, Y8, Y9, Y10, Y4)
+	LSUM8
+	LSCALE
+	LMIN
 	VADDPS Y4, Y15, Y15
-	ADDQ $24, R8
-	ADDQ $32, SI
-	ADDQ $4, R11
-	ADDQ $4, BX
-	DECQ CX
+	LNEXT(24)
 	JNZ  q5_1block
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  q5_1group
 	VZEROUPPER
 	RET
 
 // func iq4nlMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
 TEXT ·iq4nlMatVecAVX2(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVQ rb+16(FP), DX
-	MOVQ groups+24(FP), R10
-	VMOVDQU lNib<>(SB), Y14
-	VMOVDQU lOnes16<>(SB), Y13
-	VMOVDQU lKV<>(SB), Y12
+	LMVARGS
 
 iq4nlgroup:
-	MOVQ R12, R8
-	LEAQ (R12)(DX*8), DI
-	LEAQ (DI)(DX*8), DI   // the group after next, prefetched as blocks are read
-	MOVQ qs+32(FP), SI
-	MOVQ ds+40(FP), R11
-	MOVQ cx+48(FP), BX
-	MOVQ nb+56(FP), CX
-	VXORPS Y15, Y15, Y15
+	LMVGROUP(cx)
 
 iq4nlblock:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	ADDQ $144, DI
-	LEAQ (R8)(DX*2), R13
-	ADDQ DX, R13
-	LEAQ (R13)(DX*2), R14
-	ADDQ DX, R14
-
+	LBLOCK(144)
 	VMOVDQU (SI), Y11
-	MOVQ R8, AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y8
-	LEAQ (R8)(DX*1), AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	VPHADDD Y9, Y8, Y8
-	LEAQ (R8)(DX*2), AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	MOVQ R13, AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	VPHADDD Y9, Y8, Y8 // rows 0..3
-	LEAQ (R8)(DX*4), AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y9
-	LEAQ (R13)(DX*2), AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	VPHADDD Y10, Y9, Y9
-	MOVQ R14, AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y10
-	LEAQ (R14)(DX*1), AX
-	LNIB32(2, X0, Y0, X1)
-	VPSHUFB Y0, Y12, Y0
-	VPSIGNB Y0, Y11, Y1
-	VPABSB Y0, Y0
-	VPMADDUBSW Y1, Y0, Y0
-	VPMADDWD Y13, Y0, Y4
-	VPHADDD Y4, Y10, Y10
-	VPHADDD Y10, Y9, Y9 // rows 4..7
-	VPERM2I128 $0x20, Y9, Y8, Y4
-	VPERM2I128 $0x31, Y9, Y8, Y5
-	VPADDD Y5, Y4, Y4 // the eight rows' sums
-	LD1(0, X0, Y0)
-	VBROADCASTSS (R11), Y2
-	VMULPS Y2, Y0, Y0 // d*dx
-	VCVTDQ2PS Y4, Y4
-	VMULPS Y0, Y4, Y4
+	ROWTREE(NLROW, Y8, Y9, Y10, Y4)
+	LSUM8
+	LSCALE
 	VADDPS Y4, Y15, Y15
-	ADDQ $18, R8
-	ADDQ $32, SI
-	ADDQ $4, R11
-	ADDQ $4, BX
-	DECQ CX
+	LNEXT(18)
 	JNZ  iq4nlblock
-
-	MOVQ y+0(FP), AX
-	VMOVUPS Y15, (AX)
-	ADDQ $32, AX
-	MOVQ AX, y+0(FP)
-	LEAQ (R12)(DX*8), R12
-	DECQ R10
+	MVSTORE
 	JNZ  iq4nlgroup
 	VZEROUPPER
 	RET

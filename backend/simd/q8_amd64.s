@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Q8_0 kernels. A weight block is a float16 scale dw and 32 int8 values; a
 // quantized token block is 32 int8 values and a float32 scale dx. Per block
@@ -112,6 +113,16 @@ qloop:
 	VZEROUPPER
 	RET
 
+// Q8ROW sets dst to the int32 products (eight lanes, to sum) of the
+// weight row's block at addr with the token's block in Y12; t is
+// clobbered.
+#define Q8ROW(addr, t, dst) \
+	VMOVDQU addr, t; \
+	VPSIGNB t, Y12, dst; \
+	VPABSB  t, t; \
+	VPMADDUBSW dst, t, dst; \
+	VPMADDWD Y15, dst, dst
+
 // func q8MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, nb int)
 //
 // Computes groups*8 rows of rb bytes each times one contiguous token:
@@ -139,30 +150,7 @@ mvgroup:
 	VXORPS Y11, Y11, Y11
 
 mvblock:
-	// The eight float16 weight scales, rows 0..7.
-	MOVWQZX (R8), AX
-	MOVWQZX (R8)(DX*1), BX
-	SHLQ $16, BX
-	ORQ  BX, AX
-	MOVWQZX (R8)(DX*2), BX
-	SHLQ $32, BX
-	ORQ  BX, AX
-	MOVWQZX (R9), BX
-	SHLQ $48, BX
-	ORQ  BX, AX
-	VMOVQ AX, X14
-	MOVWQZX (R8)(DX*4), AX
-	MOVWQZX (R9)(DX*2), BX
-	SHLQ $16, BX
-	ORQ  BX, AX
-	MOVWQZX (R10), BX
-	SHLQ $32, BX
-	ORQ  BX, AX
-	MOVWQZX (R10)(DX*1), BX
-	SHLQ $48, BX
-	ORQ  BX, AX
-	VPINSRQ $1, AX, X14, X14
-	VCVTPH2PS X14, Y14
+	Q8D8 // the eight float16 weight scales, rows 0..7
 
 	ADDQ $272, DI
 	PREFETCHT0 (DI)
@@ -174,52 +162,17 @@ mvblock:
 	VMOVDQU (SI), Y12        // x
 	VBROADCASTSS (R11), Y13  // dx
 
-	// Rows 0..3 into Y0..Y3.
-	VMOVDQU 2(R8), Y8
-	VPSIGNB Y8, Y12, Y0
-	VPABSB  Y8, Y8
-	VPMADDUBSW Y0, Y8, Y0
-	VPMADDWD Y15, Y0, Y0
-	VMOVDQU 2(R8)(DX*1), Y9
-	VPSIGNB Y9, Y12, Y1
-	VPABSB  Y9, Y9
-	VPMADDUBSW Y1, Y9, Y1
-	VPMADDWD Y15, Y1, Y1
-	VMOVDQU 2(R8)(DX*2), Y8
-	VPSIGNB Y8, Y12, Y2
-	VPABSB  Y8, Y8
-	VPMADDUBSW Y2, Y8, Y2
-	VPMADDWD Y15, Y2, Y2
-	VMOVDQU 2(R9), Y9
-	VPSIGNB Y9, Y12, Y3
-	VPABSB  Y9, Y9
-	VPMADDUBSW Y3, Y9, Y3
-	VPMADDWD Y15, Y3, Y3
+	Q8ROW(2(R8), Y8, Y0)
+	Q8ROW(2(R8)(DX*1), Y9, Y1)
+	Q8ROW(2(R8)(DX*2), Y8, Y2)
+	Q8ROW(2(R9), Y9, Y3)
 	VPHADDD Y1, Y0, Y0
 	VPHADDD Y3, Y2, Y2
 	VPHADDD Y2, Y0, Y0 // rows 0..3, low halves | high halves
-
-	// Rows 4..7 into Y4..Y7.
-	VMOVDQU 2(R8)(DX*4), Y8
-	VPSIGNB Y8, Y12, Y4
-	VPABSB  Y8, Y8
-	VPMADDUBSW Y4, Y8, Y4
-	VPMADDWD Y15, Y4, Y4
-	VMOVDQU 2(R9)(DX*2), Y9
-	VPSIGNB Y9, Y12, Y5
-	VPABSB  Y9, Y9
-	VPMADDUBSW Y5, Y9, Y5
-	VPMADDWD Y15, Y5, Y5
-	VMOVDQU 2(R10), Y8
-	VPSIGNB Y8, Y12, Y6
-	VPABSB  Y8, Y8
-	VPMADDUBSW Y6, Y8, Y6
-	VPMADDWD Y15, Y6, Y6
-	VMOVDQU 2(R10)(DX*1), Y9
-	VPSIGNB Y9, Y12, Y7
-	VPABSB  Y9, Y9
-	VPMADDUBSW Y7, Y9, Y7
-	VPMADDWD Y15, Y7, Y7
+	Q8ROW(2(R8)(DX*4), Y8, Y4)
+	Q8ROW(2(R9)(DX*2), Y9, Y5)
+	Q8ROW(2(R10), Y8, Y6)
+	Q8ROW(2(R10)(DX*1), Y9, Y7)
 	VPHADDD Y5, Y4, Y4
 	VPHADDD Y7, Y6, Y6
 	VPHADDD Y6, Y4, Y4 // rows 4..7
@@ -271,6 +224,20 @@ mvblock:
 	VPHADDD Y8, Y7, Y7; \
 	VPHADDD Y7, Y5, dst
 
+// Q8TOKENS adds to acc rows 0..3 of the two tokens at off(SI) and
+// off+32(SI) (as rows 0..3 of the first | of the second), scaled by the
+// weights' scales in Y14 times the tokens' at doff(DI).
+#define Q8TOKENS(off, doff, acc) \
+	Q8TOKEN(off, Y9); \
+	Q8TOKEN(off+32, Y5); \
+	VPERM2I128 $0x20, Y5, Y9, Y10; \
+	VPERM2I128 $0x31, Y5, Y9, Y11; \
+	VPADDD Y11, Y10, Y10; \
+	VCVTDQ2PS Y10, Y10; \
+	VMULPS doff(DI), Y14, Y11; \
+	VMULPS Y11, Y10, Y10; \
+	VADDPS Y10, acc, acc
+
 // func q8TileAVX2(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
 //
 // Computes four rows of rb bytes times a group of four tokens, stored
@@ -319,25 +286,8 @@ tblock:
 	VMOVDQU 2(R11)(BX*1), Y3
 	VPABSB  Y3, Y3
 
-	Q8TOKEN(0, Y9)
-	Q8TOKEN(32, Y5)
-	VPERM2I128 $0x20, Y5, Y9, Y10
-	VPERM2I128 $0x31, Y5, Y9, Y11
-	VPADDD Y11, Y10, Y10 // rows 0..3 of token 0 | of token 1
-	VCVTDQ2PS Y10, Y10
-	VMULPS (DI), Y14, Y11
-	VMULPS Y11, Y10, Y10
-	VADDPS Y10, Y12, Y12
-
-	Q8TOKEN(64, Y9)
-	Q8TOKEN(96, Y5)
-	VPERM2I128 $0x20, Y5, Y9, Y10
-	VPERM2I128 $0x31, Y5, Y9, Y11
-	VPADDD Y11, Y10, Y10
-	VCVTDQ2PS Y10, Y10
-	VMULPS 32(DI), Y14, Y11
-	VMULPS Y11, Y10, Y10
-	VADDPS Y10, Y13, Y13
+	Q8TOKENS(0, 0, Y12)
+	Q8TOKENS(64, 32, Y13)
 
 	ADDQ $34, BX
 	ADDQ $128, SI
