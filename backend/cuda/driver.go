@@ -1,5 +1,5 @@
 // Package cuda runs the forward pass package arch describes (for models
-// whose options are Features: Qwen3's) on an NVIDIA GPU through the CUDA
+// whose options are among Features) on an NVIDIA GPU through the CUDA
 // driver API, loaded at run time with purego: building needs no CUDA
 // toolkit and no cgo, and a machine without a driver gets a one-line error
 // from Available. It imports no model package: it takes an arch.Model.
@@ -7,8 +7,8 @@
 // The weights are uploaded once; the KV cache lives on the GPU and is
 // appended in place by the attention kernel; a decode step (every layer,
 // the final norm, the output head and the argmax) is one CUDA graph replayed
-// per token, reading back 4 bytes. See kernels/kernels.cu for the kernels
-// and NOTES.md for the design and the measurements.
+// per token, reading back 4 bytes. See kernels/kernels.cu for the kernels,
+// docs/ARCHITECTURE.md for the design and docs/PERF.md for the measurements.
 package cuda
 
 import (

@@ -1,6 +1,5 @@
-// Command inferno runs language models (Qwen3, Qwen2.5, Llama 3) from GGUF
-// files on the CPU and on NVIDIA GPUs (Qwen3 on both; Qwen2.5 and Llama 3 on
-// the CPU).
+// Command inferno runs language models (Qwen3 dense and mixture-of-experts,
+// Qwen2.5, Llama 3) from GGUF files on the CPU and on NVIDIA GPUs.
 //
 // Usage:
 //

@@ -272,8 +272,8 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	l.parallel = parallel
 	// The GPU's passes grow cheaper per token up to its most, so by
 	// default they take it and the prompts of up to 8 requests; the CPU's
-	// cost what their tokens cost (docs/PERF.md, "The server (calls b3
-	// and b4)").
+	// cost what their tokens cost (the notebook in git show
+	// 2497e83:docs/PERF.md, "The server (calls b3 and b4)").
 	batchTokens, prefills := pf.batchTokens, pf.prefills
 	mb, gpuPass := l.batched.(interface{ MaxBatch() int })
 	if batchTokens == 0 {
