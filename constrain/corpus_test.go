@@ -42,6 +42,7 @@ func validate(s *jsonschema.Schema, doc []byte) error {
 // tokenizer splits it: every token must be in the mask and accepted, and
 // the grammar must end exactly at the end.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	tok, v := loadQwen3(t)
 	mask := make([]uint64, MaskWords(v.Size()))
 	for _, sc := range schemaSet(t) {
@@ -96,6 +97,7 @@ func TestCorpus(t *testing.T) {
 // seeded generator, leaning towards structural tokens so that walks end,
 // and validates every finished document against its schema.
 func TestRandomWalks(t *testing.T) {
+	t.Parallel()
 	_, v := loadQwen3(t)
 	mask := make([]uint64, MaskWords(v.Size()))
 	walks := 8

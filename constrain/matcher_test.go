@@ -194,6 +194,7 @@ func checkMask(t *testing.T, name string, g *grammar.Grammar, v *Vocab, m *Match
 // whole mask against the brute-force reference at every step, and that
 // Accept agrees with the mask.
 func TestMaskAgainstReference(t *testing.T) {
+	t.Parallel()
 	testMaskAgainstReference(t)
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,7 @@ func lastLogits(t testing.TB, m arch.Model, ids []int32) []float32 {
 // block back (the largest value is 127 times the scale, so the scale comes
 // back exactly and every value rounds to its old integer).
 func TestGoldenRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "Qwen3-tiny")
 	goldenCheckpoint(t, convert.F32).write(t, dir)
 
@@ -74,7 +76,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer golden.Close()
+	t.Cleanup(func() { golden.Close() }) // after the parallel subtests
 	goldenModel, err := qwen3.Load(golden)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +113,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 	}
 
 	t.Run("f32", func(t *testing.T) {
+		t.Parallel()
 		m, err := model.Open(convertTo(t, dir, gguf.TensorF32))
 		if err != nil {
 			t.Fatal(err)
@@ -144,6 +147,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 	})
 
 	t.Run("q8_0", func(t *testing.T) {
+		t.Parallel()
 		m, err := model.Open(convertTo(t, dir, gguf.TensorQ8_0))
 		if err != nil {
 			t.Fatal(err)
@@ -179,6 +183,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 // real Qwen3 tokenizer files equals, key for key and in order, the
 // tokenizer.* metadata llama.cpp's converter wrote into the golden file.
 func TestTokenizerMetadata(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := goldenCheckpoint(t, convert.F32)
 	c.tensors = nil
@@ -322,8 +327,10 @@ func describeDiff(got, want any) string {
 
 // TestShards checks that a checkpoint split over two files with an index
 // converts to the same bytes as the single-file checkpoint, whatever the
-// number of goroutines converting.
+// number of goroutines converting: to Q8_0 and to BF16 (Q8_0 alone with
+// -short).
 func TestShards(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	one := filepath.Join(base, "a", "Qwen3-tiny") // same folder name: same general.name
 	two := filepath.Join(base, "b", "Qwen3-tiny")
@@ -334,7 +341,11 @@ func TestShards(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(two, "model-00002-of-00002.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorBF16} {
+	types := []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorBF16}
+	if testing.Short() {
+		types = types[:1]
+	}
+	for _, typ := range types {
 		a, err := os.ReadFile(convertWith(t, one, convert.Options{Type: typ, Workers: 1}))
 		if err != nil {
 			t.Fatal(err)
@@ -425,15 +436,25 @@ func TestTiedAndUntied(t *testing.T) {
 // TestSourceTypes converts BF16 and F16 checkpoints to every output type
 // and checks each tensor's bytes against the encoding of the source values
 // (norms always F32; F16 and BF16 kept bit for bit when the type does not
-// change), and that the files load and run.
+// change), and that the files load and run. With -short, each source goes
+// to its own type and to one other, every output type once.
 func TestSourceTypes(t *testing.T) {
+	t.Parallel()
 	_, ids, hf := goldenPrompts(t)
+	short := map[convert.DType][]gguf.TensorType{
+		convert.BF16: {gguf.TensorBF16, gguf.TensorF32},
+		convert.F16:  {gguf.TensorF16, gguf.TensorQ8_0},
+	}
 	for _, src := range []convert.DType{convert.BF16, convert.F16} {
 		c := goldenCheckpoint(t, src)
 		dir := filepath.Join(t.TempDir(), "Qwen3-tiny-"+string(src))
 		c.write(t, dir)
 		for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0} {
+			if testing.Short() && !slices.Contains(short[src], typ) {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s-to-%s", src, typ), func(t *testing.T) {
+				t.Parallel()
 				m, err := model.Open(convertTo(t, dir, typ))
 				if err != nil {
 					t.Fatal(err)

@@ -1,7 +1,7 @@
 package convert_test
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -82,11 +82,20 @@ func writeFile(t testing.TB, path string, data []byte) {
 
 func writeSafetensors(t testing.TB, path string, tensors []convert.Tensor) {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := convert.WriteSafetensors(&buf, tensors, map[string]string{"format": "pt"}); err != nil {
+	f, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, path, buf.Bytes())
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := convert.WriteSafetensors(w, tensors, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // tensor returns the tensor named name of c.

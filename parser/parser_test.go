@@ -284,6 +284,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
+	t.Parallel()
 	for _, c := range parseCases {
 		t.Run(c.name, func(t *testing.T) {
 			for i := 0; i <= len(c.in); i++ {
@@ -615,6 +616,7 @@ func FuzzParser(f *testing.F) {
 
 // TestLong feeds long runs byte by byte, which must take linear time.
 func TestLong(t *testing.T) {
+	t.Parallel()
 	const n = 1 << 20
 	ws := strings.Repeat("\n", n)
 	args := `{"s":"` + strings.Repeat("x", n) + `"}`

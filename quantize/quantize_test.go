@@ -111,6 +111,7 @@ func leftovers(t *testing.T, dir string) int {
 // TestQuantizeThreads checks that the output does not depend on the
 // number of threads.
 func TestQuantizeThreads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeSynth(t, dir, "in.gguf", small)
 	for _, mix := range []string{"Q4_K_M", "IQ4_XS", "Q5_0"} {

@@ -160,6 +160,7 @@ func waitIdle(t *testing.T, s *Batcher) Stats {
 // scheduler preempts, and evicts cached blocks), each give the transcript
 // of their request run alone; afterwards every block is back.
 func TestBatcherMatchesSolo(t *testing.T) {
+	t.Parallel()
 	m := tinyModel(t)
 	reqs := requests(m, 15, 1)
 	for _, tc := range []struct {

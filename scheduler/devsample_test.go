@@ -214,6 +214,7 @@ func (a *aheadDevice) Forward(b *batch.Batch) error {
 // when some of them ended at an end-of-generation id in between (they
 // stay for the step, bjob.linger).
 func TestBatcherLookaheadRows(t *testing.T) {
+	t.Parallel()
 	m := tinyModel(t)
 	a := &aheadDevice{fakeDevice: &fakeDevice{BatchRunner: cpuBatched(t, m, 128, 64, 16), index: map[uint64][]int{}, patches: map[uint64]int{}}, on: true}
 	s := startBatcher(t, a, Config{Parallel: 6, BatchTokens: 64, Queue: 16})

@@ -61,6 +61,7 @@ func loadLlama3(tb testing.TB) *Tokenizer {
 // numbers, contractions, Unicode, whitespace runs and special tokens, and
 // the text back from them.
 func TestLlama3Golden(t *testing.T) {
+	t.Parallel()
 	tok := loadLlama3(t)
 	data, err := os.ReadFile(llama3CasesPath)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStreamDecoder(t *testing.T) {
+	t.Parallel()
 	tok := loadQwen3(t)
 	texts := []string{
 		"你好，世界！我爱自然语言处理。",

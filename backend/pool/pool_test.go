@@ -124,6 +124,7 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 // TestBitwiseAcrossThreads checks that every thread count gives the bits of
 // the single-threaded simd backend.
 func TestBitwiseAcrossThreads(t *testing.T) {
+	t.Parallel()
 	want := script(t, simd.New())
 	for _, threads := range []int{1, 2, 3, 4, 8} {
 		ops := New(threads)
@@ -244,6 +245,7 @@ func TestAllocs(t *testing.T) {
 // contiguous block, for F32 and F16 caches, every block size and random
 // block tables.
 func TestAttentionPaged(t *testing.T) {
+	t.Parallel()
 	for _, threads := range []int{1, 2, 3} {
 		ops := New(threads)
 		attntest.CheckPaged(t, ops, 61)
@@ -254,6 +256,7 @@ func TestAttentionPaged(t *testing.T) {
 // TestAttentionMatchesScalar checks batches over paged caches against the
 // scalar backend.
 func TestAttentionMatchesScalar(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(63, 64))
 	scalar := scalar.NewScalar()
 	for _, threads := range []int{1, 2, 3} {

@@ -20,6 +20,7 @@ import (
 // TestGeneratePaged: generation on the paged cache prints what the basic
 // cache prints.
 func TestGeneratePaged(t *testing.T) {
+	t.Parallel()
 	args := []string{"generate", goldenModel, "Once upon a time", "-n", "16", "--ignore-eos", "--backend", testBackend()}
 	basic, errOut, code := run(t, "", args...)
 	if code != 0 {
@@ -40,6 +41,7 @@ func TestGeneratePaged(t *testing.T) {
 // TestBenchParallel: bench --parallel reports prompt and generation rates
 // for each batch size.
 func TestBenchParallel(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, "", "bench", goldenModel, "-p", "16", "-n", "8", "--parallel", "1,3", "-r", "1", "--backend", testBackend(), "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -70,6 +72,7 @@ func TestBenchParallel(t *testing.T) {
 // scheduler each print what generate prints alone; the next turn of a
 // conversation reuses the cached prefix; the batch metrics count the steps.
 func TestServeBatched(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--parallel", "4", "--kv-mem", "16MiB", "--ctx", "2048")
 	c := s.client()
 	ctx := context.Background()
@@ -141,6 +144,7 @@ func TestServeBatched(t *testing.T) {
 // TestServeCancelFreesBlocks: clients that hang up mid-stream get every
 // KV block back into the pool.
 func TestServeCancelFreesBlocks(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--parallel", "4", "--queue", "16", "--kv-mem", "8MiB", "--ctx", "4096")
 	total := s.metric(t, "inferno_kv_blocks_free") + s.metric(t, "inferno_kv_blocks_cached")
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 // TestChat runs a conversation through "inferno chat" on standard input:
 // two turns, a reset, a message too long for the context, and /exit.
 func TestChat(t *testing.T) {
+	t.Parallel()
 	in := "Hello there\nHow are you?\n/reset\n" + strings.Repeat("word ", 80) + "\nShort again\n/exit\nnever read\n"
 	out, errOut, code := run(t, in, "chat", goldenModel, "--backend", "simd", "--ctx", "64", "-n", "6", "--seed", "3", "--system", "Be brief.")
 	if code != 0 {
@@ -36,6 +37,7 @@ func TestChat(t *testing.T) {
 // TestChatContextFull: a reply that fills the context says so and the
 // conversation goes on.
 func TestChatContextFull(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, "Hi\nMore\n", "chat", goldenModel, "--backend", "simd", "--ctx", "24", "-n", "100", "--no-think", "--ignore-eos")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -49,6 +51,7 @@ func TestChatContextFull(t *testing.T) {
 }
 
 func TestGenerateSampling(t *testing.T) {
+	t.Parallel()
 	args := []string{"generate", goldenModel, "Once upon a time", "-n", "10", "--backend", "simd", "--temperature", "0.9", "--top-p", "0.95", "--ignore-eos"}
 	a, errOut, code := run(t, "", append(args, "--seed", "7")...)
 	if code != 0 {
@@ -94,6 +97,7 @@ func TestGenerateSampling(t *testing.T) {
 // TestChatInterrupt: Ctrl-C stops the reply being written, the
 // conversation goes on, and /exit quits with status 0.
 func TestChatInterrupt(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(inferno, "chat", goldenModel, "--backend", "simd", "-n", "1000000", "--ignore-eos", "--ctx", "40000")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

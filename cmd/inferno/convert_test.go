@@ -3,31 +3,42 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
+	"inferno/arch"
 	"inferno/convert"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/numfmt"
 )
 
+// goldenWeights is the golden model's configuration and its weights
+// dequantized to F32 in a safetensors file, made once for every
+// hfCheckpoint.
+var goldenWeights struct {
+	once        sync.Once
+	cfg         arch.Config
+	safetensors []byte
+	err         error
+}
+
 // hfCheckpoint writes the golden model as a Hugging Face checkpoint folder
 // (weights dequantized to F32, the real Qwen3 tokenizer) and returns it.
 func hfCheckpoint(t *testing.T, arch string) string {
 	t.Helper()
-	f, err := gguf.Open(goldenModel)
-	if err != nil {
-		t.Fatal(err)
+	goldenWeights.once.Do(func() {
+		goldenWeights.cfg, goldenWeights.safetensors, goldenWeights.err = dequantizedGolden()
+	})
+	if goldenWeights.err != nil {
+		t.Fatal(goldenWeights.err)
 	}
-	defer f.Close()
-	cfg, err := qwen3.ConfigFromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := goldenWeights.cfg
 	dir := filepath.Join(t.TempDir(), "Qwen3-tiny")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -52,6 +63,23 @@ func hfCheckpoint(t *testing.T, arch string) string {
 		}
 		write(name, data)
 	}
+	write("model.safetensors", goldenWeights.safetensors)
+	return dir
+}
+
+// dequantizedGolden returns the golden model's configuration and its
+// weights dequantized to F32, under their Hugging Face names, as a
+// safetensors file.
+func dequantizedGolden() (arch.Config, []byte, error) {
+	f, err := gguf.Open(goldenModel)
+	if err != nil {
+		return arch.Config{}, nil, err
+	}
+	defer f.Close()
+	cfg, err := qwen3.ConfigFromGGUF(f)
+	if err != nil {
+		return arch.Config{}, nil, err
+	}
 	names := map[string]string{
 		"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
 		"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_attn.q_proj.weight",
@@ -69,7 +97,7 @@ func hfCheckpoint(t *testing.T, arch string) string {
 		}
 		vals := make([]float32, ti.Elements())
 		if err := numfmt.DequantizeRow(vals, ti.Data, ti.Type, len(vals)); err != nil {
-			t.Fatal(err)
+			return cfg, nil, fmt.Errorf("%s: %w", ti.Name, err)
 		}
 		data, _ := numfmt.QuantizeRow(nil, vals, gguf.TensorF32)
 		shape := make([]int64, len(ti.Shape))
@@ -80,16 +108,16 @@ func hfCheckpoint(t *testing.T, arch string) string {
 	}
 	var buf bytes.Buffer
 	if err := convert.WriteSafetensors(&buf, tensors, nil); err != nil {
-		t.Fatal(err)
+		return cfg, nil, err
 	}
-	write("model.safetensors", buf.Bytes())
-	return dir
+	return cfg, buf.Bytes(), nil
 }
 
 // TestConvert converts the golden model's checkpoint to Q8_0 into folders
 // that do not exist yet and checks that the result computes the same
 // logits as the golden file, written by logits into new folders too.
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	dir := hfCheckpoint(t, "Qwen3ForCausalLM")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "models", "new", "tiny.gguf")
@@ -123,6 +151,7 @@ func TestConvert(t *testing.T) {
 // TestConvertBadInput checks that conversion errors end the command with
 // one line on stderr and exit status 1, leaving no output.
 func TestConvertBadInput(t *testing.T) {
+	t.Parallel()
 	mistral := hfCheckpoint(t, "MistralForCausalLM")
 	truncated := hfCheckpoint(t, "Qwen3ForCausalLM")
 	st := filepath.Join(truncated, "model.safetensors")

@@ -12,6 +12,7 @@ import (
 // TestPackageDoc: the package documentation's usage lists every command,
 // and no command that does not exist.
 func TestPackageDoc(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestPackageDoc(t *testing.T) {
 // TestServeHelp: every flag of serve is described, and the help names the
 // flags the server's protections hang on.
 func TestServeHelp(t *testing.T) {
+	t.Parallel()
 	cmd := serveCmd()
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if len(strings.Fields(f.Usage)) < 3 {

@@ -98,6 +98,7 @@ func startServeWith(t *testing.T, client *http.Client, args ...string) (url stri
 // TestServeTLS serves HTTPS with a self-signed certificate and answers a
 // chat completion through a client that trusts it.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	cert, key, pool := selfSigned(t, t.TempDir())
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	url, _ := startServeWith(t, client, goldenModel, "--tls-cert", cert, "--tls-key", key)
@@ -127,6 +128,7 @@ func TestServeTLS(t *testing.T) {
 // foreign Host headers (DNS rebinding) and browser origins not listed in
 // --cors-origin; with a key, Host is not checked.
 func TestServeHostCheck(t *testing.T) {
+	t.Parallel()
 	get := func(url, host, origin string) int {
 		req, _ := http.NewRequest("GET", url+"/v1/models", nil)
 		if host != "" {
@@ -166,6 +168,7 @@ func TestServeHostCheck(t *testing.T) {
 
 // TestServeListenFlags: bad socket flags fail before anything listens.
 func TestServeListenFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, _, _ := selfSigned(t, dir)
 	for _, tc := range []struct {
@@ -188,6 +191,7 @@ func TestServeListenFlags(t *testing.T) {
 // TestGenerateContextFull: generate says why it stopped when the context
 // is full, and says nothing when -n ends it.
 func TestGenerateContextFull(t *testing.T) {
+	t.Parallel()
 	_, errOut, code := run(t, "", "generate", goldenModel, "Hello there", "--ctx", "8", "-n", "20", "--backend", "scalar", "--ignore-eos")
 	if code != 0 || !strings.Contains(errOut, "the context of 8 tokens is full") {
 		t.Errorf("exit %d: %s", code, errOut)

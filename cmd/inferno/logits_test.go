@@ -14,6 +14,7 @@ import (
 // naming it and left as it is, a failing run removes the folders made for
 // the output, and a symbolic link is written through and kept.
 func TestLogitsOutput(t *testing.T) {
+	t.Parallel()
 	const size = 151936 * 4
 	logits := func(t *testing.T, out string, tokens string) (string, int) {
 		t.Helper()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,19 +17,28 @@ import (
 
 const goldenModel = "../../testdata/golden/tiny-q8_0.gguf"
 
+var (
+	binFlag     = flag.String("inferno-bin", "", "run this inferno binary, built beforehand, instead of building one (on a GPU machine without Go)")
+	backendFlag = flag.String("backend", "simd", "the backend the generate, serve and bench tests run on (cuda on a GPU machine)")
+)
+
+// inferno is the path of the binary under test.
 var inferno string
 
+// testBackend is the backend the tests that take one run on: -backend.
+func testBackend() string { return *backendFlag }
+
 // TestMain builds the inferno binary once; the tests run it as a user
-// would. INFERNO_BIN names a binary built beforehand instead (on a GPU
-// machine without Go).
+// would. -inferno-bin names a binary built beforehand instead.
 func TestMain(m *testing.M) {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "inferno-cli")
 	if err != nil {
 		panic(err)
 	}
 	inferno = filepath.Join(dir, "inferno")
-	if bin := os.Getenv("INFERNO_BIN"); bin != "" {
-		if inferno, err = filepath.Abs(bin); err != nil {
+	if *binFlag != "" {
+		if inferno, err = filepath.Abs(*binFlag); err != nil {
 			panic(err)
 		}
 	} else if out, err := exec.Command("go", "build", "-o", inferno, ".").CombinedOutput(); err != nil {
@@ -41,13 +51,13 @@ func TestMain(m *testing.M) {
 }
 
 // run runs the binary with stdin and returns its output streams and exit code.
-func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+func run(t testing.TB, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return runWith(t, nil, stdin, args...)
 }
 
 // runWith is run with the environment env (nil: the test's own).
-func runWith(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+func runWith(t testing.TB, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(inferno, args...)
 	cmd.Env = env
@@ -64,6 +74,7 @@ func runWith(t *testing.T, env []string, stdin string, args ...string) (stdout, 
 }
 
 func TestTokenize(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, "", "tokenize", goldenModel, "Hello, world!<|im_end|>")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -80,6 +91,7 @@ func TestTokenize(t *testing.T) {
 }
 
 func TestGenerate(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, "", "generate", goldenModel, "The quick brown fox", "-n", "5", "--backend", "scalar")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -95,6 +107,7 @@ func TestGenerate(t *testing.T) {
 }
 
 func TestLogits(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "logits.f32")
 	out, errOut, code := run(t, "", "logits", goldenModel, "--tokens", "9707,11,1879", "--out", path)
 	if code != 0 {
@@ -110,6 +123,7 @@ func TestLogits(t *testing.T) {
 }
 
 func TestSynthRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new", "folder", "m.gguf") // folders that do not exist yet
 	if _, errOut, code := run(t, "", "synth", path, "--preset", "tiny", "--type", "f16", "--seed", "7", "--vocab-from", goldenModel); code != 0 {
 		t.Fatalf("synth: exit %d: %s", code, errOut)
@@ -123,6 +137,7 @@ func TestSynthRoundTrip(t *testing.T) {
 // TestBadInput checks that bad models and arguments end the command with
 // one line on stderr and a non-zero status.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notGGUF := filepath.Join(dir, "bad.gguf")
 	os.WriteFile(notGGUF, []byte("this is not a gguf file at all, not even close"), 0o644)
@@ -200,6 +215,7 @@ func hugeLayers(t *testing.T, dir string) string {
 // TestInterrupt checks that Ctrl-C stops a long prompt promptly, with exit
 // status 130.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(inferno, "generate", goldenModel, "-", "--backend", "scalar", "-n", "5")
 	cmd.Stdin = strings.NewReader(strings.Repeat("hello world ", 6000))
 	var e bytes.Buffer

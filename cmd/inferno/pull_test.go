@@ -52,6 +52,7 @@ func lastLine(s string) string {
 }
 
 func TestPullCommand(t *testing.T) {
+	t.Parallel()
 	srv, env, cache, model := hubFixture(t)
 	out, errOut, code := runEnv(t, env, "pull", hubRepo+":q8_0")
 	if code != 0 {
@@ -98,6 +99,7 @@ func TestPullCommand(t *testing.T) {
 }
 
 func TestPullChecksum(t *testing.T) {
+	t.Parallel()
 	srv, env, cache, _ := hubFixture(t)
 	srv.Corrupt(hubRepo, "Qwen3-0.6B-Q8_0.gguf")
 	_, errOut, code := runEnv(t, env, "pull", hubRepo+":Q8_0")
@@ -114,6 +116,7 @@ func TestPullChecksum(t *testing.T) {
 // TestPullInterrupted stops a pull with SIGINT or SIGTERM halfway and
 // checks that the next run continues from the bytes the first one left.
 func TestPullInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { testPullInterrupted(t, sig) })
 	}
@@ -170,6 +173,7 @@ func testPullInterrupted(t *testing.T, sig syscall.Signal) {
 // TestGenerateFromHub runs generate on REPO:QUANT end to end: pulled from
 // the stand-in, the same output as from the file itself; then offline.
 func TestGenerateFromHub(t *testing.T) {
+	t.Parallel()
 	srv, env, _, _ := hubFixture(t)
 	args := []string{"The quick brown fox", "-n", "5", "--backend", "scalar"}
 	want, errOut, code := runEnv(t, env, append([]string{"generate", goldenModel}, args...)...)
@@ -209,6 +213,7 @@ func TestGenerateFromHub(t *testing.T) {
 // TestPullConcurrent runs two pulls of one file at once: the second waits
 // on the first one's lock and then finds the file in the cache.
 func TestPullConcurrent(t *testing.T) {
+	t.Parallel()
 	srv, env, cache, model := hubFixture(t)
 	srv.SetRate(int64(len(model))) // about a second
 	first := exec.Command(inferno, "pull", hubRepo+":Q8_0")
@@ -255,6 +260,7 @@ func TestPullConcurrent(t *testing.T) {
 
 // TestTokenizeFromHub checks the model argument of another command.
 func TestTokenizeFromHub(t *testing.T) {
+	t.Parallel()
 	_, env, _, _ := hubFixture(t)
 	out, errOut, code := runEnv(t, env, "tokenize", "hf://"+hubRepo+"/Qwen3-0.6B-Q8_0.gguf", "Hello, world!<|im_end|>")
 	if code != 0 || strings.TrimSpace(out) != "[9707,11,1879,0,151645]" {

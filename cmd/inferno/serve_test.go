@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -26,16 +25,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-var loadDuration = flag.Duration("load-duration", 5*time.Second, "how long TestServeLoad runs (30s for the full test)")
-
-// testBackend is the backend the serve tests run on: simd, or
-// INFERNO_TEST_BACKEND (cuda on a GPU machine).
-func testBackend() string {
-	if b := os.Getenv("INFERNO_TEST_BACKEND"); b != "" {
-		return b
-	}
-	return "simd"
-}
+var loadDuration = flag.Duration("load-duration", 0, "how long TestServeLoad runs (0: 5s, 2s with -short; 30s for the full test)")
 
 // serving is an "inferno serve" process.
 type serving struct {
@@ -66,7 +56,7 @@ var listening = regexp.MustCompile(`listening addr=(http://[0-9.:]+)`)
 
 // startServe runs "inferno serve" on a free loopback port and waits until
 // /health says it is ready.
-func startServe(t *testing.T, args ...string) *serving {
+func startServe(t testing.TB, args ...string) *serving {
 	t.Helper()
 	s := &serving{stderr: &syncBuffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(inferno, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
@@ -105,7 +95,7 @@ func startServe(t *testing.T, args ...string) *serving {
 
 // waitExit waits up to 15 s for serve to exit (after a signal) and
 // reports a failed exit.
-func (s *serving) waitExit(t *testing.T) {
+func (s *serving) waitExit(t testing.TB) {
 	t.Helper()
 	select {
 	case err := <-s.done:
@@ -123,7 +113,7 @@ func (s *serving) client() openai.Client {
 }
 
 // metric reads one sample from /metrics.
-func (s *serving) metric(t *testing.T, name string) float64 {
+func (s *serving) metric(t testing.TB, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(s.url + "/metrics")
 	if err != nil {
@@ -148,6 +138,7 @@ func (s *serving) metric(t *testing.T, name string) float64 {
 // client: greedy output equals the generate command's, seeds reproduce,
 // top_k=1 is greedy, streams end properly.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--parallel", "2")
 	c := s.client()
 	ctx := context.Background()
@@ -212,6 +203,7 @@ func TestServe(t *testing.T) {
 // TestServeShutdown: SIGTERM lets a short request finish, cancels a long
 // one after the grace period, and the process exits 0.
 func TestServeShutdown(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--grace", "1s")
 	long := `{"prompt":"Once upon a time","max_tokens":40000,"ignore_eos":true,"stream":true}`
 	resp, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(long))
@@ -239,6 +231,7 @@ func TestServeShutdown(t *testing.T) {
 // forward passes ran once it shuts down (on the GPU, the kernels of its
 // passes other than decode steps).
 func TestServeTrace(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--trace")
 	body := `{"prompt":"Once upon a time","max_tokens":4}`
 	resp, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(body))
@@ -263,6 +256,14 @@ func TestServeTrace(t *testing.T) {
 // with [DONE], and afterwards the server's goroutines and heap are back
 // to where they started.
 func TestServeLoad(t *testing.T) {
+	t.Parallel()
+	duration := *loadDuration
+	if duration == 0 {
+		duration = 5 * time.Second
+		if testing.Short() {
+			duration = 2 * time.Second
+		}
+	}
 	s := startServe(t, goldenModel, "--backend", testBackend(), "--parallel", "4", "--queue", "8")
 	warm, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"hi","max_tokens":4}`))
 	if err != nil {
@@ -272,7 +273,7 @@ func TestServeLoad(t *testing.T) {
 	g0, heap0 := s.metric(t, "go_goroutines"), s.metric(t, "go_memstats_heap_alloc_bytes")
 	var ok, busy, bad atomic.Int64
 	var badMsg atomic.Value
-	end := time.Now().Add(*loadDuration)
+	end := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Add(1)
@@ -302,7 +303,7 @@ func TestServeLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%v: %d streams completed, %d turned away with 503, %d errors", *loadDuration, ok.Load(), busy.Load(), bad.Load())
+	t.Logf("%v: %d streams completed, %d turned away with 503, %d errors", duration, ok.Load(), busy.Load(), bad.Load())
 	if bad.Load() > 0 {
 		t.Errorf("%d errors, e.g. %v", bad.Load(), badMsg.Load())
 	}

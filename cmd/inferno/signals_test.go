@@ -15,6 +15,7 @@ import (
 // writes: it exits with 128 + the signal's number and leaves no temporary
 // file behind (convert and quantize stop through the same signalContext).
 func TestSignalCleanup(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -59,6 +60,7 @@ func TestSignalCleanup(t *testing.T) {
 // (SIGKILL leaves no chance to clean up) is removed by the next write to
 // its folder.
 func TestStaleTempRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(inferno, "synth", filepath.Join(dir, "big.gguf"), "--preset", "0.6b", "--type", "q8_0")
 	if err := cmd.Start(); err != nil {

@@ -11,9 +11,10 @@ import (
 )
 
 // TestGenerateConstrained runs generate with --json-schema and --grammar
-// on the random-weight golden model, sampled at temperature 1: whatever
-// stops is valid.
+// on the random-weight golden model, sampled at temperature 1 with three
+// seeds (one with -short): whatever stops is valid.
 func TestGenerateConstrained(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	schema := filepath.Join(dir, "schema.json")
 	gbnf := filepath.Join(dir, "answer.gbnf")
@@ -24,7 +25,11 @@ func TestGenerateConstrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile(`^(yes|no) [0-9]{1,2}$`)
-	for seed := range 3 {
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := range seeds {
 		for _, args := range [][]string{{"--json-schema", schema}, {"--grammar", gbnf}, {"--json-schema", schema, "--chat", "--no-think"}} {
 			argv := append([]string{"generate", goldenModel, "Answer:", "-n", "300", "--temperature", "1", "--seed", fmt.Sprint(seed)}, args...)
 			out, errOut, code := run(t, "", argv...)
@@ -49,7 +54,11 @@ func TestGenerateConstrained(t *testing.T) {
 	}
 }
 
+// TestConstraintFlagErrors checks that generate and chat refuse a bad
+// --json-schema or --grammar in one line that names it. With -short, each
+// case runs through one of the two commands, in turn.
 func TestConstraintFlagErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"type": "number", "multipleOf": 3}`), 0o644); err != nil {
@@ -59,7 +68,7 @@ func TestConstraintFlagErrors(t *testing.T) {
 	if err := os.WriteFile(badG, []byte("root ::= (\"a\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		args []string
 		msg  string
 	}{
@@ -68,7 +77,10 @@ func TestConstraintFlagErrors(t *testing.T) {
 		{[]string{"--grammar", filepath.Join(dir, "missing.gbnf")}, "missing.gbnf"},
 		{[]string{"--grammar", badG, "--json-schema", bad}, "exclude each other"},
 	} {
-		for _, cmd := range [][]string{{"generate", goldenModel, "x"}, {"chat", goldenModel}} {
+		for j, cmd := range [][]string{{"generate", goldenModel, "x"}, {"chat", goldenModel}} {
+			if testing.Short() && (i+j)%2 != 0 {
+				continue
+			}
 			_, errOut, code := run(t, "hi\n", append(cmd, tc.args...)...)
 			if code == 0 || !strings.Contains(errOut, tc.msg) {
 				t.Errorf("%s %v: exit %d, stderr %q lacks %q", cmd[0], tc.args, code, errOut, tc.msg)
@@ -79,6 +91,7 @@ func TestConstraintFlagErrors(t *testing.T) {
 
 // TestChatConstrained: every chat reply follows the grammar.
 func TestChatConstrained(t *testing.T) {
+	t.Parallel()
 	gbnf := filepath.Join(t.TempDir(), "g.gbnf")
 	if err := os.WriteFile(gbnf, []byte(`root ::= "OK" [0-9]`), 0o644); err != nil {
 		t.Fatal(err)

@@ -38,8 +38,10 @@ func allBackends() map[string]func() backend.Ops {
 // joining at different steps, through one Batched runner (prompt chunks
 // and decode tokens of other sequences in the same passes, blocks
 // scattered over the pool), and checks every output's logits are bitwise
-// those of the sequence run alone on a basic cache.
+// those of the sequence run alone on a basic cache. With -short, the
+// scalar backend (the slow one) runs 4 sequences of 6 steps.
 func TestBatchedEqualsAlone(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	backends := allBackends()
 	for _, be := range sortedKeys(backends) {
@@ -49,7 +51,11 @@ func TestBatchedEqualsAlone(t *testing.T) {
 				if c, ok := ops.(interface{ Close() }); ok {
 					defer c.Close()
 				}
-				seqs := runBatched(t, m, ops, kv, 16, 8, 12)
+				n, steps := 8, 12
+				if testing.Short() && be == "scalar" {
+					n, steps = 4, 6
+				}
+				seqs := runBatched(t, m, ops, kv, 16, n, steps)
 				for i, s := range seqs {
 					alone := newSingle(t, m, ops, 0, kv)
 					checkAlone(t, i, alone, s)

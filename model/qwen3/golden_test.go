@@ -126,6 +126,7 @@ func TestGoldenLogitsScalar(t *testing.T) {
 }
 
 func TestGoldenGreedyScalar(t *testing.T) {
+	t.Parallel()
 	g := loadGolden(t)
 	m := openModel(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	r := newSingle(t, m, scalar.NewScalar(), 0, kvcache.F32)

@@ -17,6 +17,7 @@ import (
 // the same logits: the writer, the reader and the F32 path agree with the
 // Q8_0 path.
 func TestRewriteF32(t *testing.T) {
+	t.Parallel()
 	src, err := gguf.Open(filepath.Join(goldenDir, "tiny-q8_0.gguf"))
 	if err != nil {
 		t.Fatal(err)

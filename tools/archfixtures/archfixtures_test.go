@@ -332,6 +332,7 @@ func (s *single) Close() error {
 // TestTransformers checks the checkpoints of make.py against the float32
 // logits and greedy tokens transformers computed for them.
 func TestTransformers(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(testdata, "logits.json"))
 	if err != nil {
 		t.Fatal(err)

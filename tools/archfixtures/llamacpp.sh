@@ -13,9 +13,11 @@ set -eu
 tgz=${1:?usage: llamacpp.sh LLAMA_CPP.tgz [DIR]}
 dir=${2:-/tmp/llama.cpp}
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd) # go test runs in the package's folder
 tar xzf "$tgz" -C "$dir"
 cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=ON >/dev/null
 cmake --build "$dir/build" -j "$(nproc)" --target llama >/dev/null
 LLAMA_CPP=$dir "$(dirname "$0")/../llama-logits/build.sh" "$dir/llama-logits"
-LLAMA_LOGITS=$dir/llama-logits go test ./tools/archfixtures -run TestLlamaCpp -v -count=1
+cd "$(dirname "$0")/../.."
+go test ./tools/archfixtures -run TestLlamaCpp -v -count=1 -llama-logits "$dir/llama-logits"

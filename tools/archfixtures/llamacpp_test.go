@@ -3,6 +3,7 @@ package archfixtures_test
 import (
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"math"
 	"os"
 	"os/exec"
@@ -12,19 +13,21 @@ import (
 	"testing"
 )
 
+var llamaLogits = flag.String("llama-logits", "", "the path of tools/llama-logits built against llama.cpp (tools/archfixtures/llamacpp.sh): TestLlamaCpp and TestLlamaCppEmbedding run it")
+
 // TestLlamaCpp checks that llama.cpp loads the files inferno's converter
 // makes of make.py's and qwen3moe.py's checkpoints (but the one llama.cpp
 // cannot run: Qwen3-MoE without renormalized expert weights) and
 // computes transformers' logits from
 // them (relative L2 at most 1e-4 at every position of every prompt). It
 // runs tools/llama-logits, built against a llama.cpp checkout
-// (tools/llama-logits/build.sh), named by the environment variable
-// LLAMA_LOGITS; without it the test is skipped, as llama.cpp is not part
-// of this repository.
+// (tools/llama-logits/build.sh), named by the flag -llama-logits; without
+// it the test is skipped, as llama.cpp is not part of this repository
+// (tools/archfixtures/llamacpp.sh builds it and runs the test).
 func TestLlamaCpp(t *testing.T) {
-	bin := os.Getenv("LLAMA_LOGITS")
+	bin := *llamaLogits
 	if bin == "" {
-		t.Skip("LLAMA_LOGITS is not set (the path of tools/llama-logits built against llama.cpp)")
+		t.Skip("no -llama-logits (the path of tools/llama-logits built against llama.cpp)")
 	}
 	var fx struct {
 		Models map[string]struct {
@@ -96,12 +99,12 @@ func TestLlamaCpp(t *testing.T) {
 // input of embed.json, tools/llama-logits --embd (llama.cpp's pooled
 // embedding, pooled as the file's qwen3.pooling_type says, with an F32 KV
 // cache) must be within the cosine similarity TestEmbedding asks of
-// inferno's scalar backend (0.9999). Skipped without LLAMA_LOGITS, as
+// inferno's scalar backend (0.9999). Skipped without -llama-logits, as
 // TestLlamaCpp is.
 func TestLlamaCppEmbedding(t *testing.T) {
-	bin := os.Getenv("LLAMA_LOGITS")
+	bin := *llamaLogits
 	if bin == "" {
-		t.Skip("LLAMA_LOGITS is not set (the path of tools/llama-logits built against llama.cpp)")
+		t.Skip("no -llama-logits (the path of tools/llama-logits built against llama.cpp)")
 	}
 	fx := readEmbedFixture(t)
 	pooling, err := os.ReadFile(filepath.Join(testdata, "embed.pooling.json"))
