@@ -60,7 +60,7 @@ var archCases = []archCase{
 	{"qwen2-untied-q4_k_m", "qwen2.5-7b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 512, FFN: 1024, Heads: 7, KVHeads: 1, HeadDim: 128, Vocab: 1024}, 5e-2, 4e-2, false, 0},
 	// Qwen3-MoE (moe.go): every expert chosen (k = E: no choice can flip)
 	// in Q8_0 and Q4_K_M, against the CPU and batched against alone (a
-	// batch of tune.moeH tokens or more takes the f16 tensor-core products, a
+	// batch of tuning.moeH tokens or more takes the f16 tensor-core products, a
 	// smaller one the int8 ones: ~1e-2 apart); then real choices: 8
 	// experts of width 256, 2 a token, with and without renormalized
 	// gating weights, and 30B-A3B's mixture of 128, 8 a token, in Q4_K_M
@@ -105,7 +105,9 @@ func archModel(t testing.TB, c archCase) *arch.Loaded {
 // every Llama and Qwen2.5 model's options and still refuses, in one line
 // naming it, an option it does not run.
 func TestArchFeatures(t *testing.T) {
+	t.Parallel()
 	for _, c := range archCases {
+		c.mix = "Q8_0" // the options, not the weights: Q8_0 is the quickest to write
 		m := archModel(t, c)
 		h := m.Hyper()
 		if err := h.Check("cuda", Features); err != nil {
@@ -155,6 +157,7 @@ func ropeNeoX(v []float64, hd, p int, freqs []float64) {
 // of the head; and so a query's dot product with a key at another
 // position is the one normal RoPE gives.
 func TestRopeRows(t *testing.T) {
+	t.Parallel()
 	const hd, heads, cols = 16, 3, 64
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := randQ8(rng, "attn_q.weight", heads*hd, cols)
@@ -223,36 +226,33 @@ func TestRopeRows(t *testing.T) {
 // batched against each alone (batchEqualsAloneTol: prompts, a mixed
 // batch, decode graphs of 8, 3 and 1).
 //
-// The mixtures run again with each expert's product on one block
-// (moeb=1: every block loops over all its expert's tiles, the next tile's
-// weights in flight) and on two, taking pairs eight at a time (moeb=2,
-// moent=0).
+// Unless -short, the mixtures run again with each expert's product on one
+// block (moe-b1: every block loops over all its expert's tiles, the next
+// tile's weights in flight) and on two, taking pairs eight at a time
+// (moe-b2).
 func TestArchModels(t *testing.T) {
 	requireGPU(t)
 	type run struct {
 		archCase
-		tune string
+		name string
+		tune func(*tuning)
 	}
 	var runs []run
 	for _, c := range archCases {
-		runs = append(runs, run{c, ""})
-		if synth.Presets[c.preset].Arch == "qwen3moe" {
-			runs = append(runs, run{c, "moeb=1"}, run{c, "moeb=2,moent=0"})
+		runs = append(runs, run{c, c.name, nil})
+		if synth.Presets[c.preset].Arch == "qwen3moe" && !testing.Short() {
+			runs = append(runs, run{c, c.name + "/moe-b1", func(t *tuning) { t.moeB = 1 }},
+				run{c, c.name + "/moe-b2", func(t *tuning) { t.moeB, t.moeNT = 2, 0 }})
 		}
 	}
 	for _, rc := range runs {
 		c := rc.archCase
-		name := c.name
-		if rc.tune != "" {
-			name += "/" + rc.tune
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("INFERNO_CUDA_TUNE", rc.tune)
+		t.Run(rc.name, func(t *testing.T) {
 			m := archModel(t, c)
 			prompt := randomPrompt(7, 40, m.Config.Vocab)
 			const steps = 12
 			maxLen := len(prompt) + steps + 1
-			r := gpuSingle(t, m, Options{MaxLen: maxLen})
+			r := gpuSingle(t, m, Options{MaxLen: maxLen, tune: rc.tune})
 			cpu := cpuRunner(t, m, maxLen)
 			next := prompt
 			var worst float64
@@ -293,7 +293,7 @@ func TestArchModels(t *testing.T) {
 			}
 			t.Logf("%s: worst logits relative L2 vs the CPU %.3g over the prompt and %d decode steps (%d past %.g); greedy differs at %d", c.name, worst, steps-1, over, c.tol, flips)
 			if c.batchTol > 0 {
-				batchEqualsAloneTol(t, m, 16, 16, c.batchTol)
+				batchEqualsAloneTol(t, m, rc.tune, 16, 16, c.batchTol)
 			}
 		})
 	}

@@ -2,25 +2,10 @@ package cuda
 
 import "testing"
 
-func TestParseAttnTuning(t *testing.T) {
-	at, err := parseAttnTuning("")
-	if err != nil || at != defaultAttnTuning() {
-		t.Fatalf("empty: %+v, %v", at, err)
-	}
-	at, err = parseAttnTuning("psplit=4, pocc=2,dcap=3")
-	if want := (attnTuning{psplit: 4, pocc: 2, dcap: 3}); err != nil || at != want {
-		t.Fatalf("got %+v, %v; want %+v", at, err, want)
-	}
-	for _, bad := range []string{"psplit", "psplit=x", "psplit=-1", "psplit=17", "dcap=0", "dcap=9", "dr=2", "nsplit=2"} {
-		if _, err := parseAttnTuning(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
 // TestPrefillSplits checks pattn_pre's split choice on the H200's shape
 // (132 SMs, 3 blocks an SM) for Qwen3-0.6B (8 blocks a query tile).
 func TestPrefillSplits(t *testing.T) {
+	t.Parallel()
 	br := &BatchRunner{dev: &device{SMs: 132}, base: &Model{shape: attnShape{pblocks: 8}}, partCap: prefillPartTokens}
 	for _, c := range []struct{ ntiles, n, keys, occ, want int }{
 		{16, 512, 512, 3, 1},           // no context: one split
@@ -36,7 +21,7 @@ func TestPrefillSplits(t *testing.T) {
 			t.Errorf("%d tiles of %d tokens, %d keys, %d blocks an SM: %d splits, want %d", c.ntiles, c.n, c.keys, c.occ, got, c.want)
 		}
 	}
-	br.at.psplit = 5
+	br.bt.psplit = 5
 	if got := br.prefillSplits(16, 512, 512, 3); got != 5 {
 		t.Errorf("psplit=5: %d splits", got)
 	}

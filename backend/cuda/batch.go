@@ -3,9 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"inferno/arch"
@@ -24,90 +21,6 @@ const MaxBatch = 1024
 // with dummy tokens that write into the reserved scratch block.
 var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
-// batchTuning holds the BatchRunner's launch choices; INFERNO_CUDA_BATCH
-// overrides them, e.g. "mm=128,hmm=32,nt=8,ny=1,xl=1,mvf=1,graph=1,split=2,minchunk=128,zc=0,ahead=1,cb=4,cmin=32,cmax=64,pdl=1,mvpdl=1,c1=1".
-type batchTuning struct {
-	mmMin    int  // mm: tokens from which matrix products use mm_q8 (64x64 smem tiles) rather than mmv_q8
-	headMM   int  // hmm: the same for the output head
-	nt       int  // nt: most 8-token n-tiles per mmv_q8 pass (1, 2, 4 or 8)
-	ny       int  // ny: most blocks a row tile of mmv_q8 for a matrix of fewer row tiles than SMs (skinnyPasses; 1: one)
-	xl       bool // xl: mmv_q8 reads quant_actv's interleaved activations (mmv_q8x) rather than quant_act's planes
-	zc       int  // zc: the most ints of a decode step's inputs its graph reads zero-copy from page-locked host memory (bembed_step); larger ones are copied first
-	mvf1     bool // mvf: one-token decode graphs use the matvec kernels (mvf_q8, mv_q8: tuning.go), not the skinny products
-	graph    bool // graph: pure decode batches replay captured graphs
-	splitMul int  // split: decode attention aims at split*SMs blocks (splits per token = that / (KV heads * tokens))
-	minchunk int  // minchunk: fewest positions per decode attention split
-	ahead    bool // ahead: queue the next decode step on the device's argmax before the host reads it (lookahead)
-	cb       int  // cb: decode graphs of at most cb tokens use the cluster attention (pattn_decc, sm_90) while every sequence holds at most 8*cmax positions; 0: never
-	cmin     int  // cmin: fewest positions per split of the cluster attention
-	cmax     int  // cmax: positions per split of the cluster attention up to which one cluster (8 splits) takes a sequence
-	pdl      bool // pdl: the cluster attention is launched with programmatic dependent launch (sm_90; off with INFERNO_CUDA_PDL=0)
-	mvpdl    bool // mvpdl: with pdl, the one-token graphs' matvecs and argmax (and so the whole step after the embedding) too
-	c1       bool // c1: the cluster attention's graph variant launches one cluster (8 splits) a token and KV head: it takes every sequence there
-}
-
-func defaultBatchTuning() batchTuning {
-	return batchTuning{mmMin: 128, headMM: 32, nt: 8, ny: 4, xl: true, mvf1: true, graph: true, splitMul: 2, minchunk: 128,
-		ahead: true, cb: 4, cmin: 32, cmax: 64, pdl: true, mvpdl: true, c1: true}
-}
-
-func parseBatchTuning(s string) (batchTuning, error) {
-	t := defaultBatchTuning()
-	if s == "" {
-		return t, nil
-	}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		n, err := strconv.Atoi(v)
-		if !ok || err != nil {
-			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: bad entry %q", kv)
-		}
-		switch k {
-		case "mm":
-			t.mmMin = n
-		case "hmm":
-			t.headMM = n
-		case "xl":
-			t.xl = n != 0
-		case "zc":
-			t.zc = n
-		case "nt":
-			t.nt = n
-		case "ny":
-			t.ny = n
-		case "mvf":
-			t.mvf1 = n != 0
-		case "graph":
-			t.graph = n != 0
-		case "split":
-			t.splitMul = n
-		case "minchunk":
-			t.minchunk = n
-		case "ahead":
-			t.ahead = n != 0
-		case "cb":
-			t.cb = n
-		case "cmin":
-			t.cmin = n
-		case "cmax":
-			t.cmax = n
-		case "pdl":
-			t.pdl = n != 0
-		case "mvpdl":
-			t.mvpdl = n != 0
-		case "c1":
-			t.c1 = n != 0
-		default:
-			return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: unknown key %q", k)
-		}
-	}
-	if t.nt != 1 && t.nt != 2 && t.nt != 4 && t.nt != 8 || t.ny < 1 || t.splitMul < 1 || t.minchunk < 1 || t.mmMin < 1 || t.headMM < 1 || t.zc < 0 ||
-		t.cb < 0 || t.cmin < 1 || t.cmax < 0 {
-		return t, fmt.Errorf("cuda: INFERNO_CUDA_BATCH: nt must be 1, 2, 4 or 8, ny, split, minchunk, mm, hmm and cmin at least 1, zc, cb and cmax at least 0")
-	}
-	return t, nil
-}
-
 // BatchRunner runs one forward pass over the tokens of many sequences
 // (continuous batching) on the GPU, their keys and values in a pool of
 // fixed-size blocks that it owns. It implements engine.BatchRunner. It
@@ -119,9 +32,8 @@ type BatchRunner struct {
 	base   *Model // weights, configuration and matvec launch choices
 	dev    *device
 	cfg    arch.Config
-	bt     batchTuning
-	at     attnTuning // INFERNO_CUDA_ATTN (attn.go)
-	preOcc int        // pattn_pre blocks an SM holds (attn.go; 0: not read yet)
+	bt     batchTuning // launch choices (tuning.go)
+	preOcc int         // pattn_pre blocks an SM holds (attn.go; 0: not read yet)
 	closed bool
 
 	blocks, bs int
@@ -233,8 +145,11 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	if blocks < 0 || blocks >= 1<<31-1 {
 		return nil, fmt.Errorf("cuda: %d blocks", blocks)
 	}
-	bt, err := parseBatchTuning(os.Getenv("INFERNO_CUDA_BATCH"))
-	if err != nil {
+	bt := batchTuningFor(r.dev)
+	if r.opts.batchTune != nil {
+		r.opts.batchTune(&bt)
+	}
+	if err := bt.check(); err != nil {
 		return nil, err
 	}
 	br := &BatchRunner{base: r, dev: r.dev, cfg: r.cfg, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
@@ -282,17 +197,13 @@ func log2Exact(n int) int {
 }
 
 // nsplit returns the decode attention's splits for n decode tokens: about
-// splitMul*SMs blocks, at most dcap blocks per SM for one token
-// (INFERNO_CUDA_ATTN).
+// splitMul*SMs blocks, at most dcap blocks per SM for one token.
 func (br *BatchRunner) nsplit(n int) int {
 	hb := br.base.shape.dblocks // blocks a token and split
-	return max(1, min(br.at.dcap*br.dev.SMs/hb, br.bt.splitMul*br.dev.SMs/(hb*max(n, 1))))
+	return max(1, min(br.bt.dcap*br.dev.SMs/hb, br.bt.splitMul*br.dev.SMs/(hb*max(n, 1))))
 }
 
 func (br *BatchRunner) allocScratch() error {
-	if err := br.initAttn(); err != nil {
-		return err
-	}
 	c := &br.cfg
 	g := br.dev
 	var err error
@@ -368,8 +279,9 @@ func (br *BatchRunner) allocScratch() error {
 			return err
 		}
 	}
-	// The cluster attention is only in the compute_90 PTX.
-	if name := br.clusterKernel(); br.bt.cb > 0 && g.CC >= 90 {
+	// The cluster attention is only in the compute_90 images (batchTuningFor
+	// sets cb 0 below that).
+	if name := br.clusterKernel(); br.bt.cb > 0 {
 		if f, err := g.fn(name); err == nil {
 			if err := g.allowSmem(f, name, attnFDSmem(1, 3, 256)); err != nil {
 				return err
@@ -607,7 +519,7 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 		return err
 	}
 	var err error
-	if br.bt.graph && len(br.runs) == n && len(b.Outputs) == n && len(b.Hidden) == 0 && n <= batchBuckets[len(batchBuckets)-1] {
+	if len(br.runs) == n && len(b.Outputs) == n && len(b.Hidden) == 0 && n <= batchBuckets[len(batchBuckets)-1] {
 		err = br.decodeStep(b, sampled)
 	} else {
 		err = br.general(b)

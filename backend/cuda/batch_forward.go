@@ -46,7 +46,7 @@ func (br *BatchRunner) head(l *launcher, x, logits uint64, n int) {
 // matmulFrom is matmul with mm_q8h or mm_q8 (or the Model's product, for
 // q8h models) from mmFrom tokens on.
 func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n, mmFrom int) {
-	if !w.allQ8() || (br.base.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8)) {
+	if !w.allQ8() || (br.base.tune.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8)) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through qact_h and mm_q8h.
@@ -151,7 +151,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	c := &br.cfg
 	base := br.base
 	t := base.tune
-	mv := B == 1 && br.bt.mvf1
+	mv := B == 1 // one token: the matvecs (Model.mv), more: the products
 	logits, hres := br.logitsSlot(slot), br.hresDSlot(slot)
 	// One-token graphs (mvpdl): every kernel after the embedding is
 	// launched with programmatic dependent launch (each waits for its
@@ -489,7 +489,7 @@ func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (i
 // A CopyBlock, a general batch, a graph capture or growing the inputs
 // first waits for the queued step and discards it (settle).
 func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
-	if !br.bt.ahead || br.noAhead || br.noGraph {
+	if br.noAhead || br.noGraph {
 		return nil
 	}
 	// Rows with a mask or patches (which depend on the tokens b's step

@@ -91,7 +91,8 @@ func randomTables(rng *rand.Rand, blocks, bs int, lens []int) [][]int32 {
 // float64 reference on random data: decode tokens of sequences of lengths
 // 1..2000 (split-K, random block tables), with the queries given and with
 // the fused QK norm, RoPE and KV append; and prefill runs at depth 0 and
-// 3000 (tensor cores, causal), in one launch.
+// 3000 (tensor cores, causal), in one launch. With -short, every shape
+// takes the shorter sequences (at most 700 positions).
 func TestBatchKernelAttention(t *testing.T) {
 	g := testDevice(t)
 	rng := rand.New(rand.NewPCG(21, 21))
@@ -110,7 +111,9 @@ func TestBatchKernelAttention(t *testing.T) {
 			pgroup := prefillGroup(sh.h / sh.kvh)    // ... a prefill block
 			lens := []int{1, 17, 300, 1000, 2000, 100, 3077}
 			deep := 3000 // the second prefill run's first position
-			if ci >= 4 { // the other ratios: shorter sequences (the CPU reference's time)
+			// The other ratios, and every shape with -short: shorter
+			// sequences (the CPU reference's time).
+			if ci >= 4 || testing.Short() {
 				lens, deep = []int{1, 17, 130, 300, 257, 100, 700}, 600
 			}
 			const blocks = 420
@@ -441,7 +444,7 @@ func (a *blockAlloc) grow(tab []int32, n, bs int) []int32 {
 	return tab
 }
 
-func newBatchRunner(t *testing.T, r *Model, blocks, bs int) *BatchRunner {
+func newBatchRunner(t testing.TB, r *Model, blocks, bs int) *BatchRunner {
 	t.Helper()
 	br, err := r.NewBatchRunner(blocks, bs)
 	if err != nil {
@@ -483,15 +486,16 @@ func TestBatchEqualsAlone(t *testing.T) {
 }
 
 func batchEqualsAlone(t *testing.T, m *qwen3.Model, steps, bs int) {
-	batchEqualsAloneTol(t, m, steps, bs, 3e-3)
+	batchEqualsAloneTol(t, m, nil, steps, bs, 3e-3)
 }
 
 // batchEqualsAloneTol is batchEqualsAlone with logits within tol relative
-// L2 (quant_gpu_test.go: f16 tensor-core tiles against int8 matvecs).
-func batchEqualsAloneTol(t *testing.T, m *qwen3.Model, steps, bs int, tol float64) {
+// L2 (quant_gpu_test.go: f16 tensor-core tiles against int8 matvecs), the
+// Model loaded with tune's launch choices (nil: the defaults).
+func batchEqualsAloneTol(t *testing.T, m *qwen3.Model, tune func(*tuning), steps, bs int, tol float64) {
 	lens := []int{5, 12, 33, 64, 70, 100, 129, 200}
 	rng := rand.New(rand.NewPCG(23, 23))
-	md := newModel(t, m, Options{MaxLen: 512})
+	md := newModel(t, m, Options{MaxLen: 512, tune: tune})
 	var alone []*engine.Single
 	for range lens {
 		alone = append(alone, newSingle(t, md))

@@ -1,198 +1,337 @@
 package cuda
 
-// Decode and prefill speed on synth's 0.6B model (Qwen3-0.6B shapes, Q8_0):
+// Benchmarks of the CUDA backend (they skip without a GPU). The model is
+// synth's Qwen3-0.6B shape in Q8_0, built in memory, or the GGUF file
+// -model names. A benchmark's sub-benchmarks are the variants of the
+// launch choices that tuning.go's measurements compare with the defaults,
+// each a change to the tuning structs in code (variant). On the GPU
+// machine, with the test binary (go test -c):
 //
-//	INFERNO_CUDA_BENCH=1 ./cuda.test -test.run TestBench -test.v
+//	./cuda.test -test.run '^$' -test.bench 'Single/default/' -test.benchtime 5x
+//	./cuda.test -test.run '^$' -test.bench 'BatchDecode/(default|mmh)/' -test.benchtime 3x -model /tmp/8b-q4_k_m.gguf
 //
-// prints tg128 (128 greedy decode steps from an empty context), tg128 at
-// 4,096 tokens of context, the same without the graph, pp512 (a 512-token
-// prompt), each beside its bandwidth floor, a per-kernel profile of one
-// decode step and graph micro-benchmarks. Every sequence runs as the
-// commands run one (engine.Single on a BatchRunner).
-// INFERNO_CUDA_SWEEP="qkv=2,head=4;o=2" also times tg128 under each
-// listed tuning (see INFERNO_CUDA_TUNE).
+// or, where Go is installed, go test ./backend/cuda -run '^$' -bench
+// Single -args -model=file.gguf. The per-kernel profiles of a decode step
+// and of the prompt passes are `inferno bench --trace` (with --parallel B,
+// the batch runner's steps).
 
 import (
+	"flag"
 	"fmt"
-	"os"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
+	"inferno/arch"
 	"inferno/engine"
+	"inferno/gguf"
+	"inferno/model/llama"
+	"inferno/model/qwen2"
 	"inferno/model/qwen3"
+	"inferno/model/qwen3moe"
 )
 
-// copyBandwidth is the measured device-to-device copy bandwidth of an H200
-// (bytes read plus written per second), the ceiling the floors use.
-const copyBandwidth = 4.25e12
+var (
+	modelFile = flag.String("model", "", "GGUF file the benchmarks run (default: synth's 0.6B Q8_0, built in memory) and TestStartup opens")
+	imageFile = flag.String("image", "", "kernel image (a cubin or PTX file, as INFERNO_CUDA_PTX takes) the benchmarks' \"file\" variants load")
+)
 
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-// tg times steps greedy decode steps after a prompt of depth tokens
-// (untimed), returning the median per-step time of reps runs.
-func tg(t *testing.T, r *engine.Single, depth, steps, reps int) time.Duration {
-	t.Helper()
-	var runs []time.Duration
-	for rep := range reps {
-		r.Reset()
-		tok := int32(1000 + rep)
-		if depth > 0 {
-			if err := r.Forward(randomPrompt(uint64(depth+rep), depth, r.Vocab())); err != nil {
-				t.Fatal(err)
-			}
-			tok, _ = r.Greedy()
-		}
-		start := time.Now()
-		for range steps {
-			if err := r.Forward([]int32{tok}); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			if tok, err = r.Greedy(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runs = append(runs, time.Since(start)/time.Duration(steps))
+// fileModel opens the GGUF file -model names with its architecture's
+// package, or skips; the file closes when tb ends.
+func fileModel(tb testing.TB) *arch.Loaded {
+	tb.Helper()
+	if *modelFile == "" {
+		tb.Skip("no -model file")
 	}
-	return median(runs)
-}
-
-// pp times a prompt of n tokens (median of reps).
-func pp(t *testing.T, r *engine.Single, n, reps int) time.Duration {
-	t.Helper()
-	var runs []time.Duration
-	for rep := range reps {
-		prompt := randomPrompt(uint64(77+rep), n, r.Vocab())
-		r.Reset()
-		start := time.Now()
-		if err := r.Forward(prompt); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Greedy(); err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, time.Since(start))
-	}
-	return median(runs)
-}
-
-func TestBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") == "" {
-		t.Skip("set INFERNO_CUDA_BENCH=1 to run the CUDA benchmarks")
-	}
-	requireGPU(t)
-	start := time.Now()
-	m := synthModel(t, "0.6b")
-	t.Logf("synth 0.6b built in %.1fs", time.Since(start).Seconds())
-	md := newModel(t, m, Options{MaxLen: 4096 + 256})
-	br := newBatchRunner(t, md, (4096+256)/16, 16)
-	r := engine.NewSingle(br)
-	s := md.Stats()
-	t.Logf("%s, %d SMs, cc %d.%d; weights %.1f MB read per step; GPU memory held %.0f MiB; upload %.2fs; PTX: %s",
-		s.Device, s.SMs, s.ComputeCap/10, s.ComputeCap%10, float64(s.WeightBytes)/1e6, mib(s.GPUBytes), s.Upload.Seconds(), s.PTX)
-
-	type row struct {
-		name  string
-		per   time.Duration // per token
-		floor time.Duration
-		n     int // tokens per timing
-	}
-	floor := func(ctx int) time.Duration {
-		return time.Duration(float64(md.StepBytes(ctx)) / copyBandwidth * 1e9)
-	}
-	var rows []row
-	add := func(x row) {
-		rows = append(rows, x)
-		t.Logf("%-26s %10.1f tok/s  %8.2f us/token", x.name, 1/x.per.Seconds(), float64(x.per.Nanoseconds())/1000)
-	}
-	tg(t, r, 0, 16, 1) // warm up
-	add(row{"tg128", tg(t, r, 0, 128, 5), floor(64), 1})
-	add(row{"tg128 @ d4096", tg(t, r, 4096, 128, 3), floor(4096 + 64), 1})
-	if s := br.Stats(); true {
-		t.Logf("lookahead: %d steps taken, %d discarded; %d graph captures", s.LookaheadHits, s.LookaheadMisses, s.GraphCaptures)
-	}
-	br.noGraph = true // Options.NoGraph's effect on this runner
-	add(row{"tg128 --no-graph", tg(t, r, 0, 128, 3), floor(64), 1})
-	add(row{"tg128 @ d4096 --no-graph", tg(t, r, 4096, 128, 1), floor(4096 + 64), 1})
-	br.noGraph = false
-	pp(t, r, 512, 1) // warm up
-	d := pp(t, r, 512, 5)
-	add(row{"pp512", d / 512, 0, 512})
-	d = pp(t, r, 4096, 3)
-	add(row{"pp4096", d / 4096, 0, 4096})
-
-	// Per-kernel profile of one decode step at an empty context and at 4096.
-	for _, depth := range []int{0, 4096} {
-		r.Reset()
-		if depth > 0 {
-			if err := r.Forward(randomPrompt(5, depth, r.Vocab())); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.Forward([]int32{7}); err != nil {
-			t.Fatal(err)
-		}
-		prof, total, err := r.Profile(20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "decode step at context %d, profiled with events: %.1f us\n", depth, total)
-		for _, k := range prof {
-			us := k.Total.Seconds() * 1e6
-			fmt.Fprintf(&b, "  %-22s %4d calls %8.1f us %5.1f%%\n", k.Name, k.Calls, us, 100*us/total)
-		}
-		t.Log(b.String())
-	}
-
-	microBench(t, md, br)
-
-	// Tuning sweep.
-	if sweep := os.Getenv("INFERNO_CUDA_SWEEP"); sweep != "" {
-		for _, tu := range strings.Split(sweep, ";") {
-			rs := sweepRunner(t, m, tu)
-			if rs == nil {
-				continue
-			}
-			per := tg(t, rs, 0, 128, 3)
-			per4k := tg(t, rs, 4096, 128, 3)
-			t.Logf("sweep %-40q tg128 %7.1f tok/s (%.1f us)  tg@4096 %7.1f tok/s", tu, 1/per.Seconds(),
-				float64(per.Nanoseconds())/1000, 1/per4k.Seconds())
-		}
-	}
-
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-26s %12s %12s %14s\n", "test", "tok/s", "us/token", "floor us (BW)")
-	for _, x := range rows {
-		fl := "-"
-		if x.floor > 0 {
-			fl = fmt.Sprintf("%.1f", float64(x.floor.Nanoseconds())/1000)
-		}
-		fmt.Fprintf(&b, "%-26s %12.1f %12.2f %14s\n", x.name, 1/x.per.Seconds(), float64(x.per.Nanoseconds())/1000, fl)
-	}
-	fmt.Fprintf(&b, "floor: bytes a step must read (weights %.1f MB + f16 KV cache) / %.2f TB/s measured copy bandwidth\n", float64(md.StepBytes(0))/1e6, copyBandwidth/1e12)
-	t.Log(b.String())
-	fmt.Print(b.String())
-}
-
-// sweepRunner returns a sequence of m loaded under the tuning tu
-// (INFERNO_CUDA_TUNE), closed when the test ends; nil when tu is refused.
-func sweepRunner(t *testing.T, m *qwen3.Model, tu string) *engine.Single {
-	t.Helper()
-	t.Setenv("INFERNO_CUDA_TUNE", tu)
-	md, err := Load(m, Options{MaxLen: 4096 + 256})
+	f, err := gguf.Open(*modelFile)
 	if err != nil {
-		t.Logf("sweep %q: %v", tu, err)
-		return nil
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { md.Close() })
-	return newSingle(t, md)
+	tb.Cleanup(func() { f.Close() })
+	name, err := f.String("general.architecture")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	load := map[string]func(*gguf.File) (*arch.Loaded, error){
+		qwen3.Architecture: qwen3.Load, qwen2.Architecture: qwen2.Load, llama.Architecture: llama.Load, qwen3moe.Architecture: qwen3moe.Load,
+	}[name]
+	if load == nil {
+		tb.Fatalf("%s: architecture %q", *modelFile, name)
+	}
+	m, err := load(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// benchModel returns the model a benchmark runs: -model's, else synth's
+// 0.6B Q8_0.
+func benchModel(b *testing.B) *arch.Loaded {
+	b.Helper()
+	requireGPU(b)
+	if *modelFile != "" {
+		return fileModel(b)
+	}
+	return synthModel(b, "0.6b")
+}
+
+// variant is a set of launch choices a benchmark runs: set changes the
+// options a Model is loaded with (its tuning hooks), or skips where the
+// variant is the defaults or does not apply to the model; runner changes
+// a BatchRunner made from it.
+type variant struct {
+	name   string
+	set    func(b *testing.B, m *arch.Loaded, o *Options)
+	runner func(br *BatchRunner)
+}
+
+// setTune and setBatch return a variant's set that changes the Model's or
+// the BatchRunner's tuning.
+func setTune(f func(*tuning)) func(*testing.B, *arch.Loaded, *Options) {
+	return func(_ *testing.B, _ *arch.Loaded, o *Options) { o.tune = f }
+}
+
+func setBatch(f func(*batchTuning)) func(*testing.B, *arch.Loaded, *Options) {
+	return func(_ *testing.B, _ *arch.Loaded, o *Options) { o.batchTune = f }
+}
+
+// setQ8h is the variant of Q8_0 on the generic block kernels (on) or on
+// its own (off), skipped where that is the model's default (q8hFor).
+func setQ8h(on bool) func(*testing.B, *arch.Loaded, *Options) {
+	return func(b *testing.B, m *arch.Loaded, o *Options) {
+		if q8hFor(&m.Config) == on {
+			b.Skip("the default for this model")
+		}
+		o.tune = func(t *tuning) { t.q8h = on }
+	}
+}
+
+// imageVariants load the kernels from elsewhere than the embedded cubin:
+// the embedded PTX (the driver compiles it) and the -image file.
+var imageVariants = []variant{
+	{name: "jit", set: func(b *testing.B, _ *arch.Loaded, _ *Options) { b.Setenv("INFERNO_CUDA_JIT", "1") }},
+	{name: "file", set: func(b *testing.B, _ *arch.Loaded, _ *Options) {
+		if *imageFile == "" {
+			b.Skip("no -image file")
+		}
+		b.Setenv("INFERNO_CUDA_PTX", *imageFile)
+	}},
+}
+
+// singleVariants are BenchmarkSingle's: the defaults, no graphs, the
+// one-token matvecs as they were before the _b3 kernels (and O and down
+// on them), Q8_0 on the other path (q8hFor), the kernel images.
+var singleVariants = append([]variant{
+	{name: "default"},
+	{name: "nograph", set: func(_ *testing.B, _ *arch.Loaded, o *Options) { o.NoGraph = true }},
+	{name: "mv-r2", set: setTune(func(t *tuning) { t.head, t.qkv.b3, t.gu.b3 = mvCfg{2, 1, false, false}, false, false })},
+	{name: "mv-od-b3", set: setTune(func(t *tuning) { t.o.b3, t.down.b3 = true, true })},
+	{name: "q8h", set: setQ8h(true)},
+	{name: "q8own", set: setQ8h(false)},
+}, imageVariants...)
+
+// loadVariant loads m under v (closed when b ends), with a BatchRunner of
+// blocks blocks of 16 positions.
+func loadVariant(b *testing.B, m *arch.Loaded, v variant, opts Options, blocks int) (*Model, *BatchRunner) {
+	b.Helper()
+	if v.set != nil {
+		v.set(b, m, &opts)
+	}
+	md := newModel(b, m, opts)
+	br := newBatchRunner(b, md, blocks, 16)
+	if v.runner != nil {
+		v.runner(br)
+	}
+	return md, br
+}
+
+// BenchmarkSingle measures one sequence as the commands run it
+// (engine.Single on a BatchRunner), as `inferno bench` does: tg128 (128
+// greedy decode steps after a prompt of 0 or 4,096 tokens) and pp512,
+// pp4096 (a prompt). It reports tok/s, us/token and, for decode, the
+// bytes a step must read (weights and KV cache) over its time (GB/s).
+func BenchmarkSingle(b *testing.B) {
+	m := benchModel(b)
+	const maxLen = 4096 + 256
+	for _, v := range singleVariants {
+		b.Run(v.name, func(b *testing.B) {
+			md, br := loadVariant(b, m, v, Options{MaxLen: maxLen}, maxLen/16)
+			r := engine.NewSingle(br)
+			for _, depth := range []int{0, 4096} {
+				b.Run(fmt.Sprintf("tg128-d%d", depth), func(b *testing.B) {
+					decodeSteps(b, r, depth, 16) // warm up: the graphs
+					var per time.Duration
+					for b.Loop() {
+						per += decodeSteps(b, r, depth, 128)
+					}
+					per /= time.Duration(b.N)
+					b.ReportMetric(1/per.Seconds(), "tok/s")
+					b.ReportMetric(float64(per.Nanoseconds())/1e3, "us/token")
+					b.ReportMetric(float64(md.StepBytes(depth+64))/per.Seconds()/1e9, "GB/s")
+				})
+			}
+			for _, n := range []int{512, 4096} {
+				b.Run(fmt.Sprintf("pp%d", n), func(b *testing.B) {
+					prompt := randomPrompt(77, n, r.Vocab())
+					prefill(b, r, prompt) // warm up
+					var d time.Duration
+					for b.Loop() {
+						d += prefill(b, r, prompt)
+					}
+					b.ReportMetric(float64(n*b.N)/d.Seconds(), "tok/s")
+				})
+			}
+		})
+	}
+}
+
+// decodeSteps times steps greedy decode steps of r after a prompt of
+// depth tokens (the reset and the prompt untimed, the benchmark's timer
+// stopped meanwhile), returning the time a step.
+func decodeSteps(b *testing.B, r *engine.Single, depth, steps int) time.Duration {
+	b.Helper()
+	b.StopTimer()
+	r.Reset()
+	tok := int32(1000)
+	if depth > 0 {
+		if err := r.Forward(randomPrompt(uint64(depth), depth, r.Vocab())); err != nil {
+			b.Fatal(err)
+		}
+		tok, _ = r.Greedy()
+	}
+	b.StartTimer()
+	start := time.Now()
+	for range steps {
+		if err := r.Forward([]int32{tok}); err != nil {
+			b.Fatal(err)
+		}
+		var err error
+		if tok, err = r.Greedy(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start) / time.Duration(steps)
+}
+
+// prefill times prompt on r from an empty context (the reset untimed),
+// to its greedy token.
+func prefill(b *testing.B, r *engine.Single, prompt []int32) time.Duration {
+	b.Helper()
+	b.StopTimer()
+	r.Reset()
+	b.StartTimer()
+	start := time.Now()
+	if err := r.Forward(prompt); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := r.Greedy(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// BenchmarkLoad measures a Model's load (the kernels, the weights'
+// upload) and a one-sequence BatchRunner, closed again, with the
+// embedded cubin and each imageVariants variant.
+func BenchmarkLoad(b *testing.B) {
+	m := benchModel(b)
+	for _, v := range append([]variant{{name: "embedded"}}, imageVariants...) {
+		b.Run(v.name, func(b *testing.B) {
+			opts := Options{MaxLen: 4096}
+			if v.set != nil {
+				v.set(b, m, &opts)
+			}
+			var what string
+			for b.Loop() {
+				md, err := Load(m, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				br, err := md.NewBatchRunner(opts.MaxLen/16, 16)
+				if err != nil {
+					b.Fatal(err)
+				}
+				what = md.Stats().PTX
+				if err := br.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if err := md.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Logf("kernels: %s", what)
+		})
+	}
+}
+
+// BenchmarkGraphNodes times graphs of single kinds of nodes on synth's
+// 0.6B, to separate the cost of graph nodes from the kernels' own work:
+// the one-token decode step (bucket 1, replayed on the last inputs),
+// empty kernels, and each matvec of the step over every layer. It
+// reports the GPU time of a graph replayed 20 times back to back (us/graph)
+// and of a node (us/node).
+func BenchmarkGraphNodes(b *testing.B) {
+	requireGPU(b)
+	md := newModel(b, synthModel(b, "0.6b"), Options{MaxLen: 256})
+	br := newBatchRunner(b, md, 256/16, 16)
+	r := engine.NewSingle(br)
+	if err := r.Forward([]int32{1, 2, 3}); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Forward([]int32{4}); err != nil {
+		b.Fatal(err)
+	}
+	c := &md.cfg
+	w := &md.layers[0]
+	n := 5*c.Layers + 3
+	var kernels int
+	if _, err := timeGraph(md.dev, 1, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0); kernels = l.count }); err != nil {
+		b.Fatal(err)
+	}
+	layers := func(f func(l *launcher)) func(l *launcher) {
+		return func(l *launcher) {
+			for range c.Layers {
+				f(l)
+			}
+		}
+	}
+	noops := func(blocks uint32) func(l *launcher) {
+		return func(l *launcher) {
+			for range n {
+				l.launch("noop", [3]uint32{blocks}, 256, 0, 0)
+			}
+		}
+	}
+	for _, k := range []struct {
+		name  string
+		nodes int
+		build func(l *launcher)
+	}{
+		{"decode-step", kernels, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0) }},
+		{"noop-1", n, noops(1)},
+		{"noop-132", n, noops(132)},
+		{"noop-1056", n, noops(1056)},
+		{"qkv", c.Layers, layers(func(l *launcher) {
+			md.mv(l, "store", md.tune.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
+		})},
+		{"o", c.Layers, layers(func(l *launcher) { md.mv(l, "add", md.tune.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0) })},
+		{"gateup", c.Layers, layers(func(l *launcher) { md.mv(l, "swiglu", md.tune.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0) })},
+		{"down", c.Layers, layers(func(l *launcher) { md.mv(l, "add", md.tune.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0) })},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			var us float64
+			for b.Loop() {
+				t, err := timeGraph(md.dev, 20, k.build)
+				if err != nil {
+					b.Fatal(err)
+				}
+				us += t
+			}
+			us /= float64(b.N)
+			b.ReportMetric(us, "us/graph")
+			b.ReportMetric(us/float64(k.nodes), "us/node")
+		})
+	}
 }
 
 // timeGraph captures what build enqueues into a graph, replays it reps
@@ -246,76 +385,4 @@ func timeGraph(g *device, reps int, build func(l *launcher)) (float64, error) {
 	}
 	ms, err := g.elapsed(a, b)
 	return float64(ms) * 1000 / float64(reps), err
-}
-
-// microBench times graphs of single kinds of nodes, to separate the cost
-// of graph nodes from the kernels' own work: the one-token decode step
-// (bucket 1, replayed on br's last inputs), empty kernels, and each
-// matvec of the step over every layer.
-func microBench(t *testing.T, md *Model, br *BatchRunner) {
-	c := &md.cfg
-	w := &md.layers[0]
-	n := 5*c.Layers + 3
-	var b strings.Builder
-	report := func(name string, per int, build func(l *launcher)) {
-		us, err := timeGraph(md.dev, 20, build)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			return
-		}
-		fmt.Fprintf(&b, "  %-44s %8.1f us/graph %7.2f us/node\n", name, us, us/float64(per))
-	}
-	var kernels int
-	if _, err := timeGraph(md.dev, 1, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0); kernels = l.count }); err != nil {
-		t.Fatal(err)
-	}
-	report(fmt.Sprintf("decode step (%d kernels), back to back", kernels), kernels, func(l *launcher) { br.decodeOps(l, 1, br.slot, 0) })
-	for _, blocks := range []uint32{1, 132, 1056} {
-		report(fmt.Sprintf("%d noop kernels of %d blocks x 256", n, blocks), n, func(l *launcher) {
-			for range n {
-				l.launch("noop", [3]uint32{blocks}, 256, 0, 0)
-			}
-		})
-	}
-	kinds := []struct {
-		name string
-		f    func(l *launcher)
-	}{
-		{"qkv matvec (store)", func(l *launcher) {
-			md.mv(l, "store", md.tune.qkv, &w.qkv, br.px, w.attnNorm, br.pqkv, w.qkv.rows, 0, 0)
-		}},
-		{"o matvec (add)", func(l *launcher) { md.mv(l, "add", md.tune.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0) }},
-		{"gate/up matvec (swiglu)", func(l *launcher) {
-			md.mv(l, "swiglu", md.tune.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
-		}},
-		{"down matvec (add)", func(l *launcher) { md.mv(l, "add", md.tune.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0) }},
-	}
-	for _, k := range kinds {
-		report(fmt.Sprintf("%d x %s", c.Layers, k.name), c.Layers, func(l *launcher) {
-			for range c.Layers {
-				k.f(l)
-			}
-		})
-	}
-	t.Logf("graph micro-benchmarks (GPU time, 20 replays back to back):\n%s", b.String())
-}
-
-// TestNCU runs a few decode steps kernel by kernel, for Nsight Compute:
-//
-//	INFERNO_CUDA_NCU=1 ncu -k regex:mv_q8 ... ./cuda.test -test.run TestNCU
-func TestNCU(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_NCU") == "" {
-		t.Skip("set INFERNO_CUDA_NCU=1 (and run under ncu)")
-	}
-	requireGPU(t)
-	m := synthModel(t, "0.6b")
-	r := gpuSingle(t, m, Options{MaxLen: 4096 + 256, NoGraph: true})
-	if err := r.Forward(randomPrompt(5, 4096, r.Vocab())); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if err := r.Forward([]int32{5}); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

@@ -3,14 +3,7 @@ package cuda
 // Tests that need no GPU: they run everywhere, CI included.
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -44,192 +37,25 @@ func TestLoadWithoutGPU(t *testing.T) {
 	}
 }
 
-// TestPTXStamp fails when a kernel source changed after the PTX and
-// cubins were built (the stamp records the sources' SHA-256: run
-// ./build_ptx.sh), or when an embedded file is not the one the stamp
-// records (a PTX or cubin left from another build).
-func TestPTXStamp(t *testing.T) {
-	skipWithoutEmbedded(t)
-	stamp, err := os.ReadFile("kernels/kernels.ptx.stamp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, _ := filepath.Glob("kernels/*.cu")
-	more, _ := filepath.Glob("kernels/*.cuh")
-	names = append(names, more...)
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Write(b)
-	}
-	lines := strings.Split(strings.TrimSpace(string(stamp)), "\n")
-	if got := hex.EncodeToString(h.Sum(nil)); lines[0] != got {
-		t.Fatalf("the kernels are stale: sources hash to %s, the stamp says %s; run backend/cuda/build_ptx.sh where nvcc exists", got, lines[0])
-	}
-	if len(lines) < 5 {
-		t.Fatalf("stamp has %d lines: want the sources' hash, the nvcc and the two ptxas versions, then each output's hash", len(lines))
-	}
-	listed := map[string]bool{}
-	for _, l := range lines[4:] {
-		sum, name, ok := strings.Cut(l, " ")
-		if !ok {
-			t.Fatalf("stamp line %q", l)
-		}
-		listed[name+".gz"] = true
-		b, err := embedded(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
-			t.Errorf("embedded %s.gz holds %s, the stamp says %s: run backend/cuda/build_ptx.sh", name, hex.EncodeToString(got[:]), sum)
-		}
-	}
-	files, err := kernelFiles.ReadDir("kernels")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if !listed[f.Name()] {
-			t.Errorf("embedded kernels/%s is not in the stamp", f.Name())
-		}
-	}
-	for _, cc := range cubinArchs {
-		if !listed[cubinFor(cc)+".gz"] {
-			t.Errorf("no cubin for compute capability %d", cc)
-		}
-	}
-	for _, name := range []string{ptxFor(80), ptxFor(90)} {
-		if !listed[name+".gz"] {
-			t.Errorf("no %s", name)
-		}
-	}
-}
-
 // TestMatvecKernelsExist checks that every matvec kernel tuning.go may
-// name (mvKernelNames) is an entry of both embedded PTX modules, and that
-// the defaults' kernels are among them.
+// name (mvKernelNames) is a kernel of every embedded image, and that the
+// defaults' kernels are among them.
 func TestMatvecKernelsExist(t *testing.T) {
 	skipWithoutEmbedded(t)
-	for _, mod := range []string{ptxFor(80), ptxFor(90)} {
-		b, err := embedded(mod)
+	for _, img := range embeddedImages() {
+		have, err := imageKernels(img)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name := range mvKernelNames {
-			if !bytes.Contains(b, []byte(".entry "+name+"(")) {
-				t.Errorf("%s: no kernel %s", mod, name)
+			if !have[name] {
+				t.Errorf("%s: no kernel %s", img, name)
 			}
 		}
 	}
 	for _, k := range defaultTuning().mvKernels() {
 		if !mvKernelNames[k.name] {
 			t.Errorf("default matvec %s is not in mvKernelNames", k.name)
-		}
-	}
-}
-
-// TestKernelChoice checks which embedded module each GPU loads.
-func TestKernelChoice(t *testing.T) {
-	skipWithoutEmbedded(t)
-	for _, c := range []struct {
-		cc         int
-		cubin, ptx string
-	}{
-		{80, "kernels_sm80.cubin", "kernels.ptx"}, {86, "kernels_sm86.cubin", "kernels.ptx"},
-		{87, "kernels_sm86.cubin", "kernels.ptx"}, {89, "kernels_sm89.cubin", "kernels.ptx"},
-		{90, "kernels_sm90.cubin", "kernels_sm90.ptx"}, {100, "", "kernels_sm90.ptx"}, {120, "", "kernels_sm90.ptx"},
-	} {
-		if got := cubinFor(c.cc); got != c.cubin {
-			t.Errorf("cc %d: cubin %q, want %q", c.cc, got, c.cubin)
-		}
-		if got := ptxFor(c.cc); got != c.ptx {
-			t.Errorf("cc %d: PTX %q, want %q", c.cc, got, c.ptx)
-		}
-	}
-	t.Setenv("INFERNO_CUDA_PTX", "") // the embedded images, even where a run overrides them
-	t.Setenv("INFERNO_CUDA_JIT", "1")
-	img, err := kernelSource(90)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.what != "embedded kernels_sm90.ptx" || !img.pdl || img.data[len(img.data)-1] != 0 || !bytes.HasPrefix(bytes.TrimSpace(img.data), []byte("//")) {
-		t.Errorf("INFERNO_CUDA_JIT=1: %s, pdl %v", img.what, img.pdl)
-	}
-	t.Setenv("INFERNO_CUDA_JIT", "")
-	if img, err = kernelSource(86); err != nil || img.what != "embedded kernels_sm86.cubin" || img.pdl || img.fallback != "kernels.ptx" {
-		t.Errorf("cc 86: %s, pdl %v, fallback %q, %v", img.what, img.pdl, img.fallback, err)
-	}
-	if !bytes.HasPrefix(img.data, []byte("\x7fELF")) {
-		t.Error("the cubin is not an ELF file")
-	}
-}
-
-func mustRead(t *testing.T, name string) []byte {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// TestPTXUpToDate rebuilds the PTX with nvcc, where nvcc exists, and fails
-// when the committed PTX differs from what the sources give.
-func TestPTXUpToDate(t *testing.T) {
-	nvcc := os.Getenv("NVCC")
-	if nvcc == "" {
-		var err error
-		if nvcc, err = exec.LookPath("nvcc"); err != nil {
-			t.Skip("nvcc not found (set NVCC or put it on PATH): PTX not rebuilt; TestPTXStamp still checks the sources")
-		}
-	}
-	cmd := exec.Command("./build_ptx.sh", "--check")
-	cmd.Env = append(os.Environ(), "NVCC="+nvcc)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("build_ptx.sh --check: %v", err)
-	}
-}
-
-func TestParseTuning(t *testing.T) {
-	tu, err := parseTuning("qkv=2, ok=2,gu=2,downk=2,head=1,headb=0,gub=0,qkvb=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := defaultTuning()
-	want.qkv.rpw, want.o.ks, want.down.ks, want.head.rpw = 2, 2, 2, 1
-	want.head.b3, want.gu.b3, want.qkv.b3 = false, false, false
-	if tu != want {
-		t.Errorf("got %+v, want %+v", tu, want)
-	}
-	for _, c := range []struct {
-		m          mvCfg
-		kind, name string
-	}{{want.o, "add", "mvf_q8_add_r1_k2"}, {want.qkv, "store", "mvf_q8_store_r2_k1"}, {defaultTuning().qkv, "store", "mvf_q8_store_r2_k1_b3"}, {want.head, "argmax", "mv_q8_argmax_r1"},
-		{defaultTuning().head, "argmax", "mv_q8_argmax_r4_b3"}} {
-		if got := c.m.name(c.kind); got != c.name {
-			t.Errorf("name %q, want %q", got, c.name)
-		}
-	}
-	tu, err = parseTuning("carveout=50,h128=33,mvn=4,mmq=0,mmq8=64,mq64=0,mq2=1,mqn=32,mqw=1,moeh=8,moegate=4,moeb=3,moebmin=5,moent=4,mmn=32")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = defaultTuning()
-	want.carveout, want.h128, want.mvn, want.mmq, want.mmq8, want.mq64, want.mmn = 50, 33, 4, 0, 64, 0, 32
-	want.mq2, want.mqn, want.mqw, want.moeH, want.moeGate = 1, 32, 1, 8, 4
-	want.moeB, want.moeBMin, want.moeNT = 3, 5, 4
-	if tu != want {
-		t.Errorf("got %+v, want %+v", tu, want)
-	}
-	for _, bad := range []string{"qkv=3", "gu=1", "x=1", "qkv", "nsplit=16", "afd=0", "ok=3", "asplit=2", "minchunk=64", "pdl=1", "mvn=9", "mmq=-1", "mmq8=-1", "mq64=-1", "mq2=2", "mqn=48", "mqw=2", "moeh=0", "moegate=0", "moeb=-1", "moent=-1", "moebmin=-2",
-		"downf=0", "headb=1", "head=4,headb=0", "qkv=1,qkvb=3", "ok=2,ob=3", "headf=1", "mmn=8", "mmn=48"} {
-		if _, err := parseTuning(bad); err == nil {
-			t.Errorf("%q: no error", bad)
 		}
 	}
 }
@@ -310,43 +136,6 @@ func TestMMQ8Tile(t *testing.T) {
 	}
 }
 
-func TestParseBatchTuning(t *testing.T) {
-	tu, err := parseBatchTuning("mm=64, hmm=32, nt=4,ny=4,xl=0,zc=4096,mvf=0,graph=0,split=3,minchunk=64,ahead=0,cb=2,cmin=16,cmax=0,pdl=0,mvpdl=0,c1=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := batchTuning{mmMin: 64, headMM: 32, nt: 4, ny: 4, xl: false, zc: 4096, mvf1: false, graph: false, splitMul: 3, minchunk: 64, cb: 2, cmin: 16}
-	if tu != want {
-		t.Errorf("got %+v, want %+v", tu, want)
-	}
-	if tu, _ := parseBatchTuning(""); tu != defaultBatchTuning() {
-		t.Errorf("empty: %+v", tu)
-	}
-	for _, bad := range []string{"nt=3", "mm=0", "split=0", "zc=-1", "ks=4", "x", "nt=x", "cb=-1", "cmin=0", "cmax=-1", "ny=0", "hmm=0"} {
-		if _, err := parseBatchTuning(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-	// mmv_q8's passes: 64-tile matrices (a small model's O and down) on
-	// 132 SMs spread their tokens over up to ny blocks a tile; others do not.
-	br := &BatchRunner{dev: &device{SMs: 132}, bt: defaultBatchTuning()}
-	for _, c := range []struct{ cap, n, tiles, nt, ny int }{
-		{4, 1, 64, 1, 1}, {4, 8, 64, 1, 1}, {4, 9, 64, 1, 2}, {4, 16, 64, 1, 2}, {4, 32, 64, 1, 4}, {4, 64, 64, 2, 4},
-		{4, 100, 64, 2, 4}, {4, 40, 64, 2, 3}, {4, 64, 256, 8, 1}, {4, 64, 384, 8, 1}, {4, 64, 100, 4, 2},
-		{2, 64, 64, 4, 2}, {2, 32, 64, 2, 2}, {1, 64, 64, 8, 1},
-	} {
-		br.bt.ny = c.cap
-		if nt, ny := br.skinnyPasses(c.n, c.tiles); nt != c.nt || ny != c.ny {
-			t.Errorf("ny=%d: skinnyPasses(%d, %d) = %d, %d; want %d, %d", c.cap, c.n, c.tiles, nt, ny, c.nt, c.ny)
-		}
-	}
-	for n, want := range map[int]int{1: 0, 2: 1, 16: 4, 12: -1, 4096: 12, 3: -1} {
-		if got := log2Exact(n); got != want {
-			t.Errorf("log2Exact(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
-
 // TestFit checks the memory estimate against Q8_0's layout and the one-line
 // refusal when a model does not fit.
 func TestFit(t *testing.T) {
@@ -378,14 +167,5 @@ func TestFit(t *testing.T) {
 	}
 	if err := fitError(big, 10<<30, "NVIDIA X"); err == nil || strings.Contains(err.Error(), "--ctx") {
 		t.Errorf("weights do not fit: %v", err)
-	}
-}
-
-// skipWithoutEmbedded skips a test of the embedded kernel files in a
-// binary built with -tags cuda_noembed, which has none.
-func skipWithoutEmbedded(t *testing.T) {
-	t.Helper()
-	if !kernelsEmbedded {
-		t.Skip("built with -tags cuda_noembed: no embedded kernels to check")
 	}
 }

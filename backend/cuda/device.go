@@ -1,20 +1,13 @@
 package cuda
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"unsafe"
 )
-
-// cubinArchs are the compute capabilities with an embedded cubin.
-var cubinArchs = []int{80, 86, 89, 90}
 
 // Driver enum values used here.
 const (
@@ -139,118 +132,6 @@ func newDevice(ordinal int) (*device, error) {
 	return g, nil
 }
 
-// kernelImage is a module image to load: its bytes (NUL-terminated PTX, or
-// a cubin), where it came from, whether its kernels wait for their
-// predecessors (so may be launched with programmatic dependent launch), and
-// the PTX to fall back on when a cubin does not load.
-type kernelImage struct {
-	data     []byte
-	what     string
-	pdl      bool
-	fallback string // embedded PTX file, "" for none
-}
-
-// cubinFor returns the embedded cubin's file for compute capability cc: the
-// highest of the same major version not above it (a cubin runs on later
-// minor versions), or "" for none.
-func cubinFor(cc int) string {
-	best := 0
-	for _, a := range cubinArchs {
-		if a/10 == cc/10 && a <= cc {
-			best = max(best, a)
-		}
-	}
-	if best == 0 {
-		return ""
-	}
-	return fmt.Sprintf("kernels_sm%d.cubin", best)
-}
-
-// ptxFor returns the embedded PTX file for compute capability cc.
-func ptxFor(cc int) string {
-	if cc >= 90 {
-		return "kernels_sm90.ptx"
-	}
-	return "kernels.ptx"
-}
-
-// embedded returns the uncompressed bytes of an embedded kernel file.
-func embedded(name string) ([]byte, error) {
-	if !kernelsEmbedded {
-		return nil, fmt.Errorf("cuda: this binary was built with -tags cuda_noembed and has no kernels: set INFERNO_CUDA_PTX to a PTX or cubin file (backend/cuda/kernels/*.gz)")
-	}
-	gz, err := kernelFiles.ReadFile("kernels/" + name + ".gz")
-	if err != nil {
-		return nil, fmt.Errorf("cuda: embedded kernels: %w", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, fmt.Errorf("cuda: embedded kernels %s: %w", name, err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: embedded kernels %s: %w", name, err)
-	}
-	return b, nil
-}
-
-// kernelSource returns the module to load for compute capability cc: the
-// file INFERNO_CUDA_PTX names, when set (PTX, or gzip-compressed PTX, to
-// try kernels without rebuilding the Go binary: no PDL; or a cubin, an ELF
-// file, built from the embedded kernels' sources: PDL as for the embedded
-// cubin); else the embedded
-// cubin for the GPU, unless INFERNO_CUDA_JIT=1 asks for the PTX (what the
-// driver compiles); else the embedded PTX. INFERNO_CUDA_PDL=0 turns PDL off.
-func kernelSource(cc int) (kernelImage, error) {
-	if p := os.Getenv("INFERNO_CUDA_PTX"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return kernelImage{}, fmt.Errorf("cuda: INFERNO_CUDA_PTX: %w", err)
-		}
-		if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-			zr, err := gzip.NewReader(bytes.NewReader(b))
-			if err == nil {
-				b, err = io.ReadAll(zr)
-			}
-			if err != nil {
-				return kernelImage{}, fmt.Errorf("cuda: INFERNO_CUDA_PTX %s: %w", p, err)
-			}
-		}
-		pdl := cc >= 90 && os.Getenv("INFERNO_CUDA_PDL") != "0"
-		if bytes.HasPrefix(b, []byte("\x7fELF")) {
-			return kernelImage{data: b, what: p, pdl: pdl}, nil
-		}
-		return kernelImage{data: nulTerminated(b), what: p}, nil
-	}
-	pdl := cc >= 90 && os.Getenv("INFERNO_CUDA_PDL") != "0"
-	ptx := ptxFor(cc)
-	if name := cubinFor(cc); name != "" && os.Getenv("INFERNO_CUDA_JIT") != "1" {
-		b, err := embedded(name)
-		if err != nil {
-			return kernelImage{}, err
-		}
-		return kernelImage{data: b, what: "embedded " + name, pdl: pdl, fallback: ptx}, nil
-	}
-	return embeddedPTX(ptx, pdl)
-}
-
-func embeddedPTX(name string, pdl bool) (kernelImage, error) {
-	b, err := embedded(name)
-	if err != nil {
-		return kernelImage{}, err
-	}
-	return kernelImage{data: nulTerminated(b), what: "embedded " + name, pdl: pdl}, nil
-}
-
-// nulTerminated returns b with a NUL byte appended (PTX is loaded as a
-// C string).
-func nulTerminated(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] == 0 {
-		return b
-	}
-	return append(b, 0)
-}
-
 // enter locks the calling goroutine to its thread and makes the context
 // current there; exit undoes the lock.
 func (g *device) enter() error {
@@ -275,6 +156,8 @@ func (g *device) callq(fn uintptr, args ...uintptr) cuResult {
 	return g.d.call(fn, g.argBuf[:n]...)
 }
 
+// loadModule loads the kernel image kernelSource chooses (image.go), and
+// the embedded PTX where the driver refuses an embedded cubin.
 func (g *device) loadModule() error {
 	img, err := kernelSource(g.CC)
 	if err != nil {

@@ -4,25 +4,29 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [arch] [rss] [bench] [batchbench] [sampling] [sampbench] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [arch] [rss] [bench] [batchbench] [sampling] [sampbench] [ncu] [report]
 #   INFERNO_OLD=bin/inferno-old sh backend/cuda/devrun.sh startup
 #
-# T names the test binary (default bin/cuda.test). startup times, on
-# synth's 0.6B (written by INFERNO_OLD, an earlier build of the command),
-# `inferno generate -n 1` of INFERNO_OLD with an empty, then a warm JIT
-# cache, and the test binary's TestStartup (the same: open, upload, one
-# token) with CUDA_CACHE_DISABLE=1; then INFERNO_OLD's `inferno bench`
-# (pp512, tg128; tg128 x1 on the BatchRunner after 128 tokens) and the
-# same measured by TestQuickBench (INFERNO_CUDA_QB_JIT=1: also with the
-# PTX JIT-compiled). Every model-level test runs a sequence as the
-# commands do: engine.Single, a batch of one on a BatchRunner of a Model
-# (model: golden logits, graph against no graph, transcripts, long context,
-# memory freed; batch: batched against alone, prefix copy, pool refusal,
-# shared weights, the lookahead, a steady decode step).
+# T names the test binary (default bin/cuda.test). Tests run with
+# -test.run; benchmarks (bench_test.go, batch_bench_test.go: Benchmark*
+# functions whose sub-benchmarks are the tuning variants) with
+# -test.run '^$' -test.bench PATTERN, on synth's 0.6B Q8_0 built in memory
+# or the GGUF file -model names. startup times, on synth's 0.6B (written
+# by INFERNO_OLD, an earlier build of the command), `inferno generate -n 1`
+# of INFERNO_OLD with an empty, then a warm JIT cache, and the test
+# binary's TestStartup (the same: open, upload, one token) with
+# CUDA_CACHE_DISABLE=1; then INFERNO_OLD's `inferno bench` (pp512, tg128;
+# tg128 x1 on the BatchRunner after 128 tokens) and the same measured by
+# BenchmarkSingle and BenchmarkBatchDecode. Every model-level test runs a
+# sequence as the commands do: engine.Single, a batch of one on a
+# BatchRunner of a Model (model: golden logits, graph against no graph,
+# transcripts, long context, memory freed; batch: batched against alone,
+# prefix copy, pool refusal, shared weights, the lookahead, a steady
+# decode step).
 #
+# MODEL=file.gguf runs the bench and batchbench stages on that file.
 # Each stage's full log goes to $OUT/<stage>.log (OUT defaults to
-# /tmp/inferno-cuda); a summary is printed. INFERNO_CUDA_SWEEP passes
-# tunings to the benchmark (see bench_test.go).
+# /tmp/inferno-cuda); a summary is printed.
 OUT=${OUT:-/tmp/inferno-cuda}
 mkdir -p "$OUT"
 T=${T:-$(pwd)/bin/cuda.test}
@@ -43,7 +47,7 @@ for stage in "$@"; do
 		cat "$OUT/info.log"
 		;;
 	kernels)
-		timeout 150 "$T" -test.v -test.timeout 140s -test.run 'TestAvailable|TestPTXStamp|TestPack|TestKernel|TestErrors|TestBatchKernel' >"$OUT/kernels.log" 2>&1
+		timeout 150 "$T" -test.v -test.timeout 140s -test.run 'TestAvailable|TestPTXStamp|TestPack|TestKernel|TestErrors|TestBatchKernel|TestMatvec|TestBatchTuning|TestSkinny' >"$OUT/kernels.log" 2>&1
 		echo "kernels: exit $?"
 		;;
 	batch)
@@ -56,7 +60,7 @@ for stage in "$@"; do
 		# logprobs against the CPU, sampled decoding with the lookahead;
 		# the lookahead's greedy test for regressions.
 		(
-			[ -f "$OUT/cubin90/kernels_sm90.cubin.gz" ] && export INFERNO_CUDA_PTX="$OUT/cubin90/kernels_sm90.cubin.gz"
+			[ -f "$OUT/cubin90/sm90.cubin.gz" ] && export INFERNO_CUDA_PTX="$OUT/cubin90/sm90.cubin.gz"
 			timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestSample|TestPhilox|TestBatchSampledLookahead|TestBatchLookahead' >"$OUT/sampling.log" 2>&1
 		)
 		echo "sampling: exit $?"
@@ -74,8 +78,8 @@ for stage in "$@"; do
 			L=$ROOT/${LOADGEN:-bin/loadgen}
 			M=/tmp/inferno-samp-06b.gguf
 			# After the cubin90 stage, its cubin (what will be embedded).
-			if [ -f "$OUT/cubin90/kernels_sm90.cubin.gz" ]; then
-				export INFERNO_CUDA_PTX="$OUT/cubin90/kernels_sm90.cubin.gz"
+			if [ -f "$OUT/cubin90/sm90.cubin.gz" ]; then
+				export INFERNO_CUDA_PTX="$OUT/cubin90/sm90.cubin.gz"
 				echo "kernels: $INFERNO_CUDA_PTX"
 			fi
 			[ -f $M ] || "$I" synth $M --preset 0.6b --type q8_0 >/dev/null
@@ -97,7 +101,9 @@ for stage in "$@"; do
 		cat "$OUT/sampbench.log"
 		;;
 	batchbench)
-		INFERNO_CUDA_BENCH=1 timeout 240 "$T" -test.v -test.timeout 230s -test.run 'TestBatchBench' >"$OUT/batchbench.log" 2>&1
+		# S_TG at B = 1..256 and B = 1 after 4,096 tokens, pp512 at depth 0
+		# and 4,096, on the BatchRunner (synth 0.6B Q8_0, or MODEL=file.gguf).
+		timeout 400 "$T" -test.run '^$' -test.bench 'Batch(Decode|Prefill)/(default|pp)' -test.benchtime 3x -test.timeout 390s ${MODEL:+-model "$MODEL"} >"$OUT/batchbench.log" 2>&1
 		echo "batchbench: exit $?"
 		;;
 	arch)
@@ -114,7 +120,7 @@ for stage in "$@"; do
 		echo "shapes: exit $?"
 		;;
 	rss)
-		INFERNO_CUDA_RSS=1 timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestHostMemory' >"$OUT/rss.log" 2>&1
+		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestHostMemory' -rss >"$OUT/rss.log" 2>&1
 		echo "rss: exit $?"
 		;;
 	startup)
@@ -133,12 +139,15 @@ for stage in "$@"; do
 			wall old-generate-empty-jit-cache env CUDA_CACHE_PATH=/tmp/jit-old "$O" generate $M Hello -n 1 --backend cuda
 			wall old-generate-warm-jit-cache env CUDA_CACHE_PATH=/tmp/jit-old "$O" generate $M Hello -n 1 --backend cuda
 			for i in 1 2; do
-				wall new-cubin-$i env CUDA_CACHE_DISABLE=1 INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run '^TestStartup$'
+				wall new-cubin-$i env CUDA_CACHE_DISABLE=1 "$T" -test.v -test.run '^TestStartup$' -model $M
 				grep -h "kernels:" "$OUT/startup-new-cubin-$i.out"
 			done
 			CUDA_CACHE_PATH=/tmp/jit-old "$O" bench $M --backend cuda -p 512 -n 128 -r 5 2>&1 | sed 's/^/old: /'
 			CUDA_CACHE_PATH=/tmp/jit-old "$O" bench $M --backend cuda -p 128 -n 128 -r 5 --parallel 1 2>&1 | sed 's/^/old: /'
-			CUDA_CACHE_PATH=/tmp/jit-new INFERNO_CUDA_BENCH=quick INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run TestQuickBench 2>&1 | grep -E "tok/s|FAIL|panic" | sed 's/^/new: /'
+			{
+				"$T" -test.run '^$' -test.bench 'Single/default/(tg128-d0|pp512)' -test.benchtime 5x -model $M
+				"$T" -test.run '^$' -test.bench 'BatchDecode/default/B=1$' -test.benchtime 5x -model $M
+			} 2>&1 | grep -E "^Benchmark|FAIL|panic" | sed 's/^/new: /'
 		) >"$OUT/startup.log" 2>&1
 		echo "startup: exit $?"
 		cat "$OUT/startup.log"
@@ -151,18 +160,20 @@ for stage in "$@"; do
 	cubin90)
 		# The sm_90 cubin assembled by this machine's ptxas (CUDA 13: the
 		# compiler of the driver's JIT) from the committed PTX, into
-		# $OUT/cubin90/ (copy kernels_sm90.cubin.gz and kernels.ptx.stamp
-		# into kernels/); then its speed against the embedded cubin's.
+		# $OUT/cubin90/ (then, in the tree: backend/cuda/build_ptx.sh
+		# --import DIR); then its speed against the embedded cubin's. The
+		# PTX is read with zstd, else UNZSTD (default bin/unzstd: build it
+		# with CGO_ENABLED=0 go build -o bin/unzstd ./tools/unzstd).
 		(
-			PTXAS90=$(dirname "$(command -v nvcc)")/ptxas ./build_ptx.sh --cubin90 "$OUT/cubin90" &&
-				gzip -dc "$OUT/cubin90/kernels_sm90.cubin.gz" >/tmp/kernels_sm90.cubin &&
+			UNZSTD=${UNZSTD:-$ROOT/bin/unzstd} PTXAS90=$(dirname "$(command -v nvcc)")/ptxas ./build_ptx.sh --cubin90 "$OUT/cubin90" &&
+				gzip -dc "$OUT/cubin90/sm90.cubin.gz" >/tmp/kernels_sm90.cubin &&
 				M=/tmp/inferno-startup-06b.gguf &&
 				{ [ -f $M ] || "$ROOT/${INFERNO_OLD:-bin/inferno-old}" synth --preset 0.6b $M; } &&
-				CUDA_CACHE_DISABLE=1 INFERNO_CUDA_PTX=/tmp/kernels_sm90.cubin INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run '^TestStartup$' &&
-				INFERNO_CUDA_BENCH=quick INFERNO_CUDA_QB_CUBIN=/tmp/kernels_sm90.cubin INFERNO_CUDA_MODEL=$M "$T" -test.v -test.run TestQuickBench
+				CUDA_CACHE_DISABLE=1 INFERNO_CUDA_PTX=/tmp/kernels_sm90.cubin "$T" -test.v -test.run '^TestStartup$' -model $M &&
+				"$T" -test.run '^$' -test.bench 'Single/(default|file)/(tg128-d0|pp512)' -test.count 2 -test.benchtime 5x -image /tmp/kernels_sm90.cubin -model $M
 		) >"$OUT/cubin90.log" 2>&1
 		echo "cubin90: exit $?"
-		grep -E "wrote|kernels:|tok/s|FAIL|panic|rror" "$OUT/cubin90.log"
+		grep -E "wrote|kernels:|^Benchmark|FAIL|panic|rror" "$OUT/cubin90.log"
 		;;
 	model)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestGolden|TestTranscript|TestLongContext|TestLongPrompt|TestMemoryFreed' >"$OUT/model.log" 2>&1
@@ -171,19 +182,26 @@ for stage in "$@"; do
 	bench)
 		nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 500 >"$OUT/clocks.log" 2>&1 &
 		smi=$!
-		INFERNO_CUDA_BENCH=1 timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestBench' >"$OUT/bench.log" 2>&1
+		# One sequence (tg128 at depth 0 and 4,096, pp512, pp4096) with
+		# and without graphs, and the graph nodes' cost (synth 0.6B Q8_0,
+		# or MODEL=file.gguf for BenchmarkSingle).
+		{
+			timeout 200 "$T" -test.run '^$' -test.bench 'Single/(default|nograph)/' -test.benchtime 5x -test.timeout 190s ${MODEL:+-model "$MODEL"} &&
+				timeout 100 "$T" -test.run '^$' -test.bench 'GraphNodes' -test.benchtime 5x -test.timeout 90s
+		} >"$OUT/bench.log" 2>&1
 		echo "bench: exit $?"
 		kill "$smi" 2>/dev/null
 		sort -t, -k2 -n "$OUT/clocks.log" | awk -F, 'NR>1{print "clocks sample:" $0}' | tail -n 3
 		;;
 	ncu)
 		# Kernels of a decode step at 4,096 tokens of context (layer 2 onwards),
-		# then the output head.
+		# then the output head: BenchmarkSingle without graphs (kernels one
+		# by one), the prompt first.
 		for k in "regex:mvf_q8|pattn_dec@10@6" "regex:argmax_r@1@1"; do
-			INFERNO_CUDA_NCU=1 timeout 150 ncu --clock-control none -k "${k%%@*}" \
+			timeout 150 ncu --clock-control none -k "${k%%@*}" \
 				--launch-skip "$(echo "$k" | cut -d@ -f2)" --launch-count "$(echo "$k" | cut -d@ -f3)" \
 				--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-				"$T" -test.run TestNCU
+				"$T" -test.run '^$' -test.bench 'Single/nograph/tg128-d4096' -test.benchtime 1x
 		done >"$OUT/ncu.log" 2>&1
 		echo "ncu: exit $?"
 		grep -E '^  [a-z_0-9]+\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Block Limit Reg|Stall|Grid Size|One or More' "$OUT/ncu.log" | cut -c1-160 | head -150
@@ -197,6 +215,6 @@ for stage in "$@"; do
 		;;
 	esac
 	[ -f "$OUT/$stage.log" ] && [ "$stage" != info ] &&
-		grep -E '^(=== RUN|--- FAIL|--- PASS|--- SKIP|FAIL|ok|PASS|panic)|relative L2|error|divergence|explained|identical|tok/s|floor|tg128|pp512|pp4096|sweep|decode step at|calls|MiB|S_TG|near tie|mismatch' "$OUT/$stage.log" | grep -v '^=== RUN' | cut -c1-220 | head -120
+		grep -E '^(=== RUN|--- FAIL|--- PASS|--- SKIP|FAIL|ok|PASS|panic|Benchmark)|relative L2|error|divergence|explained|identical|tok/s|floor|tg128|pp512|pp4096|sweep|decode step at|calls|MiB|S_TG|near tie|mismatch' "$OUT/$stage.log" | grep -v '^=== RUN' | cut -c1-220 | head -120
 	echo "$stage took $(($(date +%s) - start))s"
 done

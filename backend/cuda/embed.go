@@ -4,13 +4,10 @@ package cuda
 
 import "embed"
 
-// The kernels, gzip-compressed (build_ptx.sh): PTX for compute capability
-// 8.0 and up (kernels.ptx) and 9.0 and up (kernels_sm90.ptx, with
-// programmatic dependent launch and the cluster attention compiled in), and
-// machine code (cubins) for sm_80, sm_86, sm_89 and sm_90, which load
-// without the driver's JIT compilation (seconds for this much PTX).
+// The kernel images, zstd-compressed (build_ptx.sh): the sm_80 and sm_90
+// cubins and the compute_90 PTX (image.go says which GPU loads which).
 //
-//go:embed kernels/*.gz
+//go:embed kernels/*.zst
 var kernelFiles embed.FS
 
 // kernelsEmbedded reports whether kernelFiles holds the kernels.

@@ -14,8 +14,7 @@ import (
 )
 
 // mvhnMax is the most tokens a product of a float matrix takes mvhn for
-// by default (INFERNO_CUDA_TUNE=hvn=N); more take the tensor-core tiles
-// (mmw).
+// by default (tuning.hvn); more take the tensor-core tiles (mmw).
 const mvhnMax = 16
 
 // mvhnSplitRows: matrices of fewer rows take mvhn4 (4 warps a row pair,

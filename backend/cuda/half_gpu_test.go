@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
 	"inferno/backend"
-	"inferno/engine"
 	"inferno/gguf"
 	"inferno/model/qwen3"
 	"inferno/numfmt"
@@ -311,10 +309,14 @@ func floatModel(t *testing.T, name string) (*qwen3.Model, *qwen3.Model) {
 // products, f32 in decode) and the same greedy tokens but at near ties
 // (the CPU's two logits within 1e-2); then the batch
 // runner (mvhn and mmw_b32 in decode steps of 2 to 16 tokens) against
-// sequences alone.
+// sequences alone. With -short, the F16 and BF16 models only.
 func TestHalfModel(t *testing.T) {
 	requireGPU(t)
-	for _, name := range []string{"F16", "BF16", "Q8_0+emb-f16", "Q4_K_M+emb-bf16"} {
+	names := []string{"F16", "BF16"}
+	if !testing.Short() {
+		names = append(names, "Q8_0+emb-f16", "Q4_K_M+emb-bf16")
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			mq, mf := floatModel(t, name)
 			types := map[gguf.TensorType]int{}
@@ -350,40 +352,8 @@ func TestHalfModel(t *testing.T) {
 			})
 			t.Logf("%s: %d steps (150-token prompt, then decode): worst logits relative L2 vs the CPU %.3g; greedy differs at %d steps", name, steps, worst, flips)
 			if tol == 2e-3 {
-				batchEqualsAloneTol(t, mq, 8, 16, 2e-3)
+				batchEqualsAloneTol(t, mq, nil, 8, 16, 2e-3)
 			}
 		})
-	}
-}
-
-// TestHalfBench (INFERNO_CUDA_BENCH=half, INFERNO_CUDA_MODEL=file.gguf):
-// one sequence's decode step (bytes read, the floor at 4.25 TB/s, the
-// event profile by kernel), then the batch runner's S_TG at B = 1, 8 and
-// 64 after 128-token prompts with the profile of each step.
-func TestHalfBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "half" {
-		t.Skip("set INFERNO_CUDA_BENCH=half")
-	}
-	requireGPU(t)
-	m := startupModel(t)
-	md := newModel(t, m, Options{MaxLen: 1024})
-	one := newSingle(t, md)
-	if err := one.Forward(randomPrompt(5, 128, m.Config.Vocab)); err != nil {
-		t.Fatal(err)
-	}
-	if err := one.Forward([]int32{5}); err != nil {
-		t.Fatal(err)
-	}
-	b := md.StepBytes(129)
-	floor := float64(b) / 4.25e12 * 1e6
-	t.Logf("decode step at 129 positions: %.1f MB read, floor %.1f us (%.0f tok/s)", float64(b)/1e6, floor, 1e6/floor)
-	logProfile(t, "one sequence, decode step at context 129", func() ([]engine.OpStats, float64, error) { return one.Profile(20) })
-	const bs = 16
-	br := newBatchRunner(t, md, 64*(128+64)/bs+64, bs)
-	batchDecode(t, br, 1, 128, 16)
-	for _, B := range []int{1, 8, 64} {
-		tps, _ := batchDecode(t, br, B, 128, 64)
-		t.Logf("B=%-3d S_TG %8.1f tok/s (%.3f ms a step)", B, tps, 1000*float64(B)/tps)
-		logProfile(t, fmt.Sprintf("batch decode step of %d", B), func() ([]engine.OpStats, float64, error) { return br.Profile(B, 5) })
 	}
 }

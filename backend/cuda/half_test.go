@@ -12,6 +12,7 @@ import (
 )
 
 func TestFloatExp(t *testing.T) {
+	t.Parallel()
 	bf := func(vs ...float32) []byte {
 		b := make([]byte, 2*len(vs))
 		for i, v := range vs {
@@ -47,6 +48,7 @@ func TestFloatExp(t *testing.T) {
 }
 
 func TestPackFloat(t *testing.T) {
+	t.Parallel()
 	f := formatOf(gguf.TensorBF16)
 	rows := [][]byte{{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}}
 	data, mpad, exp, err := packFloat(f, 3, 2, func(r int) []byte { return rows[r] })

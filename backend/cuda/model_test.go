@@ -57,7 +57,7 @@ func readLogits(t *testing.T, name string) []float32 {
 }
 
 // newModel loads m on the GPU; it is closed when the test ends.
-func newModel(t *testing.T, m *qwen3.Model, opts Options) *Model {
+func newModel(t testing.TB, m *qwen3.Model, opts Options) *Model {
 	t.Helper()
 	requireGPU(t)
 	md, err := Load(m, opts)
@@ -75,13 +75,13 @@ func newModel(t *testing.T, m *qwen3.Model, opts Options) *Model {
 // newSingle returns a sequence of md as the commands run one: a batch of
 // one (engine.Single) on a batched runner of its own whose pool holds
 // MaxLen positions in blocks of 16. It is closed when the test ends.
-func newSingle(t *testing.T, md *Model) *engine.Single {
+func newSingle(t testing.TB, md *Model) *engine.Single {
 	t.Helper()
 	return engine.NewSingle(newBatchRunner(t, md, (md.MaxLen()+15)/16, 16))
 }
 
 // gpuSingle loads m and returns one sequence of it (newSingle).
-func gpuSingle(t *testing.T, m *qwen3.Model, opts Options) *engine.Single {
+func gpuSingle(t testing.TB, m *qwen3.Model, opts Options) *engine.Single {
 	t.Helper()
 	return newSingle(t, newModel(t, m, opts))
 }

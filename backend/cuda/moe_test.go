@@ -1,16 +1,12 @@
 package cuda
 
 import (
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"inferno/arch"
 	"inferno/backend"
-	"inferno/engine"
 	"inferno/gguf"
-	"inferno/model/qwen3moe"
 	"inferno/synth"
 )
 
@@ -19,6 +15,7 @@ import (
 // moe_route keeps, more a token than it picks, an expert width that is no
 // multiple of 32, and expert stacks in a float type.
 func TestMoELimits(t *testing.T) {
+	t.Parallel()
 	ok := arch.Config{MoE: arch.MoE{Experts: 128, TopK: 8, ExpertFFN: 768}}
 	if err := checkMoE(&ok); err != nil {
 		t.Errorf("30B-A3B's mixture: %v", err)
@@ -47,6 +44,7 @@ func TestMoELimits(t *testing.T) {
 // counts its expert stacks and router (not a dense feed-forward it does
 // not have) and that a decode step reads TopK of each layer's Experts.
 func TestMoEFootprint(t *testing.T) {
+	t.Parallel()
 	c := archCase{preset: "30b-a3b", mix: "Q8_0", shape: synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512, Experts: 8, TopK: 2, ExpertFFN: 256}}
 	m := archModel(t, c)
 	f := estimateFootprint(m, 1024)
@@ -64,30 +62,5 @@ func TestMoEFootprint(t *testing.T) {
 	}
 	if moeScratchBytes(&m.Config) <= 0 || batchScratchBytes(&m.Config) <= batchScratchBytes(&arch.Config{Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}) {
 		t.Error("the batch scratch does not count the experts' buffers")
-	}
-}
-
-// TestMoEProfile (INFERNO_CUDA_BENCH=moe, INFERNO_CUDA_MODEL=a qwen3moe
-// GGUF file) profiles the batch runner's decode step by kernel at B = 1,
-// 8 and 16 after 128-token prompts (events between the kernels inflate it
-// a little), with the tunings INFERNO_CUDA_MOE_SWEEP lists (";"-separated
-// INFERNO_CUDA_TUNE values, "" the defaults).
-func TestMoEProfile(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "moe" {
-		t.Skip("set INFERNO_CUDA_BENCH=moe")
-	}
-	requireGPU(t)
-	m := envModel(t, qwen3moe.Load)
-	for _, tu := range strings.Split(os.Getenv("INFERNO_CUDA_MOE_SWEEP"), ";") {
-		t.Setenv("INFERNO_CUDA_TUNE", tu)
-		md := newModel(t, m, Options{MaxLen: 512})
-		const bs = 16
-		br := newBatchRunner(t, md, 16*(128+32+8+bs)/bs+16, bs)
-		for _, B := range []int{1, 8, 16} {
-			tps, _ := batchDecode(t, br, B, 128, 16)
-			logProfile(t, fmt.Sprintf("tune %q: S_TG %.1f tok/s; decode step of %d at context ~144", tu, tps, B), func() ([]engine.OpStats, float64, error) { return br.Profile(B, 5) })
-		}
-		br.Close()
-		md.Close()
 	}
 }

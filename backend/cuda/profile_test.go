@@ -9,6 +9,7 @@ import (
 // largest total first, equal totals in their first order, and sorted
 // returning a copy.
 func TestOpTable(t *testing.T) {
+	t.Parallel()
 	var tb opTable
 	for _, k := range []struct {
 		name string

@@ -264,7 +264,7 @@ func persistentGrid(rows, most int) int {
 // ownQ8 reports whether matrices of type t run on Q8_0's own kernels
 // (mvf_q8, mmv_q8, mm_q8) rather than on the generic block kernels: Q8_0
 // in models below q8hFor's size.
-func (r *Model) ownQ8(t gguf.TensorType) bool { return t == gguf.TensorQ8_0 && !r.q8h }
+func (r *Model) ownQ8(t gguf.TensorType) bool { return t == gguf.TensorQ8_0 && !r.tune.q8h }
 
 // mvqGrid returns the blocks of an mvq launch over rows: the tiles (8 row
 // pairs each) spread evenly over at most the blocks that fit at once.

@@ -7,12 +7,10 @@ package cuda
 // batched. They skip without a GPU.
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -448,8 +446,9 @@ func TestQuantModel(t *testing.T) {
 	for _, name := range mixes {
 		t.Run(name, func(t *testing.T) {
 			mix, q8h := strings.CutSuffix(name, "+q8h")
+			var tune func(*tuning)
 			if q8h {
-				t.Setenv("INFERNO_CUDA_QMM", "q8")
+				tune = func(t *tuning) { t.q8h = true }
 			}
 			mq, mf := quantModel(t, mix)
 			types := map[gguf.TensorType]int{}
@@ -459,7 +458,7 @@ func TestQuantModel(t *testing.T) {
 			t.Logf("%s: matrix types %v", mix, types)
 			prompt := randomPrompt(11, 70, mq.Config.Vocab)
 			const steps = 16
-			r := gpuSingle(t, mq, Options{MaxLen: len(prompt) + steps + 1})
+			r := gpuSingle(t, mq, Options{MaxLen: len(prompt) + steps + 1, tune: tune})
 			c := cpuRunner(t, mf, len(prompt)+steps+1)
 			next := prompt
 			var worst float64
@@ -496,115 +495,10 @@ func TestQuantModel(t *testing.T) {
 	// own share: logged first).
 	t.Run("batch-Q8_0-same-shape", func(t *testing.T) {
 		m8, _ := quantModel(t, "Q8_0")
-		batchEqualsAloneTol(t, m8, 16, 16, 4e-3)
+		batchEqualsAloneTol(t, m8, nil, 16, 16, 4e-3)
 	})
 	t.Run("batch-Q4_K_M", func(t *testing.T) {
 		mq, _ := quantModel(t, "Q4_K_M")
-		batchEqualsAloneTol(t, mq, 16, 16, 4e-2)
+		batchEqualsAloneTol(t, mq, nil, 16, 16, 4e-2)
 	})
-}
-
-// TestQuantProfile (INFERNO_CUDA_BENCH=quant, INFERNO_CUDA_MODEL=file.gguf):
-// the bytes a decode step reads after a 128-token prompt, their time at the
-// H200's 4.25 TB/s copy bandwidth (the floor), and the event profile of
-// that step by kernel (events between the kernels inflate it a little).
-func TestQuantProfile(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "quant" {
-		t.Skip("set INFERNO_CUDA_BENCH=quant")
-	}
-	requireGPU(t)
-	m := startupModel(t)
-	md := newModel(t, m, Options{MaxLen: 1024})
-	r := newSingle(t, md)
-	if err := r.Forward(randomPrompt(5, 128, m.Config.Vocab)); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Forward([]int32{5}); err != nil {
-		t.Fatal(err)
-	}
-	ops, total, err := r.Profile(20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := md.StepBytes(129)
-	floor := float64(b) / 4.25e12 * 1e6
-	t.Logf("decode step at 129 positions: %.1f MB read, floor %.1f us (%.0f tok/s); event profile %.1f us (%.0f%% of the floor's speed)",
-		float64(b)/1e6, floor, 1e6/floor, total, 100*floor/total)
-	for i, o := range ops {
-		if i == 14 {
-			break
-		}
-		t.Logf("  %-34s %4d calls %9.1f us", o.Name, o.Calls, o.Total.Seconds()*1e6)
-	}
-}
-
-// TestQuantSynth (INFERNO_QUANT_SYNTH=out.gguf, INFERNO_QUANT_PRESET=8b,
-// INFERNO_QUANT_MIX=Q4_K_M) writes a synth model as `inferno synth OUT
-// --preset P --type MIX --vocab-from testdata/golden/tiny-q8_0.gguf` does,
-// so that a device run needs only the test binary.
-func TestQuantSynth(t *testing.T) {
-	out := os.Getenv("INFERNO_QUANT_SYNTH")
-	if out == "" {
-		t.Skip("set INFERNO_QUANT_SYNTH")
-	}
-	voc, err := gguf.Open(goldenDir + "/tiny-q8_0.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer voc.Close()
-	fh, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriterSize(fh, 8<<20)
-	if err := synth.Write(bw, synth.Options{Preset: os.Getenv("INFERNO_QUANT_PRESET"), Mixture: os.Getenv("INFERNO_QUANT_MIX"), Seed: 1, Vocab: voc}); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := fh.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestQuantBench (INFERNO_CUDA_BENCH=qbench, INFERNO_CUDA_MODEL=file.gguf):
-// one sequence's tg128 (3 runs after a warm-up) and pp512 (2 runs), as
-// `inferno bench` measures them.
-func TestQuantBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "qbench" {
-		t.Skip("set INFERNO_CUDA_BENCH=qbench")
-	}
-	requireGPU(t)
-	m := startupModel(t)
-	r := gpuSingle(t, m, Options{MaxLen: 1024})
-	tg(t, r, 0, 16, 1)
-	var tgs, pps []float64
-	for range 3 {
-		tgs = append(tgs, 1/tg(t, r, 0, 128, 1).Seconds())
-	}
-	for range 2 {
-		pps = append(pps, 512/pp(t, r, 512, 1).Seconds())
-	}
-	t.Logf("tg128 %s tok/s; pp512 %s tok/s (INFERNO_CUDA_QMM=%q)", stat(tgs), stat(pps), os.Getenv("INFERNO_CUDA_QMM"))
-}
-
-// TestQuantBatchBench (INFERNO_CUDA_BENCH=qbatch, INFERNO_CUDA_MODEL=file.gguf):
-// the batch runner's aggregate decode (S_TG) of B sequences after 128-token
-// prompts, 64 steps, on any model (mvqn up to mvnMax tokens a product,
-// mmh beyond).
-func TestQuantBatchBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "qbatch" {
-		t.Skip("set INFERNO_CUDA_BENCH=qbatch")
-	}
-	requireGPU(t)
-	m := startupModel(t)
-	r := newModel(t, m, Options{MaxLen: 1024})
-	const bs = 16
-	br := newBatchRunner(t, r, 64*(128+64)/bs+64, bs)
-	batchDecode(t, br, 1, 128, 16)
-	for _, B := range []int{1, 2, 4, 8, 16, 32, 64} {
-		tps, _ := batchDecode(t, br, B, 128, 64)
-		t.Logf("B=%-3d S_TG %8.1f tok/s", B, tps)
-	}
 }

@@ -3,21 +3,17 @@ package cuda
 // The block formats' int8 tensor-core products (mmq, kernels/quant_mmq.cuh)
 // on the GPU, for every type and tile: against the products with the
 // activations rounded as qact8 rounds them and the exact ones (checkQ8, as
-// the decode kernels), and against mvqn on the same activations; their
-// speed in the batch runner (TestMMQBench); without a GPU, the tiles'
-// shared memory and choice.
+// the decode kernels), and against mvqn on the same activations (their
+// speed in the batch runner: BenchmarkBatchDecode, against mmh in its mmh
+// variant); without a GPU, the tiles' shared memory and choice.
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"inferno/backend"
-	"inferno/engine"
 	"inferno/gguf"
 )
 
@@ -127,83 +123,10 @@ func testMMQ(t *testing.T, g *device, typ gguf.TensorType, gw gpuWeight, W []flo
 	}
 }
 
-// TestMMQBench (INFERNO_CUDA_BENCH=mmq, INFERNO_CUDA_MODEL=file.gguf): the
-// batch runner's aggregate decode (S_TG, 128-token prompts, 64 steps or
-// INFERNO_CUDA_MMQ_STEPS) at B = 1, 8, 16, 32, 64 and 128
-// (INFERNO_CUDA_MMQ_B lists others) under each variant of INFERNO_CUDA_MMQ_AB (";"-separated, each "TUNE@BATCH":
-// INFERNO_CUDA_TUNE and INFERNO_CUDA_BATCH settings; default "@;mmq=0@",
-// the built-in choices against mmh in place of mmq), alternated at each
-// B in one process, and each variant's per-kernel profile of a decode
-// step at B = 8, 32, 64 and 128.
-func TestMMQBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") != "mmq" {
-		t.Skip("set INFERNO_CUDA_BENCH=mmq")
-	}
-	requireGPU(t)
-	m := startupModel(t)
-	md := newModel(t, m, Options{MaxLen: 1024})
-	ab := os.Getenv("INFERNO_CUDA_MMQ_AB")
-	if ab == "" {
-		ab = "@;mmq=0@"
-	}
-	Bs := []int{1, 8, 16, 32, 64, 128}
-	if s := os.Getenv("INFERNO_CUDA_MMQ_B"); s != "" {
-		Bs = Bs[:0]
-		for _, f := range strings.Split(s, ",") {
-			B, err := strconv.Atoi(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			Bs = append(Bs, B)
-		}
-	}
-	type variant struct {
-		name string
-		tune tuning
-		br   *BatchRunner
-	}
-	var vs []variant
-	const bs = 16
-	steps := 64
-	if s := os.Getenv("INFERNO_CUDA_MMQ_STEPS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 128 {
-			t.Fatalf("INFERNO_CUDA_MMQ_STEPS=%q: want 1 to 128", s)
-		}
-		steps = n
-	}
-	for _, v := range strings.Split(ab, ";") {
-		tu, bt, _ := strings.Cut(v, "@")
-		tn, err := parseTuning(tu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old := os.Getenv("INFERNO_CUDA_BATCH")
-		os.Setenv("INFERNO_CUDA_BATCH", bt)
-		br := newBatchRunner(t, md, 128*(128+128+16)/bs+64, bs)
-		os.Setenv("INFERNO_CUDA_BATCH", old)
-		vs = append(vs, variant{v, tn, br})
-	}
-	res := map[string][]string{}
-	for _, B := range Bs {
-		for _, v := range vs {
-			md.tune = v.tune
-			tps, _ := batchDecode(t, v.br, B, 128, steps)
-			t.Logf("%-16q B=%-3d S_TG %8.1f tok/s (%.2f ms/step)", v.name, B, tps, 1000*float64(B)/tps)
-			res[v.name] = append(res[v.name], fmt.Sprintf("B=%d %.0f", B, tps))
-			if B == 8 || B == 32 || B == 64 || B == 128 {
-				logProfile(t, fmt.Sprintf("%q: batch decode step of %d at context ~192", v.name, B), func() ([]engine.OpStats, float64, error) { return v.br.Profile(B, 5) })
-			}
-		}
-	}
-	for _, v := range vs {
-		fmt.Printf("S_TG %-16q %s\n", v.name, strings.Join(res[v.name], ", "))
-	}
-}
-
 // TestMMQSmem: every type's mmq tiles fit the H200's (sm_90's) 227 KB of
 // shared memory a block, and the k-groups' partial sums fit in it.
 func TestMMQSmem(t *testing.T) {
+	t.Parallel()
 	for _, typ := range issueTypes {
 		f := formatOf(typ)
 		if f.mmqRow()%32 != 16 {
@@ -225,46 +148,52 @@ func TestMMQSmem(t *testing.T) {
 // (sm_80: 163 KB a block; sm_86 and sm_89: 99 KB) gets smaller tiles or
 // none (mmh then).
 func TestMMQTile(t *testing.T) {
+	t.Parallel()
 	q4k, q8 := formatOf(gguf.TensorQ4_K), formatOf(gguf.TensorQ8_0)
+	type tune struct {
+		name string
+		set  func(*tuning)
+	}
+	v1 := tune{"mmq (mq2 0), tiles up to 128 tokens", func(t *tuning) { t.mq2, t.mqn = 0, 128 }}
+	w16 := tune{"mmq2, 16 warps (mqw 1)", func(t *tuning) { t.mqw = 1 }}
+	def := tune{"the defaults", func(*tuning) {}}
 	for _, c := range []struct {
-		tune    string
+		tune    tune
 		smem    int
 		f       *qformat
 		mpad, n int
 		want    mmqKern
 		ok      bool
 	}{
-		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 9, mmqKern{bm: 32, bn: 16}, true},
-		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 17, mmqKern{bm: 32, bn: 32}, true},
-		{"mq2=0,mqn=128", 227 << 10, q4k, 4096, 100, mmqKern{bm: 32, bn: 128}, true},
-		{"mq2=0,mqn=128", 227 << 10, q4k, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
-		{"mq2=0,mqn=128", 227 << 10, q4k, 24576, 300, mmqKern{bm: 64, bn: 128}, true},
-		{"mq2=0,mqn=128", 227 << 10, q8, 24576, 128, mmqKern{bm: 64, bn: 128}, true},
-		{"mq2=0,mqn=128", 163 << 10, q8, 24576, 128, mmqKern{bm: 32, bn: 128}, false},
-		{"mq2=0,mqn=128", 163 << 10, q8, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
-		{"mq2=0,mqn=128", 163 << 10, q4k, 24576, 128, mmqKern{bm: 32, bn: 128}, true},
-		{"mq2=0,mqn=128", 99 << 10, q8, 24576, 64, mmqKern{bm: 32, bn: 64}, false},
-		{"mq2=0,mqn=128", 99 << 10, q8, 4096, 32, mmqKern{bm: 32, bn: 32}, true},
-		{"mq2=1,mqw=0", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
-		{"mq2=1,mqw=1", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, w16: true, bm: 32, bn: 64}, true},
-		{"mq2=1,mqw=1,mqn=128", 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 128}, true},
-		{"", 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 64}, true},
-		{"mq2=1,mqw=1,mqn=32", 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 32}, true},
-		{"mq2=1,mqw=1", 227 << 10, q4k, 6144, 32, mmqKern{v2: true, bm: 32, bn: 32}, true},
-		{"mq2=1,mqw=1", 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 64, bn: 64}, true},
-		{"mq2=1,mqw=1,mq64=999", 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
+		{v1, 227 << 10, q4k, 4096, 9, mmqKern{bm: 32, bn: 16}, true},
+		{v1, 227 << 10, q4k, 4096, 17, mmqKern{bm: 32, bn: 32}, true},
+		{v1, 227 << 10, q4k, 4096, 100, mmqKern{bm: 32, bn: 128}, true},
+		{v1, 227 << 10, q4k, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
+		{v1, 227 << 10, q4k, 24576, 300, mmqKern{bm: 64, bn: 128}, true},
+		{v1, 227 << 10, q8, 24576, 128, mmqKern{bm: 64, bn: 128}, true},
+		{v1, 163 << 10, q8, 24576, 128, mmqKern{bm: 32, bn: 128}, false},
+		{v1, 163 << 10, q8, 24576, 64, mmqKern{bm: 64, bn: 64}, true},
+		{v1, 163 << 10, q4k, 24576, 128, mmqKern{bm: 32, bn: 128}, true},
+		{v1, 99 << 10, q8, 24576, 64, mmqKern{bm: 32, bn: 64}, false},
+		{v1, 99 << 10, q8, 4096, 32, mmqKern{bm: 32, bn: 32}, true},
+		{def, 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
+		{w16, 227 << 10, q4k, 4096, 64, mmqKern{v2: true, w16: true, bm: 32, bn: 64}, true},
+		{tune{"16 warps, tiles up to 128 tokens", func(t *tuning) { t.mqw, t.mqn = 1, 128 }}, 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 128}, true},
+		{def, 227 << 10, q4k, 4096, 128, mmqKern{v2: true, bm: 32, bn: 64}, true},
+		{tune{"16 warps, tiles up to 32 tokens", func(t *tuning) { t.mqw, t.mqn = 1, 32 }}, 227 << 10, q4k, 4096, 64, mmqKern{v2: true, bm: 32, bn: 32}, true},
+		{w16, 227 << 10, q4k, 6144, 32, mmqKern{v2: true, bm: 32, bn: 32}, true},
+		{w16, 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 64, bn: 64}, true},
+		{tune{"16 warps, 64-row tiles from 999 of them", func(t *tuning) { t.mqw, t.mq64 = 1, 999 }}, 227 << 10, q4k, 28672, 64, mmqKern{v2: true, bm: 32, bn: 64}, true},
 	} {
-		tu, err := parseTuning(c.tune)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tu := defaultTuning()
+		c.tune.set(&tu)
 		r := &Model{dev: &device{SmemOptin: c.smem, SMs: 132}, tune: tu}
 		k, ok := r.mmqTile(c.f, c.mpad, 4096, c.n)
 		if k != c.want || ok != c.ok {
-			t.Errorf("%s, %s, %d KB, %d rows, %d tokens: %s (%v), want %s (%v)", c.tune, c.f.name, c.smem>>10, c.mpad, c.n, k.name(c.f), ok, c.want.name(c.f), c.ok)
+			t.Errorf("%s, %s, %d KB, %d rows, %d tokens: %s (%v), want %s (%v)", c.tune.name, c.f.name, c.smem>>10, c.mpad, c.n, k.name(c.f), ok, c.want.name(c.f), c.ok)
 		}
 		if ok && k.smem(c.f) > c.smem {
-			t.Errorf("%s: %s takes %d bytes, more than %d", c.tune, k.name(c.f), k.smem(c.f), c.smem)
+			t.Errorf("%s: %s takes %d bytes, more than %d", c.tune.name, k.name(c.f), k.smem(c.f), c.smem)
 		}
 	}
 }

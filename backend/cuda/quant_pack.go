@@ -11,7 +11,6 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 
 	"inferno/arch"
 	"inferno/gguf"
@@ -29,16 +28,8 @@ import (
 // models keep the exact kernels: their logits match the CPU's and the
 // batch runner's (int16 activations) within 1e-3, which the correctness
 // ladder holds them to. So the generic kernels from a hidden size of 2048
-// on; INFERNO_CUDA_QMM=q8 forces them, INFERNO_CUDA_QMM=i8 Q8_0's own.
-func q8hFor(c *arch.Config) bool {
-	switch os.Getenv("INFERNO_CUDA_QMM") {
-	case "q8":
-		return true
-	case "i8":
-		return false
-	}
-	return c.Hidden >= 2048
-}
+// on (tuning.q8h; this package's tests set it both ways).
+func q8hFor(c *arch.Config) bool { return c.Hidden >= 2048 }
 
 func unpackQ4_0(b []byte, q []uint8, m0, m1 []byte) {
 	copy(m0, b[:2])

@@ -46,6 +46,7 @@ var issueTypes = []gguf.TensorType{gguf.TensorQ4_0, gguf.TensorQ4_1, gguf.Tensor
 	gguf.TensorQ2_K, gguf.TensorQ3_K, gguf.TensorQ4_K, gguf.TensorQ5_K, gguf.TensorQ6_K, gguf.TensorIQ4_NL, gguf.TensorIQ4_XS}
 
 func TestQuantTable(t *testing.T) {
+	t.Parallel()
 	for _, typ := range issueTypes {
 		f := formatOf(typ)
 		if f == nil || !Supports(typ) {
@@ -294,6 +295,7 @@ func randomBlocks(rng *rand.Rand, typ gguf.TensorType, rows, cols int) []byte {
 // padding rows are zeros, and the kernels' integer-dot formulation equals
 // the dot product of the dequantized row.
 func TestQuantPack(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, typ := range issueTypes {
 		f := formatOf(typ)
@@ -354,6 +356,7 @@ func TestQuantPack(t *testing.T) {
 // TestQuantPackShortRow: a row shorter than its blocks is an error, not a
 // panic in a packing goroutine.
 func TestQuantPackShortRow(t *testing.T) {
+	t.Parallel()
 	f := formatOf(gguf.TensorQ4_K)
 	full := make([]byte, 2*f.bytes)
 	_, err := packQuant(f, 3, 2*f.qk, func(r int) []byte {

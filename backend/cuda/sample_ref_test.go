@@ -73,6 +73,7 @@ func sampleRef(x []float32, p sampling.Params, patches []sampling.Patch, mask []
 // TestPhiloxKnownAnswer checks Philox4x32-10 against Random123's known
 // answers (kat_vectors: philox4x32 10 rounds).
 func TestPhiloxKnownAnswer(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		ctr  [4]uint32
 		k    [2]uint32
@@ -93,6 +94,7 @@ func TestPhiloxKnownAnswer(t *testing.T) {
 // kernel's noise keyed by (seed, position, id), draws from
 // sampling.Distribution (chi-squared, p < 1e-6).
 func TestSampleRefDistribution(t *testing.T) {
+	t.Parallel()
 	const V = 64
 	x := llmRow(11, V)
 	for i := range x {
@@ -137,6 +139,7 @@ func TestSampleRefDistribution(t *testing.T) {
 // land where the kernels read them, and what the GPU does not sample is
 // refused.
 func TestSampleRows(t *testing.T) {
+	t.Parallel()
 	const V = 151936
 	s := newDevSampler(nil, V)
 	s.have = true

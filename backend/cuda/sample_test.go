@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"inferno/batch"
 	"inferno/engine"
@@ -490,124 +487,4 @@ func TestBatchSampledLookahead(t *testing.T) {
 	if st.LookaheadHits < 15 {
 		t.Errorf("lookahead steps taken %d, want at least 15", st.LookaheadHits)
 	}
-}
-
-// TestSampleBench prints batched decode S_TG on synth's 0.6B model
-// (128-token prompts, 128 steps, as TestBatchBench) greedy, at
-// temperature 1 and under Qwen3's settings (0.6, top_p 0.95, top_k 20),
-// sampled on the GPU, alternated in one process, with the ratios to
-// greedy; then tg128 of the single Runner and pp512 of the BatchRunner:
-//
-//	INFERNO_CUDA_BENCH=1 ./cuda.test -test.run TestSampleBench -test.v
-func TestSampleBench(t *testing.T) {
-	if os.Getenv("INFERNO_CUDA_BENCH") == "" {
-		t.Skip("set INFERNO_CUDA_BENCH=1 to run the CUDA benchmarks")
-	}
-	requireGPU(t)
-	m := synthModel(t, "0.6b")
-	r := newModel(t, m, Options{MaxLen: 2048})
-	const bs = 16
-	br := newBatchRunner(t, r, 256*18+64, bs)
-	settings := []struct {
-		name string
-		p    *sampling.Params
-	}{
-		{"greedy", nil},
-		{"temperature 1", &sampling.Params{Temperature: 1}},
-		{"qwen3 0.6/0.95/20", &sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}},
-	}
-	var rows []string
-	for _, B := range []int{1, 8, 64, 256} {
-		best := make([]float64, len(settings))
-		for round := range 2 {
-			for i, s := range settings {
-				tps := sampledDecode(t, br, B, 128, 128, s.p)
-				best[i] = max(best[i], tps)
-				t.Logf("B=%d round %d %s: %.1f tok/s", B, round, s.name, tps)
-			}
-		}
-		line := fmt.Sprintf("B=%-4d", B)
-		for i, s := range settings {
-			line += fmt.Sprintf("  %s %9.1f (%.3fx)", s.name, best[i], best[i]/best[0])
-		}
-		st := br.Stats()
-		line += fmt.Sprintf("  [lookahead %d taken, %d discarded so far]", st.LookaheadHits, st.LookaheadMisses)
-		rows = append(rows, line)
-		t.Log(line)
-	}
-	one := newSingle(t, r)
-	tg(t, one, 0, 16, 1)
-	tg128 := tg(t, one, 0, 128, 3)
-	rows = append(rows, fmt.Sprintf("one sequence (engine.Single) tg128 %.1f tok/s; BatchRunner pp512 %.0f tok/s", 1/tg128.Seconds(), batchPrefill(t, br, 0)))
-	fmt.Println("\nsampled against greedy, synth 0.6B Q8_0, S_TG tok/s (best of 2, alternated):\n" + strings.Join(rows, "\n"))
-}
-
-// sampledDecode is batchDecode with every row sampled on the GPU under p
-// (nil: greedy, the argmax); it returns the decode's tokens/s.
-func sampledDecode(t *testing.T, br *BatchRunner, B, plen, steps int, p *sampling.Params) float64 {
-	t.Helper()
-	bs := br.BlockSize()
-	tabs := make([][]int32, B)
-	next := int32(0)
-	for i := range tabs {
-		for range (plen + steps + 8 + bs - 1) / bs {
-			tabs[i] = append(tabs[i], next)
-			next++
-		}
-	}
-	toks := make([]int32, B)
-	rows := make([]sampling.Row, B)
-	var b batch.Batch
-	pick := func(n, index int) {
-		if p != nil {
-			for i := range n {
-				rows[i] = sampling.Row{On: true, Params: *p, Seed: uint64(i + 1), Index: index}
-			}
-			if err := br.SetSamples(rows[:n]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := br.Forward(&b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func(o int) int32 {
-		if p == nil {
-			id, _ := br.Greedy(o)
-			return id
-		}
-		tok, err := br.Sampled(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok.ID
-	}
-	per := max(MaxBatch/plen, 1)
-	for i0 := 0; i0 < B; i0 += per {
-		b.Reset()
-		for i := i0; i < min(B, i0+per); i++ {
-			b.Add(b.AddSeq(tabs[i]), randomPrompt(uint64(1000+i), plen, br.Vocab()), 0, true)
-		}
-		pick(len(b.Outputs), 0)
-		for o := range b.Outputs {
-			toks[i0+o] = read(o)
-		}
-	}
-	step := func(s int) {
-		b.Reset()
-		for i := range B {
-			b.Add(b.AddSeq(tabs[i]), toks[i:i+1], plen+s, true)
-		}
-		pick(B, s+1)
-		for i := range B {
-			toks[i] = read(i)
-		}
-	}
-	step(0) // warm up (the graph capture)
-	step(1)
-	start := time.Now()
-	for s := range steps {
-		step(2 + s)
-	}
-	return float64(B*steps) / time.Since(start).Seconds()
 }

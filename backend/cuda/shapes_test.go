@@ -168,6 +168,7 @@ func shapeModel(t testing.TB, s shapeSpec) *qwen3.Model {
 // TestShapeModels checks that the test models load as specified (on any
 // machine) and that the GPU's attention cut fits them.
 func TestShapeModels(t *testing.T) {
+	t.Parallel()
 	for _, s := range shapes {
 		m := shapeModel(t, s)
 		c := m.Config
@@ -202,7 +203,7 @@ func TestShapeModels(t *testing.T) {
 // prompt of 150 tokens: prefill, then decode over two attention splits),
 // and the BatchRunner against each sequence alone (prefill, mixed and
 // decode batches, the decode graphs with and without the cluster
-// attention).
+// attention; not with -short).
 func TestShapes(t *testing.T) {
 	requireGPU(t)
 	for _, s := range shapes {
@@ -212,7 +213,9 @@ func TestShapes(t *testing.T) {
 			t.Logf("%d layers, %d query heads, %d KV heads, head dim %d, untied %v: decode blocks take %d query heads, prefill blocks %d",
 				s.layers, s.heads, s.kvHeads, s.headDim, s.untied, sh.dg, sh.pg)
 			transcript(t, m, randomPrompt(uint64(s.hidden), 150, m.Config.Vocab), 16)
-			batchEqualsAlone(t, m, 16, 16)
+			if !testing.Short() { // TestBatchEqualsAlone's shapes batch in -short
+				batchEqualsAlone(t, m, 16, 16)
+			}
 		})
 	}
 }

@@ -1,0 +1,293 @@
+package cuda
+
+// Tests of the kernel images (image.go) that need no GPU.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// TestPTXStamp fails when a kernel source changed after the images were
+// built (the stamp records the sources' SHA-256: run ./build_ptx.sh), or
+// when an embedded image is not the one the stamp records (an image left
+// from another build), or when an image the loader may ask for is missing.
+func TestPTXStamp(t *testing.T) {
+	skipWithoutEmbedded(t)
+	t.Parallel()
+	stamp, err := os.ReadFile("kernels/kernels.stamp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob("kernels/*.cu")
+	more, _ := filepath.Glob("kernels/*.cuh")
+	names = append(names, more...)
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(stamp)), "\n")
+	if got := hex.EncodeToString(h.Sum(nil)); lines[0] != got {
+		t.Fatalf("the kernels are stale: sources hash to %s, the stamp says %s; run backend/cuda/build_ptx.sh where nvcc exists", got, lines[0])
+	}
+	if len(lines) < 5 {
+		t.Fatalf("stamp has %d lines: want the sources' hash, the nvcc and the two ptxas versions, then each image's hash", len(lines))
+	}
+	listed := map[string]bool{}
+	for _, l := range lines[4:] {
+		sum, name, ok := strings.Cut(l, " ")
+		if !ok {
+			t.Fatalf("stamp line %q", l)
+		}
+		listed[name] = true
+		b, err := embedded(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
+			t.Errorf("embedded %s.zst holds %s, the stamp says %s: run backend/cuda/build_ptx.sh", name, hex.EncodeToString(got[:]), sum)
+		}
+	}
+	files, err := kernelFiles.ReadDir("kernels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !listed[strings.TrimSuffix(f.Name(), ".zst")] {
+			t.Errorf("embedded kernels/%s is not in the stamp", f.Name())
+		}
+	}
+	for _, name := range embeddedImages() {
+		if !listed[name] {
+			t.Errorf("no %s in the stamp", name)
+		}
+	}
+}
+
+// TestKernelChoice checks which embedded image a GPU of each compute
+// capability loads, and INFERNO_CUDA_JIT=1's choice.
+func TestKernelChoice(t *testing.T) {
+	for _, c := range []struct {
+		cc         int
+		cubin, ptx string
+	}{
+		{70, "", ""}, {75, "", ""},
+		{80, "sm80.cubin", ""}, {86, "sm80.cubin", ""}, {87, "sm80.cubin", ""}, {89, "sm80.cubin", ""},
+		{90, "sm90.cubin", "compute90.ptx"},
+		{100, "", "compute90.ptx"}, {103, "", "compute90.ptx"}, {120, "", "compute90.ptx"}, {121, "", "compute90.ptx"},
+	} {
+		if got := cubinFor(c.cc); got != c.cubin {
+			t.Errorf("cc %d: cubin %q, want %q", c.cc, got, c.cubin)
+		}
+		if got := ptxFor(c.cc); got != c.ptx {
+			t.Errorf("cc %d: PTX %q, want %q", c.cc, got, c.ptx)
+		}
+	}
+	skipWithoutEmbedded(t)
+	t.Setenv("INFERNO_CUDA_PTX", "") // the embedded images, even where a run overrides them
+	t.Setenv("INFERNO_CUDA_JIT", "")
+	for _, c := range []struct {
+		cc             int
+		what, fallback string
+		pdl, elf       bool
+	}{
+		{86, "embedded sm80.cubin", "", false, true},
+		{90, "embedded sm90.cubin", "compute90.ptx", true, true},
+		{120, "embedded compute90.ptx", "", true, false},
+	} {
+		img, err := kernelSource(c.cc)
+		if err != nil {
+			t.Fatalf("cc %d: %v", c.cc, err)
+		}
+		if img.what != c.what || img.fallback != c.fallback || img.pdl != c.pdl || bytes.HasPrefix(img.data, elfMagic) != c.elf {
+			t.Errorf("cc %d: %s, fallback %q, pdl %v, ELF %v", c.cc, img.what, img.fallback, img.pdl, bytes.HasPrefix(img.data, elfMagic))
+		}
+		if !c.elf && (img.data[len(img.data)-1] != 0 || !bytes.HasPrefix(img.data, []byte("//"))) {
+			t.Errorf("cc %d: the PTX does not start with a comment or end with a NUL byte", c.cc)
+		}
+	}
+	if _, err := kernelSource(75); err == nil || !strings.Contains(err.Error(), "7.5") {
+		t.Errorf("cc 75: %v", err)
+	}
+	t.Setenv("INFERNO_CUDA_JIT", "1")
+	if img, err := kernelSource(90); err != nil || img.what != "embedded compute90.ptx" || !img.pdl || img.fallback != "" {
+		t.Errorf("INFERNO_CUDA_JIT=1, cc 90: %s, pdl %v, fallback %q, %v", img.what, img.pdl, img.fallback, err)
+	}
+	if _, err := kernelSource(86); err == nil || !strings.Contains(err.Error(), "INFERNO_CUDA_JIT") {
+		t.Errorf("INFERNO_CUDA_JIT=1, cc 86: %v", err)
+	}
+}
+
+// TestKernelFile checks INFERNO_CUDA_PTX: a cubin or PTX, raw, zstd or
+// gzip, loaded as it is; programmatic dependent launch for cubins from 9.0
+// on, never for PTX; unreadable files refused.
+func TestKernelFile(t *testing.T) {
+	t.Setenv("INFERNO_CUDA_JIT", "")
+	dir := t.TempDir()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cubin := append([]byte("\x7fELF\x02\x01\x01"), bytes.Repeat([]byte{0, 1, 2, 3}, 1000)...)
+	ptx := []byte("//\n// Generated by a test\n.version 7.8\n.target sm_90\n")
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	for _, c := range []struct {
+		file string
+		want []byte
+		elf  bool
+	}{
+		{write("k.cubin", cubin), cubin, true},
+		{write("k.cubin.zst", enc.EncodeAll(cubin, nil)), cubin, true},
+		{write("k.cubin.gz", gz(cubin)), cubin, true},
+		{write("k.ptx", ptx), append(ptx, 0), false},
+		{write("k.ptx.zst", enc.EncodeAll(ptx, nil)), append(ptx, 0), false},
+		{write("k.ptx.gz", gz(ptx)), append(ptx, 0), false},
+	} {
+		t.Setenv("INFERNO_CUDA_PTX", c.file)
+		for _, cc := range []int{86, 90} {
+			img, err := kernelSource(cc)
+			if err != nil {
+				t.Fatalf("%s: %v", c.file, err)
+			}
+			if !bytes.Equal(img.data, c.want) || img.what != c.file || img.fallback != "" || img.pdl != (c.elf && cc >= 90) {
+				t.Errorf("%s on cc %d: %d bytes (want %d), %q, fallback %q, pdl %v", c.file, cc, len(img.data), len(c.want), img.what, img.fallback, img.pdl)
+			}
+		}
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing"), write("bad.zst", append(append([]byte(nil), zstdMagic...), "not a frame"...)), write("bad.gz", []byte{0x1f, 0x8b, 0})} {
+		t.Setenv("INFERNO_CUDA_PTX", bad)
+		if _, err := kernelSource(90); err == nil || !strings.Contains(err.Error(), "INFERNO_CUDA_PTX") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// TestPTXUpToDate rebuilds the images with nvcc, where nvcc exists, and
+// fails when the committed ones differ from what the sources give.
+func TestPTXUpToDate(t *testing.T) {
+	nvcc := os.Getenv("NVCC")
+	if nvcc == "" {
+		var err error
+		if nvcc, err = exec.LookPath("nvcc"); err != nil {
+			t.Skip("nvcc not found (set NVCC or put it on PATH): images not rebuilt; TestPTXStamp still checks the sources")
+		}
+	}
+	cmd := exec.Command("./build_ptx.sh", "--check")
+	cmd.Env = append(os.Environ(), "NVCC="+nvcc)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("build_ptx.sh --check: %v", err)
+	}
+}
+
+// BenchmarkDecodeKernels measures the uncompressing of each embedded image
+// (MB/s of uncompressed bytes), a part of every model load.
+func BenchmarkDecodeKernels(b *testing.B) {
+	if !kernelsEmbedded {
+		b.Skip("built with -tags cuda_noembed: no embedded kernels")
+	}
+	for _, name := range embeddedImages() {
+		b.Run(name, func(b *testing.B) {
+			z, err := kernelFiles.ReadFile("kernels/" + name + ".zst")
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := unpack(z)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if _, err := unpack(z); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// embeddedImages returns the names of the images the loader may ask for.
+func embeddedImages() []string {
+	names := []string{ptxFor(90)}
+	for _, cc := range cubinArchs {
+		names = append(names, cubinFor(cc))
+	}
+	return names
+}
+
+// entryRE matches a kernel's declaration in PTX.
+var entryRE = regexp.MustCompile(`(?m)^\.visible \.entry ([A-Za-z0-9_]+)\(`)
+
+// imageKernels returns the kernels of an embedded image: the entries of a
+// PTX, the global functions of a cubin.
+func imageKernels(name string) (map[string]bool, error) {
+	b, err := embedded(name)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	if !bytes.HasPrefix(b, elfMagic) {
+		for _, m := range entryRE.FindAllSubmatch(b, -1) {
+			have[string(m[1])] = true
+		}
+		return have, nil
+	}
+	// A cubin's ELF header holds CUDA's own ABI version where the ELF
+	// version belongs, which debug/elf refuses: read a copy holding 1.
+	b = bytes.Clone(b)
+	binary.LittleEndian.PutUint32(b[20:], uint32(elf.EV_CURRENT))
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && elf.ST_BIND(s.Info) == elf.STB_GLOBAL {
+			have[s.Name] = true
+		}
+	}
+	return have, nil
+}
+
+// skipWithoutEmbedded skips a test of the embedded kernel images in a
+// binary built with -tags cuda_noembed, which has none.
+func skipWithoutEmbedded(t *testing.T) {
+	t.Helper()
+	if !kernelsEmbedded {
+		t.Skip("built with -tags cuda_noembed: no embedded kernels to check")
+	}
+}
