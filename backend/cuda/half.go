@@ -1,6 +1,6 @@
 package cuda
 
-// F32, F16 and BF16 matrices (kernels/half.cuh): uploaded as in the file,
+// F32, F16 and BF16 matrices (kernels/mmv.cuh, mmh.cuh): uploaded as in the file,
 // row-major, rows padded with zeros to a multiple of 64, and multiplied by
 // mvh_<type> (decode: f32 activations), mvhn_<type> (up to tune.hvn tokens:
 // one weight pass for each 8, f16 activations from qact_h) and

@@ -4,7 +4,7 @@ package cuda
 // type_traits): per block type, how a matrix is laid out on the GPU and
 // which kernels multiply it. Q8_0 keeps its own layout and kernels (int8
 // values and f16 scales, mvf_q8 / mmv_q8 / mm_q8, weights.go); every other
-// type is re-laid into bit planes (quant_pack.go, kernels/quant.cuh) and
+// type is re-laid into bit planes (quant_pack.go, kernels/formats.cuh) and
 // multiplied by mvq_<type>_r2 (decode), mvqn_<type>_t4/_t8 (up to 8
 // tokens), mmq_<type>_m<rows>_n<tokens> (int8 tensor cores; Q8_0 up to
 // 127 tokens, the others up to 16: mmqMost) and mmh_<type>_b32/_b128
@@ -102,7 +102,7 @@ func formatOf(t gguf.TensorType) *qformat {
 // type t (norms are float32 vectors and always supported).
 func Supports(t gguf.TensorType) bool { return formatOf(t) != nil }
 
-// Epilogues of the matrix kernels (kernels.cu's EP_*).
+// Epilogues of the matrix kernels (kernels/common.cuh's EP_*).
 const (
 	epStore  = 0
 	epAdd    = 1
@@ -387,8 +387,8 @@ func (r *Model) mmqMost(t gguf.TensorType) int {
 	return r.tune.mmq
 }
 
-// mmqTiles are mmq's and mmq2's tiles (rows, tokens), kernels/quant_mmq.cuh's
-// MMQ_INST and quant_mmq2.cuh's MMQ2_INST; mmq2's tiles of 32 rows and up
+// mmqTiles are mmq's and mmq2's tiles (rows, tokens), kernels/mmq.cuh's
+// MMQ_INST (one template for both); mmq2's tiles of 32 rows and up
 // to 64 tokens also come with two teams of 8 warps (_w16).
 var mmqTiles = [][2]int{{32, 16}, {32, 32}, {32, 64}, {32, 128}, {64, 64}, {64, 128}}
 
@@ -435,7 +435,7 @@ func (k mmqKern) threads() int {
 // smem is k's dynamic shared memory for f: NS stages (mmq: 4, 3 of 128
 // tokens; mmq2: 4, 3 from 64 tokens; a team's each) of bm weight rows
 // (mmqRow) and bn tokens (272 bytes of quants; mmq: 32 of scales and 64 of
-// sums; mmq2: 48 and 80, kernels/quant_mmq2.cuh's MQ2_XB).
+// sums; mmq2: 48 and 80, kernels/mmq.cuh's mqv).
 func (k mmqKern) smem(f *qformat) int {
 	if k.v2 {
 		ns, teams := 4, 1
@@ -454,19 +454,22 @@ func (k mmqKern) smem(f *qformat) int {
 	return ns * (k.bm*f.mmqRow() + k.bn*(272+32+64))
 }
 
-// red is the shared memory of k's partial sums (its k-groups' tiles).
+// red is the shared memory of k's partial sums: every warp's
+// accumulators (4 floats a lane of each m16n8 tile: bn/8 token tiles of
+// one m-tile a warp in mmq, two in mmq2), kernels/mmq.cuh's reduction.
 func (k mmqKern) red() int {
-	switch {
-	case k.w16:
-		return 16 * 32 * k.bn * 4
-	case k.v2:
-		return 8 * 32 * k.bn * 4
+	warps, mt := 8, 1
+	if k.w16 {
+		warps = 16
 	}
-	return (8/(k.bm/16) - 1) * k.bm * k.bn * 4
+	if k.v2 {
+		mt = 2
+	}
+	return warps * mt * (k.bn / 8) * 4 * 32 * 4
 }
 
 // mmqRow is the shared memory of a weight row's stage in mmq (256 values;
-// kernels/quant_mmq.cuh's mqw): the planes' bytes (m0 in multiples of 16
+// kernels/mmq.cuh's mqw): the planes' bytes (m0 in multiples of 16
 // bytes, m1 in 16), an odd number of 16-byte chunks.
 func (f *qformat) mmqRow() int {
 	n := 32*(f.lo+f.hi) + roundUp(f.m0*256/f.qk, 16)

@@ -1,6 +1,6 @@
 package cuda
 
-// The block formats' int8 tensor-core products (mmq, kernels/quant_mmq.cuh)
+// The block formats' int8 tensor-core products (mmq, kernels/mmq.cuh)
 // on the GPU, for every type and tile: against the products with the
 // activations rounded as qact8 rounds them and the exact ones (checkQ8, as
 // the decode kernels), and against mvqn on the same activations (their

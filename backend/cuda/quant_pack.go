@@ -1,6 +1,6 @@
 package cuda
 
-// Upload layout of the block types other than Q8_0 (see kernels/quant.cuh):
+// Upload layout of the block types other than Q8_0 (see kernels/formats.cuh):
 // a row of K values is K/32 units of 32 values; each unit's quants go to
 // the lo plane (the low bits of every value) and the hi plane (the bits
 // above), each plane row-major with a fixed size a unit, and each block's
@@ -157,7 +157,7 @@ func unpackQ6_K(b []byte, q []uint8, m0, m1 []byte) {
 }
 
 // packUnit writes the quants of one unit (32 values) into its lo and hi
-// plane bytes (bits lo and hi a value; see kernels/quant.cuh).
+// plane bytes (bits lo and hi a value; see kernels/formats.cuh).
 func packUnit(q []uint8, lo, hi []byte, loBits, hiBits int) {
 	switch loBits {
 	case 4:

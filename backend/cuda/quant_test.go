@@ -2,7 +2,7 @@ package cuda
 
 // CPU tests of the block formats' upload layout (run everywhere): the
 // planes packQuant writes, decoded by a transcription of the kernels'
-// arithmetic (q_word, q_ac, q_deq_f32 and q_dot of kernels/quant.cuh),
+// arithmetic (q_word, q_ac, q_deq_f32 of kernels/formats.cuh and q_dot),
 // give back package numfmt's dequantization of the file's blocks.
 
 import (
@@ -17,7 +17,7 @@ import (
 	"inferno/numfmt"
 )
 
-// qtraits mirror kernels/quant.cuh's qt<T>: values per scale, integer
+// qtraits mirror kernels/formats.cuh's qt<T>: values per scale, integer
 // offset, additive term, signed quants, IQ4 table.
 type qtraits struct {
 	sub, off       int

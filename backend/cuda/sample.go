@@ -103,7 +103,7 @@ type devSampler struct {
 	tokens []sampling.Token
 }
 
-// Limits of the top-k selection (TOPK_MAX and TOPK_SMEM in kernels.cu):
+// Limits of the top-k selection (TOPK_MAX and TOPK_SMEM in kernels/topk.cuh):
 // the largest k, and the logits one block of samp_topk takes.
 const (
 	topkMax  = 128

@@ -37,7 +37,7 @@ func (m mvCfg) name(kind string) string {
 	return fmt.Sprintf("mv_q8_%s_r%d%s", kind, m.rpw, b)
 }
 
-// mvKernelNames are the matvec kernels kernels/mv_q8.cuh instantiates.
+// mvKernelNames are the matvec kernels kernels/mmvq.cuh instantiates.
 var mvKernelNames = map[string]bool{
 	"mv_q8_argmax_r1": true, "mv_q8_argmax_r2": true, "mv_q8_argmax_r2_b3": true, "mv_q8_argmax_r4_b3": true,
 	"mvf_q8_store_r1_k1": true, "mvf_q8_store_r1_k2": true, "mvf_q8_store_r2_k1": true, "mvf_q8_store_r2_k1_b3": true,

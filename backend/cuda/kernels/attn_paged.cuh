@@ -1,70 +1,22 @@
-// attn_paged.cuh: the BatchRunner's attention over the paged KV cache (qk_rope_paged, pattn_dec/decf/decc, pattn_pre) (included by kernels.cu; uses its helpers).
-
-// qk_rope_paged: for the tokens of a batch, each at its own position
-// pos[t] of its own sequence (table tabs + toff[t]): the query heads, with
-// their bias, normalized (QK-norm, when qgain is not null) and rotated, to
-// q (token-major), the key heads likewise into the paged cache, and the
-// value heads with their bias. bias, when not null, holds the Q, K and V
-// biases of the layer (H + 2*KVH heads, the QKV product's row order). One
-// block (4 warps) per token.
-template <int HD>
-__device__ __forceinline__ void qk_rope_paged(const float* __restrict__ qkv, const int* __restrict__ pos,
-                                              const int* __restrict__ toff, const int* __restrict__ tabs, int bs, int sh,
-                                              int H, int KVH, const float* __restrict__ qgain,
-                                              const float* __restrict__ kgain, float eps,
-                                              const float2* __restrict__ rope, float* __restrict__ q, __half* Kc,
-                                              __half* Vc, const float* __restrict__ bias) {
-  __shared__ float tmp[4][HD];
-  const int t = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int p = pos[t];
-  const int* tab = tabs + toff[t];
-  const float* src = qkv + (size_t)t * (H + 2 * KVH) * HD;
-  for (int hh = warp; hh < H + 2 * KVH; hh += 4) {
-    const float* hb = bias ? bias + (size_t)hh * HD : nullptr;
-    if (hh < H) {
-      norm_rope_warp<HD>(src + (size_t)hh * HD, qgain, eps, p, rope, q + ((size_t)t * H + hh) * HD, hb);
-    } else if (hh < H + KVH) {
-      const int kh = hh - H;
-      norm_rope_warp<HD>(src + (size_t)hh * HD, kgain, eps, p, rope, tmp[warp], hb);
-      __syncwarp();
-      const size_t row = kv_row(tab, p, bs, sh, KVH, kh, HD);
-      for (int d = lane; d < HD; d += 32) Kc[row + d] = __float2half(tmp[warp][d]);
-      __syncwarp();
-    } else {
-      const int vh = hh - H - KVH;
-      const size_t row = kv_row(tab, p, bs, sh, KVH, vh, HD);
-      for (int d = lane; d < HD; d += 32) Vc[row + d] = __float2half(hb ? src[(size_t)hh * HD + d] + hb[d] : src[(size_t)hh * HD + d]);
-    }
-  }
-}
-
-#define QRP_INST(HD)                                                                                               \
-  extern "C" __global__ void __launch_bounds__(128) qk_rope_paged_h##HD(                                           \
-      const float* __restrict__ qkv, const int* __restrict__ pos, const int* __restrict__ toff,                   \
-      const int* __restrict__ tabs, int bs, int sh, int H, int KVH, const float* __restrict__ qgain,                      \
-      const float* __restrict__ kgain, float eps, const float2* __restrict__ rope, float* __restrict__ q,         \
-      __half* Kc, __half* Vc, const float* __restrict__ bias) {                                                   \
-    qk_rope_paged<HD>(qkv, pos, toff, tabs, bs, sh, H, KVH, qgain, kgain, eps, rope, q, Kc, Vc, bias);                \
-  }
-QRP_INST(32)
-QRP_INST(64)
-QRP_INST(128)
-QRP_INST(256)
+// attn_paged.cuh: the batch runner's attention over the paged KV cache
+// (included by kernels.cu after rope.cuh, whose layout it reads): decode
+// tokens by flash-decoding (pattn_dec, pattn_decf, pattn_decc), prompt
+// chunks on f16 tensor cores (pattn_pre, pattn_comb).
 
 // ---------------------------------------------------------------- paged decode attention (flash-decoding)
 
-// pattn_dec: attn_fd (R = 1, 3 stages, 256 threads) for the decode tokens
-// of a batch, each its own sequence at its own length, through the block
-// tables. Grid (H/G head groups, nsplit, tokens): block (hg, s, z) takes
+// pattn_dec: flash-decoding (3 cp.async stages, 256 threads) for the
+// decode tokens of a batch, each its own sequence at its own length,
+// through the block tables. Grid (H/G head groups, nsplit, tokens): block (hg, s, z) takes
 // token t = z (FUSED) or toks[z], at position pos[t], and the G query heads
 // hg*G.. (of KV head hg*G/(H/KVH); G is all of its query heads or an equal
-// share, as in attn_fd) over the positions [s*chunk, min((s+1)*chunk, pos+1)), chunk =
+// share) over the positions [s*chunk, min((s+1)*chunk, pos+1)), chunk =
 // max(minchunk, ceil((pos+1)/nsplit)): lengths come from device memory, so
 // a captured graph serves every length. FUSED (pure decode batches): src
 // is the QKV projection (H+2*KVH heads a token); the kernel normalizes and
 // rotates the queries, and the block holding the new position also the
-// key, appending key and value to the cache (as attn_fd does), each head
-// with its bias first when bias is not null (as qk_rope_paged). Otherwise
+// key, appending key and value to the cache, each head with its bias
+// first when bias is not null (as qk_rope_paged). Otherwise
 // src holds the rotated queries (H heads a token) and the cache already
 // holds every key and value (qk_rope_paged ran first). Partials per
 // (z, head, split); counters per (z, head group).

@@ -1,5 +1,6 @@
-// Included at the end of kernels.cu (after quant*.cuh and half.cuh): the
-// mixture-of-experts layer (arch.OpMoE). A step of n tokens runs:
+// moe.cuh: the mixture-of-experts layer (arch.OpMoE; included last by
+// kernels.cu: it uses the block formats' and float products' pieces). A
+// step of n tokens runs:
 //   moe_gate_<f32|f16|bf16>  the router's logits (n x E), the tokens' normed
 //               inputs as int8 activations (qact8's), and, in the block that
 //               finishes last, the routing: each token's top-k experts and
@@ -19,7 +20,7 @@
 //   moe_combine x[t] += the sum of its pairs' y weighted by the gating
 //               weights, in slot order
 // From moe.go's moeH tokens on, the products run on f16 tensor cores
-// instead: qact_h of the tokens, mmhe_<type> (quant_mm.cuh's mmh grouped:
+// instead: qact_h of the tokens, mmhe_<type> (mmh.cuh's mmh grouped:
 // a block a tile of 32 pairs of one expert) for gate/up, qact_h of the
 // pairs, mmhe_<type> for down, moe_combine.
 // Only the chosen experts' rows are read; an expert's rows once per tile
@@ -65,20 +66,9 @@ __device__ void moe_topk(const float* row, int E, int k, int norm, float* wts, i
 #pragma unroll
     for (int i = 0; i < PER; i++) {
       const int e = lane + 32 * i;
-      if (e < E && !(taken >> i & 1) && better(s[i], e, bv, bi)) {
-        bv = s[i];
-        bi = e;
-      }
+      if (e < E && !(taken >> i & 1)) argmax_take(bv, bi, s[i], e);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(FULL, bv, o);
-      const int oi = __shfl_xor_sync(FULL, bi, o);
-      if (better(ov, oi, bv, bi)) {
-        bv = ov;
-        bi = oi;
-      }
-    }
+    warp_argmax(bv, bi);
     if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
     if (j == 0) best = bv;
     if (lane == j) mine = bv, mye = bi;
@@ -323,28 +313,13 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int NU = K >> 5;
   const bool sw = ep == EP_SWIGLU;
-  const int units = sw ? R / 2 : (R + RPW - 1) / RPW;
-  const int ntiles = (units + 7) / 8;
+  const int ntiles = (mv_units(R, RPW, sw) + 7) / 8;
   int tile = blockIdx.x;
   if (tile >= ntiles) return;
-  auto rowOf = [&](int tl, int r) -> int {
-    const int u = tl * 8 + warp;
-    if (sw) return (u >> 3) * 16 + (u & 7) + r * 8;
-    return u * RPW + r;
-  };
   const size_t row0 = (size_t)e * R;
   qunit q[U][RPW];
   auto load = [&](int tl, int round) {
-#pragma unroll
-    for (int r = 0; r < RPW; r++) {
-      const int row = rowOf(tl, r);
-#pragma unroll
-      for (int i = 0; i < U; i++) {
-        const int u = (round * U + i) * 32 + lane;
-        q_zero(q[i][r]);
-        if (u < NU && row < R) q_load<T>(q[i][r], lo, hi, m0, m1, row0 + row, K, u);
-      }
-    }
+    mvq_load<T>(q, lo, hi, m0, m1, row0, [&](int r) { return mv_row(tl * 8 + warp, r, RPW, sw); }, R, K, round, 0, 1);
   };
   const int stride = moe_qin_stride(K);
   auto qrow = [&](int j) -> unsigned char* { return smem + (size_t)j * stride; };
@@ -375,29 +350,15 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
         for (int i = 0; i < U; i++) {
           const int u = (round * U + i) * 32 + lane;
           if (u >= NU) continue;
-          int w[RPW][8];
-          float av[RPW][2], cv[RPW][2];
-#pragma unroll
-          for (int r = 0; r < RPW; r++) {
-#pragma unroll
-            for (int g = 0; g < 8; g++) w[r][g] = q_word<T>(q[i][r], g);
-            q_ac<T>(q[i][r], u, av[r], cv[r]);
-          }
-#pragma unroll
-          for (int j = 0; j < NT; j++) {
-            if (j < nt) {
-              qact x;
-              if constexpr (QIN) {
-                const unsigned char* s = qrow(c0 + j);
-                q_act(x, u, (const i8*)s, (const float*)(s + K), (const float*)(s + K + 4 * ((NU + 1) & ~1)));
-              } else {
-                const size_t xrow = (size_t)(xr[j] / xdiv);
-                q_act(x, u, xq + xrow * K, xs + xrow * NU, xsum + xrow * 2 * NU);
-              }
-#pragma unroll
-              for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], av[r], cv[r], x);
+          mvqn_unit<T>(acc, q[i], u, nt, [&](int j, qact& x) {
+            if constexpr (QIN) {
+              const unsigned char* s = qrow(c0 + j);
+              q_act(x, u, (const i8*)s, (const float*)(s + K), (const float*)(s + K + 4 * ((NU + 1) & ~1)));
+            } else {
+              const size_t xrow = (size_t)(xr[j] / xdiv);
+              q_act(x, u, xq + xrow * K, xs + xrow * NU, xsum + xrow * 2 * NU);
             }
-          }
+          });
         }
       }
       const int cur = tile;
@@ -405,19 +366,10 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
 #pragma unroll
       for (int j = 0; j < NT; j++) {
         if (j >= nt) break;
+        float a[RPW];
 #pragma unroll
-        for (int r = 0; r < RPW; r++) acc[r][j] = warp_sum(acc[r][j]);
-        float* y = Y + (size_t)xr[j] * ldy;
-        if (sw) {
-          const int p = cur * 8 + warp;
-          if (lane == 0 && p < nout) y[p] = acc[0][j] / (1.f + expf(-acc[0][j])) * acc[1][j];
-        } else {
-#pragma unroll
-          for (int r = 0; r < RPW; r++) {
-            const int row = rowOf(cur, r);
-            if (lane == r && row < R) y[row] = acc[r][j];
-          }
-        }
+        for (int r = 0; r < RPW; r++) a[r] = warp_sum(acc[r][j]);
+        mv_epilogue<RPW>(a, sw ? EP_SWIGLU : EP_STORE, cur * 8 + warp, R, nout, Y + (size_t)xr[j] * ldy);
       }
     }
   }

@@ -1,5 +1,6 @@
-// ================================================================ sampling on the device
-
+// sample.cuh: sampling on the device (included by kernels.cu after
+// topk.cuh, whose selections it uses).
+//
 // Sampling of a batch's output rows under each row's own parameters
 // (sample.go), so that a step reads back one id a row (plus the requested
 // log-probabilities) instead of the logits. The semantics are package
@@ -166,133 +167,6 @@ extern "C" __global__ void __launch_bounds__(256) samp_stats(const float* __rest
   if (threadIdx.x == 0) out[(size_t)blockIdx.y * gridDim.x + blockIdx.x] = make_float2(m, s);
 }
 
-#define TOPK_CAND 512  // most candidates topk_fast ranks (more: topk_block)
-
-// topk_fast selects the k best of sv/si[0:n) (in shared memory; id -1:
-// not a candidate) into ov/oi[0:k) in the order of `better`, entries past
-// what there is as (-Inf, -1): topk_block's result, in one pass instead
-// of k rounds of block argmax. Each thread takes the best of its strided
-// entries; the k-th best of those maxima, T, bounds the answer (k entries,
-// the maxima up to it, are at least as good, so nothing worse than T is
-// among the k best), and the entries at least as good as T (from at most
-// k threads, usually little more than k) are ranked by counting, exactly
-// (ids differ: `better` is a total order). More than TOPK_CAND of them
-// (or fewer than k maxima: every valid entry is a candidate) go to
-// topk_block. Every thread of the block calls it; sv and si are only read
-// unless topk_block runs (it marks the entries it takes). With fast, the
-// bound is found with fewer comparisons (the same bound): each warp sorts
-// its 32 maxima (bitonic, in registers), and a maximum among its warp's k
-// best counts the better ones of each other warp by binary search (7 x 6
-// comparisons instead of 256).
-__device__ __forceinline__ bool tk_before(float a, int ia, float b, int ib) {  // `better`, no entry (id < 0) last
-  return ia >= 0 && (ib < 0 || better(a, ia, b, ib));
-}
-
-__device__ void topk_fast(float* sv, int* si, int n, int k, float* ov, int* oi, bool fast) {
-  __shared__ float mv[TOPK_THREADS], cv[TOPK_CAND];
-  __shared__ int mi[TOPK_THREADS], ci[TOPK_CAND];
-  __shared__ int ncand, ti;
-  __shared__ float tv;
-  const int tid = threadIdx.x;
-  float bv = NAN;
-  int bi = -1;
-  for (int q = tid; q < n; q += TOPK_THREADS) {
-    const int id = si[q];
-    if (id >= 0 && (bi < 0 || better(sv[q], id, bv, bi))) {
-      bv = sv[q];
-      bi = id;
-    }
-  }
-  if (fast) {
-    const int lane = tid & 31;
-#pragma unroll
-    for (int size = 2; size <= 32; size <<= 1)
-#pragma unroll
-      for (int st = size >> 1; st > 0; st >>= 1) {
-        const float v2 = __shfl_xor_sync(FULL, bv, st);
-        const int i2 = __shfl_xor_sync(FULL, bi, st);
-        // The lane that keeps the better of the pair: the lower one in a
-        // segment sorted best first, the upper one in the others.
-        const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
-        if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
-          bv = v2;
-          bi = i2;
-        }
-      }
-  }
-  mv[tid] = bv;
-  mi[tid] = bi;
-  if (tid == 0) {
-    ncand = 0;
-    ti = -1;
-  }
-  __syncthreads();
-  if (fast) {
-    // Lane L holds its warp's L-th best maximum: its rank among all is L
-    // plus the better ones of the other warps.
-    const int lane = tid & 31, w = tid >> 5;
-    if (bi >= 0 && lane < k) {
-      int r = lane;
-      for (int o = 0; o < TOPK_THREADS / 32; o++) {
-        if (o == w) continue;
-        const float* lv = mv + 32 * o;
-        const int* li = mi + 32 * o;
-        int q = 0;
-#pragma unroll
-        for (int h = 16; h > 0; h >>= 1)
-          if (tk_before(lv[q + h - 1], li[q + h - 1], bv, bi)) q += h;
-        if (tk_before(lv[q], li[q], bv, bi)) q++;
-        r += q;
-      }
-      if (r == k - 1) {
-        tv = bv;
-        ti = bi;
-      }
-    }
-  } else if (bi >= 0) {
-    int r = 0;
-    for (int j = 0; j < TOPK_THREADS; j++) r += mi[j] >= 0 && better(mv[j], mi[j], bv, bi);
-    if (r == k - 1) {
-      tv = bv;
-      ti = bi;
-    }
-  }
-  __syncthreads();
-  const float t = tv;
-  const int tI = ti;
-  for (int q = tid; q < n; q += TOPK_THREADS) {
-    const int id = si[q];
-    if (id >= 0 && (tI < 0 || !better(t, tI, sv[q], id))) {
-      const int s = atomicAdd(&ncand, 1);
-      if (s < TOPK_CAND) {
-        cv[s] = sv[q];
-        ci[s] = id;
-      }
-    }
-  }
-  __syncthreads();
-  const int c = ncand;
-  if (c > TOPK_CAND) {
-    topk_block(sv, si, n, k, ov, oi);
-    return;
-  }
-  for (int i = c + tid; i < k; i += TOPK_THREADS) {
-    ov[i] = -INFINITY;
-    oi[i] = -1;
-  }
-  for (int i = tid; i < c; i += TOPK_THREADS) {
-    const float v = cv[i];
-    const int id = ci[i];
-    int r = 0;
-    for (int j = 0; j < c; j++) r += better(cv[j], ci[j], v, id);
-    if (r < k) {
-      ov[r] = v;
-      oi[r] = id;
-    }
-  }
-  __syncthreads();
-}
-
 // samp_topk: grid (chunks of TOPK_SMEM, rows), TOPK_THREADS threads. Mode
 // (bit 0) 0: rows with top log-probabilities (k = ntop), raw logits; 1:
 // sampled rows with top_k (k = topk) or with top_p alone (k = kmax: the
@@ -408,18 +282,7 @@ extern "C" __global__ void __launch_bounds__(256) samp_topkw(const float* __rest
   }
   // The lane maxima sorted, best first (none last): lane L holds the
   // L-th best; the k-th best bounds the chunk's k best.
-#pragma unroll
-  for (int size = 2; size <= 32; size <<= 1)
-#pragma unroll
-    for (int st = size >> 1; st > 0; st >>= 1) {
-      const float v2 = __shfl_xor_sync(FULL, bv, st);
-      const int i2 = __shfl_xor_sync(FULL, bi, st);
-      const bool keepBetter = ((lane & st) == 0) == ((lane & size) == 0);
-      if (keepBetter ? tk_before(v2, i2, bv, bi) : tk_before(bv, bi, v2, i2)) {
-        bv = v2;
-        bi = i2;
-      }
-    }
+  warp_sort_best(bv, bi);
   const float tv = __shfl_sync(FULL, bv, k - 1);
   const int ti = __shfl_sync(FULL, bi, k - 1);  // -1: fewer than k lanes hold entries: every entry passes
   int nc = 0;
@@ -469,15 +332,7 @@ extern "C" __global__ void __launch_bounds__(256) samp_topkw(const float* __rest
         ri = id;
       }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float v2 = __shfl_xor_sync(FULL, rv, o);
-      const int i2 = __shfl_xor_sync(FULL, ri, o);
-      if (tk_before(v2, i2, rv, ri)) {
-        rv = v2;
-        ri = i2;
-      }
-    }
+    warp_argmax(rv, ri, by_valid());
     if (lane == 0) {
       ov[r] = ri >= 0 ? rv : -INFINITY;
       oi[r] = ri;
@@ -527,12 +382,18 @@ extern "C" __global__ void __launch_bounds__(256) samp_prep(float* __restrict__ 
   }
 }
 
-// samp_key orders race candidates: a larger score first, the lower id
+// samp_better orders race candidates: a larger score first, the lower id
 // among ties; never-chosen entries have id 0x7fffffff and score -inf.
+// by_race is it as the order argument of argmax_take and warp_argmax.
 __device__ __forceinline__ bool samp_better(float a, int ia, float b, int ib) {
   if (a != b) return a > b;
   return ia < ib;
 }
+struct by_race {
+  __device__ __forceinline__ bool operator()(float a, int ia, float b, int ib) const {
+    return samp_better(a, ia, b, ib);
+  }
+};
 
 // samp_race: grid (SAMP_CHUNKS, rows), 256 threads; sampled rows with
 // top_k or top_p (the candidates' rows) exit. Per chunk the Gumbel-max winner over the allowed tokens
@@ -581,10 +442,7 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       ok[j] = b + j < hi && samp_allowed(masks, p.mask, b + j);
-      if (ok[j] && better(v[j], b + j, av, ai)) {
-        av = v[j];
-        ai = b + j;
-      }
+      if (ok[j]) argmax_take(av, ai, v[j], b + j);
       if (greedy) {
         ok[j] = false;
         continue;
@@ -599,29 +457,15 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
     for (int j = 0; j < 4; j++) {
       if (!ok[j]) continue;
       const float s = v[j] == INFINITY ? INFINITY : __fmul_rn(v[j] - M, p.invT) + gumbel(rr[j]);
-      if (samp_better(s, b + j, bs, bi)) {
-        bs = s;
-        bi = b + j;
-      }
+      argmax_take(bs, bi, s, b + j, by_race());
     }
   }
   if (greedy) {
     bs = av == av ? av : -INFINITY;
     bi = av == av ? ai : 0x7fffffff;
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float os = __shfl_xor_sync(FULL, bs, o), oa = __shfl_xor_sync(FULL, av, o);
-    const int oi = __shfl_xor_sync(FULL, bi, o), oai = __shfl_xor_sync(FULL, ai, o);
-    if (samp_better(os, oi, bs, bi)) {
-      bs = os;
-      bi = oi;
-    }
-    if (better(oa, oai, av, ai)) {
-      av = oa;
-      ai = oai;
-    }
-  }
+  warp_argmax(bs, bi, by_race());
+  warp_argmax(av, ai);
   const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
   if (l == 0) {
     sv[w] = bs;
@@ -632,17 +476,29 @@ extern "C" __global__ void __launch_bounds__(256) samp_race(const float* __restr
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int k = 1; k < (int)(blockDim.x >> 5); k++) {
-      if (samp_better(sv[k], si[k], bs, bi)) {
-        bs = sv[k];
-        bi = si[k];
-      }
-      if (better(sa[k], sai[k], av, ai)) {
-        av = sa[k];
-        ai = sai[k];
-      }
+      argmax_take(bs, bi, sv[k], si[k], by_race());
+      argmax_take(av, ai, sa[k], sai[k]);
     }
     part[(size_t)blockIdx.y * C + blockIdx.x] = make_float4(bs, __int_as_float(bi), av, __int_as_float(ai));
   }
+}
+
+// samp_merge gathers the k-best partials of a row's g chunks (chunk c's
+// at val/idx[(row*g + c)*stride ..]; the first per of each, k or all of
+// them) into sv/si, entries past k as none, and selects their k best
+// into cv/ci. Every thread of the block calls it.
+__device__ __forceinline__ void samp_merge(float* sv, int* si, const float* val, const int* idx, int row, int g,
+                                           int stride, int per, int k, float* cv, int* ci, bool fast) {
+  const int nc = g * per;
+  for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
+    const int c = q / per, j = q % per;
+    const size_t o = ((size_t)row * g + c) * stride + j;
+    sv[q] = j < k ? val[o] : -INFINITY;
+    si[q] = j < k ? idx[o] : -1;
+  }
+  __syncthreads();
+  topk_fast(sv, si, nc, k, cv, ci, fast);
+  __syncthreads();
 }
 
 // samp_done counts a finished row of n; the last writes step to
@@ -700,17 +556,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
   if (p.invT != 0.f && (p.topk > 0 || p.topp > 0.f)) {
     const bool nucleus = p.topk <= 0;  // top_p alone, over the kmax best
     const int k = nucleus ? kmax : p.topk;
-    const int per = fast ? k : kmax;  // entries read of each chunk's
-    const int nc = gk * per;
-    for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-      const int c = q / per, j = q % per;
-      const size_t o = ((size_t)row * gk + c) * kmax + j;
-      sv[q] = j < k ? kval[o] : -INFINITY;
-      si[q] = j < k ? kidx[o] : -1;
-    }
-    __syncthreads();
-    topk_fast(sv, si, nc, k, cv, ci, fast);
-    __syncthreads();
+    samp_merge(sv, si, kval, kidx, row, gk, kmax, fast ? k : kmax, k, cv, ci, fast);
     if (threadIdx.x == 0) {
       // sampling's keepTopK: the cutoff, top_p over what is left, then min_p.
       int keep = 0;
@@ -763,10 +609,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
         int bi = 0x7fffffff;
         for (int j = 0; j < keep; j++) {
           const float s = __fmul_rn(cv[j] - m, p.invT) + samp_noise(p, p.pos + delta, ci[j]);
-          if (samp_better(s, ci[j], bs, bi)) {
-            bs = s;
-            bi = ci[j];
-          }
+          argmax_take(bs, bi, s, ci[j], by_race());
         }
         if (keep > 0) chosen = bi;
       }
@@ -781,26 +624,14 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
         bs = __fmul_rn(cv[threadIdx.x] - mtop, p.invT) + samp_noise(p, p.pos + delta, ci[threadIdx.x]);
         bi = ci[threadIdx.x];
       }
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        const float os = __shfl_xor_sync(FULL, bs, o);
-        const int oi = __shfl_xor_sync(FULL, bi, o);
-        if (samp_better(os, oi, bs, bi)) {
-          bs = os;
-          bi = oi;
-        }
-      }
+      warp_argmax(bs, bi, by_race());
       if ((threadIdx.x & 31) == 0) {
         wsv[threadIdx.x >> 5] = bs;
         wsi[threadIdx.x >> 5] = bi;
       }
       __syncthreads();
       if (threadIdx.x == 0 && keep > 0) {
-        for (int w = 1; w < TOPK_THREADS / 32; w++)
-          if (samp_better(wsv[w], wsi[w], bs, bi)) {
-            bs = wsv[w];
-            bi = wsi[w];
-          }
+        for (int w = 1; w < TOPK_THREADS / 32; w++) argmax_take(bs, bi, wsv[w], wsi[w], by_race());
         chosen = bi;
       }
     }
@@ -810,14 +641,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     for (int c = 0; c < C; c++) {
       const float4 t = race[(size_t)row * C + c];
       const int ti = __float_as_int(t.y), tai = __float_as_int(t.w);
-      if (samp_better(t.x, ti, bs, bi)) {
-        bs = t.x;
-        bi = ti;
-      }
-      if (better(t.z, tai, av, ai)) {
-        av = t.z;
-        ai = tai;
-      }
+      argmax_take(bs, bi, t.x, ti, by_race());
+      argmax_take(av, ai, t.z, tai);
     }
     int id = bi;
     if (bi < 0 || bi >= V) id = ai;
@@ -848,17 +673,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_THREADS) samp_final(
     int nt = 0;
     if (p.ntop > 0) {
       const int k = p.ntop;
-      const int per = fast ? k : SAMP_TOPLP;
-      const int nc = gl * per;
-      for (int q = threadIdx.x; q < nc; q += TOPK_THREADS) {
-        const int c = q / per, j = q % per;
-        const size_t off = ((size_t)row * gl + c) * SAMP_TOPLP + j;
-        sv[q] = j < k ? lval[off] : -INFINITY;
-        si[q] = j < k ? lidx[off] : -1;
-      }
-      __syncthreads();
-      topk_fast(sv, si, nc, k, cv, ci, fast);
-      __syncthreads();
+      samp_merge(sv, si, lval, lidx, row, gl, SAMP_TOPLP, fast ? k : SAMP_TOPLP, k, cv, ci, fast);
       if (threadIdx.x == 0)
         for (int j = 0; j < k && ci[j] >= 0; j++) {
           o[4 + 2 * nt] = ci[j];

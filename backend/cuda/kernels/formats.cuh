@@ -1,9 +1,12 @@
-// ================================================================ block formats (every ggml type but Q8_0's own path)
+// formats.cuh: the number formats of the weights (included by kernels.cu
+// after common.cuh): the block formats' planes and how a unit of 32
+// values is loaded, decoded and dequantized, and the float formats (F32,
+// F16, BF16).
 //
-// Included at the end of kernels.cu. Weights of a block type other than
-// Q8_0 are uploaded re-laid into planes (backend/cuda/quant_pack.go packs
-// them; nothing is dequantized): a row of K values is K/32 units of 32
-// consecutive values, and unit u of every plane is at a fixed offset:
+// Weights of a block type other than Q8_0's own path are uploaded re-laid
+// into planes (backend/cuda/quant_pack.go packs them; nothing is
+// dequantized): a row of K values is K/32 units of 32 consecutive values,
+// and unit u of every plane is at a fixed offset:
 //   lo  the low LO bits of each value's quant Q (LO = 2, 4 or 8), LO*4 bytes
 //       a unit: LO = 4: byte j holds value j (low nibble) and j + 16 (high);
 //       LO = 2: byte 4c+i holds value 16c + 4s + i at bits 2s; LO = 8: byte j
@@ -16,16 +19,16 @@
 // dp4a or a conversion to half2. A value is a*(Q - OFF) + c with a and c per
 // sub-block of SUB values (q_ac): dequantized in float exactly as ggml does
 // it (q_deq_f32, the embedding), in half2 for the f16 tensor-core tiles
-// (q_deq_h), or never, in the decode dot product (q_dot: a*s*dot(Q, q) +
-// (c - a*OFF)*sum(x) against int8 activations q with scale s, with dp4a).
+// (q_deq_h), or never, in the decode dot product (q_dot, mmvq.cuh: a*s*dot(Q,
+// q) + (c - a*OFF)*sum(x) against int8 activations q with scale s, with dp4a).
 //
-// Kernels: mvq_<type>_r2 (decode matrix-vector, every epilogue),
-// qact8 + mvqn_<type>_t4 / _t8 (one weight pass for up to 4 or 8 tokens),
-// qact8 + mmq_<type>_m<rows>_n<tokens> (int8 tensor cores on the same
-// activations, batches of up to 128 tokens; quant_mmq.cuh),
-// mmh_<type>_b128 / _b32 (matrix-matrix on f16 tensor cores, weight tiles
-// dequantized to half in shared memory), qact_h (activations to f16 with a
-// power-of-two scale per token), qembed* (embedding lookups of any type).
+// The kernels over them: mvq_<type>_r2 (decode matrix-vector) and
+// mvqn_<type>_t4 / _t8 (one weight pass for up to 4 or 8 tokens) in
+// mmvq.cuh; mmq_ / mmq2_<type>_m<rows>_n<tokens> (int8 tensor cores,
+// batches of up to 128 tokens) in mmq.cuh; mmh_<type>_b128 / _b32 (f16
+// tensor cores, weight tiles dequantized to half in shared memory) in
+// mmh.cuh; the embedding lookups qembed* in getrows.cuh; the experts'
+// products in moe.cuh. Their activations: quantize.cuh.
 
 #define QT_Q4_0 2
 #define QT_Q4_1 3
@@ -259,75 +262,70 @@ __device__ __forceinline__ void q_deq_f32(const uint8_t* lo, const uint8_t* hi, 
   }
 }
 
-// h_embed_unit (half.cuh) writes unit u of row row of an F32 (type 0),
-// F16 (1) or BF16 (30) matrix to out.
-__device__ void h_embed_unit(int type, const uint8_t* w, size_t row, int K, int u, float* out);
 
-// q_embed_row writes row row (K values) of a weight of type type to x,
-// dequantized (every thread of the block; units round-robin).
-__device__ __forceinline__ void q_embed_row(int type, const uint8_t* lo, const uint8_t* hi, const uint8_t* m0,
-                                            const uint8_t* m1, size_t row, int K, float* __restrict__ x) {
-  for (int u = threadIdx.x; u < (K >> 5); u += blockDim.x) {
-    float v[32];
-    switch (type) {
-#define QE_CASE(TT) \
-  case TT: q_deq_f32<TT>(lo, hi, m0, m1, row, K, u, v); break;
-      QE_CASE(QT_Q4_0)
-      QE_CASE(QT_Q4_1)
-      QE_CASE(QT_Q5_0)
-      QE_CASE(QT_Q5_1)
-      QE_CASE(QT_Q8_0)
-      QE_CASE(QT_Q2_K)
-      QE_CASE(QT_Q3_K)
-      QE_CASE(QT_Q4_K)
-      QE_CASE(QT_Q5_K)
-      QE_CASE(QT_Q6_K)
-      QE_CASE(QT_IQ4_NL)
-      QE_CASE(QT_IQ4_XS)
-#undef QE_CASE
-      case 0:
-      case 1:
-      case 30:
-        h_embed_unit(type, lo, row, K, u, v);
-        break;
-      default:
+// q_deq_h dequantizes a unit to 32 halves at dst (16-byte aligned): bytes
+// become half2 exactly (1024 + byte, minus 1024 + OFF), then one product
+// (or fma with c) in half2.
+template <int T>
+__device__ __forceinline__ void q_deq_h(const qunit& q, int u, __half* dst) {
+  float a[2], c[2];
+  q_ac<T>(q, u, a, c);
+  constexpr int SUBK = 1024 + qt<T>::OFF + (qt<T>::SGN ? 128 : 0);
+  const __half2 off = __float2half2_rn((float)SUBK);
+  const __half2 a0 = __float2half2_rn(a[0]), a1 = __float2half2_rn(a[1]);
+  const __half2 c0 = __float2half2_rn(c[0]), c1 = __float2half2_rn(c[1]);
+  unsigned out[16];
 #pragma unroll
-        for (int i = 0; i < 32; i++) v[i] = __int_as_float(0x7fc00000);
+  for (int g = 0; g < 8; g++) {
+    unsigned w = (unsigned)q_word<T>(q, g);
+    if (qt<T>::SGN) w ^= 0x80808080u;
+    const unsigned p0 = __byte_perm(w, 0x64646464u, 0x4140), p1 = __byte_perm(w, 0x64646464u, 0x4342);
+    __half2 v0 = __hsub2(*(const __half2*)&p0, off), v1 = __hsub2(*(const __half2*)&p1, off);
+    const bool s1 = qt<T>::SUB == 16 && g >= 4;
+    const __half2 aa = s1 ? a1 : a0, cc = s1 ? c1 : c0;
+    if (qt<T>::HASC) {
+      v0 = __hfma2(aa, v0, cc);
+      v1 = __hfma2(aa, v1, cc);
+    } else {
+      v0 = __hmul2(aa, v0);
+      v1 = __hmul2(aa, v1);
     }
-    float4* dst = (float4*)(x + (size_t)u * 32);
-#pragma unroll
-    for (int i = 0; i < 8; i++) dst[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+    out[2 * g] = *(const unsigned*)&v0;
+    out[2 * g + 1] = *(const unsigned*)&v1;
   }
+  uint4* d4 = (uint4*)dst;
+#pragma unroll
+  for (int i = 0; i < 4; i++) d4[i] = make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]);
 }
 
-#define QW_ARGS                                                                                       \
-  const uint8_t *__restrict__ lo, const uint8_t *__restrict__ hi, const uint8_t *__restrict__ m0, \
-      const uint8_t *__restrict__ m1, int type
+// ---------------------------------------------------------------- float formats
 
-// qembed: x[t] = row tokens[t] of the embedding (embed_q8 for any type).
-extern "C" __global__ void __launch_bounds__(256) qembed(QW_ARGS, int K, const int* __restrict__ tokens,
-                                                         float* __restrict__ x) {
-  PDL_LAUNCH();
-  const int t = blockIdx.x;
-  const size_t tok = (size_t)tokens[t];
-  PDL_WAIT();
-  q_embed_row(type, lo, hi, m0, m1, tok, K, x + (size_t)t * K);
-}
+// Float matrices (backend/cuda/half.go) are uploaded as in the file,
+// row-major, rows padded with zeros to a multiple of 64; the kernels read
+// them with 16-byte loads (8 values of F16 or BF16, 4 of F32) and
+// accumulate in f32. HT_*: the GGUF type numbers.
+#define HT_F32 0
+#define HT_F16 1
+#define HT_BF16 30
 
-// qbembed_step: bembed_step for any type.
-extern "C" __global__ void __launch_bounds__(256) qbembed_step(QW_ARGS, int K, const int* hmeta,
-                                                               int* __restrict__ dmeta, int tokoff,
-                                                               float* __restrict__ x, const int* __restrict__ devtok, int zc4) {
-  const int tok = bstep_token(hmeta, dmeta, tokoff, devtok, zc4);
-  q_embed_row(type, lo, hi, m0, m1, (size_t)tok, K, x + (size_t)blockIdx.x * K);
-}
+template <int E>
+struct ht {
+  enum { BYTES = E == HT_F32 ? 4 : 2, V16 = 16 / BYTES };
+};
 
-// qbembed_dec: bembed_dec for any type.
-extern "C" __global__ void __launch_bounds__(256) qbembed_dec(QW_ARGS, int K, const int* __restrict__ meta,
-                                                              const int* __restrict__ devtok, float* __restrict__ x) {
-  __shared__ int tok;
-  PDL_LAUNCH();
-  if (threadIdx.x == 0) tok = (int)blockIdx.x < meta[3] ? devtok[blockIdx.x] : meta[4 + blockIdx.x];
-  __syncthreads();
-  q_embed_row(type, lo, hi, m0, m1, (size_t)tok, K, x + (size_t)blockIdx.x * K);
+// h_cvt16 converts the 16 bytes a (V16 values of E) to floats v[0:V16).
+template <int E>
+__device__ __forceinline__ void h_cvt16(const int4 a, float* v) {
+  const int w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    if constexpr (E == HT_F16) {
+      const float2 f = __half22float2(*(const __half2*)&w[i]);
+      v[2 * i] = f.x, v[2 * i + 1] = f.y;
+    } else if constexpr (E == HT_BF16) {
+      v[2 * i] = __int_as_float(w[i] << 16), v[2 * i + 1] = __int_as_float(w[i] & 0xffff0000);
+    } else {
+      v[i] = __int_as_float(w[i]);
+    }
+  }
 }
