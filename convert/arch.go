@@ -5,59 +5,27 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"inferno/family"
 )
 
-// archSpec is what Convert knows of one architecture: its names, the
-// defaults of transformers' configuration class for the settings a
-// config.json may leave out, and the shape of its layers.
+// archSpec is what Convert knows of one architecture: the registry's
+// description of the checkpoint (package family) and the GGUF
+// architecture it becomes.
 type archSpec struct {
-	hf   string // config.json's architectures[0]
+	*family.Checkpoint
 	gguf string // general.architecture, and the prefix of its keys
-	name string // in messages
-
-	// Defaults of transformers' configuration class. headDim 0: hidden
-	// size / heads.
-	headDim, maxPos, vocab int
-
-	qkNorm bool // q_norm and k_norm gains (Qwen3)
-	bias   bool // q_proj, k_proj and v_proj biases (Qwen2)
-	// permute: the rows of q_proj and k_proj are permuted so that
-	// llama.cpp's RoPE on adjacent pairs computes transformers'
-	// rotate_half (llama.cpp's LlamaModel.permute).
-	permute bool
-	// llama3: Llama 3's RoPE scaling is accepted, and written as the
-	// per-pair factors of rope_freqs.weight.
-	llama3 bool
-	// headDimKeys: attention.key_length and value_length are written only
-	// when config.json has head_dim, as llama.cpp's converter does; else
-	// always.
-	headDimKeys bool
-	// moe: every layer's feed-forward is a mixture of experts (Qwen3-MoE):
-	// a router (mlp.gate) and experts' projections, stacked into 3-D
-	// tensors (moeSpecs).
-	moe bool
-	// embedding: the checkpoint is a model without a head (Qwen3Model,
-	// Qwen3-Embedding's class), written with a pooling type (readPooling)
-	// and a tied head whatever tie_word_embeddings says.
-	embedding bool
 }
 
-// archs are the architectures Convert converts, by config.json's name.
-var archs = map[string]*archSpec{
-	"Qwen3ForCausalLM": {hf: "Qwen3ForCausalLM", gguf: "qwen3", name: "Qwen3",
-		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true},
-	"Qwen3Model": {hf: "Qwen3Model", gguf: "qwen3", name: "Qwen3 embedding",
-		headDim: 128, maxPos: 32768, vocab: 151936, qkNorm: true, embedding: true},
-	"Qwen3MoeForCausalLM": {hf: "Qwen3MoeForCausalLM", gguf: "qwen3moe", name: "Qwen3-MoE",
-		maxPos: 32768, vocab: 151936, qkNorm: true, headDimKeys: true, moe: true},
-	"Qwen2ForCausalLM": {hf: "Qwen2ForCausalLM", gguf: "qwen2", name: "Qwen2",
-		maxPos: 32768, vocab: 151936, bias: true, headDimKeys: true},
-	"LlamaForCausalLM": {hf: "LlamaForCausalLM", gguf: "llama", name: "Llama",
-		maxPos: 2048, vocab: 32000, permute: true, llama3: true, headDimKeys: true},
+// lookupArch returns the registered architecture of config.json's
+// architectures[0].
+func lookupArch(hf string) (*archSpec, bool) {
+	f, c, ok := family.ByCheckpoint(hf)
+	if !ok {
+		return nil, false
+	}
+	return &archSpec{Checkpoint: c, gguf: f.Name}, true
 }
-
-// archNames lists the architectures of archs, sorted, for messages.
-const archNames = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3Model"
 
 // tensorSpec is one tensor of a checkpoint.
 type tensorSpec struct {
@@ -94,7 +62,7 @@ func specs(cfg *Config, output bool) []tensorSpec {
 	}
 	s = append(s, tensorSpec{hf: "model.embed_tokens.weight", gguf: "token_embd.weight", shape: []int64{vocab, h}})
 	qHeads, kHeads := 0, 0
-	if a.permute {
+	if a.Permute {
 		qHeads, kHeads = cfg.NumAttentionHeads, cfg.NumKeyValueHeads
 	}
 	for i := range cfg.NumHiddenLayers {
@@ -106,20 +74,20 @@ func specs(cfg *Config, output bool) []tensorSpec {
 			tensorSpec{hf: hf + "self_attn.k_proj.weight", gguf: g + "attn_k.weight", shape: []int64{kv, h}, heads: kHeads},
 			tensorSpec{hf: hf + "self_attn.v_proj.weight", gguf: g + "attn_v.weight", shape: []int64{kv, h}},
 		)
-		if a.bias {
+		if a.Bias {
 			s = append(s,
 				tensorSpec{hf: hf + "self_attn.q_proj.bias", gguf: g + "attn_q.bias", shape: []int64{q}},
 				tensorSpec{hf: hf + "self_attn.k_proj.bias", gguf: g + "attn_k.bias", shape: []int64{kv}},
 				tensorSpec{hf: hf + "self_attn.v_proj.bias", gguf: g + "attn_v.bias", shape: []int64{kv}},
 			)
 		}
-		if a.qkNorm {
+		if a.QKNorm {
 			s = append(s,
 				tensorSpec{hf: hf + "self_attn.q_norm.weight", gguf: g + "attn_q_norm.weight", shape: []int64{hd}},
 				tensorSpec{hf: hf + "self_attn.k_norm.weight", gguf: g + "attn_k_norm.weight", shape: []int64{hd}},
 			)
 		}
-		if a.moe {
+		if a.MoE {
 			s = append(s,
 				tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
 				tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},

@@ -12,15 +12,12 @@ import (
 	"strings"
 
 	"inferno/arch"
+	"inferno/family"
 )
 
-// Architecture is the value of config.json's "architectures" of Qwen3
-// checkpoints; Convert also takes Qwen2ForCausalLM (Qwen2, Qwen2.5) and
-// LlamaForCausalLM (Llama 3.x).
-const Architecture = "Qwen3ForCausalLM"
-
 // Config is the part of a Hugging Face config.json that describes a model
-// of one of the architectures Convert takes. Fields that config.json
+// of one of the architectures Convert takes (the registered families'
+// checkpoints, family.Checkpoint). Fields that config.json
 // leaves out take the defaults of transformers' configuration class (such
 // as Qwen3Config), which is what llama.cpp's converter reads.
 type Config struct {
@@ -88,11 +85,12 @@ func readConfig(dir string) (*Config, error) {
 	c := &Config{raw: raw}
 	names, _ := raw["architectures"].([]any)
 	if len(names) == 0 {
-		return nil, fmt.Errorf("config.json names no architecture (want one of %s)", archNames)
+		return nil, fmt.Errorf("config.json names no architecture (want one of %s)", family.CheckpointNames())
 	}
 	c.Architecture, _ = names[0].(string)
-	if c.arch = archs[c.Architecture]; c.arch == nil {
-		return nil, fmt.Errorf("architecture %q is not supported (want one of %s)", fmt.Sprint(names[0]), archNames)
+	var ok bool
+	if c.arch, ok = lookupArch(c.Architecture); !ok {
+		return nil, fmt.Errorf("architecture %q is not supported (want one of %s)", fmt.Sprint(names[0]), family.CheckpointNames())
 	}
 	a := c.arch
 
@@ -107,8 +105,8 @@ func readConfig(dir string) (*Config, error) {
 		{key: "num_attention_heads", dst: &c.NumAttentionHeads},
 		{key: "num_key_value_heads", dst: &c.NumKeyValueHeads, def: -1},
 		{key: "head_dim", dst: &c.HeadDim, def: -1},
-		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: a.maxPos},
-		{key: "vocab_size", dst: &c.VocabSize, def: a.vocab},
+		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: a.MaxPos},
+		{key: "vocab_size", dst: &c.VocabSize, def: a.Vocab},
 	}
 	for _, p := range ints {
 		v, ok := raw[p.key]
@@ -131,8 +129,8 @@ func readConfig(dir string) (*Config, error) {
 	c.hasHeadDim = c.HeadDim > 0
 	switch {
 	case c.hasHeadDim:
-	case a.headDim > 0:
-		c.HeadDim = a.headDim
+	case a.HeadDim > 0:
+		c.HeadDim = a.HeadDim
 	case c.HiddenSize%c.NumAttentionHeads != 0:
 		return nil, fmt.Errorf("config.json: no head_dim, and num_attention_heads %d does not divide hidden_size %d", c.NumAttentionHeads, c.HiddenSize)
 	default:
@@ -187,7 +185,7 @@ func readConfig(dir string) (*Config, error) {
 	if err := c.checkRopeScaling(); err != nil {
 		return nil, err
 	}
-	if a.moe {
+	if a.MoE {
 		if err := c.readMoE(); err != nil {
 			return nil, err
 		}
@@ -265,7 +263,7 @@ func (c *Config) checkRopeScaling() error {
 		}
 		switch {
 		case typ == "" || typ == "default":
-		case strings.EqualFold(typ, "llama3") && c.arch.llama3:
+		case strings.EqualFold(typ, "llama3") && c.arch.Llama3:
 			if c.ropeFactors != nil {
 				continue // rope_scaling and rope_parameters both
 			}
@@ -289,10 +287,10 @@ func (c *Config) checkRopeScaling() error {
 				return fmt.Errorf("config.json: %s: llama3 scaling needs low_freq_factor < high_freq_factor and a whole original_max_position_embeddings", key)
 			}
 			c.ropeFactors = arch.Llama3FreqFactors(c.RopeTheta, c.HeadDim, p["factor"], p["low_freq_factor"], p["high_freq_factor"], int(orig))
-		case c.arch.llama3:
-			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: unscaled RoPE or llama3)", key, typ, c.arch.name)
+		case c.arch.Llama3:
+			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: unscaled RoPE or llama3)", key, typ, c.arch.Title)
 		default:
-			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: only unscaled RoPE)", key, typ, c.arch.name)
+			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: only unscaled RoPE)", key, typ, c.arch.Title)
 		}
 	}
 	return nil

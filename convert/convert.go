@@ -143,7 +143,7 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 	kvs = append(kvs, samplingMetadata(dir)...)
 	a := cfg.arch.gguf + "."
 	kvs = append(kvs, kv{"general.name", name})
-	if cfg.arch.gguf == "llama" {
+	if cfg.arch.VocabKeys {
 		// llama.cpp's LlamaModel adds these two.
 		kvs = append(kvs, kv{a + "vocab_size", uint32(cfg.VocabSize)}, kv{a + "rope.dimension_count", uint32(cfg.HeadDim)})
 	}
@@ -157,13 +157,13 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 		kv{a + "rope.freq_base", float32(cfg.RopeTheta)},
 		kv{a + "attention.layer_norm_rms_epsilon", float32(cfg.RMSNormEps)},
 	)
-	if cfg.hasHeadDim || !cfg.arch.headDimKeys {
+	if cfg.hasHeadDim || !cfg.arch.HeadDimKeys {
 		kvs = append(kvs, kv{a + "attention.key_length", uint32(cfg.HeadDim)}, kv{a + "attention.value_length", uint32(cfg.HeadDim)})
 	}
 	if cfg.pooling != poolNone {
 		kvs = append(kvs, kv{a + "pooling_type", cfg.pooling})
 	}
-	if cfg.arch.moe {
+	if cfg.arch.MoE {
 		kvs = append(kvs,
 			kv{a + "expert_count", uint32(cfg.NumExperts)},
 			kv{a + "expert_used_count", uint32(cfg.NumExpertsPerTok)},
@@ -284,13 +284,13 @@ func newPlan(dir string, opts Options) (*plan, error) {
 // mapTensors matches the checkpoint's tensors to the architecture's layout, checks
 // their types and shapes, and chooses each output type.
 func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
-	if cfg.arch.embedding {
+	if cfg.arch.Embedding {
 		p.ckpt.addModelPrefix()
 	}
 	_, hasHead := p.ckpt.tensors["lm_head.weight"]
 	tie := cfg.TieWordEmbeddings
 	switch {
-	case cfg.arch.embedding:
+	case cfg.arch.Embedding:
 		// A model without a head: the embedding stands in (llama.cpp
 		// duplicates it the same way), read by no embedding.
 		hasHead = false
@@ -320,7 +320,7 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 	sort.Strings(names)
 	for _, name := range names {
 		if !known[name] && !ignored(name) && !(name == "lm_head.weight" && p.tied) {
-			return fmt.Errorf("tensor %q (in %s) is not part of a %s model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.arch.name, cfg.NumHiddenLayers)
+			return fmt.Errorf("tensor %q (in %s) is not part of a %s model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.arch.Title, cfg.NumHiddenLayers)
 		}
 	}
 	for _, s := range want {

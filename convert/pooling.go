@@ -30,7 +30,7 @@ const (
 func (c *Config) readPooling(dir string) error {
 	modules, err := readJSONArray(filepath.Join(dir, "modules.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		if c.arch.embedding {
+		if c.arch.Embedding {
 			c.pooling = poolLast
 		}
 		return nil
@@ -50,7 +50,7 @@ func (c *Config) readPooling(dir string) error {
 		}
 	}
 	if !found {
-		if c.arch.embedding {
+		if c.arch.Embedding {
 			c.pooling = poolLast
 		}
 		return nil

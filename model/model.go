@@ -6,30 +6,30 @@ package model
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"inferno/arch"
+	"inferno/family"
 	"inferno/gguf"
-	"inferno/model/llama"
-	"inferno/model/qwen2"
-	"inferno/model/qwen3"
-	"inferno/model/qwen3moe"
 	"inferno/tokenizer"
+
+	// The architectures: each registers its family.
+	_ "inferno/model/llama"
+	_ "inferno/model/qwen2"
+	_ "inferno/model/qwen3"
+	_ "inferno/model/qwen3moe"
 )
 
 // Model is an opened model file.
 type Model struct {
 	Path string
 	File *gguf.File
+	// Family is the file's architecture as registered (package family).
+	Family *family.Family
 	// Arch is the forward pass and weights, as the backends run them.
 	Arch      arch.Model
 	Tokenizer *tokenizer.Tokenizer
 	// EOG holds the end-of-generation ids: the file's eos token and the
-	// chat terminators where present: Qwen's <|im_end|> and
-	// <|endoftext|>, Llama 3's <|eot_id|>, <|eom_id|> and <|end_of_text|>.
+	// family's chat terminators the vocabulary has (family.Chat.EOG).
 	EOG map[int32]bool
 	// ChatTemplate is tokenizer.chat_template, or "" when absent.
 	ChatTemplate string
@@ -49,27 +49,16 @@ func Open(path string) (*Model, error) {
 	return m, nil
 }
 
-// configs are the architectures inferno runs, by general.architecture:
-// each one's configuration reader, which sets its options (arch.LoadModel
-// loads the weights they describe).
-var configs = map[string]func(*gguf.File) (arch.Config, error){
-	qwen3.Architecture: qwen3.ConfigFromGGUF,
-	qwen2.Architecture: qwen2.ConfigFromGGUF,
-	llama.Architecture: llama.ConfigFromGGUF,
-
-	qwen3moe.Architecture: qwen3moe.ConfigFromGGUF,
-}
-
 func load(path string, f *gguf.File) (*Model, error) {
 	name, err := f.String("general.architecture")
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	config, ok := configs[name]
+	fam, ok := family.Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("model: unsupported architecture %q (inferno runs %s)", name, supported())
+		return nil, fmt.Errorf("model: unsupported architecture %q (inferno runs %s)", name, family.Names())
 	}
-	a, err := arch.LoadModel(f, config)
+	a, err := arch.LoadModel(f, fam.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -80,26 +69,17 @@ func load(path string, f *gguf.File) (*Model, error) {
 	if vocab := a.Hyper().Vocab; tok.VocabSize() > vocab {
 		return nil, fmt.Errorf("model: %d tokenizer tokens but only %d embedding rows", tok.VocabSize(), vocab)
 	}
-	m := &Model{Path: path, File: f, Arch: a, Tokenizer: tok, EOG: map[int32]bool{}}
+	m := &Model{Path: path, File: f, Family: fam, Arch: a, Tokenizer: tok, EOG: map[int32]bool{}}
 	if eos, err := f.Int("tokenizer.ggml.eos_token_id"); err == nil && eos >= 0 && eos < int64(tok.VocabSize()) {
 		m.EOG[int32(eos)] = true
 	}
-	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"} {
+	for _, s := range fam.Chat.EOG {
 		if id, ok := tok.TokenID(s); ok {
 			m.EOG[id] = true
 		}
 	}
 	m.ChatTemplate, _ = f.String("tokenizer.chat_template")
 	return m, nil
-}
-
-// supported lists the architectures of configs, quoted, in order.
-func supported() string {
-	names := slices.Sorted(maps.Keys(configs))
-	for i, n := range names {
-		names[i] = strconv.Quote(n)
-	}
-	return strings.Join(names, ", ")
 }
 
 // Embedding reports whether the model is an embedding model (its file

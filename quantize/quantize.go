@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/numfmt"
 	"inferno/outfile"
@@ -319,16 +318,16 @@ func rowBytes(t gguf.TensorType, cols int64) int64 {
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// checkInput checks that f is a model of an architecture the rules know
-// (Architectures) in F32, F16 or BF16 and returns the hyperparameters the
+// checkInput checks that f is a model of a registered architecture
+// (package family) in F32, F16 or BF16 and returns the hyperparameters the
 // rules read.
 func checkInput(f *gguf.File) (Model, error) {
 	arch, err := f.String("general.architecture")
 	if err != nil {
 		return Model{}, err
 	}
-	if !slices.Contains(Architectures, arch) {
-		return Model{}, fmt.Errorf("architecture %q is not supported (want %s)", arch, strings.Join(Architectures, ", "))
+	if _, ok := family.Lookup(arch); !ok {
+		return Model{}, fmt.Errorf("architecture %q is not supported (want %s)", arch, family.Names())
 	}
 	if n, err := f.Int("split.count"); err == nil && n > 1 {
 		return Model{}, fmt.Errorf("the model is split over %d files; merge it first (llama-gguf-split --merge)", n)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"inferno/family"
 	"inferno/gguf"
 )
 
@@ -16,12 +17,6 @@ type Tensor struct {
 	Type  gguf.TensorType
 	Shape []uint64
 }
-
-// Architectures are the values of general.architecture whose files
-// Quantize takes: dense models whose rules differ only by the 70B type
-// (Model.is70B), and Qwen3-MoE, whose rules read the number of experts
-// (Model.Experts).
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
 
 // Model is the hyperparameters the rules read: the architecture and the
 // number of layers (which make llama.cpp's 70B type), the number of
@@ -34,21 +29,15 @@ type Model struct {
 	Heads   int
 	KVHeads int
 	Experts int    // 0 for a dense model
-	Arch    string // general.architecture; "" is qwen3
+	Arch    string // general.architecture, a registered family
 }
 
 // is70B reports whether llama.cpp's loader gives the model the type
-// LLM_TYPE_70B, the only model type llama-quantize's rules read: 80
-// layers of llama with grouped-query attention (Llama 2 and 3 70B; 65B
-// without it) or of qwen2 (Qwen2 and Qwen2.5 72B). No qwen3 model has it.
+// LLM_TYPE_70B, the only model type llama-quantize's rules read, as the
+// architecture's family says (family.Quant).
 func (m Model) is70B() bool {
-	switch m.Arch {
-	case "llama":
-		return m.Layers == 80 && m.Heads != m.KVHeads
-	case "qwen2":
-		return m.Layers == 80
-	}
-	return false
+	f, ok := family.Lookup(m.Arch)
+	return ok && f.Quant.Is70B != nil && f.Quant.Is70B(m.Layers, m.Heads, m.KVHeads)
 }
 
 // gqa is llama.cpp's hparams.n_gqa(): an integer quotient, 0 without KV heads.

@@ -29,13 +29,13 @@ func TestArchPresets(t *testing.T) {
 		"qwen2.5-7b":   {"qwen2", 7615, 1e6, 0},
 	}
 	for name, w := range want {
-		p := Presets[name]
+		p := presetConfig(name)
 		n := 0
 		for _, s := range specs(p) {
 			n += s.rows * s.cols
 		}
-		if p.arch() != w.arch || n/1e6 != w.params || p.ropeTheta() != w.theta || p.Llama3.Factor != w.factor || p.Name != name {
-			t.Errorf("%s: %s, %dM parameters, theta %v, llama3 factor %v; want %+v", name, p.arch(), n/1e6, p.ropeTheta(), p.Llama3.Factor, w)
+		if p.Arch != w.arch || n/1e6 != w.params || p.Rope.Theta != w.theta || p.Rope.Factor != w.factor {
+			t.Errorf("%s: %s, %dM parameters, theta %v, llama3 factor %v; want %+v", name, p.Arch, n/1e6, p.Rope.Theta, p.Rope.Factor, w)
 		}
 	}
 }
@@ -49,7 +49,7 @@ func TestArchLoads(t *testing.T) {
 			f, _ := write(t, Options{Preset: name, Shape: small, Mixture: "Q8_0", Seed: 1})
 			var m arch.Model
 			var err error
-			switch Presets[name].arch() {
+			switch presetConfig(name).Arch {
 			case "llama":
 				m, err = llama.Load(f)
 			default:
@@ -59,8 +59,8 @@ func TestArchLoads(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := m.Hyper()
-			p := Presets[name]
-			if c.TiedOutput == p.Untied || c.Bias != (p.Arch == "qwen2") || (c.Rope.FreqFactors != nil) != (p.Llama3.Factor != 0) || c.Rope.Theta != p.RopeTheta {
+			p := presetConfig(name)
+			if c.TiedOutput != p.TiedOutput || c.Bias != (p.Arch == "qwen2") || (c.Rope.FreqFactors != nil) != (p.Rope.Factor != 0) || c.Rope.Theta != p.Rope.Theta {
 				t.Fatalf("configuration %+v", c)
 			}
 			if typ := m.Tensors().Layers[0].Matrix(arch.RoleQ).Type; typ != gguf.TensorQ8_0 {

@@ -21,13 +21,14 @@ func FuzzShape(f *testing.F) {
 		opts := Options{Preset: "tiny", Mixture: mixtures[int(which)%len(mixtures)].Name, Pure: pure, Seed: 3,
 			Shape: Shape{Layers: int(layers % 4), Hidden: int(hidden % 1024), FFN: int(ffn % 1024), Heads: int(heads % 16),
 				KVHeads: int(kvHeads % 16), HeadDim: int(headDim), Vocab: int(vocab % 2048), Untied: untied}}
-		p, err := Resolve(opts)
+		r, err := Resolve(opts)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "synth: ") {
 				t.Fatalf("error %v", err)
 			}
 			return
 		}
+		p := &r.Config
 		weights := p.Vocab*p.Hidden*2 + p.Layers*(2*p.Heads*p.HeadDim*p.Hidden+2*p.KVHeads*p.HeadDim*p.Hidden+3*p.Hidden*p.FFN)
 		if weights > 1<<21 {
 			return

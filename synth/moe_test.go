@@ -17,14 +17,14 @@ import (
 // experts, attention, the routers and the head; 3.3B with the embedding,
 // as Qwen counts), and its expert stacks are 3-D.
 func TestMoEPresets(t *testing.T) {
-	p := Presets["30b-a3b"]
+	p := presetConfig("30b-a3b")
 	total, active := 0, 0
 	for _, s := range specs(p) {
 		n := s.rows * s.cols
 		total += n
 		switch {
 		case s.experts > 0:
-			active += n / s.experts * p.TopK
+			active += n / s.experts * p.MoE.TopK
 			if sh := s.shape(); len(sh) != 3 || sh[2] != 128 {
 				t.Errorf("%s: shape %v", s.name, sh)
 			}
@@ -32,8 +32,8 @@ func TestMoEPresets(t *testing.T) {
 			active += n
 		}
 	}
-	if p.arch() != "qwen3moe" || total/1e6 != 30532 || active/1e6 != 3041 {
-		t.Errorf("30b-a3b: %s, %dM parameters, %dM active", p.arch(), total/1e6, active/1e6)
+	if p.Arch != "qwen3moe" || total/1e6 != 30532 || active/1e6 != 3041 {
+		t.Errorf("30b-a3b: %s, %dM parameters, %dM active", p.Arch, total/1e6, active/1e6)
 	}
 }
 
@@ -50,7 +50,7 @@ func TestMoELoads(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := arch.MoE{Experts: 6, TopK: 2, ExpertFFN: 256, NormTopK: true}
-			if c := m.Hyper(); c.MoE != want || c.TiedOutput == Presets[tc.preset].Untied {
+			if c := m.Hyper(); c.MoE != want || c.TiedOutput != presetConfig(tc.preset).TiedOutput {
 				t.Fatalf("configuration %+v", c)
 			}
 			l := &m.Tensors().Layers[1]

@@ -1,7 +1,9 @@
-// Package synth writes GGUF models of the Qwen3, Qwen3-MoE, Qwen2 and
-// Llama architectures with deterministic random weights. With the real tokenizer copied in, they stand in for
-// real checkpoints in tests and benchmarks: same shapes, same bytes per
-// step, no download.
+// Package synth writes GGUF models with deterministic random weights in
+// the shapes of released models: the presets of the registered
+// architectures (package family), each a configuration of its family
+// whose tensors are those its roles name (arch.Config.LayerRoles). With
+// the real tokenizer copied in, they stand in for real checkpoints in
+// tests and benchmarks: same shapes, same bytes per step, no download.
 //
 // The weights are drawn in one of two ways:
 //
@@ -39,6 +41,7 @@ import (
 	"sync"
 
 	"inferno/arch"
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/numfmt"
 	"inferno/quantize"
@@ -47,95 +50,9 @@ import (
 // poolingLast is name.pooling_type's value for last-token pooling.
 const poolingLast = uint32(arch.PoolLast)
 
-// Preset is a model shape.
-type Preset struct {
-	Name          string
-	Layers        int
-	Hidden        int
-	FFN           int
-	Heads         int
-	KVHeads       int
-	HeadDim       int
-	Vocab         int
-	ContextLength int
-	// Untied models have a separate output head (output.weight); the
-	// others use the token embedding as the head.
-	Untied bool
-	// Arch is general.architecture: "qwen3" (also when empty), "qwen3moe"
-	// (Qwen3 with a mixture of experts in every layer), "qwen2" (Q/K/V
-	// biases, no QK-norm) or "llama" (no QK-norm).
-	Arch string
-	// Experts, TopK and ExpertFFN shape a qwen3moe model's mixture:
-	// experts per layer, experts a token runs, and one expert's
-	// feed-forward width. FFN is then only written as metadata.
-	Experts, TopK, ExpertFFN int
-	// RopeTheta is the RoPE base; 0 means Qwen3's 1e6.
-	RopeTheta float64
-	// Llama3 is Llama 3's RoPE scaling, written as rope_freqs.weight;
-	// its zero value means none.
-	Llama3 Llama3Scaling
-}
-
-// Llama3Scaling holds the parameters of Llama 3's RoPE scaling, as
-// config.json's rope_scaling names them.
-type Llama3Scaling struct {
-	Factor, LowFreqFactor, HighFreqFactor float64
-	OrigContext                           int
-}
-
-// arch returns general.architecture.
-func (p Preset) arch() string {
-	if p.Arch == "" {
-		return "qwen3"
-	}
-	return p.Arch
-}
-
-// Presets are the shapes synth can write: "0.6b" to "32b" are exactly the
-// shapes of Qwen3-0.6B to Qwen3-32B (from their config.json), "tiny" a
-// 2-layer model for tests; "llama3-1b" and "llama3-8b" those of Llama
-// 3.2 1B and Llama 3.1 8B, "qwen2.5-0.5b" and "qwen2.5-7b" those of
-// Qwen2.5-0.5B and 7B, "30b-a3b" that of Qwen3-30B-A3B (128 experts, 8
-// a token) and "tiny-moe" a 2-layer mixture of 8 experts for tests.
-var Presets = map[string]Preset{
-	"tiny": {Name: "tiny", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936, ContextLength: 40960},
-	"0.6b": {Name: "0.6b", Layers: 28, Hidden: 1024, FFN: 3072, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
-	"1.7b": {Name: "1.7b", Layers: 28, Hidden: 2048, FFN: 6144, Heads: 16, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
-	"4b":   {Name: "4b", Layers: 36, Hidden: 2560, FFN: 9728, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960},
-	"8b":   {Name: "8b", Layers: 36, Hidden: 4096, FFN: 12288, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
-	"14b":  {Name: "14b", Layers: 40, Hidden: 5120, FFN: 17408, Heads: 40, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
-	"32b":  {Name: "32b", Layers: 64, Hidden: 5120, FFN: 25600, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 151936, ContextLength: 40960, Untied: true},
-
-	"llama3-1b": {Name: "llama3-1b", Arch: "llama", Layers: 16, Hidden: 2048, FFN: 8192, Heads: 32, KVHeads: 8, HeadDim: 64, Vocab: 128256,
-		ContextLength: 131072, RopeTheta: 500000, Llama3: Llama3Scaling{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}},
-	"llama3-8b": {Name: "llama3-8b", Arch: "llama", Layers: 32, Hidden: 4096, FFN: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256,
-		ContextLength: 131072, Untied: true, RopeTheta: 500000, Llama3: Llama3Scaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OrigContext: 8192}},
-	"qwen2.5-0.5b": {Name: "qwen2.5-0.5b", Arch: "qwen2", Layers: 24, Hidden: 896, FFN: 4864, Heads: 14, KVHeads: 2, HeadDim: 64, Vocab: 151936,
-		ContextLength: 32768, RopeTheta: 1e6},
-	"qwen2.5-7b": {Name: "qwen2.5-7b", Arch: "qwen2", Layers: 28, Hidden: 3584, FFN: 18944, Heads: 28, KVHeads: 4, HeadDim: 128, Vocab: 152064,
-		ContextLength: 32768, Untied: true, RopeTheta: 1e6},
-
-	"tiny-moe": {Name: "tiny-moe", Arch: "qwen3moe", Layers: 2, Hidden: 64, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 151936,
-		ContextLength: 40960, Experts: 8, TopK: 2, ExpertFFN: 64},
-	"30b-a3b": {Name: "30b-a3b", Arch: "qwen3moe", Layers: 48, Hidden: 2048, FFN: 6144, Heads: 32, KVHeads: 4, HeadDim: 128, Vocab: 151936,
-		ContextLength: 40960, Untied: true, Experts: 128, TopK: 8, ExpertFFN: 768},
-}
-
-// PresetNames lists the presets from the smallest.
-var PresetNames = []string{"tiny", "tiny-moe", "0.6b", "1.7b", "4b", "8b", "14b", "32b", "qwen2.5-0.5b", "llama3-1b", "qwen2.5-7b", "llama3-8b", "30b-a3b"}
-
-// Shape overrides a preset's shape; zero fields keep the preset's values.
-type Shape struct {
-	Layers, Hidden, FFN, Heads, KVHeads, HeadDim, Vocab int
-	// Experts, TopK and ExpertFFN change a qwen3moe preset's mixture.
-	Experts, TopK, ExpertFFN int
-	// Untied adds a separate output head to a preset that has none.
-	Untied bool
-}
-
 // Options choose what Write produces.
 type Options struct {
-	Preset string // a key of Presets
+	Preset string // a preset's name (PresetNames)
 	Shape  Shape  // changes to the preset's shape
 	// Mixture is a quantization mixture as llama-quantize names it
 	// (Q4_K_M, Q8_0, F16, ...: quantize.ParseMixture); each tensor gets
@@ -164,9 +81,9 @@ type Options struct {
 	// Progress, when set, is called as data is written with the bytes
 	// written so far and the size of the file.
 	Progress func(done, total int64)
-	// Embedding writes a qwen3 preset as an embedding model, as
-	// Qwen3-Embedding's files are: qwen3.pooling_type 3 (last-token
-	// pooling).
+	// Embedding writes the preset as an embedding model, as
+	// Qwen3-Embedding's files are: name.pooling_type 3 (last-token
+	// pooling). Only families with embedding models take it.
 	Embedding bool
 }
 
@@ -175,233 +92,6 @@ const directLimit = 1_000_000_000
 
 // defaultBank is the number of rows of a bank when Bank is 0.
 const defaultBank = 1024
-
-// Resolve returns the shape opts describe: the preset with the overrides
-// applied, checked.
-func Resolve(opts Options) (Preset, error) {
-	p, ok := Presets[opts.Preset]
-	if !ok {
-		return Preset{}, fmt.Errorf("synth: unknown preset %q (want %s)", opts.Preset, strings.Join(PresetNames, ", "))
-	}
-	s := opts.Shape
-	custom := false
-	for _, o := range []struct {
-		name string
-		v    int
-		dst  *int
-	}{
-		{"layers", s.Layers, &p.Layers}, {"hidden", s.Hidden, &p.Hidden}, {"ffn", s.FFN, &p.FFN},
-		{"heads", s.Heads, &p.Heads}, {"kv-heads", s.KVHeads, &p.KVHeads}, {"head-dim", s.HeadDim, &p.HeadDim},
-		{"vocab", s.Vocab, &p.Vocab}, {"experts", s.Experts, &p.Experts}, {"experts-used", s.TopK, &p.TopK},
-		{"expert-ffn", s.ExpertFFN, &p.ExpertFFN},
-	} {
-		if o.v < 0 || o.v > 1<<20 {
-			return Preset{}, fmt.Errorf("synth: %s %d is out of range (1 to %d)", o.name, o.v, 1<<20)
-		}
-		if o.v != 0 && o.v != *o.dst {
-			*o.dst = o.v
-			custom = true
-		}
-	}
-	if s.Untied && !p.Untied {
-		p.Untied = true
-		custom = true
-	}
-	if custom {
-		p.Name += "-custom"
-	}
-	switch {
-	case p.Heads%p.KVHeads != 0:
-		return Preset{}, fmt.Errorf("synth: %d query heads are not a multiple of %d KV heads", p.Heads, p.KVHeads)
-	case p.HeadDim%2 != 0:
-		return Preset{}, fmt.Errorf("synth: head dimension %d is odd (rotary embeddings rotate pairs)", p.HeadDim)
-	case p.Heads*p.HeadDim > 1<<20:
-		return Preset{}, fmt.Errorf("synth: %d heads of %d values are too many", p.Heads, p.HeadDim)
-	case p.Experts != 0 && p.arch() != "qwen3moe":
-		return Preset{}, fmt.Errorf("synth: the %s architecture has no experts", p.arch())
-	case p.arch() == "qwen3moe" && (p.Experts > 1<<12 || p.TopK < 1 || p.TopK > p.Experts || p.ExpertFFN < 1):
-		return Preset{}, fmt.Errorf("synth: %d experts a token of %d, of width %d, is not a mixture of experts", p.TopK, p.Experts, p.ExpertFFN)
-	}
-	return p, nil
-}
-
-// mixtureOf returns the mixture and pure flag opts ask for.
-func mixtureOf(opts Options) (quantize.Mixture, bool, error) {
-	if opts.Mixture != "" {
-		m, err := quantize.ParseMixture(opts.Mixture)
-		if err != nil {
-			return quantize.Mixture{}, false, fmt.Errorf("synth: %w", err)
-		}
-		return m, opts.Pure, nil
-	}
-	name := opts.Type.String()
-	switch opts.Type {
-	case gguf.TensorQ3_K, gguf.TensorQ4_K, gguf.TensorQ5_K:
-		name += "_M" // the mixture whose base type it is, for general.file_type
-	}
-	m, err := quantize.ParseMixture(name)
-	if err != nil || m.Default != opts.Type {
-		return quantize.Mixture{}, false, fmt.Errorf("synth: unsupported weight type %s (want a weight block type: one of the mixtures %s)", opts.Type, quantize.Names())
-	}
-	switch opts.Type {
-	case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_0:
-		return m, opts.Pure, nil
-	}
-	return m, true, nil
-}
-
-// kind of tensor data.
-const (
-	matrix = iota
-	norm
-	fixed // given values (rope_freqs.weight)
-)
-
-// spec is one tensor of the model.
-type spec struct {
-	name       string
-	kind       int
-	rows, cols int
-	std        float64 // matrix: standard deviation
-	center     float64 // norm: values center*(1 ± spread)
-	spread     float64
-	data       []byte // fixed: the F32 values
-	// experts, when not 0: a matrix of experts stacked matrices of
-	// rows/experts rows each, a 3-D tensor.
-	experts int
-}
-
-// specs lists the tensors of p in file order. Embeddings are small (std
-// 0.02, as trained models have); projections have std 1/sqrt(fan-in) so
-// activations keep their scale through a layer; the final norm's gain is
-// large enough that logits have a spread of about 5, so the top token wins
-// by a margin of order 1.
-func specs(p Preset) []spec {
-	mat := func(name string, rows, cols int, std float64) spec {
-		return spec{name: name, kind: matrix, rows: rows, cols: cols, std: std}
-	}
-	nrm := func(name string, n int, center, spread float64) spec {
-		return spec{name: name, kind: norm, rows: 1, cols: n, center: center, spread: spread}
-	}
-	inv := func(n int) float64 { return 1 / math.Sqrt(float64(n)) }
-	qd, kvd := p.Heads*p.HeadDim, p.KVHeads*p.HeadDim
-	var s []spec
-	if l := p.Llama3; l.Factor != 0 {
-		ff := arch.Llama3FreqFactors(p.ropeTheta(), p.HeadDim, l.Factor, l.LowFreqFactor, l.HighFreqFactor, l.OrigContext)
-		data := make([]byte, 4*len(ff))
-		for i, f := range ff {
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(f))
-		}
-		s = append(s, spec{name: "rope_freqs.weight", kind: fixed, rows: 1, cols: len(ff), data: data})
-	}
-	s = append(s, mat("token_embd.weight", p.Vocab, p.Hidden, 0.02))
-	for i := range p.Layers {
-		b := fmt.Sprintf("blk.%d.", i)
-		s = append(s,
-			nrm(b+"attn_norm.weight", p.Hidden, 1, 0.1),
-			mat(b+"attn_q.weight", qd, p.Hidden, inv(p.Hidden)),
-			mat(b+"attn_k.weight", kvd, p.Hidden, inv(p.Hidden)),
-			mat(b+"attn_v.weight", kvd, p.Hidden, inv(p.Hidden)),
-		)
-		switch p.arch() {
-		case "qwen3", "qwen3moe":
-			s = append(s, nrm(b+"attn_q_norm.weight", p.HeadDim, 1, 0.1), nrm(b+"attn_k_norm.weight", p.HeadDim, 1, 0.1))
-		case "qwen2":
-			// Biases of about 0.1 (values in [0, 0.2]).
-			s = append(s, nrm(b+"attn_q.bias", qd, 0.1, 1), nrm(b+"attn_k.bias", kvd, 0.1, 1), nrm(b+"attn_v.bias", kvd, 0.1, 1))
-		}
-		s = append(s, mat(b+"attn_output.weight", p.Hidden, qd, inv(qd)))
-		if p.Experts > 0 {
-			s = append(s, moeSpecs(p, b, nrm, inv)...)
-			continue
-		}
-		s = append(s,
-			nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
-			mat(b+"ffn_gate.weight", p.FFN, p.Hidden, inv(p.Hidden)),
-			mat(b+"ffn_up.weight", p.FFN, p.Hidden, inv(p.Hidden)),
-			mat(b+"ffn_down.weight", p.Hidden, p.FFN, inv(p.FFN)),
-		)
-	}
-	s = append(s, nrm("output_norm.weight", p.Hidden, 5/(0.02*math.Sqrt(float64(p.Hidden))), 0.1))
-	if p.Untied {
-		s = append(s, mat("output.weight", p.Vocab, p.Hidden, 0.02))
-	}
-	return s
-}
-
-// moeSpecs are the feed-forward tensors of layer b (its "blk.N." prefix)
-// of a qwen3moe model: its norm, the router and the experts' stacked
-// matrices.
-func moeSpecs(p Preset, b string, nrm func(string, int, float64, float64) spec, inv func(int) float64) []spec {
-	stack := func(name string, rows, cols int, std float64) spec {
-		return spec{name: name, kind: matrix, rows: p.Experts * rows, cols: cols, std: std, experts: p.Experts}
-	}
-	return []spec{
-		nrm(b+"ffn_norm.weight", p.Hidden, 1, 0.1),
-		{name: b + "ffn_gate_inp.weight", kind: matrix, rows: p.Experts, cols: p.Hidden, std: inv(p.Hidden)},
-		stack(b+"ffn_gate_exps.weight", p.ExpertFFN, p.Hidden, inv(p.Hidden)),
-		stack(b+"ffn_up_exps.weight", p.ExpertFFN, p.Hidden, inv(p.Hidden)),
-		stack(b+"ffn_down_exps.weight", p.Hidden, p.ExpertFFN, inv(p.ExpertFFN)),
-	}
-}
-
-// ropeTheta returns the RoPE base.
-func (p Preset) ropeTheta() float64 {
-	if p.RopeTheta == 0 {
-		return 1e6
-	}
-	return p.RopeTheta
-}
-
-func (s spec) shape() []uint64 {
-	switch {
-	case s.kind != matrix:
-		return []uint64{uint64(s.cols)}
-	case s.experts > 0:
-		return []uint64{uint64(s.cols), uint64(s.rows / s.experts), uint64(s.experts)}
-	}
-	return []uint64{uint64(s.cols), uint64(s.rows)}
-}
-
-// Types returns each tensor's name and type in a model opts describe, in
-// file order, without writing it.
-func Types(opts Options) ([]string, []gguf.TensorType, error) {
-	p, err := Resolve(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, pure, err := mixtureOf(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	sp := specs(p)
-	types, err := plan(p, sp, m, pure)
-	if err != nil {
-		return nil, nil, err
-	}
-	names := make([]string, len(sp))
-	for i, s := range sp {
-		names[i] = s.name
-	}
-	return names, types, nil
-}
-
-func plan(p Preset, sp []spec, m quantize.Mixture, pure bool) ([]gguf.TensorType, error) {
-	ts := make([]quantize.Tensor, len(sp))
-	for i, s := range sp {
-		ts[i] = quantize.Tensor{Name: s.name, Type: gguf.TensorF32, Shape: s.shape()}
-	}
-	pl, err := quantize.Types(ts, quantize.Model{Layers: p.Layers, Heads: p.Heads, KVHeads: p.KVHeads, Experts: p.Experts, Arch: p.arch()}, m, pure)
-	if err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
-	}
-	for _, t := range pl.Types {
-		if _, err := numfmt.QuantizeRow(nil, make([]float32, t.BlockSize()), t); err != nil {
-			return nil, fmt.Errorf("synth: writing %s: %w", t, err)
-		}
-	}
-	return pl.Types, nil
-}
 
 // Write writes a model as opts describe to w.
 func Write(w io.Writer, opts Options) error {
@@ -427,57 +117,32 @@ func WriteContext(ctx context.Context, w io.Writer, opts Options) error {
 	if err != nil {
 		return err
 	}
-	sp := specs(p)
-	types, err := plan(p, sp, m, pure)
+	c := &p.Config
+	sp := specs(c)
+	types, err := plan(c, sp, m, pure)
 	if err != nil {
 		return err
 	}
-	gw := gguf.NewWriter()
-	arch := p.arch() + "."
-	meta := []struct {
-		key string
-		val any
-	}{
-		{"general.architecture", p.arch()},
-		{"general.name", "inferno-synth-" + p.arch() + "-" + p.Name},
-		{arch + "block_count", uint32(p.Layers)},
-		{arch + "context_length", uint32(p.ContextLength)},
-		{arch + "embedding_length", uint32(p.Hidden)},
-		{arch + "feed_forward_length", uint32(p.FFN)},
-		{arch + "attention.head_count", uint32(p.Heads)},
-		{arch + "attention.head_count_kv", uint32(p.KVHeads)},
-		{arch + "attention.key_length", uint32(p.HeadDim)},
-		{arch + "attention.value_length", uint32(p.HeadDim)},
-		{arch + "rope.freq_base", float32(p.ropeTheta())},
-		{arch + "attention.layer_norm_rms_epsilon", float32(1e-6)},
-		{"general.file_type", m.FileType},
-		{"general.quantization_version", uint32(2)},
+	meta := []keyValue{
+		{"general.architecture", c.Arch},
+		{"general.name", "inferno-synth-" + c.Arch + "-" + p.Name},
 	}
-	if p.Experts > 0 {
-		meta = append(meta, []struct {
-			key string
-			val any
-		}{
-			{arch + "expert_count", uint32(p.Experts)},
-			{arch + "expert_used_count", uint32(p.TopK)},
-			{arch + "expert_feed_forward_length", uint32(p.ExpertFFN)},
-		}...)
-	}
+	meta = append(meta, keys(c)...)
+	meta = append(meta, keyValue{"general.file_type", m.FileType}, keyValue{"general.quantization_version", uint32(2)})
+	meta = append(meta, moeKeys(c)...)
 	if opts.Embedding {
-		if p.arch() != "qwen3" {
-			return fmt.Errorf("synth: an embedding model of preset %s: only qwen3 presets are (Qwen3-Embedding)", p.Name)
+		if f, _ := family.Lookup(c.Arch); f == nil || !embeddingFamily(f) {
+			return fmt.Errorf("synth: an embedding model of preset %s: the %s architecture has no embedding models", p.Name, c.Arch)
 		}
-		meta = append(meta, struct {
-			key string
-			val any
-		}{arch + "pooling_type", poolingLast})
+		meta = append(meta, keyValue{c.Arch + ".pooling_type", poolingLast})
 	}
+	gw := gguf.NewWriter()
 	for _, kv := range meta {
 		if err := gw.Set(kv.key, kv.val); err != nil {
 			return err
 		}
 	}
-	if err := setTokenizer(gw, opts.Vocab, p.Vocab); err != nil {
+	if err := setTokenizer(gw, opts.Vocab, c.Vocab); err != nil {
 		return err
 	}
 	sizes := make([]int64, len(sp))

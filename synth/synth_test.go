@@ -12,6 +12,7 @@ import (
 	"inferno/arch"
 	"inferno/backend/forward/forwardtest"
 	"inferno/backend/scalar"
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/kvcache"
 	"inferno/model"
@@ -127,9 +128,9 @@ func TestPresets(t *testing.T) {
 		"32b":  {64, 5120, 25600, 64, 8, 128, 1, 32762},
 	}
 	for name, w := range want {
-		p := Presets[name]
+		p := presetConfig(name)
 		untied := 0
-		if p.Untied {
+		if !p.TiedOutput {
 			untied = 1
 		}
 		got := [8]int{p.Layers, p.Hidden, p.FFN, p.Heads, p.KVHeads, p.HeadDim, untied, 0}
@@ -137,15 +138,12 @@ func TestPresets(t *testing.T) {
 			got[7] += s.rows * s.cols
 		}
 		got[7] /= 1e6
-		if got != w || p.Vocab != 151936 || p.ContextLength != 40960 || p.Name != name {
+		if got != w || p.Vocab != 151936 || p.ContextLength != 40960 {
 			t.Errorf("%s: %v vocab %d context %d, want %v vocab 151936 context 40960", name, got, p.Vocab, p.ContextLength, w)
 		}
 	}
-	if len(PresetNames) != len(Presets) {
-		t.Errorf("PresetNames lists %d of %d presets", len(PresetNames), len(Presets))
-	}
-	for _, name := range PresetNames {
-		if _, ok := Presets[name]; !ok {
+	for _, name := range PresetNames() {
+		if _, _, ok := family.LookupPreset(name); !ok {
 			t.Errorf("PresetNames lists %s, not a preset", name)
 		}
 	}
@@ -184,7 +182,7 @@ func TestMixtureTypes(t *testing.T) {
 			t.Errorf("%s: output.weight in a tied model", tc.preset)
 		}
 		check("output_norm.weight", gguf.TensorF32)
-		for i := range Presets[tc.preset].Layers {
+		for i := range presetConfig(tc.preset).Layers {
 			more := gguf.TensorQ4_K
 			if slices.Contains(tc.more, i) {
 				more = gguf.TensorQ6_K
@@ -215,10 +213,11 @@ func TestShapes(t *testing.T) {
 	} {
 		opts := Options{Preset: "tiny", Shape: tc.shape, Mixture: tc.typ, Seed: 2}
 		f, _ := write(t, opts)
-		p, err := Resolve(opts)
+		r, err := Resolve(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		p := &r.Config
 		heads, _ := f.Int("qwen3.attention.head_count")
 		kv, _ := f.Int("qwen3.attention.head_count_kv")
 		hd, _ := f.Int("qwen3.attention.key_length")

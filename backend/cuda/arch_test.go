@@ -16,6 +16,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/model/llama"
 	"inferno/model/qwen2"
@@ -85,7 +86,7 @@ func archModel(t testing.TB, c archCase) *arch.Loaded {
 		t.Fatal(err)
 	}
 	load := qwen2.Load
-	switch synth.Presets[c.preset].Arch {
+	switch presetArch(c.preset) {
 	case "llama":
 		load = llama.Load
 	case "qwen3moe":
@@ -240,7 +241,7 @@ func TestArchModels(t *testing.T) {
 	var runs []run
 	for _, c := range archCases {
 		runs = append(runs, run{c, c.name, nil})
-		if synth.Presets[c.preset].Arch == "qwen3moe" && !testing.Short() {
+		if presetArch(c.preset) == "qwen3moe" && !testing.Short() {
 			runs = append(runs, run{c, c.name + "/moe-b1", func(t *tuning) { t.moeB = 1 }},
 				run{c, c.name + "/moe-b2", func(t *tuning) { t.moeB, t.moeNT = 2, 0 }})
 		}
@@ -297,4 +298,10 @@ func TestArchModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// presetArch returns the architecture of synth's preset name.
+func presetArch(name string) string {
+	_, p, _ := family.LookupPreset(name)
+	return p.Config.Arch
 }

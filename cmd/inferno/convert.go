@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferno/convert"
+	"inferno/family"
 	"inferno/gguf"
 )
 
@@ -25,11 +26,11 @@ func convertCmd() *cobra.Command {
 	var typ, name string
 	cmd := &cobra.Command{
 		Use:   "convert HF_DIR OUT.gguf",
-		Short: "Convert a Hugging Face Qwen3, Qwen3-MoE, Qwen2 or Llama checkpoint to GGUF",
-		Long: `Convert reads a Hugging Face checkpoint folder of a Qwen3, Qwen3-MoE
-(Qwen3-30B-A3B: experts stacked as llama.cpp's converter does), Qwen2
-(Qwen2.5) or Llama (Llama 3.x) model (config.json,
-model.safetensors or shards with model.safetensors.index.json,
+		Short: "Convert a Hugging Face checkpoint of a " + family.Titles() + " model to GGUF",
+		Long: `Convert reads a Hugging Face checkpoint folder whose config.json names
+one of the architectures ` + family.CheckpointNames() + `
+(a mixture of experts' projections are stacked as llama.cpp's converter
+does) (config.json, model.safetensors or shards with model.safetensors.index.json,
 tokenizer.json, tokenizer_config.json, and generation_config.json when
 present) and writes a GGUF file that inferno and llama.cpp load, with the
 metadata, tensor names and tokenizer llama.cpp's convert_hf_to_gguf.py

@@ -38,6 +38,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"inferno/family"
 )
 
 func main() {
@@ -59,7 +61,7 @@ func main() {
 func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "inferno",
-		Short:         "Run Qwen3, Qwen2.5 and Llama 3 models from GGUF files on the CPU and NVIDIA GPUs",
+		Short:         "Run " + family.Titles() + " models from GGUF files on the CPU and NVIDIA GPUs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

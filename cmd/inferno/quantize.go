@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/quantize"
 )
@@ -24,7 +25,7 @@ func quantizeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quantize IN.gguf OUT.gguf --type Q4_K_M",
 		Short: "Quantize an F32, F16 or BF16 model as llama-quantize does",
-		Long: `Quantize rewrites a Qwen3, Qwen3-MoE, Qwen2 or Llama GGUF model stored in F32, F16 or BF16 into one of
+		Long: `Quantize rewrites a GGUF model (` + family.Titles() + `) stored in F32, F16 or BF16 into one of
 llama.cpp's quantization mixtures: ` + quantize.Names() + `
 (any case; Q3_K, Q4_K and Q5_K are aliases of the _M mixtures, as in
 llama-quantize). Each tensor gets the type llama-quantize gives it: the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"inferno/family"
 	"inferno/gguf"
 	"inferno/outfile"
 	"inferno/quantize"
@@ -46,18 +47,15 @@ func synthCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "synth OUT.gguf",
-		Short: "Write a Qwen3, Qwen3-MoE, Qwen2 or Llama model with deterministic random weights",
-		Long: `Synth writes a GGUF model with random weights drawn from --seed. Presets
-0.6b, 1.7b, 4b, 8b, 14b and 32b have exactly the shapes of Qwen3-0.6B to
-Qwen3-32B (tied embeddings up to 4b, a separate output head from 8b on);
-qwen2.5-0.5b and qwen2.5-7b those of Qwen2.5 (architecture qwen2),
-llama3-1b and llama3-8b those of Llama 3.2 1B and Llama 3.1 8B (llama,
-with Llama 3's RoPE scaling); 30b-a3b that of Qwen3-30B-A3B (qwen3moe:
-128 experts of width 768, 8 a token); tiny is a 2-layer Qwen3 model and
-tiny-moe a 2-layer Qwen3-MoE model for tests. --layers, --hidden, --ffn,
---heads, --kv-heads, --head-dim, --vocab-size, --untied and, for
-qwen3moe, --experts, --experts-used and --expert-ffn change the preset's
-shape.
+		Short: "Write a model of any architecture inferno runs, with deterministic random weights",
+		Long: `Synth writes a GGUF model with random weights drawn from --seed, in the
+shape of a released model (--preset):
+
+` + presetHelp() + `
+
+--layers, --hidden, --ffn, --heads, --kv-heads, --head-dim, --vocab-size,
+--untied and, for mixture-of-experts presets, --experts, --experts-used
+and --expert-ffn change the preset's shape.
 
 --type is a quantization mixture as llama-quantize names it (` + quantize.Names() + `):
 each tensor gets the type llama-quantize gives it (in Q4_K_M, Q4_K for
@@ -134,15 +132,15 @@ written.`,
 				what += " (pure)"
 			}
 			fmt.Fprintf(os.Stderr, "wrote %s: preset %s (%d layers, hidden %d, %d/%d heads of %d), %s weights, %.1f MiB in %.1fs\n",
-				out, p.Name, p.Layers, p.Hidden, p.Heads, p.KVHeads, p.HeadDim, strings.ToUpper(what), float64(st.Size())/(1<<20), time.Since(start).Seconds())
+				out, p.Name, p.Config.Layers, p.Config.Hidden, p.Config.Heads, p.Config.KVHeads, p.Config.HeadDim, strings.ToUpper(what), float64(st.Size())/(1<<20), time.Since(start).Seconds())
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&preset, "preset", "tiny", "model shape: "+strings.Join(synth.PresetNames, ", "))
+	cmd.Flags().StringVar(&preset, "preset", "tiny", "model shape: "+strings.Join(synth.PresetNames(), ", "))
 	cmd.Flags().StringVar(&typ, "type", "q8_0", "weight type: a mixture ("+quantize.Names()+") or Q3_K, Q4_K, Q5_K")
 	cmd.Flags().BoolVar(&pure, "pure", false, "give every weight matrix the mixture's base type")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed")
-	cmd.Flags().BoolVar(&embedding, "embedding", false, "write an embedding model (qwen3 presets: qwen3.pooling_type last, as Qwen3-Embedding; run it with inferno embed or /v1/embeddings)")
+	cmd.Flags().BoolVar(&embedding, "embedding", false, "write an embedding model (presets of architectures with embedding models: pooling_type last, as Qwen3-Embedding; run it with inferno embed or /v1/embeddings)")
 	cmd.Flags().StringVar(&vocabFrom, "vocab-from", "", "GGUF file to copy the tokenizer from")
 	cmd.Flags().IntVar(&shape.Layers, "layers", 0, "number of layers (0: the preset's)")
 	cmd.Flags().IntVar(&shape.Hidden, "hidden", 0, "hidden size (0: the preset's)")
@@ -152,9 +150,9 @@ written.`,
 	cmd.Flags().IntVar(&shape.HeadDim, "head-dim", 0, "head dimension (0: the preset's)")
 	cmd.Flags().IntVar(&shape.Vocab, "vocab-size", 0, "embedding rows (0: the preset's)")
 	cmd.Flags().BoolVar(&shape.Untied, "untied", false, "write a separate output head (output.weight)")
-	cmd.Flags().IntVar(&shape.Experts, "experts", 0, "experts a layer, qwen3moe (0: the preset's)")
-	cmd.Flags().IntVar(&shape.TopK, "experts-used", 0, "experts a token, qwen3moe (0: the preset's)")
-	cmd.Flags().IntVar(&shape.ExpertFFN, "expert-ffn", 0, "feed-forward size of one expert, qwen3moe (0: the preset's)")
+	cmd.Flags().IntVar(&shape.Experts, "experts", 0, "experts a layer, mixture-of-experts presets (0: the preset's)")
+	cmd.Flags().IntVar(&shape.TopK, "experts-used", 0, "experts a token, mixture-of-experts presets (0: the preset's)")
+	cmd.Flags().IntVar(&shape.ExpertFFN, "expert-ffn", 0, "feed-forward size of one expert, mixture-of-experts presets (0: the preset's)")
 	cmd.Flags().IntVar(&bank, "bank", 0, "rows per bank of random rows (0: banks of 1024 above a billion weights, -1: draw every value)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "threads that encode (0: all cores)")
 	return cmd
@@ -177,4 +175,16 @@ func checkShapeFlags(cmd *cobra.Command) error {
 		}
 	}
 	return nil
+}
+
+// presetHelp lists synth's presets, one line each: name, architecture,
+// the released model whose shape it has.
+func presetHelp() string {
+	var b strings.Builder
+	for _, f := range family.All() {
+		for _, p := range f.Presets {
+			fmt.Fprintf(&b, "  %-14s %-10s %s\n", p.Name, f.Name, p.Doc)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -36,7 +36,6 @@ func ConfigFromGGUF(f *gguf.File) (arch.Config, error) {
 	if _, ok := f.Tensor(arch.RoleQBias.Tensor(0)); ok {
 		return arch.Config{}, fmt.Errorf("llama: tensor %q: Llama models with attention biases are not supported", arch.RoleQBias.Tensor(0))
 	}
-	c.Rope.Style = arch.RopeNormal
-	c.Act = arch.SwiGLU
+	Options(&c)
 	return c, c.Validate()
 }

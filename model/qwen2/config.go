@@ -31,8 +31,6 @@ func ConfigFromGGUF(f *gguf.File) (arch.Config, error) {
 	if c.MoE.Enabled() {
 		return arch.Config{}, fmt.Errorf("qwen2: %d experts: Qwen2 is dense (its mixture-of-experts models are %q files)", c.MoE.Experts, "qwen2moe")
 	}
-	c.Bias = true
-	c.Rope.Style = arch.RopeNeoX
-	c.Act = arch.SwiGLU
+	Options(&c)
 	return c, c.Validate()
 }

@@ -29,8 +29,6 @@ func ConfigFromGGUF(f *gguf.File) (arch.Config, error) {
 	if c.MoE.Enabled() {
 		return arch.Config{}, fmt.Errorf("qwen3: %d experts: Qwen3 is dense (its mixture-of-experts models are %q files)", c.MoE.Experts, "qwen3moe")
 	}
-	c.QKNorm = true
-	c.Rope.Style = arch.RopeNeoX
-	c.Act = arch.SwiGLU
+	Options(&c)
 	return c, c.Validate()
 }

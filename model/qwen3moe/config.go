@@ -47,8 +47,6 @@ func ConfigFromGGUF(f *gguf.File) (arch.Config, error) {
 	if _, ok := f.Value(Architecture + ".expert_weights_norm"); !ok {
 		c.MoE.NormTopK = true
 	}
-	c.QKNorm = true
-	c.Rope.Style = arch.RopeNeoX
-	c.Act = arch.SwiGLU
+	Options(&c)
 	return c, c.Validate()
 }
