@@ -3,6 +3,7 @@ package arch_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -124,14 +125,14 @@ func TestValidate(t *testing.T) {
 		},
 			"0 < low (4) < high (1)"},
 		{func(c *arch.Config) { c.Act = 9 }, "unknown activation Activation(9)"},
-		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.FreqFactors = arch.ScaleLlama3, []float32{1, 2} }, "2 RoPE frequency factors for a head dimension of 32, want 16"},
+		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.FreqFactors = arch.ScaleLlama3, []float32{1, 2} }, "2 RoPE frequency factors for 32 rotated values of a head, want 16"},
 		{func(c *arch.Config) {
 			c.Rope.Scaling, c.Rope.Factor, c.Rope.FreqFactors = arch.ScaleLinear, 2, []float32{1}
 		}, "frequency factors come with llama3 scaling, not linear"},
 		{func(c *arch.Config) { c.MoE.TopK = 2 }, "a dense model has no experts"},
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 5, ExpertFFN: 8} }, "5 experts a token out of 4"},
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 1} }, "expert feed-forward size 0"},
-		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 1, ExpertFFN: 8, Gating: 3} }, "unknown expert gating Gating(3)"},
+		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 1, ExpertFFN: 8, Gating: 4} }, "unknown expert gating Gating(4)"},
 	} {
 		c := dense()
 		tc.edit(&c)
@@ -249,23 +250,29 @@ func modelBytes(t testing.TB, c *arch.Config, extra map[string]any) []byte {
 			t.Fatal(err)
 		}
 	}
-	add := func(r arch.Role, layer int) {
-		rows, cols, experts := c.Shape(r)
-		shape := []uint64{uint64(cols), uint64(rows)}
-		switch {
-		case r.Vector():
-			shape = []uint64{uint64(rows)}
-		case experts > 1:
-			shape = append(shape, uint64(experts))
+	tensor := func(name string, shape []uint64) {
+		n := 1
+		for _, d := range shape {
+			n *= int(d)
 		}
-		n := rows * cols * experts
 		data := make([]byte, 4*n)
 		for i := range n {
 			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(rng.NormFloat64())))
 		}
-		if err := w.AddTensor(r.Tensor(layer), gguf.TensorF32, shape, data); err != nil {
+		if err := w.AddTensor(name, gguf.TensorF32, shape, data); err != nil {
 			t.Fatal(err)
 		}
+	}
+	add := func(r arch.Role, layer int) {
+		rows, cols, experts := c.Shape(r)
+		shape := []uint64{uint64(cols), uint64(rows)}
+		if r.Vector() {
+			shape = []uint64{uint64(rows)}
+		}
+		if experts > 1 {
+			shape = append(shape, uint64(experts))
+		}
+		tensor(c.TensorName(r, layer), shape)
 	}
 	add(arch.RoleEmbed, 0)
 	add(arch.RoleOutputNorm, 0)
@@ -273,8 +280,19 @@ func modelBytes(t testing.TB, c *arch.Config, extra map[string]any) []byte {
 		add(arch.RoleOutput, 0)
 	}
 	for i := range c.Layers {
+		if c.FusedQKV {
+			tensor(fmt.Sprintf("blk.%d.attn_qkv.weight", i), []uint64{uint64(c.Hidden), uint64(c.QDim() + 2*c.KVDim())})
+		}
+		if c.FusedGateUp {
+			tensor(arch.RoleUp.Tensor(i), []uint64{uint64(c.Hidden), uint64(2 * c.FFN)})
+		}
 		for _, r := range c.LayerRoles() {
-			add(r, i)
+			switch {
+			case c.FusedQKV && (r == arch.RoleQ || r == arch.RoleK || r == arch.RoleV):
+			case c.FusedGateUp && (r == arch.RoleGate || r == arch.RoleUp):
+			default:
+				add(r, i)
+			}
 		}
 	}
 	var buf bytes.Buffer
@@ -399,7 +417,8 @@ func TestLoadErrors(t *testing.T) {
 		{"missing key", map[string]any{".attention.key_length": nil}, nil, `test: gguf: missing metadata key "test.attention.key_length"`},
 		{"key range", map[string]any{".block_count": uint32(0)}, nil, "test: test.block_count = 0 is out of range"},
 		{"value length", map[string]any{".attention.value_length": uint32(16)}, nil, "value_length 16 differs from key_length 32"},
-		{"scaling", map[string]any{".rope.scaling.type": "longrope"}, nil, `RoPE scaling "longrope" is not known`},
+		{"scaling", map[string]any{".rope.scaling.type": "su"}, nil, `RoPE scaling "su" is not known`},
+		{"longrope", map[string]any{".rope.scaling.type": "longrope"}, nil, `test: RoPE longrope scaling without its factors (tensors "rope_factors_long.weight" and "rope_factors_short.weight")`},
 		{"scaling factor", map[string]any{".rope.scaling.type": "linear"}, nil, `test: RoPE linear scaling: gguf: missing metadata key "test.rope.scaling.factor"`},
 		{"gating", map[string]any{".expert_count": uint32(4), ".expert_used_count": uint32(1), ".expert_feed_forward_length": uint32(8),
 			".expert_gating_func": uint32(5)}, nil, "expert gating function 5 is not known"},

@@ -15,21 +15,27 @@ const (
 	// their biases with Config.Bias.
 	OpQKV Op = iota
 	// OpAttention: with Config.QKNorm q = RMSNorm(q) * QNorm and k =
-	// RMSNorm(k) * KNorm per head; both rotated (Config.Rope) at each
-	// token's position; k and v stored in the token's sequence's KV
-	// blocks; att = causal grouped-query attention of each token over its
-	// sequence's positions.
+	// RMSNorm(k) * KNorm per head; both rotated (Config.LayerRope, on
+	// Config.RotaryDims values a head) at each token's position; k and v
+	// stored in the token's sequence's KV blocks; att = causal
+	// grouped-query attention of each token over its sequence's positions
+	// (the last Config.LayerWindow of them on a local layer), logits
+	// scaled by Config.AttentionScale, with Sinks' logits in the softmax.
 	OpAttention
-	// OpOut: x += O att.
+	// OpOut: o = O att (+ OBias with Config.OutBias); x += o, or x +=
+	// RMSNorm(o) * AttnPostNorm with Config.PostNorm.
 	OpOut
 	// OpGateUp: h = RMSNorm(x) * FFNNorm; act = Act(Gate h) * (Up h).
 	OpGateUp
-	// OpDown: x += Down act.
+	// OpDown: d = Down act; x += d, or x += RMSNorm(d) * FFNPostNorm with
+	// Config.PostNorm.
 	OpDown
-	// OpMoE: h = RMSNorm(x) * FFNNorm; the router (Router h) picks each
-	// token's experts (Config.MoE); x += the weighted sum of their
-	// ExpertDown (Act(ExpertGate h) * (ExpertUp h)). It replaces OpGateUp
-	// and OpDown in a mixture-of-experts layer.
+	// OpMoE: h = RMSNorm(x) * FFNNorm; the router (Router h, + RouterBias
+	// with MoE.Bias) picks each token's experts (Config.MoE); d = the
+	// weighted sum of their ExpertDown (Act(ExpertGate h) * (ExpertUp h))
+	// (each product + its expert's bias with MoE.Bias); x += d, or with
+	// Config.PostNorm RMSNorm(d) * FFNPostNorm. It replaces OpGateUp and
+	// OpDown in a mixture-of-experts layer.
 	OpMoE
 )
 
@@ -82,18 +88,39 @@ func (c *Config) Roles(o Op) []Role {
 		}
 		return []Role{RoleAttnNorm, RoleQ, RoleK, RoleV}
 	case OpAttention:
+		var rs []Role
 		if c.QKNorm {
-			return []Role{RoleQNorm, RoleKNorm}
+			rs = append(rs, RoleQNorm, RoleKNorm)
 		}
-		return nil
+		if c.Sinks {
+			rs = append(rs, RoleSinks)
+		}
+		return rs
 	case OpOut:
-		return []Role{RoleO}
+		rs := []Role{RoleO}
+		if c.OutBias {
+			rs = append(rs, RoleOBias)
+		}
+		if c.PostNorm {
+			rs = append(rs, RoleAttnPostNorm)
+		}
+		return rs
 	case OpGateUp:
 		return []Role{RoleFFNNorm, RoleGate, RoleUp}
 	case OpDown:
+		if c.PostNorm {
+			return []Role{RoleDown, RoleFFNPostNorm}
+		}
 		return []Role{RoleDown}
 	case OpMoE:
-		return []Role{RoleFFNNorm, RoleRouter, RoleExpertGate, RoleExpertUp, RoleExpertDown}
+		rs := []Role{RoleFFNNorm, RoleRouter, RoleExpertGate, RoleExpertUp, RoleExpertDown}
+		if c.MoE.Bias {
+			rs = append(rs, RoleRouterBias, RoleExpertGateBias, RoleExpertUpBias, RoleExpertDownBias)
+		}
+		if c.PostNorm {
+			rs = append(rs, RoleFFNPostNorm)
+		}
+		return rs
 	}
 	return nil
 }

@@ -33,6 +33,15 @@ const (
 	RoleExpertUp   // ffn_up_exps: Experts stacked ExpertFFN x Hidden
 	RoleExpertDown // ffn_down_exps: Experts stacked Hidden x ExpertFFN
 
+	RoleOBias          // attn_output bias: Hidden (Config.OutBias)
+	RoleAttnPostNorm   // post_attention_norm: Hidden (Config.PostNorm)
+	RoleFFNPostNorm    // post_ffw_norm: Hidden (Config.PostNorm)
+	RoleSinks          // attn_sinks: Heads, a logit a query head (Config.Sinks)
+	RoleRouterBias     // ffn_gate_inp bias: Experts (MoE.Bias)
+	RoleExpertGateBias // ffn_gate_exps bias: Experts stacked ExpertFFN, one vector
+	RoleExpertUpBias   // ffn_up_exps bias: Experts stacked ExpertFFN, one vector
+	RoleExpertDownBias // ffn_down_exps bias: Experts stacked Hidden, one vector
+
 	numRoles
 )
 
@@ -43,7 +52,7 @@ var roleInfo = [numRoles]struct {
 	name  string
 	bias  bool
 	layer bool
-	dims  int // 1: vector, 2: matrix, 3: a stack of experts' matrices
+	dims  int // 1: vector (a stack of experts' vectors too), 2: matrix, 3: a stack of experts' matrices
 }{
 	RoleEmbed:      {"token_embd", false, false, 2},
 	RoleOutputNorm: {"output_norm", false, false, 1},
@@ -66,6 +75,15 @@ var roleInfo = [numRoles]struct {
 	RoleExpertGate: {"ffn_gate_exps", false, true, 3},
 	RoleExpertUp:   {"ffn_up_exps", false, true, 3},
 	RoleExpertDown: {"ffn_down_exps", false, true, 3},
+
+	RoleOBias:          {"attn_output", true, true, 1},
+	RoleAttnPostNorm:   {"post_attention_norm", false, true, 1},
+	RoleFFNPostNorm:    {"post_ffw_norm", false, true, 1},
+	RoleSinks:          {"attn_sinks", false, true, 1},
+	RoleRouterBias:     {"ffn_gate_inp", true, true, 1},
+	RoleExpertGateBias: {"ffn_gate_exps", true, true, 1},
+	RoleExpertUpBias:   {"ffn_up_exps", true, true, 1},
+	RoleExpertDownBias: {"ffn_down_exps", true, true, 1},
 }
 
 // String names the role by its GGUF base name, with "_bias" for a bias.
@@ -82,8 +100,9 @@ func (r Role) String() string {
 // PerLayer reports whether each layer has its own tensor of role r.
 func (r Role) PerLayer() bool { return r < numRoles && roleInfo[r].layer }
 
-// Vector reports whether role r's tensor has one dimension (a norm's gains
-// or a bias), read as float32 values; otherwise it is a matrix.
+// Vector reports whether role r's tensor is a vector (a norm's gains or a
+// bias; the experts' biases, a vector an expert, stacked into one), read
+// as float32 values; otherwise it is a matrix.
 func (r Role) Vector() bool { return r < numRoles && roleInfo[r].dims == 1 }
 
 // Tensor returns the GGUF name of role r's tensor in layer i (ignored for
@@ -92,29 +111,43 @@ func (r Role) Tensor(i int) string {
 	if r >= numRoles {
 		return r.String()
 	}
+	return r.tensorNamed(roleInfo[r].name, i)
+}
+
+// tensorNamed is Tensor with the base name name.
+func (r Role) tensorNamed(name string, i int) string {
 	ri := &roleInfo[r]
 	suffix := ".weight"
 	if ri.bias {
 		suffix = ".bias"
 	}
 	if ri.layer {
-		return fmt.Sprintf("blk.%d.%s%s", i, ri.name, suffix)
+		return fmt.Sprintf("blk.%d.%s%s", i, name, suffix)
 	}
-	return ri.name + suffix
+	return name + suffix
 }
 
 // Shape returns the dimensions of role r's tensor in a model of c as
 // rows, cols and experts: a vector has rows values (cols 1), a matrix rows
 // x cols, an expert stack experts matrices of rows x cols (GGUF lists the
 // dimensions innermost first: [cols rows experts]). experts is 1 but for
-// the stacks.
+// the stacks; a stack of experts' vectors has experts vectors of rows
+// values (GGUF: [rows experts]), loaded as one vector.
 func (c *Config) Shape(r Role) (rows, cols, experts int) {
 	h, e := c.Hidden, max(c.MoE.Experts, 1)
 	switch r {
 	case RoleEmbed, RoleOutput:
 		return c.Vocab, h, 1
-	case RoleOutputNorm, RoleAttnNorm, RoleFFNNorm:
+	case RoleOutputNorm, RoleAttnNorm, RoleFFNNorm, RoleOBias, RoleAttnPostNorm, RoleFFNPostNorm:
 		return h, 1, 1
+	case RoleSinks:
+		return c.Heads, 1, 1
+	case RoleRouterBias:
+		return c.MoE.Experts, 1, 1
+	case RoleExpertGateBias, RoleExpertUpBias:
+		return c.MoE.ExpertFFN, 1, e
+	case RoleExpertDownBias:
+		return h, 1, e
 	case RoleQ:
 		return c.QDim(), h, 1
 	case RoleK, RoleV:

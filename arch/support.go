@@ -12,20 +12,31 @@ type Feature uint32
 
 // The features.
 const (
-	FeatQKNorm       Feature = 1 << iota // per-head RMSNorm of queries and keys (Config.QKNorm)
-	FeatPlainQK                          // queries and keys rotated without QK-norm
-	FeatBias                             // Q, K and V biases (Config.Bias)
-	FeatRopeNeoX                         // RoPE on pairs (i, i+HeadDim/2)
-	FeatRopeNormal                       // RoPE on adjacent pairs
-	FeatRopeLinear                       // linear RoPE scaling
-	FeatRopeYaRN                         // YaRN RoPE scaling
-	FeatRopeLlama3                       // Llama 3's frequency scaling
-	FeatSwiGLU                           // silu-gated feed-forward
-	FeatGeGLU                            // gelu-gated feed-forward
-	FeatUntiedOutput                     // an output head of its own
-	FeatTiedOutput                       // the embedding as the output head
-	FeatMoESoftmax                       // mixture of experts, softmax gating
-	FeatMoESigmoid                       // mixture of experts, sigmoid gating
+	FeatQKNorm         Feature = 1 << iota // per-head RMSNorm of queries and keys (Config.QKNorm)
+	FeatPlainQK                            // queries and keys rotated without QK-norm
+	FeatBias                               // Q, K and V biases (Config.Bias)
+	FeatRopeNeoX                           // RoPE on pairs (i, i+HeadDim/2)
+	FeatRopeNormal                         // RoPE on adjacent pairs
+	FeatRopeLinear                         // linear RoPE scaling
+	FeatRopeYaRN                           // YaRN RoPE scaling
+	FeatRopeLlama3                         // Llama 3's frequency scaling
+	FeatSwiGLU                             // silu-gated feed-forward
+	FeatGeGLU                              // gelu-gated feed-forward
+	FeatUntiedOutput                       // an output head of its own
+	FeatTiedOutput                         // the embedding as the output head
+	FeatMoESoftmax                         // mixture of experts, softmax gating
+	FeatMoESigmoid                         // mixture of experts, sigmoid gating
+	FeatAttnScale                          // attention logits scaled otherwise than 1/sqrt(HeadDim) (Config.AttnScale)
+	FeatEmbedScale                         // embedding rows scaled (Config.EmbedScale)
+	FeatPostNorm                           // post-norms of attention and feed-forward (Config.PostNorm)
+	FeatOutBias                            // an attention output bias (Config.OutBias)
+	FeatSinks                              // attention sinks (Config.Sinks)
+	FeatSWA                                // sliding-window layers (Config.Window, Local, LocalRope)
+	FeatPartialRope                        // RoPE on part of a head (Config.RopeDims)
+	FeatSwiGLUOAI                          // OpenAI's clamped SwiGLU
+	FeatMoESoftmaxTopK                     // mixture of experts, softmax over the top k
+	FeatMoEBias                            // mixture-of-experts router and expert biases (MoE.Bias)
+	FeatRopeLongRoPE                       // LongRoPE scaling (long and short per-pair factors)
 	numFeatures
 )
 
@@ -38,6 +49,9 @@ var featureNames = [...]string{
 	"QK-norm", "attention without QK-norm", "Q/K/V biases", "NeoX RoPE", "normal (adjacent pairs) RoPE",
 	"linear RoPE scaling", "YaRN RoPE scaling", "Llama 3 RoPE scaling", "SwiGLU", "GeGLU",
 	"an untied output head", "a tied output head", "mixture of experts (softmax gating)", "mixture of experts (sigmoid gating)",
+	"a non-default attention scale", "scaled embeddings", "post-norms", "an attention output bias", "attention sinks",
+	"sliding-window attention", "partial RoPE", "OpenAI's clamped SwiGLU", "mixture of experts (softmax over the top k)",
+	"mixture-of-experts biases", "LongRoPE scaling",
 }
 
 // String names the features of f, joined by ", ".
@@ -65,25 +79,38 @@ func (c *Config) Features() Feature {
 	if c.Bias {
 		f |= FeatBias
 	}
-	switch c.Rope.Style {
-	case RopeNeoX:
-		f |= FeatRopeNeoX
-	case RopeNormal:
-		f |= FeatRopeNormal
+	f |= c.Rope.features()
+	if c.Window > 0 {
+		f |= FeatSWA
+		if c.LocalRope.Theta != 0 {
+			f |= c.LocalRope.features()
+		}
 	}
-	switch c.Rope.Scaling {
-	case ScaleLinear:
-		f |= FeatRopeLinear
-	case ScaleYaRN:
-		f |= FeatRopeYaRN
-	case ScaleLlama3:
-		f |= FeatRopeLlama3
+	if c.RopeDims != 0 && c.RopeDims != c.HeadDim {
+		f |= FeatPartialRope
+	}
+	if c.AttnScale != 0 && c.AttnScale != DefaultAttnScale(c.HeadDim) {
+		f |= FeatAttnScale
+	}
+	if c.EmbedScale != 0 && c.EmbedScale != 1 {
+		f |= FeatEmbedScale
+	}
+	if c.PostNorm {
+		f |= FeatPostNorm
+	}
+	if c.OutBias {
+		f |= FeatOutBias
+	}
+	if c.Sinks {
+		f |= FeatSinks
 	}
 	switch c.Act {
 	case SwiGLU:
 		f |= FeatSwiGLU
 	case GeGLU:
 		f |= FeatGeGLU
+	case SwiGLUOAI:
+		f |= FeatSwiGLUOAI
 	}
 	if c.TiedOutput {
 		f |= FeatTiedOutput
@@ -96,7 +123,35 @@ func (c *Config) Features() Feature {
 			f |= FeatMoESoftmax
 		case GateSigmoid:
 			f |= FeatMoESigmoid
+		case GateSoftmaxTopK:
+			f |= FeatMoESoftmaxTopK
 		}
+		if c.MoE.Bias {
+			f |= FeatMoEBias
+		}
+	}
+	return f
+}
+
+// features returns the features rotating by r needs: its style and its
+// scaling.
+func (r *Rope) features() Feature {
+	var f Feature
+	switch r.Style {
+	case RopeNeoX:
+		f |= FeatRopeNeoX
+	case RopeNormal:
+		f |= FeatRopeNormal
+	}
+	switch r.Scaling {
+	case ScaleLinear:
+		f |= FeatRopeLinear
+	case ScaleYaRN:
+		f |= FeatRopeYaRN
+	case ScaleLlama3:
+		f |= FeatRopeLlama3
+	case ScaleLongRoPE:
+		f |= FeatRopeLongRoPE
 	}
 	return f
 }

@@ -32,6 +32,17 @@ func (w *Weight) Row(r int) []byte {
 	return w.Data[r*rb : (r+1)*rb]
 }
 
+// RowRange returns rows lo..hi-1 of w as a matrix of its own: a view sharing
+// w's memory, of w's name and type. It panics unless 0 <= lo <= hi <=
+// w.Rows.
+func (w *Weight) RowRange(lo, hi int) *Weight {
+	if lo < 0 || lo > hi || hi > w.Rows {
+		panic(fmt.Sprintf("arch: rows %d..%d of %s, which has %d", lo, hi, w.Name, w.Rows))
+	}
+	rb := w.RowBytes()
+	return &Weight{Name: w.Name, Type: w.Type, Rows: hi - lo, Cols: w.Cols, Data: w.Data[lo*rb : hi*rb : hi*rb]}
+}
+
 // SupportedType reports whether weights of type t can be loaded: package
 // quant knows its format (numfmt.FormatOf). Whether a backend computes with
 // it is the backend's to say.
@@ -213,7 +224,8 @@ func checkMatrix(c *Config, r Role, layer int, w *Weight) error {
 }
 
 func checkVector(c *Config, r Role, layer int, v []float32) error {
-	if n, _, _ := c.Shape(r); len(v) != n {
+	if rows, _, experts := c.Shape(r); len(v) != rows*experts {
+		n := rows * experts
 		return fmt.Errorf("%s: %d %v values%s, want %d", c.Arch, len(v), r, inLayer(layer), n)
 	}
 	return nil

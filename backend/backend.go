@@ -33,11 +33,29 @@ func CheckSupport(ops Ops, ws ...*Weight) error {
 // A SeqAttn is the query tokens of one sequence in an attention call:
 // tokens Token..Token+N-1 of the batch (rows of q and out), at positions
 // Pos..Pos+N-1 of the sequence. Each attends to positions 0 through its
-// own, which the cache holds (those of the call already stored): position
-// p in row p%blockSize of block Table[p/blockSize].
+// own (with a window, the last AttnOpts.Window of them), which the cache
+// holds (those of the call already stored): position p in row
+// p%blockSize of block Table[p/blockSize]. With a window the entries of
+// Table for the blocks wholly before position Pos-Window+1 are not read.
 type SeqAttn struct {
 	Token, N, Pos int
 	Table         []int32
+}
+
+// AttnOpts are the options of an attention call beyond causal attention
+// over every position; the zero value has none.
+type AttnOpts struct {
+	// Scale multiplies the logits q.k; 0 means 1/sqrt(headDim)
+	// (arch.DefaultAttnScale).
+	Scale float32
+	// Window, when positive, limits the query at position q to the keys
+	// at positions p with q - p < Window (a sliding-window layer).
+	Window int
+	// Sinks, when not nil, holds a logit for each query head (nHeads
+	// values) that joins the denominator of its softmax: the weights are
+	// e^s_j / (e^sink + sum e^s_i), as if each head had a key of that
+	// logit with a value of zeros (attention sinks).
+	Sinks []float32
 }
 
 // Ops are the operations of a forward pass. Activations are float32, laid
@@ -58,26 +76,29 @@ type Ops interface {
 	RMSNorm(y, x, gain []float32, eps float32)
 
 	// RoPE rotates, in place, len(pos) tokens of nHeads heads of headDim
-	// values, token t being at position pos[t], as rope describes: pair i
-	// turns by pos*f_i radians, f = rope.Freqs(headDim) (theta^(-2i/headDim)
-	// with any per-pair scaling); the pairs are (i, i+headDim/2) with NeoX
-	// style, (2i, 2i+1) with the normal style. The angles are computed in
-	// float64 and rounded to float32, so a token's bits depend only on its
-	// values and position. rope must not change while the Ops uses it.
-	RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope)
+	// values, token t being at position pos[t], as rope describes; only
+	// the first rotDims values of a head turn (an even number, at most
+	// headDim), the others are left as they are. Pair i turns by pos*f_i
+	// radians, f = rope.Freqs(rotDims) (theta^(-2i/rotDims) with any
+	// per-pair scaling), its cos and sin multiplied by rope.Mscale(); the
+	// pairs are (i, i+rotDims/2) with NeoX style, (2i, 2i+1) with the
+	// normal style. The angles are computed in float64 and rounded to
+	// float32, so a token's bits depend only on its values and position.
+	// rope must not change while the Ops uses it.
+	RoPE(x []float32, pos []int32, nHeads, headDim, rotDims int, rope *arch.Rope)
 
 	// Attention computes causal grouped-query attention for the query
-	// tokens of one or more sequences (seqs). q holds the batch's tokens,
+	// tokens of one or more sequences (seqs), with the options opt (a
+	// scale, a sliding window, sinks). q holds the batch's tokens,
 	// nHeads*headDim values each; out receives the same shape. k and v
 	// are one layer's cache storage: blocks of blockSize positions, each
 	// position nKV*headDim values, block b starting at value
 	// b*blockSize*nKV*headDim. Query head h reads KV head h/(nHeads/nKV).
-	// Scores are scaled by 1/sqrt(headDim). A token's output depends only
-	// on its own query and its sequence's keys and values, never on the
-	// other sequences of the batch, the block size or which blocks hold
-	// them: the bits are those of the sequence alone in one contiguous
-	// block.
-	Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int)
+	// A token's output depends only on its own query and position and
+	// its sequence's keys and values, never on the other sequences of
+	// the batch, the block size or which blocks hold them: the bits are
+	// those of the sequence alone in one contiguous block.
+	Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int, opt AttnOpts)
 
 	// ToF16 converts src to IEEE half precision into dst[:len(src)],
 	// rounding to nearest even: the bits of quant.F32ToF16 for every value,
@@ -88,10 +109,18 @@ type Ops interface {
 	// AttentionF16 is Attention with the cached keys and values k and v
 	// stored in half precision (uint16 bits). The CPU backends give the
 	// bits their Attention gives on the same values widened to float32.
-	AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int)
+	AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int, opt AttnOpts)
 
 	// SwiGLU computes out = silu(gate) * up element-wise; out may alias gate.
 	SwiGLU(out, gate, up []float32)
+
+	// GeGLU computes out = gelu(gate) * up element-wise with gelu's tanh
+	// approximation (arch.GeGLU); out may alias gate.
+	GeGLU(out, gate, up []float32)
+
+	// SwiGLUOAI computes OpenAI's clamped SwiGLU (arch.SwiGLUOAI)
+	// element-wise; out may alias gate.
+	SwiGLUOAI(out, gate, up []float32)
 
 	// Add computes x += y element-wise.
 	Add(x, y []float32)

@@ -66,15 +66,15 @@ func (t *Tracer) RMSNorm(y, x, gain []float32, eps float32) {
 }
 
 // RoPE times the wrapped RoPE.
-func (t *Tracer) RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope) {
+func (t *Tracer) RoPE(x []float32, pos []int32, nHeads, headDim, rotDims int, rope *arch.Rope) {
 	defer t.add("RoPE", time.Now())
-	t.Ops.RoPE(x, pos, nHeads, headDim, rope)
+	t.Ops.RoPE(x, pos, nHeads, headDim, rotDims, rope)
 }
 
 // Attention times the wrapped Attention.
-func (t *Tracer) Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int) {
+func (t *Tracer) Attention(out, q, k, v []float32, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int, opt AttnOpts) {
 	defer t.add("Attention", time.Now())
-	t.Ops.Attention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	t.Ops.Attention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt)
 }
 
 // ToF16 times the wrapped ToF16.
@@ -84,15 +84,27 @@ func (t *Tracer) ToF16(dst []uint16, src []float32) {
 }
 
 // AttentionF16 times the wrapped AttentionF16.
-func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int) {
+func (t *Tracer) AttentionF16(out, q []float32, k, v []uint16, seqs []SeqAttn, blockSize, nHeads, nKV, headDim int, opt AttnOpts) {
 	defer t.add("AttentionF16", time.Now())
-	t.Ops.AttentionF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+	t.Ops.AttentionF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt)
 }
 
 // SwiGLU times the wrapped SwiGLU.
 func (t *Tracer) SwiGLU(out, gate, up []float32) {
 	defer t.add("SwiGLU", time.Now())
 	t.Ops.SwiGLU(out, gate, up)
+}
+
+// GeGLU times the wrapped GeGLU.
+func (t *Tracer) GeGLU(out, gate, up []float32) {
+	defer t.add("GeGLU", time.Now())
+	t.Ops.GeGLU(out, gate, up)
+}
+
+// SwiGLUOAI times the wrapped SwiGLUOAI.
+func (t *Tracer) SwiGLUOAI(out, gate, up []float32) {
+	defer t.add("SwiGLUOAI", time.Now())
+	t.Ops.SwiGLUOAI(out, gate, up)
 }
 
 // Add times the wrapped Add.

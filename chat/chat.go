@@ -12,6 +12,19 @@
 // {"id", "type": "function", "function": {"name", "arguments"}}, with the
 // arguments parsed from their JSON text into an object, as vLLM does.
 //
+// A template of OpenAI's harmony format (gpt-oss's, recognized by the
+// <|channel|> it writes) reads an assistant's earlier reasoning from the
+// field thinking and refuses a message with both thinking and content
+// beside tool calls; for such a template, reasoning_content is also given
+// as thinking, and the content of an assistant message with reasoning and
+// tool calls is left out, as llama.cpp does. The template itself keeps the
+// reasoning only where gpt-oss expects it (before a tool call not yet
+// answered by a final message) and reads the reasoning_effort variable
+// (low, medium or high) from the Kwargs.
+//
+// For model files without a template, [MistralV7] and [MistralV7Tekken]
+// render llama.cpp's built-in Mistral formats.
+//
 // # Engine
 //
 // Templates are executed by github.com/ardanlabs/jinja (v1.8.0, the newest
@@ -151,6 +164,7 @@ type Template struct {
 	tmpl     *jinja.Template
 	bosToken string
 	eosToken string
+	harmony  bool // the template writes OpenAI's harmony format (gpt-oss)
 }
 
 // New parses the chat template src. An empty src gives the ChatML template.
@@ -173,7 +187,8 @@ func New(src, bosToken, eosToken string) (t *Template, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat: parsing template: %w", err)
 	}
-	return &Template{src: src, tmpl: tmpl, bosToken: bosToken, eosToken: eosToken}, nil
+	return &Template{src: src, tmpl: tmpl, bosToken: bosToken, eosToken: eosToken,
+		harmony: strings.Contains(src, harmonyChannel)}, nil
 }
 
 // Source returns the template's source text: the src given to New, or
@@ -230,7 +245,7 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 func (t *Template) data(msgs []Message, opts Options) (map[string]jinja.Value, error) {
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
-		v, err := messageValue(m)
+		v, err := messageValue(m, t.harmony)
 		if err != nil {
 			return nil, fmt.Errorf("chat: message %d: %w", i, err)
 		}
@@ -270,8 +285,16 @@ func (t *Template) data(msgs []Message, opts Options) (map[string]jinja.Value, e
 	return data, nil
 }
 
-// messageValue converts m to the dict the template sees.
-func messageValue(m Message) (jinja.Value, error) {
+// harmonyChannel marks a template of OpenAI's harmony format.
+const harmonyChannel = "<|channel|>"
+
+// messageValue converts m to the dict the template sees. For a template
+// of the harmony format (harmony set), an assistant's reasoning is also
+// given as thinking, the field gpt-oss's template reads, and the content
+// of an assistant message with both reasoning and tool calls is left out,
+// since that template refuses both; llama.cpp adapts the messages the same
+// way.
+func messageValue(m Message, harmony bool) (jinja.Value, error) {
 	switch m.Role {
 	case "system", "user", "assistant", "tool":
 	default:
@@ -286,9 +309,14 @@ func messageValue(m Message) (jinja.Value, error) {
 	v := jinja.NewDict()
 	d := v.AsDict()
 	d.Set("role", jinja.NewString(m.Role))
-	d.Set("content", jinja.NewString(m.Content))
+	if !harmony || m.ReasoningContent == "" || len(m.ToolCalls) == 0 {
+		d.Set("content", jinja.NewString(m.Content))
+	}
 	if m.ReasoningContent != "" {
 		d.Set("reasoning_content", jinja.NewString(m.ReasoningContent))
+		if harmony {
+			d.Set("thinking", jinja.NewString(m.ReasoningContent))
+		}
 	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]jinja.Value, len(m.ToolCalls))

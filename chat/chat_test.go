@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"inferno/gguf"
-	"inferno/model"
 	"inferno/tokenizer"
 )
 
@@ -48,7 +47,7 @@ func loadQwen3(tb testing.TB) (src, eos string, tok *tokenizer.Tokenizer) {
 			qwen3.err = err
 			return
 		}
-		if qwen3.tok, err = model.TokenizerFromGGUF(f); err != nil {
+		if qwen3.tok, err = tokenizer.FromGGUF(f); err != nil {
 			qwen3.err = err
 			return
 		}

@@ -2,18 +2,20 @@ package convert
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
+	"inferno/arch"
 	"inferno/family"
 )
 
 // archSpec is what Convert knows of one architecture: the registry's
-// description of the checkpoint (package family) and the GGUF
-// architecture it becomes.
+// description of the checkpoint (package family) and of the family whose
+// files it becomes.
 type archSpec struct {
 	*family.Checkpoint
+	fam  *family.Family
 	gguf string // general.architecture, and the prefix of its keys
 }
 
@@ -24,115 +26,141 @@ func lookupArch(hf string) (*archSpec, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &archSpec{Checkpoint: c, gguf: f.Name}, true
+	return &archSpec{Checkpoint: c, fam: f, gguf: f.Name}, true
 }
 
-// tensorSpec is one tensor of a checkpoint.
+// tensorSpec is one tensor of the output and where its data come from.
 type tensorSpec struct {
-	hf    string  // Hugging Face name
 	gguf  string  // GGUF name
-	shape []int64 // PyTorch shape, outermost first
+	shape []int64 // PyTorch shape of the output, outermost first
+	// src is the checkpoint's tensor, with {i} replaced by the layer.
+	src family.Source
+	// srcRows, when not 0, is the rows of the checkpoint's tensor, of
+	// which the output keeps the first shape[0] (the embedding trimmed to
+	// the vocabulary).
+	srcRows int64
 	// heads, when not 0: the rows are heads of this many, permuted as
 	// llama.cpp's LlamaModel.permute does.
 	heads int
+	// shift is added to every value (family.Checkpoint.NormShift).
+	shift float32
 	// data, when not nil, is the tensor's F32 data, made by the converter
 	// (rope_freqs.weight) rather than read from the checkpoint.
 	data []byte
-	// parts, when not nil, are the checkpoint's tensors stacked, in order,
-	// along the first dimension (one expert's projection each); fused is
-	// the tensor that holds them all otherwise (transformers 5's expert
-	// layout), of which each part is half (first or second half of the
-	// second dimension) or the whole of one expert's slice.
-	parts []string
-	fused string
-	half  int // 0: the whole slice, 1: its first half, 2: its second
+}
+
+// hfName names the tensor in messages: the checkpoint's name, or the
+// GGUF one for a tensor the converter makes.
+func (s *tensorSpec) hfName() string {
+	if s.src.Name != "" {
+		return s.src.Name
+	}
+	return s.gguf
+}
+
+// archConfig returns the configuration of the family's files for cfg's
+// hyperparameters: which tensors they hold (arch.Config.LayerRoles), of
+// what shapes and names.
+func archConfig(cfg *Config) arch.Config {
+	c := arch.Config{
+		Arch: cfg.arch.gguf, Layers: cfg.NumHiddenLayers, Hidden: cfg.HiddenSize, FFN: cfg.IntermediateSize,
+		Heads: cfg.NumAttentionHeads, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim, Vocab: cfg.VocabSize,
+		ContextLength: cfg.MaxPositionEmbeddings, Eps: float32(cfg.RMSNormEps), Rope: arch.Rope{Theta: cfg.RopeTheta},
+	}
+	if cfg.arch.MoE != nil {
+		c.MoE = arch.MoE{Experts: cfg.NumExperts, TopK: cfg.NumExpertsPerTok, ExpertFFN: cfg.MoEIntermediateSize, NormTopK: cfg.NormTopKProb}
+	}
+	cfg.arch.fam.Options(&c)
+	return c
+}
+
+// shape returns the PyTorch shape of role r's tensor in a model of c.
+func shape(c *arch.Config, r arch.Role) []int64 {
+	rows, cols, experts := c.Shape(r)
+	switch {
+	case r.Vector() && experts > 1:
+		return []int64{int64(experts), int64(rows)}
+	case r.Vector():
+		return []int64{int64(rows)}
+	case experts > 1 || r == arch.RoleExpertGate || r == arch.RoleExpertUp || r == arch.RoleExpertDown:
+		return []int64{int64(experts), int64(rows), int64(cols)}
+	}
+	return []int64{int64(rows), int64(cols)}
 }
 
 // specs lists the tensors of a model of cfg's architecture and shapes, in
-// the order they are written. The output head is listed when output is
-// set.
-func specs(cfg *Config, output bool) []tensorSpec {
+// the order they are written: the tensors the converter makes, the
+// embedding, each layer's tensors of its roles in the family's order
+// (arch.Config.LayerRoles; a fused matrix in place of its first role),
+// the final norm and, when output is set, the head. vocabRows is the
+// embedding's rows in the output (the vocabulary's size, or less when
+// the checkpoint trims it).
+func specs(cfg *Config, output bool, vocabRows int) ([]tensorSpec, error) {
 	a := cfg.arch
-	h, ffn, hd := int64(cfg.HiddenSize), int64(cfg.IntermediateSize), int64(cfg.HeadDim)
-	q, kv := int64(cfg.NumAttentionHeads)*hd, int64(cfg.NumKeyValueHeads)*hd
-	vocab := int64(cfg.VocabSize)
+	c := archConfig(cfg)
+	h := int64(c.Hidden)
 	var s []tensorSpec
 	if cfg.ropeFactors != nil {
 		s = append(s, tensorSpec{gguf: "rope_freqs.weight", shape: []int64{int64(len(cfg.ropeFactors))}, data: f32Bytes(cfg.ropeFactors)})
 	}
-	s = append(s, tensorSpec{hf: "model.embed_tokens.weight", gguf: "token_embd.weight", shape: []int64{vocab, h}})
-	qHeads, kHeads := 0, 0
-	if a.Permute {
-		qHeads, kHeads = cfg.NumAttentionHeads, cfg.NumKeyValueHeads
-	}
-	for i := range cfg.NumHiddenLayers {
-		hf := "model.layers." + strconv.Itoa(i) + "."
-		g := "blk." + strconv.Itoa(i) + "."
+	if cfg.longFactors != nil {
 		s = append(s,
-			tensorSpec{hf: hf + "input_layernorm.weight", gguf: g + "attn_norm.weight", shape: []int64{h}},
-			tensorSpec{hf: hf + "self_attn.q_proj.weight", gguf: g + "attn_q.weight", shape: []int64{q, h}, heads: qHeads},
-			tensorSpec{hf: hf + "self_attn.k_proj.weight", gguf: g + "attn_k.weight", shape: []int64{kv, h}, heads: kHeads},
-			tensorSpec{hf: hf + "self_attn.v_proj.weight", gguf: g + "attn_v.weight", shape: []int64{kv, h}},
-		)
-		if a.Bias {
-			s = append(s,
-				tensorSpec{hf: hf + "self_attn.q_proj.bias", gguf: g + "attn_q.bias", shape: []int64{q}},
-				tensorSpec{hf: hf + "self_attn.k_proj.bias", gguf: g + "attn_k.bias", shape: []int64{kv}},
-				tensorSpec{hf: hf + "self_attn.v_proj.bias", gguf: g + "attn_v.bias", shape: []int64{kv}},
-			)
-		}
-		if a.QKNorm {
-			s = append(s,
-				tensorSpec{hf: hf + "self_attn.q_norm.weight", gguf: g + "attn_q_norm.weight", shape: []int64{hd}},
-				tensorSpec{hf: hf + "self_attn.k_norm.weight", gguf: g + "attn_k_norm.weight", shape: []int64{hd}},
-			)
-		}
-		if a.MoE {
-			s = append(s,
-				tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
-				tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},
-			)
-			s = append(s, moeSpecs(cfg, hf, g)...)
-			continue
-		}
-		s = append(s,
-			tensorSpec{hf: hf + "self_attn.o_proj.weight", gguf: g + "attn_output.weight", shape: []int64{h, q}},
-			tensorSpec{hf: hf + "post_attention_layernorm.weight", gguf: g + "ffn_norm.weight", shape: []int64{h}},
-			tensorSpec{hf: hf + "mlp.gate_proj.weight", gguf: g + "ffn_gate.weight", shape: []int64{ffn, h}},
-			tensorSpec{hf: hf + "mlp.up_proj.weight", gguf: g + "ffn_up.weight", shape: []int64{ffn, h}},
-			tensorSpec{hf: hf + "mlp.down_proj.weight", gguf: g + "ffn_down.weight", shape: []int64{h, ffn}},
-		)
+			tensorSpec{gguf: "rope_factors_long.weight", shape: []int64{int64(len(cfg.longFactors))}, data: f32Bytes(cfg.longFactors)},
+			tensorSpec{gguf: "rope_factors_short.weight", shape: []int64{int64(len(cfg.shortFactors))}, data: f32Bytes(cfg.shortFactors)})
 	}
-	s = append(s, tensorSpec{hf: "model.norm.weight", gguf: "output_norm.weight", shape: []int64{h}})
+	role := func(r arch.Role, i int, name string, shp []int64) error {
+		src, ok := a.Tensor(r, i)
+		if !ok {
+			return fmt.Errorf("%s checkpoints: the layout names no tensor for %s (the family's registration is incomplete)", a.Title, r)
+		}
+		sp := tensorSpec{gguf: name, shape: shp, src: src}
+		if a.Permute && (r == arch.RoleQ || r == arch.RoleK) {
+			sp.heads = map[arch.Role]int{arch.RoleQ: c.Heads, arch.RoleK: c.KVHeads}[r]
+		}
+		if isNorm(name) {
+			sp.shift = a.NormShift
+		}
+		s = append(s, sp)
+		return nil
+	}
+	if err := role(arch.RoleEmbed, 0, arch.RoleEmbed.Tensor(0), []int64{int64(vocabRows), h}); err != nil {
+		return nil, err
+	}
+	if vocabRows != c.Vocab {
+		s[len(s)-1].srcRows = int64(c.Vocab)
+	}
+	for i := range c.Layers {
+		for _, r := range c.LayerRoles() {
+			switch {
+			case c.FusedQKV && (r == arch.RoleK || r == arch.RoleV), c.FusedGateUp && r == arch.RoleUp:
+				continue
+			case c.FusedQKV && r == arch.RoleQ:
+				s = append(s, tensorSpec{gguf: fmt.Sprintf("blk.%d.attn_qkv.weight", i),
+					shape: []int64{int64(c.QDim() + 2*c.KVDim()), h}, src: a.QKV.Layer(i)})
+				continue
+			case c.FusedGateUp && r == arch.RoleGate:
+				s = append(s, tensorSpec{gguf: arch.RoleUp.Tensor(i), shape: []int64{int64(2 * c.FFN), h}, src: a.GateUp.Layer(i)})
+				continue
+			}
+			if err := role(r, i, c.TensorName(r, i), shape(&c, r)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := role(arch.RoleOutputNorm, 0, arch.RoleOutputNorm.Tensor(0), []int64{h}); err != nil {
+		return nil, err
+	}
 	if output {
-		s = append(s, tensorSpec{hf: "lm_head.weight", gguf: "output.weight", shape: []int64{vocab, h}})
-	}
-	return s
-}
-
-// moeSpecs lists a mixture-of-experts layer's feed-forward tensors (hf
-// and g its Hugging Face and GGUF name prefixes): the router, F32 as
-// llama.cpp's converter keeps it, and the experts' gate, up and down
-// projections, each stacked into one 3-D tensor of experts x rows x
-// columns (llama.cpp's Qwen2MoeModel.modify_tensors), from one tensor per
-// expert (the Hub's layout) or from transformers 5's fused gate_up_proj
-// and down_proj.
-func moeSpecs(cfg *Config, hf, g string) []tensorSpec {
-	e, f, h := int64(cfg.NumExperts), int64(cfg.MoEIntermediateSize), int64(cfg.HiddenSize)
-	stack := func(proj, name, fused string, half int, rows, cols int64) tensorSpec {
-		parts := make([]string, e)
-		for i := range parts {
-			parts[i] = hf + "mlp.experts." + strconv.Itoa(i) + "." + proj + ".weight"
+		if err := role(arch.RoleOutput, 0, arch.RoleOutput.Tensor(0), []int64{int64(c.Vocab), h}); err != nil {
+			return nil, err
 		}
-		return tensorSpec{hf: hf + "mlp.experts." + proj, gguf: g + name, shape: []int64{e, rows, cols},
-			parts: parts, fused: hf + "mlp.experts." + fused, half: half}
 	}
-	return []tensorSpec{
-		{hf: hf + "mlp.gate.weight", gguf: g + "ffn_gate_inp.weight", shape: []int64{e, h}},
-		stack("gate_proj", "ffn_gate_exps.weight", "gate_up_proj", 1, f, h),
-		stack("up_proj", "ffn_up_exps.weight", "gate_up_proj", 2, f, h),
-		stack("down_proj", "ffn_down_exps.weight", "down_proj", 0, h, f),
+	for _, sp := range s {
+		if sp.data == nil && sp.src.Name == "" {
+			return nil, fmt.Errorf("%s checkpoints: the layout names no tensor for %s", a.Title, sp.gguf)
+		}
 	}
+	return s, nil
 }
 
 // permuteRow returns the checkpoint row that row r of a permuted matrix
@@ -156,6 +184,14 @@ func f32Bytes(v []float32) []byte {
 
 // isNorm reports whether a GGUF tensor is a norm's gains, written as F32.
 func isNorm(name string) bool { return strings.HasSuffix(name, "_norm.weight") }
+
+// keepsF32 reports whether llama.cpp's converter writes the GGUF tensor
+// of this name and number of dimensions as F32 whatever the output type:
+// vectors, norms' gains, routers and every tensor whose name does not end
+// in ".weight" (the experts' biases, stacks of vectors).
+func keepsF32(name string, dims int) bool {
+	return dims <= 1 || isNorm(name) || isRouter(name) || !strings.HasSuffix(name, ".weight")
+}
 
 // isRouter reports whether a GGUF tensor is a mixture of experts' router,
 // which llama.cpp's converter writes as F32 whatever the output type.

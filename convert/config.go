@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"inferno/arch"
 	"inferno/family"
 )
 
@@ -49,8 +48,29 @@ type Config struct {
 	// ropeFactors are Llama 3's RoPE frequency factors (rope_freqs.weight),
 	// nil without its scaling.
 	ropeFactors []float32
+	// longFactors and shortFactors are LongRoPE's per-pair factors
+	// (rope_factors_long.weight, rope_factors_short.weight), nil without
+	// it.
+	longFactors, shortFactors []float32
+	// scalingKVs are the rope.scaling.* keys (without the architecture's
+	// prefix) of a linear or YaRN scaling, in llama.cpp's order.
+	scalingKVs []kv
+	// localTheta is the RoPE base of sliding-window layers
+	// (rope.freq_base_swa); 0: none stated.
+	localTheta float64
+	// extraKVs are the architecture's keys (without its prefix) that not
+	// every architecture has: the sliding window, the attention scale,
+	// LongRoPE's, ... (readExtras).
+	extraKVs []kv
 	// pooling is name.pooling_type (readPooling); poolNone: not written.
 	pooling uint32
+	// mxfp4: config.json's quantization_config names MXFP4 (the experts
+	// of gpt-oss as released).
+	mxfp4 bool
+	// realVocab is the number of the tokenizer's tokens (set by
+	// tokenizerMetadata), to which a checkpoint that trims its embedding
+	// (family.Checkpoint.TrimVocab) trims it.
+	realVocab int
 }
 
 // ReadConfig reads and checks dir/config.json.
@@ -102,8 +122,8 @@ func readConfig(dir string) (*Config, error) {
 		{key: "hidden_size", dst: &c.HiddenSize},
 		{key: "intermediate_size", dst: &c.IntermediateSize},
 		{key: "num_hidden_layers", dst: &c.NumHiddenLayers},
-		{key: "num_attention_heads", dst: &c.NumAttentionHeads},
-		{key: "num_key_value_heads", dst: &c.NumKeyValueHeads, def: -1},
+		{key: "num_attention_heads", dst: &c.NumAttentionHeads, def: a.Heads},
+		{key: "num_key_value_heads", dst: &c.NumKeyValueHeads, def: cmp.Or(a.KVHeads, -1)},
 		{key: "head_dim", dst: &c.HeadDim, def: -1},
 		{key: "max_position_embeddings", dst: &c.MaxPositionEmbeddings, def: a.MaxPos},
 		{key: "vocab_size", dst: &c.VocabSize, def: a.Vocab},
@@ -148,7 +168,7 @@ func readConfig(dir string) (*Config, error) {
 		dst *float64
 		def float64
 	}{
-		{"rms_norm_eps", &c.RMSNormEps, 1e-6},
+		{"rms_norm_eps", &c.RMSNormEps, cmp.Or(a.Eps, 1e-6)},
 		{"rope_theta", &c.RopeTheta, 0},
 	}
 	for _, p := range floats {
@@ -164,10 +184,14 @@ func readConfig(dir string) (*Config, error) {
 		*p.dst = x
 	}
 	if c.RopeTheta == 0 {
-		// transformers 5 moves rope_theta into rope_parameters.
-		c.RopeTheta = 10000
+		// transformers 5 moves rope_theta into rope_parameters (by layer
+		// type where layers differ: full_attention's).
+		c.RopeTheta = cmp.Or(a.RopeTheta, 10000)
 		for _, key := range []string{"rope_parameters", "rope_scaling"} {
 			if rp, ok := raw[key].(map[string]any); ok {
+				if full, ok := rp["full_attention"].(map[string]any); ok {
+					rp = full
+				}
 				if x, ok := rp["rope_theta"].(float64); ok && x > 0 && !math.IsInf(x, 0) {
 					c.RopeTheta = x
 					break
@@ -182,10 +206,10 @@ func readConfig(dir string) (*Config, error) {
 		}
 		c.TieWordEmbeddings = &b
 	}
-	if err := c.checkRopeScaling(); err != nil {
+	if err := c.readRope(); err != nil {
 		return nil, err
 	}
-	if a.MoE {
+	if a.MoE != nil {
 		if err := c.readMoE(); err != nil {
 			return nil, err
 		}
@@ -193,24 +217,29 @@ func readConfig(dir string) (*Config, error) {
 	if err := c.readPooling(dir); err != nil {
 		return nil, err
 	}
+	if err := c.readExtras(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 // readMoE reads a mixture of experts' settings, under the first of the
 // names llama.cpp's converter looks for that config.json has
-// (transformers 5 writes num_local_experts), with the defaults of
-// transformers' Qwen3MoeConfig: 128 experts of width 768, 8 a token,
-// norm_topk_prob false. Every layer must be sparse (decoder_sparse_step
-// 1, no mlp_only_layers), as llama.cpp's qwen3moe reads the file.
+// (transformers 5 writes num_local_experts), with the defaults of the
+// checkpoint's configuration class (family.CheckpointMoE; Qwen3MoeConfig:
+// 128 experts of width 768, 8 a token, norm_topk_prob false). Every layer
+// must be sparse (decoder_sparse_step 1, no mlp_only_layers), as
+// llama.cpp's qwen3moe reads the file.
 func (c *Config) readMoE() error {
+	m := c.arch.MoE
 	for _, p := range []struct {
 		keys []string
 		dst  *int
 		def  int
 	}{
-		{[]string{"num_local_experts", "num_experts"}, &c.NumExperts, 128},
-		{[]string{"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}, &c.NumExpertsPerTok, 8},
-		{[]string{"moe_intermediate_size"}, &c.MoEIntermediateSize, 768},
+		{[]string{"num_local_experts", "num_experts"}, &c.NumExperts, m.Experts},
+		{[]string{"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}, &c.NumExpertsPerTok, m.TopK},
+		{[]string{cmp.Or(m.FFNKey, "moe_intermediate_size")}, &c.MoEIntermediateSize, m.FFN},
 	} {
 		*p.dst = p.def
 		for _, key := range p.keys {
@@ -224,6 +253,9 @@ func (c *Config) readMoE() error {
 			}
 			*p.dst = int(n)
 			break
+		}
+		if *p.dst <= 0 {
+			return fmt.Errorf("config.json: %s is missing", p.keys[0])
 		}
 	}
 	if c.NumExpertsPerTok > c.NumExperts {
@@ -244,53 +276,6 @@ func (c *Config) readMoE() error {
 	if v, ok := c.raw["mlp_only_layers"]; ok && v != nil {
 		if l, ok := v.([]any); !ok || len(l) > 0 {
 			return fmt.Errorf("config.json: mlp_only_layers = %s: only models with experts in every layer are supported", jsonText(v))
-		}
-	}
-	return nil
-}
-
-// checkRopeScaling refuses RoPE scaling other than Llama 3's in a Llama
-// checkpoint, which it turns into rope_freqs.weight's factors.
-func (c *Config) checkRopeScaling() error {
-	for _, key := range []string{"rope_scaling", "rope_parameters"} {
-		rp, ok := c.raw[key].(map[string]any)
-		if !ok {
-			continue
-		}
-		typ, _ := rp["rope_type"].(string)
-		if typ == "" {
-			typ, _ = rp["type"].(string)
-		}
-		switch {
-		case typ == "" || typ == "default":
-		case strings.EqualFold(typ, "llama3") && c.arch.Llama3:
-			if c.ropeFactors != nil {
-				continue // rope_scaling and rope_parameters both
-			}
-			p := map[string]float64{"factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}
-			if v, ok := c.raw["original_max_position_embeddings"].(float64); ok {
-				p["original_max_position_embeddings"] = v
-			}
-			for name := range p {
-				v, present := rp[name]
-				if !present || v == nil {
-					continue
-				}
-				x, ok := v.(float64)
-				if !ok || !(x > 0) || math.IsInf(x, 0) {
-					return fmt.Errorf("config.json: %s.%s = %s is not a positive number", key, name, jsonText(v))
-				}
-				p[name] = x
-			}
-			orig := p["original_max_position_embeddings"]
-			if p["high_freq_factor"] <= p["low_freq_factor"] || orig != math.Trunc(orig) || orig > 1<<24 {
-				return fmt.Errorf("config.json: %s: llama3 scaling needs low_freq_factor < high_freq_factor and a whole original_max_position_embeddings", key)
-			}
-			c.ropeFactors = arch.Llama3FreqFactors(c.RopeTheta, c.HeadDim, p["factor"], p["low_freq_factor"], p["high_freq_factor"], int(orig))
-		case c.arch.Llama3:
-			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: unscaled RoPE or llama3)", key, typ, c.arch.Title)
-		default:
-			return fmt.Errorf("config.json: %s type %q is not supported (%s checkpoints: only unscaled RoPE)", key, typ, c.arch.Title)
 		}
 	}
 	return nil

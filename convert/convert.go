@@ -1,12 +1,18 @@
-// Package convert turns a Hugging Face checkpoint folder of a Qwen3, Qwen2
-// or Llama model (config.json, safetensors weights, tokenizer.json and
-// tokenizer_config.json) into a GGUF file that inferno and llama.cpp load.
+// Package convert turns a Hugging Face checkpoint folder (config.json,
+// safetensors weights, tokenizer.json or tokenizer.model, and
+// tokenizer_config.json) of one of the architectures the registry lists
+// (package family: each family's Checkpoints) into a GGUF file that
+// inferno and llama.cpp load. It names no architecture: which tensors a
+// file holds is the family's arch.Config, where each one's data lie in
+// the checkpoint and what metadata the family's files carry is the
+// family's family.Checkpoint.
 //
 // The output follows llama.cpp's convert_hf_to_gguf.py: the same metadata
 // keys and tensor names, the same tokenizer metadata (token list padded to
-// the embedding's rows, token types, merges, special ids, chat template),
-// norm weights in F32 and the other weights in the chosen type, with
-// bit-identical F16, BF16 and Q8_0 encoding.
+// the embedding's rows, token types, merges or SentencePiece scores,
+// special ids, chat template), norm weights, biases and routers in F32,
+// MXFP4 experts repacked as they are, and the other weights in the chosen
+// type, with bit-identical F16, BF16 and Q8_0 encoding.
 //
 // Conversion streams: the safetensors files are memory-mapped, each tensor
 // is converted in chunks and written to the output as it goes, and pages
@@ -18,19 +24,14 @@ package convert
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"inferno/gguf"
@@ -73,6 +74,10 @@ var fileTypes = map[gguf.TensorType]uint32{
 	gguf.TensorQ8_0: 7,
 	gguf.TensorBF16: 32,
 }
+
+// fileMXFP4MoE is general.file_type of a file whose experts are MXFP4
+// and the rest F32, F16 or BF16 (llama.cpp's LLAMA_FTYPE_MOSTLY_MXFP4_MOE).
+const fileMXFP4MoE = 38
 
 // sourceTypes maps the safetensors types Convert reads to ggml types.
 var sourceTypes = map[DType]gguf.TensorType{
@@ -154,22 +159,36 @@ func metadata(dir string, cfg *Config, opts Options) ([]kv, error) {
 		kv{a + "feed_forward_length", uint32(cfg.IntermediateSize)},
 		kv{a + "attention.head_count", uint32(cfg.NumAttentionHeads)},
 		kv{a + "attention.head_count_kv", uint32(cfg.NumKeyValueHeads)},
-		kv{a + "rope.freq_base", float32(cfg.RopeTheta)},
-		kv{a + "attention.layer_norm_rms_epsilon", float32(cfg.RMSNormEps)},
 	)
+	for _, p := range cfg.scalingKVs {
+		kvs = append(kvs, kv{a + p.key, p.val})
+	}
+	kvs = append(kvs, kv{a + "rope.freq_base", float32(cfg.RopeTheta)})
+	if cfg.localTheta != 0 {
+		kvs = append(kvs, kv{a + "rope.freq_base_swa", float32(cfg.localTheta)})
+	}
+	kvs = append(kvs, kv{a + "attention.layer_norm_rms_epsilon", float32(cfg.RMSNormEps)})
 	if cfg.hasHeadDim || !cfg.arch.HeadDimKeys {
 		kvs = append(kvs, kv{a + "attention.key_length", uint32(cfg.HeadDim)}, kv{a + "attention.value_length", uint32(cfg.HeadDim)})
 	}
 	if cfg.pooling != poolNone {
 		kvs = append(kvs, kv{a + "pooling_type", cfg.pooling})
 	}
-	if cfg.arch.MoE {
+	if m := cfg.arch.MoE; m != nil {
 		kvs = append(kvs,
 			kv{a + "expert_count", uint32(cfg.NumExperts)},
 			kv{a + "expert_used_count", uint32(cfg.NumExpertsPerTok)},
 			kv{a + "expert_feed_forward_length", uint32(cfg.MoEIntermediateSize)},
-			kv{a + "expert_weights_norm", cfg.NormTopKProb},
 		)
+		if m.NormKey {
+			kvs = append(kvs, kv{a + "expert_weights_norm", cfg.NormTopKProb})
+		}
+	}
+	for _, p := range cfg.extraKVs {
+		kvs = append(kvs, kv{a + p.key, p.val})
+	}
+	if cfg.mxfp4 && opts.Type != gguf.TensorQ8_0 {
+		ft = fileMXFP4MoE // the float types' files keep MXFP4 experts, as llama.cpp's
 	}
 	kvs = append(kvs,
 		kv{"general.file_type", ft},
@@ -242,13 +261,12 @@ func ignored(name string) bool {
 
 // job is one tensor to write: where it comes from and what it becomes.
 type job struct {
-	src   *Tensor
-	file  *Safetensors // nil for a tensor the converter made
-	out   outTensor
-	heads int // the rows are permuted (tensorSpec.heads)
-	// parts, when not nil, are written in order in place of src (which
-	// then only names and sizes the stack): the experts' tensors.
-	parts []tensorRef
+	name string // the checkpoint's name of it, for messages
+	view *view  // nil for a tensor the converter made (data)
+	data []byte // F32 data
+	out  outTensor
+	// shift is added to every value (tensorSpec.shift).
+	shift float32
 }
 
 // plan is a checked conversion: metadata, tensors and their layout.
@@ -284,6 +302,7 @@ func newPlan(dir string, opts Options) (*plan, error) {
 // mapTensors matches the checkpoint's tensors to the architecture's layout, checks
 // their types and shapes, and chooses each output type.
 func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
+	p.ckpt.textOnly()
 	if cfg.arch.Embedding {
 		p.ckpt.addModelPrefix()
 	}
@@ -300,17 +319,18 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 		hasHead = false // the head is the embedding: no copy, as llama.cpp's tied models
 	}
 	p.tied = !hasHead
-	want := specs(cfg, hasHead)
+	vocabRows := cfg.VocabSize
+	if cfg.arch.TrimVocab && cfg.realVocab > 0 {
+		vocabRows = min(vocabRows, cfg.realVocab)
+	}
+	want, err := specs(cfg, hasHead, vocabRows)
+	if err != nil {
+		return err
+	}
 	known := make(map[string]bool, len(want))
 	for _, s := range want {
-		if s.hf != "" {
-			known[s.hf] = true
-		}
-		for _, name := range s.parts {
+		for _, name := range sourceNames(s.src, cfg.NumExperts) {
 			known[name] = true
-		}
-		if s.fused != "" {
-			known[s.fused] = true
 		}
 	}
 	names := make([]string, 0, len(p.ckpt.tensors))
@@ -323,41 +343,33 @@ func (p *plan) mapTensors(cfg *Config, typ gguf.TensorType) error {
 			return fmt.Errorf("tensor %q (in %s) is not part of a %s model with %d layers", name, p.ckpt.tensors[name].fileName, cfg.arch.Title, cfg.NumHiddenLayers)
 		}
 	}
-	for _, s := range want {
-		ref, ok := p.ckpt.tensors[s.hf]
-		var parts []tensorRef
-		if s.parts != nil {
-			var err error
-			if parts, err = p.ckpt.stack(s); err != nil {
+	for i := range want {
+		s := &want[i]
+		j := job{name: s.hfName(), data: s.data, shift: s.shift}
+		o := outTensor{name: s.gguf, typ: typ, shape: make([]uint64, len(s.shape))}
+		for i, d := range s.shape {
+			o.shape[len(s.shape)-1-i] = uint64(d) // ggml order is reversed
+		}
+		if s.data == nil {
+			if j.view, err = p.ckpt.resolve(s); err != nil {
 				return err
 			}
-			ref, ok = tensorRef{t: &Tensor{Name: s.hf, DType: parts[0].t.DType, Shape: s.shape}}, true
-		}
-		if s.data != nil {
-			ref, ok = tensorRef{t: &Tensor{Name: s.gguf, DType: F32, Shape: s.shape, Data: s.data}}, true
-		}
-		if !ok {
-			return fmt.Errorf("tensor %q is missing", s.hf)
-		}
-		t := ref.t
-		if _, ok := sourceTypes[t.DType]; !ok {
-			return fmt.Errorf("tensor %q has dtype %s; only F32, F16 and BF16 can be converted", s.hf, t.DType)
-		}
-		if !slices.Equal(t.Shape, s.shape) {
-			return fmt.Errorf("tensor %q has shape %v, config.json implies %v", s.hf, t.Shape, s.shape)
-		}
-		o := outTensor{name: s.gguf, typ: typ, shape: make([]uint64, len(t.Shape))}
-		for i, d := range t.Shape {
-			o.shape[len(t.Shape)-1-i] = uint64(d) // ggml order is reversed
 		}
 		switch {
-		case len(o.shape) <= 1 || isNorm(s.gguf) || isRouter(s.gguf):
+		case j.view != nil && j.view.blocks.t != nil:
+			o.typ = gguf.TensorMXFP4
+		case keepsF32(s.gguf, len(o.shape)):
 			o.typ = gguf.TensorF32
 		case typ == gguf.TensorQ8_0 && o.shape[0]%numfmt.QK8_0 != 0:
 			o.typ = gguf.TensorF16
 		}
-		o.size, _ = o.typ.RowBytes(uint64(t.Elements()))
-		p.jobs = append(p.jobs, job{src: t, file: ref.file, out: o, heads: s.heads, parts: parts})
+		n := uint64(1)
+		for _, d := range o.shape {
+			n *= d
+		}
+		o.size, _ = o.typ.RowBytes(n)
+		j.out = o
+		p.jobs = append(p.jobs, j)
 	}
 	outs := make([]outTensor, len(p.jobs))
 	for i := range p.jobs {
@@ -418,23 +430,14 @@ func convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		parts := j.parts
-		if parts == nil {
-			parts = []tensorRef{{t: j.src, file: j.file}}
-		}
-		for _, pt := range parts {
-			release := func([]byte) {}
-			if pt.file != nil {
-				release = pt.file.release
-			}
-			if err := c.run(ctx, w, pt.t, j.heads, j.out.typ, release, progress); err != nil {
-				return nil, fmt.Errorf("tensor %q: %w", pt.t.Name, err)
-			}
+		n, err := c.write(ctx, w, &j, progress)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", j.name, err)
 		}
 		if err := w.pad(); err != nil {
 			return nil, err
 		}
-		params += j.src.Elements()
+		params += n
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, err
@@ -469,207 +472,6 @@ func verify(path string, outs []outTensor) error {
 		}
 	}
 	return nil
-}
-
-// chunkElems is the number of values converted at a time: a multiple of
-// the Q8_0 block size, small enough to keep buffers at a few megabytes.
-const chunkElems = 1 << 20
-
-// converter re-encodes tensor data chunk by chunk on several goroutines.
-type converter struct {
-	workers int
-	vals    []float32
-	out     []byte
-	gather  []byte // rows of a permuted matrix, in output order
-}
-
-func newConverter(workers int) *converter {
-	return &converter{workers: workers, vals: make([]float32, chunkElems), out: make([]byte, 4*chunkElems)}
-}
-
-// run writes src's data encoded as dst to w. The values are the same as
-// llama.cpp's converter writes: F32 and F16 sources kept as they are when
-// the type does not change, otherwise decoded to float32 and encoded with
-// package numfmt (round to nearest even for F16 and BF16, ggml's reference
-// rounding for Q8_0). After each chunk, done is called with the source
-// bytes converted so far, and progress. With heads > 0, src is a matrix
-// whose rows are written permuted (permuteRow).
-func (c *converter) run(ctx context.Context, w io.Writer, src *Tensor, heads int, dst gguf.TensorType, done func([]byte), progress func()) error {
-	if heads > 0 {
-		return c.runPermuted(ctx, w, src, heads, dst, done, progress)
-	}
-	st := sourceTypes[src.DType]
-	esize := src.DType.Size()
-	n := int(src.Elements())
-	if st == dst && dst != gguf.TensorBF16 {
-		for off := 0; off < len(src.Data); off += chunkElems * esize {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			part := src.Data[off:min(len(src.Data), off+chunkElems*esize)]
-			if _, err := w.Write(part); err != nil {
-				return err
-			}
-			done(part)
-			progress()
-		}
-		return nil
-	}
-	for start := 0; start < n; start += chunkElems {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m := min(chunkElems, n-start)
-		size, ok := dst.RowBytes(uint64(m))
-		if !ok {
-			return fmt.Errorf("%d values do not fill whole %s blocks", m, dst)
-		}
-		data := src.Data[start*esize : (start+m)*esize]
-		if err := c.chunk(data, st, dst, m); err != nil {
-			return err
-		}
-		if _, err := w.Write(c.out[:size]); err != nil {
-			return err
-		}
-		done(data)
-		progress()
-	}
-	return nil
-}
-
-// runPermuted writes the rows of src in the order permuteRow gives, as
-// run does, gathering whole rows into chunks of at most chunkElems values
-// (one row a chunk if rows are longer). The source is given back (done)
-// at the end, as its rows are read out of order.
-func (c *converter) runPermuted(ctx context.Context, w io.Writer, src *Tensor, heads int, dst gguf.TensorType, done func([]byte), progress func()) error {
-	if len(src.Shape) != 2 || src.Shape[0]%int64(heads) != 0 || (src.Shape[0]/int64(heads))%2 != 0 {
-		return fmt.Errorf("shape %v: rows are not %d heads of pairs", src.Shape, heads)
-	}
-	rows := int(src.Shape[0])
-	rb := len(src.Data) / rows
-	per := max(1, chunkElems/(int(src.Elements())/rows))
-	for r0 := 0; r0 < rows; r0 += per {
-		n := min(per, rows-r0)
-		buf := c.gather[:0]
-		for r := r0; r < r0+n; r++ {
-			sr := permuteRow(r, rows, heads)
-			buf = append(buf, src.Data[sr*rb:(sr+1)*rb]...)
-		}
-		c.gather = buf
-		part := &Tensor{Name: src.Name, DType: src.DType, Shape: []int64{int64(n), src.Elements() / int64(rows)}, Data: buf}
-		if err := c.run(ctx, w, part, 0, dst, func([]byte) {}, progress); err != nil {
-			return err
-		}
-	}
-	done(src.Data)
-	return nil
-}
-
-// chunk converts m values of type st in data to type dst in c.out,
-// splitting the work in block-aligned parts.
-func (c *converter) chunk(data []byte, st, dst gguf.TensorType, m int) error {
-	parts := c.workers
-	per := (m + parts - 1) / parts
-	per = (per + numfmt.QK8_0 - 1) / numfmt.QK8_0 * numfmt.QK8_0
-	var wg sync.WaitGroup
-	errs := make([]error, parts)
-	for i := range parts {
-		a, b := i*per, min(m, (i+1)*per)
-		if a >= b {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ss := st.BlockBytes()
-			if err := numfmt.DequantizeRow(c.vals[a:b], data[a*ss:b*ss], st, b-a); err != nil {
-				errs[i] = err
-				return
-			}
-			lo, _ := dst.RowBytes(uint64(a))
-			hi, _ := dst.RowBytes(uint64(b))
-			if _, err := numfmt.QuantizeRow(c.out[lo:lo:hi], c.vals[a:b], dst); err != nil {
-				errs[i] = err
-			}
-			if dst == gguf.TensorF16 {
-				fixNaNs(c.out[lo:hi], c.vals[a:b])
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// fixNaNs rewrites the F16 encoding in out of each NaN in vals the way
-// numpy's float32 to float16 cast (which llama.cpp's converter uses) does:
-// the payload's top bits are kept as they are, with no quiet bit forced,
-// and a payload that would vanish becomes 1.
-func fixNaNs(out []byte, vals []float32) {
-	for i, v := range vals {
-		if v == v {
-			continue
-		}
-		b := math.Float32bits(v)
-		h := uint16(0x7c00 + (b&0x7fffff)>>13)
-		if h == 0x7c00 {
-			h++
-		}
-		binary.LittleEndian.PutUint16(out[2*i:], uint16(b>>16)&0x8000|h)
-	}
-}
-
-// stack returns the tensors that s stacks (tensorSpec.parts), each of
-// the shape of one slice of s, all of one dtype: the parts themselves, or
-// views of the slices of s.fused where the checkpoint has that instead.
-func (c *checkpoint) stack(s tensorSpec) ([]tensorRef, error) {
-	slice := s.shape[1:]
-	refs := make([]tensorRef, len(s.parts))
-	if f, ok := c.tensors[s.fused]; ok {
-		if _, whole := c.tensors[s.parts[0]]; !whole {
-			return c.fusedStack(s, f)
-		}
-	}
-	for i, name := range s.parts {
-		ref, ok := c.tensors[name]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("tensor %q is missing", name)
-		case !slices.Equal(ref.t.Shape, slice):
-			return nil, fmt.Errorf("tensor %q has shape %v, config.json implies %v", name, ref.t.Shape, slice)
-		case i > 0 && ref.t.DType != refs[0].t.DType:
-			return nil, fmt.Errorf("tensor %q has dtype %s, %q has %s", name, ref.t.DType, s.parts[0], refs[0].t.DType)
-		}
-		refs[i] = ref
-	}
-	return refs, nil
-}
-
-// fusedStack views the slices of f, transformers 5's fused experts'
-// tensor of s (experts x rows x columns, or x 2*rows for gate_up_proj, the
-// gate's rows first), as s's parts.
-func (c *checkpoint) fusedStack(s tensorSpec, f tensorRef) ([]tensorRef, error) {
-	want := slices.Clone(s.shape)
-	if s.half != 0 {
-		want[1] *= 2
-	}
-	if !slices.Equal(f.t.Shape, want) {
-		return nil, fmt.Errorf("tensor %q has shape %v, config.json implies %v", s.fused, f.t.Shape, want)
-	}
-	if int64(len(f.t.Data)) != f.t.Elements()*int64(f.t.DType.Size()) {
-		return nil, fmt.Errorf("tensor %q has %d bytes for %d values", s.fused, len(f.t.Data), f.t.Elements())
-	}
-	per := len(f.t.Data) / int(s.shape[0]) // bytes of one expert's slice
-	part, off := per, 0
-	if s.half != 0 {
-		part = per / 2
-		off = (s.half - 1) * part
-	}
-	refs := make([]tensorRef, s.shape[0])
-	for i := range refs {
-		d := f.t.Data[i*per+off : i*per+off+part]
-		refs[i] = tensorRef{t: &Tensor{Name: s.parts[i], DType: f.t.DType, Shape: s.shape[1:], Data: d}, file: f.file, fileName: f.fileName}
-	}
-	return refs, nil
 }
 
 // checkpoint is the set of safetensors files of a checkpoint folder.

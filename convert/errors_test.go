@@ -141,7 +141,7 @@ func TestErrors(t *testing.T) {
 		{"pre-tokenizer", func(c *checkpoint, dir string) {
 			c.files["tokenizer.json"] = []byte(strings.Replace(string(c.files["tokenizer.json"]), `\\p{N}|`, `\\p{N}{1,2}|`, 1))
 			c.write(t, dir)
-		}, convert.Options{}, "the pre-tokenizer is not the Qwen2 split or Llama 3's"},
+		}, convert.Options{}, "the pre-tokenizer is not a byte-level split that inferno and llama.cpp implement"},
 		{"token beyond vocab_size", func(c *checkpoint, dir string) {
 			c.config["vocab_size"] = 258
 			c.write(t, dir)

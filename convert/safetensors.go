@@ -25,6 +25,9 @@ const (
 	F32  DType = "F32"
 	F16  DType = "F16"
 	BF16 DType = "BF16"
+	// U8 holds the MXFP4 blocks and scales of gpt-oss's experts, which
+	// are written as they are (family.Source.MXFP4).
+	U8 DType = "U8"
 )
 
 // dtypeSizes holds the element size in bytes of every fixed-width type of

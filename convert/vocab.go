@@ -8,7 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+
+	"inferno/family"
+	"inferno/tokenizer"
 )
 
 // Token types of tokenizer.ggml.token_type, as llama.cpp's converter
@@ -20,25 +24,19 @@ const (
 	tokenUnused      = 5
 )
 
-// qwen2Split is the pre-tokenizer regular expression of Qwen2 and Qwen3
-// tokenizer.json files, which llama.cpp and inferno know as "qwen2".
-const qwen2Split = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-
-// llama3Split is Llama 3's, "llama-bpe": numbers in threes.
-const llama3Split = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-
-// preTokenizers are the split regular expressions inferno and llama.cpp
-// implement, by their tokenizer.ggml.pre names.
-var preTokenizers = map[string]string{qwen2Split: "qwen2", llama3Split: "llama-bpe"}
-
 // tokenizerJSON is the part of tokenizer.json the converter reads.
 type tokenizerJSON struct {
-	AddedTokens  []addedToken   `json:"added_tokens"`
-	PreTokenizer map[string]any `json:"pre_tokenizer"`
-	Model        struct {
-		Type   string            `json:"type"`
-		Vocab  map[string]int64  `json:"vocab"`
-		Merges []json.RawMessage `json:"merges"`
+	AddedTokens   []addedToken   `json:"added_tokens"`
+	Normalizer    map[string]any `json:"normalizer"`
+	PreTokenizer  map[string]any `json:"pre_tokenizer"`
+	PostProcessor map[string]any `json:"post_processor"`
+	Model         struct {
+		Type         string            `json:"type"`
+		Vocab        map[string]int64  `json:"vocab"`
+		Merges       []json.RawMessage `json:"merges"`
+		UnkToken     string            `json:"unk_token"`
+		ByteFallback bool              `json:"byte_fallback"`
+		IgnoreMerges bool              `json:"ignore_merges"`
 	} `json:"model"`
 }
 
@@ -72,15 +70,112 @@ var addKeys = map[string]string{
 }
 
 // tokenizerMetadata builds the tokenizer.* metadata of the checkpoint in
-// dir as llama.cpp's converter does for a byte-level BPE (gpt2) vocabulary
-// (its _set_vocab_gpt2, get_vocab_base and SpecialVocab): the token list
-// padded to the configured vocabulary size with "[PADn]" tokens of type
-// unused, token types, merges, special token ids, add_*_token flags and the
-// chat template.
+// dir as llama.cpp's converter does: a SentencePiece vocabulary from
+// tokenizer.model for the checkpoints that take one
+// (family.Checkpoint.SentencePiece; sentencePieceMetadata), else a
+// byte-level BPE (gpt2) one from tokenizer.json (its _set_vocab_gpt2,
+// get_vocab_base and SpecialVocab): the token list padded to the
+// configured vocabulary size with "[PADn]" tokens of type unused, token
+// types, merges, special token ids, add_*_token flags and the chat
+// template. A SentencePiece checkpoint whose folder has only a
+// tokenizer.json of SentencePiece's kind (byte fallback) gets its
+// vocabulary from it (jsonSPMVocab). It sets cfg.realVocab.
 func tokenizerMetadata(dir string, cfg *Config) ([]kv, error) {
+	a := cfg.arch
+	var out []kv
+	var err error
+	_, statErr := os.Stat(filepath.Join(dir, "tokenizer.model"))
+	switch {
+	case a.SentencePiece && statErr == nil:
+		out, err = sentencePieceMetadata(dir, cfg, nil)
+	default:
+		out, err = bpeMetadata(dir, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch a.SpacePrefix {
+	case family.SpacePrefixOff:
+		if m, _ := kvString(out, "tokenizer.ggml.model"); m == "llama" {
+			out = append(out, kv{"tokenizer.ggml.add_space_prefix", false})
+		}
+	case family.SpacePrefixConfig:
+		tc, err := readJSONObject(filepath.Join(dir, "tokenizer_config.json"))
+		if err == nil {
+			if b, ok := tc["add_prefix_space"].(bool); ok {
+				out = append(out, kv{"tokenizer.ggml.add_space_prefix", b})
+			}
+		}
+	}
+	return out, nil
+}
+
+// kvString returns the string value of key in kvs.
+func kvString(kvs []kv, key string) (string, bool) {
+	for _, p := range kvs {
+		if p.key == key {
+			s, ok := p.val.(string)
+			return s, ok
+		}
+	}
+	return "", false
+}
+
+// sentencePieceMetadata returns the metadata of a SentencePiece
+// vocabulary (tokenizer.ggml.model "llama", pre "default", tokens, scores
+// and types) and its special tokens: tokenizer.model's, or tj's when not
+// nil (a tokenizer.json of SentencePiece's kind).
+func sentencePieceMetadata(dir string, cfg *Config, tj *tokenizerJSON) ([]kv, error) {
+	tc, err := readJSONObject(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "tokenizer_config.json")); !errors.Is(statErr, fs.ErrNotExist) {
+			return nil, err
+		}
+		tc = map[string]any{}
+	}
+	var v *spmVocab
+	if tj != nil {
+		if v, err = jsonSPMVocab(tj, tc, cfg.VocabSize); err != nil {
+			return nil, err
+		}
+		cfg.realVocab = len(tj.Model.Vocab) + len(tj.AddedTokens)
+	} else {
+		if v, err = sentencePieceVocab(dir, cfg.VocabSize, tc); err != nil {
+			return nil, err
+		}
+		cfg.realVocab = len(v.tokens)
+		// SpecialVocab reads the special tokens' ids from tokenizer.json
+		// where there is one.
+		tj = &tokenizerJSON{}
+		if err := readJSON(filepath.Join(dir, "tokenizer.json"), tj); err != nil {
+			if _, statErr := os.Stat(filepath.Join(dir, "tokenizer.json")); !errors.Is(statErr, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
+	out := []kv{
+		{"tokenizer.ggml.model", "llama"},
+		{"tokenizer.ggml.pre", "default"},
+		{"tokenizer.ggml.tokens", v.tokens},
+		{"tokenizer.ggml.scores", v.scores},
+		{"tokenizer.ggml.token_type", v.types},
+	}
+	special, err := specialVocab(tj, tc, cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, special...), nil
+}
+
+// bpeMetadata returns the metadata of tokenizer.json's byte-level BPE
+// vocabulary, or of its SentencePiece one for a SentencePiece checkpoint.
+func bpeMetadata(dir string, cfg *Config) ([]kv, error) {
 	var tj tokenizerJSON
 	if err := readJSON(filepath.Join(dir, "tokenizer.json"), &tj); err != nil {
 		return nil, err
+	}
+	if cfg.arch.SentencePiece && tj.Model.Type == "BPE" && tj.Model.ByteFallback {
+		return sentencePieceMetadata(dir, cfg, &tj)
 	}
 	tc, err := readJSONObject(filepath.Join(dir, "tokenizer_config.json"))
 	if err != nil {
@@ -92,10 +187,14 @@ func tokenizerMetadata(dir string, cfg *Config) ([]kv, error) {
 	if len(tj.Model.Vocab) == 0 {
 		return nil, fmt.Errorf("tokenizer.json: the BPE model has no vocabulary")
 	}
-	pre := preTokenizerName(tj.PreTokenizer)
-	if pre == "" {
-		return nil, fmt.Errorf("tokenizer.json: the pre-tokenizer is not the Qwen2 split or Llama 3's that inferno and llama.cpp implement (tokenizer.ggml.pre \"qwen2\" or \"llama-bpe\")")
+	pre, err := preTokenizerName(&tj)
+	if err != nil {
+		return nil, err
 	}
+	if alias, ok := cfg.arch.Pre[pre]; ok {
+		pre = alias
+	}
+	cfg.realVocab = len(tj.Model.Vocab) + len(tj.AddedTokens)
 
 	tokens, types, err := vocabulary(&tj, tc, cfg.VocabSize)
 	if err != nil {
@@ -234,35 +333,63 @@ func mergeList(raw []json.RawMessage) ([]string, error) {
 	return merges, nil
 }
 
-// preTokenizerName returns the tokenizer.ggml.pre name of p if it splits
-// text by one of the regular expressions of preTokenizers and maps it to
-// bytes (a Split with that pattern, alone or in a Sequence with ByteLevel
-// steps), else "".
-func preTokenizerName(p map[string]any) string {
+// preTokenizerName returns the tokenizer.ggml.pre name of a byte-level
+// BPE tokenizer.json whose pre-tokenizer splits text by one regular
+// expression and maps it to bytes (a Split with that pattern, alone or in
+// a Sequence with ByteLevel steps), with no normalizer or NFC, as package
+// tokenizer names it (tokenizer.PreTokenizerName).
+func preTokenizerName(tj *tokenizerJSON) (string, error) {
+	nfc := false
+	switch n := tj.Normalizer; {
+	case n == nil:
+	case n["type"] == "NFC":
+		nfc = true
+	default:
+		return "", fmt.Errorf("tokenizer.json: normalizer %s is not supported (want none or NFC)", jsonText(n["type"]))
+	}
+	p := tj.PreTokenizer
 	steps := []any{p}
 	if p["type"] == "Sequence" {
 		steps, _ = p["pretokenizers"].([]any)
 	}
-	name := ""
+	regex, byteLevel := "", false
 	for _, s := range steps {
 		m, _ := s.(map[string]any)
 		switch m["type"] {
 		case "Split":
 			pat, _ := m["pattern"].(map[string]any)
-			re, _ := pat["Regex"].(string)
-			if name != "" || preTokenizers[re] == "" {
-				return ""
+			re, ok := pat["Regex"].(string)
+			if !ok || regex != "" {
+				return "", errPre
 			}
-			name = preTokenizers[re]
+			regex = re
 		case "ByteLevel":
 			if m["use_regex"] == true {
-				return ""
+				return "", errPre
 			}
+			byteLevel = true
 		default:
-			return ""
+			return "", errPre
 		}
 	}
-	return name
+	name := tokenizer.PreTokenizerName(regex, nfc, tj.Model.IgnoreMerges)
+	if name == "" || !byteLevel {
+		return "", errPre
+	}
+	return name, nil
+}
+
+// errPre reports a pre-tokenizer of tokenizer.json that neither package
+// tokenizer nor llama.cpp implements.
+var errPre = fmt.Errorf("tokenizer.json: the pre-tokenizer is not a byte-level split that inferno and llama.cpp implement (tokenizer.ggml.pre %s)",
+	strings.Join(quoted(tokenizer.PreTokenizers()), ", "))
+
+func quoted(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = strconv.Quote(x)
+	}
+	return out
 }
 
 // specialVocab returns the special token ids, add_*_token flags and chat
@@ -303,9 +430,23 @@ func specialVocab(tj *tokenizerJSON, tc map[string]any, cfg *Config, dir string)
 		return nil, err
 	}
 	var adds []kv
+	setAdd := func(typ string, b bool) {
+		key := addKeys[typ]
+		if key == "" {
+			return
+		}
+		for i := range adds {
+			if adds[i].key == key {
+				adds[i].val = b
+				return
+			}
+		}
+		adds = append(adds, kv{key, b})
+	}
+	templateAdds(tj, tc, setAdd)
 	for _, typ := range specialTypes {
-		if b, ok := tc["add_"+typ+"_token"].(bool); ok && addKeys[typ] != "" {
-			adds = append(adds, kv{addKeys[typ], b})
+		if b, ok := tc["add_"+typ+"_token"].(bool); ok {
+			setAdd(typ, b)
 		}
 		var content string
 		switch e := tc[typ+"_token"].(type) {
@@ -345,6 +486,90 @@ func specialVocab(tj *tokenizerJSON, tc map[string]any, cfg *Config, dir string)
 	}
 	out = append(out, adds...)
 	return append(out, template...), nil
+}
+
+// templateAdds reads, as llama.cpp's SpecialVocab does, whether the
+// tokenizer adds a beginning, end or separator token from tokenizer.json's
+// post-processor, a TemplateProcessing (alone or in a Sequence): a
+// single-sequence template that starts with a special token adds bos
+// when that token is tokenizer_config.json's bos_token (or cls_token),
+// one that ends with one adds eos when it is the eos_token; the pair
+// template between its sequences A and B, past those two tokens, adds sep
+// when a token there is the sep_token or eos_token (which is then the sep
+// token if there is none). (llama.cpp also makes
+// a single template's last token the eos token, the old one an eot token,
+// when they differ; that is not done here.)
+func templateAdds(tj *tokenizerJSON, tc map[string]any, set func(typ string, b bool)) {
+	pp := tj.PostProcessor
+	if pp == nil {
+		return
+	}
+	procs := []any{pp}
+	if l, ok := pp["processors"].([]any); ok {
+		procs = l
+	}
+	step := func(s any, kind string) string {
+		m, _ := s.(map[string]any)
+		st, _ := m[kind].(map[string]any)
+		id, _ := st["id"].(string)
+		return id
+	}
+	special := func(s any) string { return step(s, "SpecialToken") }
+	for _, p := range procs {
+		m, _ := p.(map[string]any)
+		if m["type"] != "TemplateProcessing" {
+			continue
+		}
+		bos, _ := tc["bos_token"].(string)
+		cls, _ := tc["cls_token"].(string)
+		eos, _ := tc["eos_token"].(string)
+		sep, _ := tc["sep_token"].(string)
+		single, _ := m["single"].([]any)
+		first, last := "", ""
+		if len(single) > 1 {
+			if first = special(single[0]); first != "" {
+				if len(tc) == 0 {
+					bos = first
+				}
+				set("bos", first == bos || first == cls)
+			}
+			if last = special(single[len(single)-1]); last != "" {
+				if len(tc) == 0 {
+					eos = last
+				}
+				if last == eos {
+					set("eos", true)
+				}
+			}
+		}
+		pair, _ := m["pair"].([]any)
+		if len(pair) == 0 {
+			continue
+		}
+		if first != "" && special(pair[0]) == first {
+			pair = pair[1:]
+		}
+		if last != "" && len(pair) > 0 && special(pair[len(pair)-1]) == last {
+			pair = pair[:len(pair)-1]
+		}
+		if len(pair) < 3 || step(pair[0], "Sequence") != "A" || step(pair[len(pair)-1], "Sequence") != "B" {
+			continue
+		}
+		mid := pair[1 : len(pair)-1]
+		add := false
+		if e := special(mid[0]); e != "" && (e == sep || e == eos) && last == "" {
+			add = true
+		}
+		if len(mid) == 2 {
+			if e := special(mid[1]); e != "" && (e == sep || e == eos) {
+				add = true
+			}
+		}
+		set("sep", add)
+		if add && sep == "" && len(tc) > 0 {
+			tc["sep_token"] = eos
+		}
+	}
 }
 
 // chatTemplate returns the chat template metadata: tokenizer_config.json's

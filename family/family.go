@@ -19,6 +19,7 @@ package family
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,49 +57,10 @@ type Family struct {
 	Quant Quant
 	// Chat is how the family's instruction-tuned models converse.
 	Chat Chat
-	// Pre lists the tokenizer.ggml.pre values of the family's files that
-	// inferno tokenizes, as llama.cpp's converter writes them; the first
-	// is the one convert writes when a checkpoint's pre-tokenizer is this
-	// family's.
+	// Pre lists the tokenizer.ggml.pre values of the family's released
+	// files, as llama.cpp's converter writes them (none for a
+	// SentencePiece vocabulary, which has no pre-tokenizer).
 	Pre []string
-}
-
-// Checkpoint is one Hugging Face architecture that convert takes: the
-// defaults of transformers' configuration class for the settings a
-// config.json may leave out, and the layout of its tensors.
-type Checkpoint struct {
-	// HF is config.json's architectures[0] ("Qwen3ForCausalLM").
-	HF string
-	// Title names it in messages ("Qwen3 embedding").
-	Title string
-	// Defaults of transformers' configuration class. HeadDim 0: hidden
-	// size / heads.
-	HeadDim, MaxPos, Vocab int
-
-	// QKNorm: q_norm and k_norm gains.
-	QKNorm bool
-	// Bias: q_proj, k_proj and v_proj biases.
-	Bias bool
-	// Permute: the rows of q_proj and k_proj are permuted so that RoPE on
-	// adjacent pairs computes transformers' rotate_half (llama.cpp's
-	// LlamaModel.permute).
-	Permute bool
-	// Llama3: Llama 3's RoPE scaling is accepted and written as the
-	// per-pair factors of rope_freqs.weight.
-	Llama3 bool
-	// HeadDimKeys: attention.key_length and value_length are written only
-	// when config.json has head_dim, as llama.cpp's converter does; else
-	// always.
-	HeadDimKeys bool
-	// MoE: every layer's feed-forward is a mixture of experts, a router
-	// (mlp.gate) and experts' projections stacked into 3-D tensors.
-	MoE bool
-	// Embedding: the checkpoint is a model without a head, written with a
-	// pooling type and a tied head whatever tie_word_embeddings says.
-	Embedding bool
-	// VocabKeys: vocab_size and rope.dimension_count are written, as
-	// llama.cpp's LlamaModel does.
-	VocabKeys bool
 }
 
 // Preset is a model shape synth writes: a configuration of the family
@@ -129,9 +91,28 @@ type Chat struct {
 	// Reply names the format of replies (package parser): how reasoning
 	// and tool calls appear in the generated text. Empty: plain text.
 	Reply string
+	// Replies overrides Reply for the models whose vocabulary has a
+	// token: token text → format. Mistral's llama files, whose
+	// tokenizer has [TOOL_CALLS], reply in Mistral's format.
+	Replies map[string]string
 	// Template is the chat template used when a file carries none;
-	// empty: such a file has no chat template.
+	// empty: package chat's default (ChatML).
 	Template string
+	// TemplateFor, when not nil, chooses the template of a file that
+	// carries none by its vocabulary (has) and tokenizer.ggml.pre; ""
+	// falls back to Template.
+	TemplateFor func(has func(token string) bool, pre string) string
+}
+
+// DefaultTemplate returns the chat template of a model of the family
+// whose file carries none: TemplateFor's choice, else Template.
+func (c *Chat) DefaultTemplate(has func(token string) bool, pre string) string {
+	if c.TemplateFor != nil {
+		if t := c.TemplateFor(has, pre); t != "" {
+			return t
+		}
+	}
+	return c.Template
 }
 
 var (
@@ -185,6 +166,18 @@ func (f *Family) check() error {
 		}
 	}
 	return nil
+}
+
+// ReplyFormat returns the format of the replies of a model of the family
+// whose vocabulary has the tokens for which has reports true: the first,
+// in token order, of Replies' formats whose token it has, else Reply.
+func (c *Chat) ReplyFormat(has func(token string) bool) string {
+	for _, tok := range slices.Sorted(maps.Keys(c.Replies)) {
+		if has(tok) {
+			return c.Replies[tok]
+		}
+	}
+	return c.Reply
 }
 
 // Lookup returns the family of general.architecture name.

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,5 +83,22 @@ func TestRegistry(t *testing.T) {
 	mustPanic(t, "no configuration reader", func() { Register(noConfig) })
 	if _, ok := Lookup("td"); ok {
 		t.Error("a refused family was registered")
+	}
+}
+
+func TestReplyFormat(t *testing.T) {
+	c := Chat{Reply: "qwen", Replies: map[string]string{"[TOOL_CALLS]": "mistral", "<|channel|>": "harmony"}}
+	for _, tc := range []struct {
+		vocab []string
+		want  string
+	}{
+		{nil, "qwen"},
+		{[]string{"[TOOL_CALLS]"}, "mistral"},
+		{[]string{"<|channel|>", "[TOOL_CALLS]"}, "harmony"},
+	} {
+		has := func(tok string) bool { return slices.Contains(tc.vocab, tok) }
+		if got := c.ReplyFormat(has); got != tc.want {
+			t.Errorf("vocabulary %v: %q, want %q", tc.vocab, got, tc.want)
+		}
 	}
 }

@@ -98,6 +98,7 @@ const (
 	TensorBF16    TensorType = 30
 	TensorTQ1_0   TensorType = 34
 	TensorTQ2_0   TensorType = 35
+	TensorMXFP4   TensorType = 39
 )
 
 type typeInfo struct {
@@ -140,6 +141,7 @@ var typeInfos = map[TensorType]typeInfo{
 	TensorBF16:    {"BF16", 1, 2},
 	TensorTQ1_0:   {"TQ1_0", 256, 54},
 	TensorTQ2_0:   {"TQ2_0", 256, 66},
+	TensorMXFP4:   {"MXFP4", 32, 17},
 }
 
 func (t TensorType) String() string {

@@ -13,7 +13,10 @@ import (
 	"inferno/tokenizer"
 
 	// The architectures: each registers its family.
+	_ "inferno/model/gemma3"
+	_ "inferno/model/gptoss"
 	_ "inferno/model/llama"
+	_ "inferno/model/phi3"
 	_ "inferno/model/qwen2"
 	_ "inferno/model/qwen3"
 	_ "inferno/model/qwen3moe"
@@ -31,7 +34,8 @@ type Model struct {
 	// EOG holds the end-of-generation ids: the file's eos token and the
 	// family's chat terminators the vocabulary has (family.Chat.EOG).
 	EOG map[int32]bool
-	// ChatTemplate is tokenizer.chat_template, or "" when absent.
+	// ChatTemplate is tokenizer.chat_template, or where the file has none
+	// its family's default (family.Chat.DefaultTemplate), "" if none.
 	ChatTemplate string
 }
 
@@ -78,8 +82,23 @@ func load(path string, f *gguf.File) (*Model, error) {
 			m.EOG[id] = true
 		}
 	}
-	m.ChatTemplate, _ = f.String("tokenizer.chat_template")
+	if m.ChatTemplate, _ = f.String("tokenizer.chat_template"); m.ChatTemplate == "" {
+		pre, _ := f.String("tokenizer.ggml.pre")
+		m.ChatTemplate = fam.Chat.DefaultTemplate(m.hasToken, pre)
+	}
 	return m, nil
+}
+
+// ReplyFormat returns the format of the model's replies (package parser's
+// names): its family's (family.Chat), by the tokens its vocabulary has.
+func (m *Model) ReplyFormat() string {
+	return m.Family.Chat.ReplyFormat(m.hasToken)
+}
+
+// hasToken reports whether the vocabulary has a token of text tok.
+func (m *Model) hasToken(tok string) bool {
+	_, ok := m.Tokenizer.TokenID(tok)
+	return ok
 }
 
 // Embedding reports whether the model is an embedding model (its file
@@ -111,31 +130,7 @@ func (m *Model) EmbedTokens(text string) []int32 {
 func (m *Model) Close() error { return m.File.Close() }
 
 // TokenizerFromGGUF builds the tokenizer described by f's tokenizer.ggml.*
-// metadata. Only the gpt2 (byte-level BPE) model is supported.
+// metadata (tokenizer.FromGGUF).
 func TokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
-	kind, err := f.String("tokenizer.ggml.model")
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	if kind != "gpt2" {
-		return nil, fmt.Errorf("model: tokenizer model %q is not supported (want gpt2, byte-level BPE)", kind)
-	}
-	var cfg tokenizer.Config
-	if cfg.Tokens, err = f.Strings("tokenizer.ggml.tokens"); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	if _, ok := f.Value("tokenizer.ggml.token_type"); ok {
-		if cfg.Types, err = f.Int32s("tokenizer.ggml.token_type"); err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-	}
-	if cfg.Merges, err = f.Strings("tokenizer.ggml.merges"); err != nil {
-		return nil, fmt.Errorf("model: byte-level BPE needs its merges: %w", err)
-	}
-	cfg.Pre, _ = f.String("tokenizer.ggml.pre")
-	tok, err := tokenizer.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	return tok, nil
+	return tokenizer.FromGGUF(f)
 }

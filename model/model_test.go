@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"inferno/family"
 	"inferno/gguf"
 )
 
@@ -100,7 +101,7 @@ func TestOpenArchitecture(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path)
-	want := `model: unsupported architecture "mamba" (inferno runs "llama", "qwen2", "qwen3", "qwen3moe") (file ` + path + ")"
+	want := `model: unsupported architecture "mamba" (inferno runs ` + family.Names() + `) (file ` + path + ")"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}

@@ -18,9 +18,9 @@ type Format struct {
 	BlockBytes int // bytes per block
 
 	// DotType is the activation format the type's integer dot product
-	// takes (ggml's vec_dot_type): Q8_0 for Q4_0, Q5_0, Q8_0 and IQ4_NL;
-	// Q8_1 for Q4_1, Q5_1 and Q8_1; Q8_K for Q2_K..Q6_K, IQ4_XS and Q8_K;
-	// F32 for F32, F16 and BF16.
+	// takes (ggml's vec_dot_type): Q8_0 for Q4_0, Q5_0, Q8_0, IQ4_NL and
+	// MXFP4; Q8_1 for Q4_1, Q5_1 and Q8_1; Q8_K for Q2_K..Q6_K, IQ4_XS
+	// and Q8_K; F32 for F32, F16 and BF16.
 	DotType gguf.TensorType
 
 	// Dequantize decodes len(dst)/BlockSize whole blocks from src into
@@ -62,6 +62,7 @@ var formats = [...]*Format{
 	gguf.TensorIQ4_NL: {gguf.TensorIQ4_NL, QK4_NL, BlockIQ4_NLBytes, gguf.TensorQ8_0, dequantizeIQ4_NL, quantizeIQ4_NL},
 	gguf.TensorIQ4_XS: {gguf.TensorIQ4_XS, QK_K, BlockIQ4_XSBytes, gguf.TensorQ8_K, dequantizeIQ4_XS, quantizeIQ4_XS},
 	gguf.TensorBF16:   {gguf.TensorBF16, 1, 2, gguf.TensorF32, dequantizeBF16, quantizeBF16},
+	gguf.TensorMXFP4:  {gguf.TensorMXFP4, QK_MXFP4, BlockMXFP4Bytes, gguf.TensorQ8_0, dequantizeMXFP4, quantizeMXFP4},
 }
 
 // FormatOf returns the format of t, and false if quant cannot encode and

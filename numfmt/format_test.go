@@ -34,6 +34,7 @@ var supported = []struct {
 	{gguf.TensorIQ4_NL, gguf.TensorQ8_0},
 	{gguf.TensorIQ4_XS, gguf.TensorQ8_K},
 	{gguf.TensorBF16, gguf.TensorF32},
+	{gguf.TensorMXFP4, gguf.TensorQ8_0},
 }
 
 func TestFormatTable(t *testing.T) {
@@ -88,6 +89,7 @@ func TestFormatTable(t *testing.T) {
 		{gguf.TensorQ8_K, numfmt.QK_K, numfmt.BlockQ8_KBytes},
 		{gguf.TensorIQ4_NL, numfmt.QK4_NL, numfmt.BlockIQ4_NLBytes},
 		{gguf.TensorIQ4_XS, numfmt.QK_K, numfmt.BlockIQ4_XSBytes},
+		{gguf.TensorMXFP4, numfmt.QK_MXFP4, numfmt.BlockMXFP4Bytes},
 	} {
 		if c.qk != c.typ.BlockSize() || c.nbytes != c.typ.BlockBytes() {
 			t.Errorf("%s: constants say %d values in %d bytes, gguf %d in %d", c.typ, c.qk, c.nbytes, c.typ.BlockSize(), c.typ.BlockBytes())
@@ -100,7 +102,7 @@ func TestFormatOfUnknown(t *testing.T) {
 		gguf.TensorIQ2_XXS, gguf.TensorIQ2_XS, gguf.TensorIQ3_XXS, gguf.TensorIQ1_S, gguf.TensorIQ3_S,
 		gguf.TensorIQ2_S, gguf.TensorIQ1_M, gguf.TensorTQ1_0, gguf.TensorTQ2_0,
 		gguf.TensorI8, gguf.TensorI16, gguf.TensorI32, gguf.TensorI64, gguf.TensorF64,
-		4, 5, 31, 32, 33, 36, 39, 40, 1000, 1 << 31, math.MaxUint32,
+		4, 5, 31, 32, 33, 36, 37, 38, 40, 1000, 1 << 31, math.MaxUint32,
 	} {
 		if f, ok := numfmt.FormatOf(typ); ok || f != nil {
 			t.Errorf("FormatOf(%s) = %v, %v; want nil, false", typ, f, ok)
@@ -195,6 +197,7 @@ var roundTripBound = map[gguf.TensorType]float64{
 	gguf.TensorQ4_K:   0.086,
 	gguf.TensorIQ4_NL: 0.092,
 	gguf.TensorIQ4_XS: 0.092,
+	gguf.TensorMXFP4:  0.139,
 	gguf.TensorQ3_K:   0.183,
 	gguf.TensorQ2_K:   0.365,
 }

@@ -1,14 +1,15 @@
 // Package numfmt converts between float32 and the number formats GGUF
 // tensors are stored in: IEEE half (F16), bfloat16 (BF16) and ggml's block
-// formats (Q4_0 .. Q8_1, the K-quants Q2_K .. Q8_K, IQ4_NL and IQ4_XS).
+// formats (Q4_0 .. Q8_1, the K-quants Q2_K .. Q8_K, IQ4_NL, IQ4_XS and
+// MXFP4).
 //
 // Each supported type has one Format (FormatOf, Formats): its block
 // geometry, the activation format its dot product takes, and Dequantize
 // and Quantize, bit for bit as ggml's dequantize_row_* and
 // ggml_quantize_chunk without an importance matrix. The block layouts are
 // ggml's (ggml-common.h); the exported constants and helpers (QK_K,
-// BlockQ4_KBytes, ScaleMinK4, KValuesIQ4NL, ...) describe them for kernel
-// writers.
+// BlockQ4_KBytes, ScaleMinK4, KValuesIQ4NL, E8M0Half, ...) describe them
+// for kernel writers.
 package numfmt
 
 import "math"

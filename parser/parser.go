@@ -1,25 +1,42 @@
-// Package parser splits the reply of a Qwen3 model into reasoning, content
-// and tool calls, incrementally, as the reply is generated.
+// Package parser splits a model's reply into reasoning, content and tool
+// calls, incrementally, as the reply is generated.
 //
-// Qwen3 writes its reasoning between <think> and </think> before the
-// answer, and calls tools with blocks such as
+// Models write their reasoning and their tool calls in different formats.
+// A [Format] names one, and [New] returns a [Parser] for it:
 //
-//	<tool_call>
-//	{"name": "get_weather", "arguments": {"location": "Paris"}}
-//	</tool_call>
+//   - [Qwen]: <think>...</think> and <tool_call>{JSON}</tool_call> blocks
+//     (Qwen3, Qwen2.5, and the Hermes-style templates of others).
+//   - [Harmony]: OpenAI's harmony format of channels (gpt-oss).
+//   - [Mistral]: [THINK]...[/THINK] and [TOOL_CALLS] (Mistral, Devstral,
+//     Magistral).
+//   - [Plain]: all of the reply is content (Gemma 3, Phi-4).
+//
+// # The incremental contract
 //
 // A [Parser] is fed the decoded text of the reply piece by piece with
 // [Parser.Add] and returns, for each piece, a [Delta] of what can be sent
 // to the client now. Content and reasoning text are returned as soon as
 // they arrive, except for a held-back suffix that may be the beginning of a
-// tag, whitespace whose fate depends on what follows (see below), and the
-// bytes of an incomplete UTF-8 encoded character. A tool call is returned
-// whole when its closing tag arrives. [Parser.Finish] ends the reply and
+// tag, text whose fate depends on what follows (each format says which),
+// and the bytes of an incomplete UTF-8 encoded character. A tool call is
+// returned whole once it is complete. [Parser.Finish] ends the reply and
 // returns whatever was held back. Tags are recognized wherever the pieces
 // are split; the concatenation of all deltas does not depend on how the
 // reply was split, and equals what [Parse] returns for the whole reply.
 //
-// # Reasoning
+// The tags are special tokens of the model's vocabulary, so the text fed
+// to a Parser must include the text of special tokens, as inferno's
+// tokenizer decodes them (control tokens decode to their text). A decoder
+// that skips special tokens, as Hugging Face's skip_special_tokens does,
+// leaves nothing to parse. The end-of-generation tokens that stop the reply
+// (<|call|> and <|return|> of harmony) are not decoded, so a reply may end
+// without them.
+//
+// Within one [Delta] the interleaving of reasoning, content and tool
+// calls is not represented; the OpenAI chat completion message has no way
+// to represent it either.
+//
+// # Qwen
 //
 // With [Options].Reasoning set, a reply that begins with <think> (after
 // optional whitespace, which is dropped) has its text up to the first
@@ -38,8 +55,6 @@
 // reproduces the text the model generated. (vLLM's qwen3 reasoning parser
 // returns the text between the tags unchanged, leading and trailing
 // newlines included.) Only newlines are trimmed, never other whitespace.
-//
-// # Tool calls
 //
 // With [Options].Tools set, a <tool_call> in content opens a tool-call
 // block, which ends at the first </tool_call> that follows, even one that
@@ -61,46 +76,226 @@
 // or by the end of the reply. The Qwen3 chat template writes a newline
 // between content and each tool call when it renders them back.
 //
-// Within one [Delta] the interleaving of reasoning, content and tool
-// calls is not represented; the OpenAI chat completion message has no way
-// to represent it either.
+// # Harmony
+//
+// gpt-oss writes a reply as a sequence of messages, each a header, the tag
+// <|message|>, a body, and an end tag: <|end|>, or one of the
+// end-of-generation tags <|call|> (after a tool call) and <|return|> (after
+// the final answer), which are usually not decoded. The chat template's
+// generation prompt ends with <|start|>assistant, so the reply begins with
+// the first message's header; later messages begin with
+// <|start|>assistant. For example:
+//
+//	<|channel|>analysis<|message|>The user wants the weather.<|end|>
+//	<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}
+//
+// (without the line break). A header is the text before <|message|>: an
+// optional <|start|> and role (which must be assistant), then, in any
+// order, <|channel|>NAME, a recipient " to=NAME", and a content type
+// ("json" or <|constrain|>json); it must name a channel or a recipient,
+// and if it names several channels the last counts (gpt-oss-20b sometimes
+// writes a stray <|channel|>commentary before the real one).
+// The body of a message whose recipient is functions.NAME is a tool call of
+// the function NAME, when [Options].Tools is set: its body must be a JSON
+// object, returned compacted as with Qwen, and the call is returned when the
+// message ends. Otherwise the body of an analysis message is reasoning and
+// the body of any other message (final, commentary) is content; both are
+// returned as they arrive. Other recipients (gpt-oss's built-in browser and
+// python tools) are ignored.
+//
+// A body ends at an end tag or where the next message begins, at a
+// <|start|> or <|channel|>, or at the end of the reply. Whitespace before a
+// header is dropped, and end tags are dropped. Text that is not a valid
+// header is content, verbatim, tags included, and so is a tool call whose
+// body is not a JSON object, or one that arrives without [Options].Tools.
+// A header is looked for only in its first 256 bytes: text with no
+// <|message|> (nor an end tag or a <|start|> that ends it earlier) by then
+// is content, and so is what follows it up to the next tag that ends a
+// body. The text between the tags is returned as it is: no whitespace is
+// trimmed. [Options].Reasoning and [Options].StartInReasoning do not apply:
+// the analysis channel is always reasoning.
+//
+// # Mistral
+//
+// With [Options].Reasoning set, a reply that begins with [THINK] (at its
+// very first byte) has its text up to the first [/THINK] returned as
+// reasoning (Magistral); [Options].StartInReasoning starts the reply inside
+// reasoning. A reply that ends before [/THINK] is reasoning to its end.
+// [THINK] elsewhere is content, and tool-call tags inside reasoning are
+// reasoning text.
+//
+// With [Options].Tools set, a [TOOL_CALLS] in content opens a tool-call
+// block, in one of two forms:
+//
+//   - the form of Mistral's v3 and v7 templates (Mistral 7B v0.3, Nemo):
+//     optional whitespace, then a JSON array of objects, each a call with
+//     "name" and "arguments" as in a Qwen block, for example
+//     [TOOL_CALLS] [{"name": "f", "arguments": {"x": 1}}];
+//   - the form of the v11 and later tokenizers (Mistral Small 3.1 and 3.2,
+//     Devstral, Magistral): optional whitespace, the function's name
+//     (letters, digits, "_", "-", "." and ":"), optionally [CALL_ID] and
+//     an id of letters and digits, optionally [ARGS], optional whitespace
+//     and the arguments, a JSON object, for example
+//     [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}.
+//
+// A block ends where its JSON array or object closes (a bracket counter
+// that skips JSON strings), and its calls are returned then. Several
+// blocks may follow one another, each opened by [TOOL_CALLS]. A block that
+// is not well formed is content, verbatim, up to where it went wrong (the
+// end of its JSON value, or the first byte that does not fit the form), and
+// so is a block still open when the reply ends. Text around the blocks is
+// content, and no whitespace is dropped or trimmed anywhere. Tool-call IDs
+// are 9 letters and digits, as Mistral's chat templates require.
+//
+// # Plain
+//
+// All of the reply is content, as it is; there is no reasoning and there
+// are no tool calls.
 package parser
 
 import (
-	"bytes"
-	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"unicode/utf8"
 )
 
-// The tags Qwen3 writes. Each is a single token in its vocabulary.
+// A Format names a reply format: how a family of models writes its
+// reasoning and its tool calls. The package documentation describes each.
+type Format string
+
+// The formats. The zero Format stands for Plain.
 const (
-	thinkOpen  = "<think>"
-	thinkClose = "</think>"
-	callOpen   = "<tool_call>"
-	callClose  = "</tool_call>"
+	Qwen    Format = "qwen"
+	Harmony Format = "harmony"
+	Mistral Format = "mistral"
+	Plain   Format = "plain"
 )
+
+// Formats returns the known formats.
+func Formats() []Format { return []Format{Qwen, Harmony, Mistral, Plain} }
+
+// ParseFormat returns the format named name, or an error naming the
+// formats there are. An empty name gives Plain.
+func ParseFormat(name string) (Format, error) {
+	f := Format(name)
+	if f == "" {
+		return Plain, nil
+	}
+	for _, g := range Formats() {
+		if f == g {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("parser: unknown reply format %q (want one of %s)", name, formatList())
+}
+
+func formatList() string {
+	var names []string
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// ThinkTags returns the tags that open and close reasoning in replies of
+// format f, for [Options].Reasoning, or "" for formats whose reasoning
+// needs no option (Harmony) or that have none (Plain). A model reasons
+// when its vocabulary has both tags as tokens.
+func (f Format) ThinkTags() (open, close string) {
+	switch f {
+	case Qwen:
+		return thinkOpen, thinkClose
+	case Mistral:
+		return mThink, mThinkEnd
+	}
+	return "", ""
+}
 
 // Options selects what a [Parser] recognizes.
 type Options struct {
-	// Reasoning enables the parsing of a reasoning block. When it is
-	// false, <think> and </think> are ordinary content text.
+	// Format is the reply format; the zero Format is Plain.
+	Format Format
+
+	// Reasoning enables the parsing of a reasoning block, in the formats
+	// that mark one with tags (Qwen, Mistral). When it is false, the tags
+	// are ordinary content text.
 	Reasoning bool
 
 	// StartInReasoning says that the reply begins inside a reasoning
-	// block: the prompt ended with <think>, as the generation prompt of
-	// some Qwen3 templates does. It has no effect unless Reasoning is set.
+	// block: the prompt ended with the opening tag, as the generation
+	// prompt of some Qwen3 templates does. It has no effect unless
+	// Reasoning is set.
 	StartInReasoning bool
 
-	// Tools enables the parsing of tool calls. When it is false,
-	// <tool_call> and </tool_call> are ordinary content text.
+	// Tools enables the parsing of tool calls. When it is false, the
+	// tool-call tags are ordinary content text.
 	Tools bool
 
 	// IDFunc, if not nil, returns the ID of the tool call with the given
 	// index. By default an ID is "call_" followed by 24 random letters
-	// and digits.
+	// and digits, or, in the Mistral format, 9 random letters and digits.
 	IDFunc func(index int) string
+}
+
+// A Parser splits a reply that arrives in pieces into reasoning, content
+// and tool calls. The package documentation describes the rules of each
+// format.
+//
+// A Parser must not be used by multiple goroutines at once.
+type Parser interface {
+	// Add adds text, the next piece of the reply, and returns what can be
+	// sent now. After Finish, Add does nothing and returns an empty Delta.
+	Add(text string) Delta
+
+	// Finish ends the reply and returns the rest of it: text held back,
+	// including a tool call that was never completed, which is returned as
+	// content. Called again, Finish returns an empty Delta.
+	Finish() Delta
+
+	// ToolCalls returns the tool calls parsed so far.
+	ToolCalls() []ToolCall
+}
+
+// New returns a Parser for a reply to be parsed with opts. It fails only
+// on an unknown format.
+func New(opts Options) (Parser, error) {
+	o := output{idFunc: opts.IDFunc}
+	switch opts.Format {
+	case Qwen:
+		if o.idFunc == nil {
+			o.idFunc = openAIID
+		}
+		return newQwen(opts, o), nil
+	case Harmony:
+		if o.idFunc == nil {
+			o.idFunc = openAIID
+		}
+		return &harmonyParser{output: o, opts: opts}, nil
+	case Mistral:
+		if o.idFunc == nil {
+			o.idFunc = mistralID
+		}
+		return newMistral(opts, o), nil
+	case Plain, "":
+		return &plainParser{output: o}, nil
+	}
+	_, err := ParseFormat(string(opts.Format))
+	return nil, err
+}
+
+// Parse parses a whole reply. The content, reasoning and calls it returns
+// are the concatenation of what a [Parser] with the same options returns
+// for the reply in any number of pieces. It fails only on an unknown
+// format.
+func Parse(text string, opts Options) (content, reasoning string, calls []ToolCall, err error) {
+	p, err := New(opts)
+	if err != nil {
+		return "", "", nil, err
+	}
+	d := p.Add(text)
+	e := p.Finish()
+	return d.Content + e.Content, d.Reasoning + e.Reasoning, p.ToolCalls(), nil
 }
 
 // A ToolCall is a tool call parsed from a reply.
@@ -125,43 +320,11 @@ func (d Delta) IsEmpty() bool {
 	return d.Reasoning == "" && d.Content == "" && len(d.ToolCalls) == 0
 }
 
-type state uint8
-
-const (
-	inContent state = iota
-	inReasoning
-	inCall
-)
-
-// A Parser splits a reply that arrives in pieces into reasoning, content
-// and tool calls. The package documentation describes the rules.
-//
-// A Parser must not be used by multiple goroutines at once.
-type Parser struct {
-	opts  Options
-	state state
-	done  bool
-
-	// buf is input not yet consumed: in content and reasoning a suffix
-	// that may begin a tag, in a tool-call block the text of the block
-	// after <tool_call>.
-	buf []byte
-	// scanned is how much of buf in a tool-call block is known not to
-	// hold the start of </tool_call>.
-	scanned int
-
-	// atStart reports that a <think> would still open reasoning: only
-	// whitespace has come so far.
-	atStart bool
-	// trimNL reports that newlines are being dropped: at the start of
-	// reasoning and of content after </think>.
-	trimNL bool
-	// ws is content whitespace held back until its fate is known.
-	ws []byte
-	// wsAfterCall reports that ws follows a tool call directly.
-	wsAfterCall bool
-	// nl is the number of newlines held back at the end of reasoning.
-	nl int
+// output collects what a parser makes out, and hands it out as Deltas.
+// Every parser embeds one.
+type output struct {
+	idFunc func(int) string
+	done   bool
 
 	calls []ToolCall
 
@@ -173,301 +336,32 @@ type Parser struct {
 	reasoningTail      string
 }
 
-// New returns a Parser for a reply to be parsed with opts.
-func New(opts Options) *Parser {
-	p := &Parser{opts: opts}
-	if opts.Reasoning {
-		if opts.StartInReasoning {
-			p.state = inReasoning
-			p.trimNL = true
-		} else {
-			p.atStart = true
-		}
-	}
-	return p
-}
-
-// Add adds text, the next piece of the reply, and returns what can be sent
-// now. After [Parser.Finish], Add does nothing and returns an empty Delta.
-func (p *Parser) Add(text string) Delta {
-	if p.done {
-		return Delta{}
-	}
-	p.buf = append(p.buf, text...)
-	p.process(false)
-	return p.take(false)
-}
-
-// Finish ends the reply and returns the rest of it: text held back,
-// including a tool-call block that was never closed, which is returned as
-// content. Called again, Finish returns an empty Delta.
-func (p *Parser) Finish() Delta {
-	if p.done {
-		return Delta{}
-	}
-	p.process(true)
-	switch p.state {
-	case inReasoning:
-		p.nl = 0 // trailing newlines of reasoning are dropped
-	case inContent:
-		if !p.wsAfterCall {
-			p.content.Write(p.ws)
-		}
-		p.ws = p.ws[:0]
-	}
-	p.done = true
-	return p.take(true)
-}
-
 // ToolCalls returns the tool calls parsed so far.
-func (p *Parser) ToolCalls() []ToolCall {
-	if len(p.calls) == 0 {
+func (o *output) ToolCalls() []ToolCall {
+	if len(o.calls) == 0 {
 		return nil
 	}
-	return append([]ToolCall(nil), p.calls...)
+	return append([]ToolCall(nil), o.calls...)
 }
 
-// Parse parses a whole reply. The content, reasoning and calls it returns
-// are the concatenation of what a [Parser] with the same options returns
-// for the reply in any number of pieces.
-func Parse(text string, opts Options) (content, reasoning string, calls []ToolCall) {
-	p := New(opts)
-	d := p.Add(text)
-	e := p.Finish()
-	return d.Content + e.Content, d.Reasoning + e.Reasoning, p.ToolCalls()
-}
-
-// process consumes as much of p.buf as can be decided now, or all of it
-// when final is set, the tool-call block in progress becoming content.
-func (p *Parser) process(final bool) {
-	for {
-		switch p.state {
-		case inReasoning:
-			if i := bytes.Index(p.buf, []byte(thinkClose)); i >= 0 {
-				p.addReasoning(p.buf[:i])
-				p.buf = p.buf[i+len(thinkClose):]
-				p.nl = 0
-				p.state = inContent
-				p.trimNL = true
-				continue
-			}
-			n := len(p.buf)
-			if !final {
-				n -= partialTag(p.buf, thinkClose)
-			}
-			p.addReasoning(p.buf[:n])
-			p.buf = p.buf[n:]
-			return
-
-		case inCall:
-			if i := bytes.Index(p.buf[p.scanned:], []byte(callClose)); i >= 0 {
-				i += p.scanned
-				p.endCall(p.buf[:i])
-				p.buf = p.buf[i+len(callClose):]
-				p.scanned = 0
-				p.state = inContent
-				continue
-			}
-			if final {
-				p.addContent(callOpen + string(p.buf))
-				p.buf = p.buf[len(p.buf):]
-				p.scanned = 0
-				p.state = inContent
-				return
-			}
-			p.scanned = max(0, len(p.buf)-(len(callClose)-1))
-			return
-
-		case inContent:
-			i := bytes.IndexByte(p.buf, '<')
-			if i < 0 {
-				p.addContent(string(p.buf))
-				p.buf = p.buf[len(p.buf):]
-				return
-			}
-			if i > 0 {
-				p.addContent(string(p.buf[:i]))
-				p.buf = p.buf[i:]
-			}
-			switch {
-			case p.opts.Tools && bytes.HasPrefix(p.buf, []byte(callOpen)):
-				p.buf = p.buf[len(callOpen):]
-				p.atStart = false
-				p.trimNL = false
-				p.state = inCall
-			case p.atStart && bytes.HasPrefix(p.buf, []byte(thinkOpen)):
-				p.buf = p.buf[len(thinkOpen):]
-				p.ws = p.ws[:0] // whitespace before <think> is dropped
-				p.atStart = false
-				p.trimNL = true
-				p.state = inReasoning
-			case !final && (p.opts.Tools && partialTag(p.buf, callOpen) == len(p.buf) ||
-				p.atStart && partialTag(p.buf, thinkOpen) == len(p.buf)):
-				return // may become a tag
-			default:
-				p.addContent("<")
-				p.buf = p.buf[1:]
-			}
-		}
-	}
-}
-
-// partialTag returns the length of the longest suffix of b that is a
-// proper prefix of tag.
-func partialTag(b []byte, tag string) int {
-	for n := min(len(b), len(tag)-1); n > 0; n-- {
-		if string(b[len(b)-n:]) == tag[:n] {
-			return n
-		}
-	}
-	return 0
-}
-
-// isSpace reports whether c is whitespace that may be dropped next to a
-// tool call.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n'
-}
-
-// addContent adds s, which holds no tag, to the content.
-func (p *Parser) addContent(s string) {
-	if p.trimNL {
-		t := strings.TrimLeft(s, "\n")
-		if t == "" {
-			return
-		}
-		p.trimNL = false
-		s = t
-	}
-	if s == "" {
-		return
-	}
-	j := len(s) - 1
-	for j >= 0 && isSpace(s[j]) {
-		j--
-	}
-	// Whitespace is held back while a tool call or a <think> could follow
-	// and cause it to be dropped.
-	hold := p.opts.Tools || p.atStart
-	if j < 0 {
-		if hold {
-			p.ws = append(p.ws, s...)
-		} else {
-			p.content.WriteString(s)
-		}
-		return
-	}
-	p.content.Write(p.ws)
-	p.content.WriteString(s[:j+1])
-	p.ws = p.ws[:0]
-	p.wsAfterCall = false
-	p.atStart = false
-	if p.opts.Tools {
-		p.ws = append(p.ws, s[j+1:]...)
-	} else {
-		p.content.WriteString(s[j+1:])
-	}
-}
-
-// addReasoning adds b, which holds no </think>, to the reasoning.
-func (p *Parser) addReasoning(b []byte) {
-	if p.trimNL {
-		t := bytes.TrimLeft(b, "\n")
-		if len(t) == 0 {
-			return
-		}
-		p.trimNL = false
-		b = t
-	}
-	k := len(b)
-	for k > 0 && b[k-1] == '\n' {
-		k--
-	}
-	if k == 0 {
-		p.nl += len(b)
-		return
-	}
-	for ; p.nl > 0; p.nl-- {
-		p.reasoning.WriteByte('\n')
-	}
-	p.reasoning.Write(b[:k])
-	p.nl = len(b) - k
-}
-
-// endCall ends the tool-call block whose text between the tags is body.
-func (p *Parser) endCall(body []byte) {
-	name, args, ok := parseCall(body)
-	if !ok {
-		p.addContent(callOpen + string(body) + callClose)
-		return
-	}
-	c := ToolCall{Index: len(p.calls), Name: name, Arguments: args}
-	if p.opts.IDFunc != nil {
-		c.ID = p.opts.IDFunc(c.Index)
-	} else {
-		c.ID = newID()
-	}
-	p.calls = append(p.calls, c)
-	p.newCalls = append(p.newCalls, c)
-	p.ws = p.ws[:0] // whitespace before a tool call is dropped
-	p.wsAfterCall = true
-}
-
-// parseCall parses the text of a tool-call block and returns the name and
-// the compacted arguments of the call, or ok == false if the text is not a
-// well-formed call.
-func parseCall(body []byte) (name, args string, ok bool) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil || m == nil {
-		return "", "", false
-	}
-	if err := json.Unmarshal(m["name"], &name); err != nil || name == "" {
-		return "", "", false
-	}
-	raw := bytes.TrimSpace(m["arguments"])
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", "", false
-		}
-		raw = bytes.TrimSpace([]byte(s))
-		if !json.Valid(raw) {
-			return "", "", false
-		}
-	} else if len(raw) == 0 || string(raw) == "null" {
-		return name, "{}", true
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return "", "", false
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return "", "", false
-	}
-	return name, b.String(), true
-}
-
-const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-// newID returns a random tool-call ID.
-func newID() string {
-	b := []byte("call_")
-	for range 24 {
-		b = append(b, idChars[rand.IntN(len(idChars))])
-	}
-	return string(b)
+// addCall adds a completed tool call.
+func (o *output) addCall(name, args string) {
+	c := ToolCall{Index: len(o.calls), Name: name, Arguments: args}
+	c.ID = o.idFunc(c.Index)
+	o.calls = append(o.calls, c)
+	o.newCalls = append(o.newCalls, c)
 }
 
 // take returns what was made out since the previous call, holding back
 // an incomplete UTF-8 character at the end of the content and of the
 // reasoning unless final is set.
-func (p *Parser) take(final bool) Delta {
-	d := Delta{ToolCalls: p.newCalls}
-	d.Content, p.contentTail = splitTail(p.contentTail+p.content.String(), final)
-	d.Reasoning, p.reasoningTail = splitTail(p.reasoningTail+p.reasoning.String(), final)
-	p.content.Reset()
-	p.reasoning.Reset()
-	p.newCalls = nil
+func (o *output) take(final bool) Delta {
+	d := Delta{ToolCalls: o.newCalls}
+	d.Content, o.contentTail = splitTail(o.contentTail+o.content.String(), final)
+	d.Reasoning, o.reasoningTail = splitTail(o.reasoningTail+o.reasoning.String(), final)
+	o.content.Reset()
+	o.reasoning.Reset()
+	o.newCalls = nil
 	return d
 }
 
@@ -486,4 +380,61 @@ func splitTail(s string, final bool) (head, tail string) {
 		}
 	}
 	return s, ""
+}
+
+// partialTag returns the length of the longest suffix of b that is a
+// proper prefix of tag.
+func partialTag(b []byte, tag string) int {
+	for n := min(len(b), len(tag)-1); n > 0; n-- {
+		if string(b[len(b)-n:]) == tag[:n] {
+			return n
+		}
+	}
+	return 0
+}
+
+// isSpace reports whether c is whitespace: space, tab, carriage return or
+// newline.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n'
+}
+
+const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomID returns prefix followed by n random letters and digits.
+func randomID(prefix string, n int) string {
+	b := []byte(prefix)
+	for range n {
+		b = append(b, idChars[rand.IntN(len(idChars))])
+	}
+	return string(b)
+}
+
+// openAIID returns an ID in the style of OpenAI's: "call_" and 24 letters
+// and digits.
+func openAIID(int) string { return randomID("call_", 24) }
+
+// mistralID returns an ID of 9 letters and digits, the only kind that
+// Mistral's chat templates accept when the call is sent back.
+func mistralID(int) string { return randomID("", 9) }
+
+// plainParser is the Plain format: everything is content.
+type plainParser struct {
+	output
+}
+
+func (p *plainParser) Add(text string) Delta {
+	if p.done {
+		return Delta{}
+	}
+	p.content.WriteString(text)
+	return p.take(false)
+}
+
+func (p *plainParser) Finish() Delta {
+	if p.done {
+		return Delta{}
+	}
+	p.done = true
+	return p.take(true)
 }

@@ -13,26 +13,9 @@ import (
 // testID is the IDFunc of the tests.
 func testID(i int) string { return fmt.Sprintf("call_%d", i) }
 
-var (
-	optNone  = Options{IDFunc: testID}
-	optR     = Options{Reasoning: true, IDFunc: testID}
-	optRS    = Options{Reasoning: true, StartInReasoning: true, IDFunc: testID}
-	optT     = Options{Tools: true, IDFunc: testID}
-	optRT    = Options{Reasoning: true, Tools: true, IDFunc: testID}
-	optRST   = Options{Reasoning: true, StartInReasoning: true, Tools: true, IDFunc: testID}
-	optSOnly = Options{StartInReasoning: true, Tools: true, IDFunc: testID}
-)
-
 func call(i int, name, args string) ToolCall {
 	return ToolCall{Index: i, ID: testID(i), Name: name, Arguments: args}
 }
-
-const (
-	weather     = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>"
-	weatherArgs = `{"location":"Paris","unit":"celsius"}`
-	timeCall    = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n</tool_call>"
-	timeArgs    = `{"tz":"CET"}`
-)
 
 type parseCase struct {
 	name      string
@@ -43,176 +26,38 @@ type parseCase struct {
 	calls     []ToolCall
 }
 
-var parseCases = []parseCase{
-	{name: "empty", opts: optRT},
-	{name: "plain", opts: optNone, in: "Hello, world!", content: "Hello, world!"},
-	{name: "plain all options", opts: optRT, in: "Hello, world!\n", content: "Hello, world!\n"},
-	{name: "only whitespace", opts: optRT, in: "\n \n", content: "\n \n"},
-	{name: "tags without options", opts: optNone,
-		in:      "<think>\nr\n</think>\n\n" + weather,
-		content: "<think>\nr\n</think>\n\n" + weather},
-	{name: "reasoning then content", opts: optR,
-		in:        "<think>\nLet me think.\nStep 2.\n</think>\n\nThe answer is 42.",
-		reasoning: "Let me think.\nStep 2.", content: "The answer is 42."},
-	{name: "reasoning newlines trimmed only at ends", opts: optR,
-		in:        "<think>\n\n  a\n\nb  \n\n</think>\n\n  c\n\n",
-		reasoning: "  a\n\nb  ", content: "  c\n\n"},
-	{name: "reasoning without newlines", opts: optR,
-		in: "<think>r</think>c", reasoning: "r", content: "c"},
-	{name: "empty reasoning", opts: optR,
-		in: "<think>\n\n</think>\n\nHi", content: "Hi"},
-	{name: "reasoning only, cut off", opts: optR,
-		in: "<think>\nStill thinking\n\n", reasoning: "Still thinking"},
-	{name: "reasoning cut off inside closing tag", opts: optR,
-		in: "<think>\nabc\n</thi", reasoning: "abc\n</thi"},
-	{name: "cut off after opening tag", opts: optRT, in: "\n<think>\n"},
-	{name: "reasoning off", opts: optT,
-		in:      "<think>\nr\n</think>\n\nc",
-		content: "<think>\nr\n</think>\n\nc"},
-	{name: "whitespace before think dropped", opts: optR,
-		in: " \n<think>\nr\n</think>\n\nc", reasoning: "r", content: "c"},
-	{name: "think not at start is content", opts: optRT,
-		in:      "Hi <think>x</think> there",
-		content: "Hi <think>x</think> there"},
-	{name: "second think is content", opts: optR,
-		in:        "<think>a</think>\n\nb<think>c</think>d",
-		reasoning: "a", content: "b<think>c</think>d"},
-	{name: "close think in content", opts: optR,
-		in: "a</think>b", content: "a</think>b"},
-	{name: "only newlines after close", opts: optR,
-		in: "<think>a</think>\n \nb", reasoning: "a", content: " \nb"},
-	{name: "start in reasoning", opts: optRS,
-		in:        "Thinking...\n</think>\n\nAnswer.",
-		reasoning: "Thinking...", content: "Answer."},
-	{name: "start in reasoning with leading newline", opts: optRS,
-		in: "\nT\n</think>\n\nA", reasoning: "T", content: "A"},
-	{name: "start in reasoning, cut off", opts: optRST,
-		in: "Thinking <tool_call>\n", reasoning: "Thinking <tool_call>"},
-	{name: "start in reasoning needs reasoning", opts: optSOnly,
-		in: "T\n</think>\n\nA", content: "T\n</think>\n\nA"},
-	{name: "start in reasoning, think is text", opts: optRS,
-		in: "<think>\nT</think>A", reasoning: "<think>\nT", content: "A"},
-	{name: "one tool call", opts: optT, in: weather,
-		calls: []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "two tool calls", opts: optRT, in: weather + "\n" + timeCall,
-		calls: []ToolCall{call(0, "get_weather", weatherArgs), call(1, "get_time", timeArgs)}},
-	{name: "two tool calls, whitespace dropped", opts: optT,
-		in:    "\n" + weather + " \n\t\r\n" + timeCall + "\n\n",
-		calls: []ToolCall{call(0, "get_weather", weatherArgs), call(1, "get_time", timeArgs)}},
-	{name: "two tool calls, no separator", opts: optT, in: weather + timeCall,
-		calls: []ToolCall{call(0, "get_weather", weatherArgs), call(1, "get_time", timeArgs)}},
-	{name: "content then tool call", opts: optRT,
-		in:      "Let me check the weather.\n\n" + weather,
-		content: "Let me check the weather.",
-		calls:   []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "content between tool calls", opts: optT,
-		in:      "A \n" + weather + "\nB\n" + timeCall + "\nC ",
-		content: "A\nB\nC ",
-		calls:   []ToolCall{call(0, "get_weather", weatherArgs), call(1, "get_time", timeArgs)}},
-	{name: "reasoning then tool call", opts: optRT,
-		in:        "<think>\nThe user wants the weather.\n</think>\n\n" + weather,
-		reasoning: "The user wants the weather.",
-		calls:     []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "reasoning, content and tool calls", opts: optRST,
-		in:        "Need tools.\n</think>\n\nChecking.\n" + weather + "\n" + timeCall + "\n",
-		reasoning: "Need tools.", content: "Checking.",
-		calls: []ToolCall{call(0, "get_weather", weatherArgs), call(1, "get_time", timeArgs)}},
-	{name: "tool call in reasoning is reasoning", opts: optRT,
-		in:        "<think>\n" + weather + "\n</think>\n\nok",
-		reasoning: weather, content: "ok"},
-	{name: "tools off", opts: optR, in: "a\n" + weather, content: "a\n" + weather},
-	{name: "malformed JSON", opts: optT,
-		in:      "Sure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": }\n</tool_call>\n",
-		content: "Sure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": }\n</tool_call>\n"},
-	{name: "malformed then valid", opts: optT,
-		in:      "<tool_call>\n{oops}\n</tool_call>\n" + weather + "\n",
-		content: "<tool_call>\n{oops}\n</tool_call>",
-		calls:   []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "valid then malformed", opts: optT,
-		in:      weather + "\n<tool_call>{}</tool_call>\n",
-		content: "\n<tool_call>{}</tool_call>\n",
-		calls:   []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "missing name", opts: optT,
-		in:      `<tool_call>{"arguments": {}}</tool_call>`,
-		content: `<tool_call>{"arguments": {}}</tool_call>`},
-	{name: "empty name", opts: optT,
-		in:      `<tool_call>{"name": "", "arguments": {}}</tool_call>`,
-		content: `<tool_call>{"name": "", "arguments": {}}</tool_call>`},
-	{name: "name not a string", opts: optT,
-		in:      `<tool_call>{"name": 1, "arguments": {}}</tool_call>`,
-		content: `<tool_call>{"name": 1, "arguments": {}}</tool_call>`},
-	{name: "arguments an array", opts: optT,
-		in:      `<tool_call>{"name": "f", "arguments": [1]}</tool_call>`,
-		content: `<tool_call>{"name": "f", "arguments": [1]}</tool_call>`},
-	{name: "arguments a number", opts: optT,
-		in:      `<tool_call>{"name": "f", "arguments": 1}</tool_call>`,
-		content: `<tool_call>{"name": "f", "arguments": 1}</tool_call>`},
-	{name: "block not an object", opts: optT,
-		in:      `<tool_call>[{"name": "f", "arguments": {}}]</tool_call><tool_call>null</tool_call>`,
-		content: `<tool_call>[{"name": "f", "arguments": {}}]</tool_call><tool_call>null</tool_call>`},
-	{name: "text after the object", opts: optT,
-		in:      `<tool_call>{"name": "f", "arguments": {}} x</tool_call>`,
-		content: `<tool_call>{"name": "f", "arguments": {}} x</tool_call>`},
-	{name: "missing arguments", opts: optT,
-		in:    `<tool_call>{"name": "now"}</tool_call>`,
-		calls: []ToolCall{call(0, "now", "{}")}},
-	{name: "null arguments", opts: optT,
-		in:    `<tool_call>{"name": "now", "arguments": null}</tool_call>`,
-		calls: []ToolCall{call(0, "now", "{}")}},
-	{name: "extra members", opts: optT,
-		in:    `<tool_call>{"id": 7, "name": "f", "arguments": {"x": 1}, "type": "function"}</tool_call>`,
-		calls: []ToolCall{call(0, "f", `{"x":1}`)}},
-	{name: "arguments as string", opts: optT,
-		in:    `<tool_call>{"name": "f", "arguments": " {\"b\": 1,\n \"a\": \"x y\"} "}</tool_call>`,
-		calls: []ToolCall{call(0, "f", `{"b":1,"a":"x y"}`)}},
-	{name: "arguments as string, not an object", opts: optT,
-		in:      `<tool_call>{"name": "f", "arguments": "[1]"}</tool_call><tool_call>{"name": "f", "arguments": "x"}</tool_call>`,
-		content: `<tool_call>{"name": "f", "arguments": "[1]"}</tool_call><tool_call>{"name": "f", "arguments": "x"}</tool_call>`},
-	{name: "unterminated", opts: optRT,
-		in:      "Sure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n",
-		content: "Sure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n"},
-	{name: "unterminated after a call", opts: optT,
-		in:      weather + "\n<tool_call>\n{\"name\": \"f\"",
-		content: "\n<tool_call>\n{\"name\": \"f\"",
-		calls:   []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "unterminated inside closing tag", opts: optT,
-		in: "<tool_call>{}</tool_c", content: "<tool_call>{}</tool_c"},
-	{name: "closing tag inside a JSON string ends the block", opts: optT,
-		in:      `<tool_call>{"name": "f", "arguments": {"s": "</tool_call>"}}</tool_call>`,
-		content: `<tool_call>{"name": "f", "arguments": {"s": "</tool_call>"}}</tool_call>`},
-	{name: "nested braces and tags in strings", opts: optRT,
-		in:    `<tool_call>{"name": "f", "arguments": {"a": {"b": [1, {"c": "}{<tool_call><think>\"\\"}]}, "d": "</think>"}}</tool_call>`,
-		calls: []ToolCall{call(0, "f", `{"a":{"b":[1,{"c":"}{<tool_call><think>\"\\"}]},"d":"</think>"}`)}},
-	{name: "key order kept", opts: optT,
-		in:    "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"b\": 1, \"a\": 2, \"c\": {\"z\": true, \"y\": null}}}\n</tool_call>",
-		calls: []ToolCall{call(0, "f", `{"b":1,"a":2,"c":{"z":true,"y":null}}`)}},
-	{name: "name before arguments not required", opts: optT,
-		in:    `<tool_call>{"arguments": {"b":1,"a":2}, "name": "f"}</tool_call>`,
-		calls: []ToolCall{call(0, "f", `{"b":1,"a":2}`)}},
-	{name: "unicode", opts: optRT,
-		in:        "<think>\nÜberlegung: 你好 😀\n</think>\n\nCafé ☕ 👨\u200d👩\u200d👧\n<tool_call>\n{\"name\": \"wetter_für\", \"arguments\": {\"city\": \"Zürich\", \"emoji\": \"😀\", \"esc\": \"\\u00e9\\ud83d\\ude00\"}}\n</tool_call>",
-		reasoning: "Überlegung: 你好 😀",
-		content:   "Café ☕ 👨\u200d👩\u200d👧",
-		calls:     []ToolCall{call(0, "wetter_für", `{"city":"Zürich","emoji":"😀","esc":"\u00e9\ud83d\ude00"}`)}},
-	{name: "tag look-alikes", opts: optRT,
-		in:      "a <b> c <tool d <think <<tool_call <tool_call x</tool_call> </think",
-		content: "a <b> c <tool d <think <<tool_call <tool_call x</tool_call> </think"},
-	{name: "ends with less-than", opts: optRT, in: "a <", content: "a <"},
-	{name: "ends with partial tag", opts: optRT, in: "a <tool_ca", content: "a <tool_ca"},
-	{name: "ends with partial think", opts: optR, in: "\n<thi", content: "\n<thi"},
-	{name: "think then tool call directly", opts: optRT,
-		in:        "<think>r</think>" + weather + "after",
-		reasoning: "r", content: "after",
-		calls: []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "newlines after think kept after tool call", opts: optRT,
-		in:        "<think>r</think>" + weather + "\n\nafter",
-		reasoning: "r", content: "\n\nafter",
-		calls: []ToolCall{call(0, "get_weather", weatherArgs)}},
-	{name: "malformed block after think", opts: optRT,
-		in:        "<think>r</think>\n\n<tool_call>x</tool_call>\n\nafter",
-		reasoning: "r", content: "<tool_call>x</tool_call>\n\nafter"},
-	{name: "trailing whitespace without tools", opts: optR,
-		in: "Hi  \n", content: "Hi  \n"},
+// allCases are the cases of every format.
+func allCases() []parseCase {
+	var all []parseCase
+	for _, cs := range [][]parseCase{qwenCases, harmonyCases, mistralCases, plainCases} {
+		all = append(all, cs...)
+	}
+	return all
+}
+
+var plainCases = []parseCase{
+	{name: "plain: empty", opts: Options{Format: Plain, IDFunc: testID}},
+	{name: "plain: text", opts: Options{Format: Plain, Reasoning: true, Tools: true, IDFunc: testID},
+		in:      " \n<think>r</think>\n<tool_call>{\"name\": \"f\"}</tool_call>[TOOL_CALLS]f{}<|channel|>final<|message|>x😀 ",
+		content: " \n<think>r</think>\n<tool_call>{\"name\": \"f\"}</tool_call>[TOOL_CALLS]f{}<|channel|>final<|message|>x😀 "},
+}
+
+func mustNew(t testing.TB, opts Options) Parser {
+	t.Helper()
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustParse(t testing.TB, text string, opts Options) (content, reasoning string, calls []ToolCall) {
+	t.Helper()
+	content, reasoning, calls, err := Parse(text, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return content, reasoning, calls
 }
 
 // pieces feeds the pieces to a new Parser with opts and returns the
@@ -222,7 +67,7 @@ var parseCases = []parseCase{
 func pieces(t testing.TB, opts Options, ps []string) (content, reasoning string, calls []ToolCall) {
 	t.Helper()
 	valid := utf8.ValidString(strings.Join(ps, ""))
-	p := New(opts)
+	p := mustNew(t, opts)
 	var c, r strings.Builder
 	add := func(d Delta) {
 		if valid && (!utf8.ValidString(d.Content) || !utf8.ValidString(d.Reasoning)) {
@@ -272,10 +117,29 @@ func checkResult(t *testing.T, what string, c parseCase, content, reasoning stri
 	}
 }
 
+// refParse is the reference implementation of Parse for the format of o:
+// each is written independently of the Parser's state machine, from the
+// rules of the package documentation.
+func refParse(t testing.TB, s string, o Options) (content, reasoning string, calls []ToolCall) {
+	t.Helper()
+	switch o.Format {
+	case Qwen:
+		return refQwen(t, s, o)
+	case Harmony:
+		return refHarmony(s, o)
+	case Mistral:
+		return refMistral(s, o)
+	case Plain, "":
+		return s, "", nil
+	}
+	t.Fatalf("no reference for format %q", o.Format)
+	return
+}
+
 func TestParse(t *testing.T) {
-	for _, c := range parseCases {
+	for _, c := range allCases() {
 		t.Run(c.name, func(t *testing.T) {
-			content, reasoning, calls := Parse(c.in, c.opts)
+			content, reasoning, calls := mustParse(t, c.in, c.opts)
 			checkResult(t, "Parse", c, content, reasoning, calls)
 			content, reasoning, calls = refParse(t, c.in, c.opts)
 			checkResult(t, "refParse", c, content, reasoning, calls)
@@ -285,11 +149,14 @@ func TestParse(t *testing.T) {
 
 func TestStreaming(t *testing.T) {
 	t.Parallel()
-	for _, c := range parseCases {
+	for _, c := range allCases() {
 		t.Run(c.name, func(t *testing.T) {
 			for i := 0; i <= len(c.in); i++ {
 				content, reasoning, calls := pieces(t, c.opts, []string{c.in[:i], c.in[i:]})
 				checkResult(t, fmt.Sprintf("split at %d", i), c, content, reasoning, calls)
+			}
+			if testing.Short() && len(c.in) > 100 {
+				return
 			}
 			for i := 0; i <= len(c.in); i++ {
 				for j := i; j <= len(c.in); j++ {
@@ -308,266 +175,130 @@ func TestStreaming(t *testing.T) {
 	}
 }
 
-// TestEarly checks that text is returned as soon as it can be.
-func TestEarly(t *testing.T) {
-	type step struct {
-		in   string // "" for Finish
-		want Delta
+// step is one step of an early-return test: text to add ("" for Finish)
+// and the Delta it must return.
+type step struct {
+	in   string
+	want Delta
+}
+
+// runSteps checks that a Parser with opts returns each step's Delta.
+func runSteps(t *testing.T, opts Options, steps []step) {
+	t.Helper()
+	p := mustNew(t, opts)
+	for i, s := range steps {
+		var d Delta
+		if s.in == "" {
+			d = p.Finish()
+		} else {
+			d = p.Add(s.in)
+		}
+		if !reflect.DeepEqual(d, s.want) {
+			t.Fatalf("step %d (%q): got %+v, want %+v", i, s.in, d, s.want)
+		}
 	}
-	tests := []struct {
-		name  string
-		opts  Options
-		steps []step
-	}{
-		{"qwen3 tokens", optRT, []step{
-			{"<think>", Delta{}},
-			{"\n", Delta{}},
-			{"Let", Delta{Reasoning: "Let"}},
-			{" me\n", Delta{Reasoning: " me"}},
-			{"\n", Delta{}},
-			{"see", Delta{Reasoning: "\n\nsee"}},
-			{"\n", Delta{}},
-			{"</think>", Delta{}},
-			{"\n\n", Delta{}},
-			{"Hi", Delta{Content: "Hi"}},
-			{" <", Delta{}},
-			{"b>", Delta{Content: " <b>"}},
-			{"\n", Delta{}},
-			{"<tool_call>", Delta{}},
-			{"\n{\"name\": \"f\", \"arguments\": {}}\n", Delta{}},
-			{"</tool_call>", Delta{ToolCalls: []ToolCall{call(0, "f", "{}")}}},
-			{"\n", Delta{}},
-			{"", Delta{}},
-		}},
-		{"split tags", optRT, []step{
-			{"<", Delta{}},
-			{"th", Delta{}},
-			{"ink>\nr", Delta{Reasoning: "r"}},
-			{"</", Delta{}},
-			{"thin", Delta{}},
-			{"x", Delta{Reasoning: "</thinx"}},
-			{"</think", Delta{}},
-			{">\n\nc <tool", Delta{Content: "c"}},
-			{"_call>{\"name\":\"g\"}</tool_call", Delta{}},
-			{">", Delta{ToolCalls: []ToolCall{call(0, "g", "{}")}}},
-			{"<", Delta{}},
-			{"", Delta{Content: "<"}},
-		}},
-		{"no tools: whitespace streams", optNone, []step{
-			{"Hi\n", Delta{Content: "Hi\n"}},
-			{"<tool_call>", Delta{Content: "<tool_call>"}},
-			{" ", Delta{Content: " "}},
-			{"<think>", Delta{Content: "<think>"}},
-			{"", Delta{}},
-		}},
-		{"reasoning: whitespace held at start only", optR, []step{
-			{"\n", Delta{}},
-			{"Hi\n", Delta{Content: "\nHi\n"}},
-			{"<thi", Delta{Content: "<thi"}},
-			{"", Delta{}},
-		}},
-		{"utf-8", optNone, []step{
-			{"\xe4\xbd", Delta{}},
-			{"\xa0a\xf0\x9f", Delta{Content: "你a"}},
-			{"\x98", Delta{}},
-			{"\x80", Delta{Content: "😀"}},
-			{"\xff", Delta{Content: "\xff"}},
-			{"\xe4", Delta{}},
-			{"", Delta{Content: "\xe4"}},
-		}},
-		{"cut off reasoning", optRS, []step{
-			{"a\n", Delta{Reasoning: "a"}},
-			{"\n</th", Delta{}},
-			{"", Delta{Reasoning: "\n\n</th"}},
-		}},
+}
+
+func TestPlainEarly(t *testing.T) {
+	runSteps(t, Options{Format: Plain}, []step{
+		{"<think>", Delta{Content: "<think>"}},
+		{"\xe4\xbd", Delta{}},
+		{"\xa0[", Delta{Content: "你["}},
+		{"\xf0", Delta{}},
+		{"", Delta{Content: "\xf0"}},
+	})
+}
+
+func TestFormats(t *testing.T) {
+	for _, f := range Formats() {
+		g, err := ParseFormat(string(f))
+		if err != nil || g != f {
+			t.Errorf("ParseFormat(%q) = %q, %v", f, g, err)
+		}
+		if _, err := New(Options{Format: f}); err != nil {
+			t.Errorf("New(%q): %v", f, err)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := New(tt.opts)
-			for i, s := range tt.steps {
-				var d Delta
-				if s.in == "" {
-					d = p.Finish()
-				} else {
-					d = p.Add(s.in)
-				}
-				if !reflect.DeepEqual(d, s.want) {
-					t.Fatalf("step %d (%q): got %+v, want %+v", i, s.in, d, s.want)
-				}
-			}
-		})
+	if g, err := ParseFormat(""); err != nil || g != Plain {
+		t.Errorf(`ParseFormat("") = %q, %v; want plain`, g, err)
+	}
+	if c, r, calls := mustParse(t, "<think>r</think><tool_call>{\"name\": \"f\"}</tool_call>", Options{Reasoning: true, Tools: true}); c == "" || r != "" || calls != nil {
+		t.Errorf("the zero Format parsed reasoning %q or calls %v", r, calls)
+	}
+	_, err := ParseFormat("hermes")
+	if err == nil || !strings.Contains(err.Error(), `"hermes"`) || !strings.Contains(err.Error(), "harmony") {
+		t.Errorf(`ParseFormat("hermes"): error %v, want one naming the format and the known ones`, err)
+	}
+	if p, err := New(Options{Format: "hermes"}); err == nil || p != nil {
+		t.Errorf(`New(hermes) = %v, %v; want an error`, p, err)
+	}
+	if _, _, _, err := Parse("x", Options{Format: "hermes"}); err == nil {
+		t.Error(`Parse with format hermes: no error`)
+	}
+	tags := map[Format][2]string{"": {}, Qwen: {"<think>", "</think>"},
+		Mistral: {"[THINK]", "[/THINK]"}, Harmony: {}, Plain: {}}
+	for f, want := range tags {
+		if open, close := f.ThinkTags(); open != want[0] || close != want[1] {
+			t.Errorf("%q.ThinkTags() = %q, %q; want %q", f, open, close, want)
+		}
 	}
 }
 
 func TestDefaultIDs(t *testing.T) {
-	opts := Options{Tools: true}
-	re := regexp.MustCompile(`^call_[A-Za-z0-9]{24}$`)
-	seen := map[string]bool{}
-	for range 100 {
-		_, _, calls := Parse(weather+"\n"+timeCall, opts)
-		if len(calls) != 2 {
-			t.Fatalf("got %d calls, want 2", len(calls))
-		}
-		for i, c := range calls {
-			if c.Index != i {
-				t.Errorf("call %d has Index %d", i, c.Index)
+	tests := []struct {
+		opts  Options
+		reply string
+		re    *regexp.Regexp
+	}{
+		{Options{Format: Qwen, Tools: true}, weather + "\n" + timeCall, regexp.MustCompile(`^call_[A-Za-z0-9]{24}$`)},
+		{Options{Format: Harmony, Tools: true}, hWeather + hTime, regexp.MustCompile(`^call_[A-Za-z0-9]{24}$`)},
+		{Options{Format: Mistral, Tools: true}, mWeather + mTime, regexp.MustCompile(`^[A-Za-z0-9]{9}$`)},
+	}
+	for _, tt := range tests {
+		seen := map[string]bool{}
+		for range 100 {
+			_, _, calls := mustParse(t, tt.reply, tt.opts)
+			if len(calls) != 2 {
+				t.Fatalf("%s: got %d calls, want 2", tt.opts.Format, len(calls))
 			}
-			if !re.MatchString(c.ID) {
-				t.Errorf("ID %q does not match %v", c.ID, re)
+			for i, c := range calls {
+				if c.Index != i {
+					t.Errorf("%s: call %d has Index %d", tt.opts.Format, i, c.Index)
+				}
+				if !tt.re.MatchString(c.ID) {
+					t.Errorf("%s: ID %q does not match %v", tt.opts.Format, c.ID, tt.re)
+				}
+				if seen[c.ID] {
+					t.Errorf("%s: ID %q repeated", tt.opts.Format, c.ID)
+				}
+				seen[c.ID] = true
 			}
-			if seen[c.ID] {
-				t.Errorf("ID %q repeated", c.ID)
-			}
-			seen[c.ID] = true
 		}
 	}
 }
 
 func TestToolCallsCopy(t *testing.T) {
-	p := New(optT)
-	p.Add(weather)
-	calls := p.ToolCalls()
-	calls[0].Name = "changed"
-	if got := p.ToolCalls()[0].Name; got != "get_weather" {
-		t.Errorf("ToolCalls()[0].Name = %q after changing a returned slice", got)
-	}
-	if New(optT).ToolCalls() != nil {
-		t.Error("ToolCalls of a new Parser is not nil")
-	}
-}
-
-// refParse is a reference implementation of Parse, written independently
-// of the Parser's state machine, from the rules of the package
-// documentation. It splits s into pieces whose concatenation must be s,
-// and checks that every piece that is dropped is whitespace that the rules
-// allow to be dropped.
-func refParse(t testing.TB, s string, o Options) (content, reasoning string, calls []ToolCall) {
-	t.Helper()
-	type piece struct {
-		kind byte // 'c' content, 'r' reasoning, 't' tag, 'k' tool-call block, 'd' dropped
-		text string
-	}
-	var ps []piece
-	add := func(kind byte, text string) {
-		if text != "" {
-			ps = append(ps, piece{kind, text})
+	for _, tt := range []struct {
+		f     Format
+		reply string
+	}{{Qwen, weather}, {Harmony, hWeather + hTime}, {Mistral, mWeather}} {
+		p := mustNew(t, Options{Format: tt.f, Tools: true})
+		p.Add(tt.reply)
+		p.Finish()
+		calls := p.ToolCalls()
+		calls[0].Name = "changed"
+		if got := p.ToolCalls()[0].Name; got != "get_weather" {
+			t.Errorf("%s: ToolCalls()[0].Name = %q after changing a returned slice", tt.f, got)
+		}
+		if mustNew(t, Options{Format: tt.f, Tools: true}).ToolCalls() != nil {
+			t.Errorf("%s: ToolCalls of a new Parser is not nil", tt.f)
 		}
 	}
-	const space = " \t\r\n"
-	rest := s
-	if o.Reasoning {
-		in := o.StartInReasoning
-		if !in {
-			if u := strings.TrimLeft(rest, space); strings.HasPrefix(u, thinkOpen) {
-				add('d', rest[:len(rest)-len(u)])
-				add('t', thinkOpen)
-				rest = u[len(thinkOpen):]
-				in = true
-			}
-		}
-		if in {
-			r, after, found := strings.Cut(rest, thinkClose)
-			lead := len(r) - len(strings.TrimLeft(r, "\n"))
-			mid := strings.Trim(r, "\n")
-			add('d', r[:lead])
-			add('r', mid)
-			add('d', r[lead+len(mid):])
-			reasoning = mid
-			rest = ""
-			if found {
-				add('t', thinkClose)
-				u := strings.TrimLeft(after, "\n")
-				add('d', after[:len(after)-len(u)])
-				rest = u
-			}
-		}
-	}
-
-	// Split the rest into text and tool calls; a malformed or
-	// unterminated block is text.
-	type item struct {
-		text string // text, or the whole block of a call
-		call bool
-	}
-	var items []item
-	addText := func(text string) {
-		if n := len(items); n > 0 && !items[n-1].call {
-			items[n-1].text += text
-		} else {
-			items = append(items, item{text: text})
-		}
-	}
-	for o.Tools {
-		i := strings.Index(rest, callOpen)
-		if i < 0 {
-			break
-		}
-		addText(rest[:i])
-		j := strings.Index(rest[i+len(callOpen):], callClose)
-		if j < 0 {
-			rest = rest[i:]
-			break
-		}
-		end := i + len(callOpen) + j + len(callClose)
-		block := rest[i:end]
-		if name, args, ok := parseCall([]byte(block[len(callOpen) : len(block)-len(callClose)])); ok {
-			items = append(items, item{text: block, call: true})
-			calls = append(calls, ToolCall{Index: len(calls), ID: o.IDFunc(len(calls)), Name: name, Arguments: args})
-		} else {
-			addText(block)
-		}
-		rest = rest[end:]
-	}
-	addText(rest)
-
-	var cb strings.Builder
-	for i, it := range items {
-		switch {
-		case it.call:
-			add('k', it.text)
-		case i+1 < len(items): // followed by a call
-			u := strings.TrimRight(it.text, space)
-			add('c', u)
-			add('d', it.text[len(u):])
-			cb.WriteString(u)
-		case i > 0 && strings.TrimLeft(it.text, space) == "": // after a call, at the end
-			add('d', it.text)
-		default:
-			add('c', it.text)
-			cb.WriteString(it.text)
-		}
-	}
-	content = cb.String()
-
-	// Every byte of s is accounted for, and only whitespace is dropped:
-	// newlines in reasoning and after </think>, any whitespace in content.
-	var all strings.Builder
-	for _, p := range ps {
-		all.WriteString(p.text)
-		if p.kind == 'd' && strings.Trim(p.text, space) != "" {
-			t.Fatalf("refParse(%q): dropped %q", s, p.text)
-		}
-	}
-	if all.String() != s {
-		t.Fatalf("refParse(%q): pieces %q do not make up the input", s, ps)
-	}
-	return content, reasoning, calls
-}
-
-// fragments are the pieces fuzzTexts builds its texts of.
-var fragments = []string{
-	thinkOpen, thinkClose, callOpen, callClose,
-	"\n", "\n\n", " ", "\t", "<", ">", "</", "{", "}", `"`, `\`, ":",
-	`{"name": "f", "arguments": {"b": 1, "a": [2, "x"]}}`,
-	`{"name":"g","arguments":"{\"k\": \"v\"}"}`,
-	`{"name": "h"}`,
-	`"name"`, `"arguments"`, "é", "你", "😀",
-	"<think", "</think", "<tool_call", "</tool_call",
 }
 
 // fuzzText turns data into a text: a byte below len(fragments) stands
 // for that fragment, any other for itself.
-func fuzzText(data []byte) string {
+func fuzzText(fragments []string, data []byte) string {
 	var b strings.Builder
 	for _, c := range data {
 		if int(c) < len(fragments) {
@@ -579,66 +310,44 @@ func fuzzText(data []byte) string {
 	return b.String()
 }
 
-func FuzzParser(f *testing.F) {
-	for i, c := range parseCases {
-		f.Add([]byte(c.in), uint8(i), uint64(i))
-	}
-	f.Add([]byte{0, 4, 'a', 4, 1, 5, 2, 4, 16, 4, 3, 4, 2, 17, 3, 'x', 2}, uint8(3), uint64(1))
-	f.Add([]byte{'\n', 2, 18, 3, 2, 18, 'z', 25, 3, 0}, uint8(7), uint64(2))
-	f.Fuzz(func(t *testing.T, data []byte, flags uint8, seed uint64) {
-		text := fuzzText(data)
-		opts := Options{
-			Reasoning:        flags&1 != 0,
-			StartInReasoning: flags&2 != 0,
-			Tools:            flags&4 != 0,
-			IDFunc:           testID,
-		}
-		c, r, calls := Parse(text, opts)
-		want := parseCase{content: c, reasoning: r, calls: calls}
+// fuzzCheck checks Parse against the reference and against the Parser fed
+// in random pieces and byte by byte.
+func fuzzCheck(t *testing.T, text string, opts Options, seed uint64) {
+	c, r, calls := mustParse(t, text, opts)
+	want := parseCase{content: c, reasoning: r, calls: calls}
 
-		rc, rr, rcalls := refParse(t, text, opts)
-		checkResult(t, fmt.Sprintf("refParse(%q, %+v)", text, opts), want, rc, rr, rcalls)
+	rc, rr, rcalls := refParse(t, text, opts)
+	checkResult(t, fmt.Sprintf("refParse(%q, %+v)", text, opts), want, rc, rr, rcalls)
 
-		// Random pieces, and byte by byte.
-		rng := rand.New(rand.NewPCG(seed, uint64(flags)))
-		var ps []string
-		for rest := text; rest != ""; {
-			n := min(len(rest), rng.IntN(16))
-			ps = append(ps, rest[:n])
-			rest = rest[n:]
-		}
-		sc, sr, scalls := pieces(t, opts, ps)
-		checkResult(t, fmt.Sprintf("pieces %q, %+v", ps, opts), want, sc, sr, scalls)
-		sc, sr, scalls = pieces(t, opts, splitBytes(text))
-		checkResult(t, fmt.Sprintf("bytes of %q, %+v", text, opts), want, sc, sr, scalls)
-	})
-}
-
-// TestLong feeds long runs byte by byte, which must take linear time.
-func TestLong(t *testing.T) {
-	t.Parallel()
-	const n = 1 << 20
-	ws := strings.Repeat("\n", n)
-	args := `{"s":"` + strings.Repeat("x", n) + `"}`
-	in := "<think>" + ws + "r" + ws + "</think>" + ws + "c" + ws + callOpen + `{"name":"f","arguments":` + args + "}" + callClose + ws
-	c := parseCase{opts: optRT, in: in, reasoning: "r", content: "c", calls: []ToolCall{call(0, "f", args)}}
-	content, reasoning, calls := pieces(t, c.opts, splitBytes(in))
-	checkResult(t, "bytes", c, content, reasoning, calls)
-}
-
-func BenchmarkAdd(b *testing.B) {
-	reply := "<think>\n" + strings.Repeat("Let me think about the question. ", 50) + "\n</think>\n\n" +
-		strings.Repeat("Here is <b>the</b> answer. ", 50) + "\n" + weather + "\n" + timeCall
+	rng := rand.New(rand.NewPCG(seed, uint64(len(text))))
 	var ps []string
-	for i := 0; i < len(reply); i += 4 {
-		ps = append(ps, reply[i:min(i+4, len(reply))])
+	for rest := text; rest != ""; {
+		n := min(len(rest), rng.IntN(16))
+		ps = append(ps, rest[:n])
+		rest = rest[n:]
 	}
-	b.SetBytes(int64(len(reply)))
-	for b.Loop() {
-		p := New(optRT)
-		for _, s := range ps {
-			p.Add(s)
-		}
-		p.Finish()
+	sc, sr, scalls := pieces(t, opts, ps)
+	checkResult(t, fmt.Sprintf("pieces %q, %+v", ps, opts), want, sc, sr, scalls)
+	sc, sr, scalls = pieces(t, opts, splitBytes(text))
+	checkResult(t, fmt.Sprintf("bytes of %q, %+v", text, opts), want, sc, sr, scalls)
+}
+
+// fuzzOptions turns flags into the options of a fuzz run.
+func fuzzOptions(f Format, flags uint8) Options {
+	return Options{
+		Format:           f,
+		Reasoning:        flags&1 != 0,
+		StartInReasoning: flags&2 != 0,
+		Tools:            flags&4 != 0,
+		IDFunc:           testID,
 	}
+}
+
+func FuzzPlain(f *testing.F) {
+	for _, c := range plainCases {
+		f.Add([]byte(c.in), uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		fuzzCheck(t, string(data), Options{Format: Plain, Tools: true, Reasoning: true}, seed)
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"runtime"
 
+	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/cuda"
 	"inferno/backend/forward"
@@ -37,7 +38,10 @@ type Config struct {
 	// Threads is the pool backend's worker count (0: one per core).
 	Threads int
 	// Context is the most positions a sequence may hold (0: the model's
-	// context length).
+	// context length). It also chooses a LongRoPE model's RoPE factors
+	// (Phi-4-mini, Phi-3 128k) as llama.cpp does: the long ones when it
+	// exceeds the model's original context, the short ones within
+	// (arch.ForContext).
 	Context int
 	// KVType is the CPU KV cache's element type: "f32", "f16", or "auto"
 	// (or ""): f32 on scalar, f16 on simd and pool. The GPU keeps f16.
@@ -171,8 +175,10 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
+// openGPU uploads the model to the GPU, as run with sequences of up to
+// maxLen positions (arch.ForContext: a LongRoPE model's choice of factors).
 func (b *Backend) openGPU(cfg Config) error {
-	r, err := cuda.Load(b.m.Arch, cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.TracePrompts})
+	r, err := cuda.Load(arch.ForContext(b.m.Arch, b.maxLen), cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.TracePrompts})
 	if err != nil {
 		return err
 	}

@@ -190,8 +190,8 @@ func TestPrefixCacheBitwise(t *testing.T) {
 	}
 }
 
-// geglu is a model whose description asks for a GeGLU feed-forward, which
-// no backend runs.
+// geglu is a model whose description asks for what no backend runs: a
+// mixture of experts with sigmoid gating.
 type geglu struct {
 	arch.Model
 	c arch.Config
@@ -205,12 +205,12 @@ func (g *geglu) Hyper() *arch.Config { return &g.c }
 func TestOpenUnsupportedOption(t *testing.T) {
 	m := openModel(t)
 	g := &geglu{Model: m.Arch, c: *m.Arch.Hyper()}
-	g.c.Act = arch.GeGLU
+	g.c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32, Gating: arch.GateSigmoid}
 	mg := *m
 	mg.Arch = g
 	for _, be := range []string{"scalar", "simd", "pool", "auto"} {
 		_, err := Open(&mg, Config{Backend: be})
-		if want := "qwen3: the CPU backend does not run GeGLU"; err == nil || err.Error() != want {
+		if want := "qwen3: the CPU backend does not run mixture of experts (sigmoid gating)"; err == nil || err.Error() != want {
 			t.Errorf("%s: err = %v, want %q", be, err, want)
 		}
 	}

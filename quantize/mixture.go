@@ -37,6 +37,7 @@ type Mixture struct {
 var mixtures = []Mixture{
 	{"Q4_0", 2, gguf.TensorQ4_0},
 	{"Q4_1", 3, gguf.TensorQ4_1},
+	{"MXFP4_MOE", 38, gguf.TensorMXFP4},
 	{"Q5_0", 8, gguf.TensorQ5_0},
 	{"Q5_1", 9, gguf.TensorQ5_1},
 	{"Q2_K", 10, gguf.TensorQ2_K},

@@ -256,10 +256,10 @@ func (s *state) tensorType(t Tensor, pure bool) (gguf.TensorType, error) {
 	return s.fallback(t, typ)
 }
 
-// rules is llama_tensor_get_type_impl for the Qwen3, Qwen3-MoE, Qwen2 and
-// Llama architectures (not Falcon; the 70B type of the last two) and the
-// mixtures of this package; the branches for the IQ1/IQ2/IQ3 mixtures,
-// MXFP4 and the ternary types are left out. An expert stack
+// rules is llama_tensor_get_type_impl for every architecture but Falcon
+// (the 70B type as the family says, family.Quant) and the mixtures of this
+// package; the branches for the IQ1/IQ2/IQ3 mixtures and the ternary types
+// are left out. An expert stack
 // (ffn_gate_exps, ffn_up_exps, ffn_down_exps) is ruled as its layer's
 // dense matrix of the same category: llama.cpp reads its layer from its
 // name, which is the count the rules keep with one stack a layer.
@@ -268,6 +268,13 @@ func (s *state) rules(t Tensor, typ gguf.TensorType) gguf.TensorType {
 	gqa := s.model.gqa()
 	c := categoryOf(t.Name)
 	switch {
+	case ft == "MXFP4_MOE":
+		// Expert stacks (a third dimension over 1) MXFP4, every other
+		// matrix Q8_0, the output head included.
+		typ = gguf.TensorQ8_0
+		if c != catOutput && !(s.tied && c == catTokenEmbd) && len(t.Shape) > 2 && t.Shape[2] > 1 {
+			typ = gguf.TensorMXFP4
+		}
 	case c == catOutput || (s.tied && c == catTokenEmbd):
 		// The output head, or the token embedding that serves as one.
 		if nx := t.Shape[0]; nx%uint64(typ.BlockSize()) != 0 {

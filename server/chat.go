@@ -12,7 +12,6 @@ import (
 	"inferno/chat"
 	"inferno/engine"
 	"inferno/parser"
-	"inferno/structured"
 )
 
 // chatCompletions serves POST /v1/chat/completions: the messages are
@@ -48,14 +47,16 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	if e != nil {
 		return e
 	}
+	if tc.spec != nil && m.format() != parser.Qwen {
+		return badRequest("tool_choice", "tool_choice %s is not supported for this model's reply format (%s) yet: use \"auto\"", describeChoice(tc), m.format())
+	}
 	cs, e := chatConstraint(&req, tc)
 	if e != nil {
 		return e
 	}
-	popts := parser.Options{
-		Reasoning:        m.Reasoning,
-		StartInReasoning: m.Reasoning && structured.ThinkingAfter(prompt) == structured.InThinking,
-		Tools:            tc.parse,
+	p, err := parser.New(m.replyOptions(prompt, tc.parse))
+	if err != nil {
+		return &apiError{Status: http.StatusInternalServerError, Message: err.Error()}
 	}
 	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)
 	if e != nil {
@@ -77,10 +78,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	id := requestID("chatcmpl-")
 	g.info.id = id
 	if req.Stream {
-		s.streamChat(w, g, id, &req, popts)
+		s.streamChat(w, g, id, &req, p)
 		return nil
 	}
-	var text strings.Builder
+	var content, reasoning strings.Builder
+	add := func(d parser.Delta) {
+		content.WriteString(d.Content)
+		reasoning.WriteString(d.Reasoning)
+	}
 	var lps []tokenLogprob
 	for {
 		ev, ok := g.next()
@@ -90,28 +95,29 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 		if ev.Err != nil {
 			return failure(ev.Err)
 		}
-		text.WriteString(ev.Text)
+		add(p.Add(ev.Text))
 		if ev.HasToken && req.Logprobs {
 			lps = append(lps, m.chatLogprob(ev.Token))
 		}
 		if ev.Finish != "" {
 			break
 		}
-		if tc.oneCall && tc.parse && firstCallDone(text.String(), popts) {
+		if tc.oneCall && tc.parse && len(p.ToolCalls()) > 0 {
 			g.finish = engine.FinishStop // parallel_tool_calls: false
 			break
 		}
 	}
-	content, reasoning, calls := parser.Parse(text.String(), popts)
+	add(p.Finish())
+	calls := p.ToolCalls()
 	if tc.oneCall && len(calls) > 1 {
 		calls = calls[:1]
 	}
 	msg := &responseMessage{Role: "assistant"}
-	if content != "" || len(calls) == 0 {
-		msg.Content = &content
+	if c := content.String(); c != "" || len(calls) == 0 {
+		msg.Content = &c
 	}
-	if reasoning != "" {
-		msg.ReasoningContent = &reasoning
+	if r := reasoning.String(); r != "" {
+		msg.ReasoningContent = &r
 	}
 	finish := g.finish
 	if len(calls) > 0 {
@@ -138,7 +144,7 @@ const fingerprint = "inferno"
 // streamChat streams a chat completion as chunks: the role first, then
 // content, reasoning and tool-call deltas, the finish reason, the usage
 // when asked for, and [DONE].
-func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req *chatRequest, popts parser.Options) {
+func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req *chatRequest, p parser.Parser) {
 	out := newSSE(w)
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	chunk := func(d *chatDelta, lp *chatLogprobs, finish *string) chatResponse {
@@ -148,7 +154,6 @@ func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req
 	if out.send(chunk(&chatDelta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
 		return
 	}
-	p := parser.New(popts)
 	calls := 0
 	send := func(d parser.Delta, lp *chatLogprobs, finish *string) error {
 		delta := &chatDelta{}
@@ -283,12 +288,15 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 		return "", e
 	}
 	opts := chat.Options{Tools: req.Tools, AddGenerationPrompt: true, ContinueFinalMessage: req.ContinueFinalMessage}
-	if len(req.ChatTemplateKwargs) > 0 {
+	if len(req.ChatTemplateKwargs) > 0 || req.ReasoningEffort != nil {
 		// Raw values keep their key order and number types in the template.
-		opts.Kwargs = make(map[string]any, len(req.ChatTemplateKwargs))
+		opts.Kwargs = make(map[string]any, len(req.ChatTemplateKwargs)+1)
 		for k, v := range req.ChatTemplateKwargs {
 			opts.Kwargs[k] = v
 		}
+	}
+	if e := reasoningEffort(req, opts.Kwargs); e != nil {
+		return "", e
 	}
 	if req.AddGenerationPrompt != nil {
 		opts.AddGenerationPrompt = *req.AddGenerationPrompt
@@ -306,6 +314,24 @@ func renderChat(m *Model, req *chatRequest) (string, *apiError) {
 		return "", badRequest("messages", "the chat template failed on these messages: %v", err)
 	}
 	return text, nil
+}
+
+// reasoningEffort checks the request's reasoning_effort and passes it to
+// the template as the variable reasoning_effort (gpt-oss's template reads
+// it), as vLLM does, unless chat_template_kwargs sets that variable itself.
+func reasoningEffort(req *chatRequest, kwargs map[string]any) *apiError {
+	if req.ReasoningEffort == nil {
+		return nil
+	}
+	switch v := *req.ReasoningEffort; v {
+	case "low", "medium", "high":
+		if _, ok := kwargs["reasoning_effort"]; !ok {
+			kwargs["reasoning_effort"] = v
+		}
+		return nil
+	default:
+		return badRequest("reasoning_effort", "reasoning_effort %q is not one of low, medium, high", v)
+	}
 }
 
 // toolArguments returns a tool call's arguments as JSON text: a string

@@ -44,6 +44,7 @@ type chatRequest struct {
 	ContinueFinalMessage bool                       `json:"continue_final_message"`
 	ChatTemplateKwargs   map[string]json.RawMessage `json:"chat_template_kwargs"`
 	ParallelToolCalls    *bool                      `json:"parallel_tool_calls"`
+	ReasoningEffort      *string                    `json:"reasoning_effort"` // low, medium or high
 	structuredFields
 }
 

@@ -28,7 +28,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"inferno/chat"
+	"inferno/parser"
 	"inferno/scheduler"
+	"inferno/structured"
 	"inferno/tokenizer"
 )
 
@@ -94,8 +96,12 @@ type Model struct {
 	Template *chat.Template
 	// EOG holds the ids that end generation.
 	EOG map[int32]bool
-	// Reasoning: the model writes its reasoning between <think> and
-	// </think>, returned apart as reasoning_content.
+	// Format is the format of the model's replies, which package parser
+	// splits into content, reasoning_content and tool calls; empty: Plain.
+	Format parser.Format
+	// Reasoning: the model writes its reasoning between the tags of its
+	// format (Format.ThinkTags: <think> and </think> for Qwen), returned
+	// apart as reasoning_content. Harmony's reasoning needs no tags.
 	Reasoning bool
 	// Context is the most positions a sequence may hold.
 	Context int
@@ -113,6 +119,27 @@ type Model struct {
 	EmbedTokens func(text string) []int32
 
 	maxTokenBytes int // the most bytes a token stands for; set by SetModel
+}
+
+// format returns the model's reply format.
+func (m *Model) format() parser.Format {
+	if m.Format == "" {
+		return parser.Plain
+	}
+	return m.Format
+}
+
+// replyOptions returns the options of the parser of a chat reply to
+// prompt, tool calls parsed when tools is set.
+func (m *Model) replyOptions(prompt string, tools bool) parser.Options {
+	f := m.format()
+	return parser.Options{
+		Format:    f,
+		Reasoning: m.Reasoning,
+		// Only Qwen3's templates open the reasoning in the prompt.
+		StartInReasoning: m.Reasoning && f == parser.Qwen && structured.ThinkingAfter(prompt) == structured.InThinking,
+		Tools:            tools,
+	}
 }
 
 // Server answers the API. Until SetModel is called, /health answers 503

@@ -18,6 +18,7 @@ import (
 	"inferno/chat"
 	"inferno/engine/enginetest"
 	"inferno/model"
+	"inferno/parser"
 	"inferno/scheduler"
 )
 
@@ -60,12 +61,18 @@ type serverOpts struct {
 	delay    time.Duration
 	log      io.Writer     // the server's log (nil: discarded)
 	config   func(*Config) // changes the server's configuration
+	format   parser.Format // the model's reply format ("": Qwen, the GGUF's)
+	template string        // the chat template ("": the GGUF's, Qwen3's)
 }
 
 func newTestServer(t testing.TB, o serverOpts) *testServer {
 	t.Helper()
 	m := tinyModel(t)
-	tmpl, err := chat.New(m.ChatTemplate, "", "<|im_end|>")
+	src := m.ChatTemplate
+	if o.template != "" {
+		src = o.template
+	}
+	tmpl, err := chat.New(src, "", "<|im_end|>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +81,9 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 	}
 	if o.ctx == 0 {
 		o.ctx = 4096
+	}
+	if o.format == "" {
+		o.format = parser.Qwen
 	}
 	script := m.Tokenizer.Encode(o.reply)
 	im, _ := m.Tokenizer.TokenID("<|im_end|>")
@@ -89,7 +99,7 @@ func newTestServer(t testing.TB, o serverOpts) *testServer {
 		t.Fatal(err)
 	}
 	ts.model = &Model{Name: "tiny", Aliases: []string{"tiny-alias"}, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
-		Reasoning: true, Context: o.ctx, Vocab: m.Arch.Hyper().Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
+		Format: o.format, Reasoning: true, Context: o.ctx, Vocab: m.Arch.Hyper().Vocab, Scheduler: ts.sched, Created: time.Unix(1700000000, 0)}
 	if o.log == nil {
 		o.log = io.Discard
 	}

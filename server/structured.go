@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	"inferno/grammar"
@@ -333,7 +332,7 @@ func compilerFor(m *Model) *structured.Compiler {
 // thinkingOf says where a chat reply starts with respect to the model's
 // reasoning, from the rendered prompt (structured.ThinkingAfter).
 func thinkingOf(m *Model, prompt string) structured.Thinking {
-	if !m.Reasoning {
+	if !m.Reasoning || m.format() != parser.Qwen {
 		return structured.NoThinking
 	}
 	return structured.ThinkingAfter(prompt)
@@ -379,16 +378,6 @@ func constraintError(param string, err error) *apiError {
 	e := badRequest(param, "%s: %v", param, err)
 	e.Code = "invalid_grammar"
 	return e
-}
-
-// firstCallDone reports whether the reply so far ends with a complete
-// tool call (for parallel_tool_calls: false under tool_choice "auto").
-func firstCallDone(text string, popts parser.Options) bool {
-	if !strings.HasSuffix(strings.TrimRight(text, " \t\r\n"), "</tool_call>") {
-		return false
-	}
-	_, _, calls := parser.Parse(text, popts)
-	return len(calls) > 0
 }
 
 // completionConstraint returns the constraint a completions request asks

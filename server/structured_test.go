@@ -27,6 +27,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"inferno/chat"
+	"inferno/parser"
 	"inferno/placement"
 	"inferno/scheduler"
 )
@@ -53,7 +54,7 @@ func modelServer(t testing.TB) *testServer {
 		t.Fatal(err)
 	}
 	ts := &testServer{sched: sched}
-	ts.model = &Model{Name: "tiny", Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG, Reasoning: true,
+	ts.model = &Model{Name: "tiny", Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG, Format: parser.Qwen, Reasoning: true,
 		Context: b.MaxLen(), Vocab: br.Vocab(), Scheduler: sched, Created: time.Unix(1700000000, 0)}
 	ts.srv = New(Config{Queue: 64, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}) // serve's default --queue: with none, a request that arrives while the last case's sequences still hold their slots gets 503
 	ts.srv.SetModel(ts.model)

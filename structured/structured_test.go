@@ -94,7 +94,7 @@ func TestToolCallsMatchTheParser(t *testing.T) {
 		if !con.Done() {
 			t.Fatalf("parallel %v: not done", parallel)
 		}
-		_, _, calls := parser.Parse(text, parser.Options{Tools: true})
+		_, _, calls, _ := parser.Parse(text, parser.Options{Format: parser.Qwen, Tools: true})
 		if len(calls) != map[bool]int{false: 1, true: 2}[parallel] || calls[0].Name != "get_weather" || calls[0].Arguments != `{"city":"Paris","days":3}` {
 			t.Errorf("parallel %v: parsed %+v", parallel, calls)
 		}

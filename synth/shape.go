@@ -60,6 +60,15 @@ func Resolve(opts Options) (family.Preset, error) {
 			custom = true
 		}
 	}
+	if f, _ := family.Lookup(c.Arch); f != nil {
+		// Options that depend on the shape (Gemma's embedding scale).
+		f.Options(c)
+	}
+	if c.Local != nil && len(c.Local) != c.Layers {
+		// The preset's sliding-window layers repeat with a period
+		// (arch.SWAPattern): keep it over the new number of layers.
+		c.Local = arch.SWAPattern(c.Layers, swaPeriod(found.Config.Local))
+	}
 	if s.Untied && c.TiedOutput {
 		c.TiedOutput = false
 		custom = true
@@ -83,6 +92,17 @@ func Resolve(opts Options) (family.Preset, error) {
 		return family.Preset{}, fmt.Errorf("synth: %w", err)
 	}
 	return p, nil
+}
+
+// swaPeriod returns the period n of local, arch.SWAPattern(len(local), n);
+// 0 when local is nil or has none.
+func swaPeriod(local []bool) int {
+	for n := 2; n <= len(local); n++ {
+		if slices.Equal(local, arch.SWAPattern(len(local), n)) {
+			return n
+		}
+	}
+	return 0
 }
 
 // mixtureOf returns the mixture and pure flag opts ask for.
@@ -133,9 +153,11 @@ type spec struct {
 
 // specs lists the tensors of a model of c in file order: the tensors its
 // roles name (arch.Config.LayerRoles), in the order the forward pass reads
-// them. Embeddings are small (std 0.02, as trained models have);
-// projections have std 1/sqrt(fan-in) so activations keep their scale
-// through a layer; norm gains are 1 ± 0.1 and biases in [0, 0.2]; the
+// them, named as the family's files name them (arch.Config.TensorName), Q,
+// K and V and the gate and up matrices fused where c says so. Embeddings
+// are small (std 0.02, as trained models have); projections have std
+// 1/sqrt(fan-in) so activations keep their scale through a layer; norm
+// gains are 1 ± 0.1, biases and attention sinks in [0, 0.2]; the
 // final norm's gain is large enough that logits have a spread of about 5,
 // so the top token wins by a margin of order 1.
 func specs(c *arch.Config) []spec {
@@ -158,13 +180,21 @@ func specs(c *arch.Config) []spec {
 	roles := c.LayerRoles()
 	for i := range c.Layers {
 		for _, r := range roles {
-			name := r.Tensor(i)
+			name := c.TensorName(r, i)
 			rows, cols, experts := c.Shape(r)
 			switch {
-			case r.Vector() && strings.HasSuffix(name, ".bias"):
-				s = append(s, nrm(name, rows*cols*experts, 0.1, 1))
+			case c.FusedQKV && r == arch.RoleQ:
+				// Q, K and V as one matrix (Phi-3), written where Q is.
+				s = append(s, spec{name: fmt.Sprintf("blk.%d.attn_qkv.weight", i), kind: matrix, rows: c.QDim() + 2*c.KVDim(), cols: cols, std: 1 / math.Sqrt(float64(cols))})
+			case c.FusedQKV && (r == arch.RoleK || r == arch.RoleV):
+			case c.FusedGateUp && r == arch.RoleGate:
+				// The gate and up matrices as one, the gate's rows first.
+				s = append(s, spec{name: fmt.Sprintf("blk.%d.ffn_up.weight", i), kind: matrix, rows: 2 * c.FFN, cols: cols, std: 1 / math.Sqrt(float64(cols))})
+			case c.FusedGateUp && r == arch.RoleUp:
+			case r.Vector() && (strings.HasSuffix(name, ".bias") || r == arch.RoleSinks):
+				s = append(s, stacked(nrm(name, rows*experts, 0.1, 1), experts))
 			case r.Vector():
-				s = append(s, nrm(name, rows*cols*experts, 1, 0.1))
+				s = append(s, stacked(nrm(name, rows*experts, 1, 0.1), experts))
 			case experts > 1:
 				s = append(s, spec{name: name, kind: matrix, rows: experts * rows, cols: cols, std: 1 / math.Sqrt(float64(cols)), experts: experts})
 			default:
@@ -179,8 +209,19 @@ func specs(c *arch.Config) []spec {
 	return s
 }
 
+// stacked makes s the vectors of experts experts, one after another: a
+// 2-D tensor of experts rows (one vector when experts is 1).
+func stacked(s spec, experts int) spec {
+	if experts > 1 {
+		s.experts = experts
+	}
+	return s
+}
+
 func (s spec) shape() []uint64 {
 	switch {
+	case s.kind != matrix && s.experts > 0:
+		return []uint64{uint64(s.cols / s.experts), uint64(s.experts)}
 	case s.kind != matrix:
 		return []uint64{uint64(s.cols)}
 	case s.experts > 0:
@@ -206,11 +247,26 @@ func keys(c *arch.Config) []keyValue {
 		{a + "rope.freq_base", float32(c.Rope.Theta)},
 		{a + "attention.layer_norm_rms_epsilon", c.Eps},
 	}
+	if c.AttnScale != 0 {
+		kv = append(kv, keyValue{a + "attention.scale", c.AttnScale})
+	}
+	if c.RopeDims != 0 && c.RopeDims != c.HeadDim {
+		kv = append(kv, keyValue{a + "rope.dimension_count", uint32(c.RopeDims)})
+	}
 	switch r := c.Rope; r.Scaling {
 	case arch.ScaleLinear, arch.ScaleYaRN:
 		kv = append(kv, keyValue{a + "rope.scaling.type", r.Scaling.String()}, keyValue{a + "rope.scaling.factor", float32(r.Factor)})
 		if r.OrigContext > 0 {
 			kv = append(kv, keyValue{a + "rope.scaling.original_context_length", uint32(r.OrigContext)})
+		}
+		if r.Scaling == arch.ScaleYaRN {
+			kv = append(kv, keyValue{a + "rope.scaling.yarn_beta_fast", float32(r.BetaFast)}, keyValue{a + "rope.scaling.yarn_beta_slow", float32(r.BetaSlow)})
+		}
+	}
+	if c.Window > 0 {
+		kv = append(kv, keyValue{a + "attention.sliding_window", uint32(c.Window)})
+		if c.LocalRope.Theta != 0 {
+			kv = append(kv, keyValue{a + "rope.freq_base_swa", float32(c.LocalRope.Theta)})
 		}
 	}
 	return kv

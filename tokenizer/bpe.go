@@ -167,7 +167,7 @@ func (t *Tokenizer) bpeLarge(dst []int32, word string) []int32 {
 	if len(syms) > 0 {
 		syms[len(syms)-1].next = -1
 	}
-	var h mergeHeap
+	var h minHeap[bpeMerge]
 	for i := 0; i+1 < len(syms); i++ {
 		if r, id := t.merges.lookup(syms[i].id, syms[i+1].id); r != noRank {
 			h.push(bpeMerge{r, int32(i), id})
@@ -208,10 +208,10 @@ func (t *Tokenizer) bpeLarge(dst []int32, word string) []int32 {
 	return dst
 }
 
-// mergeHeap is a binary min-heap of candidate merges.
-type mergeHeap []bpeMerge
+// minHeap is a binary min-heap of candidate merges.
+type minHeap[T interface{ less(T) bool }] []T
 
-func (h *mergeHeap) push(m bpeMerge) {
+func (h *minHeap[T]) push(m T) {
 	*h = append(*h, m)
 	s := *h
 	for i := len(s) - 1; i > 0; {
@@ -224,7 +224,7 @@ func (h *mergeHeap) push(m bpeMerge) {
 	}
 }
 
-func (h *mergeHeap) pop() bpeMerge {
+func (h *minHeap[T]) pop() T {
 	s := *h
 	top := s[0]
 	last := len(s) - 1

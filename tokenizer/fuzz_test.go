@@ -40,7 +40,7 @@ func FuzzEncode(f *testing.F) {
 		}
 		want := norm.NFC.String(s)
 		hasAdded := false
-		for text := range tok.added {
+		for text := range tok.added.ids {
 			if strings.Contains(s, text) {
 				hasAdded = true
 				break

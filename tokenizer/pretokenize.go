@@ -145,8 +145,15 @@ func nextPiece(s string, i, digits int) int {
 		}
 		return j
 	}
-	// c is whitespace here. Find the whitespace run [i, end), the end of the
-	// last newline in it, and the start of its last rune.
+	return spaceEnd(s, i)
+}
+
+// spaceEnd returns the end of the pre-token that starts with the
+// whitespace at s[i], by the alternatives \s*[\r\n]+|\s+(?!\S)|\s+ that
+// end the split expressions of this package, tried in order.
+func spaceEnd(s string, i int) int {
+	// Find the whitespace run [i, end), the end of the last newline in it,
+	// and the start of its last rune.
 	end, lastNL, lastStart, runes := i, -1, i, 0
 	for end < len(s) {
 		k, n := classAt(s, end)
@@ -184,15 +191,9 @@ func letterRun(s string, j int) int {
 	return j
 }
 
-// preTokenize splits s into pre-tokens with up to digits numbers in a row
-// (nextPiece). It is used by tests; Encode walks the pieces with nextPiece
-// directly.
+// preTokenize splits s into pre-tokens by the Qwen2 expression with up to
+// digits numbers in a row (nextPiece). It is used by tests; Encode walks
+// the pieces with splitter.next directly.
 func preTokenize(s string, digits int) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		j := nextPiece(s, i, digits)
-		out = append(out, s[i:j])
-		i = j
-	}
-	return out
+	return splitter{digits: digits}.split(s)
 }

@@ -1,12 +1,17 @@
-// Package tokenizer implements the byte-level BPE tokenizer used by Qwen2 and
-// Qwen3 models (GGUF tokenizer.ggml.model "gpt2" with
-// tokenizer.ggml.pre "qwen2").
+// Package tokenizer implements the tokenizers of GGUF models: byte-level
+// BPE (GGUF tokenizer.ggml.model "gpt2", as Qwen, Llama 3, gpt-oss,
+// Mistral's tekken and Phi-4 have) and SentencePiece BPE with byte
+// fallback ("llama", as Gemma has).
 //
-// It reproduces the Hugging Face tokenizers pipeline of the Qwen3
-// tokenizer.json: added (special) tokens are split off the raw text first,
-// the text between them is NFC-normalized, split into pre-tokens by the
-// Qwen2 regular expression, mapped to GPT-2's byte-level alphabet, and
-// encoded by BPE merges in rank order.
+// It reproduces the Hugging Face tokenizers pipeline of the models'
+// tokenizer.json. For byte-level BPE: added (special) tokens are split off
+// the raw text first, the text between them is normalized (NFC where the
+// tokenizer has it), split into pre-tokens by the family's regular
+// expression (tokenizer.ggml.pre), mapped to GPT-2's byte-level alphabet,
+// and encoded by BPE merges in rank order. For SentencePiece BPE, spaces
+// become U+2581 and the text between added tokens is merged as one word,
+// by token scores, characters without a token falling back to byte tokens
+// (spm.go).
 //
 // A Tokenizer is safe for concurrent use by multiple goroutines.
 // A StreamDecoder is not.
@@ -16,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -34,11 +38,22 @@ const (
 	TypeByte        = 6
 )
 
+// Tokenizer models, as GGUF names them in tokenizer.ggml.model.
+const (
+	ModelByteLevel = "gpt2"  // byte-level BPE with merges
+	ModelSPM       = "llama" // SentencePiece BPE with scores and byte fallback
+)
+
 // Config holds the tokenizer data found in GGUF metadata.
 type Config struct {
+	// Model is the tokenizer model (tokenizer.ggml.model): ModelByteLevel,
+	// which "" also means, or ModelSPM.
+	Model string
+
 	// Tokens maps token ids to token text (tokenizer.ggml.tokens). Normal
-	// tokens are byte-level encoded, as in GGUF and tokenizer.json;
-	// control and user-defined tokens are plain text.
+	// tokens of a byte-level vocabulary are byte-level encoded, as in GGUF
+	// and tokenizer.json; those of a SentencePiece vocabulary have U+2581
+	// for spaces; control and user-defined tokens are plain text.
 	Tokens []string
 
 	// Types holds the type of each token (tokenizer.ggml.token_type), one of
@@ -47,15 +62,33 @@ type Config struct {
 	Types []int32
 
 	// Merges lists the BPE merges (tokenizer.ggml.merges) in rank order,
-	// each as the two token texts separated by a single space.
+	// each as the two token texts separated by a single space. Byte-level
+	// vocabularies need them; SentencePiece ones merge by Scores instead.
 	Merges []string
 
-	// Pre names the pre-tokenizer (tokenizer.ggml.pre): "qwen2" (Qwen2
-	// and Qwen3: NFC normalization, then the Qwen2 split) or "llama-bpe"
-	// (Llama 3: no normalization, numbers split in threes, and a
-	// pre-token that is a token of its own taken whole, before merges);
-	// "" means "qwen2".
+	// Scores holds the score of each token (tokenizer.ggml.scores): a
+	// SentencePiece vocabulary needs them, as long as Tokens. Merges that
+	// make a token of higher score go first.
+	Scores []float32
+
+	// Pre names the pre-tokenizer of a byte-level vocabulary
+	// (tokenizer.ggml.pre), one of PreTokenizers(): "qwen2", "llama-bpe",
+	// "gpt-4o", "tekken" and their aliases. "" means "qwen2".
+	// SentencePiece vocabularies have none; Pre is ignored for them.
 	Pre string
+
+	// AddSpacePrefix, for a SentencePiece vocabulary, puts a space before
+	// each span of text between added tokens, as llama.cpp does with
+	// tokenizer.ggml.add_space_prefix (Llama 2 and Mistral 7B have it,
+	// Gemma not).
+	AddSpacePrefix bool
+
+	// BOS is the id of the beginning-of-sequence token
+	// (tokenizer.ggml.bos_token_id), and AddBOS says that a prompt should
+	// start with it (tokenizer.ggml.add_bos_token). BOS is only read when
+	// AddBOS is set.
+	BOS    int32
+	AddBOS bool
 }
 
 // A Tokenizer converts between text and token ids.
@@ -63,15 +96,15 @@ type Tokenizer struct {
 	tokens []string
 	types  []int32
 
-	vocab  map[string]int32 // text of BPE tokens (every type except control and user-defined)
-	added  map[string]int32 // text of control and user-defined tokens
-	byteID [256]int32       // token for each single byte, or -1
+	vocab  map[string]int32 // text of byte-level BPE tokens (every type not in added)
+	byteID [256]int32       // byte-level token for each single byte, or -1
 	merges *mergeTable
 
-	// Added-token matching: candidates by first byte, longest first.
-	special      [256][]addedToken
-	specialFirst [256]bool
-	hasSpecial   bool
+	// Added tokens, matched in the raw text before anything else.
+	added added
+
+	// SentencePiece model; nil for byte-level BPE.
+	spm *spmModel
 
 	// Decoded bytes of every token: pieces[offs[id]:offs[id+1]].
 	pieces []byte
@@ -79,10 +112,11 @@ type Tokenizer struct {
 
 	cache wordCache
 
-	// The pre-tokenizer's settings (Config.Pre).
-	digits       int  // numbers a pre-token holds in a row
-	nfc          bool // the text is NFC-normalized
-	ignoreMerges bool // a pre-token in the vocabulary is one token
+	// The pre-tokenizer of byte-level BPE (Config.Pre).
+	pre preTokenizer
+
+	bos    int32
+	addBOS bool
 }
 
 // Limits of the word cache.
@@ -117,24 +151,11 @@ func (c *wordCache) put(word string, ids []int32) {
 	c.mu.Unlock()
 }
 
-// addedToken is a control or user-defined token matched in raw text.
-type addedToken struct {
-	text string
-	id   int32
-}
-
-// New returns a Tokenizer for cfg. It reports an error if the
-// pre-tokenizer is not supported, if Types does not match Tokens, or if a
-// merge is malformed or names a token that is not in the vocabulary.
+// New returns a Tokenizer for cfg. It reports an error if the model or
+// pre-tokenizer is not supported, if Types or Scores do not match Tokens,
+// if a merge is malformed or names a token that is not in the vocabulary,
+// or if AddBOS is set with a BOS that is not a token.
 func New(cfg Config) (*Tokenizer, error) {
-	digits, nfc, ignoreMerges := 1, true, false
-	switch cfg.Pre {
-	case "", "qwen2":
-	case "llama-bpe":
-		digits, nfc, ignoreMerges = 3, false, true
-	default:
-		return nil, fmt.Errorf("tokenizer: unsupported pre-tokenizer %q (want \"qwen2\" or \"llama-bpe\")", cfg.Pre)
-	}
 	if len(cfg.Tokens) == 0 {
 		return nil, errors.New("tokenizer: empty vocabulary")
 	}
@@ -144,13 +165,17 @@ func New(cfg Config) (*Tokenizer, error) {
 	if cfg.Types != nil && len(cfg.Types) != len(cfg.Tokens) {
 		return nil, fmt.Errorf("tokenizer: %d token types for %d tokens", len(cfg.Types), len(cfg.Tokens))
 	}
+	if cfg.AddBOS && (cfg.BOS < 0 || int(cfg.BOS) >= len(cfg.Tokens)) {
+		return nil, fmt.Errorf("tokenizer: BOS token %d is not in the vocabulary of %d tokens", cfg.BOS, len(cfg.Tokens))
+	}
 	t := &Tokenizer{
 		tokens: slices.Clone(cfg.Tokens),
 		types:  make([]int32, len(cfg.Tokens)),
-		vocab:  make(map[string]int32, len(cfg.Tokens)),
-		added:  make(map[string]int32),
-
-		digits: digits, nfc: nfc, ignoreMerges: ignoreMerges,
+		bos:    cfg.BOS,
+		addBOS: cfg.AddBOS,
+	}
+	if !t.addBOS {
+		t.bos = -1
 	}
 	for id, text := range cfg.Tokens {
 		typ := int32(TypeNormal)
@@ -165,17 +190,45 @@ func New(cfg Config) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer: token %d (%q): invalid token type %d", id, text, typ)
 		}
 		t.types[id] = typ
-		if text == "" {
+	}
+
+	var err error
+	switch cfg.Model {
+	case "", ModelByteLevel:
+		err = t.initByteLevel(cfg)
+	case ModelSPM:
+		err = t.initSPM(cfg)
+	default:
+		err = fmt.Errorf("tokenizer: unsupported tokenizer model %q (want %q, byte-level BPE, or %q, SentencePiece BPE)", cfg.Model, ModelByteLevel, ModelSPM)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// initByteLevel sets up byte-level BPE: the pre-tokenizer, the vocabulary,
+// the merges, the added tokens and the decoded bytes of the tokens.
+func (t *Tokenizer) initByteLevel(cfg Config) error {
+	name := cfg.Pre
+	if name == "" {
+		name = "qwen2"
+	}
+	pre, ok := preTokenizers[name]
+	if !ok {
+		return fmt.Errorf("tokenizer: unsupported pre-tokenizer %q (want one of %s)", cfg.Pre, preTokenizerNames())
+	}
+	t.pre = pre
+	t.vocab = make(map[string]int32, len(cfg.Tokens))
+	for id, text := range cfg.Tokens {
+		if text == "" || isAdded(t.types[id]) {
 			continue
 		}
-		m := t.vocab
-		if isAdded(typ) {
-			m = t.added
-		}
-		if _, dup := m[text]; !dup {
-			m[text] = int32(id)
+		if _, dup := t.vocab[text]; !dup {
+			t.vocab[text] = int32(id)
 		}
 	}
+	t.added = newAdded(cfg.Tokens, t.types, nil)
 
 	for b := range 256 {
 		t.byteID[b] = t.lookupBPE(string(byteToRune[b]))
@@ -186,7 +239,7 @@ func New(cfg Config) (*Tokenizer, error) {
 	for rank, m := range cfg.Merges {
 		a, b, ok := strings.Cut(m, " ")
 		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, fmt.Errorf("tokenizer: merge %d (%q): want two tokens separated by one space", rank, m)
+			return fmt.Errorf("tokenizer: merge %d (%q): want two tokens separated by one space", rank, m)
 		}
 		ab = append(append(ab[:0], a...), b...)
 		ida, idb, idm := t.lookupBPE(a), t.lookupBPE(b), t.lookupBPE(string(ab))
@@ -202,22 +255,7 @@ func New(cfg Config) (*Tokenizer, error) {
 			t.merges.insert(ida, idb, int32(rank), idm)
 			continue
 		}
-		return nil, fmt.Errorf("tokenizer: merge %d (%q): token %q not in vocabulary", rank, m, missing)
-	}
-
-	for text, id := range t.added {
-		t.special[text[0]] = append(t.special[text[0]], addedToken{text, id})
-		t.specialFirst[text[0]] = true
-		t.hasSpecial = true
-	}
-	for i := range t.special {
-		s := t.special[i]
-		sort.Slice(s, func(a, b int) bool {
-			if len(s[a].text) != len(s[b].text) {
-				return len(s[a].text) > len(s[b].text)
-			}
-			return s[a].text < s[b].text
-		})
+		return fmt.Errorf("tokenizer: merge %d (%q): token %q not in vocabulary", rank, m, missing)
 	}
 
 	t.offs = make([]uint32, len(cfg.Tokens)+1)
@@ -230,16 +268,18 @@ func New(cfg Config) (*Tokenizer, error) {
 			t.pieces = byteLevelDecode(t.pieces, text)
 		}
 		if len(t.pieces) > 1<<32-1 {
-			return nil, errors.New("tokenizer: token text too large")
+			return errors.New("tokenizer: token text too large")
 		}
 		t.offs[id+1] = uint32(len(t.pieces))
 	}
-	return t, nil
+	return nil
 }
 
 // isAdded reports whether tokens of type typ are matched verbatim in the
 // input before pre-tokenization, like the added tokens of tokenizer.json.
-func isAdded(typ int32) bool { return typ == TypeControl || typ == TypeUserDefined }
+func isAdded(typ int32) bool {
+	return typ == TypeControl || typ == TypeUserDefined || typ == TypeUnknown
+}
 
 // lookupBPE returns the id of a BPE token, falling back to added tokens, or
 // -1 if text is not in the vocabulary.
@@ -247,7 +287,7 @@ func (t *Tokenizer) lookupBPE(text string) int32 {
 	if id, ok := t.vocab[text]; ok {
 		return id
 	}
-	if id, ok := t.added[text]; ok {
+	if id, ok := t.added.ids[text]; ok {
 		return id
 	}
 	return -1
@@ -257,11 +297,15 @@ func (t *Tokenizer) lookupBPE(text string) int32 {
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
 // TokenID returns the id of the token whose text is exactly text, such as
-// "<|im_end|>" or "Ġthe". Control and user-defined tokens take precedence
-// over normal tokens with the same text.
+// "<|im_end|>" or "Ġthe". Control, user-defined and unknown tokens take
+// precedence over normal tokens with the same text.
 func (t *Tokenizer) TokenID(text string) (int32, bool) {
-	if id, ok := t.added[text]; ok {
+	if id, ok := t.added.ids[text]; ok {
 		return id, true
+	}
+	if t.spm != nil {
+		id, ok := t.spm.vocab[text]
+		return id, ok
 	}
 	id, ok := t.vocab[text]
 	return id, ok
@@ -284,54 +328,54 @@ func (t *Tokenizer) TokenType(id int32) int32 {
 	return t.types[id]
 }
 
+// BOS returns the beginning-of-sequence token and whether a prompt should
+// start with it (GGUF tokenizer.ggml.add_bos_token; Gemma and Llama 3 say
+// so). id is -1 when add is false.
+func (t *Tokenizer) BOS() (id int32, add bool) { return t.bos, t.addBOS }
+
+// PrependBOS returns ids with the BOS token in front if the model wants one
+// and ids does not already start with it (a chat template may write it).
+func (t *Tokenizer) PrependBOS(ids []int32) []int32 {
+	if !t.addBOS || len(ids) > 0 && ids[0] == t.bos {
+		return ids
+	}
+	return append([]int32{t.bos}, ids...)
+}
+
 // Encode returns the token ids for text.
 //
-// Control and user-defined tokens are recognized in the raw text (at each
-// position the longest one wins) and emitted as their single id. Each span
-// of text between them is NFC-normalized, pre-tokenized and BPE-encoded.
+// Added tokens (control, user-defined and unknown) are recognized in the
+// raw text (at each position the longest one wins) and emitted as their
+// single id. Each span of text between them is normalized, pre-tokenized
+// and BPE-encoded. Encode does not add BOS; see PrependBOS.
 //
 // Encode never fails. Invalid UTF-8 bytes are encoded as their byte tokens,
 // so DecodeBytes(Encode(s)) reproduces the normalized bytes of s exactly.
-// Bytes that have no token in the vocabulary are dropped.
-func (t *Tokenizer) Encode(text string) []int32 {
+// Bytes that have no token in the vocabulary are dropped (or, with
+// SentencePiece, become the unknown token).
+func (t *Tokenizer) Encode(text string) []int32 { return t.encode(text, true) }
+
+// EncodeOrdinary is like Encode but treats the text of control and unknown
+// tokens as ordinary text, so that "<|im_end|>" in untrusted input is
+// encoded as several normal tokens rather than as the control token, as
+// Hugging Face tokenizers do with split_special_tokens. User-defined
+// tokens (tokenizer.json's added tokens that are not special, such as
+// Gemma's "\n" and Qwen's "<think>") are still matched.
+func (t *Tokenizer) EncodeOrdinary(text string) []int32 { return t.encode(text, false) }
+
+// encode is Encode, with control and unknown tokens matched if special.
+func (t *Tokenizer) encode(text string, special bool) []int32 {
 	ids := make([]int32, 0, len(text)/4+1)
 	for len(text) > 0 {
-		i, tok := t.findSpecial(text)
+		i, n, id := t.added.find(text, t.types, special)
 		ids = t.encodeOrdinary(ids, text[:i])
-		if tok == nil {
+		if n == 0 {
 			break
 		}
-		ids = append(ids, tok.id)
-		text = text[i+len(tok.text):]
+		ids = append(ids, id)
+		text = text[i+n:]
 	}
 	return ids
-}
-
-// EncodeOrdinary is like Encode but treats control and user-defined token
-// text as ordinary text, so that "<|im_end|>" in untrusted input is encoded
-// as several normal tokens rather than as the control token.
-func (t *Tokenizer) EncodeOrdinary(text string) []int32 {
-	return t.encodeOrdinary(make([]int32, 0, len(text)/4+1), text)
-}
-
-// findSpecial returns the position and identity of the leftmost-longest
-// added token in s, or len(s), nil if there is none.
-func (t *Tokenizer) findSpecial(s string) (int, *addedToken) {
-	if !t.hasSpecial {
-		return len(s), nil
-	}
-	for i := 0; i < len(s); i++ {
-		if !t.specialFirst[s[i]] {
-			continue
-		}
-		cands := t.special[s[i]]
-		for k := range cands {
-			if strings.HasPrefix(s[i:], cands[k].text) {
-				return i, &cands[k]
-			}
-		}
-	}
-	return len(s), nil
 }
 
 // encodeOrdinary appends the ids for text that contains no added tokens.
@@ -339,11 +383,14 @@ func (t *Tokenizer) encodeOrdinary(ids []int32, text string) []int32 {
 	if text == "" {
 		return ids
 	}
-	if t.nfc {
+	if t.spm != nil {
+		return t.spmEncode(ids, text)
+	}
+	if t.pre.nfc {
 		text = norm.NFC.String(text)
 	}
 	for i := 0; i < len(text); {
-		j := nextPiece(text, i, t.digits)
+		j := t.pre.split.next(text, i)
 		ids = t.encodeWord(ids, text[i:j])
 		i = j
 	}
@@ -368,7 +415,7 @@ func (t *Tokenizer) encodeWord(ids []int32, word string) []int32 {
 // token whose byte-level text is the whole pre-token, if there is one,
 // else its BPE encoding.
 func (t *Tokenizer) bpeWord(ids []int32, word string) []int32 {
-	if t.ignoreMerges && len(word) > 1 {
+	if t.pre.ignoreMerges && len(word) > 1 {
 		var buf [2 * cacheMaxWord]byte
 		text := buf[:0]
 		for i := 0; i < len(word); i++ {
@@ -398,8 +445,9 @@ func (t *Tokenizer) piece(id int32) []byte {
 
 // DecodeBytes returns the raw bytes that ids stand for. Byte-level tokens
 // become the bytes they encode, control and user-defined tokens their text,
-// and unused tokens and out-of-range ids nothing. The result need not be
-// valid UTF-8.
+// and unused tokens and out-of-range ids nothing; in a SentencePiece
+// vocabulary U+2581 becomes a space and a byte token <0xXX> its byte. The
+// result need not be valid UTF-8.
 func (t *Tokenizer) DecodeBytes(ids []int32) []byte {
 	n := 0
 	for _, id := range ids {
@@ -414,7 +462,11 @@ func (t *Tokenizer) DecodeBytes(ids []int32) []byte {
 
 // Decode returns the text that ids stand for, as DecodeBytes does, with each
 // ill-formed UTF-8 subsequence replaced by U+FFFD the way Hugging Face
-// tokenizers (Rust's String::from_utf8_lossy) replaces it.
+// tokenizers' byte-level decoder (Rust's String::from_utf8_lossy) replaces
+// it. Byte tokens of a SentencePiece vocabulary are bytes like any other,
+// so a character split across them decodes whole; where such bytes are
+// ill-formed, Hugging Face's ByteFallback decoder writes one U+FFFD per
+// byte token, Decode (and transformers.js) one per ill-formed subsequence.
 func (t *Tokenizer) Decode(ids []int32) string {
 	return lossyString(t.DecodeBytes(ids))
 }

@@ -253,11 +253,19 @@ func TestSpecialTokens(t *testing.T) {
 	}
 }
 
+// TestEncodeOrdinary: control tokens in the text are encoded as ordinary
+// text, user-defined ones (<think> is not special in Qwen3's
+// tokenizer.json) still as themselves, as Hugging Face tokenizers does with
+// split_special_tokens.
 func TestEncodeOrdinary(t *testing.T) {
 	tok := loadQwen3(t)
 	s := "say <|im_end|> and <think>"
 	ids := tok.EncodeOrdinary(s)
-	for _, id := range ids {
+	think, _ := tok.TokenID("<think>")
+	if ids[len(ids)-1] != think {
+		t.Errorf("EncodeOrdinary(%q) = %v, want <think> (%d) last", s, ids, think)
+	}
+	for _, id := range ids[:len(ids)-1] {
 		if typ := tok.TokenType(id); typ != TypeNormal {
 			t.Errorf("EncodeOrdinary(%q) = %v: token %d has type %d", s, ids, id, typ)
 		}
@@ -379,7 +387,7 @@ func TestNewErrors(t *testing.T) {
 		t.Fatalf("New(valid) = %v", err)
 	}
 	for name, mod := range map[string]func(*Config){
-		"unsupported pre":  func(c *Config) { c.Pre = "llama3" },
+		"unsupported pre":  func(c *Config) { c.Pre = "falcon" },
 		"empty vocabulary": func(c *Config) { c.Tokens, c.Types = nil, nil },
 		"types length":     func(c *Config) { c.Types = c.Types[:3] },
 		"bad type":         func(c *Config) { c.Types[5] = 42 },

@@ -282,8 +282,8 @@ func cpuQKV(sc *scalar.Scalar, row []float32, c attnCase, pos int, qg, kg []floa
 	v = append([]float32(nil), row[qd+kd:qd+2*kd]...)
 	sc.RMSNorm(q, q, qg, eps)
 	sc.RMSNorm(k, k, kg, eps)
-	sc.RoPE(q, []int32{int32(pos)}, c.h, c.hd, &arch.Rope{Theta: theta})
-	sc.RoPE(k, []int32{int32(pos)}, c.kvh, c.hd, &arch.Rope{Theta: theta})
+	sc.RoPE(q, []int32{int32(pos)}, c.h, c.hd, c.hd, &arch.Rope{Theta: theta})
+	sc.RoPE(k, []int32{int32(pos)}, c.kvh, c.hd, c.hd, &arch.Rope{Theta: theta})
 	return q, k, v
 }
 

@@ -32,12 +32,15 @@ type Batched struct {
 // blocks blocks of blockSize positions of element type kv; each sequence
 // may hold up to maxLen positions (0 or more than the model's context
 // length: that length). The pool's memory is mapped at once and backed
-// as blocks fill; Close releases it.
+// as blocks fill; Close releases it. A LongRoPE model runs with the
+// factors that maxLen chooses (arch.ForContext): the long ones when it
+// exceeds the original context.
 func NewBatched(m arch.Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvcache.Type) (*Batched, error) {
 	c := m.Hyper()
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
 	}
+	m = arch.ForContext(m, maxLen)
 	if err := Check(m, ops); err != nil {
 		return nil, err
 	}

@@ -17,9 +17,15 @@ import (
 
 // Features are the options of package arch this package executes: those
 // of arch.Dense, attention without QK-norm, Q/K/V biases, normal
-// (adjacent pairs) RoPE, Llama 3's RoPE frequency scaling and mixtures of
-// experts with softmax gating.
-const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3 | arch.FeatMoESoftmax
+// (adjacent pairs) RoPE, partial RoPE, linear, YaRN, Llama 3's and
+// LongRoPE scaling, GeGLU and OpenAI's clamped SwiGLU, mixtures of experts with
+// softmax gating (over all experts or the top k) and biases, a scaled
+// embedding, an attention scale, sinks and sliding windows, an attention
+// output bias and post-norms.
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLinear |
+	arch.FeatRopeYaRN | arch.FeatRopeLlama3 | arch.FeatGeGLU | arch.FeatSwiGLUOAI | arch.FeatMoESoftmax |
+	arch.FeatMoESoftmaxTopK | arch.FeatMoEBias | arch.FeatAttnScale | arch.FeatEmbedScale | arch.FeatPostNorm |
+	arch.FeatOutBias | arch.FeatSinks | arch.FeatSWA | arch.FeatPartialRope | arch.FeatRopeLongRoPE
 
 // model is what a pass reads of an arch.Model, looked up once.
 type model struct {
@@ -162,6 +168,11 @@ func (p *pass) forward() {
 		// Validated by the caller, and the matrix type at load: no error here.
 		_ = numfmt.DequantizeRow(x[t*c.Hidden:(t+1)*c.Hidden], m.w.Embed.Row(int(id)), m.w.Embed.Type, c.Hidden)
 	}
+	if c.EmbedScale != 0 {
+		for i := range x {
+			x[i] *= c.EmbedScale
+		}
+	}
 	for _, st := range m.plan {
 		p.step(st, x)
 	}
@@ -204,21 +215,46 @@ func (p *pass) step(st arch.Step, x []float32) {
 		p.attention(st.Layer, l)
 	case arch.OpOut:
 		p.ops.MatMul(out, l.Matrix(arch.RoleO), p.s.att[:n*c.QDim()], n)
-		p.ops.Add(x, out)
+		if c.OutBias {
+			p.addBias(out, l.Vector(arch.RoleOBias))
+		}
+		p.residual(x, out, l.Vector(arch.RoleAttnPostNorm))
 	case arch.OpGateUp:
 		p.ops.RMSNorm(h, x, l.Vector(arch.RoleFFNNorm), c.Eps)
 		gate, up := p.s.gate[:n*c.FFN], p.s.up[:n*c.FFN]
 		p.ops.MatMul(gate, l.Matrix(arch.RoleGate), h, n)
 		p.ops.MatMul(up, l.Matrix(arch.RoleUp), h, n)
-		p.ops.SwiGLU(gate, gate, up)
+		p.glu(gate, up)
 	case arch.OpDown:
 		p.ops.MatMul(out, l.Matrix(arch.RoleDown), p.s.gate[:n*c.FFN], n)
-		p.ops.Add(x, out)
+		p.residual(x, out, l.Vector(arch.RoleFFNPostNorm))
 	case arch.OpMoE:
 		p.moe(st.Layer, l, x)
 	default:
 		// check refuses a plan with other operations before a pass runs.
 		panic(fmt.Sprintf("forward: unknown operation %v", st.Op))
+	}
+}
+
+// residual adds a sub-layer's output out to the residual stream x: as it
+// is, or with Config.PostNorm normalized and multiplied by postNorm (the
+// sub-layer's post-norm gains), in place.
+func (p *pass) residual(x, out, postNorm []float32) {
+	if p.m.c.PostNorm {
+		p.ops.RMSNorm(out, out, postNorm, p.m.c.Eps)
+	}
+	p.ops.Add(x, out)
+}
+
+// glu computes the gated activation of Config.Act into gate.
+func (p *pass) glu(gate, up []float32) {
+	switch p.m.c.Act {
+	case arch.GeGLU:
+		p.ops.GeGLU(gate, gate, up)
+	case arch.SwiGLUOAI:
+		p.ops.SwiGLUOAI(gate, gate, up)
+	default:
+		p.ops.SwiGLU(gate, gate, up)
 	}
 }
 
@@ -230,10 +266,11 @@ func (p *pass) addBias(x, bias []float32) {
 }
 
 // attention normalizes (with QK-norm) and rotates the batch's queries and
-// keys (in the scratch buffers q and k), stores the keys and values of
-// layer i in their sequences' blocks (an F16 cache rounds them as it
-// stores them), and computes each token's attention over its sequence into
-// att.
+// keys (in the scratch buffers q and k) with layer i's RoPE, stores the
+// keys and values of layer i in their sequences' blocks (an F16 cache
+// rounds them as it stores them), and computes each token's attention
+// over its sequence (its window on a local layer, with the layer's sinks)
+// into att.
 func (p *pass) attention(i int, l *arch.Layer) {
 	c := p.m.c
 	s, b := p.s, p.b
@@ -243,8 +280,13 @@ func (p *pass) attention(i int, l *arch.Layer) {
 		p.ops.RMSNorm(q, q, l.Vector(arch.RoleQNorm), c.Eps)
 		p.ops.RMSNorm(k, k, l.Vector(arch.RoleKNorm), c.Eps)
 	}
-	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, &c.Rope)
-	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, &c.Rope)
+	rope, rot := c.LayerRope(i), c.RotaryDims()
+	p.ops.RoPE(q, b.Pos, c.Heads, c.HeadDim, rot, rope)
+	p.ops.RoPE(k, b.Pos, c.KVHeads, c.HeadDim, rot, rope)
+	opt := backend.AttnOpts{Scale: c.AttnScale, Window: c.LayerWindow(i)}
+	if c.Sinks {
+		opt.Sinks = l.Vector(arch.RoleSinks)
+	}
 	att := s.att[:n*c.QDim()]
 	if p.kv.Type() == kvcache.F16 {
 		kc, vc := p.kv.LayerF16(i)
@@ -252,14 +294,14 @@ func (p *pass) attention(i int, l *arch.Layer) {
 			p.ops.ToF16(kc[sp.dst:sp.dst+sp.n], k[sp.src:sp.src+sp.n])
 			p.ops.ToF16(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
 		}
-		p.ops.AttentionF16(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim)
+		p.ops.AttentionF16(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
 	} else {
 		kc, vc := p.kv.LayerF32(i)
 		for _, sp := range p.spans() {
 			copy(kc[sp.dst:sp.dst+sp.n], k[sp.src:sp.src+sp.n])
 			copy(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
 		}
-		p.ops.Attention(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim)
+		p.ops.Attention(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
 	}
 }
 

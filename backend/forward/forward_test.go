@@ -11,6 +11,7 @@ import (
 	"inferno/backend"
 	"inferno/backend/forward"
 	"inferno/backend/forward/forwardtest"
+	"inferno/backend/internal/glutest"
 	"inferno/backend/pool"
 	"inferno/backend/scalar"
 	"inferno/backend/simd"
@@ -44,12 +45,15 @@ func newModel(c arch.Config, seed uint64) *model {
 		return &arch.Weight{Name: r.Tensor(layer), Type: gguf.TensorF32, Rows: rows * experts, Cols: cols, Data: data}
 	}
 	vector := func(r arch.Role) []float32 {
-		n, _, _ := c.Shape(r)
-		v := make([]float32, n)
+		rows, _, experts := c.Shape(r)
+		v := make([]float32, rows*experts)
 		for i := range v {
 			switch r {
-			case arch.RoleQBias, arch.RoleKBias, arch.RoleVBias:
+			case arch.RoleQBias, arch.RoleKBias, arch.RoleVBias, arch.RoleOBias, arch.RoleRouterBias,
+				arch.RoleExpertGateBias, arch.RoleExpertUpBias, arch.RoleExpertDownBias:
 				v[i] = float32(0.5 * rng.NormFloat64())
+			case arch.RoleSinks:
+				v[i] = float32(1 + rng.NormFloat64())
 			default:
 				v[i] = float32(1 + 0.1*rng.NormFloat64())
 			}
@@ -85,7 +89,10 @@ func small() arch.Config {
 
 // reference computes the logits of every position of tokens in float64,
 // straight from the description: the computation of package arch's doc
-// comment, one token at a time.
+// comment, one token at a time, with the options of arch.Config as
+// transformers computes them (Gemma 3's scaled embeddings, post-norms and
+// sliding windows with a RoPE of their own, gpt-oss's sinks and output
+// bias, partial RoPE, YaRN).
 func reference(m *model, tokens []int32) [][]float64 {
 	c, w := &m.c, &m.w
 	row := func(wt *arch.Weight, r int) []float64 {
@@ -127,29 +134,51 @@ func reference(m *model, tokens []int32) [][]float64 {
 			copy(x[h:h+c.HeadDim], f(x[h:h+c.HeadDim]))
 		}
 	}
-	rope := func(pos int) func([]float64) []float64 {
+	rope := func(r *arch.Rope, pos int) func([]float64) []float64 {
 		return func(x []float64) []float64 {
-			half := c.HeadDim / 2
+			d := c.HeadDim // the rotated values of a head
+			if c.RopeDims != 0 {
+				d = c.RopeDims
+			}
+			half := d / 2
 			y := append([]float64(nil), x...)
 			for i := range half {
-				a := float64(pos) * refFreq(&c.Rope, i, c.HeadDim)
+				a := float64(pos) * refFreq(r, i, d)
+				m := refMscale(r)
 				j, k := i, i+half // NeoX: rotate_half
-				if c.Rope.Style == arch.RopeNormal {
+				if r.Style == arch.RopeNormal {
 					j, k = 2*i, 2*i+1
 				}
-				y[j] = x[j]*math.Cos(a) - x[k]*math.Sin(a)
-				y[k] = x[j]*math.Sin(a) + x[k]*math.Cos(a)
+				y[j] = x[j]*math.Cos(a)*m - x[k]*math.Sin(a)*m
+				y[k] = x[j]*math.Sin(a)*m + x[k]*math.Cos(a)*m
 			}
 			return y
 		}
+	}
+	scaleAttn := 1 / math.Sqrt(float64(c.HeadDim))
+	if c.AttnScale != 0 {
+		scaleAttn = float64(c.AttnScale)
 	}
 	keys := make([][][]float64, c.Layers)
 	values := make([][][]float64, c.Layers)
 	var out [][]float64
 	for pos, tok := range tokens {
 		x := row(w.Embed, int(tok))
+		if c.EmbedScale != 0 {
+			for j := range x {
+				x[j] *= float64(c.EmbedScale)
+			}
+		}
 		for i := range w.Layers {
 			l := &w.Layers[i]
+			// The layer's RoPE and window, from the configuration's fields.
+			r, window := &c.Rope, 0
+			if c.Local != nil && c.Local[i] {
+				window = c.Window
+				if c.LocalRope.Theta != 0 {
+					r = &c.LocalRope
+				}
+			}
 			h := rmsnorm(x, l.Vector(arch.RoleAttnNorm))
 			q, k, v := matvec(l.Matrix(arch.RoleQ), h), matvec(l.Matrix(arch.RoleK), h), matvec(l.Matrix(arch.RoleV), h)
 			if c.Bias {
@@ -161,47 +190,71 @@ func reference(m *model, tokens []int32) [][]float64 {
 				perHead(q, func(x []float64) []float64 { return rmsnorm(x, l.Vector(arch.RoleQNorm)) })
 				perHead(k, func(x []float64) []float64 { return rmsnorm(x, l.Vector(arch.RoleKNorm)) })
 			}
-			perHead(q, rope(pos))
-			perHead(k, rope(pos))
+			perHead(q, rope(r, pos))
+			perHead(k, rope(r, pos))
 			keys[i], values[i] = append(keys[i], k), append(values[i], v)
 			att := make([]float64, c.QDim())
+			lo := 0 // the first position the window holds
+			if window > 0 {
+				lo = max(0, pos-window+1)
+			}
 			for hd := range c.Heads {
 				kv := hd / (c.Heads / c.KVHeads) * c.HeadDim
 				qh := q[hd*c.HeadDim : (hd+1)*c.HeadDim]
-				scores := make([]float64, pos+1)
-				top := math.Inf(-1)
-				for s := range scores {
+				// transformers' eager attention: the masked logits, and
+				// gpt-oss's sink as one more column of the softmax.
+				var scores []float64
+				for s := lo; s <= pos; s++ {
+					var dot float64
 					for j, a := range qh {
-						scores[s] += a * keys[i][s][kv+j]
+						dot += a * keys[i][s][kv+j]
 					}
-					scores[s] /= math.Sqrt(float64(c.HeadDim))
-					top = max(top, scores[s])
+					scores = append(scores, dot*scaleAttn)
+				}
+				if c.Sinks {
+					scores = append(scores, float64(l.Vector(arch.RoleSinks)[hd]))
+				}
+				top := math.Inf(-1)
+				for _, sc := range scores {
+					top = max(top, sc)
 				}
 				var sum float64
 				for s := range scores {
 					scores[s] = math.Exp(scores[s] - top)
 					sum += scores[s]
 				}
-				for s, p := range scores {
+				for s := lo; s <= pos; s++ {
 					for j := range c.HeadDim {
-						att[hd*c.HeadDim+j] += p / sum * values[i][s][kv+j]
+						att[hd*c.HeadDim+j] += scores[s-lo] / sum * values[i][s][kv+j]
 					}
 				}
 			}
-			for j, o := range matvec(l.Matrix(arch.RoleO), att) {
-				x[j] += o
+			o := matvec(l.Matrix(arch.RoleO), att)
+			if c.OutBias {
+				add(o, l.Vector(arch.RoleOBias))
+			}
+			if c.PostNorm {
+				o = rmsnorm(o, l.Vector(arch.RoleAttnPostNorm))
+			}
+			for j := range o {
+				x[j] += o[j]
 			}
 			h = rmsnorm(x, l.Vector(arch.RoleFFNNorm))
+			var d []float64
 			if c.MoE.Enabled() {
-				refMoE(c, l, h, x, matvec)
-				continue
+				d = refMoE(c, l, h, matvec)
+			} else {
+				g, u := matvec(l.Matrix(arch.RoleGate), h), matvec(l.Matrix(arch.RoleUp), h)
+				for j := range g {
+					g[j] = refAct(c.Act, g[j], u[j])
+				}
+				d = matvec(l.Matrix(arch.RoleDown), g)
 			}
-			g, u := matvec(l.Matrix(arch.RoleGate), h), matvec(l.Matrix(arch.RoleUp), h)
-			for j := range g {
-				g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+			if c.PostNorm {
+				d = rmsnorm(d, l.Vector(arch.RoleFFNPostNorm))
 			}
-			for j, d := range matvec(l.Matrix(arch.RoleDown), g) {
-				x[j] += d
+			for j := range d {
+				x[j] += d[j]
 			}
 		}
 		out = append(out, matvec(w.Output, rmsnorm(x, w.OutputNorm)))
@@ -209,11 +262,62 @@ func reference(m *model, tokens []int32) [][]float64 {
 	return out
 }
 
-// refFreq returns the frequency of RoPE pair i: theta^(-2i/d), with
-// Llama 3's scaling as transformers' _compute_llama3_parameters computes
-// it, or divided by the file's frequency factor.
+// refAct returns the gated activation act(g) * u in float64, as
+// transformers computes it: silu, gelu_pytorch_tanh (in its form without
+// cancellation, x * sigmoid(2z)), gpt-oss's clamped SwiGLU.
+func refAct(a arch.Activation, g, u float64) float64 {
+	switch a {
+	case arch.GeGLU:
+		return glutest.GeLU(g) * u
+	case arch.SwiGLUOAI:
+		return glutest.SwiGLUOAI(g, u)
+	}
+	return g / (1 + math.Exp(-g)) * u
+}
+
+// refMscale returns the factor of cos and sin: YaRN's attention factor
+// (transformers' get_mscale), LongRoPE's, 1 otherwise.
+func refMscale(r *arch.Rope) float64 {
+	if r.Scaling == arch.ScaleLongRoPE {
+		return r.AttnFactor
+	}
+	if r.Scaling != arch.ScaleYaRN || r.Factor <= 1 {
+		return 1
+	}
+	return 0.1*math.Log(r.Factor) + 1
+}
+
+// refFreq returns the frequency of RoPE pair i of d rotated values:
+// theta^(-2i/d); divided by the factor with linear scaling; with YaRN's
+// as transformers' _compute_yarn_parameters computes it (truncate as
+// !NoTruncate); with Llama 3's as its _compute_llama3_parameters computes
+// it, or divided by the file's frequency factor; with LongRoPE's as its
+// _compute_longrope_parameters, divided by the long or short factor.
 func refFreq(r *arch.Rope, i, d int) float64 {
 	f := 1 / math.Pow(r.Theta, float64(2*i)/float64(d))
+	switch r.Scaling {
+	case arch.ScaleLinear:
+		return f / r.Factor
+	case arch.ScaleLongRoPE:
+		if r.Long {
+			return f / float64(r.LongFactors[i])
+		}
+		return f / float64(r.ShortFactors[i])
+	case arch.ScaleYaRN:
+		corr := func(rot float64) float64 {
+			return float64(d) * math.Log(float64(r.OrigContext)/(rot*2*math.Pi)) / (2 * math.Log(r.Theta))
+		}
+		low, high := corr(r.BetaFast), corr(r.BetaSlow)
+		if !r.NoTruncate {
+			low, high = math.Floor(low), math.Ceil(high)
+		}
+		low, high = max(low, 0), min(high, float64(d-1))
+		if low == high {
+			high += 0.001
+		}
+		extrapolation := 1 - min(max((float64(i)-low)/(high-low), 0), 1)
+		return f/r.Factor*(1-extrapolation) + f*extrapolation
+	}
 	if r.Scaling != arch.ScaleLlama3 {
 		return f
 	}
@@ -346,10 +450,6 @@ func TestRefused(t *testing.T) {
 	}{
 		{func(c *arch.Config) { c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 32, Gating: arch.GateSigmoid} },
 			"test: the CPU backend does not run mixture of experts (sigmoid gating)"},
-		{func(c *arch.Config) {
-			c.Rope = arch.Rope{Style: arch.RopeNormal, Theta: 5e5, Scaling: arch.ScaleYaRN, Factor: 4, OrigContext: 32}
-		}, "test: the CPU backend does not run YaRN RoPE scaling"},
-		{func(c *arch.Config) { c.Act = arch.GeGLU }, "test: the CPU backend does not run GeGLU"},
 	} {
 		c := small()
 		tc.edit(&c)

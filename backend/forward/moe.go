@@ -107,6 +107,11 @@ func (p *pass) moe(i int, l *arch.Layer, x []float32) {
 	h := p.s.h[:n*c.Hidden]
 	p.ops.RMSNorm(h, x, l.Vector(arch.RoleFFNNorm), c.Eps)
 	p.ops.MatMul(ms.scores[:n*mc.Experts], l.Matrix(arch.RoleRouter), h, n)
+	var gateBias, upBias, downBias []float32
+	if mc.Bias {
+		p.addBias(ms.scores[:n*mc.Experts], l.Vector(arch.RoleRouterBias))
+		gateBias, upBias, downBias = l.Vector(arch.RoleExpertGateBias), l.Vector(arch.RoleExpertUpBias), l.Vector(arch.RoleExpertDownBias)
+	}
 	for t := range n {
 		ms.route(mc, t)
 	}
@@ -128,9 +133,16 @@ func (p *pass) moe(i int, l *arch.Layer, x []float32) {
 		gate, up := ms.gate[:m*mc.ExpertFFN], ms.up[:m*mc.ExpertFFN]
 		p.ops.MatMul(gate, &el.gate[e], hg, m)
 		p.ops.MatMul(up, &el.up[e], hg, m)
-		p.ops.SwiGLU(gate, gate, up)
+		if mc.Bias {
+			p.addBias(gate, gateBias[e*mc.ExpertFFN:(e+1)*mc.ExpertFFN])
+			p.addBias(up, upBias[e*mc.ExpertFFN:(e+1)*mc.ExpertFFN])
+		}
+		p.glu(gate, up)
 		out := ms.out[:m*c.Hidden]
 		p.ops.MatMul(out, &el.down[e], gate, m)
+		if mc.Bias {
+			p.addBias(out, downBias[e*c.Hidden:(e+1)*c.Hidden])
+		}
 		for j, ts := range routed {
 			t := int(ts) / mc.TopK
 			w := ms.weights[ts]
@@ -140,14 +152,16 @@ func (p *pass) moe(i int, l *arch.Layer, x []float32) {
 			}
 		}
 	}
-	p.ops.Add(x, sum)
+	p.residual(x, sum, l.Vector(arch.RoleFFNPostNorm))
 }
 
 // route picks token t's experts from its router logits (ms.scores): the
 // TopK largest, the lowest index first among equals, as torch.topk and
 // llama.cpp's argsort pick them; their weights are the softmax over all
-// experts, renormalized over the chosen ones with NormTopK (computed in
-// float64 from the logits: the softmax's denominator cancels then).
+// experts, renormalized over the chosen ones with NormTopK, or the
+// softmax over the chosen ones' logits with GateSoftmaxTopK (the same
+// numbers: computed in float64 from the logits, the softmax's denominator
+// cancels).
 func (ms *moeScratch) route(mc *arch.MoE, t int) {
 	scores := ms.scores[t*mc.Experts : (t+1)*mc.Experts]
 	top := ms.top[:0]
@@ -169,7 +183,7 @@ func (ms *moeScratch) route(mc *arch.MoE, t int) {
 	ms.top = top
 	best := float64(top[0].score)
 	var total float64
-	if mc.NormTopK {
+	if mc.NormTopK || mc.Gating == arch.GateSoftmaxTopK {
 		for _, te := range top {
 			total += math.Exp(float64(te.score) - best)
 		}

@@ -17,14 +17,26 @@ import (
 	"inferno/kvcache"
 )
 
-// refMoE adds to x, in float64, the mixture-of-experts feed-forward of
-// layer l on its normed input h: the softmax of the router's logits, the
-// TopK best experts (the lowest index first among equals), their weights
-// renormalized with NormTopK, and the weighted sum of their SwiGLU
-// feed-forwards (transformers' Qwen3MoeSparseMoeBlock).
-func refMoE(c *arch.Config, l *arch.Layer, h, x []float64, matvec func(*arch.Weight, []float64) []float64) {
+// refMoE returns, in float64, the mixture-of-experts feed-forward of
+// layer l on its normed input h: the router's logits (plus its bias with
+// MoE.Bias); the TopK best experts (the lowest index first among equals);
+// their weights, the softmax over all experts renormalized with NormTopK
+// (transformers' Qwen3MoeSparseMoeBlock) or the softmax over the chosen
+// logits (GptOssTopKRouter); the weighted sum of their gated
+// feed-forwards, each product plus its expert's bias with MoE.Bias
+// (GptOssExperts).
+func refMoE(c *arch.Config, l *arch.Layer, h []float64, matvec func(*arch.Weight, []float64) []float64) []float64 {
 	mc := &c.MoE
 	logits := matvec(l.Matrix(arch.RoleRouter), h)
+	bias := func(x []float64, r arch.Role, e int) {
+		if mc.Bias {
+			b := l.Vector(r)[e*len(x) : (e+1)*len(x)]
+			for j := range x {
+				x[j] += float64(b[j])
+			}
+		}
+	}
+	bias(logits, arch.RoleRouterBias, 0)
 	top := math.Inf(-1)
 	for _, v := range logits {
 		top = max(top, v)
@@ -51,20 +63,26 @@ func refMoE(c *arch.Config, l *arch.Layer, h, x []float64, matvec func(*arch.Wei
 		rb := s.RowBytes()
 		return &arch.Weight{Type: s.Type, Rows: rows, Cols: s.Cols, Data: s.Data[e*rows*rb : (e+1)*rows*rb]}
 	}
+	out := make([]float64, c.Hidden)
 	for _, e := range idx {
 		w := probs[e]
-		if mc.NormTopK {
+		if mc.NormTopK || mc.Gating == arch.GateSoftmaxTopK {
 			w /= picked
 		}
 		g := matvec(expert(arch.RoleExpertGate, e, mc.ExpertFFN), h)
 		u := matvec(expert(arch.RoleExpertUp, e, mc.ExpertFFN), h)
+		bias(g, arch.RoleExpertGateBias, e)
+		bias(u, arch.RoleExpertUpBias, e)
 		for j := range g {
-			g[j] = g[j] / (1 + math.Exp(-g[j])) * u[j]
+			g[j] = refAct(c.Act, g[j], u[j])
 		}
-		for j, d := range matvec(expert(arch.RoleExpertDown, e, c.Hidden), g) {
-			x[j] += w * d
+		d := matvec(expert(arch.RoleExpertDown, e, c.Hidden), g)
+		bias(d, arch.RoleExpertDownBias, e)
+		for j := range d {
+			out[j] += w * d[j]
 		}
 	}
+	return out
 }
 
 // moeConfig is small() with a mixture of experts: 6 experts of width 40,

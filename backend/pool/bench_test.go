@@ -127,7 +127,7 @@ func BenchmarkAttention(b *testing.B) {
 				b.SetBytes(int64(2 * 4 * kv))
 				l := 0
 				for b.Loop() {
-					ops.Attention(out, q, k[l], v[l], seqs, c.pos+c.n, 16, 8, 128)
+					ops.Attention(out, q, k[l], v[l], seqs, c.pos+c.n, 16, 8, 128, backend.AttnOpts{})
 					l = (l + 1) % c.layers
 				}
 			})
@@ -137,7 +137,7 @@ func BenchmarkAttention(b *testing.B) {
 				b.SetBytes(int64(2 * 2 * kv))
 				l := 0
 				for b.Loop() {
-					ops.AttentionF16(out, q, kh[l], vh[l], seqs, c.pos+c.n, 16, 8, 128)
+					ops.AttentionF16(out, q, kh[l], vh[l], seqs, c.pos+c.n, 16, 8, 128, backend.AttnOpts{})
 					l = (l + 1) % c.layers
 				}
 			})
@@ -177,7 +177,7 @@ func BenchmarkAttentionBatch(b *testing.B) {
 		benchBackends(b, func(b *testing.B, ops backend.Ops) {
 			b.SetBytes(int64(2 * 4 * kv))
 			for b.Loop() {
-				ops.Attention(out, q, k, v, seqs, bs, 16, 8, 128)
+				ops.Attention(out, q, k, v, seqs, bs, 16, 8, 128, backend.AttnOpts{})
 			}
 		})
 	})
@@ -185,7 +185,7 @@ func BenchmarkAttentionBatch(b *testing.B) {
 		benchBackends(b, func(b *testing.B, ops backend.Ops) {
 			b.SetBytes(int64(2 * 2 * kv))
 			for b.Loop() {
-				ops.AttentionF16(out, q, kh, vh, seqs, bs, 16, 8, 128)
+				ops.AttentionF16(out, q, kh, vh, seqs, bs, 16, 8, 128, backend.AttnOpts{})
 			}
 		})
 	})

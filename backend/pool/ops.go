@@ -21,6 +21,8 @@ const (
 	jobRMSNorm                     // rows
 	jobRoPE                        // tokens
 	jobSwiGLU                      // elements
+	jobGeGLU                       // elements
+	jobSwiGLUOAI                   // elements
 	jobAdd                         // elements
 )
 
@@ -40,6 +42,8 @@ type job struct {
 	pos          []int32           // RoPE's positions
 	heads        int
 	nKV, headDim int
+	rotDims      int              // RoPE's rotated values a head
+	opt          backend.AttnOpts // attention's options
 	eps          float32
 	rope         *arch.Rope
 }
@@ -63,9 +67,9 @@ func (p *pool) do(id, c int) {
 	case jobMatMul:
 		ops.MatMulRows(j.y, j.w, &p.acts, i0, i1)
 	case jobAttention:
-		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, i0, i1)
+		ops.AttentionUnits(j.y, j.x, j.k, j.v, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, &j.opt, i0, i1)
 	case jobAttentionF16:
-		ops.AttentionUnitsF16(j.y, j.x, j.k16, j.v16, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, i0, i1)
+		ops.AttentionUnitsF16(j.y, j.x, j.k16, j.v16, j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, &j.opt, i0, i1)
 	case jobToF16:
 		ops.ToF16(j.h[i0:i1], j.x[i0:i1])
 	case jobRMSNorm:
@@ -73,9 +77,13 @@ func (p *pool) do(id, c int) {
 		ops.RMSNorm(j.y[i0*d:i1*d], j.x[i0*d:i1*d], j.g, j.eps)
 	case jobRoPE:
 		d := j.heads * j.headDim
-		ops.RoPE(j.x[i0*d:i1*d], j.pos[i0:i1], j.heads, j.headDim, j.rope)
+		ops.RoPE(j.x[i0*d:i1*d], j.pos[i0:i1], j.heads, j.headDim, j.rotDims, j.rope)
 	case jobSwiGLU:
 		ops.SwiGLU(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
+	case jobGeGLU:
+		ops.GeGLU(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
+	case jobSwiGLUOAI:
+		ops.SwiGLUOAI(j.y[i0:i1], j.x[i0:i1], j.g[i0:i1])
 	case jobAdd:
 		ops.Add(j.x[i0:i1], j.y[i0:i1])
 	}
@@ -123,33 +131,34 @@ func (o *Ops) MatMul(y []float32, w *backend.Weight, x []float32, n int) {
 }
 
 // Attention computes causal grouped-query attention for the query tokens
-// of seqs, split into the units of simd.Ops.AttentionUnits: (sequence,
-// query token, KV head), all the batch's sequences together.
-func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+// of seqs, with the options opt, split into the units of
+// simd.Ops.AttentionUnits: (sequence, query token, KV head), all the
+// batch's sequences together.
+func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt backend.AttnOpts) {
 	p := o.p
-	p.ops[0].AttentionUnits(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	p.ops[0].AttentionUnits(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt, 0, 0) // checks the arguments
 	units := attentionUnits(seqs, nKV)
 	if units == 0 {
 		return
 	}
 	j := p.start(jobAttention, units, max(1, units/(16*len(p.ops))))
 	j.y, j.x, j.k, j.v = out, q, k, v
-	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim = seqs, blockSize, nHeads, nKV, headDim
+	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, j.opt = seqs, blockSize, nHeads, nKV, headDim, opt
 	p.run()
 }
 
 // AttentionF16 is Attention with half-precision keys and values, split
 // the same way.
-func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
+func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt backend.AttnOpts) {
 	p := o.p
-	p.ops[0].AttentionUnitsF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, 0) // checks the arguments
+	p.ops[0].AttentionUnitsF16(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt, 0, 0) // checks the arguments
 	units := attentionUnits(seqs, nKV)
 	if units == 0 {
 		return
 	}
 	j := p.start(jobAttentionF16, units, max(1, units/(16*len(p.ops))))
 	j.y, j.x, j.k16, j.v16 = out, q, k, v
-	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim = seqs, blockSize, nHeads, nKV, headDim
+	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, j.opt = seqs, blockSize, nHeads, nKV, headDim, opt
 	p.run()
 }
 
@@ -196,20 +205,20 @@ func (o *Ops) RMSNorm(y, x, gain []float32, eps float32) {
 	p.run()
 }
 
-// RoPE rotates len(pos) tokens of nHeads heads in place, token t at
-// position pos[t], split by token.
-func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim int, rope *arch.Rope) {
+// RoPE rotates the first rotDims values of len(pos) tokens of nHeads
+// heads in place, token t at position pos[t], split by token.
+func (o *Ops) RoPE(x []float32, pos []int32, nHeads, headDim, rotDims int, rope *arch.Rope) {
 	p := o.p
 	n := len(pos)
 	if n*nHeads*headDim < minParallelElems || n < 2 {
-		p.ops[0].RoPE(x, pos, nHeads, headDim, rope)
+		p.ops[0].RoPE(x, pos, nHeads, headDim, rotDims, rope)
 		return
 	}
-	if headDim%2 != 0 || len(x) < n*nHeads*headDim {
-		panic(fmt.Sprintf("pool: RoPE of %d tokens of %d heads of %d values over %d values", n, nHeads, headDim, len(x)))
+	if rotDims < 2 || rotDims%2 != 0 || rotDims > headDim || len(x) < n*nHeads*headDim {
+		panic(fmt.Sprintf("pool: RoPE on %d of %d values of %d heads of %d tokens over %d values", rotDims, headDim, nHeads, n, len(x)))
 	}
 	j := p.start(jobRoPE, n, p.chunkSize(n, 1))
-	j.x, j.pos, j.heads, j.headDim, j.rope = x, pos, nHeads, headDim, rope
+	j.x, j.pos, j.heads, j.headDim, j.rotDims, j.rope = x, pos, nHeads, headDim, rotDims, rope
 	p.run()
 }
 
@@ -224,6 +233,33 @@ func (o *Ops) SwiGLU(out, gate, up []float32) {
 		panic(fmt.Sprintf("pool: SwiGLU of %d values with up %d into %d", len(gate), len(up), len(out)))
 	}
 	j := p.start(jobSwiGLU, len(gate), p.chunkSize(len(gate), 64))
+	j.y, j.x, j.g = out, gate, up
+	p.run()
+}
+
+// GeGLU computes out = gelu(gate) * up element-wise; out may alias gate.
+func (o *Ops) GeGLU(out, gate, up []float32) { o.glu(jobGeGLU, out, gate, up) }
+
+// SwiGLUOAI computes OpenAI's clamped SwiGLU element-wise; out may alias
+// gate.
+func (o *Ops) SwiGLUOAI(out, gate, up []float32) { o.glu(jobSwiGLUOAI, out, gate, up) }
+
+// glu runs a gated activation job, kind jobGeGLU or jobSwiGLUOAI, split
+// by ranges of elements when long.
+func (o *Ops) glu(kind jobKind, out, gate, up []float32) {
+	p := o.p
+	if len(gate) < minParallelElems {
+		if kind == jobGeGLU {
+			p.ops[0].GeGLU(out, gate, up)
+		} else {
+			p.ops[0].SwiGLUOAI(out, gate, up)
+		}
+		return
+	}
+	if len(up) < len(gate) || len(out) < len(gate) {
+		panic(fmt.Sprintf("pool: gated activation of %d values with up %d into %d", len(gate), len(up), len(out)))
+	}
+	j := p.start(kind, len(gate), p.chunkSize(len(gate), 64))
 	j.y, j.x, j.g = out, gate, up
 	p.run()
 }

@@ -9,6 +9,7 @@ import (
 	"inferno/arch"
 	"inferno/backend"
 	"inferno/backend/internal/attntest"
+	"inferno/backend/internal/glutest"
 	"inferno/backend/scalar"
 	"inferno/backend/simd"
 	"inferno/gguf"
@@ -65,7 +66,7 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 	}
 	for _, typ := range []gguf.TensorType{
 		gguf.TensorQ4_K, gguf.TensorQ6_K, gguf.TensorQ5_K, gguf.TensorQ3_K, gguf.TensorQ2_K, gguf.TensorIQ4_XS,
-		gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorQ4_1, gguf.TensorQ5_1,
+		gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorMXFP4, gguf.TensorQ4_1, gguf.TensorQ5_1,
 	} {
 		for _, sh := range []struct{ rows, cols int }{{40, 256}, {300, 512}} {
 			w := randWeight(t, rng, typ, sh.rows, sh.cols)
@@ -83,16 +84,20 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		v := randVec(rng, (c.pos+c.n)*c.kv*c.dim, 1)
 		out := make([]float32, len(q))
 		seqs := []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}
-		ops.Attention(out, q, k, v, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
+		ops.Attention(out, q, k, v, seqs, c.pos+c.n, c.heads, c.kv, c.dim, backend.AttnOpts{})
 		keep(out)
 		kh, vh := make([]uint16, len(k)), make([]uint16, len(v))
 		ops.ToF16(kh, k)
 		ops.ToF16(vh, v)
-		ops.AttentionF16(out, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
+		ops.AttentionF16(out, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim, backend.AttnOpts{})
 		keep(out)
 	}
-	for _, bs := range []int{16, 100} {
-		b := attntest.NewBatch(rng, attntest.Shape{Heads: 16, KV: 8, HeadDim: 128}, bs)
+	for k, bs := range []int{16, 100} {
+		sh := attntest.Shape{Heads: 16, KV: 8, HeadDim: 128}
+		b := attntest.NewBatch(rng, sh, bs)
+		keep(b.Run(ops, false))
+		keep(b.Run(ops, true))
+		b.Opt = attntest.RandomOpts(rng, sh, 3*k) // a window; all three options
 		keep(b.Run(ops, false))
 		keep(b.Run(ops, true))
 	}
@@ -107,10 +112,16 @@ func script(t *testing.T, ops backend.Ops) [][]float32 {
 		for i := range pos {
 			pos[i] = int32(17 + rng.IntN(5000))
 		}
-		ops.RoPE(z, pos, 8, 128, &arch.Rope{Theta: 1e6})
+		ops.RoPE(z, pos, 8, 128, 128, &arch.Rope{Theta: 1e6})
+		keep(z)
+		ops.RoPE(z, pos, 8, 128, 96, &arch.Rope{Theta: 1e4, Scaling: arch.ScaleYaRN, Factor: 4, OrigContext: 512})
 		keep(z)
 		out := make([]float32, n)
 		ops.SwiGLU(out, x, y)
+		keep(out)
+		ops.GeGLU(out, x, y)
+		keep(out)
+		ops.SwiGLUOAI(out, x, y)
 		keep(out)
 		ops.Add(x, y)
 		keep(x)
@@ -203,6 +214,8 @@ func TestAllocs(t *testing.T) {
 			ops, closeFn = o, o.Close
 		}
 		neox := &arch.Rope{Theta: 1e6}
+		yarn := &arch.Rope{Theta: 1e4, Scaling: arch.ScaleYaRN, Factor: 4, OrigContext: 512}
+		opt := backend.AttnOpts{Scale: 0.1, Window: 20, Sinks: g[:16]}
 		cases := []struct {
 			name string
 			f    func()
@@ -215,18 +228,23 @@ func TestAllocs(t *testing.T) {
 			{"MatMul Q4_K n=32", func() { ops.MatMul(y, w4, x, n) }},
 			{"MatMul Q6_K n=1", func() { ops.MatMul(y, w6, x, 1) }},
 			{"MatMul Q6_K n=32", func() { ops.MatMul(y, w6, x, n) }},
-			{"Attention n=1", func() { ops.Attention(att, q, k, v, one, 40+n, 16, 8, 128) }},
-			{"Attention n=32", func() { ops.Attention(att, q, k, v, all, 40+n, 16, 8, 128) }},
-			{"Attention batch", func() { ops.Attention(att, q, k, v, batch, 8, 16, 8, 128) }},
+			{"Attention n=1", func() { ops.Attention(att, q, k, v, one, 40+n, 16, 8, 128, backend.AttnOpts{}) }},
+			{"Attention n=32", func() { ops.Attention(att, q, k, v, all, 40+n, 16, 8, 128, backend.AttnOpts{}) }},
+			{"Attention batch", func() { ops.Attention(att, q, k, v, batch, 8, 16, 8, 128, backend.AttnOpts{}) }},
 			{"ToF16", func() { ops.ToF16(kh, k); ops.ToF16(vh, v) }},
 			{"ToF16 big", func() { ops.ToF16(bigh, big) }},
-			{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, one, 40+n, 16, 8, 128) }},
-			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, all, 40+n, 16, 8, 128) }},
-			{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 8, 16, 8, 128) }},
+			{"AttentionF16 n=1", func() { ops.AttentionF16(att, q, kh, vh, one, 40+n, 16, 8, 128, backend.AttnOpts{}) }},
+			{"AttentionF16 n=32", func() { ops.AttentionF16(att, q, kh, vh, all, 40+n, 16, 8, 128, backend.AttnOpts{}) }},
+			{"AttentionF16 batch", func() { ops.AttentionF16(att, q, kh, vh, batch, 8, 16, 8, 128, backend.AttnOpts{}) }},
+			{"Attention batch, options", func() { ops.Attention(att, q, k, v, batch, 8, 16, 8, 128, opt) }},
+			{"AttentionF16 batch, options", func() { ops.AttentionF16(att, q, kh, vh, batch, 8, 16, 8, 128, opt) }},
 			{"RMSNorm", func() { ops.RMSNorm(big2, big, g, 1e-6) }},
-			{"RoPE", func() { ops.RoPE(q, pos, 16, 128, neox) }},
-			{"RoPE one", func() { ops.RoPE(q, pos[:1], 16, 128, neox) }},
+			{"RoPE", func() { ops.RoPE(q, pos, 16, 128, 128, neox) }},
+			{"RoPE one", func() { ops.RoPE(q, pos[:1], 16, 128, 128, neox) }},
+			{"RoPE YaRN, partial", func() { ops.RoPE(q, pos, 16, 128, 64, yarn); ops.RoPE(q, pos, 16, 128, 128, neox) }},
 			{"SwiGLU", func() { ops.SwiGLU(big2, big, big) }},
+			{"GeGLU", func() { ops.GeGLU(big2, big, big) }},
+			{"SwiGLUOAI", func() { ops.SwiGLUOAI(big2, big, big) }},
 			{"Add", func() { ops.Add(big2, big) }},
 		}
 		for _, c := range cases {
@@ -264,6 +282,9 @@ func TestAttentionMatchesScalar(t *testing.T) {
 		for _, sh := range attntest.Shapes {
 			for _, bs := range []int{1, 16, 100} {
 				b := attntest.NewBatch(rng, sh, bs)
+				if bs != 16 {
+					b.Opt = attntest.RandomOpts(rng, sh, bs)
+				}
 				for _, f16 := range []bool{false, true} {
 					got, want := b.Run(ops, f16), b.Run(scalar, f16)
 					for i := range want {
@@ -284,6 +305,16 @@ func TestAttentionPanics(t *testing.T) {
 	ops := New(3)
 	defer ops.Close()
 	attntest.CheckPanics(t, ops)
+}
+
+// TestGatedActivations checks GeGLU and SwiGLUOAI, on 1 and 3 threads,
+// against float64.
+func TestGatedActivations(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		ops := New(threads)
+		glutest.Check(t, ops, 67)
+		ops.Close()
+	}
 }
 
 // TestRoPEPositions checks, on 1, 2 and 3 threads, RoPE over per-token

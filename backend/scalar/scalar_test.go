@@ -7,6 +7,7 @@ import (
 
 	"inferno/backend"
 	"inferno/backend/internal/attntest"
+	"inferno/backend/internal/glutest"
 	"inferno/numfmt"
 )
 
@@ -34,8 +35,8 @@ func TestAttentionF16(t *testing.T) {
 		want := make([]float32, len(q))
 		got := make([]float32, len(q))
 		seqs := []backend.SeqAttn{{N: c.n, Pos: c.pos, Table: []int32{0}}}
-		s.Attention(want, q, kf, vf, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
-		s.AttentionF16(got, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim)
+		s.Attention(want, q, kf, vf, seqs, c.pos+c.n, c.heads, c.kv, c.dim, backend.AttnOpts{})
+		s.AttentionF16(got, q, kh, vh, seqs, c.pos+c.n, c.heads, c.kv, c.dim, backend.AttnOpts{})
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
@@ -76,4 +77,9 @@ func TestAttentionPanics(t *testing.T) {
 // over consecutive positions.
 func TestRoPEPositions(t *testing.T) {
 	attntest.CheckRoPE(t, NewScalar(), 55)
+}
+
+// TestGatedActivations checks GeGLU and SwiGLUOAI against float64.
+func TestGatedActivations(t *testing.T) {
+	glutest.Check(t, NewScalar(), 57)
 }

@@ -62,21 +62,24 @@ func scoresF32(s []float32, sstride int, q []float32, hd, nh int, k, _ []float32
 // Attention computes causal grouped-query attention for the query tokens
 // of seqs over a paged cache, in one pass over each sequence's keys and
 // values with an online softmax. Keys are scored in chunks of attnChunk
-// positions counted from the sequence's start, whatever blocks hold them,
-// so a token's output has the same bits for every block size and block
-// table, and whatever the other sequences of the call.
-func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
-	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
-	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, units)
+// positions counted from the sequence's start, whatever blocks hold them
+// (with a window, from the chunk of the window's first position, the
+// positions before it left out), so a token's output has the same bits
+// for every block size and block table, and whatever the other sequences
+// of the call. A head's sink (opt.Sinks) starts its running maximum and
+// sum, as a key scored before the first.
+func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt backend.AttnOpts) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt)
+	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt, 0, units)
 }
 
 // AttentionF16 is Attention with half-precision keys and values. The
 // kernels widen them as they load them (F16C) and then compute as
 // Attention does, so the result has the bits of Attention on the keys and
 // values widened to float32.
-func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) {
-	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
-	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, 0, units)
+func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt backend.AttnOpts) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt)
+	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, &opt, 0, units)
 }
 
 // AttentionUnits computes part of Attention: units u0..u1-1 of the
@@ -86,18 +89,18 @@ func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAt
 // the same way whatever the range, so disjoint ranges may be computed
 // concurrently, each on its own Ops. The arguments are checked, all
 // sequences included, even for an empty range.
-func (o *Ops) AttentionUnits(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
-	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+func (o *Ops) AttentionUnits(out, q, k, v []float32, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, u0, u1 int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt)
 	checkUnits(units, u0, u1)
-	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, u0, u1)
+	attentionUnits(o, kernelsF32, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt, u0, u1)
 }
 
 // AttentionUnitsF16 computes part of AttentionF16, as AttentionUnits does
 // of Attention.
-func (o *Ops) AttentionUnitsF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
-	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim)
+func (o *Ops) AttentionUnitsF16(out, q []float32, k, v []uint16, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, u0, u1 int) {
+	units := checkAttention(out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt)
 	checkUnits(units, u0, u1)
-	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, u0, u1)
+	attentionUnits(o, kernelsF16, out, q, k, v, seqs, blockSize, nHeads, nKV, headDim, opt, u0, u1)
 }
 
 func checkUnits(units, u0, u1 int) {
@@ -107,12 +110,16 @@ func checkUnits(units, u0, u1 int) {
 }
 
 // checkAttention panics unless every value the call reads or writes is
-// inside q, out, k and v, and returns the number of units. It takes time
-// in the number of sequences and of blocks they read, and never allocates
-// unless it panics.
-func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int) (units int) {
+// inside q, out, k and v and opt is valid, and returns the number of
+// units. It takes time in the number of sequences and of blocks they read
+// (with a window, from the block of the first query's window on), and
+// never allocates unless it panics.
+func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts) (units int) {
 	if nKV <= 0 || headDim <= 0 || nHeads%nKV != 0 || nHeads < nKV || blockSize <= 0 {
 		panic(fmt.Sprintf("simd: attention with %d heads, %d KV heads, head size %d, blocks of %d positions", nHeads, nKV, headDim, blockSize))
+	}
+	if opt.Window < 0 || opt.Sinks != nil && len(opt.Sinks) < nHeads || !(opt.Scale >= 0) {
+		panic(fmt.Sprintf("simd: attention with a window of %d, %d sinks for %d heads, scale %v", opt.Window, len(opt.Sinks), nHeads, opt.Scale))
 	}
 	qDim, kvDim := nHeads*headDim, nKV*headDim
 	tokens := min(len(q), len(out)) / qDim
@@ -132,7 +139,8 @@ func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn
 			panic(fmt.Sprintf("simd: attention sequence %d reads positions 0..%d: %d blocks of %d, its table has %d",
 				i, end-1, nb, blockSize, len(sq.Table)))
 		}
-		for j, b := range sq.Table[:nb] {
+		for j := windowStart(sq.Pos, opt.Window) / blockSize; j < nb; j++ {
+			b := sq.Table[j]
 			rows := min(blockSize, end-j*blockSize) // positions read in the block
 			if b < 0 || (int(b)*blockSize+rows)*kvDim > kvLen {
 				panic(fmt.Sprintf("simd: attention sequence %d: block %d of its table is %d, reading its first %d positions; k holds %d values, v %d, %d a block",
@@ -145,7 +153,7 @@ func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn
 }
 
 // attentionUnits computes units u0..u1-1 of the batch; see AttentionUnits.
-func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim, u0, u1 int) {
+func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, seqs []backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, u0, u1 int) {
 	base := 0 // the first unit of sequence i
 	for i := range seqs {
 		if base >= u1 {
@@ -164,7 +172,7 @@ func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 			// cache.
 			g, t0 := u/n, u%n
 			t1 := min(n, t0+attnTokens, t0+b1-u)
-			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, g, t0, t1)
+			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, t0, t1)
 			u += t1 - t0
 		}
 	}
@@ -188,19 +196,34 @@ func kvRun(table []int32, blockSize, p, limit int) (row, n int) {
 	return row, n
 }
 
+// windowStart returns the first position a query at position p attends
+// to with a window of window positions (0: all).
+func windowStart(p, window int) int {
+	if window <= 0 {
+		return 0
+	}
+	return max(0, p-window+1)
+}
+
 // attentionBlock computes query tokens t0..t1-1 of sequence sq with the
 // query heads of KV head g. Each token's values are computed as if it were
 // alone, in one contiguous block: chunk by chunk of positions, each
-// chunk's keys scored run by run of consecutive rows into the chunk's row
-// of scores, then the chunk's softmax, then its values accumulated run by
-// run, the first run rescaling the outputs by the chunk's correction and
-// the others by 1, which leaves them unchanged (o*1 is o, in the assembly
-// as in Go). The kernels give each score, and each output for keys in
-// order, the same bits whether the keys come in one call or in several.
-func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim, g, t0, t1 int) {
+// chunk's keys (those in the token's window) scored run by run of
+// consecutive rows into the chunk's row of scores, then the chunk's
+// softmax, then its values accumulated run by run, the first run
+// rescaling the outputs by the chunk's correction and the others by 1,
+// which leaves them unchanged (o*1 is o, in the assembly as in Go). The
+// kernels give each score, and each output for keys in order, the same
+// bits whether the keys come in one call or in several. A head's running
+// maximum and sum start at its sink and 1 (e^(sink-sink)) with sinks, at
+// -inf and 0 without.
+func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, g, t0, t1 int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
-	scale := float32(1 / math.Sqrt(float64(headDim)))
+	scale := opt.Scale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(headDim)))
+	}
 	heads := (t1 - t0) * group // (token, head) pairs of the block
 	s := &o.attn
 	s.s = grow(s.s, group*attnChunk)
@@ -212,7 +235,11 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	s.ones = grow(s.ones, group)
 	negInf := float32(math.Inf(-1))
 	for i := range heads {
-		s.m[i], s.l[i] = negInf, 0
+		if opt.Sinks != nil {
+			s.m[i], s.l[i] = opt.Sinks[g*group+i%group], 1
+		} else {
+			s.m[i], s.l[i] = negInf, 0
+		}
 	}
 	for i := range s.ones {
 		s.ones[i] = 1
@@ -220,22 +247,27 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	clear(s.o)
 	kg, vg := k[g*headDim:], v[g*headDim:]
 	table := sq.Table
-	for c0 := 0; c0 < sq.Pos+t1; c0 += attnChunk {
+	// The first chunk any token of the block reads: t0's window starts
+	// first.
+	first := windowStart(sq.Pos+t0, opt.Window) / attnChunk * attnChunk
+	for c0 := first; c0 < sq.Pos+t1; c0 += attnChunk {
 		for t := t0; t < t1; t++ {
 			seq := sq.Pos + t + 1
-			if c0 >= seq {
+			lo := windowStart(seq-1, opt.Window)
+			if c0 >= seq || c0+attnChunk <= lo {
 				continue
 			}
 			nk := min(attnChunk, seq-c0)
+			j0 := max(lo-c0, 0) // the chunk's first position in the window
 			tok := sq.Token + t
 			qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
 			h0 := (t - t0) * group
 			// The chunk's first run, then any others.
-			row0, n0 := kvRun(table, blockSize, c0, nk)
+			row0, n0 := kvRun(table, blockSize, c0+j0, nk-j0)
 			vc0 := vg[row0*kvDim : (row0+n0-1)*kvDim+headDim]
-			kern.scores(s.s, attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
+			kern.scores(s.s[j0:], attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
 			nr := 0
-			for j := n0; j < nk; nr++ {
+			for j := j0 + n0; j < nk; nr++ {
 				row, n := kvRun(table, blockSize, c0+j, nk-j)
 				s.runs[nr] = kvSpan{j, row, n}
 				kc := kg[row*kvDim : (row+n-1)*kvDim+headDim]
@@ -244,17 +276,17 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 				j += n
 			}
 			for i := range group {
-				sc, p := s.s[i*attnChunk:i*attnChunk+nk], s.p[i*attnChunk:i*attnChunk+nk]
+				sc, p := s.s[i*attnChunk+j0:i*attnChunk+nk], s.p[i*attnChunk+j0:i*attnChunk+nk]
 				mc := maxOf(sc)
 				mOld := s.m[h0+i]
 				mNew := max(mOld, mc)
-				corr := expf(mOld - mNew) // 0 for the first chunk
+				corr := expf(mOld - mNew) // 0 for the first chunk without a sink
 				sum := expSub(p, sc, mNew)
 				s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
 				s.m[h0+i], s.corr[i] = mNew, corr
 			}
 			og := s.o[h0*headDim : (h0+group)*headDim]
-			kern.accum(og, headDim, group, s.p, attnChunk, vc0, kvDim, n0, s.corr)
+			kern.accum(og, headDim, group, s.p[j0:], attnChunk, vc0, kvDim, n0, s.corr)
 			for _, r := range s.runs[:nr] {
 				vc := vg[r.row*kvDim : (r.row+r.n-1)*kvDim+headDim]
 				kern.accum(og, headDim, group, s.p[r.j:], attnChunk, vc, kvDim, r.n, s.ones)

@@ -77,7 +77,7 @@ func TestAttention(t *testing.T) {
 		q, k, v := randAttn(rng, c)
 		out := make([]float32, len(q))
 		seqs, bs := c.seqs()
-		ops.Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
+		ops.Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 		want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 		for i, w := range want {
 			if e := math.Abs(float64(out[i]) - w); e > 2e-5 {
@@ -99,7 +99,7 @@ func TestAttentionBitwise(t *testing.T) {
 		q, k, v := randAttn(rng, c)
 		whole := make([]float32, len(q))
 		seqs, bs := c.seqs()
-		ops.Attention(whole, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
+		ops.Attention(whole, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 		split := make([]float32, len(q))
 		units := c.n * c.nKV
 		for u0 := 0; u0 < units; u0 += 3 {
@@ -107,7 +107,7 @@ func TestAttentionBitwise(t *testing.T) {
 			if u0%2 == 1 {
 				o = other
 			}
-			o.AttentionUnits(split, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
+			o.AttentionUnits(split, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, &backend.AttnOpts{}, u0, min(u0+3, units))
 		}
 		if i := floatbits.FirstDiff(split, whole); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
@@ -115,7 +115,7 @@ func TestAttentionBitwise(t *testing.T) {
 		qd := c.nHeads * c.headDim
 		one := make([]float32, qd)
 		for tok := range c.n {
-			ops.Attention(one, q[tok*qd:(tok+1)*qd], k, v, []backend.SeqAttn{{N: 1, Pos: c.pos + tok, Table: []int32{0}}}, bs, c.nHeads, c.nKV, c.headDim)
+			ops.Attention(one, q[tok*qd:(tok+1)*qd], k, v, []backend.SeqAttn{{N: 1, Pos: c.pos + tok, Table: []int32{0}}}, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 			if i := floatbits.FirstDiff(one, whole[tok*qd:(tok+1)*qd]); i >= 0 {
 				t.Fatalf("%+v: token %d alone differs at %d", c, tok, i)
 			}
@@ -133,7 +133,7 @@ func TestAttentionLargeScores(t *testing.T) {
 	}
 	out := make([]float32, len(q))
 	seqs, bs := c.seqs()
-	New().Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim)
+	New().Attention(out, q, k, v, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 	want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 	for i, w := range want {
 		if e := math.Abs(float64(out[i]) - w); e > 1e-4 || math.IsNaN(float64(out[i])) {

@@ -91,7 +91,9 @@ func BenchmarkMatMulQ8(b *testing.B) {
 // and half-precision caches, and the bytes of keys and values read per
 // second: at position 4095 in one contiguous block, and in blocks of 32
 // positions in random order; and for a batch of 8 sequences at positions
-// 511 to 4095 in blocks of 32 in random order. The blocks are drawn from a
+// 511 to 4095 in blocks of 32 in random order, also with a sliding window
+// of 128 positions and sinks (gpt-oss's local layers; the bytes are those
+// of the windows). The blocks are drawn from a
 // cache of 20480 positions: where one layer's keys and values would stay
 // in a large L3 cache, scattering them costs more than the kernels' extra
 // calls.
@@ -119,26 +121,33 @@ func BenchmarkAttention(b *testing.B) {
 		name      string
 		seqs      []backend.SeqAttn
 		blockSize int
+		opt       backend.AttnOpts
 	}{
-		{"decode_pos4095", []backend.SeqAttn{{N: 1, Pos: pos, Table: []int32{0}}}, pos + 1},
-		{"decode_pos4095_paged", []backend.SeqAttn{{N: 1, Pos: pos, Table: ids}}, bs},
-		{"decode_batch8_paged", batch, bs},
+		{"decode_pos4095", []backend.SeqAttn{{N: 1, Pos: pos, Table: []int32{0}}}, pos + 1, backend.AttnOpts{}},
+		{"decode_pos4095_paged", []backend.SeqAttn{{N: 1, Pos: pos, Table: ids}}, bs, backend.AttnOpts{}},
+		{"decode_batch8_paged", batch, bs, backend.AttnOpts{}},
+		// gpt-oss's local layers: a window of 128 positions, sinks.
+		{"decode_batch8_paged_window128_sinks", batch, bs, backend.AttnOpts{Window: 128, Sinks: q[:16]}},
 	} {
 		kvValues := 0
 		for _, sq := range c.seqs {
-			kvValues += 2 * (sq.Pos + sq.N) * 8 * 128
+			n := sq.Pos + sq.N
+			if c.opt.Window > 0 {
+				n = min(n, c.opt.Window)
+			}
+			kvValues += 2 * n * 8 * 128
 		}
 		ops := New()
 		b.Run(c.name+"/f32", func(b *testing.B) {
 			b.SetBytes(int64(4 * kvValues))
 			for b.Loop() {
-				ops.Attention(out, q, k, v, c.seqs, c.blockSize, 16, 8, 128)
+				ops.Attention(out, q, k, v, c.seqs, c.blockSize, 16, 8, 128, c.opt)
 			}
 		})
 		b.Run(c.name+"/f16", func(b *testing.B) {
 			b.SetBytes(int64(2 * kvValues))
 			for b.Loop() {
-				ops.AttentionF16(out, q, kh, vh, c.seqs, c.blockSize, 16, 8, 128)
+				ops.AttentionF16(out, q, kh, vh, c.seqs, c.blockSize, 16, 8, 128, c.opt)
 			}
 		})
 	}

@@ -53,6 +53,57 @@ func swigluGo(out, gate, up []float32) {
 	}
 }
 
+// The constants of geluMul: gelu's tanh approximation is
+// g/2 * (1 + tanh(z)) = g * sigmoid(2z), z = sqrt(2/pi) * (g + 0.044715 g^3),
+// and 2z = g * (geluK0 + geluK1 g^2).
+const (
+	geluK0 = 1.5957691216057307117597842397375 // 2*sqrt(2/pi)
+	geluK1 = geluK0 * 0.044715
+)
+
+// geluMul returns gelu(g) * u, gelu's tanh approximation as
+// g / (1 + e**-(g*(geluK0 + geluK1*g*g))).
+func geluMul(g, u float32) float32 {
+	t := float32(g * g)
+	t = float32(t*geluK1) + geluK0
+	t = float32(t * g)
+	return float32(g/(1+expf(-t))) * u
+}
+
+func gegluGo(out, gate, up []float32) {
+	for i, g := range gate {
+		out[i] = geluMul(g, up[i])
+	}
+}
+
+// The constants of swigluOAIMul (arch.SwiGLUOAIAlpha and Limit).
+const (
+	oaiAlpha = 1.702
+	oaiLimit = 7
+)
+
+// swigluOAIMul returns OpenAI's clamped SwiGLU of g and u: g = min(g, 7),
+// u = clamp(u, -7, 7), g / (1 + e**(-1.702 g)) * (u + 1). The clamps keep
+// the limit for a NaN, as the assembly's VMINPS and VMAXPS do.
+func swigluOAIMul(g, u float32) float32 {
+	if !(g < oaiLimit) {
+		g = oaiLimit
+	}
+	if !(u < oaiLimit) {
+		u = oaiLimit
+	}
+	if !(u > -oaiLimit) {
+		u = -oaiLimit
+	}
+	return float32(g/(1+expf(float32(g*-oaiAlpha)))) * (u + 1)
+}
+
+func swigluOAIGo(out, gate, up []float32) {
+	for i, g := range gate {
+		out[i] = swigluOAIMul(g, up[i])
+	}
+}
+
 func addGo(x, y []float32) {
 	for i := range x {
 		x[i] += y[i]

@@ -24,6 +24,13 @@ SPLAT32(expOne<>, $0x3f8000003f800000)
 SPLAT32(expBias<>, $0x0000007f0000007f)
 SPLAT32(expSign<>, $0x8000000080000000)
 
+// Constants of geluMul and swigluOAIMul (elementwise.go).
+SPLAT32(geluK0<>, $0x3fcc422a3fcc422a)
+SPLAT32(geluK1<>, $0x3d9222793d922279)
+SPLAT32(oaiNegAlpha<>, $0xbfd9db23bfd9db23)
+SPLAT32(oaiLimit<>, $0x40e0000040e00000)
+SPLAT32(oaiNegLimit<>, $0xc0e00000c0e00000)
+
 // EXPF sets Y0 = expf(Y0), with the operations of expf in elementwise.go
 // in the same order; it uses Y1..Y4.
 #define EXPF \
@@ -163,6 +170,64 @@ sgloop:
 	ADDQ $8, BX
 	CMPQ BX, CX
 	JB   sgloop
+	VZEROUPPER
+	RET
+
+// func gegluAVX2(out, gate, up *float32, n int)
+//
+// out = gate / (1 + expf(-(gate * (k0 + k1*gate*gate)))) * up, as geluMul.
+TEXT ·gegluAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORQ BX, BX
+
+ggloop:
+	VMOVUPS (SI)(BX*4), Y5
+	VMULPS  Y5, Y5, Y0
+	VMULPS  geluK1<>(SB), Y0, Y0
+	VADDPS  geluK0<>(SB), Y0, Y0
+	VMULPS  Y5, Y0, Y0
+	VXORPS  expSign<>(SB), Y0, Y0
+	EXPF
+	VADDPS  expOne<>(SB), Y0, Y0
+	VDIVPS  Y0, Y5, Y0
+	VMULPS  (R8)(BX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(BX*4)
+	ADDQ $8, BX
+	CMPQ BX, CX
+	JB   ggloop
+	VZEROUPPER
+	RET
+
+// func swigluOAIAVX2(out, gate, up *float32, n int)
+//
+// g = min(gate, 7), u = clamp(up, -7, 7), out = g / (1 + expf(g * -1.702))
+// * (u + 1), as swigluOAIMul.
+TEXT ·swigluOAIAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORQ BX, BX
+
+soloop:
+	VMOVUPS (SI)(BX*4), Y5
+	VMINPS  oaiLimit<>(SB), Y5, Y5
+	VMOVUPS (R8)(BX*4), Y6
+	VMINPS  oaiLimit<>(SB), Y6, Y6
+	VMAXPS  oaiNegLimit<>(SB), Y6, Y6
+	VADDPS  expOne<>(SB), Y6, Y6
+	VMULPS  oaiNegAlpha<>(SB), Y5, Y0
+	EXPF
+	VADDPS  expOne<>(SB), Y0, Y0
+	VDIVPS  Y0, Y5, Y0
+	VMULPS  Y6, Y0, Y0
+	VMOVUPS Y0, (DI)(BX*4)
+	ADDQ $8, BX
+	CMPQ BX, CX
+	JB   soloop
 	VZEROUPPER
 	RET
 

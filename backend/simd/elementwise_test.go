@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"inferno/arch"
+	"inferno/backend/internal/glutest"
 	"inferno/internal/floatbits"
 )
 
@@ -79,7 +80,7 @@ func TestRoPE(t *testing.T) {
 		for _, c := range []struct{ n, heads, pos int }{{1, 1, 0}, {1, 16, 37}, {5, 8, 1000}, {3, 2, 40000}} {
 			x := randVec(rng, c.n*c.heads*headDim, 1)
 			y := append([]float32(nil), x...)
-			ops.RoPE(y, positions(c.pos, c.n), c.heads, headDim, &arch.Rope{Theta: 1e6})
+			ops.RoPE(y, positions(c.pos, c.n), c.heads, headDim, headDim, &arch.Rope{Theta: 1e6})
 			half := headDim / 2
 			for tok := range c.n {
 				for h := range c.heads {
@@ -132,4 +133,9 @@ func positions(pos, n int) []int32 {
 		p[i] = int32(pos + i)
 	}
 	return p
+}
+
+// TestGatedActivations checks GeGLU and SwiGLUOAI against float64.
+func TestGatedActivations(t *testing.T) {
+	glutest.Check(t, New(), 17)
 }

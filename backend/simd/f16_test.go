@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/backend"
 	"inferno/internal/floatbits"
 	"inferno/numfmt"
 )
@@ -72,9 +73,9 @@ func TestAttentionF16(t *testing.T) {
 		vh, vf := toHalves(v)
 		seqs, bs := c.seqs()
 		want := make([]float32, len(q))
-		ops.Attention(want, q, kf, vf, seqs, bs, c.nHeads, c.nKV, c.headDim)
+		ops.Attention(want, q, kf, vf, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 		got := make([]float32, len(q))
-		ops.AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim)
+		ops.AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 		if i := floatbits.FirstDiff(got, want); i >= 0 {
 			t.Fatalf("%+v: element %d = %g, want %g", c, i, got[i], want[i])
 		}
@@ -85,7 +86,7 @@ func TestAttentionF16(t *testing.T) {
 			if u0%2 == 1 {
 				o = other
 			}
-			o.AttentionUnitsF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, u0, min(u0+3, units))
+			o.AttentionUnitsF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, &backend.AttnOpts{}, u0, min(u0+3, units))
 		}
 		if i := floatbits.FirstDiff(got, want); i >= 0 {
 			t.Fatalf("%+v: split units differ at %d", c, i)
@@ -104,7 +105,7 @@ func TestAttentionF16Accuracy(t *testing.T) {
 	vh, _ := toHalves(v)
 	got := make([]float32, len(q))
 	seqs, bs := c.seqs()
-	New().AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim)
+	New().AttentionF16(got, q, kh, vh, seqs, bs, c.nHeads, c.nKV, c.headDim, backend.AttnOpts{})
 	want := refAttention(q, k, v, c.n, c.pos, c.nHeads, c.nKV, c.headDim)
 	if e := relL2(got, want); e > 2e-3 {
 		t.Errorf("relative L2 error %.3g > 2e-3", e)

@@ -46,6 +46,12 @@ func addAVX2(x, y *float32, n int)
 func swigluAVX2(out, gate, up *float32, n int)
 
 //go:noescape
+func gegluAVX2(out, gate, up *float32, n int)
+
+//go:noescape
+func swigluOAIAVX2(out, gate, up *float32, n int)
+
+//go:noescape
 func expSubAVX2(p, s *float32, m float32, n int) float32
 
 //go:noescape
@@ -199,6 +205,32 @@ func swiglu(out, gate, up []float32) {
 		swigluAVX2(&out[0], &gate[0], &up[0], n)
 	}
 	swigluGo(out[n:], gate[n:], up[n:])
+}
+
+// geglu computes out = gelu(gate) * up; see geluMul.
+func geglu(out, gate, up []float32) {
+	n := 0
+	if accel {
+		n = len(gate) &^ 7
+	}
+	if n > 0 {
+		_, _ = out[n-1], up[n-1]
+		gegluAVX2(&out[0], &gate[0], &up[0], n)
+	}
+	gegluGo(out[n:], gate[n:], up[n:])
+}
+
+// swigluOAI computes OpenAI's clamped SwiGLU; see swigluOAIMul.
+func swigluOAI(out, gate, up []float32) {
+	n := 0
+	if accel {
+		n = len(gate) &^ 7
+	}
+	if n > 0 {
+		_, _ = out[n-1], up[n-1]
+		swigluOAIAVX2(&out[0], &gate[0], &up[0], n)
+	}
+	swigluOAIGo(out[n:], gate[n:], up[n:])
 }
 
 // expSub sets p[i] = expf(s[i] - m) and returns their sum; len(p) >= len(s).

@@ -3,6 +3,7 @@
 package simd
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -28,8 +29,8 @@ func withoutVNNI(f func()) {
 }
 
 // TestAssemblyMatchesGo checks the kernels that promise the bits of their
-// Go versions: Q8_0 quantization and products, SwiGLU, the softmax
-// exponentials, RoPE and the RMSNorm scaling.
+// Go versions: Q8_0 quantization and products, SwiGLU, GeGLU and
+// SwiGLUOAI, the softmax exponentials, RoPE and the RMSNorm scaling.
 func TestAssemblyMatchesGo(t *testing.T) {
 	if !accel {
 		t.Skip("no AVX2/FMA/F16C")
@@ -79,6 +80,20 @@ func TestAssemblyMatchesGo(t *testing.T) {
 			New().SwiGLU(out, g, u)
 			return out
 		})
+		check("GeGLU", func() []float32 {
+			out := make([]float32, n)
+			New().GeGLU(out, g, u)
+			return out
+		})
+		// Up values past the clamps, and a NaN gate and up.
+		u8 := randVec(rng, n, 8)
+		g8 := append([]float32(nil), g...)
+		g8[n/2], u8[n/3] = float32(math.NaN()), float32(math.NaN())
+		check("SwiGLUOAI", func() []float32 {
+			out := make([]float32, n)
+			New().SwiGLUOAI(out, g8, u8)
+			return out
+		})
 		check("expSub", func() []float32 {
 			p := make([]float32, n) // the sums are added in different orders
 			expSub(p, g, 3)
@@ -90,11 +105,17 @@ func TestAssemblyMatchesGo(t *testing.T) {
 			return y
 		})
 	}
+	yarn := &arch.Rope{Theta: 150000, Scaling: arch.ScaleYaRN, Factor: 32, OrigContext: 4096, BetaFast: 32, BetaSlow: 1}
 	for _, headDim := range []int{16, 64, 128} {
 		x := randVec(rng, 3*5*headDim, 1)
 		check("RoPE", func() []float32 {
 			y := append([]float32(nil), x...)
-			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, &arch.Rope{Theta: 1e6})
+			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, headDim, &arch.Rope{Theta: 1e6})
+			return y
+		})
+		check("RoPE YaRN, partial", func() []float32 {
+			y := append([]float32(nil), x...)
+			New().RoPE(y, []int32{1000, 3, 40000}, 5, headDim, headDim/2, yarn)
 			return y
 		})
 	}

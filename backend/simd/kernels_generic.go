@@ -35,6 +35,10 @@ func add(x, y []float32) { addGo(x, y) }
 
 func swiglu(out, gate, up []float32) { swigluGo(out, gate, up) }
 
+func geglu(out, gate, up []float32) { gegluGo(out, gate, up) }
+
+func swigluOAI(out, gate, up []float32) { swigluOAIGo(out, gate, up) }
+
 func expSub(p, s []float32, m float32) float32 { return expSubGo(p, s, m) }
 
 func rope(x, cos, sin []float32, nHeads int) { ropeGo(x, cos, sin, nHeads) }
@@ -73,10 +77,10 @@ const packBlockBytes = 8*32 + 8*4
 
 // The table's assembly kernels do not exist here.
 var (
-	matVecQ4_0, matVecQ5_0, matVecIQ4NL, matVecQ4_1, matVecQ5_1                matVecFunc
-	matVecQ2K, matVecQ3K, matVecQ4K, matVecQ5K, matVecQ6K, matVecIQ4XS         matVecFunc
-	packQ4_0, packQ5_0, packIQ4NL, packQ2K, packQ3K, packQ4K, packQ5K, packQ6K packFunc
-	packIQ4XS                                                                  packFunc
+	matVecQ4_0, matVecQ5_0, matVecIQ4NL, matVecMXFP4, matVecQ4_1, matVecQ5_1 matVecFunc
+	matVecQ2K, matVecQ3K, matVecQ4K, matVecQ5K, matVecQ6K, matVecIQ4XS       matVecFunc
+	packQ4_0, packQ5_0, packIQ4NL, packMXFP4, packQ2K, packQ3K, packQ4K      packFunc
+	packQ5K, packQ6K, packIQ4XS                                              packFunc
 )
 
 func quantizeQ8K(qs []int8, ds []float32, bs []int16, x []float32) { quantizeQ8KGo(qs, ds, bs, x) }

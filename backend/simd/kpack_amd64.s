@@ -335,12 +335,14 @@ GLOBL pBitShuf<>(SB), RODATA|NOPTR, $32
 SPLAT32(pBitMask<>, $0x8040201008040201)
 SPLAT32(p10<>, $0x1010101010101010)
 
-// The 16 levels of IQ4_NL plus 128, in both lanes.
+// The 16 levels of IQ4_NL plus 128, in both lanes (IQ4_XS's packer).
 DATA pKV128<>+0(SB)/8, $0x766a5d4f3f2d1801
 DATA pKV128<>+8(SB)/8, $0xf1d9c5b5a6998d81
 DATA pKV128<>+16(SB)/8, $0x766a5d4f3f2d1801
 DATA pKV128<>+24(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL pKV128<>(SB), RODATA|NOPTR, $32
+
+E8M0CONSTS
 
 // OFFSET12 sets the dwords of Y12 to v (the offset to add to each value).
 #define OFFSET12(v) \
@@ -348,10 +350,11 @@ GLOBL pKV128<>(SB), RODATA|NOPTR, $32
 	VMOVQ AX, X12; \
 	VPBROADCASTD X12, Y12
 
-// Q40ROW, Q50ROW and NLROW, for EACHROW, set the row register to the
+// Q40ROW, Q50ROW and TABROW, for EACHROW, set the row register to the
 // block's 32 values plus 128: Q4_0's nibbles plus 0x78 (8 less than the
 // offset, Q4_0 being q-8), Q5_0's nibbles with the fifth bits (the 32
-// bits at 2(AX)) at bit 4 plus 0x70, IQ4_NL's levels plus 128.
+// bits at 2(AX)) at bit 4 plus 0x70, a table format's levels plus 128
+// (the table in Y12, AX at the indices).
 #define Q40ROW(x, y) \
 	NIB32(2(AX), x, y); \
 	VPADDB Y12, y, y
@@ -366,10 +369,9 @@ GLOBL pKV128<>(SB), RODATA|NOPTR, $32
 	VPOR Y9, y, y; \
 	VPADDB Y12, y, y
 
-#define NLROW(x, y) \
-	NIB32(2(AX), x, y); \
-	VMOVDQU pKV128<>(SB), Y9; \
-	VPSHUFB y, Y9, y
+#define TABROW(x, y) \
+	NIB32(0(AX), x, y); \
+	VPSHUFB y, Y12, y
 
 // func packQ4_0AVX2(dst, w *byte, rb, nb int)
 TEXT ·packQ4_0AVX2(SB), NOSPLIT, $0-32
@@ -405,20 +407,37 @@ pq5_0block:
 	VZEROUPPER
 	RET
 
-// func packIQ4NLAVX2(dst, w *byte, rb, nb int)
-TEXT ·packIQ4NLAVX2(SB), NOSPLIT, $0-32
+// func packTabAVX2(dst, w *byte, rb, nb int, kv *[32]uint8, mx int)
+//
+// The table formats (tab.go, tabMatVecAVX2): IQ4_NL (mx 0, float16 d) and
+// MXFP4 (mx 1, E8M0 exponent), kv their levels plus 128 in both lanes.
+// R8 walks the blocks' indices, R9 is the block size.
+TEXT ·packTabAVX2(SB), NOSPLIT, $0-48
 	PACKARGS
-	OFFSET12($0x80808080)
+	MOVQ kv+32(FP), AX
+	VMOVDQU (AX), Y12
+	MOVQ $18, R9
+	SUBQ mx+40(FP), R9
+	LEAQ -16(R8)(R9*1), R8
 
-piq4nlblock:
+ptabblock:
 	ROW36
-	EACHROW(NLROW)
+	EACHROW(TABROW)
 	TRANSPOSE8(0, 32)
-	PDF(0, 256)
+	CMPQ mx+40(FP), $0
+	JNE  ptabe8m0
+	ROWF16(-2, X0, Y0)
+	JMP  ptabscale
+
+ptabe8m0:
+	ROWE8M0(-1, X0, Y0, Y1, Y2)
+
+ptabscale:
+	VMOVUPS Y0, 256(DI)
 	ADDQ $288, DI
-	ADDQ $18, R8
+	ADDQ R9, R8
 	DECQ CX
-	JNZ  piq4nlblock
+	JNZ  ptabblock
 	VZEROUPPER
 	RET
 

@@ -8,16 +8,17 @@ import (
 	"inferno/numfmt"
 )
 
-// The legacy block formats other than Q8_0 (Q4_0, Q4_1, Q5_0, Q5_1,
-// IQ4_NL): blocks of 32 values with a float16 scale d (and a float16 min m
-// for Q4_1 and Q5_1), multiplied by activations quantized to blocks of 32
+// The legacy block formats other than Q8_0 (Q4_0, Q4_1, Q5_0, Q5_1) and
+// the table formats IQ4_NL and MXFP4 (tab.go): blocks of 32 values with a
+// scale d (float16, MXFP4's an E8M0 exponent; and a float16 min m for
+// Q4_1 and Q5_1), multiplied by activations quantized to blocks of 32
 // (Q8_0 activations: int8 values and a float32 scale dx; for the formats
 // with a min also sx = dx*float32(sum of the values), ggml's Q8_1).
 //
 // Per block the exact integer s = sum_i q_i*x_i of the block's values q
 // (signed, as decoded below) and the token's int8 values, then
 //
-//	acc += float32(s)*(d*dx)                   (Q4_0, Q5_0, IQ4_NL: as Q8_0)
+//	acc += float32(s)*(d*dx)                   (Q4_0, Q5_0, IQ4_NL, MXFP4: as Q8_0)
 //	acc += float32(s)*(d*dx) + m*sx            (Q4_1, Q5_1)
 //
 // rounding after every operation, blocks in order. dot32 is that
@@ -28,6 +29,7 @@ type l32Format struct {
 	bytes int  // bytes per block
 	min   bool // Q4_1 and Q5_1: a min m, and Q8_1 activations
 	typ   gguf.TensorType
+	tab   *tabFormat // IQ4_NL and MXFP4: levels and scale
 }
 
 // decode decodes the block blk into q and returns its scale and min. (A
@@ -42,8 +44,8 @@ func (f *l32Format) decode(q *[32]int8, blk []byte) (d, m float32) {
 		return decodeQ5_0(q, blk)
 	case gguf.TensorQ5_1:
 		return decodeQ5_1(q, blk)
-	case gguf.TensorIQ4_NL:
-		return decodeIQ4NL(q, blk)
+	case gguf.TensorIQ4_NL, gguf.TensorMXFP4:
+		return decodeTab(q, blk, f.tab)
 	}
 	return decodeQ8_0(q, blk)
 }
@@ -84,14 +86,6 @@ func decodeQ5_1(q *[32]int8, b []byte) (float32, float32) {
 	return half(b), half(b[2:])
 }
 
-func decodeIQ4NL(q *[32]int8, b []byte) (float32, float32) {
-	b = b[:numfmt.BlockIQ4_NLBytes]
-	for j, v := range b[2:] {
-		q[j], q[j+16] = numfmt.KValuesIQ4NL[v&0xf], numfmt.KValuesIQ4NL[v>>4]
-	}
-	return half(b), 0
-}
-
 func decodeQ8_0(q *[32]int8, b []byte) (float32, float32) {
 	b = b[:numfmt.BlockQ8_0Bytes]
 	for j, v := range b[2:] {
@@ -105,7 +99,8 @@ var (
 	lQ4_1  = &l32Format{bytes: numfmt.BlockQ4_1Bytes, min: true, typ: gguf.TensorQ4_1}
 	lQ5_0  = &l32Format{bytes: numfmt.BlockQ5_0Bytes, typ: gguf.TensorQ5_0}
 	lQ5_1  = &l32Format{bytes: numfmt.BlockQ5_1Bytes, min: true, typ: gguf.TensorQ5_1}
-	lIQ4NL = &l32Format{bytes: numfmt.BlockIQ4_NLBytes, typ: gguf.TensorIQ4_NL}
+	lIQ4NL = &l32Format{bytes: numfmt.BlockIQ4_NLBytes, typ: gguf.TensorIQ4_NL, tab: tabIQ4NL}
+	lMXFP4 = &l32Format{bytes: numfmt.BlockMXFP4Bytes, typ: gguf.TensorMXFP4, tab: tabMXFP4}
 	lQ8_0  = &l32Format{bytes: numfmt.BlockQ8_0Bytes, typ: gguf.TensorQ8_0}
 )
 

@@ -24,12 +24,7 @@ GLOBL lBitShuf<>(SB), RODATA|NOPTR, $32
 SPLAT32(lBitMask<>, $0x8040201008040201)
 SPLAT32(l10<>, $0x1010101010101010)
 
-// The 16 levels of IQ4_NL, in both lanes.
-DATA lKV<>+0(SB)/8, $0xf6eaddcfbfad9881
-DATA lKV<>+8(SB)/8, $0x7159453526190d01
-DATA lKV<>+16(SB)/8, $0xf6eaddcfbfad9881
-DATA lKV<>+24(SB)/8, $0x7159453526190d01
-GLOBL lKV<>(SB), RODATA|NOPTR, $32
+E8M0CONSTS
 
 // LNIB32 sets Yt to the 32 nibbles of the 16 bytes at off(AX), in value
 // order (low nibbles, then high ones); Xu is clobbered.
@@ -59,8 +54,7 @@ GLOBL lKV<>(SB), RODATA|NOPTR, $32
 #define LMVARGS \
 	MVARGS; \
 	VMOVDQU lNib<>(SB), Y14; \
-	VMOVDQU lOnes16<>(SB), Y13; \
-	VMOVDQU lKV<>(SB), Y12
+	VMOVDQU lOnes16<>(SB), Y13
 
 #define LMVGROUP(sums) \
 	MOVQ R12, R8; \
@@ -94,9 +88,13 @@ GLOBL lKV<>(SB), RODATA|NOPTR, $32
 	VPSRAD $shift, Y5, Y5; \
 	VPADDD Y5, Y4, Y4
 
-// LSCALE sets Y4 = float32(sums) * (d*dx), d the rows' float16 at 0.
+// LSCALE sets Y4 = float32(sums) * (d*dx), d the rows' float16 at 0;
+// LSCALEY0 the same with the rows' d in Y0.
 #define LSCALE \
 	ROWF16(0, X0, Y0); \
+	LSCALEY0
+
+#define LSCALEY0 \
 	VBROADCASTSS (R11), Y2; \
 	VMULPS Y2, Y0, Y0; \
 	VCVTDQ2PS Y4, Y4; \
@@ -124,8 +122,9 @@ GLOBL lKV<>(SB), RODATA|NOPTR, $32
 	VPMADDWD Y13, Y0, dst
 
 // The row macros of the formats, for ROWTREE, the row at AX: Q4_0 (q+8),
-// Q5_0 (q+16), Q4_1, Q5_1 (unsigned already), IQ4_NL (the levels,
-// signed: their sign moved onto the token's values, kept in Y11).
+// Q5_0 (q+16), Q4_1, Q5_1 (unsigned already), and the table formats
+// (TABROW, AX at the indices: the levels, table in Y12, signed: their
+// sign moved onto the token's values, kept in Y11).
 #define Q40ROW(dst) \
 	LNIB32(2, X0, Y0, X1); \
 	LDOT(dst)
@@ -144,8 +143,8 @@ GLOBL lKV<>(SB), RODATA|NOPTR, $32
 	LQH(4, Y0, Y1); \
 	LDOT(dst)
 
-#define NLROW(dst) \
-	LNIB32(2, X0, Y0, X1); \
+#define TABROW(dst) \
+	LNIB32(0, X0, Y0, X1); \
 	VPSHUFB Y0, Y12, Y0; \
 	VPSIGNB Y0, Y11, Y1; \
 	VPABSB Y0, Y0; \
@@ -236,23 +235,51 @@ q5_1block:
 	VZEROUPPER
 	RET
 
-// func iq4nlMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
-TEXT ·iq4nlMatVecAVX2(SB), NOSPLIT, $0-64
+// func tabMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int, kv *[32]int8, mx int)
+//
+// The table formats (tab.go), IQ4_NL (mx 0: a float16 d, then the 16
+// bytes of indices; 18 bytes a block) and MXFP4 (mx 1: an E8M0 exponent,
+// d = 2^(e-128), then the indices; 17 bytes), kv their levels in both
+// lanes. R8 walks the blocks' indices (the scale is the 2 or 1 bytes
+// before), R9 is the block size.
+TEXT ·tabMatVecAVX2(SB), NOSPLIT, $0-80
 	LMVARGS
+	MOVQ kv+64(FP), AX
+	VMOVDQU (AX), Y12
+	MOVQ $18, R9
+	SUBQ mx+72(FP), R9
 
-iq4nlgroup:
+tabgroup:
 	LMVGROUP(cx)
+	LEAQ -16(R8)(R9*1), R8
 
-iq4nlblock:
-	LBLOCK(144)
+tabblock:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 128(DI)
+	LEAQ (DI)(R9*8), DI
+	ROW36
 	VMOVDQU (SI), Y11
-	ROWTREE(NLROW, Y8, Y9, Y10, Y4)
+	ROWTREE(TABROW, Y8, Y9, Y10, Y4)
 	LSUM8
-	LSCALE
+	CMPQ mx+72(FP), $0
+	JNE  tabe8m0
+	ROWF16(-2, X0, Y0)
+	JMP  tabscale
+
+tabe8m0:
+	ROWE8M0(-1, X0, Y0, Y1, Y3)
+
+tabscale:
+	LSCALEY0
 	VADDPS Y4, Y15, Y15
-	LNEXT(18)
-	JNZ  iq4nlblock
+	ADDQ R9, R8
+	ADDQ $32, SI
+	ADDQ $4, R11
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  tabblock
 	MVSTORE
-	JNZ  iq4nlgroup
+	JNZ  tabgroup
 	VZEROUPPER
 	RET

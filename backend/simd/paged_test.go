@@ -16,13 +16,17 @@ func TestAttentionPaged(t *testing.T) {
 }
 
 // TestAttentionPagedUnits checks that any split of a batch's units, over
-// two Ops, gives the bits of the whole call.
+// two Ops, gives the bits of the whole call, with and without options.
 func TestAttentionPagedUnits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	ops, other := New(), New()
 	for _, sh := range attntest.Shapes {
-		for _, bs := range attntest.BlockSizes {
+		for k, bs := range attntest.BlockSizes {
 			b := attntest.NewBatch(rng, sh, bs)
+			if k%2 == 1 {
+				b.Opt = attntest.RandomOpts(rng, sh, k/2)
+			}
+			seqs := b.WindowSeqs()
 			units := 0
 			for _, sq := range b.Seqs {
 				units += sq.N * sh.KV
@@ -40,9 +44,9 @@ func TestAttentionPagedUnits(t *testing.T) {
 						o = other
 					}
 					if f16 {
-						o.AttentionUnitsF16(split, b.Q, b.KH, b.VH, b.Seqs, bs, sh.Heads, sh.KV, sh.HeadDim, u0, u1)
+						o.AttentionUnitsF16(split, b.Q, b.KH, b.VH, seqs, bs, sh.Heads, sh.KV, sh.HeadDim, &b.Opt, u0, u1)
 					} else {
-						o.AttentionUnits(split, b.Q, b.K, b.V, b.Seqs, bs, sh.Heads, sh.KV, sh.HeadDim, u0, u1)
+						o.AttentionUnits(split, b.Q, b.K, b.V, seqs, bs, sh.Heads, sh.KV, sh.HeadDim, &b.Opt, u0, u1)
 					}
 					u0 = u1
 				}
@@ -76,7 +80,7 @@ func TestAttentionUnitsWrite(t *testing.T) {
 			for i := range out {
 				out[i] = attntest.Sentinel
 			}
-			ops.AttentionUnits(out, b.Q, b.K, b.V, b.Seqs, b.BlockSize, sh.Heads, sh.KV, sh.HeadDim, u0, u1)
+			ops.AttentionUnits(out, b.Q, b.K, b.V, b.Seqs, b.BlockSize, sh.Heads, sh.KV, sh.HeadDim, &b.Opt, u0, u1)
 			base := 0
 			for _, sq := range b.Seqs {
 				for u := range sq.N * sh.KV {
@@ -117,7 +121,7 @@ func TestAttentionPanics(t *testing.T) {
 					t.Errorf("units %v of %d: panic %q", r, units, msg)
 				}
 			}()
-			New().AttentionUnits(make([]float32, len(b.Q)), b.Q, b.K, b.V, b.Seqs, b.BlockSize, b.Heads, b.KV, b.HeadDim, r[0], r[1])
+			New().AttentionUnits(make([]float32, len(b.Q)), b.Q, b.K, b.V, b.Seqs, b.BlockSize, b.Heads, b.KV, b.HeadDim, &b.Opt, r[0], r[1])
 		}()
 	}
 }

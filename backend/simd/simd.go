@@ -9,10 +9,10 @@
 // Weights of every block format (types.go: the one table of the types and
 // their kernels) stay in their file encoding. Activations are quantized to
 // 8 bits per block, as llama.cpp's dot formats: Q8_0 (blocks of 32, a
-// float32 scale max|x|/127) for Q8_0, Q4_0, Q5_0 and IQ4_NL; the same with
-// the block sums (Q8_1) for Q4_1 and Q5_1; Q8_K (blocks of 256, with the
-// sums of every 16 and 32 values) for Q2_K..Q6_K and IQ4_XS. Each block's
-// product is an exact integer dot product, combined with the scales in
+// float32 scale max|x|/127) for Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4; the
+// same with the block sums (Q8_1) for Q4_1 and Q5_1; Q8_K (blocks of 256,
+// with the sums of every 16 and 32 values) for Q2_K..Q6_K and IQ4_XS. Each
+// block's product is an exact integer dot product, combined with the scales in
 // float32 in the order the type's Go reference defines (q8.go, legacy.go,
 // kquant.go), which every kernel reproduces bit for bit: the matrix-vector
 // kernels (decode), the packed multi-token tiles (prompts, batches) and
@@ -45,7 +45,7 @@ import (
 type Ops struct {
 	acts   Acts
 	attn   attnScratch
-	rope   ropeTable
+	rope   ropeTables
 	pack   []byte // a tile of repacked weight rows (VNNI kernels)
 	pack16 []byte // two K tiles interleaved (the 512-bit K tile)
 }
@@ -106,6 +106,24 @@ func (o *Ops) SwiGLU(out, gate, up []float32) {
 		panic(fmt.Sprintf("simd: SwiGLU of %d values with up %d into %d", len(gate), len(up), len(out)))
 	}
 	swiglu(out[:len(gate)], gate, up[:len(gate)])
+}
+
+// GeGLU computes out = gelu(gate) * up element-wise, gelu's tanh
+// approximation (geluMul); out may alias gate.
+func (o *Ops) GeGLU(out, gate, up []float32) {
+	if len(up) < len(gate) || len(out) < len(gate) {
+		panic(fmt.Sprintf("simd: GeGLU of %d values with up %d into %d", len(gate), len(up), len(out)))
+	}
+	geglu(out[:len(gate)], gate, up[:len(gate)])
+}
+
+// SwiGLUOAI computes OpenAI's clamped SwiGLU element-wise
+// (swigluOAIMul); out may alias gate.
+func (o *Ops) SwiGLUOAI(out, gate, up []float32) {
+	if len(up) < len(gate) || len(out) < len(gate) {
+		panic(fmt.Sprintf("simd: SwiGLUOAI of %d values with up %d into %d", len(gate), len(up), len(out)))
+	}
+	swigluOAI(out[:len(gate)], gate, up[:len(gate)])
 }
 
 // Add computes x += y element-wise.

@@ -130,6 +130,39 @@
 	VPINSRW $7, off(R14)(DX*1), x, x; \
 	VCVTPH2PS x, y
 
+// ROWE8M0 loads the E8M0 exponent bytes e at off of the eight rows as
+// the float32 2^(e-128) into y (x its X form), numfmt.E8M0Half: the bits
+// (e<<23) - 2^23 for e >= 2, and 2^21 << e, subnormal, for e = 0 and 1,
+// as the signed maximum of the two (the first is negative for e = 0, the
+// second zero from e = 2 on: VPSRLVD counts of 32 or more give 0). t and
+// u are clobbered, and AX; the file defines E8M0CONSTS.
+#define ROWE8M0(off, x, y, t, u) \
+	MOVBLZX off(R8), AX; \
+	VMOVD AX, x; \
+	VPINSRB $1, off(R8)(DX*1), x, x; \
+	VPINSRB $2, off(R8)(DX*2), x, x; \
+	VPINSRB $3, off(R13), x, x; \
+	VPINSRB $4, off(R8)(DX*4), x, x; \
+	VPINSRB $5, off(R13)(DX*2), x, x; \
+	VPINSRB $6, off(R14), x, x; \
+	VPINSRB $7, off(R14)(DX*1), x, x; \
+	VPMOVZXBD x, y; \
+	VPBROADCASTD e8m0One<>(SB), u; \
+	VPSUBD y, u, u; \
+	VPBROADCASTD e8m0Sub<>(SB), t; \
+	VPSRLVD u, t, u; \
+	VPSLLD $23, y, y; \
+	VPSUBD e8m0Norm<>(SB), y, y; \
+	VPMAXSD u, y, y
+
+// E8M0CONSTS defines the constants of ROWE8M0, in a file that uses it.
+#define E8M0CONSTS \
+	DATA e8m0One<>+0(SB)/4, $1; \
+	GLOBL e8m0One<>(SB), RODATA|NOPTR, $4; \
+	DATA e8m0Sub<>+0(SB)/4, $0x00400000; \
+	GLOBL e8m0Sub<>(SB), RODATA|NOPTR, $4; \
+	SPLAT32(e8m0Norm<>, $0x0080000000800000)
+
 // ROWF16X2 loads the float16 pairs at off and off+2 of the eight rows (the
 // d and dmin of a K-quant block) as float32: the first of each pair into
 // Y0, the second into Y1. split is the 32-byte word shuffle that gathers,

@@ -76,6 +76,7 @@ var table = [...]*typeKernels{
 	gguf.TensorQ4_0:   {act: actQ8_0, l: lQ4_0, matVec: matVecQ4_0, pack: packQ4_0, tile: tileQ8},
 	gguf.TensorQ5_0:   {act: actQ8_0, l: lQ5_0, matVec: matVecQ5_0, pack: packQ5_0, tile: tileQ8},
 	gguf.TensorIQ4_NL: {act: actQ8_0, l: lIQ4NL, matVec: matVecIQ4NL, pack: packIQ4NL, tile: tileQ8},
+	gguf.TensorMXFP4:  {act: actQ8_0, l: lMXFP4, matVec: matVecMXFP4, pack: packMXFP4, tile: tileQ8},
 	gguf.TensorQ4_1:   {act: actQ8_1, l: lQ4_1, matVec: matVecQ4_1},
 	gguf.TensorQ5_1:   {act: actQ8_1, l: lQ5_1, matVec: matVecQ5_1},
 

@@ -148,9 +148,6 @@ func q4_0MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float
 func q5_0MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
 
 //go:noescape
-func iq4nlMatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, cx *int32, nb int)
-
-//go:noescape
 func q4_1MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, sx *float32, nb int)
 
 //go:noescape
@@ -182,13 +179,6 @@ func matVecQ5_0(y []float32, w []byte, rb int, a *Acts, t int) {
 	}
 }
 
-func matVecIQ4NL(y []float32, w []byte, rb int, a *Acts, t int) {
-	if len(y) > 0 {
-		qs, ds, cx, _ := l32MatVecArgs(y, w, rb, numfmt.BlockIQ4_NLBytes, a, t)
-		iq4nlMatVecAVX2(&y[0], &w[0], rb, len(y)/8, &qs[0], &ds[0], &cx[0], a.nb)
-	}
-}
-
 func matVecQ4_1(y []float32, w []byte, rb int, a *Acts, t int) {
 	if len(y) > 0 {
 		qs, ds, _, sx := l32MatVecArgs(y, w, rb, numfmt.BlockQ4_1Bytes, a, t)
@@ -209,9 +199,6 @@ func packQ4_0AVX2(dst, w *byte, rb, nb int)
 //go:noescape
 func packQ5_0AVX2(dst, w *byte, rb, nb int)
 
-//go:noescape
-func packIQ4NLAVX2(dst, w *byte, rb, nb int)
-
 func packQ4_0(dst, w []byte, rb, nb int) {
 	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockQ4_0Bytes-1]
 	packQ4_0AVX2(&dst[0], &w[0], rb, nb)
@@ -220,11 +207,6 @@ func packQ4_0(dst, w []byte, rb, nb int) {
 func packQ5_0(dst, w []byte, rb, nb int) {
 	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockQ5_0Bytes-1]
 	packQ5_0AVX2(&dst[0], &w[0], rb, nb)
-}
-
-func packIQ4NL(dst, w []byte, rb, nb int) {
-	_, _ = dst[nb*packBlockBytes-1], w[7*rb+nb*numfmt.BlockIQ4_NLBytes-1]
-	packIQ4NLAVX2(&dst[0], &w[0], rb, nb)
 }
 
 //go:noescape

@@ -10,7 +10,7 @@ import (
 // benchTypes are the types the kernel benchmarks compare.
 var benchTypes = []gguf.TensorType{
 	gguf.TensorQ4_K, gguf.TensorQ6_K, gguf.TensorQ5_K, gguf.TensorQ3_K, gguf.TensorQ2_K, gguf.TensorIQ4_XS,
-	gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorQ4_1, gguf.TensorQ5_1, gguf.TensorQ8_0,
+	gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorMXFP4, gguf.TensorQ4_1, gguf.TensorQ5_1, gguf.TensorQ8_0,
 }
 
 // BenchmarkMatVecTypes reports the weight bytes read per second by a

@@ -16,7 +16,7 @@ import (
 // blockTypes are the quantized types of the table.
 var blockTypes = []gguf.TensorType{
 	gguf.TensorQ4_K, gguf.TensorQ6_K, gguf.TensorQ5_K, gguf.TensorQ3_K, gguf.TensorQ2_K, gguf.TensorIQ4_XS,
-	gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorQ4_1, gguf.TensorQ5_1, gguf.TensorQ8_0,
+	gguf.TensorQ4_0, gguf.TensorQ5_0, gguf.TensorIQ4_NL, gguf.TensorMXFP4, gguf.TensorQ4_1, gguf.TensorQ5_1, gguf.TensorQ8_0,
 }
 
 // scaleFields returns the offsets of the float16 scales in a block of t.
@@ -36,8 +36,8 @@ func scaleFields(t gguf.TensorType) []int {
 
 // randBlockWeight returns a rows x cols weight of type typ: normal values
 // quantized by package numfmt, or (raw) random bytes whose float16 scales
-// are set to random values of moderate size, so that every bit pattern of
-// the values, sub-block scales and mins occurs.
+// (MXFP4: E8M0 exponents) are set to random values of moderate size, so
+// that every bit pattern of the values, sub-block scales and mins occurs.
 func randBlockWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, cols int, raw bool) *backend.Weight {
 	t.Helper()
 	if !raw {
@@ -50,6 +50,10 @@ func randBlockWeight(t testing.TB, rng *rand.Rand, typ gguf.TensorType, rows, co
 		data[i] = byte(rng.Uint32())
 	}
 	for b := 0; b < len(data); b += f.BlockBytes {
+		if typ == gguf.TensorMXFP4 { // an E8M0 exponent: d = 2^-18 .. 2^-7
+			data[b] = byte(110 + rng.IntN(12))
+			continue
+		}
 		for _, o := range scaleFields(typ) {
 			h := numfmt.F32ToF16(float32(rng.NormFloat64() * 1e-3))
 			binary.LittleEndian.PutUint16(data[b+o:], h)

@@ -91,9 +91,9 @@ the model's reasoning).`,
 				system: system, noThink: noThink, out: os.Stdout,
 				color: term.IsTerminal(int(os.Stdout.Fd())),
 			}
-			_, t1 := m.Tokenizer.TokenID("<think>")
-			_, t2 := m.Tokenizer.TokenID("</think>")
-			c.reasoning = t1 && t2
+			if c.format, c.reasoning, err = replyFormat(m); err != nil {
+				return err
+			}
 			c.reset()
 			return c.run(os.Stdin)
 		},
@@ -120,7 +120,8 @@ type chatSession struct {
 	max       int
 	system    string
 	noThink   bool
-	reasoning bool
+	format    parser.Format // of the model's replies
+	reasoning bool          // the model reasons between its format's tags
 	color     bool
 	out       io.Writer
 
@@ -231,8 +232,11 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		case <-done:
 		}
 	}()
-	p := parser.New(parser.Options{Reasoning: c.reasoning,
-		StartInReasoning: c.reasoning && structured.ThinkingAfter(prompt) == structured.InThinking})
+	p, err := parser.New(parser.Options{Format: c.format, Reasoning: c.reasoning,
+		StartInReasoning: c.reasoning && c.format == parser.Qwen && structured.ThinkingAfter(prompt) == structured.InThinking})
+	if err != nil {
+		return err
+	}
 	var content, reasoning strings.Builder
 	inReasoning := false
 	show := func(d parser.Delta) {
@@ -282,6 +286,23 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 		fmt.Fprintln(c.out, c.style("2", fmt.Sprintf("(the reply reached -n %d tokens)", c.max)))
 	}
 	return nil
+}
+
+// replyFormat returns the format of m's replies (its family's, package
+// parser's names) and whether the model reasons between that format's
+// tags, which its vocabulary then has.
+func replyFormat(m *model.Model) (parser.Format, bool, error) {
+	f, err := parser.ParseFormat(m.ReplyFormat())
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", m.Path, err)
+	}
+	open, close := f.ThinkTags()
+	if open == "" {
+		return f, false, nil
+	}
+	_, t1 := m.Tokenizer.TokenID(open)
+	_, t2 := m.Tokenizer.TokenID(close)
+	return f, t1 && t2, nil
 }
 
 // style wraps s in an ANSI style when the output is a terminal.

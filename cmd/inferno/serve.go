@@ -307,11 +307,13 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	if len(aliases) > 0 {
 		name, more = aliases[0], aliases[1:]
 	}
-	_, think := m.Tokenizer.TokenID("<think>")
-	_, endThink := m.Tokenizer.TokenID("</think>")
+	format, reasoning, err := replyFormat(m)
+	if err != nil {
+		return nil, err
+	}
 	l.model = &server.Model{
 		Name: name, Aliases: more, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
-		Reasoning: think && endThink, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
+		Format: format, Reasoning: reasoning, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: l.sched, Created: time.Now(),
 		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens,
 	}

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"inferno/arch"
+	"inferno/chat"
 	"inferno/family"
 )
 
@@ -10,21 +11,44 @@ func init() { family.Register(Family) }
 // Family is Llama's entry in the registry of architectures.
 var Family = &family.Family{
 	Name:    Architecture,
-	Title:   "Llama 3",
+	Title:   "Llama 3/Mistral",
 	Config:  ConfigFromGGUF,
 	Options: Options,
 	Checkpoints: []family.Checkpoint{
-		{HF: "LlamaForCausalLM", Title: "Llama", MaxPos: 2048, Vocab: 32000, Permute: true, Llama3: true, HeadDimKeys: true, VocabKeys: true},
+		{HF: "LlamaForCausalLM", Title: "Llama", MaxPos: 2048, Vocab: 32000, Permute: true, Llama3: true, HeadDimKeys: true, VocabKeys: true,
+			SentencePiece: true, SpacePrefix: family.SpacePrefixConfig},
+		// llama.cpp's converter writes Mistral's checkpoints (Mistral 7B,
+		// Nemo, Small 3, Devstral) as Llama's.
+		{HF: "MistralForCausalLM", Title: "Mistral", MaxPos: 131072, Vocab: 32000, Permute: true, Llama3: true, HeadDimKeys: true, VocabKeys: true,
+			SentencePiece: true, SpacePrefix: family.SpacePrefixConfig},
 	},
 	Presets: []family.Preset{
 		preset("llama3-1b", "Llama 3.2 1B", 16, 2048, 8192, 32, 8, 64, true, 32),
 		preset("llama3-8b", "Llama 3.1 8B", 32, 4096, 14336, 32, 8, 128, false, 8),
+		{Name: "mistral-small-24b", Doc: "Mistral Small 3.1/3.2 24B, Devstral Small (architecture llama)", Config: arch.Config{
+			Arch: Architecture, Layers: 40, Hidden: 5120, FFN: 32768, Heads: 32, KVHeads: 8, HeadDim: 128,
+			Vocab: 131072, ContextLength: 131072, Eps: 1e-5, Rope: arch.Rope{Theta: 1e9},
+		}},
 	},
 	// llama.cpp gives the 80-layer Llama models with grouped-query
 	// attention (Llama 2 and 3 70B) the type LLM_TYPE_70B.
 	Quant: family.Quant{Is70B: func(layers, heads, kvHeads int) bool { return layers == 80 && heads != kvHeads }},
-	Chat:  family.Chat{EOG: []string{"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}, Reply: "qwen"},
-	Pre:   []string{"llama-bpe"},
+	Chat: family.Chat{EOG: []string{"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}, Reply: "qwen",
+		Replies: map[string]string{"[TOOL_CALLS]": "mistral"}, TemplateFor: mistralTemplate},
+	Pre: []string{"llama-bpe", "smaug-bpe", "tekken", "pixtral"},
+}
+
+// mistralTemplate chooses llama.cpp's built-in Mistral format for a
+// Mistral file (its vocabulary has [TOOL_CALLS]) that carries no chat
+// template: mistral-v7-tekken for the tekken tokenizer, mistral-v7 else.
+func mistralTemplate(has func(string) bool, pre string) string {
+	switch {
+	case !has("[TOOL_CALLS]"):
+		return ""
+	case pre == "tekken":
+		return chat.MistralV7Tekken
+	}
+	return chat.MistralV7
 }
 
 // Options sets Llama's options: RoPE on adjacent pairs, SwiGLU.

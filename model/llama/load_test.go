@@ -47,8 +47,8 @@ func TestLoadErrors(t *testing.T) {
 		editTensor func(*gguf.TensorInfo) bool
 		want       string
 	}{
-		{"partial RoPE", modeltest.Rename(t, map[string]any{"general.file_type": []any{"llama.rope.dimension_count", uint32(8)}}), nil,
-			"llama: RoPE on 8 of a head's 16 values, which inferno does not run"},
+		{"odd RoPE dimensions", modeltest.Rename(t, map[string]any{"general.file_type": []any{"llama.rope.dimension_count", uint32(7)}}), nil,
+			"llama: RoPE on 7 of a head's 16 values; want an even number up to it"},
 		{"biases", nil, func(ti *gguf.TensorInfo) bool {
 			if ti.Name == "rope_freqs.weight" {
 				ti.Name = "blk.0.attn_q.bias"

@@ -14,7 +14,7 @@ var Family = &family.Family{
 	Config:  ConfigFromGGUF,
 	Options: Options,
 	Checkpoints: []family.Checkpoint{
-		{HF: "Qwen2ForCausalLM", Title: "Qwen2", MaxPos: 32768, Vocab: 151936, Bias: true, HeadDimKeys: true},
+		{HF: "Qwen2ForCausalLM", Title: "Qwen2", MaxPos: 32768, Vocab: 151936, HeadDimKeys: true},
 	},
 	Presets: []family.Preset{
 		preset("qwen2.5-0.5b", "Qwen2.5-0.5B", 24, 896, 4864, 14, 2, 64, 151936, true),

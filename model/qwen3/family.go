@@ -14,8 +14,8 @@ var Family = &family.Family{
 	Config:  ConfigFromGGUF,
 	Options: Options,
 	Checkpoints: []family.Checkpoint{
-		{HF: "Qwen3ForCausalLM", Title: "Qwen3", HeadDim: 128, MaxPos: 32768, Vocab: 151936, QKNorm: true},
-		{HF: "Qwen3Model", Title: "Qwen3 embedding", HeadDim: 128, MaxPos: 32768, Vocab: 151936, QKNorm: true, Embedding: true},
+		{HF: "Qwen3ForCausalLM", Title: "Qwen3", HeadDim: 128, MaxPos: 32768, Vocab: 151936},
+		{HF: "Qwen3Model", Title: "Qwen3 embedding", HeadDim: 128, MaxPos: 32768, Vocab: 151936, Embedding: true},
 	},
 	Presets: []family.Preset{
 		preset("tiny", "a 2-layer model for tests", 2, 64, 192, 4, 2, 32, true),

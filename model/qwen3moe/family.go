@@ -14,7 +14,8 @@ var Family = &family.Family{
 	Config:  ConfigFromGGUF,
 	Options: Options,
 	Checkpoints: []family.Checkpoint{
-		{HF: "Qwen3MoeForCausalLM", Title: "Qwen3-MoE", MaxPos: 32768, Vocab: 151936, QKNorm: true, HeadDimKeys: true, MoE: true},
+		{HF: "Qwen3MoeForCausalLM", Title: "Qwen3-MoE", MaxPos: 32768, Vocab: 151936, HeadDimKeys: true,
+			MoE: &family.CheckpointMoE{Experts: 128, TopK: 8, FFN: 768, NormKey: true}},
 	},
 	Presets: []family.Preset{
 		preset("tiny-moe", "a 2-layer mixture of 8 experts for tests", 2, 64, 192, 4, 2, 32, true, 8, 2, 64),

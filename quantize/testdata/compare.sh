@@ -19,7 +19,7 @@
 set -euo pipefail
 
 LLAMA=${LLAMA:-/tmp/llama.cpp/build/bin}
-MIXTURES="Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS F16 BF16 F32"
+MIXTURES="Q4_0 Q4_1 MXFP4_MOE Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS F16 BF16 F32"
 record=false
 [ "${1:-}" = --record ] && record=true
 

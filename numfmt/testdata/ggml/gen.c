@@ -108,6 +108,26 @@ static void make_rows(void) {
     x = newrow(n = 32);   for (int i = 0; i < n; i++) x[i] = 1.f;
     x = newrow(n = 32);   x[17] = -0.001f;
     x = newrow(n = 64);   for (int i = 0; i < n; i++) x[i] = (float)(1e-5 * normal());
+    // MXFP4's exponent, floorf(log2f(amax)) - 2 + 127 as uint8_t: block b
+    // of 32 has its largest magnitude just below, at and just above a
+    // power of two (log2f rounds up within a few ulps of it), from 2^-149
+    // (the exponent wraps around) to FLT_MAX (levels times the scale
+    // overflow); the other values spread below it, half negative.
+    x = newrow(n = 32 * 24);
+    for (int b = 0; b < 24; b++) {
+        const int k = -149 + b * 12 + (b == 23 ? 1 : 0); // up to 2^128 - ulp
+        float top = ldexpf(1.f, k > 127 ? 127 : k);
+        if (b % 3 == 0) top = nextafterf(top, 0.f);
+        if (b % 3 == 2) top = nextafterf(top, INFINITY);
+        if (k > 127) top = 3.4028235e38f;
+        for (int j = 0; j < 32; j++) x[32 * b + j] = top * (float)((j * 7) % 32) / 32.f * (j % 2 ? -1.f : 1.f);
+        x[32 * b + (b % 32)] = b % 2 ? -top : top;
+    }
+    // Exact ties between MXFP4 levels (scale 1: largest 8): the midpoints
+    // 0.5, 1.5, 2.5, 3.5, 5, 7, 10 of both signs, and 0 and -0.
+    x = newrow(n = 32);
+    { static const float m[16] = {8.f, 0.5f, 1.5f, 2.5f, 3.5f, 5.f, 7.f, 10.f, -0.f, -0.5f, -1.5f, -2.5f, -3.5f, -5.f, -7.f, -10.f};
+      for (int i = 0; i < n; i++) x[i] = m[i % 16] * (i >= 16 ? 0.75f : 1.f); }
 }
 
 static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
@@ -204,6 +224,10 @@ static void write_type(const char *dir, enum ggml_type t) {
                 else v = edge_f32[b % 8];
                 memcpy(blk, &v, 4);
             }
+            if (t == GGML_TYPE_MXFP4) { // the E8M0 exponent: moderate, then the edges
+                static const uint8_t edge_e[] = {0, 1, 2, 3, 126, 127, 128, 200, 252, 253, 254, 255};
+                blk[0] = pass == 0 ? (uint8_t)(117 + next64() % 20) : edge_e[b % 12];
+            }
             if (t == GGML_TYPE_F16) {
                 uint16_t v = pass == 0 ? rand_half(0, 30) : edge_halves[b];
                 memcpy(blk, &v, 2);
@@ -238,7 +262,7 @@ int main(int argc, char **argv) {
     const enum ggml_type types[] = {
         GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
         GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
-        GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+        GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) write_type(argv[1], types[i]);
     return 0;

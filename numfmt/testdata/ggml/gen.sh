@@ -13,4 +13,7 @@ rm -f "$here"/*.bin.gz
 for f in "$tmp"/*.bin; do
 	gzip -9n <"$f" >"$here/$(basename "$f").gz"
 done
+# The thresholds of glibc's log2f that MXFP4's exponent depends on.
+cc -O2 "$here/log2f.c" -o "$tmp/log2f" -lm
+"$tmp/log2f" >"$here/log2f.txt"
 ls -l "$here"/*.bin.gz | awk '{s += $5} END {print s " bytes of fixtures"}'
