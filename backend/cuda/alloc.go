@@ -17,15 +17,21 @@ var keepHostPages = false
 // in leave the process (releaseHostPages; the file stays mapped for its
 // metadata, and a CPU backend reading the weights later faults them in
 // again).
+//
+// Views of one tensor (arch.Weight.RowRange: a fused QKV or gate/up
+// matrix) go in one call: releaseHostPages releases the range they cover
+// once.
 func (r *Model) releaseWeights(ws ...*backend.Weight) {
 	if keepHostPages {
 		return
 	}
+	var bufs [][]byte
 	for _, w := range ws {
 		if w != nil {
-			r.stats.HostReleased += releaseHostPages(w.Data)
+			bufs = append(bufs, w.Data)
 		}
 	}
+	r.stats.HostReleased += releaseHostPages(bufs...)
 }
 
 func (r *Model) uploadModel() error {
@@ -58,12 +64,14 @@ func (r *Model) uploadModel() error {
 		l, g := &m.Layers[i], &r.layers[i]
 		mat := l.Matrix
 		p := fmt.Sprintf("blk.%d.", i)
-		// Normal-style RoPE: Q and K rows in NeoX's order (rope.go).
-		q, err := ropeRows(mat(arch.RoleQ), c.Rope.Style, c.HeadDim)
+		// Normal-style or partial RoPE: Q and K rows in the kernels'
+		// order (rope.go). Views of a fused QKV tensor are read as they
+		// are.
+		q, err := ropeRows(mat(arch.RoleQ), c.Rope.Style, c.HeadDim, c.RotaryDims())
 		if err != nil {
 			return err
 		}
-		k, err := ropeRows(mat(arch.RoleK), c.Rope.Style, c.HeadDim)
+		k, err := ropeRows(mat(arch.RoleK), c.Rope.Style, c.HeadDim, c.RotaryDims())
 		if err != nil {
 			return err
 		}
@@ -84,6 +92,9 @@ func (r *Model) uploadModel() error {
 			if g.down, err = r.uploadWeight(mat(arch.RoleDown)); err != nil {
 				return err
 			}
+			if c.Act != arch.SwiGLU {
+				r.rawGateUp = true // some products have no epilogue for it: glu_rows (options.go)
+			}
 		}
 		r.releaseWeights(mat(arch.RoleQ), mat(arch.RoleK), mat(arch.RoleV), mat(arch.RoleO), mat(arch.RoleGate), mat(arch.RoleUp), mat(arch.RoleDown))
 		for _, v := range []struct {
@@ -97,14 +108,37 @@ func (r *Model) uploadModel() error {
 		if err := r.uploadAttnVectors(p, l, g); err != nil {
 			return err
 		}
+		if err := r.uploadOptionVectors(p, i, l, g); err != nil {
+			return err
+		}
 	}
 	// The packing buffers are garbage now: give them back to the OS rather
 	// than keep a model's worth of heap resident.
 	debug.FreeOSMemory()
 	r.qkvRows = c.QDim() + 2*c.KVDim()
-	tab := ropeTable(c.Rope.Freqs(c.HeadDim), r.maxLen)
-	if r.rope, err = r.dev.alloc(uint64(4*len(tab)), "rope table"); err != nil {
+	if r.rope, err = r.uploadTable("rope table", layerRopeTable(c, &c.Rope, r.maxLen)); err != nil {
 		return err
 	}
-	return r.dev.upload(r.rope, f32Bytes(tab))
+	if c.Window > 0 && c.LocalRope.Theta != 0 {
+		if r.ropeLocal, err = r.uploadTable("local layers' rope table", layerRopeTable(c, &c.LocalRope, r.maxLen)); err != nil {
+			return err
+		}
+	}
+	for i := range r.layers {
+		g := &r.layers[i]
+		if g.rope = r.rope; c.LayerRope(i) == &c.LocalRope {
+			g.rope = r.ropeLocal
+		}
+	}
+	return nil
+}
+
+// uploadTable uploads a float32 table computed here (not counted in the
+// upload's progress, which counts the file's bytes).
+func (r *Model) uploadTable(what string, tab []float32) (uint64, error) {
+	p, err := r.dev.alloc(uint64(4*len(tab)), what)
+	if err != nil {
+		return 0, err
+	}
+	return p, r.dev.upload(p, f32Bytes(tab))
 }

@@ -9,6 +9,7 @@ package cuda
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -16,11 +17,15 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
+	"inferno/backend/scalar"
 	"inferno/family"
 	"inferno/gguf"
-	"inferno/model/llama"
-	"inferno/model/qwen2"
-	"inferno/model/qwen3moe"
+	_ "inferno/model/gemma3" // the families archModel looks up
+	_ "inferno/model/gptoss"
+	_ "inferno/model/llama"
+	_ "inferno/model/phi3"
+	_ "inferno/model/qwen2"
+	_ "inferno/model/qwen3moe"
 	"inferno/synth"
 )
 
@@ -85,14 +90,11 @@ func archModel(t testing.TB, c archCase) *arch.Loaded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := qwen2.Load
-	switch presetArch(c.preset) {
-	case "llama":
-		load = llama.Load
-	case "qwen3moe":
-		load = qwen3moe.Load
+	fam, ok := family.Lookup(presetArch(c.preset))
+	if !ok {
+		t.Fatalf("%s: no family for preset %s", c.name, c.preset)
 	}
-	m, err := load(f)
+	m, err := arch.LoadModel(f, fam.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,98 +125,119 @@ func TestArchFeatures(t *testing.T) {
 	}
 	m := archModel(t, archCases[0])
 	h := *m.Hyper()
-	h.Rope.Scaling, h.Rope.FreqFactors, h.Rope.Factor = arch.ScaleYaRN, nil, 4
+	h.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 64, Gating: arch.GateSigmoid}
 	err := h.Check("cuda", Features)
-	if err == nil || !strings.Contains(err.Error(), "YaRN") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("YaRN scaling: %v, want a one-line refusal naming it", err)
+	if err == nil || !strings.Contains(err.Error(), "sigmoid") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("sigmoid gating: %v, want a one-line refusal naming it", err)
 	}
 }
 
-// ropeNormal rotates the heads of v (hd values each) as normal RoPE does
-// at angle p*freqs[i] for pair (2i, 2i+1); ropeNeoX pairs (i, i+hd/2).
-func ropeNormal(v []float64, hd, p int, freqs []float64) {
-	for h := 0; h < len(v); h += hd {
-		for i, f := range freqs {
-			s, c := math.Sincos(float64(p) * f)
-			a, b := v[h+2*i], v[h+2*i+1]
-			v[h+2*i], v[h+2*i+1] = a*c-b*s, a*s+b*c
+// kernelRope rotates the heads of v (hd values each, float32) at position
+// p as the kernels do (norm_rope_warp): NeoX pairs (i, i+hd/2) over the
+// whole head by the table's (cos, sin) of that position.
+func kernelRope(v []float32, hd, p int, tab []float32) {
+	h := hd / 2
+	row := tab[2*p*h : 2*(p+1)*h]
+	for o := 0; o < len(v); o += hd {
+		for i := range h {
+			c, s := row[2*i], row[2*i+1]
+			a, b := v[o+i], v[o+i+h]
+			v[o+i], v[o+i+h] = a*c-b*s, a*s+b*c
 		}
 	}
 }
 
-func ropeNeoX(v []float64, hd, p int, freqs []float64) {
-	for h := 0; h < len(v); h += hd {
-		for i, f := range freqs {
-			s, c := math.Sincos(float64(p) * f)
-			a, b := v[h+i], v[h+i+hd/2]
-			v[h+i], v[h+i+hd/2] = a*c-b*s, a*s+b*c
-		}
-	}
-}
-
-// TestRopeRows checks the reordering that runs normal RoPE as NeoX's: the
-// rows of each head of a matrix move as ropeVec moves a vector's values;
-// the NeoX rotation of a reordered head is the reordered normal rotation
-// of the head; and so a query's dot product with a key at another
-// position is the one normal RoPE gives.
+// TestRopeRows checks the reordering that runs normal and partial RoPE as
+// the kernels' NeoX rotation over whole heads: the rows of each head of a
+// matrix move as ropeVec moves a vector's values; the kernels' rotation
+// (ropeTable: the unrotated pairs turned by the identity, YaRN's factor
+// on cos and sin) of a reordered head is the reordered rotation of the CPU
+// (scalar RoPE over rotDims values); and so a query's dot product with a
+// key at another position is the one the model's RoPE gives.
 func TestRopeRows(t *testing.T) {
 	t.Parallel()
 	const hd, heads, cols = 16, 3, 64
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := randQ8(rng, "attn_q.weight", heads*hd, cols)
-	got, err := ropeRows(w, arch.RopeNormal, hd)
-	if err != nil {
-		t.Fatal(err)
+	sc := scalar.NewScalar()
+	ropes := []arch.Rope{
+		{Theta: 500000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 64, LowFreqFactor: 1, HighFreqFactor: 4},
+		{Theta: 150000, Scaling: arch.ScaleYaRN, Factor: 32, OrigContext: 64, BetaFast: 32, BetaSlow: 1},
+		{Theta: 10000, Scaling: arch.ScaleLinear, Factor: 8},
 	}
-	idx := make([]float32, heads*hd)
-	for i := range idx {
-		idx[i] = float32(i)
-	}
-	perm := ropeVec(idx, arch.RopeNormal, hd)
-	for r := range heads * hd {
-		if !bytes.Equal(got.Row(r), w.Row(int(perm[r]))) {
-			t.Fatalf("row %d of the reordered matrix is not row %v of the original", r, perm[r])
+	for _, style := range []arch.RopeStyle{arch.RopeNormal, arch.RopeNeoX} {
+		for _, rot := range []int{hd, 12, 8, 2} {
+			for ri := range ropes {
+				rope := ropes[ri]
+				rope.Style = style
+				name := fmt.Sprintf("%v RoPE on %d of %d, %v scaling", style, rot, hd, rope.Scaling)
+				got, err := ropeRows(w, style, hd, rot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ropeIdentity(style, hd, rot) {
+					if got != w {
+						t.Errorf("%s: the rows were reordered", name)
+					}
+				} else if got == w {
+					t.Errorf("%s: no reordering", name)
+				}
+				idx := make([]float32, heads*hd)
+				for i := range idx {
+					idx[i] = float32(i)
+				}
+				perm := ropeVec(idx, style, hd, rot)
+				for r := range heads * hd {
+					if !bytes.Equal(got.Row(r), w.Row(int(perm[r]))) {
+						t.Fatalf("%s: row %d of the reordered matrix is not row %v of the original", name, r, perm[r])
+					}
+				}
+				c := arch.Config{HeadDim: hd, RopeDims: rot}
+				tab := layerRopeTable(&c, &rope, 64)
+				q, k := randVec(rng, heads*hd, 1), randVec(rng, heads*hd, 1)
+				// The CPU's rotation, then reordered; the reordered head
+				// rotated as the kernels do.
+				qc, kc := append([]float32(nil), q...), append([]float32(nil), k...)
+				sc.RoPE(qc, []int32{37}, heads, hd, rot, &rope)
+				sc.RoPE(kc, []int32{5}, heads, hd, rot, &rope)
+				qg, kg := ropeVec(q, style, hd, rot), ropeVec(k, style, hd, rot)
+				kernelRope(qg, hd, 37, tab)
+				kernelRope(kg, hd, 5, tab)
+				for i, x := range ropeVec(qc, style, hd, rot) {
+					if math.Abs(float64(x-qg[i])) > 1e-6 {
+						t.Fatalf("%s: value %d: the kernels' rotation %v, the reordered CPU rotation %v", name, i, qg[i], x)
+					}
+				}
+				for h := range heads {
+					var dc, dg float64
+					for d := range hd {
+						dc += float64(qc[h*hd+d]) * float64(kc[h*hd+d])
+						dg += float64(qg[h*hd+d]) * float64(kg[h*hd+d])
+					}
+					if math.Abs(dc-dg) > 1e-5 {
+						t.Errorf("%s: head %d: score %v, the model's %v", name, h, dg, dc)
+					}
+				}
+			}
 		}
 	}
-	if same, _ := ropeRows(w, arch.RopeNeoX, hd); same != w {
-		t.Error("NeoX RoPE reordered the rows")
-	}
-	if _, err := ropeRows(&backend.Weight{Name: "x", Type: w.Type, Rows: 20, Cols: cols, Data: w.Data}, arch.RopeNormal, hd); err == nil {
+	if _, err := ropeRows(&backend.Weight{Name: "x", Type: w.Type, Rows: 20, Cols: cols, Data: w.Data}, arch.RopeNormal, hd, hd); err == nil {
 		t.Error("20 rows as heads of 16: no error")
 	}
-
-	rope := arch.Rope{Style: arch.RopeNormal, Theta: 500000, Scaling: arch.ScaleLlama3, Factor: 8, OrigContext: 64, LowFreqFactor: 1, HighFreqFactor: 4}
-	freqs := rope.Freqs(hd)
-	q, k := make([]float64, heads*hd), make([]float64, heads*hd)
-	for i := range q {
-		q[i], k[i] = rng.NormFloat64(), rng.NormFloat64()
-	}
-	reorder := func(v []float64) []float64 {
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i/hd*hd+neoxIndex(i%hd, hd)] = x
-		}
-		return out
-	}
-	qn, kn := append([]float64(nil), q...), append([]float64(nil), k...)
-	ropeNormal(qn, hd, 37, freqs)
-	ropeNormal(kn, hd, 5, freqs)
-	qx, kx := reorder(q), reorder(k)
-	ropeNeoX(qx, hd, 37, freqs)
-	ropeNeoX(kx, hd, 5, freqs)
-	for i, x := range reorder(qn) {
-		if math.Abs(x-qx[i]) > 1e-12 {
-			t.Fatalf("value %d: NeoX of the reordered head %v, reordered normal rotation %v", i, qx[i], x)
-		}
-	}
-	for h := range heads {
-		var dn, dx float64
-		for d := range hd {
-			dn += qn[h*hd+d] * kn[h*hd+d]
-			dx += qx[h*hd+d] * kx[h*hd+d]
-		}
-		if math.Abs(dn-dx) > 1e-9 {
-			t.Errorf("head %d: score %v, normal RoPE's %v", h, dx, dn)
+	// A table's unrotated pairs are the identity, its rotated ones YaRN's
+	// factor times (cos, sin).
+	yarn := ropes[1]
+	c := arch.Config{HeadDim: hd, RopeDims: 8}
+	tab := layerRopeTable(&c, &yarn, 8)
+	for p := range 8 {
+		for i := range hd / 2 {
+			cs, sn := tab[2*(p*hd/2+i)], tab[2*(p*hd/2+i)+1]
+			if i >= 4 && (cs != 1 || sn != 0) {
+				t.Fatalf("position %d, pair %d (unrotated): (%v, %v)", p, i, cs, sn)
+			}
+			if m := math.Hypot(float64(cs), float64(sn)); i < 4 && math.Abs(m-yarn.Mscale()) > 1e-6 {
+				t.Fatalf("position %d, pair %d: |(cos, sin)| = %v, want YaRN's factor %v", p, i, m, yarn.Mscale())
+			}
 		}
 	}
 }
@@ -250,54 +273,63 @@ func TestArchModels(t *testing.T) {
 		c := rc.archCase
 		t.Run(rc.name, func(t *testing.T) {
 			m := archModel(t, c)
-			prompt := randomPrompt(7, 40, m.Config.Vocab)
-			const steps = 12
-			maxLen := len(prompt) + steps + 1
-			r := gpuSingle(t, m, Options{MaxLen: maxLen, tune: rc.tune})
-			cpu := cpuRunner(t, m, maxLen)
-			next := prompt
-			var worst float64
-			flips, over := 0, 0
-			for step := range steps {
-				if err := cpu.Forward(next); err != nil {
-					t.Fatal(err)
-				}
-				if err := r.Forward(next); err != nil {
-					t.Fatal(err)
-				}
-				cl, _ := cpu.Logits()
-				gl := logits(t, r)
-				e := relL2(gl, cl)
-				worst = max(worst, e)
-				if math.IsNaN(e) {
-					t.Errorf("step %d: logits relative L2 %.3g vs the CPU", step, e)
-				} else if e > c.tol {
-					if over++; over > c.flips {
-						t.Errorf("step %d: logits relative L2 %.3g vs the CPU (bound %.g; %d steps past it, %d allowed)", step, e, c.tol, over, c.flips)
-					} else {
-						t.Logf("step %d: logits relative L2 %.3g vs the CPU: an expert choice flipped (%d of %d allowed)", step, e, over, c.flips)
-					}
-				}
-				ct, _ := cpu.Greedy()
-				if gt, _ := r.Greedy(); gt != ct {
-					flips++
-					var rms float64
-					for _, v := range cl {
-						rms += float64(v) * float64(v)
-					}
-					rms = math.Sqrt(rms / float64(len(cl)))
-					if gap := float64(cl[ct] - cl[gt]); gap > 20*e*rms+1e-3 {
-						t.Errorf("step %d: greedy %d, CPU %d: gap %.3g not explained by the logit error %.3g", step, gt, ct, gap, e*rms)
-					}
-				}
-				next = []int32{ct}
-			}
-			t.Logf("%s: worst logits relative L2 vs the CPU %.3g over the prompt and %d decode steps (%d past %.g); greedy differs at %d", c.name, worst, steps-1, over, c.tol, flips)
+			archAgainstCPU(t, c, m, rc.tune, randomPrompt(7, 40, m.Config.Vocab), 12)
 			if c.batchTol > 0 {
 				batchEqualsAloneTol(t, m, rc.tune, 16, 16, c.batchTol)
 			}
 		})
 	}
+}
+
+// archAgainstCPU runs m on the GPU and on the CPU (the scalar reference
+// on the same weights): prompt as one batch (the prompt path), then
+// steps-1 greedy steps through the decode graph, both fed the CPU's
+// tokens; logits within c's bound (but for c.flips steps), the same
+// greedy token unless a near tie explains the difference.
+func archAgainstCPU(t *testing.T, c archCase, m *arch.Loaded, tune func(*tuning), prompt []int32, steps int) {
+	t.Helper()
+	maxLen := len(prompt) + steps + 1
+	r := gpuSingle(t, m, Options{MaxLen: maxLen, tune: tune})
+	cpu := cpuRunner(t, m, maxLen)
+	next := prompt
+	var worst float64
+	flips, over := 0, 0
+	for step := range steps {
+		if err := cpu.Forward(next); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Forward(next); err != nil {
+			t.Fatal(err)
+		}
+		cl, _ := cpu.Logits()
+		gl := logits(t, r)
+		e := relL2(gl, cl)
+		worst = max(worst, e)
+		if math.IsNaN(e) {
+			t.Errorf("step %d: logits relative L2 %.3g vs the CPU", step, e)
+		} else if e > c.tol {
+			if over++; over > c.flips {
+				t.Errorf("step %d: logits relative L2 %.3g vs the CPU (bound %.g; %d steps past it, %d allowed)", step, e, c.tol, over, c.flips)
+			} else {
+				t.Logf("step %d: logits relative L2 %.3g vs the CPU: an expert choice flipped (%d of %d allowed)", step, e, over, c.flips)
+			}
+		}
+		ct, _ := cpu.Greedy()
+		if gt, _ := r.Greedy(); gt != ct {
+			flips++
+			var rms float64
+			for _, v := range cl {
+				rms += float64(v) * float64(v)
+			}
+			rms = math.Sqrt(rms / float64(len(cl)))
+			if gap := float64(cl[ct] - cl[gt]); gap > 20*e*rms+1e-3 {
+				t.Errorf("step %d: greedy %d, CPU %d: gap %.3g not explained by the logit error %.3g", step, gt, ct, gap, e*rms)
+			}
+		}
+		next = []int32{ct}
+	}
+	t.Logf("%s: worst logits relative L2 vs the CPU %.3g over a prompt of %d and %d decode steps (%d past %.g); greedy differs at %d",
+		c.name, worst, len(prompt), steps-1, over, c.tol, flips)
 }
 
 // presetArch returns the architecture of synth's preset name.

@@ -14,10 +14,9 @@ const (
 	prefillSplitKeys = 512
 )
 
-// preKernel names the prompt attention kernel for the model's shape.
-func (br *BatchRunner) preKernel() string {
-	return fmt.Sprintf("pattn_pre_h%d_g%d", br.cfg.HeadDim, br.base.shape.pg)
-}
+// preKernel names the prompt attention kernel for the model's shape (and
+// options: the extended kernel for windows and sinks).
+func (br *BatchRunner) preKernel() string { return br.base.attnKernel("pattn_pre") }
 
 // prefillSplits returns how many key-range splits pattn_pre takes for
 // ntiles query tiles of n tokens whose deepest run reaches keys
@@ -37,9 +36,12 @@ func (br *BatchRunner) prefillSplits(ntiles, n, keys, occ int) int {
 // attnPrefill enqueues layer i's attention of the ntiles prompt tiles (at
 // tiles in the inputs) of a batch of n tokens over the paged cache:
 // pattn_pre, split over the keys when the context is deep (and then
-// pattn_comb). q holds the rotated queries; the output goes to patt.
-func (br *BatchRunner) attnPrefill(l *launcher, i, ntiles, n int, tiles, pos, toff uint64, scale float32) {
+// pattn_comb). q holds the rotated queries; the output goes to patt. A
+// local layer's tiles reach at most its window and a tile's tokens back,
+// which its splits count.
+func (br *BatchRunner) attnPrefill(l *launcher, i, ntiles, n int, tiles, pos, toff uint64) {
 	c := &br.cfg
+	w := &br.base.layers[i]
 	name, smem := br.preKernel(), pattnPreSmem(c.HeadDim)
 	if br.preOcc == 0 {
 		occ, err := br.dev.occupancy(name, 128, smem)
@@ -55,12 +57,16 @@ func (br *BatchRunner) attnPrefill(l *launcher, i, ntiles, n int, tiles, pos, to
 			keys = max(keys, r.Pos+r.N)
 		}
 	}
+	if w.window > 0 {
+		keys = min(keys, w.window+64)
+	}
 	ns := br.prefillSplits(ntiles, n, keys, br.preOcc)
+	ext := br.attnExt(w)
 	l.launch(name, [3]uint32{uint32(ntiles), uint32(br.base.shape.pblocks), uint32(ns)}, 128, uint32(smem),
-		br.pq, tiles, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i], f32(scale),
-		i32(ns), br.pm, br.pl, br.pacc, br.patt)
+		append([]uint64{br.pq, tiles, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), br.kc[i], br.vc[i],
+			f32(c.AttentionScale()), i32(ns), br.pm, br.pl, br.pacc, br.patt}, ext...)...)
 	if ns > 1 {
-		l.launch(fmt.Sprintf("pattn_comb_h%d", c.HeadDim), [3]uint32{uint32(ntiles), uint32(c.Heads)}, 256, 0,
-			tiles, pos, i32(c.Heads), i32(ns), br.pm, br.pl, br.pacc, br.patt)
+		l.launch(fmt.Sprintf("pattn_comb_h%d%s", c.HeadDim, br.base.wsSuffix()), [3]uint32{uint32(ntiles), uint32(c.Heads)}, 256, 0,
+			append([]uint64{tiles, pos, i32(c.Heads), i32(ns), br.pm, br.pl, br.pacc, br.patt}, ext...)...)
 	}
 }

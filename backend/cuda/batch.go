@@ -46,6 +46,7 @@ type BatchRunner struct {
 	// scratch for MaxBatch tokens (npad rows)
 	npad                          int
 	px, pqkv, pq, patt, pact, pxo uint64
+	praw                          uint64 // raw gate/up products (Model.rawGateUp: options.go), else 0
 	phi, plo, psx, pxq            uint64
 	logits, pval, pidx, dres      uint64
 	pm, pl, pacc, counter, acnt   uint64
@@ -226,6 +227,9 @@ func (br *BatchRunner) allocScratch() error {
 	alloc(&br.pq, 4*np*c.QDim(), "batch queries")
 	alloc(&br.patt, 4*np*c.QDim(), "batch attention output")
 	alloc(&br.pact, 4*np*c.FFN, "batch ffn activation")
+	if br.base.rawGateUp {
+		alloc(&br.praw, 4*np*gateUpRows(c.FFN), "batch raw gate/up products")
+	}
 	alloc(&br.pxo, 4*np*c.Hidden, "batch output rows")
 	alloc(&br.phi, np*maxK, "batch activation planes")
 	alloc(&br.plo, np*maxK, "batch activation planes")
@@ -262,14 +266,13 @@ func (br *BatchRunner) allocScratch() error {
 		return err
 	}
 	// Kernels whose shared memory may pass the default limit.
-	sh := br.base.shape
 	for _, k := range []struct {
 		name string
 		smem int
 	}{
-		{fmt.Sprintf("pattn_dec_h%d_g%d", c.HeadDim, sh.dg), attnFDSmem(1, 3, 256)},
-		{fmt.Sprintf("pattn_decf_h%d_g%d", c.HeadDim, sh.dg), attnFDSmem(1, 3, 256)},
-		{fmt.Sprintf("pattn_pre_h%d_g%d", c.HeadDim, sh.pg), pattnPreSmem(c.HeadDim)},
+		{br.base.attnKernel("pattn_dec"), attnFDSmem(1, 3, 256)},
+		{br.base.attnKernel("pattn_decf"), attnFDSmem(1, 3, 256)},
+		{br.base.attnKernel("pattn_pre"), pattnPreSmem(c.HeadDim)},
 	} {
 		f, err := g.fn(k.name)
 		if err != nil {
@@ -292,10 +295,9 @@ func (br *BatchRunner) allocScratch() error {
 	return nil
 }
 
-// clusterKernel names the cluster decode attention for the model's shape.
-func (br *BatchRunner) clusterKernel() string {
-	return fmt.Sprintf("pattn_decc_h%d_g%d", br.cfg.HeadDim, br.base.shape.dg)
-}
+// clusterKernel names the cluster decode attention for the model's shape
+// and options.
+func (br *BatchRunner) clusterKernel() string { return br.base.attnKernel("pattn_decc") }
 
 // clusterFor tells whether decode graphs of n tokens may use the cluster
 // attention, and with how many splits (a multiple of its 8-block clusters).

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -46,7 +45,7 @@ func (br *BatchRunner) head(l *launcher, x, logits uint64, n int) {
 // matmulFrom is matmul with mm_q8h or mm_q8 (or the Model's product, for
 // q8h models) from mmFrom tokens on.
 func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gain, y uint64, ldy, nout, n, mmFrom int) {
-	if !w.allQ8() || (br.base.tune.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8)) {
+	if !br.ownMM(w, n, mmFrom) {
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through qact_h and mm_q8h.
@@ -84,6 +83,12 @@ func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gai
 	l.launch(fmt.Sprintf("%s_%s_n%d_k8", name, kind, nt), [3]uint32{uint32(w.mpad / 16), uint32(ny)}, 256, 0, args...)
 }
 
+// ownMM reports whether matmulFrom multiplies w for n tokens (mm_q8h or
+// mm_q8 from mmFrom tokens on) with Q8_0's own kernels.
+func (br *BatchRunner) ownMM(w *gpuWeight, n, mmFrom int) bool {
+	return w.allQ8() && !(br.base.tune.q8h && (n >= mmFrom || n > mvnMax && n <= br.base.tune.mmq8))
+}
+
 // skinnyPasses returns mmv_q8's 8-token n-tiles a pass (nt) and the blocks
 // a row tile (ny, grid y) for n tokens over tiles row tiles: the fewest
 // passes of at most bt.nt n-tiles; then, while the row tiles leave SMs
@@ -112,6 +117,9 @@ func (br *BatchRunner) skinnyPasses(n, tiles int) (nt, ny int) {
 // allows (not when profiling: events between kernels): its table lookups
 // and first K/V copies overlap the QKV product (mvf_q8 lets dependents
 // start at once).
+//
+// A model with sliding windows or sinks takes the extended kernels
+// (options.go), the layer's window and sinks their last arguments.
 func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int, src, toks, pos, toff uint64) {
 	c := &br.cfg
 	w := &br.base.layers[i]
@@ -131,12 +139,12 @@ func (br *BatchRunner) attnDecode(l *launcher, i int, fused, cluster bool, n int
 		name, ns, minchunk = "pattn_decc", cns, br.bt.cmin
 		extra = []uint64{i32(br.bt.cmax)}
 	}
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
-	args := append([]uint64{src, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), br.base.rope, toks, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh),
-		br.kc[i], br.vc[i], f32(scale), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt, w.bias}, extra...)
 	pdl := extra != nil && br.bt.pdl && l.events == nil && !l.sync
+	args := append([]uint64{src, i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps), w.rope, toks, pos, toff, br.dmeta, i32(br.bs), i32(br.bsh),
+		br.kc[i], br.vc[i], f32(c.AttentionScale()), i32(ns), i32(minchunk), br.pm, br.pl, br.pacc, br.counter, br.patt, w.bias}, extra...)
+	args = append(args, br.attnExt(w)...)
 	sh := br.base.shape
-	l.launchEx(pdl, fmt.Sprintf("%s_h%d_g%d", name, c.HeadDim, sh.dg), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
+	l.launchEx(pdl, br.base.attnKernel(name), [3]uint32{uint32(sh.dblocks), uint32(ns), uint32(n)}, 256, uint32(attnFDSmem(1, 3, 256)), args...)
 }
 
 // decodeOps enqueues the decode step of a bucket of B tokens in slot
@@ -167,6 +175,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		name, args := base.embed.embedKernel("bembed_dec")
 		l.launchEx(false, name, [3]uint32{uint32(B)}, 256, 0, append(args, i32(c.Hidden), br.dmeta, br.dres, br.px)...)
 	}
+	br.embedScale(l, B)
 	dpos := br.dmeta + uint64(4*(4+B))
 	dtoff := br.dmeta + uint64(4*(4+2*B))
 	// The model's plan, each operation as this step's kernels: matrix-vector
@@ -184,23 +193,11 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 		case arch.OpAttention:
 			br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, dtoff)
 		case arch.OpOut:
-			if mv {
-				base.mv(l, "add", t.o, &w.o, br.patt, 0, br.px, c.Hidden, 0, 0)
-			} else {
-				br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, B)
-			}
+			br.outOp(l, i, B, mv)
 		case arch.OpGateUp:
-			if mv {
-				base.mv(l, "swiglu", t.gu, &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, 0, 0)
-			} else {
-				br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, B)
-			}
+			br.gateUpOp(l, i, B, mv)
 		case arch.OpDown:
-			if mv {
-				base.mv(l, "add", t.down, &w.down, br.pact, 0, br.px, c.Hidden, 0, 0)
-			} else {
-				br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, B)
-			}
+			br.downOp(l, i, B, mv)
 		case arch.OpMoE:
 			br.moeOp(l, i, B, mv)
 		default:
@@ -674,9 +671,9 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	if err := br.prompts.start(g, l, len(base.layers)); err != nil {
 		return err
 	}
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	ename, eargs := base.embed.embedKernel("embed_q8")
 	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), at(tokOff), br.px)...)
+	br.embedScale(l, n)
 	for _, st := range base.m.Plan() {
 		i := st.Layer
 		w := &base.layers[i]
@@ -686,19 +683,19 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		case arch.OpAttention:
 			l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
 				br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
-				base.rope, br.pq, br.kc[i], br.vc[i], w.bias)
+				w.rope, br.pq, br.kc[i], br.vc[i], w.bias)
 			if ndec > 0 {
 				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
 			}
 			if ntiles > 0 {
-				br.attnPrefill(l, i, ntiles, n, at(tileOff), at(posOff), at(toffOff), scale)
+				br.attnPrefill(l, i, ntiles, n, at(tileOff), at(posOff), at(toffOff))
 			}
 		case arch.OpOut:
-			br.matmul(l, "add", &w.o, br.patt, 0, br.px, c.Hidden, 0, n)
+			br.outOp(l, i, n, false)
 		case arch.OpGateUp:
-			br.matmul(l, "swiglu", &w.gateUp, br.px, w.ffnNorm, br.pact, c.FFN, c.FFN, n)
+			br.gateUpOp(l, i, n, false)
 		case arch.OpDown:
-			br.matmul(l, "add", &w.down, br.pact, 0, br.px, c.Hidden, 0, n)
+			br.downOp(l, i, n, false)
 		case arch.OpMoE:
 			br.moeOp(l, i, n, false)
 		default:

@@ -107,8 +107,8 @@ func TestBatchKernelAttention(t *testing.T) {
 			if ci%2 == 1 {
 				bsh = -1
 			}
-			group := decodeGroup(sh.hd, sh.h/sh.kvh) // query heads a decode block takes
-			pgroup := prefillGroup(sh.h / sh.kvh)    // ... a prefill block
+			group := decodeGroup(sh.hd, sh.h/sh.kvh, false) // query heads a decode block takes
+			pgroup := prefillGroup(sh.h / sh.kvh)           // ... a prefill block
 			lens := []int{1, 17, 300, 1000, 2000, 100, 3077}
 			deep := 3000 // the second prefill run's first position
 			// The other ratios, and every shape with -short: shorter
@@ -188,7 +188,7 @@ func TestBatchKernelAttention(t *testing.T) {
 			qkvw := (sh.h + 2*sh.kvh) * sh.hd
 			qkv := randVec(rng, nd*qkvw, 2)
 			qg, kg := gainVec(rng, sh.hd), gainVec(rng, sh.hd)
-			rope := devF32(t, g, ropeTable(thetaFreqs(theta, sh.hd), 4096))
+			rope := devF32(t, g, ropeTable(thetaFreqs(theta, sh.hd), 1, sh.hd/2, 4096))
 			dqkv, dqg, dkg := devF32(t, g, qkv), devF32(t, g, qg), devF32(t, g, kg)
 			// The fused kernel takes token z's inputs at z: offsets of seqs 0..4.
 			ac := attnCase{hd: sh.hd, h: sh.h, kvh: sh.kvh}

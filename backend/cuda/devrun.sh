@@ -4,7 +4,7 @@
 # the test binary elsewhere:
 #
 #   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o bin/cuda.test ./backend/cuda
-#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [arch] [rss] [bench] [batchbench] [sampling] [sampbench] [ncu] [report]
+#   sh backend/cuda/devrun.sh [info] [kernels] [quant] [model] [shapes] [batch] [arch] [options] [rss] [bench] [batchbench] [sampling] [sampbench] [ncu] [report]
 #   INFERNO_OLD=bin/inferno-old sh backend/cuda/devrun.sh startup
 #
 # T names the test binary (default bin/cuda.test). Tests run with
@@ -114,6 +114,17 @@ for stage in "$@"; do
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestArch|TestRopeRows' >"$OUT/arch.log" 2>&1
 		echo "arch: exit $?"
 		grep -E "worst logits|^--- FAIL" "$OUT/arch.log" | cut -c1-200
+		;;
+	options)
+		# The options beyond Qwen3's (options.go, moe.go's biases, rope.go):
+		# the extended attention kernels (windows, sinks) and the per-row
+		# kernels against float64 and the CPU; Gemma 3, gpt-oss (Q8_0 and
+		# MXFP4 experts) and Phi-4 (fused tensors, partial RoPE) on synth's
+		# presets at small widths against the CPU, batched against alone
+		# and sampled (arch_options_test.go).
+		timeout 400 "$T" -test.v -test.timeout 390s -test.run 'TestRowsKernels|TestGLUEpilogues|TestAttentionWindowSinks|TestArchOption|TestRopeRows' >"$OUT/options.log" 2>&1
+		echo "options: exit $?"
+		grep -E "worst logits|worst relative|^--- FAIL|lookahead:" "$OUT/options.log" | cut -c1-200
 		;;
 	shapes)
 		timeout 200 "$T" -test.v -test.timeout 190s -test.run 'TestShapes|TestShapeModels|TestFit|TestReleaseHostPages|TestKernelChoice' >"$OUT/shapes.log" 2>&1

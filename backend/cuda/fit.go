@@ -47,11 +47,16 @@ func estimateFootprint(md arch.Model, positions int) footprint {
 		mat := m.Layers[i].Matrix
 		q := mat(arch.RoleQ)
 		qkvFile := int64(len(q.Data) + len(mat(arch.RoleK).Data) + len(mat(arch.RoleV).Data))
-		f.weights += gpuMatrixBytes(q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(mat(arch.RoleO)) + 4*int64(2*c.Hidden+2*c.HeadDim)
+		f.weights += gpuMatrixBytes(q.Type, qkvRows, c.Hidden, qkvFile) + weightBytes(mat(arch.RoleO)) + 4*int64(2*c.Hidden+2*c.HeadDim) +
+			4*int64(c.Heads+3*c.Hidden) // sinks, output bias, post-norms (at most)
 		if c.MoE.Enabled() {
+			E := int64(c.MoE.Experts)
 			gate, up := mat(arch.RoleExpertGate), mat(arch.RoleExpertUp)
 			f.weights += weightBytes(mat(arch.RoleRouter)) + weightBytes(mat(arch.RoleExpertDown)) +
 				gpuMatrixBytes(gate.Type, c.MoE.Experts*gateUpRows(c.MoE.ExpertFFN), c.Hidden, int64(len(gate.Data)+len(up.Data)))
+			if c.MoE.Bias {
+				f.weights += 4 * E * int64(1+gateUpRows(c.MoE.ExpertFFN)+c.Hidden)
+			}
 			continue
 		}
 		gate, up := mat(arch.RoleGate), mat(arch.RoleUp)
@@ -61,7 +66,11 @@ func estimateFootprint(md arch.Model, positions int) footprint {
 	f.kvPerPos = int64(2 * 2 * c.Layers * c.KVDim()) // f16 keys and values
 	f.positions = positions
 	f.kv = f.kvPerPos * int64(positions)
-	f.scratch = batchScratchBytes(c) + 4*int64(c.HeadDim)*int64(positions) // and the RoPE table
+	tables := int64(1) // the RoPE tables: the global layers', the local layers' own
+	if c.Window > 0 && c.LocalRope.Theta != 0 {
+		tables = 2
+	}
+	f.scratch = batchScratchBytes(c) + tables*4*int64(c.HeadDim)*int64(positions)
 	return f
 }
 
@@ -78,7 +87,16 @@ func batchScratchBytes(c *arch.Config) int64 {
 		4*MaxBatch*int64(c.Vocab) + // logits
 		4*2*MaxBatch*int64(c.Heads)*int64(c.HeadDim+2) + // attention partials
 		128<<20 + // graphs, the sampler, inputs and the rest
-		moeScratchBytes(c)
+		moeScratchBytes(c) + rawScratchBytes(c)
+}
+
+// rawScratchBytes is the raw gate/up products' buffer a dense model whose
+// activation is not SwiGLU may need (options.go: Q8_0's own kernels).
+func rawScratchBytes(c *arch.Config) int64 {
+	if c.MoE.Enabled() || c.Act == arch.SwiGLU {
+		return 0
+	}
+	return 4 * int64(roundUp(MaxBatch, 64)) * int64(gateUpRows(c.FFN))
 }
 
 func gib(n int64) float64 { return float64(n) / (1 << 30) }

@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"bufio"
+	"cmp"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -51,18 +53,27 @@ func readOnlyFileMappings() []fileMapping {
 // size of the file. The mapping stays: a later read of those bytes (a CPU
 // backend on the same model, say) faults them in again from the file.
 // Buffers elsewhere (models parsed from memory, converted copies) are left
-// alone: there MADV_DONTNEED would zero them. It returns the bytes
-// released.
+// alone: there MADV_DONTNEED would zero them. Buffers that touch or overlap
+// (the views of one tensor) are released as one range. It returns the
+// bytes released.
 func releaseHostPages(bufs ...[]byte) int64 {
 	maps := readOnlyFileMappings()
 	page := uintptr(os.Getpagesize())
-	var n int64
+	type span struct{ lo, hi uintptr }
+	var spans []span
 	for _, b := range bufs {
-		if len(b) == 0 {
-			continue
+		if len(b) > 0 {
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+			spans = append(spans, span{lo, lo + uintptr(len(b))})
 		}
-		lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-		hi := lo + uintptr(len(b))
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	var n int64
+	for i := 0; i < len(spans); {
+		lo, hi := spans[i].lo, spans[i].hi
+		for i++; i < len(spans) && spans[i].lo <= hi; i++ {
+			hi = max(hi, spans[i].hi)
+		}
 		for _, m := range maps {
 			if lo < m.lo || hi > m.hi {
 				continue

@@ -51,6 +51,16 @@ func TestReleaseHostPages(t *testing.T) {
 			t.Fatalf("byte %d reads %d after the release, want %d", i, data[i], want[i])
 		}
 	}
+	// Views of one tensor (a fused QKV matrix's Q, K and V, capped as
+	// arch.Weight.RowRange caps them), in any order: the range they
+	// cover, once; two ranges apart, each.
+	q, k, v := data[100:3000001:3000001], data[3000001:5000003:5000003], data[5000003:len(data)-100]
+	if n := releaseHostPages(k, v, q); n != int64(len(data)) {
+		t.Errorf("views of the whole mapping: released %d bytes, want %d", n, len(data))
+	}
+	if n := releaseHostPages(data[:4096], data[3*4096:4*4096]); n != 2*4096 {
+		t.Errorf("two pages apart: released %d bytes, want %d", n, 2*4096)
+	}
 	// A private mapping whose pages were written while it was writable
 	// (as a program's relocated data): dropping them would lose the
 	// writes, so it is left alone.

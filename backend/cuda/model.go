@@ -60,6 +60,9 @@ type Model struct {
 	outNorm    uint64
 	layers     []gpuLayer
 	rope       uint64 // (cos, sin) per position and pair, float32
+	ropeLocal  uint64 // the same for the local layers with a RoPE of their own (LocalRope), else 0
+	ext        bool   // the attention takes the extended kernels (_ws: windows, sinks; options.go)
+	rawGateUp  bool   // some layer's gate/up product is stored raw, its activation by glu_rows (options.go)
 	weightRead int64  // bytes of weights a decode step reads
 	qkvRows    int
 	grids      map[string]int // most blocks at once of each persistent matvec
@@ -72,6 +75,12 @@ type gpuLayer struct {
 	attnNorm, ffnNorm, qNorm, kNorm uint64      // qNorm, kNorm: 0 without QK-norm
 	bias                            uint64      // Q, K and V biases, 0 without (uploadAttnVectors)
 	moe                             *moeWeights // a mixture-of-experts layer's router and experts (gateUp, down unused)
+	// The options of options.go, each 0 without: the attention's sinks,
+	// the output bias, the post-norms' gains; the layer's rope table (the
+	// Model's rope or ropeLocal) and sliding window (0: none).
+	sinks, oBias, attnPost, ffnPost uint64
+	rope                            uint64
+	window                          int
 }
 
 // Stats describe a Model.
@@ -89,9 +98,15 @@ type Stats struct {
 
 // Features are the options of package arch the GPU kernels execute: those
 // of arch.Dense, attention without QK-norm, Q/K/V biases, normal (adjacent
-// pairs) RoPE, Llama 3's RoPE frequency scaling (rope.go) and mixtures of
-// experts with softmax gating (moe.go).
-const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLlama3 | arch.FeatMoESoftmax
+// pairs) and partial RoPE, linear, YaRN, Llama 3's and LongRoPE's RoPE
+// scaling (rope.go's tables, from arch.Rope.Freq and Mscale), GeGLU and OpenAI's clamped SwiGLU, a scaled embedding, an
+// attention scale, sliding windows and sinks, an attention output bias and
+// post-norms (options.go), and mixtures of experts with softmax gating
+// over all experts or the top k, with or without biases (moe.go).
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatPartialRope |
+	arch.FeatRopeLinear | arch.FeatRopeYaRN | arch.FeatRopeLlama3 | arch.FeatRopeLongRoPE | arch.FeatGeGLU | arch.FeatSwiGLUOAI |
+	arch.FeatEmbedScale | arch.FeatAttnScale | arch.FeatSWA | arch.FeatSinks | arch.FeatOutBias | arch.FeatPostNorm |
+	arch.FeatMoESoftmax | arch.FeatMoESoftmaxTopK | arch.FeatMoEBias
 
 // Load uploads m's weights to the GPU and prepares the kernels. It fails,
 // in one line and before it allocates, for a model that needs an option
@@ -127,7 +142,8 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 	if err := tune.check(); err != nil {
 		return nil, err
 	}
-	r := &Model{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, shape: shapeOf(&c), refs: 1}
+	r := &Model{m: m, cfg: c, opts: opts, tune: tune, maxLen: maxLen, ext: needsExt(&c), refs: 1}
+	r.shape = shapeOf(&c, r.ext)
 	dev, err := newDeviceLocked(opts.Device)
 	if err != nil {
 		return nil, err
@@ -146,6 +162,12 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 		}
 	}()
 	r.stats = Stats{Device: dev.Name, SMs: dev.SMs, ComputeCap: dev.CC, PTX: dev.ptxWhat, PDL: dev.pdl}
+	if err := r.checkKernels(); err != nil {
+		return nil, err
+	}
+	if err := r.checkOptionKernels(); err != nil {
+		return nil, err
+	}
 	if err := r.checkFit(); err != nil {
 		return nil, err
 	}
@@ -190,7 +212,7 @@ func (r *Model) kernelSetup() error {
 	g := r.dev
 	r.grids = map[string]int{}
 	maxK := max(c.Hidden, c.QDim(), c.FFN)
-	for _, k := range r.tune.mvKernels() {
+	for _, k := range r.mvKernels() {
 		f, err := g.fn(k.name)
 		if err != nil {
 			return err

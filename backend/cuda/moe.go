@@ -6,6 +6,15 @@ package cuda
 // (moe_mvn_<type>, in the block formats' planes; only the chosen experts'
 // rows are read) and moe_combine (each token's gated sum). Every launch
 // has a grid fixed by the batch's size, so the step stays one graph.
+//
+// The options: softmax gating over the top k is the renormalized softmax
+// (norm); with biases (gpt-oss) the router's joins its logits
+// (moe_gate_b_<type>, or moe_route_b), the gate/up products are stored raw
+// and glu_rows adds each pair's expert's gate and up biases before the
+// activation (an activation other than SwiGLU, which the expert kernels'
+// epilogue is alone, runs there too), and moe_combine_x adds the down
+// biases as it sums; a post-norm has moe_combine_x store the sum, which
+// resid_rows adds.
 
 import (
 	"fmt"
@@ -42,6 +51,11 @@ func moeQinSmem(K, rows int) int {
 // times that) and their down rows stacked (Hidden rows each).
 type moeWeights struct {
 	router, gateUp, down gpuWeight
+	// MoE.Bias: the router's bias (Experts values), the experts' gate and
+	// up biases in the order of their stacked gate/up rows (Experts x
+	// gateUpRows(ExpertFFN)) and their down biases (Experts x Hidden);
+	// else 0.
+	routerBias, guBias, downBias uint64
 }
 
 // moeSetup allows mmhe, for the expert stacks' types, the shared memory
@@ -182,7 +196,47 @@ func (r *Model) uploadMoE(p string, l *arch.Layer) (*moeWeights, error) {
 		return nil, err
 	}
 	r.releaseWeights(router, gate, up, down)
+	if c.MoE.Bias {
+		if err := r.uploadMoEBiases(p, l, m); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// uploadMoEBiases uploads layer l's router and expert biases (MoE.Bias;
+// p names the layer), the gate and up biases interleaved as the stacked
+// gate/up rows are.
+func (r *Model) uploadMoEBiases(p string, l *arch.Layer, m *moeWeights) error {
+	c := &r.cfg
+	E, F, H := c.MoE.Experts, c.MoE.ExpertFFN, c.Hidden
+	rb, gb, ub, db := l.Vector(arch.RoleRouterBias), l.Vector(arch.RoleExpertGateBias), l.Vector(arch.RoleExpertUpBias), l.Vector(arch.RoleExpertDownBias)
+	if len(rb) != E || len(gb) != E*F || len(ub) != E*F || len(db) != E*H {
+		return fmt.Errorf("cuda: %sexpert biases hold %d, %d, %d and %d values, want %d, %d, %d and %d", p, len(rb), len(gb), len(ub), len(db), E, E*F, E*F, E*H)
+	}
+	R := gateUpRows(F)
+	gu := make([]float32, E*R)
+	for e := range E {
+		for j := range R {
+			isUp, s := gateUpRow(j)
+			switch {
+			case s >= F:
+			case isUp:
+				gu[e*R+j] = ub[e*F+s]
+			default:
+				gu[e*R+j] = gb[e*F+s]
+			}
+		}
+	}
+	var err error
+	if m.routerBias, err = r.uploadF32(p+arch.RoleRouterBias.String(), rb); err != nil {
+		return err
+	}
+	if m.guBias, err = r.uploadF32(p+"ffn_gate_up_exps.bias", gu); err != nil {
+		return err
+	}
+	m.downBias, err = r.uploadF32(p+arch.RoleExpertDownBias.String(), db)
+	return err
 }
 
 // moeUnread returns the bytes of a mixture-of-experts model's expert
@@ -217,6 +271,7 @@ type moeScratch struct {
 	counter   uint64 // moe_gate's blocks done, of all and of each token (zero between launches)
 	tiles     uint64 // the chosen experts' tiles of moeTile pairs (mmhe)
 	xh, hs    uint64 // the pairs' f16 activations and scales (qact_h, for mmhe)
+	raw       uint64 // MoE.Bias or an activation other than SwiGLU: pairs x gateUpRows(ExpertFFN), the gate/up products before their biases and activation
 }
 
 // moeBuf is one buffer of moeScratch: where its pointer goes, its bytes
@@ -236,7 +291,11 @@ func (s *moeScratch) buffers(c *arch.Config) []moeBuf {
 	m := &c.MoE
 	pairs := MaxBatch * m.TopK
 	F := m.ExpertFFN
-	return []moeBuf{
+	var raw []moeBuf
+	if m.Bias || c.Act != arch.SwiGLU {
+		raw = []moeBuf{{&s.raw, 4 * pairs * gateUpRows(F), "expert gate/up products"}}
+	}
+	return append(raw, []moeBuf{
 		{&s.logits, 4 * MaxBatch * m.Experts, "router logits"},
 		{&s.wts, 4 * pairs, "expert weights"},
 		{&s.pick, 4 * pairs, "expert picks"},
@@ -251,7 +310,7 @@ func (s *moeScratch) buffers(c *arch.Config) []moeBuf {
 		{&s.tiles, 4 * (1 + pairs/moeTile + m.Experts), "expert tiles"},
 		{&s.xh, 2 * pairs * F, "expert activations (f16)"},
 		{&s.hs, 4 * pairs, "expert activation scales (f16)"},
-	}
+	}...)
 }
 
 // moeScratchBytes is the device memory of moeScratch for c.
@@ -275,7 +334,8 @@ func (br *BatchRunner) allocMoE(alloc func(dst *uint64, n int, what string)) {
 // for a float router; else the router's product, a decode matvec when mv,
 // moe_route and qact8), the gate/up products, the down products (their
 // activations quantized in the blocks: moe_mvnq; or qact8 and moe_mvn for
-// widths past its shared memory) and moe_combine into br.px.
+// widths past its shared memory) and moe_combine into br.px; with the
+// options, as the top of this file says.
 func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	c := &br.cfg
 	base := br.base
@@ -289,41 +349,66 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	E, k, F, H := m.Experts, m.TopK, m.ExpertFFN, c.Hidden
 	eps := f32(c.Eps)
 	norm := 0
-	if m.NormTopK {
-		norm = 1
+	if m.NormTopK || m.Gating == arch.GateSoftmaxTopK {
+		norm = 1 // the softmax over the chosen k: the renormalized softmax over all
 	}
+	bias := mw.routerBias != 0
 	if f := formatOf(mw.router.typ); f.float && mw.router.next == nil {
 		wpe := 4 // warps an expert
 		if n >= base.tune.moeGate {
 			wpe = 1
 		}
 		epb := 8 / wpe // experts a block
-		l.launch("moe_gate_"+f.name, [3]uint32{uint32(n), uint32((E + epb - 1) / epb)}, 256, uint32(4*H),
-			mw.router.lo, i32(E), i32(H), br.px, w.ffnNorm, eps, s.logits, br.phi, br.psx, br.plo,
-			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter, i32(wpe))
+		name, args := "moe_gate_"+f.name, []uint64{mw.router.lo, i32(E), i32(H), br.px, w.ffnNorm, eps, s.logits, br.phi, br.psx, br.plo,
+			i32(n), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles, s.counter, i32(wpe)}
+		if bias {
+			name, args = "moe_gate_b_"+f.name, append(args, mw.routerBias)
+		}
+		l.launch(name, [3]uint32{uint32(n), uint32((E + epb - 1) / epb)}, 256, uint32(4*H), args...)
 	} else {
 		if mv {
 			base.mv(l, "store", base.tune.o, &mw.router, br.px, w.ffnNorm, s.logits, E, 0, 0)
 		} else {
 			br.matmul(l, "store", &mw.router, br.px, w.ffnNorm, s.logits, E, 0, n)
 		}
-		l.launch("moe_route", [3]uint32{1}, 1024, 0, s.logits, i32(n), i32(E), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles)
+		args := []uint64{s.logits, i32(n), i32(E), i32(k), i32(norm), s.wts, s.pick, s.grp, s.order, s.tiles}
+		if bias {
+			l.launch("moe_route_b", [3]uint32{1}, 1024, 0, append(args, mw.routerBias)...)
+		} else {
+			l.launch("moe_route", [3]uint32{1}, 1024, 0, args...)
+		}
 		l.launch("qact8", [3]uint32{uint32(n)}, 256, 0, br.px, i32(H), i32(H), w.ffnNorm, eps, br.phi, br.psx, br.plo)
 	}
 	chosen := uint32(min(E, n*k)) // blocks of experts (those past the chosen exit)
 	gu, dn := &mw.gateUp, &mw.down
 	R := gateUpRows(F)
+	// The gate/up products' output: SwiGLU's activations (the epilogue's),
+	// or with biases or another activation the raw rows glu_rows then
+	// activates.
+	act := epOf(actKind(c.Act))
+	raw := mw.guBias != 0 || c.Act != arch.SwiGLU
+	guY, guLd, guEp := s.act, F, act
+	if raw {
+		guY, guLd, guEp = s.raw, R, epStore
+	}
+	glu := func() {
+		if raw {
+			l.launch("glu_rows", [3]uint32{uint32(n * k), uint32((F + 255) / 256)}, 256, 0,
+				s.raw, i32(R), s.act, i32(F), i32(F), i32(act), mw.guBias, s.pick)
+		}
+	}
 	if n >= base.tune.moeH {
 		// f16 tensor cores, a tile of up to moeTile pairs of one expert a
 		// block (blocks past the tiles exit).
 		tiles := uint32((n*k+moeTile-1)/moeTile) + chosen
 		base.qactH(l, br.px, w.ffnNorm, H, n, br.pxq, br.psx)
 		l.launch("mmhe_"+formatOf(gu.typ).name, [3]uint32{uint32((R + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
-			gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(R), i32(H), br.pxq, br.psx, i32(n), s.act, i32(F), i32(F), i32(epSwiGLU), s.grp, s.tiles, s.order, i32(k))
+			gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(R), i32(H), br.pxq, br.psx, i32(n), guY, i32(guLd), i32(guLd), i32(guEp), s.grp, s.tiles, s.order, i32(k))
+		glu()
 		base.qactH(l, s.act, 0, F, n*k, s.xh, s.hs)
 		l.launch("mmhe_"+formatOf(dn.typ).name, [3]uint32{uint32((H + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
 			dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(H), i32(F), s.xh, s.hs, i32(n*k), s.y, i32(H), i32(H), i32(epStore), s.grp, s.tiles, s.order, i32(1))
-		l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
+		br.moeCombine(l, w, n)
 		return
 	}
 	nt := "" // pairs eight at a time, or two (few tokens: fewer registers)
@@ -332,7 +417,8 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	}
 	name := "moe_mvn" + nt + "_" + formatOf(gu.typ).name
 	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, (R/2+7)/8, int(chosen))), chosen}, 256, 0,
-		gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(H), br.phi, br.psx, br.plo, uint64(0), i32(k), s.grp, s.order, s.act, i32(F), i32(F), i32(epSwiGLU))
+		gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(H), br.phi, br.psx, br.plo, uint64(0), i32(k), s.grp, s.order, guY, i32(guLd), i32(guLd), i32(guEp))
+	glu()
 	// The down product: moe_mvnq quantizes each pair's activations (at
 	// most n pairs an expert) in shared memory; wider rows' activations
 	// past its shared memory take qact8 and moe_mvn.
@@ -344,5 +430,26 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	tiles := ((H+1)/2 + 7) / 8
 	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, tiles, int(chosen))), chosen}, 256, uint32(smem),
 		dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(F), s.xq, s.xs, s.xsum, s.act, i32(1), s.grp, s.order, s.y, i32(H), i32(H), i32(epStore))
-	l.launch("moe_combine", [3]uint32{uint32(n), uint32((H + 255) / 256)}, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
+	br.moeCombine(l, w, n)
+}
+
+// moeCombine enqueues the sum of each of n tokens' experts' outputs,
+// weighted by their gating weights, into the residual stream: moe_combine,
+// or with down biases or a post-norm moe_combine_x (and resid_rows).
+func (br *BatchRunner) moeCombine(l *launcher, w *gpuLayer, n int) {
+	c, s := &br.cfg, &br.moe
+	H, k := c.Hidden, c.MoE.TopK
+	grid := [3]uint32{uint32(n), uint32((H + 255) / 256)}
+	if w.moe.downBias == 0 && w.ffnPost == 0 {
+		l.launch("moe_combine", grid, 256, 0, br.px, i32(H), i32(k), s.wts, s.y)
+		return
+	}
+	dst, store := br.px, 0
+	if w.ffnPost != 0 {
+		dst, store = br.pxo, 1
+	}
+	l.launch("moe_combine_x", grid, 256, 0, dst, i32(H), i32(k), s.wts, s.y, s.pick, w.moe.downBias, i32(store))
+	if w.ffnPost != 0 {
+		br.resid(l, n, br.pxo, 0, w.ffnPost)
+	}
 }

@@ -14,8 +14,9 @@ func TestRefusesOptions(t *testing.T) {
 		edit func(*arch.Config)
 		want string
 	}{
-		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.Factor = arch.ScaleLinear, 2 }, "qwen3: the cuda backend does not run linear RoPE scaling"},
-		{func(c *arch.Config) { c.Rope.Scaling, c.Rope.Factor, c.Rope.OrigContext = arch.ScaleYaRN, 4, 32768 }, "qwen3: the cuda backend does not run YaRN RoPE scaling"},
+		{func(c *arch.Config) {
+			c.MoE = arch.MoE{Experts: 4, TopK: 2, ExpertFFN: 64, Gating: arch.GateSigmoid}
+		}, "qwen3: the cuda backend does not run mixture of experts (sigmoid gating)"},
 	} {
 		mc := m
 		tc.edit(&mc.Config)

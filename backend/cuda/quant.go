@@ -69,6 +69,7 @@ var qformats = []*qformat{
 	{t: gguf.TensorIQ4_NL, name: "iq4_nl", qk: 32, bytes: 18, lo: 4, m0: 2, unpack: unpackIQ4_NL},
 	{t: gguf.TensorIQ4_XS, name: "iq4_xs", qk: 256, bytes: 136, lo: 4, m0: 8, unpack: unpackIQ4_XS},
 	{t: gguf.TensorBF16, name: "bf16", qk: 1, bytes: 2, float: true},
+	{t: gguf.TensorMXFP4, name: "mxfp4", qk: 32, bytes: 17, lo: 4, m0: 1, unpack: unpackMXFP4},
 }
 
 func init() {
@@ -102,12 +103,16 @@ func formatOf(t gguf.TensorType) *qformat {
 // type t (norms are float32 vectors and always supported).
 func Supports(t gguf.TensorType) bool { return formatOf(t) != nil }
 
-// Epilogues of the matrix kernels (kernels/common.cuh's EP_*).
+// Epilogues of the matrix kernels (kernels/common.cuh's EP_*): the gated
+// activations only in the kernels that take their epilogue at run time
+// (Q8_0's own are instantiated for SwiGLU: options.go).
 const (
-	epStore  = 0
-	epAdd    = 1
-	epSwiGLU = 2
-	epArgmax = 3
+	epStore     = 0
+	epAdd       = 1
+	epSwiGLU    = 2
+	epArgmax    = 3
+	epGeGLU     = 4
+	epSwiGLUOAI = 5
 )
 
 func epOf(kind string) int {
@@ -116,6 +121,10 @@ func epOf(kind string) int {
 		return epAdd
 	case "swiglu":
 		return epSwiGLU
+	case "geglu":
+		return epGeGLU
+	case "swiglu_oai":
+		return epSwiGLUOAI
 	case "argmax":
 		return epArgmax
 	}
@@ -129,13 +138,37 @@ func checkWeight(w *backend.Weight) error {
 	}
 	f := formatOf(w.Type)
 	if f == nil {
-		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL and IQ4_XS; quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
+		return fmt.Errorf("cuda: tensor %s is %s, which the CUDA backend does not multiply (it takes F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, IQ4_XS and MXFP4; quantize the model, e.g. inferno quantize IN OUT --type Q8_0, or use a CPU backend)", w.Name, w.Type)
 	}
 	if f.float && w.Cols%32 != 0 {
 		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of 32 (the CUDA backend's %s kernels read rows in chunks of 32 values)", w.Name, w.Cols, w.Type)
 	}
 	if w.Cols%f.qk != 0 {
 		return fmt.Errorf("cuda: tensor %s has %d columns, not a multiple of %s's block of %d", w.Name, w.Cols, w.Type, f.qk)
+	}
+	return nil
+}
+
+// checkKernels checks, before anything is uploaded, that the device's
+// kernel image has the kernels of every block type among the model's
+// matrices (a type's decode matvec standing for all of them): an image
+// built before a type's kernels were written (MXFP4's, until build_ptx.sh
+// runs on them) lacks them, and the model is refused in one line naming a
+// tensor and its type, not at a launch (nor with NaN embeddings).
+func (r *Model) checkKernels() error {
+	seen := map[gguf.TensorType]bool{}
+	for _, w := range r.m.Tensors().Matrices() {
+		if w == nil || seen[w.Type] {
+			continue
+		}
+		seen[w.Type] = true
+		f := formatOf(w.Type)
+		if f == nil || f.float {
+			continue // checkWeight's, at the upload
+		}
+		if _, err := r.dev.fn(f.mvq); err != nil {
+			return fmt.Errorf("cuda: tensor %s is %s, whose kernels (%s, ...) this build's kernel image lacks: rebuild the images (backend/cuda/build_ptx.sh) or use a CPU backend", w.Name, w.Type, f.mvq)
+		}
 	}
 	return nil
 }

@@ -76,6 +76,12 @@ func unpackIQ4_NL(b []byte, q []uint8, m0, m1 []byte) {
 	nib(q, b[2:18])
 }
 
+// unpackMXFP4: the E8M0 exponent e, then the indices as IQ4_NL's.
+func unpackMXFP4(b []byte, q []uint8, m0, m1 []byte) {
+	m0[0] = b[0]
+	nib(q, b[1:17])
+}
+
 func unpackIQ4_XS(b []byte, q []uint8, m0, m1 []byte) {
 	copy(m0, b[:8]) // d, scales_h, scales_l[4]
 	for ib := range 8 {

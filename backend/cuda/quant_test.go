@@ -9,6 +9,9 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,13 +40,18 @@ var qtraitsOf = map[gguf.TensorType]qtraits{
 	gguf.TensorQ6_K:   {sub: 16, off: 32},
 	gguf.TensorIQ4_NL: {sub: 32, sgn: true, tab: true},
 	gguf.TensorIQ4_XS: {sub: 32, sgn: true, tab: true},
+	gguf.TensorMXFP4:  {sub: 32, sgn: true, tab: true},
 }
 
 var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
+// kvaluesMXFP4 is formats.cuh's qtab<QT_MXFP4>: the E2M1 values doubled.
+var kvaluesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
 // issueTypes are the block types the CUDA backend must multiply.
 var issueTypes = []gguf.TensorType{gguf.TensorQ4_0, gguf.TensorQ4_1, gguf.TensorQ5_0, gguf.TensorQ5_1, gguf.TensorQ8_0,
-	gguf.TensorQ2_K, gguf.TensorQ3_K, gguf.TensorQ4_K, gguf.TensorQ5_K, gguf.TensorQ6_K, gguf.TensorIQ4_NL, gguf.TensorIQ4_XS}
+	gguf.TensorQ2_K, gguf.TensorQ3_K, gguf.TensorQ4_K, gguf.TensorQ5_K, gguf.TensorQ6_K, gguf.TensorIQ4_NL, gguf.TensorIQ4_XS,
+	gguf.TensorMXFP4}
 
 func TestQuantTable(t *testing.T) {
 	t.Parallel()
@@ -118,9 +126,13 @@ func emuWord(f *qformat, tr qtraits, lo, hi []byte, g int) uint32 {
 	}
 	u := uint32(w)
 	if tr.tab {
+		kv := kvaluesIQ4NL
+		if f.t == gguf.TensorMXFP4 {
+			kv = kvaluesMXFP4
+		}
 		var m uint32
 		for i := range 4 {
-			m |= uint32(uint8(kvaluesIQ4NL[(u>>(8*i))&15])) << (8 * i)
+			m |= uint32(uint8(kv[(u>>(8*i))&15])) << (8 * i)
 		}
 		u = m
 	}
@@ -173,6 +185,14 @@ func emuAC(typ gguf.TensorType, m0, m1 []byte, j int) (a, c [2]float32) {
 		sh := int(binary.LittleEndian.Uint16(m0[2:]))
 		ls := int(m0[4+j/2]>>(4*(j&1)))&15 | (sh>>(2*j))&3<<4
 		a[0] = mul(d, float32(ls-32))
+		a[1] = a[0]
+	case gguf.TensorMXFP4: // e8m0_half
+		e := uint32(m0[0])
+		if e < 2 {
+			a[0] = math.Float32frombits(0x00200000 << e)
+		} else {
+			a[0] = math.Float32frombits((e - 1) << 23)
+		}
 		a[1] = a[0]
 	}
 	return a, c
@@ -284,6 +304,9 @@ func randomBlocks(rng *rand.Rand, typ gguf.TensorType, rows, cols int) []byte {
 			for _, o := range halves {
 				binary.LittleEndian.PutUint16(row[b*f.bytes+o:], numfmt.F32ToF16(float32(rng.NormFloat64()*0.01)))
 			}
+			if typ == gguf.TensorMXFP4 { // the E8M0 exponent: 2^-14 .. 2^-7
+				row[b*f.bytes] = byte(114 + rng.IntN(8))
+			}
 		}
 	}
 	return data
@@ -350,6 +373,75 @@ func TestQuantPack(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d rows x %d: planes decode as numfmt dequantizes (%d values one ulp apart); dot formulation within %.2g", typ, rows, cols, ulps, worst)
+	}
+}
+
+// TestQuantPackMXFP4Scales: MXFP4 blocks of every E8M0 exponent, 0 to
+// 255, packed into planes and decoded as the kernels decode them
+// (e8m0_half: subnormal scales for 0 and 1, 2^127 for 255, levels times
+// it overflowing to infinity at the top) equal numfmt's dequantization bit
+// for bit.
+func TestQuantPackMXFP4Scales(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(39, 3))
+	f := formatOf(gguf.TensorMXFP4)
+	const rows, cols = 8, 32 * 32
+	data := make([]byte, rows*cols/32*f.bytes)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for b := range rows * cols / 32 {
+		data[b*f.bytes] = byte(b) // every exponent once
+	}
+	w := &backend.Weight{Name: "w", Type: gguf.TensorMXFP4, Rows: rows, Cols: cols, Data: data}
+	p, err := packQuant(f, rows, cols, func(r int) []byte { return w.Row(r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, cols)
+	for r := range rows {
+		if err := numfmt.DequantizeRow(want, w.Row(r), gguf.TensorMXFP4, cols); err != nil {
+			t.Fatal(err)
+		}
+		got := emuRow(f, p, r, cols)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("row %d value %d (e=%d): planes give %g, numfmt %g", r, i, w.Row(r)[i/32*f.bytes], got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestQtabLevels: the level tables of kernels/formats.cuh's qtab (IQ4_NL
+// and IQ4_XS in the primary template, MXFP4 in its specialization), read
+// from the source, are numfmt's, and this file's copies the same.
+func TestQtabLevels(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("kernels/formats.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`struct qtab(<QT_MXFP4>)? \{\s*static constexpr unsigned W0 = 0x([0-9A-F]{8})u, W1 = 0x([0-9A-F]{8})u, W2 = 0x([0-9A-F]{8})u, W3 = 0x([0-9A-F]{8})u;`)
+	found := 0
+	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+		var kv [16]int8
+		for w := range 4 {
+			v, _ := strconv.ParseUint(m[2+w], 16, 32)
+			for b := range 4 {
+				kv[4*w+b] = int8(v >> (8 * b))
+			}
+		}
+		want, mine := numfmt.KValuesIQ4NL, kvaluesIQ4NL
+		if m[1] != "" {
+			want, mine = numfmt.KValuesMXFP4, kvaluesMXFP4
+		}
+		if kv != want || mine != want {
+			t.Errorf("qtab%s: levels %v, this test's %v, numfmt's %v", m[1], kv, mine, want)
+		}
+		found++
+	}
+	if found != 2 {
+		t.Fatalf("found %d qtab tables in formats.cuh, want 2", found)
 	}
 }
 

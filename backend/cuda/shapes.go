@@ -31,7 +31,18 @@ var (
 		128: {1, 2, 3, 4, 5, 6, 7, 8},
 		256: {1, 2, 3, 4},
 	}
-	// prefillGroups are pattn_pre's (64/G tokens a tile, G a power of two).
+	// decodeGroupsWS are the groups of the extended decode attention
+	// (windows and sinks: pattn_dec*_ws), powers of two only: a ratio of
+	// 6 takes 2 heads a block there, 5 one (gpt-oss: 8 of head dimension
+	// 64; Gemma 3: 4 and 2 of 256, 2 of 128).
+	decodeGroupsWS = map[int][]int{
+		32:  {1, 2, 4},
+		64:  {1, 2, 4, 8},
+		128: {1, 2, 4, 8},
+		256: {1, 2, 4},
+	}
+	// prefillGroups are pattn_pre's (64/G tokens a tile, G a power of two),
+	// of its extended variant too.
 	prefillGroups = []int{1, 2, 4}
 )
 
@@ -47,8 +58,14 @@ func largestDivisor(gs []int, n int) int {
 }
 
 // decodeGroup returns the query heads one decode attention block takes for
-// head dimension hd and ratio query heads per KV head.
-func decodeGroup(hd, ratio int) int { return largestDivisor(decodeGroups[hd], ratio) }
+// head dimension hd and ratio query heads per KV head (ext: of the
+// extended kernels).
+func decodeGroup(hd, ratio int, ext bool) int {
+	if ext {
+		return largestDivisor(decodeGroupsWS[hd], ratio)
+	}
+	return largestDivisor(decodeGroups[hd], ratio)
+}
 
 // prefillGroup returns the query heads one pattn_pre block takes.
 func prefillGroup(ratio int) int { return largestDivisor(prefillGroups, ratio) }
@@ -72,9 +89,11 @@ type attnShape struct {
 	pg, pblocks int // pattn_pre: query heads a block, blocks a tile (Heads/pg)
 }
 
-func shapeOf(c *arch.Config) attnShape {
+// shapeOf returns how the attention kernels (ext: the extended ones)
+// cut c's heads.
+func shapeOf(c *arch.Config, ext bool) attnShape {
 	ratio := c.Heads / c.KVHeads
-	s := attnShape{dg: decodeGroup(c.HeadDim, ratio), pg: prefillGroup(ratio)}
+	s := attnShape{dg: decodeGroup(c.HeadDim, ratio, ext), pg: prefillGroup(ratio)}
 	s.dblocks, s.pblocks = c.Heads/s.dg, c.Heads/s.pg
 	return s
 }

@@ -178,7 +178,7 @@ func TestShapeModels(t *testing.T) {
 		if err := checkShape(&c); err != nil {
 			t.Errorf("%s: %v", s.name, err)
 		}
-		sh := shapeOf(&c)
+		sh := shapeOf(&c, false)
 		ratio := c.Heads / c.KVHeads
 		if ratio%sh.dg != 0 || ratio%sh.pg != 0 || sh.dblocks*sh.dg != c.Heads || 64%sh.pg != 0 {
 			t.Errorf("%s: shape %+v for ratio %d", s.name, sh, ratio)
@@ -188,8 +188,14 @@ func TestShapeModels(t *testing.T) {
 		{128, 2, 2, 2}, {128, 3, 3, 1}, {128, 5, 5, 1}, {128, 7, 7, 1}, {128, 11, 1, 1}, {128, 8, 8, 4}, {128, 16, 8, 4},
 		{256, 8, 4, 4}, {256, 6, 3, 2}, {32, 3, 1, 1}, {64, 10, 5, 2}, {64, 9, 3, 1}, {64, 14, 7, 2},
 	} {
-		if dg, pg := decodeGroup(c.hd, c.ratio), prefillGroup(c.ratio); dg != c.dg || pg != c.pg {
+		if dg, pg := decodeGroup(c.hd, c.ratio, false), prefillGroup(c.ratio); dg != c.dg || pg != c.pg {
 			t.Errorf("head dim %d, ratio %d: groups %d and %d, want %d and %d", c.hd, c.ratio, dg, pg, c.dg, c.pg)
+		}
+	}
+	// The extended kernels' groups (windows, sinks): powers of two.
+	for _, c := range []struct{ hd, ratio, dg int }{{64, 8, 8}, {64, 16, 8}, {64, 6, 2}, {64, 5, 1}, {256, 4, 4}, {256, 2, 2}, {128, 2, 2}, {32, 8, 4}} {
+		if dg := decodeGroup(c.hd, c.ratio, true); dg != c.dg {
+			t.Errorf("extended kernels, head dim %d, ratio %d: group %d, want %d", c.hd, c.ratio, dg, c.dg)
 		}
 	}
 	bad := arch.Config{Heads: 8, KVHeads: 2, HeadDim: 96, Hidden: 256, FFN: 512}
@@ -209,7 +215,7 @@ func TestShapes(t *testing.T) {
 	for _, s := range shapes {
 		t.Run(s.name, func(t *testing.T) {
 			m := shapeModel(t, s)
-			sh := shapeOf(&m.Config)
+			sh := shapeOf(&m.Config, false)
 			t.Logf("%d layers, %d query heads, %d KV heads, head dim %d, untied %v: decode blocks take %d query heads, prefill blocks %d",
 				s.layers, s.heads, s.kvHeads, s.headDim, s.untied, sh.dg, sh.pg)
 			transcript(t, m, randomPrompt(uint64(s.hidden), 150, m.Config.Vocab), 16)

@@ -57,7 +57,7 @@ func (m mvCfg) smem(K int) int {
 // tiles returns the number of row tiles over rows (the largest useful grid).
 func (m mvCfg) tiles(kind string, rows int) int {
 	units := (rows + m.rpw - 1) / m.rpw
-	if kind == "swiglu" {
+	if gluKind(kind) {
 		units = rows / 2
 	}
 	per := 8

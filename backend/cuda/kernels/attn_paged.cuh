@@ -1,7 +1,26 @@
 // attn_paged.cuh: the batch runner's attention over the paged KV cache
 // (included by kernels.cu after rope.cuh, whose layout it reads): decode
-// tokens by flash-decoding (pattn_dec, pattn_decf, pattn_decc), prompt
-// chunks on f16 tensor cores (pattn_pre, pattn_comb).
+// tokens by flash-decoding (pattn_dec, pattn_decf, pattn_decc); prompt
+// chunks in attn_prefill.cuh.
+
+// The options of the extended variants (EXT, kernels named ..._ws): a
+// sliding window (window > 0: the query at position p attends to the
+// positions p-window+1..p only; the blocks before the window are neither
+// read nor looked up in the table, so a local layer costs what its window
+// needs) and attention sinks (sinks, when not null: a logit per query
+// head that joins the denominator of its softmax). Without EXT the code
+// is that of the kernels before the options.
+
+// attn_fin returns an output value o/L of a softmax whose values are
+// relative to the maximum M (log2 units), with head h's sink logit (natural
+// units) in the denominator when sinks is not null.
+__device__ __forceinline__ float attn_fin(float o, float L, float M, const float* __restrict__ sinks, int h) {
+  if (sinks) {
+    const float s = sinks[h] * 1.4426950408889634f, mf = fmaxf(M, s), a = exp2f(M - mf);
+    return o * a / (L * a + exp2f(s - mf));
+  }
+  return o / L;
+}
 
 // ---------------------------------------------------------------- paged decode attention (flash-decoding)
 
@@ -39,7 +58,11 @@
 // ceil(seq/CS))); beyond, chunk = max(minchunk, ceil(seq/nsplit)) and the
 // clusters' partials are combined through global memory as the splits of
 // CS = 1 are (the last block of the token's KV head to finish).
-template <int HD, int G, bool FUSED, int CS>
+//
+// EXT: the window and the sinks (above). With a window the positions a
+// token attends to are [lo, pos] (lo = max(0, pos+1-window)), split as the
+// positions [0, pos] are without it.
+template <int HD, int G, bool FUSED, int CS, bool EXT>
 __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, int KVH,
                                           const float* __restrict__ qgain, const float* __restrict__ kgain,
                                           float eps, const float2* __restrict__ rope, const int* __restrict__ toks,
@@ -47,7 +70,8 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
                                           const int* __restrict__ tabs, int bs, int sh, __half* Kc, __half* Vc,
                                           float scale, int nsplit, int minchunk, float* __restrict__ pm,
                                           float* __restrict__ pl, float* __restrict__ pacc, unsigned* counter,
-                                          float* __restrict__ out, const float* __restrict__ bias, int cmax) {
+                                          float* __restrict__ out, const float* __restrict__ bias, int cmax,
+                                          int window, const float* __restrict__ sinks) {
   constexpr int R = 1, ST = 3, NT = 256;
   constexpr int NW = NT / 32;
   constexpr int LP = HD / 16;        // lanes per position when scoring (16 dims each)
@@ -79,10 +103,13 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
   const int t = FUSED ? z : toks[z];
   const int p = pos[t], seq = p + 1;
   const int* tab = tabs + toff[t];
-  int chunk = max(minchunk, (seq + nsplit - 1) / nsplit);
-  if (CS > 1 && (seq + CS - 1) / CS <= cmax) chunk = max(minchunk, (seq + CS - 1) / CS);
-  const int start = split * chunk, end = min(seq, start + chunk);
-  const int nact = (seq + chunk - 1) / chunk;  // splits with positions
+  const int lo = EXT && window > 0 ? max(0, seq - window) : 0;  // the first position attended to
+  const int len = seq - lo;
+  const float* sk = EXT ? sinks : nullptr;
+  int chunk = max(minchunk, (len + nsplit - 1) / nsplit);
+  if (CS > 1 && (len + CS - 1) / CS <= cmax) chunk = max(minchunk, (len + CS - 1) / CS);
+  const int start = lo + split * chunk, end = min(seq, start + chunk);
+  const int nact = (len + chunk - 1) / chunk;  // splits with positions
   if (start >= end) return;                     // nothing here; the active splits count themselves
   const int ntile = (end - start + TP - 1) / TP;
   const int nk = warp < ntile ? (ntile - warp + NW - 1) / NW : 0;  // this warp's tiles
@@ -302,7 +329,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
     }
     const int h = hg * G + g;
     if (nact == 1) {
-      out[((size_t)t * H + h) * HD + d] = o / L;
+      out[((size_t)t * H + h) * HD + d] = attn_fin(o, L, M, sk, h);
     } else if (CS > 1) {
       bo[it] = o;
       if (d == 0) {
@@ -365,7 +392,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       }
       const int h = hg * G + g;
       if (ncl == 1) {
-        out[((size_t)t * H + h) * HD + d] = o / L;
+        out[((size_t)t * H + h) * HD + d] = attn_fin(o, L, M, sk, h);
       } else {
         pacc[((zb + h) * nsplit + cl) * HD + d] = o;
         if (d == 0) {
@@ -421,7 +448,7 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
           }
           M = mn;
         }
-        out[((size_t)t * H + hg * G + g) * HD + d] = o / L;
+        out[((size_t)t * H + hg * G + g) * HD + d] = attn_fin(o, L, M, sk, hg * G + g);
       }
     }
   }
@@ -437,14 +464,29 @@ __device__ __forceinline__ void pattn_dec(const float* __restrict__ src, int H, 
       const int *__restrict__ tabs, int bs, int sh, __half *Kc, __half *Vc, float scale, int nsplit, int minchunk,   \
       float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc, unsigned *counter,           \
       float *__restrict__ out, const float *__restrict__ bias
-#define PD_INST(HD, G)                                                                                        \
-  extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD##_g##G(PD_ARGS) {                         \
-    pattn_dec<HD, G, false, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,       \
-                               scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                       \
+#define PD_CALL(FUSED, CS, EXT, CMAX, WIN, SINKS)                                                              \
+  pattn_dec<HD, G, FUSED, CS, EXT>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,   \
+                                   scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, CMAX, WIN, SINKS)
+#define PD_INST(HD_, G_)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD_##_g##G_(PD_ARGS) {                      \
+    constexpr int HD = HD_, G = G_;                                                                           \
+    PD_CALL(false, 1, false, 0, 0, nullptr);                                                                  \
   }                                                                                                           \
-  extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD##_g##G(PD_ARGS) {                        \
-    pattn_dec<HD, G, true, 1>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,        \
-                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, 0);                        \
+  extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD_##_g##G_(PD_ARGS) {                     \
+    constexpr int HD = HD_, G = G_;                                                                           \
+    PD_CALL(true, 1, false, 0, 0, nullptr);                                                                   \
+  }
+// The extended variants (window and sinks: their last two arguments).
+#define PD_INST_WS(HD_, G_)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) pattn_dec_h##HD_##_g##G_##_ws(PD_ARGS, int window,        \
+                                                                                const float* __restrict__ sinks) { \
+    constexpr int HD = HD_, G = G_;                                                                           \
+    PD_CALL(false, 1, true, 0, window, sinks);                                                                \
+  }                                                                                                           \
+  extern "C" __global__ void __launch_bounds__(256) pattn_decf_h##HD_##_g##G_##_ws(PD_ARGS, int window,       \
+                                                                                 const float* __restrict__ sinks) { \
+    constexpr int HD = HD_, G = G_;                                                                           \
+    PD_CALL(true, 1, true, 0, window, sinks);                                                                 \
   }
 PD_INST(32, 1)
 PD_INST(32, 2)
@@ -469,6 +511,21 @@ PD_INST(256, 1)
 PD_INST(256, 2)
 PD_INST(256, 3)
 PD_INST(256, 4)
+// The extended variants' groups (shapes.go's decodeGroupsWS): powers of two.
+PD_INST_WS(32, 1)
+PD_INST_WS(32, 2)
+PD_INST_WS(32, 4)
+PD_INST_WS(64, 1)
+PD_INST_WS(64, 2)
+PD_INST_WS(64, 4)
+PD_INST_WS(64, 8)
+PD_INST_WS(128, 1)
+PD_INST_WS(128, 2)
+PD_INST_WS(128, 4)
+PD_INST_WS(128, 8)
+PD_INST_WS(256, 1)
+PD_INST_WS(256, 2)
+PD_INST_WS(256, 4)
 
 // pattn_decc: the fused pattn_dec with the splits of a (token, KV head) in
 // clusters of 8 blocks (grid y a multiple of 8), combined through
@@ -476,10 +533,16 @@ PD_INST(256, 4)
 // the compute_90 PTX (kernels_sm90.ptx): elsewhere the Go side uses
 // pattn_decf.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define PDC_INST(HD, G)                                                                                             \
-  extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD##_g##G(PD_ARGS, int cmax) { \
-    pattn_dec<HD, G, true, 8>(src, H, KVH, qgain, kgain, eps, rope, toks, pos, toff, tabs, bs, sh, Kc, Vc,              \
-                              scale, nsplit, minchunk, pm, pl, pacc, counter, out, bias, cmax);                           \
+#define PDC_INST(HD_, G_)                                                                                           \
+  extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256) pattn_decc_h##HD_##_g##G_(PD_ARGS, int cmax) { \
+    constexpr int HD = HD_, G = G_;                                                                                 \
+    PD_CALL(true, 8, false, cmax, 0, nullptr);                                                                      \
+  }
+#define PDC_INST_WS(HD_, G_)                                                                                        \
+  extern "C" __global__ void __cluster_dims__(1, 8, 1) __launch_bounds__(256)                                      \
+      pattn_decc_h##HD_##_g##G_##_ws(PD_ARGS, int cmax, int window, const float* __restrict__ sinks) {             \
+    constexpr int HD = HD_, G = G_;                                                                                 \
+    PD_CALL(true, 8, true, cmax, window, sinks);                                                                    \
   }
 PDC_INST(32, 1)
 PDC_INST(32, 2)
@@ -504,281 +567,18 @@ PDC_INST(256, 1)
 PDC_INST(256, 2)
 PDC_INST(256, 3)
 PDC_INST(256, 4)
+PDC_INST_WS(32, 1)
+PDC_INST_WS(32, 2)
+PDC_INST_WS(32, 4)
+PDC_INST_WS(64, 1)
+PDC_INST_WS(64, 2)
+PDC_INST_WS(64, 4)
+PDC_INST_WS(64, 8)
+PDC_INST_WS(128, 1)
+PDC_INST_WS(128, 2)
+PDC_INST_WS(128, 4)
+PDC_INST_WS(128, 8)
+PDC_INST_WS(256, 1)
+PDC_INST_WS(256, 2)
+PDC_INST_WS(256, 4)
 #endif
-
-
-// pattn_pre: causal attention of runs of query tokens (prompt chunks) over
-// the paged cache, flash-attention style on f16 tensor cores (mma.sync
-// m16n8k16, f32 accumulators). Grid (tiles, H/G head groups, nsplit), 4
-// warps. A tile is QT = 64/G consecutive tokens of one run (tiles[2i] =
-// first token, tiles[2i+1] = count), at positions pos[first].., table tabs
-// + toff[first]; its 64 query rows are the G query heads hg*G.. (all of a
-// KV head's, or an equal share: G is 1, 2 or 4) times the QT tokens (row
-// r: head r / QT, token r % QT), 16 rows a warp. Keys 0..last query
-// position in tiles of KT (64; 32 for head dimension 256) through shared
-// memory (K and V, rows padded to HD+8 halves: conflict-free fragment
-// loads and ldmatrix), double-buffered with cp.async. S = Q K^T per warp (q
-// in f16, scaled by scale*log2 e; K's fragments through 32-bit shared
-// loads: ldmatrix.x4 measured 5% slower), the causal mask, an online
-// softmax in registers (log2 units), P (f16) times V with V's fragments
-// through ldmatrix.trans; the S accumulators of two 8-key n-tiles are P's
-// A fragment for 16 keys.
-//
-// Splits (nsplit > 1, split = blockIdx.z): a tile's key tiles are cut into
-// nsplit equal ranges of chunk = ceil(nkt/nsplit) tiles, so that a deep
-// context fills the GPU with blocks even when the query tiles are few; a
-// split writes its rows' unnormalized partials (max and sum in log2 units,
-// output) at ((token*H + head)*nsplit + split), which pattn_comb combines.
-// A row may see no key of its split (keys past its position): its max stays
-// -inf and its sum 0, and the softmax takes 0 as the base meanwhile.
-// Dynamic shared memory: 2 stages x (K, V) x KT x (HD+8) halves.
-template <int HD>
-struct pre_shape {
-  static constexpr int KT = HD > 128 ? 32 : 64;
-};
-
-template <int HD, int G>
-__device__ __forceinline__ void pattn_pre(const float* __restrict__ q, const int* __restrict__ tiles,
-                                          const int* __restrict__ pos, const int* __restrict__ toff,
-                                          const int* __restrict__ tabs, int bs, int sh, int H, int KVH,
-                                          const __half* __restrict__ Kc, const __half* __restrict__ Vc, float scale,
-                                          int nsplit, float* __restrict__ pm, float* __restrict__ pl,
-                                          float* __restrict__ pacc, float* __restrict__ out) {
-  constexpr int QT = 64 / G, KT = pre_shape<HD>::KT, RS = HD + 8, NKS = HD / 16, NDT = HD / 8, CH = HD / 8;
-  constexpr int NNT = KT / 8;  // 8-key n-tiles of S per key tile
-  extern __shared__ __align__(16) __half pp_smem[];  // [2][2][KT][RS]
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-  const int hg = blockIdx.y, split = blockIdx.z;
-  const int kvh = hg * G / (H / KVH);  // the KV head of query heads hg*G..
-  const int t0 = tiles[2 * blockIdx.x], qn = tiles[2 * blockIdx.x + 1];
-  const int p0 = pos[t0];
-  const int* tab = tabs + toff[t0];
-  const int pmax = p0 + qn - 1;  // the last query position, the last key
-  const int nkt = pmax / KT + 1;
-  const int chunk = (nkt + nsplit - 1) / nsplit;
-  const int kt0 = split * chunk, kt1 = min(nkt, kt0 + chunk);
-  if (kt0 >= kt1) return;  // pattn_comb reads only the splits with keys
-  const int r0 = warp * 16 + gid, r1 = r0 + 8;
-  const int g = r0 / QT;  // rows r0 and r1 share the head (QT >= 16)
-  const int tq0 = r0 % QT, tq1 = r1 % QT;
-  const int qp0 = p0 + min(tq0, qn - 1), qp1 = p0 + min(tq1, qn - 1);
-  const int wmax = p0 + min((warp * 16) % QT + 15, qn - 1);  // the warp's last query position
-
-  const float qsc = scale * 1.4426950408889634f;
-  unsigned qa[NKS][4];
-  {
-    const float* q0 = q + ((size_t)(t0 + min(tq0, qn - 1)) * H + hg * G + g) * HD;
-    const float* q1 = q + ((size_t)(t0 + min(tq1, qn - 1)) * H + hg * G + g) * HD;
-#pragma unroll
-    for (int kk = 0; kk < NKS; kk++) {
-      const int d = kk * 16 + tig * 2;
-      qa[kk][0] = pack_h2(q0[d] * qsc, q0[d + 1] * qsc);
-      qa[kk][1] = pack_h2(q1[d] * qsc, q1[d + 1] * qsc);
-      qa[kk][2] = pack_h2(q0[d + 8] * qsc, q0[d + 9] * qsc);
-      qa[kk][3] = pack_h2(q1[d + 8] * qsc, q1[d + 9] * qsc);
-    }
-  }
-  auto load = [&](int st, int kt) {
-    __half* ks_ = pp_smem + (size_t)st * 2 * KT * RS;
-    __half* vs_ = ks_ + KT * RS;
-    for (int i = tid; i < KT * CH; i += 128) {
-      const int row = i / CH, c = i % CH;
-      const int j = kt * KT + row;
-      const bool ok = j <= pmax;
-      const size_t off = (ok ? kv_row(tab, j, bs, sh, KVH, kvh, HD) : 0) + c * 8;
-      cp_async16z(ks_ + row * RS + c * 8, Kc + off, ok);
-      cp_async16z(vs_ + row * RS + c * 8, Vc + off, ok);
-    }
-  };
-
-  float mr0 = -INFINITY, mr1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-  float o[NDT][4];
-#pragma unroll
-  for (int dt = 0; dt < NDT; dt++) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
-
-  load(0, kt0);
-  cp_async_commit();
-  for (int kt = kt0; kt < kt1; kt++) {
-    const int st = (kt - kt0) & 1;
-    if (kt + 1 < kt1) load(st ^ 1, kt + 1);
-    cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
-    const __half* ks_ = pp_smem + (size_t)st * 2 * KT * RS;
-    const __half* vs_ = ks_ + KT * RS;
-    if (kt * KT <= wmax) {
-      float s[NNT][4];
-#pragma unroll
-      for (int nt = 0; nt < NNT; nt++) {
-        s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-        const __half* kr = ks_ + (nt * 8 + gid) * RS + tig * 2;
-#pragma unroll
-        for (int kk = 0; kk < NKS; kk++) {
-          const unsigned b0 = *(const unsigned*)(kr + kk * 16);
-          const unsigned b1 = *(const unsigned*)(kr + kk * 16 + 8);
-          mma_f16(s[nt], qa[kk], b0, b1);
-        }
-      }
-      float mx0 = mr0, mx1 = mr1;
-      const bool diag = kt * KT + KT - 1 > p0;  // keys past some row's position: the mask
-#pragma unroll
-      for (int nt = 0; nt < NNT; nt++) {
-        if (diag) {
-#pragma unroll
-          for (int e = 0; e < 2; e++) {
-            const int key = kt * KT + nt * 8 + tig * 2 + e;
-            if (key > qp0) s[nt][e] = -INFINITY;
-            if (key > qp1) s[nt][2 + e] = -INFINITY;
-          }
-        }
-        mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
-        mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
-      }
-      mx0 = fmaxf(mx0, __shfl_xor_sync(FULL, mx0, 1));
-      mx0 = fmaxf(mx0, __shfl_xor_sync(FULL, mx0, 2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 1));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(FULL, mx1, 2));
-      // Without splits key 0 is in every row's range, so the maxima are
-      // finite from the first tile on; a split's rows may have seen no key
-      // yet (base 0: their scores and sums stay 0).
-      const float b0 = mx0 == -INFINITY ? 0.f : mx0, b1 = mx1 == -INFINITY ? 0.f : mx1;
-      const float a0 = exp2f(mr0 - b0), a1 = exp2f(mr1 - b1);
-      mr0 = mx0;
-      mr1 = mx1;
-      l0 *= a0;
-      l1 *= a1;
-#pragma unroll
-      for (int dt = 0; dt < NDT; dt++) {
-        o[dt][0] *= a0;
-        o[dt][1] *= a0;
-        o[dt][2] *= a1;
-        o[dt][3] *= a1;
-      }
-      unsigned pa[NNT / 2][4];
-#pragma unroll
-      for (int nt = 0; nt < NNT; nt++) {
-        const float e0 = exp2f(s[nt][0] - b0), e1 = exp2f(s[nt][1] - b0);
-        const float e2 = exp2f(s[nt][2] - b1), e3 = exp2f(s[nt][3] - b1);
-        l0 += e0 + e1;
-        l1 += e2 + e3;
-        pa[nt >> 1][(nt & 1) * 2] = pack_h2(e0, e1);
-        pa[nt >> 1][(nt & 1) * 2 + 1] = pack_h2(e2, e3);
-      }
-#pragma unroll
-      for (int kk = 0; kk < NNT / 2; kk++) {
-        const __half* vr = vs_ + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * RS + (lane >> 4) * 8;
-#pragma unroll
-        for (int dp = 0; dp < NDT / 2; dp++) {
-          unsigned v0, v1, v2, v3;
-          ldsm_x4_t(v0, v1, v2, v3, vr + dp * 16);
-          mma_f16(o[2 * dp], pa[kk], v0, v1);
-          mma_f16(o[2 * dp + 1], pa[kk], v2, v3);
-        }
-      }
-    }
-    __syncthreads();
-  }
-  cp_async_wait<0>();
-  l0 += __shfl_xor_sync(FULL, l0, 1);
-  l0 += __shfl_xor_sync(FULL, l0, 2);
-  l1 += __shfl_xor_sync(FULL, l1, 1);
-  l1 += __shfl_xor_sync(FULL, l1, 2);
-  const int h = hg * G + g;
-  if (nsplit > 1) {
-    if (tq0 < qn) {
-      const size_t pi = ((size_t)(t0 + tq0) * H + h) * nsplit + split;
-      float* d0 = pacc + pi * HD + tig * 2;
-#pragma unroll
-      for (int dt = 0; dt < NDT; dt++) *(float2*)(d0 + dt * 8) = make_float2(o[dt][0], o[dt][1]);
-      if (tig == 0) {
-        pm[pi] = mr0;
-        pl[pi] = l0;
-      }
-    }
-    if (tq1 < qn) {
-      const size_t pi = ((size_t)(t0 + tq1) * H + h) * nsplit + split;
-      float* d1 = pacc + pi * HD + tig * 2;
-#pragma unroll
-      for (int dt = 0; dt < NDT; dt++) *(float2*)(d1 + dt * 8) = make_float2(o[dt][2], o[dt][3]);
-      if (tig == 0) {
-        pm[pi] = mr1;
-        pl[pi] = l1;
-      }
-    }
-    return;
-  }
-  const float i0 = 1.f / l0, i1 = 1.f / l1;
-  if (tq0 < qn) {
-    float* d0 = out + ((size_t)(t0 + tq0) * H + h) * HD + tig * 2;
-#pragma unroll
-    for (int dt = 0; dt < NDT; dt++) *(float2*)(d0 + dt * 8) = make_float2(o[dt][0] * i0, o[dt][1] * i0);
-  }
-  if (tq1 < qn) {
-    float* d1 = out + ((size_t)(t0 + tq1) * H + h) * HD + tig * 2;
-#pragma unroll
-    for (int dt = 0; dt < NDT; dt++) *(float2*)(d1 + dt * 8) = make_float2(o[dt][2] * i1, o[dt][3] * i1);
-  }
-}
-
-// pattn_comb combines the nsplit partials of pattn_pre's split blocks:
-// grid (tiles, H), a thread per (token, dimension) of the tile's tokens
-// and head blockIdx.y; the splits with keys are the first ceil(nkt/chunk)
-// (as pattn_pre cuts them).
-template <int HD>
-__device__ __forceinline__ void pattn_comb(const int* __restrict__ tiles, const int* __restrict__ pos, int H,
-                                           int nsplit, const float* __restrict__ pm, const float* __restrict__ pl,
-                                           const float* __restrict__ pacc, float* __restrict__ out) {
-  constexpr int KT = pre_shape<HD>::KT;
-  const int t0 = tiles[2 * blockIdx.x], qn = tiles[2 * blockIdx.x + 1], h = blockIdx.y;
-  const int nkt = (pos[t0] + qn - 1) / KT + 1;
-  const int chunk = (nkt + nsplit - 1) / nsplit;
-  const int nact = (nkt + chunk - 1) / chunk;
-  for (int i = threadIdx.x; i < qn * HD; i += blockDim.x) {
-    const int tq = i / HD, d = i % HD;
-    const size_t pi = ((size_t)(t0 + tq) * H + h) * nsplit;
-    float M = -INFINITY;
-    for (int s = 0; s < nact; s++) M = fmaxf(M, pm[pi + s]);
-    float L = 0.f, acc = 0.f;
-    for (int s = 0; s < nact; s++) {
-      const float e = exp2f(pm[pi + s] - M);  // 0 for a split that saw no key of the row
-      L += pl[pi + s] * e;
-      acc += pacc[(pi + s) * HD + d] * e;
-    }
-    out[((size_t)(t0 + tq) * H + h) * HD + d] = acc / L;
-  }
-}
-
-#define PP_ARGS                                                                                                  \
-  const float *__restrict__ q, const int *__restrict__ tiles, const int *__restrict__ pos,                       \
-      const int *__restrict__ toff, const int *__restrict__ tabs, int bs, int sh, int H, int KVH,                \
-      const __half *__restrict__ Kc, const __half *__restrict__ Vc, float scale, int nsplit,                     \
-      float *__restrict__ pm, float *__restrict__ pl, float *__restrict__ pacc, float *__restrict__ out
-// Up to head dimension 128: at most 168 registers, three blocks an SM (as
-// their shared memory allows).
-#define PP_INST(HD, G)                                                                                           \
-  extern "C" __global__ void __launch_bounds__(128, (HD) > 128 ? 1 : 3) pattn_pre_h##HD##_g##G(PP_ARGS) {       \
-    pattn_pre<HD, G>(q, tiles, pos, toff, tabs, bs, sh, H, KVH, Kc, Vc, scale, nsplit, pm, pl, pacc, out);       \
-  }
-PP_INST(32, 1)
-PP_INST(32, 2)
-PP_INST(32, 4)
-PP_INST(64, 1)
-PP_INST(64, 2)
-PP_INST(64, 4)
-PP_INST(128, 1)
-PP_INST(128, 2)
-PP_INST(128, 4)
-PP_INST(256, 1)
-PP_INST(256, 2)
-PP_INST(256, 4)
-
-#define PC_INST(HD)                                                                                             \
-  extern "C" __global__ void __launch_bounds__(256) pattn_comb_h##HD(                                           \
-      const int* __restrict__ tiles, const int* __restrict__ pos, int H, int nsplit, const float* __restrict__ pm, \
-      const float* __restrict__ pl, const float* __restrict__ pacc, float* __restrict__ out) {                  \
-    pattn_comb<HD>(tiles, pos, H, nsplit, pm, pl, pacc, out);                                                   \
-  }
-PC_INST(32)
-PC_INST(64)
-PC_INST(128)
-PC_INST(256)

@@ -161,13 +161,41 @@ __device__ __forceinline__ void argmax_partial(float v, int i, float* pval, int*
 // ================================================================ epilogues
 
 // The epilogues of the matrix products (Go's epOf): y = v, y += v (the
-// residual), SwiGLU (silu(gate)*up of a gate row and its up row), and for
-// the decode matvecs also argmax (y = v, and the block's best row to the
-// argmax partials).
-enum { EP_STORE = 0, EP_ADD = 1, EP_SWIGLU = 2, EP_ARGMAX = 3 };
+// residual), the gated activations of a gate row and its up row (SwiGLU:
+// silu(gate)*up; GeGLU; OpenAI's clamped SwiGLU), and for the decode
+// matvecs also argmax (y = v, and the block's best row to the argmax
+// partials). Q8_0's own kernels are instantiated per epilogue (EP a
+// template parameter: SwiGLU's only of the gated ones); the others take
+// ep at run time, where a gated epilogue is ep_glu(ep) and glu(ep, ...)
+// its activation.
+enum { EP_STORE = 0, EP_ADD = 1, EP_SWIGLU = 2, EP_ARGMAX = 3, EP_GEGLU = 4, EP_SWIGLU_OAI = 5 };
 
 // swiglu returns silu(g)*u in the CPU's order: g/(1 + e^-g), times u.
 __device__ __forceinline__ float swiglu(float g, float u) { return g / (1.f + expf(-g)) * u; }
+
+// geglu returns gelu(g)*u with gelu's tanh approximation, in the CPU's
+// form: g / (1 + e^(-2 sqrt(2/pi) (g + 0.044715 g^3))), times u.
+__device__ __forceinline__ float geglu(float g, float u) {
+  return g / (1.f + expf(-1.5957691216057308f * (g + 0.044715f * g * g * g))) * u;
+}
+
+// swiglu_oai returns OpenAI's clamped SwiGLU (arch.SwiGLUOAI): g =
+// min(g, 7), u = clamp(u, -7, 7), g * sigmoid(1.702 g) * (u + 1).
+__device__ __forceinline__ float swiglu_oai(float g, float u) {
+  g = fminf(g, 7.f);
+  u = fminf(fmaxf(u, -7.f), 7.f);
+  return g / (1.f + expf(-1.702f * g)) * (u + 1.f);
+}
+
+// ep_glu reports whether epilogue ep is a gated activation.
+__device__ __forceinline__ bool ep_glu(int ep) { return ep == EP_SWIGLU || ep >= EP_GEGLU; }
+
+// glu returns the gated activation of epilogue ep (ep_glu) of g and u.
+__device__ __forceinline__ float glu(int ep, float g, float u) {
+  if (ep == EP_GEGLU) return geglu(g, u);
+  if (ep == EP_SWIGLU_OAI) return swiglu_oai(g, u);
+  return swiglu(g, u);
+}
 
 // ep_write writes v to y, or adds it with add.
 __device__ __forceinline__ void ep_write(float& y, float v, bool add) {
@@ -211,17 +239,20 @@ __device__ __forceinline__ void mv_tiles(int tile, int ntiles, int rounds, Load 
 }
 
 // mv_epilogue writes a warp's sums acc (every lane's, after warp_sum) of
-// unit u, times s, to y by ep (SwiGLU: lane 0 its output u < nout; else
-// lane r row r < rows); with best not null and EP_ARGMAX, every lane also
-// takes the rows into its (best, besti).
-template <int RPW>
+// unit u, times s, to y by ep (SwiGLU, or with GLUX any gated epilogue:
+// lane 0 its output u < nout; else lane r row r < rows); with best not
+// null and EP_ARGMAX, every lane also takes the rows into its (best,
+// besti). GLUX is the kernels' whose registers the other activations do
+// not change (mvq, mvh); mvqn's and the experts' take SwiGLU only (the
+// others run as glu_rows after a "store" product: options.go).
+template <int RPW, bool GLUX = false>
 __device__ __forceinline__ void mv_epilogue(const float (&acc)[RPW], int ep, int u, int rows, int nout, float* y,
                                             float s = 1.f, float* best = nullptr, int* besti = nullptr) {
   const int lane = threadIdx.x & 31;
-  if (ep == EP_SWIGLU) {
+  if (GLUX ? ep_glu(ep) : ep == EP_SWIGLU) {
     if (lane == 0 && u < nout) {
       const float g = acc[0] * s, v = acc[1] * s;
-      y[u] = swiglu(g, v);
+      y[u] = GLUX ? glu(ep, g, v) : swiglu(g, v);
     }
   } else {
 #pragma unroll
@@ -237,8 +268,8 @@ __device__ __forceinline__ void mv_epilogue(const float (&acc)[RPW], int ep, int
 // rb+gid+8, tokens t and t+1, gid = lane/4: the mma's C fragment; rb a
 // multiple of 16) times the tokens' scales s0 and s1 to the token-major Y
 // (token t's row at yrow(t)*ldy) by ep: rows below M and tokens below n,
-// or SwiGLU (c[0..1] a gate row's, c[2..3] its up row's: output rb/2 +
-// gid < nout). FLAT chooses the code's shape, not what it stores: each
+// or a gated activation (ep_glu: c[0..1] a gate row's, c[2..3] its up
+// row's: output rb/2 + gid < nout). FLAT chooses the code's shape, not what it stores: each
 // value's two bounds tested together (Q8_0's products: fewer registers;
 // nested tests spill in mmv_q8_add_n2_k8) or the row tested once for both
 // tokens (the block formats': the compiler then shares one copy of the
@@ -248,12 +279,12 @@ template <bool FLAT, class YRow>
 __device__ __forceinline__ void mma_store(const float* c, int ep, int rb, int gid, int t, float s0, float s1, int M,
                                           int n, int nout, float* Y, int ldy, YRow yrow) {
   if constexpr (FLAT) {
-    if (ep == EP_SWIGLU) {
+    if (ep_glu(ep)) {
       const int o = (rb >> 1) + gid;
 #pragma unroll
       for (int i = 0; i < 2; i++) {
         const float s = i ? s1 : s0, g = c[i] * s, u = c[i + 2] * s;
-        if (o < nout && t + i < n) Y[yrow(t + i) * ldy + o] = swiglu(g, u);
+        if (o < nout && t + i < n) Y[yrow(t + i) * ldy + o] = glu(ep, g, u);
       }
     } else {
 #pragma unroll
@@ -262,12 +293,12 @@ __device__ __forceinline__ void mma_store(const float* c, int ep, int rb, int gi
         if (r < M && tt < n) ep_write(Y[yrow(tt) * ldy + r], c[i] * ((i & 1) ? s1 : s0), ep == EP_ADD);
       }
     }
-  } else if (ep == EP_SWIGLU) {
+  } else if (ep_glu(ep)) {
     const int o = (rb >> 4) * 8 + gid;  // the same output: rb is a multiple of 16
     if (o < nout) {
       const float g0 = c[0] * s0, u0 = c[2] * s0, g1 = c[1] * s1, u1 = c[3] * s1;
-      if (t < n) Y[yrow(t) * ldy + o] = swiglu(g0, u0);
-      if (t + 1 < n) Y[yrow(t + 1) * ldy + o] = swiglu(g1, u1);
+      if (t < n) Y[yrow(t) * ldy + o] = glu(ep, g0, u0);
+      if (t + 1 < n) Y[yrow(t + 1) * ldy + o] = glu(ep, g1, u1);
     }
   } else {
 #pragma unroll

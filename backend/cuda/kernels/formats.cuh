@@ -42,10 +42,12 @@
 #define QT_Q6_K 14
 #define QT_IQ4_NL 20
 #define QT_IQ4_XS 23
+#define QT_MXFP4 39
 
 // qt: per type the bits of the lo and hi planes, values per block, values
 // per scale, the integer offset OFF, whether a value has an additive term
-// c (a min), whether Q is signed (Q8_0) or a table index (IQ4_*).
+// c (a min), whether Q is signed (Q8_0) or a table index (IQ4_*, MXFP4:
+// qtab's levels).
 template <int T>
 struct qt;
 template <>
@@ -72,6 +74,23 @@ template <>
 struct qt<QT_IQ4_NL> { enum { LO = 4, HI = 0, QK = 32, SUB = 32, OFF = 0, HASC = 0, SGN = 1, TAB = 1 }; };
 template <>
 struct qt<QT_IQ4_XS> { enum { LO = 4, HI = 0, QK = 256, SUB = 32, OFF = 0, HASC = 0, SGN = 1, TAB = 1 }; };
+template <>
+struct qt<QT_MXFP4> { enum { LO = 4, HI = 0, QK = 32, SUB = 32, OFF = 0, HASC = 0, SGN = 1, TAB = 1 }; };
+
+// qtab: the 16 int8 levels of a table type, four to a word (levels 4i..4i+3
+// in word i, little-endian): IQ4_NL's and IQ4_XS's kvalues_iq4nl (-127,
+// -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113) and
+// MXFP4's kvalues_mxfp4, the E2M1 values doubled (0, 1, 2, 3, 4, 6, 8, 12,
+// then the same negated). The table types differ in these and in the
+// scale (q_ac) only.
+template <int T>
+struct qtab {
+  static constexpr unsigned W0 = 0xBFAD9881u, W1 = 0xF6EADDCFu, W2 = 0x26190D01u, W3 = 0x71594535u;
+};
+template <>
+struct qtab<QT_MXFP4> {
+  static constexpr unsigned W0 = 0x03020100u, W1 = 0x0C080604u, W2 = 0xFDFEFF00u, W3 = 0xF4F8FAFCu;
+};
 
 // One unit's raw bits (only the words its type uses are loaded).
 struct qunit {
@@ -90,6 +109,11 @@ __device__ __forceinline__ int qldg4(const void* p) {
   int v;
   asm volatile("ld.global.nc.L1::no_allocate.s32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
+}
+__device__ __forceinline__ int qldg1(const void* p) {
+  unsigned short v;
+  asm volatile("ld.global.nc.L1::no_allocate.u8 %0, [%1];" : "=h"(v) : "l"(p));
+  return (int)(v & 0xff);
 }
 __device__ __forceinline__ int qldg2(const void* p) {
   unsigned short v;
@@ -144,6 +168,8 @@ __device__ __forceinline__ void q_load(qunit& q, const uint8_t* __restrict__ lo,
   } else if constexpr (T == QT_IQ4_XS) {
     const int2 a = qldg8(m0 + blk * 8);  // d, scales_h, scales_l[4]
     q.m[0] = a.x, q.m[1] = a.y;
+  } else if constexpr (T == QT_MXFP4) {
+    q.m[0] = qldg1(m0 + blk);  // e
   } else {  // Q3_K: scales[12], d, 0; Q4_K, Q5_K: d, dmin, scales[12]
     const int4 a = ldg_nc16(m0 + blk * 16);
     q.m[0] = a.x, q.m[1] = a.y, q.m[2] = a.z, q.m[3] = a.w;
@@ -151,6 +177,14 @@ __device__ __forceinline__ void q_load(qunit& q, const uint8_t* __restrict__ lo,
 }
 
 __device__ __forceinline__ float qh2f(int bits) { return __half2float(__ushort_as_half((unsigned short)(bits & 0xffff))); }
+
+// e8m0_half is MXFP4's scale from its E8M0 byte e (the low byte of bits):
+// 2^(e-128), half of 2^(e-127) as the levels are doubled (ggml's
+// GGML_E8M0_TO_FP32_HALF, numfmt.E8M0Half), subnormal for e = 0 and 1.
+__device__ __forceinline__ float e8m0_half(int bits) {
+  const int e = bits & 0xff;
+  return __int_as_float(e < 2 ? 0x00200000 << e : (e - 1) << 23);
+}
 
 // qbyte returns byte i (0..11) of the words w0, w1, w2.
 __device__ __forceinline__ int qbyte(int w0, int w1, int w2, int i) {
@@ -208,13 +242,17 @@ __device__ __forceinline__ void q_ac(const qunit& q, int u, float (&a)[2], float
     const int sl = (q.m[1] >> (8 * (j >> 1))) & 0xff;
     const int ls = ((sl >> (4 * (j & 1))) & 15) | (((sh >> (2 * j)) & 3) << 4);
     a[0] = a[1] = __fmul_rn(d, (float)(ls - 32));
+  } else if constexpr (T == QT_MXFP4) {
+    a[0] = a[1] = e8m0_half(q.m[0]);
   }
 }
 
-// iq4_map maps four 4-bit indices (one a byte) through ggml's kvalues_iq4nl.
-__device__ __forceinline__ int iq4_map(int w) {
-  // kvalues_iq4nl = -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
-  const unsigned t0 = 0xBFAD9881u, t1 = 0xF6EADDCFu, t2 = 0x26190D01u, t3 = 0x71594535u;
+// tab_map maps four 4-bit indices (one a byte) through the levels of the
+// table type T (qtab): levels 0..7 and 8..15 by byte permutes of the
+// index's low three bits, chosen between by its fourth.
+template <int T>
+__device__ __forceinline__ int tab_map(int w) {
+  constexpr unsigned t0 = qtab<T>::W0, t1 = qtab<T>::W1, t2 = qtab<T>::W2, t3 = qtab<T>::W3;
   const unsigned s = (w & 0x07) | ((w >> 4) & 0x70) | ((w >> 8) & 0x700) | ((w >> 12) & 0x7000);
   const unsigned lo = __byte_perm(t0, t1, s), hi = __byte_perm(t2, t3, s);
   const unsigned m = (((unsigned)w & 0x08080808u) >> 3) * 0xFFu;
@@ -222,7 +260,7 @@ __device__ __forceinline__ int iq4_map(int w) {
 }
 
 // q_word returns Q of values 4g..4g+3 of the unit, one a byte (signed for
-// Q8_0 and the IQ4 tables, else 0..63).
+// Q8_0 and the tables, else 0..63).
 template <int T>
 __device__ __forceinline__ int q_word(const qunit& q, int g) {
   constexpr int LO = qt<T>::LO, HI = qt<T>::HI;
@@ -236,7 +274,7 @@ __device__ __forceinline__ int q_word(const qunit& q, int g) {
   }
   if constexpr (HI == 1) w |= ((q.hi[0] >> g) & 0x01010101) << LO;
   if constexpr (HI == 2) w |= ((q.hi[g >> 2] >> (2 * (g & 3))) & 0x03030303) << LO;
-  if constexpr (qt<T>::TAB) w = iq4_map(w);
+  if constexpr (qt<T>::TAB) w = tab_map<T>(w);
   return w;
 }
 
@@ -265,7 +303,10 @@ __device__ __forceinline__ void q_deq_f32(const uint8_t* lo, const uint8_t* hi, 
 
 // q_deq_h dequantizes a unit to 32 halves at dst (16-byte aligned): bytes
 // become half2 exactly (1024 + byte, minus 1024 + OFF), then one product
-// (or fma with c) in half2.
+// (or fma with c) in half2. (MXFP4's scale, a power of two, is exact in
+// half from 2^-24 to 2^15: exponents 104 to 143; a block of smaller ones,
+// values below 2^-21, flushes to zero, as such values would in an F16
+// weight.)
 template <int T>
 __device__ __forceinline__ void q_deq_h(const qunit& q, int u, __half* dst) {
   float a[2], c[2];

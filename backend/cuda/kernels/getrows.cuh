@@ -52,6 +52,7 @@ __device__ __forceinline__ void q_embed_row(int type, const uint8_t* lo, const u
       QE_CASE(QT_Q6_K)
       QE_CASE(QT_IQ4_NL)
       QE_CASE(QT_IQ4_XS)
+      QE_CASE(QT_MXFP4)
 #undef QE_CASE
       case 0:
       case 1:

@@ -32,6 +32,9 @@
 //   quantize.cuh    the activations of the products (int16 planes, int8
 //                   with sums, f16)
 //   getrows.cuh     embeddings (row lookups) and the gather of output rows
+//   rows.cuh        per-row operations of the options: the embedding scale,
+//                   biases and post-norms joining the residual stream, gated
+//                   activations of raw gate/up products
 //   argmax.cuh      greedy decoding's argmax
 //   mmvq.cuh        decode matrix-vector over quantized weights (one token;
 //                   up to 8 tokens in one weight pass)
@@ -39,7 +42,8 @@
 //   mmq.cuh         matrix products on int8 tensor cores
 //   mmh.cuh         matrix products on f16 tensor cores
 //   rope.cuh        QK-norm, RoPE and the paged KV cache's writes
-//   attn_paged.cuh  attention over the paged KV cache (decode, prompts)
+//   attn_paged.cuh  attention over the paged KV cache: decode tokens
+//   attn_prefill.cuh  the same for prompt chunks (tensor cores)
 //   topk.cuh        the k best of candidates in shared memory
 //   sample.cuh      sampling on the device (penalties, top-k/p, min-p, draw)
 //   moe.cuh         the mixture-of-experts layer (routing, experts, combine)
@@ -48,6 +52,7 @@
 #include "formats.cuh"
 #include "quantize.cuh"
 #include "getrows.cuh"
+#include "rows.cuh"
 #include "argmax.cuh"
 #include "mmvq.cuh"
 #include "mmv.cuh"
@@ -55,6 +60,7 @@
 #include "mmh.cuh"
 #include "rope.cuh"
 #include "attn_paged.cuh"
+#include "attn_prefill.cuh"
 #include "topk.cuh"
 #include "sample.cuh"
 #include "moe.cuh"

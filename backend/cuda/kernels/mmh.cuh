@@ -351,6 +351,7 @@ MMH_INST(q5_k, QT_Q5_K)
 MMH_INST(q6_k, QT_Q6_K)
 MMH_INST(iq4_nl, QT_IQ4_NL)
 MMH_INST(iq4_xs, QT_IQ4_XS)
+MMH_INST(mxfp4, QT_MXFP4)
 
 // mmw: Y = W X^T for n tokens, mmh with float weights: per
 // stage of BK = 8192/BM values of k every thread loads 32 values of a row

@@ -332,6 +332,8 @@ template <>
 struct qb<QT_IQ4_NL> { enum { M0 = 2, M1 = 0 }; };
 template <>
 struct qb<QT_IQ4_XS> { enum { M0 = 8, M1 = 0 }; };
+template <>
+struct qb<QT_MXFP4> { enum { M0 = 1, M1 = 0 }; };
 
 // mqw: a weight row's bytes of one stage (8 units, 256 values) in shared
 // memory, as in the planes: lo, hi, m0 (rounded up to 16 bytes) and m1 (4
@@ -418,6 +420,8 @@ __device__ __forceinline__ void q_load_s(qunit& q, const unsigned char* rp, int 
   } else if constexpr (T == QT_IQ4_XS) {
     const int2 v = *(const int2*)m;
     q.m[0] = v.x, q.m[1] = v.y;
+  } else if constexpr (T == QT_MXFP4) {
+    q.m[0] = m[j];
   } else {
     const int4 v = *(const int4*)m;
     q.m[0] = v.x, q.m[1] = v.y, q.m[2] = v.z, q.m[3] = v.w;
@@ -502,10 +506,12 @@ __device__ __forceinline__ void mmq(const uint8_t* __restrict__ lo, const uint8_
       mq_plane<BM, RS, M0S / 16>(w, LOB + HIB, m0, (size_t)bpr * qb<T>::M0, s * (256 / QK) * qb<T>::M0, r0, mpad,
                                  tid);
     if constexpr (M0S < 16 || qb<T>::M1 != 0) {
+      // The stage's first block (M0S = 8: IQ4_XS's one block, MXFP4's 8
+      // exponents, 8-byte aligned as K is a multiple of 256).
       for (int r = tid; r < BM; r += 256) {
         const int row = r0 + r;
         const bool ok = row < mpad;
-        const size_t blk = (ok ? (size_t)row : 0) * bpr + s;  // QK = 256 here
+        const size_t blk = (ok ? (size_t)row : 0) * bpr + s * (256 / QK);
         if constexpr (M0S < 16) cp_async8z(w + r * RS + LOB + HIB, m0 + blk * qb<T>::M0, ok);
         if constexpr (qb<T>::M1 == 4) cp_async4z(w + r * RS + LOB + HIB + M0P, m1 + blk * 4, ok);
         if constexpr (qb<T>::M1 == 2) cp_async4z(w + r * RS + LOB + HIB + M0P, m1 + (blk * 2 & ~(size_t)3), ok);
@@ -793,3 +799,4 @@ MMQ_INST(q5_k, QT_Q5_K)
 MMQ_INST(q6_k, QT_Q6_K)
 MMQ_INST(iq4_nl, QT_IQ4_NL)
 MMQ_INST(iq4_xs, QT_IQ4_XS)
+MMQ_INST(mxfp4, QT_MXFP4)

@@ -50,7 +50,7 @@ __device__ __forceinline__ void mvh(const uint8_t* __restrict__ W, int rows, int
   PDL_LAUNCH();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int NC = K / V;  // chunks a row
-  const bool sw = ep == EP_SWIGLU;
+  const bool sw = ep_glu(ep);
   const int ntiles = (mv_units(rows, RPW, sw) + 7) / 8;
   auto rowOf = [&](int tile, int r) -> int { return mv_row(tile * 8 + warp, r, RPW, sw); };
   int4 w[U][RPW];
@@ -98,7 +98,7 @@ __device__ __forceinline__ void mvh(const uint8_t* __restrict__ W, int rows, int
         }
       },
       [&](int cur, const float (&acc)[RPW]) {
-        mv_epilogue<RPW>(acc, ep, cur * 8 + warp, rows, nout, y, 1.f, &best, &besti);
+        mv_epilogue<RPW, true>(acc, ep, cur * 8 + warp, rows, nout, y, 1.f, &best, &besti);
       });
   if (ep == EP_ARGMAX) argmax_partial<8>(best, besti, pval, pidx);
 }
@@ -126,7 +126,7 @@ __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, in
   const int t0 = blockIdx.y * NT, nt = min(NT, n - t0);
   const int NC = K / V, CS = (NC + KS - 1) / KS;  // chunks a row, a slice
   const int c0 = sl * CS, c1 = min(NC, c0 + CS);
-  const bool sw = ep == EP_SWIGLU;
+  const bool sw = ep_glu(ep);
   const int ntiles = (mv_units(rows, RPW, sw) + G - 1) / G;
   auto rowOf = [&](int tile, int r) -> int { return mv_row(tile * G + grp, r, RPW, sw); };
   int4 w[U][RPW];
@@ -204,7 +204,7 @@ __device__ __forceinline__ void mvhn(const uint8_t* __restrict__ W, int rows, in
       for (int t = 0; t < NT; t++) {
         if (t >= nt) break;
         const float a[RPW] = {acc[0][t], acc[1][t]};
-        mv_epilogue<RPW>(a, ep, cur * G + grp, rows, nout, Y + (size_t)(t0 + t) * ldy, sx[t0 + t]);
+        mv_epilogue<RPW, true>(a, ep, cur * G + grp, rows, nout, Y + (size_t)(t0 + t) * ldy, sx[t0 + t]);
       }
     }
   }

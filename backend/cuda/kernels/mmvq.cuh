@@ -446,7 +446,7 @@ __device__ __forceinline__ void mvq(const uint8_t* __restrict__ lo, const uint8_
   PDL_LAUNCH();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int NU = K >> 5;
-  const bool sw = ep == EP_SWIGLU;
+  const bool sw = ep_glu(ep);
   const int ntiles = (mv_units(rows, RPW, sw) + 7) / 8;
   qunit q[U][RPW];
   auto load = [&](int tile, int round) {
@@ -477,7 +477,7 @@ __device__ __forceinline__ void mvq(const uint8_t* __restrict__ lo, const uint8_
         }
       },
       [&](int cur, const float (&acc)[RPW]) {
-        mv_epilogue<RPW>(acc, ep, cur * 8 + warp, rows, nout, y, 1.f, &best, &besti);
+        mv_epilogue<RPW, true>(acc, ep, cur * 8 + warp, rows, nout, y, 1.f, &best, &besti);
       });
   if (ep == EP_ARGMAX) argmax_partial<8>(best, besti, pval, pidx);
 }
@@ -503,6 +503,7 @@ MVQ_INST(q5_k, QT_Q5_K)
 MVQ_INST(q6_k, QT_Q6_K)
 MVQ_INST(iq4_nl, QT_IQ4_NL)
 MVQ_INST(iq4_xs, QT_IQ4_XS)
+MVQ_INST(mxfp4, QT_MXFP4)
 
 // ---------------------------------------------------------------- the block formats, up to 8 tokens
 
@@ -610,3 +611,4 @@ MVQN_INST(q5_k, QT_Q5_K)
 MVQN_INST(q6_k, QT_Q6_K)
 MVQN_INST(iq4_nl, QT_IQ4_NL)
 MVQN_INST(iq4_xs, QT_IQ4_XS)
+MVQN_INST(mxfp4, QT_MXFP4)

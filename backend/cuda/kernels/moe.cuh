@@ -151,7 +151,8 @@ __device__ void moe_route_tokens(const float* logits, int n, int E, int k, int n
 }
 
 // moe_route: moe_route_tokens in one block of 1024 threads, after the
-// router's product (a router matrix in a block format).
+// router's product (a router matrix in a block format). moe_route_b
+// first adds the router's bias (E values) to every token's logits.
 extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __restrict__ logits, int n, int E, int k,
                                                               int norm, float* __restrict__ wts, int* pick,
                                                               int* __restrict__ grp, int* __restrict__ order,
@@ -160,6 +161,20 @@ extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __rest
   __shared__ int cur[MOE_MAXE];
   PDL_LAUNCH();
   PDL_WAIT();
+  moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+}
+
+extern "C" __global__ void __launch_bounds__(1024) moe_route_b(float* __restrict__ logits, int n, int E, int k,
+                                                                int norm, float* __restrict__ wts, int* pick,
+                                                                int* __restrict__ grp, int* __restrict__ order,
+                                                                int* __restrict__ tiles, const float* __restrict__ bias) {
+  __shared__ int cnt[MOE_MAXE];
+  __shared__ int cur[MOE_MAXE];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  for (int i = threadIdx.x; i < n * E; i += blockDim.x) logits[i] += bias[i % E];
+  __threadfence();
+  __syncthreads();
   moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
 }
 
@@ -179,14 +194,15 @@ extern "C" __global__ void __launch_bounds__(1024) moe_route(const float* __rest
 // in parallel, and the last block of all (counter[0]) groups the pairs
 // (moe_group); up to 8 the last block of all does both (moe_route_tokens,
 // a warp a token). The counters are zero between launches (each reset by
-// the block it elected).
-template <int WT>
+// the block it elected). BIAS (moe_gate_b_<type>): the router's bias (E
+// values, its last argument) is added to the logits.
+template <int WT, bool BIAS>
 __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,
                                          const float* __restrict__ gain, float eps, float* __restrict__ logits,
                                          i8* xq, float* xs, float* xsum, int n, int k, int norm,
                                          float* __restrict__ wts, int* pick, int* __restrict__ grp,
                                          int* __restrict__ order, int* __restrict__ tiles, unsigned* counter,
-                                         int wpe) {
+                                         int wpe, const float* __restrict__ bias) {
   extern __shared__ __align__(16) unsigned char smem[];
   float* h = (float*)smem;
   __shared__ float red[8];
@@ -230,7 +246,7 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
     const float* p = part + wpe * threadIdx.x;
     float sum = p[0];
     for (int j = 1; j < wpe; j++) sum += p[j];
-    if (ex < E) logits[(size_t)t * E + ex] = sum;
+    if (ex < E) logits[(size_t)t * E + ex] = BIAS ? sum + bias[ex] : sum;
   }
   // Past a block's 8 warps of tokens, the last of token t's blocks picks
   // its experts (counter[1 + t]) and the last block of all groups the
@@ -263,15 +279,19 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   if (threadIdx.x == 0) *counter = 0;
 }
 
+#define MOE_GATE_ARGS                                                                                     \
+  const uint8_t *__restrict__ W, int E, int H, const float *__restrict__ x, const float *__restrict__ gain, \
+      float eps, float *__restrict__ logits, i8 *xq, float *xs, float *xsum, int n, int k, int norm,          \
+      float *__restrict__ wts, int *pick, int *__restrict__ grp, int *__restrict__ order,                    \
+      int *__restrict__ tiles, unsigned *counter, int wpe
 #define MOE_GATE_INST(NAME, WT)                                                                                   \
-  extern "C" __global__ void __launch_bounds__(256)                                                              \
-      moe_gate_##NAME(const uint8_t* __restrict__ W, int E, int H, const float* __restrict__ x,                   \
-                      const float* __restrict__ gain, float eps, float* __restrict__ logits, i8* xq, float* xs,   \
-                      float* xsum, int n, int k, int norm, float* __restrict__ wts, int* pick,                    \
-                      int* __restrict__ grp, int* __restrict__ order, int* __restrict__ tiles,                   \
-                      unsigned* counter, int wpe) {                                                              \
-    moe_gate<WT>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles, counter,  \
-                 wpe);                                                                                           \
+  extern "C" __global__ void __launch_bounds__(256) moe_gate_##NAME(MOE_GATE_ARGS) {                             \
+    moe_gate<WT, false>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles,    \
+                        counter, wpe, nullptr);                                                                  \
+  }                                                                                                              \
+  extern "C" __global__ void __launch_bounds__(256) moe_gate_b_##NAME(MOE_GATE_ARGS, const float* __restrict__ bias) { \
+    moe_gate<WT, true>(W, E, H, x, gain, eps, logits, xq, xs, xsum, n, k, norm, wts, pick, grp, order, tiles,     \
+                       counter, wpe, bias);                                                                      \
   }
 MOE_GATE_INST(f32, HT_F32)
 MOE_GATE_INST(f16, HT_F16)
@@ -405,9 +425,13 @@ MOE_MVN_INST(q5_k, QT_Q5_K)
 MOE_MVN_INST(q6_k, QT_Q6_K)
 MOE_MVN_INST(iq4_nl, QT_IQ4_NL)
 MOE_MVN_INST(iq4_xs, QT_IQ4_XS)
+MOE_MVN_INST(mxfp4, QT_MXFP4)
 
 // moe_combine: grid (n, H/256 rounded up): x[t] += sum over j < k of
-// wts[t*k+j] * y[(t*k+j)*H ..] (H values), j in order.
+// wts[t*k+j] * y[(t*k+j)*H ..] (H values), j in order. moe_combine_x: the
+// same with each pair's expert's down bias (bias, when not null: H values
+// an expert, expert pick[t*k+j]'s) added to its y, and x[t] = the sum
+// rather than += with store (a post-norm follows: resid_rows).
 extern "C" __global__ void __launch_bounds__(256) moe_combine(float* __restrict__ x, int H, int k,
                                                                const float* __restrict__ wts,
                                                                const float* __restrict__ y) {
@@ -419,4 +443,26 @@ extern "C" __global__ void __launch_bounds__(256) moe_combine(float* __restrict_
   float s = 0.f;
   for (int j = 0; j < k; j++) s += wts[t * k + j] * y[(t * k + j) * (size_t)H + c];
   x[t * H + c] += s;
+}
+
+extern "C" __global__ void __launch_bounds__(256) moe_combine_x(float* __restrict__ x, int H, int k,
+                                                                 const float* __restrict__ wts,
+                                                                 const float* __restrict__ y,
+                                                                 const int* __restrict__ pick,
+                                                                 const float* __restrict__ bias, int store) {
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const size_t t = blockIdx.x;
+  const int c = blockIdx.y * blockDim.x + threadIdx.x;
+  if (c >= H) return;
+  float s = 0.f;
+  for (int j = 0; j < k; j++) {
+    float v = y[(t * k + j) * (size_t)H + c];
+    if (bias) v += bias[(size_t)pick[t * k + j] * H + c];
+    s += wts[t * k + j] * v;
+  }
+  if (store)
+    x[t * H + c] = s;
+  else
+    x[t * H + c] += s;
 }
