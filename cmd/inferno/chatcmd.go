@@ -100,7 +100,7 @@ the model's reasoning).`,
 	}
 	cmd.Flags().StringVar(&system, "system", "", "system message that starts every conversation")
 	cmd.Flags().BoolVar(&think, "think", false, "let the model reason before answering (the default)")
-	cmd.Flags().BoolVar(&noThink, "no-think", false, "ask the model to answer without reasoning (enable_thinking=false)")
+	cmd.Flags().BoolVar(&noThink, "no-think", false, "ask the model to answer without reasoning (enable_thinking=false; gpt-oss, which always reasons: reasoning_effort=low)")
 	cmd.Flags().IntVarP(&n, "n", "n", 4096, "most tokens per reply")
 	sf.register(cmd, 0.6, 0.95, 20)
 	cf.register(cmd)
@@ -196,7 +196,9 @@ func (c *chatSession) turn(text string, sig <-chan os.Signal) error {
 	c.msgs = append(c.msgs, chat.Message{Role: "user", Content: text})
 	opts := chat.Options{AddGenerationPrompt: true}
 	if c.noThink {
-		opts.Kwargs = map[string]any{"enable_thinking": false}
+		// Qwen's templates skip the reasoning; gpt-oss always reasons,
+		// as little as its template's lowest effort asks.
+		opts.Kwargs = map[string]any{"enable_thinking": false, "reasoning_effort": "low"}
 	}
 	prompt, err := c.tmpl.Render(c.msgs, opts)
 	if err != nil {

@@ -69,7 +69,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 				msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
 				opts := chat.Options{AddGenerationPrompt: true}
 				if noThink {
-					opts.Kwargs = map[string]any{"enable_thinking": false}
+					opts.Kwargs = map[string]any{"enable_thinking": false, "reasoning_effort": "low"}
 				}
 				if prompt, err = tmpl.Render(msgs, opts); err != nil {
 					return fmt.Errorf("chat template: %w", err)
@@ -131,7 +131,7 @@ generation (a second Ctrl-C ends the program at once) with exit status 130.
 	}
 	cmd.Flags().IntVarP(&n, "n", "n", 128, "most tokens to generate")
 	cmd.Flags().BoolVar(&asChat, "chat", false, "wrap the prompt as one user turn with the model's chat template")
-	cmd.Flags().BoolVar(&noThink, "no-think", false, "with --chat: ask the model to answer without reasoning first (enable_thinking=false)")
+	cmd.Flags().BoolVar(&noThink, "no-think", false, "with --chat: ask the model to answer without reasoning first (enable_thinking=false; gpt-oss, which always reasons: reasoning_effort=low)")
 	cmd.Flags().StringVar(&system, "system", "", "with --chat: a system message before the prompt")
 	sf.register(cmd, 0, 1, 0)
 	cf.register(cmd)
