@@ -8,7 +8,6 @@ import (
 	"inferno/engine"
 	"inferno/engine/enginetest"
 	"inferno/gguf"
-	"inferno/model"
 	"inferno/sampling"
 	"inferno/tokenizer"
 )
@@ -20,7 +19,7 @@ func goldenTokenizer(t *testing.T) *tokenizer.Tokenizer {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tok, err := model.TokenizerFromGGUF(f)
+	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func load(path string, f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := TokenizerFromGGUF(f)
+	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +128,3 @@ func (m *Model) EmbedTokens(text string) []int32 {
 
 // Close unmaps the file. The model must not be used afterwards.
 func (m *Model) Close() error { return m.File.Close() }
-
-// TokenizerFromGGUF builds the tokenizer described by f's tokenizer.ggml.*
-// metadata (tokenizer.FromGGUF).
-func TokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
-	return tokenizer.FromGGUF(f)
-}

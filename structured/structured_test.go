@@ -12,7 +12,6 @@ import (
 	"inferno/engine/enginetest"
 	"inferno/gguf"
 	"inferno/grammar"
-	"inferno/model"
 	"inferno/parser"
 	"inferno/sampling"
 	"inferno/tokenizer"
@@ -38,7 +37,7 @@ func compiler(t testing.TB) (*Compiler, *tokenizer.Tokenizer) {
 			return
 		}
 		defer f.Close()
-		if tok, tokErr = model.TokenizerFromGGUF(f); tokErr != nil {
+		if tok, tokErr = tokenizer.FromGGUF(f); tokErr != nil {
 			return
 		}
 		im, _ := tok.TokenID("<|im_end|>")

@@ -15,8 +15,8 @@ import (
 	"inferno/family"
 	"inferno/gguf"
 	"inferno/kvcache"
-	"inferno/model"
 	"inferno/model/qwen3"
+	"inferno/tokenizer"
 )
 
 func write(t *testing.T, opts Options) (*gguf.File, []byte) {
@@ -63,7 +63,7 @@ func TestTinyLoadsAndIsDeterministic(t *testing.T) {
 		if err != nil || len(tokens) != m.Config.Vocab {
 			t.Errorf("%s: %d tokens for %d embedding rows (%v)", typ, len(tokens), m.Config.Vocab, err)
 		}
-		tok, err := model.TokenizerFromGGUF(f)
+		tok, err := tokenizer.FromGGUF(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestVocabFrom(t *testing.T) {
 			t.Errorf("%s not copied", key)
 		}
 	}
-	tok, err := model.TokenizerFromGGUF(f)
+	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -381,17 +381,7 @@ func TestOptions(t *testing.T) {
 		want := reference(m, tokens)
 		for be, ops := range backends {
 			t.Run(name+"/"+be, func(t *testing.T) {
-				r := forwardtest.Single(t, m, ops(), 0, kvcache.F32)
-				defer r.Close()
-				for pos, tok := range tokens {
-					if err := r.Forward([]int32{tok}); err != nil {
-						t.Fatal(err)
-					}
-					l, _ := r.Logits()
-					if e := relErr(l, want[pos]); e > 1e-5 {
-						t.Errorf("position %d: relative error %.3g", pos, e)
-					}
-				}
+				checkReference(t, m, ops(), tokens, want, "")
 			})
 		}
 	}
@@ -484,6 +474,17 @@ func TestLlamaDecodeAllocs(t *testing.T) {
 	c := small()
 	c.QKNorm, c.Rope = false, llama3Rope()
 	m := newModel(c, 9)
+	allocs := decodeAllocs(t, m, func(int) int32 { return 7 })
+	if allocs != 0 {
+		t.Errorf("%v allocations per decode step", allocs)
+	}
+}
+
+// decodeAllocs runs a prompt of 3 tokens for each of two sequences of m in
+// one batch on simd, then returns the allocations of a batched decode step
+// (token tok(pos) at pos for each sequence), once a batch as large has run.
+func decodeAllocs(t *testing.T, m arch.Model, tok func(pos int) int32) float64 {
+	t.Helper()
 	br, err := forward.NewBatched(m, simd.New(), 0, 16, 4, kvcache.F32)
 	if err != nil {
 		t.Fatal(err)
@@ -498,17 +499,32 @@ func TestLlamaDecodeAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	pos := 3
-	allocs := testing.AllocsPerRun(10, func() {
+	return testing.AllocsPerRun(10, func() {
 		b.Reset()
 		for s := range tables {
-			b.Add(b.AddSeq(tables[s]), []int32{7}, pos, true)
+			b.Add(b.AddSeq(tables[s]), []int32{tok(pos)}, pos, true)
 		}
 		if err := br.Forward(&b); err != nil {
 			t.Fatal(err)
 		}
 		pos++
 	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per decode step", allocs)
+}
+
+// checkReference runs tokens one at a time through m on ops and checks
+// each position's logits within 1e-5 of want's (relative L2); what
+// prefixes the errors.
+func checkReference(t *testing.T, m arch.Model, ops backend.Ops, tokens []int32, want [][]float64, what string) {
+	t.Helper()
+	r := forwardtest.Single(t, m, ops, 0, kvcache.F32)
+	defer r.Close()
+	for pos, tok := range tokens {
+		if err := r.Forward([]int32{tok}); err != nil {
+			t.Fatal(err)
+		}
+		l, _ := r.Logits()
+		if e := relErr(l, want[pos]); e > 1e-5 {
+			t.Errorf("%sposition %d: relative error %.3g", what, pos, e)
+		}
 	}
 }

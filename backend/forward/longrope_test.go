@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	"inferno/arch"
-	"inferno/backend/forward"
 	"inferno/backend/forward/forwardtest"
-	"inferno/backend/simd"
-	"inferno/batch"
 	"inferno/kvcache"
 )
 
@@ -67,30 +64,7 @@ func TestLongRoPE(t *testing.T) {
 // allocates nothing once a batch as large has run.
 func TestLongRoPEDecodeAllocs(t *testing.T) {
 	m := newModel(phiLongRoPE(), 9)
-	br, err := forward.NewBatched(m, simd.New(), 0, 16, 4, kvcache.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	tables := [][]int32{{0, 1, 2, 3}, {4, 5, 6, 7}}
-	var b batch.Batch
-	for s := range tables {
-		b.Add(b.AddSeq(tables[s]), []int32{1, 2, 3}, 0, true)
-	}
-	if err := br.Forward(&b); err != nil {
-		t.Fatal(err)
-	}
-	pos := 3
-	allocs := testing.AllocsPerRun(10, func() {
-		b.Reset()
-		for s := range tables {
-			b.Add(b.AddSeq(tables[s]), []int32{int32(7 + pos)}, pos, true)
-		}
-		if err := br.Forward(&b); err != nil {
-			t.Fatal(err)
-		}
-		pos++
-	})
+	allocs := decodeAllocs(t, m, func(pos int) int32 { return int32(7 + pos) })
 	if allocs != 0 {
 		t.Errorf("%v allocations per decode step", allocs)
 	}

@@ -1,6 +1,7 @@
 package forward_test
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"testing"
@@ -105,17 +106,7 @@ func TestMoE(t *testing.T) {
 		want := reference(m, tokens)
 		for be, ops := range backends {
 			t.Run(be, func(t *testing.T) {
-				r := forwardtest.Single(t, m, ops(), 0, kvcache.F32)
-				defer r.Close()
-				for pos, tok := range tokens {
-					if err := r.Forward([]int32{tok}); err != nil {
-						t.Fatal(err)
-					}
-					l, _ := r.Logits()
-					if e := relErr(l, want[pos]); e > 1e-5 {
-						t.Errorf("norm %v: position %d: relative error %.3g", norm, pos, e)
-					}
-				}
+				checkReference(t, m, ops(), tokens, want, fmt.Sprintf("norm %v: ", norm))
 			})
 		}
 	}
@@ -174,30 +165,7 @@ func TestMoEBatchedEqualsAlone(t *testing.T) {
 // allocates nothing once a batch as large has run.
 func TestMoEDecodeAllocs(t *testing.T) {
 	m := newModel(moeConfig(false), 23)
-	br, err := forward.NewBatched(m, simd.New(), 0, 16, 4, kvcache.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	tables := [][]int32{{0, 1, 2, 3}, {4, 5, 6, 7}}
-	var b batch.Batch
-	for s := range tables {
-		b.Add(b.AddSeq(tables[s]), []int32{1, 2, 3}, 0, true)
-	}
-	if err := br.Forward(&b); err != nil {
-		t.Fatal(err)
-	}
-	pos := 3
-	allocs := testing.AllocsPerRun(10, func() {
-		b.Reset()
-		for s := range tables {
-			b.Add(b.AddSeq(tables[s]), []int32{int32(7 + pos)}, pos, true)
-		}
-		if err := br.Forward(&b); err != nil {
-			t.Fatal(err)
-		}
-		pos++
-	})
+	allocs := decodeAllocs(t, m, func(pos int) int32 { return int32(7 + pos) })
 	if allocs != 0 {
 		t.Errorf("%v allocations per decode step", allocs)
 	}

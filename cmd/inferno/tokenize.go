@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferno/gguf"
-	"inferno/model"
+	"inferno/tokenizer"
 )
 
 func tokenizeCmd() *cobra.Command {
@@ -30,7 +30,7 @@ kept). Special-token text such as <|im_end|> maps to its single id.`,
 				return err
 			}
 			defer f.Close()
-			tok, err := model.TokenizerFromGGUF(f)
+			tok, err := tokenizer.FromGGUF(f)
 			if err != nil {
 				return err
 			}
