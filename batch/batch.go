@@ -23,6 +23,14 @@ type Batch struct {
 	// A table covers every position up to the sequence's last token in
 	// the batch.
 	Tables [][]int32
+	// LocalTables is nil unless the runner keeps the keys and values of
+	// the model's sliding-window layers in a pool of their own (a
+	// kvcache.Manager's window pool); then it holds, per sequence, that
+	// pool's blocks: position p of a sliding-window layer lives in row
+	// p%BlockSize of block LocalTables[s][p/BlockSize]. The blocks of the
+	// positions that the sequence's first token in the batch cannot see
+	// (wholly before Pos-Window+1) are not read, and may be Hole.
+	LocalTables [][]int32
 	// Outputs lists, in increasing order, the tokens whose logits the
 	// forward pass computes; output i is the logits of token Outputs[i].
 	Outputs []int32
@@ -35,6 +43,10 @@ type Batch struct {
 	seen []bool // Check's scratch: sequences met so far
 }
 
+// Hole marks an entry of a LocalTables table whose block was freed: its
+// positions have fallen out of the window.
+const Hole int32 = -1
+
 // A Run is the tokens of one sequence in a batch: Tokens[Start:Start+N],
 // at positions Pos..Pos+N-1 of sequence Seq.
 type Run struct {
@@ -45,12 +57,22 @@ type Run struct {
 func (b *Batch) Reset() {
 	b.Tokens, b.Pos, b.Seq = b.Tokens[:0], b.Pos[:0], b.Seq[:0]
 	b.Tables, b.Outputs, b.Hidden = b.Tables[:0], b.Outputs[:0], b.Hidden[:0]
+	b.LocalTables = b.LocalTables[:0]
 }
 
 // AddSeq appends a sequence whose blocks are table and returns its index.
 func (b *Batch) AddSeq(table []int32) int {
 	b.Tables = append(b.Tables, table)
 	return len(b.Tables) - 1
+}
+
+// AddWindowSeq appends a sequence whose blocks are table and, in the
+// sliding-window layers' pool, local (see LocalTables), and returns its
+// index. A batch's sequences are all added by AddSeq or all by
+// AddWindowSeq.
+func (b *Batch) AddWindowSeq(table, local []int32) int {
+	b.LocalTables = append(b.LocalTables, local)
+	return b.AddSeq(table)
 }
 
 // Add appends tokens of sequence seq at positions pos, pos+1, ...; with
@@ -152,6 +174,9 @@ func (b *Batch) Check(vocab, maxLen, blockSize, blocks int) error {
 			}
 		}
 	}
+	if len(b.LocalTables) != 0 && len(b.LocalTables) != len(b.Tables) {
+		return fmt.Errorf("batch: %d local tables for %d sequences", len(b.LocalTables), len(b.Tables))
+	}
 	for i, o := range b.Outputs {
 		if o < 0 || int(o) >= n || (i > 0 && o <= b.Outputs[i-1]) {
 			return fmt.Errorf("batch: output %d is token %d of %d (outputs must increase)", i, o, n)
@@ -160,6 +185,39 @@ func (b *Batch) Check(vocab, maxLen, blockSize, blocks int) error {
 	for i, o := range b.Hidden {
 		if o < 0 || int(o) >= n || (i > 0 && o <= b.Hidden[i-1]) {
 			return fmt.Errorf("batch: hidden row %d is token %d of %d (hidden rows must increase)", i, o, n)
+		}
+	}
+	return nil
+}
+
+// CheckLocal reports the first way b's LocalTables do not fit a window
+// pool of blocks blocks of blockSize positions for layers that see the
+// last window positions: a missing table, or one that does not reach a
+// sequence's last token in the batch, or an entry the sequence's tokens
+// read (from its first token's window on) that is a Hole or outside
+// [0, blocks). It checks what Check does not; call both.
+func (b *Batch) CheckLocal(blockSize, blocks, window int) error {
+	if len(b.LocalTables) != len(b.Tables) {
+		return fmt.Errorf("batch: %d local tables for %d sequences", len(b.LocalTables), len(b.Tables))
+	}
+	if blockSize <= 0 || window <= 0 {
+		return fmt.Errorf("batch: window pool of block size %d, window %d", blockSize, window)
+	}
+	n := len(b.Tokens)
+	for t := 0; t < n; {
+		s, first := b.Seq[t], int(b.Pos[t])
+		for t < n && b.Seq[t] == s {
+			t++
+		}
+		last := int(b.Pos[t-1])
+		tab := b.LocalTables[s]
+		if len(tab)*blockSize <= last {
+			return fmt.Errorf("batch: sequence %d: %d local blocks of %d rows do not hold position %d", s, len(tab), blockSize, last)
+		}
+		for j := max(0, first-window+1) / blockSize; j <= last/blockSize; j++ {
+			if blk := tab[j]; blk < 0 || int(blk) >= blocks {
+				return fmt.Errorf("batch: sequence %d: local block %d (positions from %d) is %d, of %d", s, j, j*blockSize, blk, blocks)
+			}
 		}
 	}
 	return nil

@@ -37,3 +37,29 @@ type BatchRunner interface {
 	// Close releases the runner's resources.
 	Close() error
 }
+
+// A WindowRunner is a BatchRunner of a model with sliding-window layers
+// that keeps those layers' keys and values in a pool of their own, of
+// BlockSize-position blocks like the main pool, which then holds only the
+// other layers'. A sequence needs, in the window pool, only the blocks of
+// the last window positions (a kvcache.Manager with a window pool frees
+// the others), so a long context costs what its global layers need.
+// Batches name the window pool's blocks in LocalTables (batch.Batch);
+// a batch without them uses Tables for both pools. CopyBlock copies a
+// block of the main pool only.
+type WindowRunner interface {
+	BatchRunner
+	// WindowPool returns the number of blocks of the window pool and the
+	// window of its layers, in positions.
+	WindowPool() (blocks, window int)
+	// CopyLocalBlock copies every row of the window pool's block src into
+	// its block dst.
+	CopyLocalBlock(dst, src int32) error
+}
+
+// A PoolSizer tells the memory its KV pools take (for a WindowRunner the
+// main pool and the window pool together), and what the main pool would
+// take with every layer's keys and values in it (full attention's cost).
+type PoolSizer interface {
+	PoolBytes() (pool, full int64)
+}

@@ -18,23 +18,48 @@ import (
 // lookahead of greedy steps (Lookaheader), sampling on the device
 // (DeviceSampler, for output 0), a profile of a decode step
 // (Profiler).
+//
+// On a WindowRunner whose window pool is smaller than the sequence's
+// blocks, the sliding-window layers' blocks are a ring: block j of the
+// sequence is the pool's block j mod its size. A pass of up to
+// PromptChunk tokens never reads a ring block it overwrites, as long as
+// the pool holds kvcache.WindowBlocks(1, window, PromptChunk) blocks.
 type Single struct {
 	br    BatchRunner
 	n     int // positions held
 	table []int32
-	b     batch.Batch
-	ok    bool // the last Forward computed an output
-	rows  []sampling.Row
-	rowOn bool // rows[0] applies to the next Forward's output
+	// local is the window pool's table (the ring; nil: table), ring its
+	// blocks, window their layers' window, and high the most positions
+	// held since the last Reset: ring block j still holds block j's rows
+	// while high <= (j+ring)*BlockSize.
+	local              []int32
+	ring, window, high int
+	chunk              int // the most tokens a pass takes
+	b                  batch.Batch
+	ok                 bool // the last Forward computed an output
+	rows               []sampling.Row
+	rowOn              bool // rows[0] applies to the next Forward's output
 }
 
 // NewSingle returns a single-sequence runner over br, which it owns.
 func NewSingle(br BatchRunner) *Single {
-	p := &Single{br: br, rows: make([]sampling.Row, 1)}
+	p := &Single{br: br, rows: make([]sampling.Row, 1), chunk: PromptChunk}
 	blocks := min(br.Blocks(), (br.MaxLen()+br.BlockSize()-1)/br.BlockSize())
 	p.table = make([]int32, blocks)
 	for i := range p.table {
 		p.table[i] = int32(i)
+	}
+	if wr, ok := br.(WindowRunner); ok {
+		if lb, w := wr.WindowPool(); lb > 0 && lb < blocks {
+			p.local, p.ring, p.window = make([]int32, blocks), lb, w
+			for i := range p.local {
+				p.local[i] = int32(i % lb)
+			}
+			// A pass of c tokens at position q reads and writes the blocks
+			// of positions q-window+1 .. q+c-1: at most
+			// (c+window-2)/BlockSize + 2, which must be distinct in the ring.
+			p.chunk = min(PromptChunk, (lb-2)*br.BlockSize()-w+2)
+		}
 	}
 	return p
 }
@@ -48,14 +73,23 @@ func (p *Single) Forward(tokens []int32) error {
 	if p.n+len(tokens) > p.MaxLen() {
 		return &ContextError{Prompt: p.n + len(tokens), Context: p.MaxLen()}
 	}
+	if p.chunk < 1 {
+		return fmt.Errorf("engine: a window pool of %d blocks of %d positions cannot hold a window of %d", p.ring, p.br.BlockSize(), p.window)
+	}
 	p.ok = false
 	rowOn := p.rowOn
 	p.rowOn = false
 	for len(tokens) > 0 {
-		n := min(len(tokens), PromptChunk)
+		n := min(len(tokens), p.chunk)
 		last := n == len(tokens)
 		p.b.Reset()
-		p.b.Add(p.b.AddSeq(p.table), tokens[:n], p.n, last)
+		seq := 0
+		if p.local != nil {
+			seq = p.b.AddWindowSeq(p.table, p.local)
+		} else {
+			seq = p.b.AddSeq(p.table)
+		}
+		p.b.Add(seq, tokens[:n], p.n, last)
 		if last && rowOn {
 			if err := p.br.(DeviceSampler).SetSamples(p.rows); err != nil {
 				return err
@@ -65,6 +99,7 @@ func (p *Single) Forward(tokens []int32) error {
 			return err
 		}
 		tokens, p.n = tokens[n:], p.n+n
+		p.high = max(p.high, p.n)
 	}
 	p.ok = true
 	return nil
@@ -94,7 +129,7 @@ func (p *Single) MaxLen() int { return min(p.br.MaxLen(), len(p.table)*p.br.Bloc
 
 // Reset empties the sequence.
 func (p *Single) Reset() {
-	p.n, p.ok = 0, false
+	p.n, p.ok, p.high = 0, false, 0
 	_ = p.settle() // an error shows again at the next Forward
 }
 
@@ -102,6 +137,13 @@ func (p *Single) Reset() {
 func (p *Single) Truncate(n int) error {
 	if n < 0 || n > p.n {
 		return fmt.Errorf("engine: cannot truncate a sequence of %d positions to %d", p.n, n)
+	}
+	if bs := p.br.BlockSize(); p.local != nil && n > 0 {
+		// The ring must still hold the window before n: from the block
+		// of position n-window+1 on.
+		if first := max(0, n-p.window+1) / bs; p.high > (first+p.ring)*bs {
+			return fmt.Errorf("engine: cannot truncate to %d positions: the window pool's ring of %d blocks no longer holds their window", n, p.ring)
+		}
 	}
 	p.n, p.ok = n, false
 	return p.settle()
@@ -194,6 +236,16 @@ func (p *Single) PromptProfile() ([]OpStats, float64, int, int, error) {
 		return nil, 0, 0, 0, fmt.Errorf("engine: the %s backend does not time its prompt passes", p.br.Backend())
 	}
 	return pp.PromptProfile()
+}
+
+// PoolBytes returns the memory of the batched runner's KV pools and what
+// they would take with every layer in the main pool (PoolSizer); 0, 0
+// when it does not tell.
+func (p *Single) PoolBytes() (pool, full int64) {
+	if ps, ok := p.br.(PoolSizer); ok {
+		return ps.PoolBytes()
+	}
+	return 0, 0
 }
 
 // Close closes the batched runner.

@@ -32,6 +32,7 @@ type Manager struct {
 	prefix     bool
 	cp         Copier
 	hash       func([]int32) uint64
+	win        *window // the window pool (NewWindowManager), or nil
 
 	nodes []node  // a node per block, then the root
 	root  int32   // index of the root in nodes
@@ -93,8 +94,10 @@ type Seq struct {
 	m         *Manager
 	table     []int32
 	n, cached int
-	last      int32 // the node of s's last full block's token path, or the root
-	anchored  bool  // s anchors last: it holds a private duplicate of it
+	last      int32   // the node of s's last full block's token path, or the root
+	local     []int32 // blocks in the window pool (window.go), or nil
+	lo        int     // local entries before lo are holes
+	anchored  bool    // s anchors last: it holds a private duplicate of it
 	done      bool
 }
 
@@ -118,7 +121,11 @@ func (s *Seq) Cached() int { return s.cached }
 func (m *Manager) StartNew(prompt []int32) *Seq {
 	m.clock++
 	m.promptTokens += int64(len(prompt))
-	return &Seq{m: m, last: m.root, table: make([]int32, 0, m.BlocksFor(len(prompt)))}
+	s := &Seq{m: m, last: m.root, table: make([]int32, 0, m.BlocksFor(len(prompt)))}
+	if m.win != nil {
+		s.local = make([]int32, 0, cap(s.table))
+	}
+	return s
 }
 
 // Start begins a sequence whose first tokens will be prompt.
@@ -137,6 +144,9 @@ func (m *Manager) StartNew(prompt []int32) *Seq {
 func (m *Manager) Start(prompt []int32) (*Seq, error) {
 	m.clock++
 	s := &Seq{m: m, last: m.root, table: make([]int32, 0, m.BlocksFor(len(prompt)))}
+	if m.win != nil {
+		s.local = make([]int32, 0, cap(s.table))
+	}
 	if !m.prefix || len(prompt) < 2 {
 		m.promptTokens += int64(len(prompt))
 		return s, nil
@@ -155,6 +165,7 @@ func (m *Manager) Start(prompt []int32) (*Seq, error) {
 		x, n = c, n+bs
 	}
 	s.last = x
+	partial := none
 	if r := min(bs, limit-n); r > 0 && m.cp != nil {
 		if c, l := m.longestChild(x, prompt[n:n+r]); l > 0 {
 			m.pin(c) // keep c from being evicted for its own copy
@@ -174,6 +185,22 @@ func (m *Manager) Start(prompt []int32) (*Seq, error) {
 				m.touch(c)
 				s.table = append(s.table, d)
 				n += l
+				partial = c
+			}
+		}
+	}
+	if m.win != nil {
+		keep, err := m.startLocal(s, n, partial)
+		if err != nil {
+			m.dropTable(s, 0)
+			return nil, err
+		}
+		if keep < n {
+			// keep is whole blocks, each a node of the tree.
+			m.dropTable(s, keep/bs)
+			n, s.last = keep, m.root
+			if keep > 0 {
+				s.last = s.table[keep/bs-1]
 			}
 		}
 	}
@@ -204,8 +231,11 @@ func (m *Manager) Reserve(s *Seq, n int) bool {
 	if need <= 0 {
 		return true
 	}
-	if need > m.Available() {
+	if need > m.Available() || m.win != nil && m.localNeed(s, n) > m.localAvailable() {
 		return false
+	}
+	if m.win != nil {
+		m.reserveLocal(s, n)
 	}
 	for range need {
 		b := m.alloc()
@@ -249,6 +279,9 @@ func (m *Manager) Commit(s *Seq, tokens []int32) {
 	}
 	if !m.prefix {
 		s.n = end
+		if m.win != nil {
+			m.dropOut(s)
+		}
 		return
 	}
 	m.clock++
@@ -258,14 +291,19 @@ func (m *Manager) Commit(s *Seq, tokens []int32) {
 		k := copy(m.tok[b*bs+p%bs:(b+1)*bs], tokens)
 		tokens, p = tokens[k:], p+k
 		if p%bs == 0 {
-			m.fill(s, s.table[p/bs-1])
+			m.fill(s, p/bs-1)
 		}
 	}
 	s.n = end
+	if m.win != nil {
+		m.dropOut(s)
+	}
 }
 
-// fill enters s's block b, just filled, into the tree below s's path.
-func (m *Manager) fill(s *Seq, b int32) {
+// fill enters s's block j, just filled, into the tree below s's path,
+// with its window block as its companion.
+func (m *Manager) fill(s *Seq, j int) {
+	b := s.table[j]
 	t := m.tok[int(b)*m.bs : int(b+1)*m.bs]
 	h := m.hash(t)
 	if e := m.findChild(s.last, h, t); e != none {
@@ -275,9 +313,15 @@ func (m *Manager) fill(s *Seq, b int32) {
 		m.pin(e)
 		m.unanchor(s)
 		s.last, s.anchored = e, true
+		if m.win != nil {
+			m.attach(e, s.local[j])
+		}
 		return
 	}
 	m.link(b, s.last, h, m.bs)
+	if m.win != nil {
+		m.attach(b, s.local[j])
+	}
 	m.nodes[b].lastUse = m.clock
 	m.unanchor(s)
 	s.last = b
@@ -310,15 +354,35 @@ func (m *Manager) Release(s *Seq) {
 			b := s.table[s.n/m.bs]
 			t := m.tok[int(b)*m.bs : int(b)*m.bs+r]
 			// Cache it unless a cached sibling already starts with t.
+			lb := Hole
+			if m.win != nil {
+				lb = s.local[s.n/m.bs]
+			}
 			if c, l := m.longestChild(s.last, t); l == r {
 				m.touch(c)
+				if m.win != nil && int(m.nodes[c].n) == r {
+					m.attach(c, lb)
+				}
 			} else {
 				m.link(b, s.last, m.hash(t), r)
+				if m.win != nil {
+					m.attach(b, lb)
+				}
 			}
 		}
 		m.unanchor(s)
 	}
-	for j := len(s.table) - 1; j >= 0; j-- {
+	if m.win != nil {
+		m.releaseLocal(s)
+	}
+	m.dropTable(s, 0)
+}
+
+// dropTable gives back s's main-pool blocks from its table's entry k on:
+// references to cached blocks drop, private blocks go back to the free
+// list.
+func (m *Manager) dropTable(s *Seq, k int) {
+	for j := len(s.table) - 1; j >= k; j-- {
 		b := s.table[j]
 		if x := &m.nodes[b]; x.n > 0 {
 			x.lastUse = m.clock
@@ -329,7 +393,10 @@ func (m *Manager) Release(s *Seq) {
 			m.free = append(m.free, b)
 		}
 	}
-	s.table = nil
+	s.table = s.table[:k]
+	if k == 0 {
+		s.table = nil
+	}
 }
 
 // Available returns the blocks Reserve could hand out now: free blocks
@@ -337,8 +404,36 @@ func (m *Manager) Release(s *Seq) {
 func (m *Manager) Available() int { return len(m.free) + m.reclaimable }
 
 // Free returns the blocks that hold nothing: those Reserve takes before it
-// evicts a cached prefix.
-func (m *Manager) Free() int { return len(m.free) }
+// evicts a cached prefix (with a window pool, the fewer of its and the
+// main pool's).
+func (m *Manager) Free() int {
+	if m.win != nil {
+		return min(len(m.free), len(m.win.free))
+	}
+	return len(m.free)
+}
+
+// Room returns the most positions Reserve could extend s to now, short of
+// a preemption: what the free and evictable blocks of the main pool, and
+// of the window pool, allow.
+func (m *Manager) Room(s *Seq) int {
+	n := (len(s.table) + m.Available()) * m.bs
+	if m.win != nil {
+		n = min(n, (max(len(s.local), m.firstSeen(s.n))+m.localAvailable())*m.bs)
+	}
+	return n
+}
+
+// Admits reports whether a new sequence of a prompt of n tokens may start
+// beside running others without starving them: the pools hold its prompt
+// (or, in the window pool, its first window) and a block more for each of
+// the others.
+func (m *Manager) Admits(n, running int) bool {
+	if m.Available() < m.BlocksFor(n)+running {
+		return false
+	}
+	return m.win == nil || m.localAvailable() >= min(m.BlocksFor(n), m.BlocksFor(m.win.Window)+1)+running
+}
 
 // BlocksFor returns the blocks n positions take.
 func (m *Manager) BlocksFor(n int) int {

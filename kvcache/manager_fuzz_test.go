@@ -47,8 +47,9 @@ func (st *simStore) read(s *Seq, bs, n int) []int32 {
 }
 
 // write writes tokens at positions s.Len().. through s's table, as a
-// backend would, after checking that each block written is s's alone.
-func (st *simStore) write(m *Manager, s *Seq, tokens []int32) error {
+// backend would, after checking that each block written is s's alone;
+// with lst (the window pool's storage), through its local table too.
+func (st *simStore) write(m *Manager, lst *simStore, s *Seq, tokens []int32) error {
 	bs := m.BlockSize()
 	for i, tok := range tokens {
 		p := s.Len() + i
@@ -57,8 +58,32 @@ func (st *simStore) write(m *Manager, s *Seq, tokens []int32) error {
 			return fmt.Errorf("position %d written into block %d of %d references, %d cached tokens", p, b, x.ref, x.n)
 		}
 		st.rows[b][p%bs] = tok
+		if lst == nil {
+			continue
+		}
+		lb := s.LocalTable()[p/bs]
+		if lb == Hole || m.win.ref[lb] != 1 || m.win.owner[lb] != none {
+			return fmt.Errorf("position %d written into window block %d (references %d, companion of %d)", p, lb, m.win.ref[max(lb, 0)], m.win.owner[max(lb, 0)])
+		}
+		lst.rows[lb][p%bs] = tok
 	}
 	return nil
+}
+
+// readWindow returns the tokens s's local table reads back for the
+// positions a query at position n sees, [n-Window+1, n).
+func (st *simStore) readWindow(s *Seq, bs, win, n int) ([]int32, int) {
+	from := max(0, n-win+1)
+	out := make([]int32, 0, n-from)
+	for p := from; p < n; p++ {
+		b := s.LocalTable()[p/bs]
+		if b == Hole {
+			out = append(out, -2)
+			continue
+		}
+		out = append(out, st.rows[b][p%bs])
+	}
+	return out, from
 }
 
 // simSeq is a live sequence of the workload, with the tokens it has
@@ -74,6 +99,7 @@ type simSeq struct {
 type workload struct {
 	m    *Manager
 	st   *simStore
+	lst  *simStore // the window pool's storage, or nil
 	in   []byte
 	live []*simSeq
 	hist [][]int32 // token sequences of released sequences and prompts
@@ -106,16 +132,29 @@ func runWorkload(t testing.TB, in []byte) {
 	}
 	blocks, bs, flags := 1+int(in[0]%24), 1+int(in[1]%6), in[2]
 	st := newSimStore(blocks, bs)
-	m := NewManager(blocks, bs, flags&1 == 0, st)
+	var lst *simStore
+	var m *Manager
+	if flags&4 != 0 {
+		// A window pool: a window of 1 to 3 blocks and a few, of 2 to 25
+		// blocks.
+		win, lblocks := 1+int(flags>>3)%(3*bs), 2+int(in[1]>>3)%24
+		lst = newSimStore(lblocks, bs)
+		m = NewWindowManager(blocks, bs, flags&1 == 0, st, WindowPool{Blocks: lblocks, Window: win, Copy: lst.CopyBlock})
+	} else {
+		m = NewManager(blocks, bs, flags&1 == 0, st)
+	}
 	if flags&2 != 0 {
 		// A weak hash: children collide, so lookups must compare tokens.
 		m.hash = func(t []int32) uint64 { return uint64(len(t)) }
 	}
-	w := &workload{m: m, st: st, in: in[3:]}
+	w := &workload{m: m, st: st, lst: lst, in: in[3:]}
 	for op := 0; len(w.in) > 0; op++ {
 		what, err := w.step()
 		if err == nil {
 			err = check(m, st, w.live)
+		}
+		if err == nil && lst != nil {
+			err = checkWindow(m, lst, w.live)
 		}
 		if err != nil {
 			t.Fatalf("op %d (%s): %v", op, what, err)
@@ -132,6 +171,15 @@ func runWorkload(t testing.TB, in []byte) {
 	}
 	if s := m.Stats(); s.Used != 0 || m.Available() != blocks {
 		t.Fatalf("after releasing all: %+v, %d available", s, m.Available())
+	}
+	if lst != nil {
+		if err := checkWindow(m, lst, nil); err != nil {
+			t.Fatalf("after releasing all: %v", err)
+		}
+		if s := m.LocalStats(); s.Used != 0 || s.Free+s.Idle != s.Blocks {
+			t.Fatalf("after releasing all: window pool %+v", s)
+		}
+		return
 	}
 	s, err := m.Start(nil)
 	if err != nil || !m.Reserve(s, blocks*bs) {
@@ -162,17 +210,27 @@ func (w *workload) step() (string, error) {
 		}
 		prompt = append(prompt, w.tokens(w.next()%(2*bs+2))...)
 		w.hist = append(w.hist, prompt)
-		before, avail, calls := m.Stats(), m.Available(), w.st.calls
+		before, avail, calls, lbefore := m.Stats(), m.Available(), w.st.calls, m.LocalStats()
 		fail := w.next()%8 == 0
 		if fail {
 			w.st.fail = errors.New("copy failed")
+			if w.lst != nil && w.next()%2 == 0 {
+				w.st.fail, w.lst.fail = nil, errors.New("window copy failed")
+			}
+		}
+		lcalls := 0
+		if w.lst != nil {
+			lcalls = w.lst.calls
 		}
 		s, err := m.Start(prompt)
 		w.st.fail = nil
+		if w.lst != nil {
+			w.lst.fail = nil
+		}
 		if err != nil {
-			after := m.Stats()
-			if !fail || after.Used != before.Used || m.Available() != avail || after.Free+after.Cached != before.Free+before.Cached {
-				return "Start", fmt.Errorf("failed Start (%v): %+v before, %+v after", err, before, after)
+			after, lafter := m.Stats(), m.LocalStats()
+			if !fail || after.Used != before.Used || m.Available() != avail || after.Free+after.Cached != before.Free+before.Cached || lafter.Used != lbefore.Used || lafter.Free+lafter.Idle != lbefore.Free+lbefore.Idle {
+				return "Start", fmt.Errorf("failed Start (%v): %+v before, %+v after; window pool %+v before, %+v after", err, before, after, lbefore, lafter)
 			}
 			return "failed Start", nil
 		}
@@ -182,8 +240,21 @@ func (w *workload) step() (string, error) {
 			return "Start", fmt.Errorf("Start of %d tokens: cached %d, len %d", len(prompt), c, s.Len())
 		case !slices.Equal(w.st.read(s, bs, c), prompt[:c]):
 			return "Start", fmt.Errorf("cached prefix %v of %v", w.st.read(s, bs, c), prompt)
-		case c%bs != 0 && w.st.calls != calls+1, c%bs == 0 && w.st.calls != calls:
+		case c%bs != 0 && w.st.calls != calls+1, c%bs == 0 && w.st.calls > calls+1:
 			return "Start", fmt.Errorf("cached %d of block size %d after %d copies", c, bs, w.st.calls-calls)
+		case w.lst == nil && c%bs == 0 && w.st.calls != calls:
+			return "Start", fmt.Errorf("cached %d of block size %d after %d copies", c, bs, w.st.calls-calls)
+		case w.lst != nil && (w.lst.calls-lcalls != w.st.calls-calls) != (c%bs == 0 && w.st.calls != calls):
+			// A partial block copied but the match cut back to whole
+			// blocks (its window could not be had) is the only way the
+			// two pools' copies differ.
+			return "Start", fmt.Errorf("cached %d: %d copies, %d window copies", c, w.st.calls-calls, w.lst.calls-lcalls)
+		}
+		if w.lst != nil {
+			win, _ := m.Window()
+			if got, from := w.lst.readWindow(s, bs, win, c); !slices.Equal(got, prompt[from:c]) {
+				return "Start", fmt.Errorf("cached %d: window reads back %v, prompt %v", c, got, prompt[from:c])
+			}
 		}
 		w.live = append(w.live, &simSeq{s: s, toks: slices.Clone(prompt[:c]), pending: prompt[c:]})
 		return "Start", nil
@@ -197,7 +268,7 @@ func (w *workload) step() (string, error) {
 		if err := w.reserve(q, n+extra); err != nil || len(q.s.Table())*bs < n {
 			return "Reserve", err
 		}
-		if err := w.st.write(m, q.s, tokens); err != nil {
+		if err := w.st.write(m, w.lst, q.s, tokens); err != nil {
 			return "write", err
 		}
 		for len(tokens) > 0 { // in one or two calls
@@ -233,11 +304,20 @@ func (w *workload) step() (string, error) {
 func (w *workload) reserve(q *simSeq, n int) error {
 	m := w.m
 	before, avail, table := m.Stats(), m.Available(), slices.Clone(q.s.Table())
+	lbefore, local, room := m.LocalStats(), slices.Clone(q.s.LocalTable()), m.Room(q.s)
 	need := m.BlocksFor(n) - len(table)
+	fits := need <= avail
+	if m.win != nil && need > 0 {
+		fits = fits && m.localNeed(q.s, n) <= m.localAvailable()
+	}
 	ok := m.Reserve(q.s, n)
 	switch {
-	case ok != (need <= avail):
+	case ok != fits:
 		return fmt.Errorf("Reserve of %d blocks with %d available: %v", need, avail, ok)
+	case n > q.s.Len() && ok != (n <= room):
+		return fmt.Errorf("Reserve of %d positions, room for %d: %v", n, room, ok)
+	case !ok && (m.LocalStats() != lbefore || !slices.Equal(q.s.LocalTable(), local)):
+		return errors.New("a refused Reserve changed the window pool")
 	case ok && len(q.s.Table()) != max(len(table), m.BlocksFor(n)):
 		return fmt.Errorf("Reserve of %d positions: table of %d blocks", n, len(q.s.Table()))
 	case ok && !slices.Equal(q.s.Table()[:len(table)], table):
@@ -454,4 +534,72 @@ func FuzzManager(f *testing.F) {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { runWorkload(t, in) })
+}
+
+// checkWindow verifies the window pool of m, whose live sequences are
+// live, against its storage lst.
+func checkWindow(m *Manager, lst *simStore, live []*simSeq) error {
+	w, bs := m.win, m.bs
+	refs := make([]int32, w.Blocks)
+	for _, q := range live {
+		s := q.s
+		if len(s.local) != len(s.table) {
+			return fmt.Errorf("local table of %d blocks, table of %d", len(s.local), len(s.table))
+		}
+		first := m.firstSeen(s.n)
+		for j, b := range s.local {
+			switch {
+			case j < s.lo && b != Hole:
+				return fmt.Errorf("local block %d before the window's start %d is %d", j, s.lo, b)
+			case j >= first && b == Hole:
+				return fmt.Errorf("local block %d of a sequence of %d positions (window from block %d) is a hole", j, s.n, first)
+			case b != Hole:
+				refs[b]++
+			}
+		}
+		if s.lo > max(first, 0) {
+			return fmt.Errorf("window from block %d, holes up to %d", first, s.lo)
+		}
+		if got, from := lst.readWindow(s, bs, w.Window, s.n); !slices.Equal(got, q.toks[from:]) {
+			return fmt.Errorf("window reads back %v, wrote %v", got, q.toks[from:])
+		}
+	}
+	free := make([]bool, w.Blocks)
+	for _, b := range w.free {
+		if free[b] {
+			return fmt.Errorf("window block %d twice on the free list", b)
+		}
+		free[b] = true
+	}
+	var nFree, nUsed, nIdle int
+	for b := range int32(w.Blocks) {
+		o := w.owner[b]
+		switch {
+		case w.ref[b] != refs[b]:
+			return fmt.Errorf("window block %d: %d references, tables hold %d", b, w.ref[b], refs[b])
+		case free[b] && (refs[b] != 0 || o != none):
+			return fmt.Errorf("window block %d free and used or a companion", b)
+		case o != none && (w.comp[o] != b || m.nodes[o].n == 0):
+			return fmt.Errorf("window block %d: companion of %d, whose companion is %d (%d tokens)", b, o, w.comp[o], m.nodes[o].n)
+		case o != none && !slices.Equal(lst.rows[b][:m.nodes[o].n], m.tokens(o)):
+			return fmt.Errorf("window block %d holds %v, its node %v", b, lst.rows[b][:m.nodes[o].n], m.tokens(o))
+		case free[b]:
+			nFree++
+		case refs[b] > 0:
+			nUsed++
+		case o != none:
+			nIdle++
+		default:
+			return fmt.Errorf("window block %d leaked", b)
+		}
+	}
+	for b, c := range w.comp {
+		if c != none && w.owner[c] != int32(b) {
+			return fmt.Errorf("node %d: companion %d owned by %d", b, c, w.owner[c])
+		}
+	}
+	if s := m.LocalStats(); s.Free != nFree || s.Used != nUsed || s.Idle != nIdle || s.Free+s.Used+s.Idle != s.Blocks {
+		return fmt.Errorf("window stats %+v; counted %d free, %d used, %d idle", s, nFree, nUsed, nIdle)
+	}
+	return nil
 }

@@ -34,7 +34,7 @@ func run(t *testing.T, m *Manager, st *simStore, s *Seq, tokens []int32) {
 	if !m.Reserve(s, s.Len()+len(tokens)) {
 		t.Fatalf("Reserve of %d positions failed with %d available", s.Len()+len(tokens), m.Available())
 	}
-	if err := st.write(m, s, tokens); err != nil {
+	if err := st.write(m, nil, s, tokens); err != nil {
 		t.Fatal(err)
 	}
 	m.Commit(s, tokens)

@@ -164,6 +164,7 @@ func (m *Manager) evict() int32 {
 	}
 	p := x.parent
 	m.nodes[p].kids--
+	m.detach(b)
 	m.reset(b)
 	m.cached--
 	m.reclaimable--

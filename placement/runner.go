@@ -271,23 +271,56 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 	}
 	c := b.m.Arch.Hyper()
 	perSeq := (b.maxLen + bs - 1) / bs
-	page := kvcache.PageBytes(c.Layers, c.KVDim(), bs, b.kv)
+	// A model with sliding-window layers and others keeps the former's
+	// keys and values in a window pool of their own, sized for a window
+	// per sequence (kvcache.WindowBlocks); the main pool holds the
+	// others'. Not in the CPU's contiguous layout, one block a sequence.
+	local, localBlocks := 0, 0
+	for i := range c.Layers {
+		if c.LayerWindow(i) > 0 {
+			local++
+		}
+	}
+	if local == c.Layers || bs >= b.maxLen {
+		local = 0
+	}
+	if local > 0 {
+		localBlocks = min(kvcache.WindowBlocks(max(1, cfg.Sequences), c.Window, engine.PromptChunk, bs), perSeq*max(1, cfg.Sequences))
+		if cfg.Blocks > 0 {
+			localBlocks = min(localBlocks, cfg.Blocks)
+		}
+	}
+	page := kvcache.PageBytes(c.Layers-local, c.KVDim(), bs, b.kv)
+	localBytes := int64(localBlocks) * kvcache.PageBytes(local, c.KVDim(), bs, b.kv)
 	blocks := cfg.Blocks
 	if blocks == 0 && cfg.Memory > 0 {
-		blocks = int(cfg.Memory / page)
+		blocks = int((cfg.Memory - localBytes) / page)
 		if blocks < perSeq {
 			return nil, fmt.Errorf("a KV pool of %d bytes holds %d blocks of %d positions; one sequence of the context (%d positions) needs %d (%d bytes)",
 				cfg.Memory, blocks, bs, b.maxLen, perSeq, int64(perSeq)*page)
 		}
 	}
 	if b.gpu != nil {
-		return b.gpuBatchRunner(blocks, bs, perSeq*max(1, cfg.Sequences))
+		if local > 0 && blocks == 0 {
+			// The window pool for as many sequences as the device holds
+			// at gpuTypicalPositions each (the rest of its memory goes to
+			// the main pool).
+			seqs, err := b.gpuWindowSequences(c, local, bs, max(1, cfg.Sequences))
+			if err != nil {
+				return nil, err
+			}
+			localBlocks = min(kvcache.WindowBlocks(seqs, c.Window, engine.PromptChunk, bs), perSeq*seqs)
+		}
+		return b.gpuBatchRunner(blocks, localBlocks, bs, perSeq*max(1, cfg.Sequences))
 	}
 	if blocks == 0 {
 		blocks = perSeq * max(1, cfg.Sequences)
-		if limit := int64(float64(memTotal()) * cpuPoolShare); int64(blocks)*page > limit {
+		if limit := int64(float64(memTotal())*cpuPoolShare) - localBytes; int64(blocks)*page > limit {
 			blocks = max(perSeq, int(limit/page))
 		}
+	}
+	if local > 0 {
+		return forward.NewWindowBatched(b.m.Arch, b.ops, b.maxLen, blocks, localBlocks, bs, b.kv)
 	}
 	return forward.NewBatched(b.m.Arch, b.ops, b.maxLen, blocks, bs, b.kv)
 }

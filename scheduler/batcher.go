@@ -292,6 +292,15 @@ func NewBatcher(r engine.BatchRunner, cfg Config) (*Batcher, error) {
 		s.exact = si.SplitInvariant()
 	}
 	s.kv = kvcache.NewManager(r.Blocks(), bs, cfg.PrefixCache, r)
+	if wr, ok := r.(engine.WindowRunner); ok {
+		if lb, w := wr.WindowPool(); lb > 0 {
+			// A sequence steps on with its window and one block more.
+			if need := (w+bs-1)/bs + 1; lb < need {
+				return nil, fmt.Errorf("scheduler: a window pool of %d blocks of %d positions cannot hold a window of %d positions and the next", lb, bs, w)
+			}
+			s.kv = kvcache.NewWindowManager(r.Blocks(), bs, cfg.PrefixCache, r, kvcache.WindowPool{Blocks: lb, Window: w, Copy: wr.CopyLocalBlock})
+		}
+	}
 	s.cond = sync.NewCond(&s.mu)
 	s.updateStats()
 	go s.loop()
@@ -368,7 +377,7 @@ func (s *Batcher) updateStats() {
 	s.stats = Stats{
 		Slots: s.cfg.Parallel, Running: len(s.running), Waiting: len(s.waiting),
 		KVUsed: k.Used * k.BlockSize, KVCapacity: k.Blocks * k.BlockSize,
-		KV: k, Preemptions: s.stats.Preemptions,
+		KV: k, KVWindow: s.kv.LocalStats(), Preemptions: s.stats.Preemptions,
 	}
 }
 
@@ -480,7 +489,7 @@ func (s *Batcher) admit() {
 			j.seq = seq
 		}
 		ids := j.seq.Pending()
-		if len(s.running) > 0 && s.kv.Available() < s.kv.BlocksFor(len(ids))+len(s.running) {
+		if len(s.running) > 0 && !s.kv.Admits(len(ids), len(s.running)) {
 			return
 		}
 		// A seeded request asks for the same text every time: where a
@@ -514,7 +523,6 @@ func (s *Batcher) build() {
 	clear(s.entries[:cap(s.entries)])
 	s.entries = s.entries[:0]
 	budget := s.cfg.BatchTokens
-	bs := s.kv.BlockSize()
 	for i := 0; i < len(s.running); i++ {
 		j := s.running[i]
 		if j.linger {
@@ -561,7 +569,7 @@ func (s *Batcher) build() {
 			continue
 		}
 		// A chunk takes what the pool can give, short of preempting.
-		room := (len(j.kv.Table())+s.kv.Available())*bs - j.seq.Len()
+		room := s.kv.Room(j.kv) - j.seq.Len()
 		n := min(len(ids), budget, room)
 		if n <= 0 || !s.kv.Reserve(j.kv, j.seq.Len()+n) {
 			continue
@@ -578,7 +586,7 @@ func (s *Batcher) build() {
 func (s *Batcher) add(j *bjob, n int, decode bool) {
 	ids := j.seq.Pending()
 	last := n == len(ids)
-	seq := s.b.AddSeq(j.kv.Table())
+	seq := s.addSeq(j)
 	out, hid := -1, -1
 	switch {
 	case last && j.req.Embed:
@@ -593,9 +601,18 @@ func (s *Batcher) add(j *bjob, n int, decode bool) {
 	s.entries = append(s.entries, entry{j: j, n: n, out: out, hid: hid, decode: decode})
 }
 
+// addSeq adds j's sequence to the batch, with its window-pool blocks when
+// the runner has a window pool.
+func (s *Batcher) addSeq(j *bjob) int {
+	if w, _ := s.kv.Window(); w > 0 {
+		return s.b.AddWindowSeq(j.kv.Table(), j.kv.LocalTable())
+	}
+	return s.b.AddSeq(j.kv.Table())
+}
+
 // addLinger puts the step a lingering request stays for into the batch.
 func (s *Batcher) addLinger(j *bjob) {
-	seq := s.b.AddSeq(j.kv.Table())
+	seq := s.addSeq(j)
 	s.b.Add(seq, j.last[:], j.lastAt, true)
 	s.entries = append(s.entries, entry{j: j, n: 1, out: len(s.b.Outputs) - 1, hid: -1, decode: true})
 }

@@ -91,12 +91,12 @@ func startBatcher(t *testing.T, r engine.BatchRunner, cfg Config) *Batcher {
 // requests returns n greedy requests whose prompts share prefixes (a
 // common system prompt, some the continuation of others), of random
 // lengths, each generating up to 24 tokens through end-of-sequence ids.
-func requests(m *qwen3.Model, n int, seed uint64) []engine.Request {
+func requests(vocab, n int, seed uint64) []engine.Request {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	tok := func(k int) []int32 {
 		p := make([]int32, k)
 		for i := range p {
-			p[i] = int32(rng.IntN(m.Config.Vocab))
+			p[i] = int32(rng.IntN(vocab))
 		}
 		return p
 	}
@@ -162,7 +162,7 @@ func waitIdle(t *testing.T, s *Batcher) Stats {
 func TestBatcherMatchesSolo(t *testing.T) {
 	t.Parallel()
 	m := tinyModel(t)
-	reqs := requests(m, 15, 1)
+	reqs := requests(m.Config.Vocab, 15, 1)
 	for _, tc := range []struct {
 		name                          string
 		blocks, parallel, batchTokens int
@@ -241,7 +241,7 @@ func TestBatcherPrefixHit(t *testing.T) {
 func TestBatcherCancel(t *testing.T) {
 	m := tinyModel(t)
 	s := newBatcher(t, m, 40, 4, 32, true)
-	reqs := requests(m, 12, 2)
+	reqs := requests(m.Config.Vocab, 12, 2)
 	var wg sync.WaitGroup
 	for i, req := range reqs {
 		req.MaxTokens = 60
@@ -347,7 +347,7 @@ func TestBatcherLookaheadHint(t *testing.T) {
 	m := tinyModel(t)
 	a := &aheadRunner{BatchRunner: cpuBatched(t, m, 128, 200, 4), on: true}
 	s := startBatcher(t, a, Config{Parallel: 8, BatchTokens: 64, Queue: 64})
-	reqs := requests(m, 9, 2)
+	reqs := requests(m.Config.Vocab, 9, 2)
 	// Three end at an end-of-generation id of their transcript, which
 	// the scheduler cannot see coming: each stays for the step the runner
 	// may have queued (bjob.linger).

@@ -53,7 +53,7 @@ func (c *modConstraint) Done() bool { return c.done }
 // alone, and stop where the constraint ends.
 func TestBatcherConstrained(t *testing.T) {
 	m := tinyModel(t)
-	reqs := requests(m, 9, 7)
+	reqs := requests(m.Config.Vocab, 9, 7)
 	var fills atomic.Int64
 	constrain := func(reqs []engine.Request) []engine.Request {
 		out := slices.Clone(reqs)
@@ -90,7 +90,7 @@ func TestBatcherConstrained(t *testing.T) {
 func TestBatcherDeviceConstrained(t *testing.T) {
 	m := tinyModel(t)
 	f, s := newFakeDevice(t, m, 256, Config{Parallel: 8, BatchTokens: 128, Queue: 16})
-	reqs := requests(m, 8, 5)
+	reqs := requests(m.Config.Vocab, 8, 5)
 	var fills atomic.Int64
 	constrain := func(reqs []engine.Request) []engine.Request {
 		out := slices.Clone(reqs)

@@ -75,7 +75,7 @@ func newFakeDevice(t *testing.T, m *qwen3.Model, maxLen int, cfg Config) (*fakeD
 func TestBatcherDeviceSampler(t *testing.T) {
 	m := tinyModel(t)
 	f, s := newFakeDevice(t, m, 128, Config{Parallel: 4, BatchTokens: 64, Queue: 16})
-	reqs := requests(m, 4, 9)
+	reqs := requests(m.Config.Vocab, 4, 9)
 	reqs[0].Sampling = sampling.Params{Temperature: 1, Seed: 11, HasSeed: true}
 	reqs[1].Sampling = sampling.Params{Temperature: 0.7, TopK: 20, TopP: 0.9, RepetitionPenalty: 1.5, Seed: 12, HasSeed: true}
 	reqs[2].Sampling = sampling.Params{Temperature: 0.9, TopP: 0.8, Seed: 13, HasSeed: true} // left undrawn: the host's
@@ -222,7 +222,7 @@ func TestBatcherLookaheadRows(t *testing.T) {
 	for id := range int32(m.Config.Vocab / 16) {
 		eog[id*16] = true
 	}
-	reqs := requests(m, 6, 5)
+	reqs := requests(m.Config.Vocab, 6, 5)
 	for i := range reqs {
 		reqs[i].Sampling = sampling.Params{Temperature: 1, Seed: uint64(20 + i), HasSeed: true}
 		reqs[i].MaxTokens = 24

@@ -61,7 +61,7 @@ func TestBatcherEmbeddingsWithChat(t *testing.T) {
 	m := tinyModel(t)
 	r := &mixedRunner{Batched: cpuBatched(t, m, 128, 64, 16)}
 	s := startBatcher(t, r, Config{Parallel: 8, BatchTokens: 48, Queue: 64, PrefixCache: true})
-	chat := requests(m, 6, 3)
+	chat := requests(m.Config.Vocab, 6, 3)
 	rng := rand.New(rand.NewPCG(5, 1))
 	var reqs []engine.Request
 	for i := range 12 {

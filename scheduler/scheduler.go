@@ -53,6 +53,9 @@ type Stats struct {
 	KVUsed, KVCapacity int
 	// KV describes the block pool of a paged cache (zero for Slots).
 	KV kvcache.Stats
+	// KVWindow describes the window pool of the sliding-window layers
+	// (zero without one).
+	KVWindow kvcache.LocalStats
 	// Preemptions counts sequences whose KV blocks were taken back so
 	// that others could go on; they ran their tokens again later.
 	Preemptions int64

@@ -23,7 +23,9 @@ var batchBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 // BatchRunner runs one forward pass over the tokens of many sequences
 // (continuous batching) on the GPU, their keys and values in a pool of
-// fixed-size blocks that it owns. It implements engine.BatchRunner. It
+// fixed-size blocks that it owns (two pools for a model with
+// sliding-window layers: batch_pool.go). It implements engine.BatchRunner
+// and engine.WindowRunner. It
 // shares the weights (and device, kernels and stream) of the Model it was
 // made from; the weights are freed with the last of them closed. A
 // BatchRunner must be used by one goroutine at a time, and not at the same
@@ -41,7 +43,16 @@ type BatchRunner struct {
 	scratch    int32 // the reserved block the padding tokens of decode graphs write into
 	blockHalfs int   // f16 values of one block in one layer's K (or V) pool
 	kc, vc     []uint64
-	poolPtrs   uint64 // device array of the 2*layers pool pointers (kv_block_copy)
+	poolPtrs   uint64 // device array of the pool pointers (kv_block_copy): K and V of each global layer, then of each local one
+	// A model with sliding-window layers keeps their keys and values in a
+	// window pool of their own (win): localBlocks blocks and a scratch
+	// block (lscratch) of the same size; the main pool (blocks, scratch)
+	// then holds the global layers' only. kc[i], vc[i] are layer i's
+	// buffers in its pool; nglobal layers are global.
+	win         bool
+	localBlocks int
+	lscratch    int32
+	nglobal     int
 
 	// scratch for MaxBatch tokens (npad rows)
 	npad                          int
@@ -120,7 +131,8 @@ const (
 // BatchStats describe a BatchRunner and what it has run.
 type BatchStats struct {
 	Blocks, BlockSize int
-	PoolBytes         uint64 // the KV pool (both K and V, every layer, the scratch block included)
+	LocalBlocks       int    // the window pool's blocks (sliding-window layers; 0: none)
+	PoolBytes         uint64 // the KV pools (both K and V, every layer, the scratch blocks included)
 	GraphCaptures     int
 	GraphSteps        int64 // pure decode batches replayed from a graph
 	Steps             int64 // other batches (kernels launched one by one)
@@ -136,7 +148,15 @@ type BatchStats struct {
 // 256 sequences of MaxLen positions need; Blocks tells how many. One more
 // block is reserved as scratch. A pool and scratch that do not fit in the
 // free memory are refused, in one line, before anything is allocated.
+//
+// A model with sliding-window layers (and others) gets a window pool of
+// as many blocks (NewWindowBatchRunner), so that batches without
+// LocalTables, which use Tables for both pools, run as on one pool.
 func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
+	return r.newBatchRunner(blocks, 0, blockSize)
+}
+
+func (r *Model) newBatchRunner(blocks, localBlocks, blockSize int) (*BatchRunner, error) {
 	if r.closed {
 		return nil, errClosed
 	}
@@ -146,6 +166,9 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	if blocks < 0 || blocks >= 1<<31-1 {
 		return nil, fmt.Errorf("cuda: %d blocks", blocks)
 	}
+	if localBlocks < 0 || localBlocks >= 1<<31-1 {
+		return nil, fmt.Errorf("cuda: a window pool of %d blocks", localBlocks)
+	}
 	bt := batchTuningFor(r.dev)
 	if r.opts.batchTune != nil {
 		r.opts.batchTune(&bt)
@@ -154,6 +177,7 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 		return nil, err
 	}
 	br := &BatchRunner{base: r, dev: r.dev, cfg: r.cfg, bt: bt, bs: blockSize, bsh: log2Exact(blockSize), npad: roundUp(MaxBatch, 64), noGraph: r.opts.NoGraph}
+	br.nglobal, br.win = poolLayers(&br.cfg)
 	if r.opts.TracePrompts {
 		br.prompts = &promptTrace{}
 	}
@@ -163,7 +187,11 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	}
 	defer g.exit()
 	if blocks > 0 {
-		if err := br.checkFit(blocks); err != nil {
+		lb := localBlocks
+		if lb == 0 {
+			lb = blocks
+		}
+		if err := br.checkFit(blocks, lb); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +205,7 @@ func (r *Model) NewBatchRunner(blocks, blockSize int) (*BatchRunner, error) {
 	if err := br.allocScratch(); err != nil {
 		return nil, err
 	}
-	if err := br.allocPool(blocks); err != nil {
+	if err := br.allocPool(blocks, localBlocks); err != nil {
 		return nil, err
 	}
 	if err := g.sync("batch runner setup"); err != nil {
@@ -337,71 +365,6 @@ func pattnPreSmem(hd int) int {
 	return 2 * 2 * kt * (hd + 8) * 2
 }
 
-// blockBytes returns the bytes one block takes in the pool (K and V of
-// every layer).
-func (br *BatchRunner) blockBytes() uint64 {
-	c := &br.cfg
-	return uint64(2*c.Layers) * uint64(c.KVHeads*br.bs*c.HeadDim) * 2
-}
-
-// allocPool allocates the KV pool (blocks, or sized from free memory when
-// 0) plus the scratch block, and the inputs' buffers.
-func (br *BatchRunner) allocPool(blocks int) error {
-	c := &br.cfg
-	g := br.dev
-	br.blockHalfs = c.KVHeads * br.bs * c.HeadDim
-	maxBlocks := 256 * ((br.base.maxLen + br.bs - 1) / br.bs)
-	if blocks == 0 {
-		free, err := g.freeMemory()
-		if err != nil {
-			return err
-		}
-		const headroom = 3 << 29 // 1.5 GiB: graphs, the meta buffers, other users
-		if free > headroom {
-			blocks = int((free-headroom)/br.blockBytes()) - 1
-		}
-		blocks = min(blocks, maxBlocks)
-		if blocks < 1 {
-			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB free, %.1f MiB a block)", mib(free), mib(br.blockBytes()))
-		}
-	}
-	br.blocks, br.scratch = blocks, int32(blocks)
-	per := uint64(blocks+1) * uint64(br.blockHalfs) * 2
-	br.kc, br.vc = make([]uint64, c.Layers), make([]uint64, c.Layers)
-	ptrs := make([]uint64, 0, 2*c.Layers)
-	for i := range c.Layers {
-		for _, p := range []*uint64{&br.kc[i], &br.vc[i]} {
-			var err error
-			if *p, err = g.alloc(per, "KV pool"); err != nil {
-				return fmt.Errorf("%w (a pool of %d blocks of %d positions)", err, blocks, br.bs)
-			}
-			br.owned = append(br.owned, *p)
-			if err := g.memsetAsync(*p, per); err != nil {
-				return err
-			}
-			ptrs = append(ptrs, *p)
-		}
-	}
-	var err error
-	if br.poolPtrs, err = g.alloc(uint64(8*len(ptrs)), "KV pool pointers"); err != nil {
-		return err
-	}
-	br.owned = append(br.owned, br.poolPtrs)
-	if err := g.upload(br.poolPtrs, unsafe.Slice((*byte)(unsafe.Pointer(&ptrs[0])), 8*len(ptrs))); err != nil {
-		return err
-	}
-	br.stats = BatchStats{Blocks: blocks, BlockSize: br.bs, PoolBytes: 2 * uint64(c.Layers) * per}
-	// Inputs: room for MaxBatch tokens and a table of 64 blocks each to
-	// start with; grown when a batch needs more.
-	return br.growMeta(metaInts(MaxBatch, MaxBatch*64))
-}
-
-// metaInts is the size of the inputs of n tokens with tab table entries:
-// a header, per token the id, position and table offset, the decode list,
-// the prefill tiles (two ints each, at most one per token), the output
-// rows, one scratch table entry and the tables, rounded up to 4.
-func metaInts(n, tab int) int { return roundUp(4+7*n+1+tab+4, 4) }
-
 // growMeta makes the inputs' buffers (device and page-locked host) hold
 // at least n ints; the graphs, which hold their addresses, are dropped.
 func (br *BatchRunner) growMeta(n int) error {
@@ -491,6 +454,9 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	if err := b.Check(br.cfg.Vocab, br.base.maxLen, br.bs, br.blocks); err != nil {
 		return err
 	}
+	if err := br.checkLocal(b); err != nil {
+		return err
+	}
 	if br.sampNow && len(br.samp.rows) != len(b.Outputs) {
 		return fmt.Errorf("cuda: sampling parameters for %d outputs, the batch has %d", len(br.samp.rows), len(b.Outputs))
 	}
@@ -513,7 +479,11 @@ func (br *BatchRunner) Forward(b *batch.Batch) error {
 	for _, r := range br.runs {
 		tab += (r.Pos+r.N-1)/br.bs + 1
 	}
-	need := metaInts(n, tab+n) + len(b.Hidden) // + n: room for a lookahead's tables
+	tab += n // room for a lookahead's tables
+	if br.win && len(b.LocalTables) != 0 {
+		tab *= 2 // the window pool's, cut as the main pool's
+	}
+	need := br.metaInts(n, tab) + len(b.Hidden)
 	if br.sampNow {
 		need += rowInts * 2 * len(b.Outputs) // the rows, padded to the bucket
 	}
@@ -612,35 +582,6 @@ func (br *BatchRunner) Greedy(i int) (int32, error) {
 		return 0, fmt.Errorf("cuda: output %d of %d", i, br.nout)
 	}
 	return br.ids[i], nil
-}
-
-// CopyBlock copies block src to block dst: keys and values of every layer.
-func (br *BatchRunner) CopyBlock(dst, src int32) error {
-	if br.closed {
-		return errors.New("cuda: batch runner is closed")
-	}
-	if dst < 0 || int(dst) >= br.blocks || src < 0 || int(src) >= br.blocks {
-		return fmt.Errorf("cuda: copy of block %d to %d in a pool of %d", src, dst, br.blocks)
-	}
-	if dst == src {
-		return nil
-	}
-	g := br.dev
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	grid := uint32(min((br.blockHalfs/8+255)/256, 64))
-	// A lookahead step in flight read the blocks before the copy: it is
-	// discarded (its writes, at positions past its sequences' lengths, are
-	// harmless; see queueAhead).
-	br.ahead.on = false
-	if err := g.launch("kv_block_copy", [3]uint32{grid, uint32(2 * br.cfg.Layers)}, 256, 0,
-		br.poolPtrs, uint64(br.blockHalfs), i32(int(dst)), i32(int(src))); err != nil {
-		return err
-	}
-	br.pending = false
-	return g.sync("copying a KV block")
 }
 
 // Vocab returns the number of logits a position has.

@@ -10,19 +10,6 @@ import (
 	"inferno/batch"
 )
 
-// Inputs of a pass ("meta": one int32 array, page-locked on the host and
-// copied to the device): a header of 4 ints (the ints the first kernel of
-// a decode graph copies, 1 when the step samples on the GPU so that the
-// argmax kernels return at once (skipArgmax), the step number, and for a
-// lookahead step the number of tokens to take from the device's argmax),
-// then per token its id, position and table offset (an index into the
-// same array, where the sequence's block table was copied), and for other
-// passes the decode token list, the prefill tiles (first token, count) and
-// the output rows. The tables follow, each cut to the blocks its run
-// reaches; then, for a step sampled on the GPU, its rows' parameters
-// (metaRows).
-const metaStep = 2 // the header's step number
-
 // matmul enqueues Y = W * rmsnorm(x)*gain (or W * x when gain is 0) for n
 // tokens (rows of x, K = w.cols apart): for fewer than mmMin tokens
 // quant_actv and mmv_q8x (or quant_act and mmv_q8), else qact_h and
@@ -178,6 +165,7 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 	br.embedScale(l, B)
 	dpos := br.dmeta + uint64(4*(4+B))
 	dtoff := br.dmeta + uint64(4*(4+2*B))
+	dltoff := br.dmeta + uint64(4*(4+3*B)) // with a window pool
 	// The model's plan, each operation as this step's kernels: matrix-vector
 	// products for one token (mv), skinny or full tiles for more.
 	for _, st := range base.m.Plan() {
@@ -191,7 +179,11 @@ func (br *BatchRunner) decodeOps(l *launcher, B, slot, v int) {
 				br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, B)
 			}
 		case arch.OpAttention:
-			br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, dtoff)
+			toff := dtoff
+			if br.local(i) {
+				toff = dltoff
+			}
+			br.attnDecode(l, i, true, v == 1, B, br.pqkv, 0, dpos, toff)
 		case arch.OpOut:
 			br.outOp(l, i, B, mv)
 		case arch.OpGateUp:
@@ -399,58 +391,6 @@ func (br *BatchRunner) copyMeta(s, total int) error {
 	return g.d.check("cuMemcpyHtoDAsync (batch inputs)", g.callq(g.d.cuMemcpyHtoDAsync, uintptr(br.dmeta), br.hmetaSlot(s), uintptr(4*total), g.stream))
 }
 
-// fillDecode writes the inputs of a decode step of b's tokens, padded to
-// B, into slot s: for d = 0 b's tokens at their positions; for d = 1 (a
-// lookahead step) the next positions, with the tokens to be taken from
-// the device's argmax. It returns the ints to copy and the step's number,
-// or 0 when (d = 1) some sequence's table does not reach its next position
-// with a valid block, the next position passes MaxLen or the inputs would
-// not fit: then nothing is written.
-func (br *BatchRunner) fillDecode(s int, b *batch.Batch, B, d int, rows bool) (int, int32) {
-	n := b.Len()
-	tab0 := 4 + 3*B
-	if rows {
-		tab0 += rowInts * B // the sampling rows at 4+3B (rowsDev)
-	}
-	k := tab0 + 1
-	for t := range n {
-		p := int(b.Pos[t]) + d
-		need := p/br.bs + 1
-		if d == 1 {
-			tab := b.Tables[b.Seq[t]]
-			if p >= br.base.maxLen || need > len(tab) || tab[need-1] < 0 || int(tab[need-1]) >= br.blocks {
-				return 0, 0
-			}
-		}
-		k += need
-	}
-	total := roundUp(k, 4)
-	if total > br.metaCap {
-		return 0, 0
-	}
-	m := hostInts(br.hmetaSlot(s), br.metaCap)
-	k = tab0 + 1
-	m[tab0] = br.scratch
-	for t := range n {
-		p := int(b.Pos[t]) + d
-		need := p/br.bs + 1
-		tok := b.Tokens[t]
-		if d == 1 {
-			tok = 0 // bembed_dec takes it from the device
-		}
-		m[4+t], m[4+B+t], m[4+2*B+t] = tok, int32(p), int32(k)
-		copy(m[k:k+need], b.Tables[b.Seq[t]][:need])
-		k += need
-	}
-	for t := n; t < B; t++ {
-		m[4+t], m[4+B+t], m[4+2*B+t] = 0, 0, int32(tab0)
-	}
-	br.step++
-	m[0], m[1], m[metaStep], m[3] = 0, 0, br.step, int32(d*n)
-	br.metaLen[s] = total
-	return total, br.step
-}
-
 // queueAhead queues, in slot s, the decode step after b's (just queued or
 // taken): the same sequences in the same order with the same tables,
 // positions + 1, the tokens of b's argmax (or sampled ids) as the device
@@ -534,30 +474,6 @@ func (br *BatchRunner) queueAhead(b *batch.Batch, bi, s int) error {
 	return nil
 }
 
-// aheadMatches tells whether b is the batch lookahead step a ran: its
-// tokens the last step's argmax ids, at the positions a ran, each
-// sequence's table the blocks a read (the same sequences in the same
-// order, as far as the computation can tell).
-func (br *BatchRunner) aheadMatches(b *batch.Batch, a lookahead) bool {
-	if len(br.ids) != a.n {
-		return false
-	}
-	m := hostInts(br.hmetaSlot(a.slot), br.metaCap)
-	for t := range a.n {
-		if b.Tokens[t] != br.ids[t] || b.Pos[t] != m[4+a.B+t] {
-			return false
-		}
-		need := int(b.Pos[t])/br.bs + 1
-		off := int(m[4+2*a.B+t])
-		for i, blk := range b.Tables[b.Seq[t]][:need] {
-			if m[off+i] != blk {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // wait polls the step number the last kernel of slot s's graph writes to
 // page-locked memory beside the ids (index idx); past 50 ms it
 // synchronizes with the stream instead, which also reports a failed
@@ -626,38 +542,8 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		return err
 	}
 	br.slot = 0
-	m := hostInts(br.hmetaSlot(0), br.metaCap)
-	tokOff, posOff, toffOff, decOff := 4, 4+n, 4+2*n, 4+3*n
-	tileOff := decOff + ndec
-	outOff := tileOff + 2*ntiles
-	hidOff := outOff + nout
-	k := hidOff + len(b.Hidden)
-	copy(m[tokOff:], b.Tokens)
-	copy(m[posOff:], b.Pos)
-	copy(m[outOff:], b.Outputs)
-	copy(m[hidOff:], b.Hidden)
-	nd, nt := 0, 0
-	for _, r := range br.runs {
-		need := (r.Pos+r.N-1)/br.bs + 1
-		copy(m[k:k+need], b.Tables[r.Seq][:need])
-		for t := r.Start; t < r.Start+r.N; t++ {
-			m[toffOff+t] = int32(k)
-		}
-		k += need
-		if r.N == 1 {
-			m[decOff+nd] = int32(r.Start)
-			nd++
-			continue
-		}
-		for s := 0; s < r.N; s += qt {
-			m[tileOff+2*nt], m[tileOff+2*nt+1] = int32(r.Start+s), int32(min(qt, r.N-s))
-			nt++
-		}
-	}
-	total := roundUp(k, 4)
-	br.step++
-	m[0], m[1], m[metaStep], m[3] = 0, 0, br.step, 0
-	br.metaLen[0] = total
+	in := br.fillGeneral(b, qt, ndec, ntiles)
+	total := in.total
 	sample := br.sampNow && nout > 0
 	if sample {
 		br.samp.fill(0, 0)
@@ -672,7 +558,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		return err
 	}
 	ename, eargs := base.embed.embedKernel("embed_q8")
-	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), at(tokOff), br.px)...)
+	l.launch(ename, [3]uint32{uint32(n)}, 256, 0, append(eargs, i32(c.Hidden), at(in.tok), br.px)...)
 	br.embedScale(l, n)
 	for _, st := range base.m.Plan() {
 		i := st.Layer
@@ -681,14 +567,18 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		case arch.OpQKV:
 			br.matmul(l, "store", &w.qkv, br.px, w.attnNorm, br.pqkv, base.qkvRows, 0, n)
 		case arch.OpAttention:
+			toff := at(in.toff)
+			if br.local(i) {
+				toff = at(in.ltoff)
+			}
 			l.launch(fmt.Sprintf("qk_rope_paged_h%d", c.HeadDim), [3]uint32{uint32(n)}, 128, 0,
-				br.pqkv, at(posOff), at(toffOff), br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
+				br.pqkv, at(in.pos), toff, br.dmeta, i32(br.bs), i32(br.bsh), i32(c.Heads), i32(c.KVHeads), w.qNorm, w.kNorm, f32(c.Eps),
 				w.rope, br.pq, br.kc[i], br.vc[i], w.bias)
 			if ndec > 0 {
-				br.attnDecode(l, i, false, false, ndec, br.pq, at(decOff), at(posOff), at(toffOff))
+				br.attnDecode(l, i, false, false, ndec, br.pq, at(in.dec), at(in.pos), toff)
 			}
 			if ntiles > 0 {
-				br.attnPrefill(l, i, ntiles, n, at(tileOff), at(posOff), at(toffOff))
+				br.attnPrefill(l, i, ntiles, n, at(in.tile), at(in.pos), toff)
 			}
 		case arch.OpOut:
 			br.outOp(l, i, n, false)
@@ -703,7 +593,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 		}
 	}
 	if nout > 0 {
-		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(outOff), br.pxo)
+		l.launch("gather_rows", [3]uint32{uint32(nout)}, 256, 0, br.px, i32(c.Hidden), at(in.out), br.pxo)
 		br.head(l, br.pxo, br.logits, nout)
 		l.launch("argmax_rows", [3]uint32{uint32(nout)}, 1024, 0, br.logits, i32(c.Vocab), i32(nout), br.dres, br.hresD, br.dmeta, br.acnt)
 		if sample {
@@ -713,7 +603,7 @@ func (br *BatchRunner) general(b *batch.Batch) error {
 	if len(b.Hidden) > 0 {
 		// Embeddings: the hidden rows' residual, gathered after the head
 		// has read pxo; the host applies the final norm (readHidden).
-		l.launch("gather_rows", [3]uint32{uint32(len(b.Hidden))}, 256, 0, br.px, i32(c.Hidden), at(hidOff), br.pxo)
+		l.launch("gather_rows", [3]uint32{uint32(len(b.Hidden))}, 256, 0, br.px, i32(c.Hidden), at(in.hid), br.pxo)
 	}
 	if l.err != nil {
 		return l.err

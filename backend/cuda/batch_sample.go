@@ -39,12 +39,12 @@ func (br *BatchRunner) graph(bi, v, s, set int) uintptr {
 
 // rowsDev is where a decode graph of bucket B with its sampling captured
 // reads the rows: after the header and the tokens' ids, positions and
-// table offsets (fillDecode leaves the room).
-func (br *BatchRunner) rowsDev(B int) uint64 { return br.dmeta + uint64(4*(4+3*B)) }
+// table offsets (rowsOff; fillDecode leaves the room).
+func (br *BatchRunner) rowsDev(B int) uint64 { return br.dmeta + uint64(4*br.rowsOff(B)) }
 
 // sampleInputs completes slot s's inputs (total ints) for a step sampled
 // on the GPU (its rows filled): the header's argmax skip (skipArgmax), and
-// the rows, at 4+3B padded to the bucket B for a graph with the sampling
+// the rows, at rowsOff padded to the bucket B for a graph with the sampling
 // captured (inGraph), else after the inputs when they travel there
 // (metaRows). It returns the ints to copy.
 func (br *BatchRunner) sampleInputs(s, total, B int, inGraph bool) int {
@@ -52,7 +52,7 @@ func (br *BatchRunner) sampleInputs(s, total, B int, inGraph bool) int {
 	if !inGraph {
 		return br.metaRows(s, total)
 	}
-	br.samp.putRowsPadded(s, br.hmetaSlot(s)+uintptr(4*(4+3*B)), B)
+	br.samp.putRowsPadded(s, br.hmetaSlot(s)+uintptr(4*br.rowsOff(B)), B)
 	br.samp.rowsAt[s] = br.rowsDev(B)
 	return total
 }

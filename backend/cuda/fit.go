@@ -13,6 +13,11 @@ import (
 type footprint struct {
 	weights, kvPerPos, kv, scratch int64
 	positions                      int // the KV pool's positions counted in kv
+	// windowKV is the part of kv in a window pool (a model with
+	// sliding-window layers and others): those layers' keys and values of
+	// the positions a pass sees, at most Window+MaxBatch; kvPerPos then
+	// counts the other layers only.
+	windowKV int64
 }
 
 func (f footprint) total() int64 { return f.weights + f.kv + f.scratch }
@@ -63,9 +68,12 @@ func estimateFootprint(md arch.Model, positions int) footprint {
 		f.weights += gpuMatrixBytes(gate.Type, gateUpRows(c.FFN), c.Hidden, int64(len(gate.Data)+len(up.Data))) +
 			weightBytes(mat(arch.RoleDown))
 	}
-	f.kvPerPos = int64(2 * 2 * c.Layers * c.KVDim()) // f16 keys and values
+	main, _ := poolLayers(c)
+	local := c.Layers - main
+	f.kvPerPos = int64(2 * 2 * (c.Layers - local) * c.KVDim()) // f16 keys and values
 	f.positions = positions
-	f.kv = f.kvPerPos * int64(positions)
+	f.windowKV = int64(2*2*local*c.KVDim()) * int64(min(positions, c.Window+MaxBatch))
+	f.kv = f.kvPerPos*int64(positions) + f.windowKV
 	tables := int64(1) // the RoPE tables: the global layers', the local layers' own
 	if c.Window > 0 && c.LocalRope.Theta != 0 {
 		tables = 2
@@ -121,27 +129,40 @@ func fitError(f footprint, free uint64, name string) error {
 		return nil
 	}
 	hint := ""
-	if rest := avail - f.weights - f.scratch; rest > 0 {
+	if rest := avail - f.weights - f.scratch - f.windowKV; rest > 0 {
 		if n := rest / f.kvPerPos / 256 * 256; n >= 256 {
 			hint = fmt.Sprintf("; a context of %d positions would fit (--ctx %d)", n, n)
 		}
 	}
-	return fmt.Errorf("cuda: the model needs %.1f GiB of GPU memory (weights %.1f, KV pool of %d positions %.1f, scratch %.1f), %s has %.1f GiB free%s",
-		gib(f.total()), gib(f.weights), f.positions, gib(f.kv), gib(f.scratch), name, gib(int64(free)), hint)
+	kv := ""
+	if f.windowKV > 0 {
+		kv = fmt.Sprintf(" (its window pool %.1f)", gib(f.windowKV))
+	}
+	return fmt.Errorf("cuda: the model needs %.1f GiB of GPU memory (weights %.1f, KV pool of %d positions %.1f%s, scratch %.1f), %s has %.1f GiB free%s",
+		gib(f.total()), gib(f.weights), f.positions, gib(f.kv), kv, gib(f.scratch), name, gib(int64(free)), hint)
 }
 
 // checkFit fails, in one line, when a pool of blocks blocks (and the
-// scratch block) and the runner's scratch do not fit in the device's free
-// memory.
-func (br *BatchRunner) checkFit(blocks int) error {
+// scratch block), for a model with sliding-window layers a window pool of
+// localBlocks blocks (and its scratch block), and the runner's scratch do
+// not fit in the device's free memory.
+func (br *BatchRunner) checkFit(blocks, localBlocks int) error {
 	free, err := br.dev.freeMemory()
 	if err != nil {
 		return err
 	}
 	pool := int64(blocks+1) * int64(br.blockBytes())
+	var window int64
+	if br.win {
+		window = int64(localBlocks+1) * int64(br.localBlockBytes())
+	}
 	scratch := batchScratchBytes(&br.cfg)
-	if avail := int64(free) - int64(free)/50; pool+scratch <= avail {
+	if avail := int64(free) - int64(free)/50; pool+window+scratch <= avail {
 		return nil
+	}
+	if br.win {
+		return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory, its window pool of %d blocks %.1f and the batch scratch %.1f, %s has %.1f GiB free",
+			blocks, br.bs, gib(pool), localBlocks, gib(window), gib(scratch), br.dev.Name, gib(int64(free)))
 	}
 	return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory and the batch scratch %.1f, %s has %.1f GiB free",
 		blocks, br.bs, gib(pool), gib(scratch), br.dev.Name, gib(int64(free)))

@@ -250,6 +250,19 @@ func (r *Model) Stats() Stats {
 	return s
 }
 
+// FreeMemory returns the device memory free now, in bytes.
+func (r *Model) FreeMemory() (uint64, error) {
+	if r.closed {
+		return 0, errClosed
+	}
+	g := r.dev
+	if err := g.enter(); err != nil {
+		return 0, err
+	}
+	defer g.exit()
+	return g.freeMemory()
+}
+
 // StepBytes returns the bytes a decode step of one sequence at context
 // length ctx must read at least: the weights and the KV cache (f16 keys
 // and values).

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"errors"
 	"fmt"
 
 	"inferno/arch"
@@ -20,6 +21,8 @@ type Batched struct {
 	m      *model
 	ops    backend.Ops
 	pages  *kvcache.Pages
+	win    *kvcache.Pages // the sliding-window layers' pool, or nil
+	slot   []int          // per layer: its index in its pool (with win)
 	maxLen int
 	s      state
 	outs   int // outputs of the last Forward
@@ -36,6 +39,14 @@ type Batched struct {
 // factors that maxLen chooses (arch.ForContext): the long ones when it
 // exceeds the original context.
 func NewBatched(m arch.Model, ops backend.Ops, maxLen, blocks, blockSize int, kv kvcache.Type) (*Batched, error) {
+	return NewWindowBatched(m, ops, maxLen, blocks, blocks, blockSize, kv)
+}
+
+// NewWindowBatched is NewBatched with, for a model with sliding-window
+// layers and others, a pool of localBlocks blocks of their own for the
+// sliding-window layers (engine.WindowRunner), the main pool holding the
+// other layers'. For other models localBlocks is not used.
+func NewWindowBatched(m arch.Model, ops backend.Ops, maxLen, blocks, localBlocks, blockSize int, kv kvcache.Type) (*Batched, error) {
 	c := m.Hyper()
 	if maxLen <= 0 || maxLen > c.ContextLength {
 		maxLen = c.ContextLength
@@ -48,11 +59,43 @@ func NewBatched(m arch.Model, ops backend.Ops, maxLen, blocks, blockSize int, kv
 	if err != nil {
 		return nil, err
 	}
-	pages, err := kvcache.NewPages(c.Layers, c.KVDim(), blocks, blockSize, kv)
+	r := &Batched{m: md, ops: ops, maxLen: maxLen}
+	local := 0
+	for i := range c.Layers {
+		if c.LayerWindow(i) > 0 {
+			local++
+		}
+	}
+	layers := c.Layers
+	if local > 0 && local < c.Layers {
+		if localBlocks < 1 {
+			return nil, fmt.Errorf("forward: a window pool of %d blocks", localBlocks)
+		}
+		r.slot = make([]int, c.Layers)
+		var n [2]int
+		for i := range c.Layers {
+			w := 0
+			if c.LayerWindow(i) > 0 {
+				w = 1
+			}
+			r.slot[i] = n[w]
+			n[w]++
+		}
+		win, err := kvcache.NewPages(local, c.KVDim(), localBlocks, blockSize, kv)
+		if err != nil {
+			return nil, fmt.Errorf("forward: window pool: %w", err)
+		}
+		r.win, layers = win, c.Layers-local
+	}
+	pages, err := kvcache.NewPages(layers, c.KVDim(), blocks, blockSize, kv)
 	if err != nil {
+		if r.win != nil {
+			r.win.Close()
+		}
 		return nil, fmt.Errorf("forward: %w", err)
 	}
-	return &Batched{m: md, ops: ops, maxLen: maxLen, pages: pages}, nil
+	r.pages = pages
+	return r, nil
 }
 
 // Forward runs b through the model. It implements engine.BatchRunner.
@@ -65,6 +108,12 @@ func (r *Batched) Forward(b *batch.Batch) error {
 		return fmt.Errorf("forward: %w", err)
 	}
 	p := pass{m: r.m, ops: r.ops, kv: r.pages, bs: r.pages.BlockSize(), b: b, s: &r.s}
+	if r.win != nil {
+		if err := r.checkLocal(b); err != nil {
+			return fmt.Errorf("forward: %w", err)
+		}
+		p.win, p.slot = r.win, r.slot
+	}
 	p.forward()
 	r.outs, r.hids, r.valid = len(b.Outputs), len(b.Hidden), true
 	return nil
@@ -106,6 +155,52 @@ func (r *Batched) CopyBlock(dst, src int32) error {
 	return r.pages.CopyBlock(dst, src)
 }
 
+// checkLocal checks b's tables of the window pool: its LocalTables or,
+// without them, its Tables, which the pool must then hold.
+func (r *Batched) checkLocal(b *batch.Batch) error {
+	if b.LocalTables != nil {
+		return b.CheckLocal(r.win.BlockSize(), r.win.Blocks(), r.m.c.Window)
+	}
+	if r.win.Blocks() < r.pages.Blocks() {
+		return fmt.Errorf("a batch without window tables on a runner whose window pool (%d blocks) is smaller than its main pool (%d)", r.win.Blocks(), r.pages.Blocks())
+	}
+	return nil
+}
+
+// WindowPool returns the blocks of the sliding-window layers' pool and
+// their window (engine.WindowRunner); 0, 0 when the model has no such
+// pool (no sliding-window layers, or no others).
+func (r *Batched) WindowPool() (blocks, window int) {
+	if r.win == nil {
+		return 0, 0
+	}
+	return r.win.Blocks(), r.m.c.Window
+}
+
+// CopyLocalBlock copies block src of the window pool into block dst.
+func (r *Batched) CopyLocalBlock(dst, src int32) error {
+	switch {
+	case r.closed:
+		return fmt.Errorf("forward: copy on a closed runner")
+	case r.win == nil:
+		return fmt.Errorf("forward: a window-pool copy on a runner without one")
+	}
+	return r.win.CopyBlock(dst, src)
+}
+
+// PoolBytes returns the memory the KV pools span (the main pool and the
+// window pool; mapped at once, backed as blocks fill), and what the main
+// pool would span with every layer's keys and values in it
+// (engine.PoolSizer).
+func (r *Batched) PoolBytes() (pool, full int64) {
+	pool = r.pages.Bytes()
+	if r.win != nil {
+		pool += r.win.Bytes()
+	}
+	c := r.m.c
+	return pool, int64(r.pages.Blocks()) * kvcache.PageBytes(c.Layers, c.KVDim(), r.pages.BlockSize(), r.pages.Type())
+}
+
 // Vocab returns the number of logits a position has.
 func (r *Batched) Vocab() int { return r.m.c.Vocab }
 
@@ -136,5 +231,9 @@ func (r *Batched) Close() error {
 		return nil
 	}
 	r.closed, r.valid = true, false
-	return r.pages.Close()
+	err := r.pages.Close()
+	if r.win != nil {
+		err = errors.Join(err, r.win.Close())
+	}
+	return err
 }

@@ -111,10 +111,13 @@ type state struct {
 	hidden []float32 // hidden rows x Hidden: the final normed states of the batch's Hidden tokens
 	runs   []batch.Run
 	seqs   []backend.SeqAttn
-	spans  []span // where the pass's keys and values go
-	// spansDone: spans holds this pass's spans
-	spansDone bool
-	moe       moeScratch
+	lseqs  []backend.SeqAttn // seqs with the window pool's tables
+	spans  []span            // where the pass's keys and values go
+	// spansDone: spans holds this pass's spans (lspans, with the window
+	// pool's tables: lspansDone)
+	spansDone, lspansDone bool
+	lspans                []span
+	moe                   moeScratch
 }
 
 // ensure sizes the buffers for n tokens and outs outputs.
@@ -142,9 +145,14 @@ type pass struct {
 	m   *model
 	ops backend.Ops
 	kv  kvStore
-	bs  int // positions per KV block
-	b   *batch.Batch
-	s   *state
+	// win holds the sliding-window layers' keys and values when they
+	// have a pool of their own (nil: kv holds every layer's); slot maps a
+	// layer to its index in its pool.
+	win  kvStore
+	slot []int
+	bs   int // positions per KV block
+	b    *batch.Batch
+	s    *state
 }
 
 // forward runs the tokens of b through every layer, storing their keys
@@ -158,10 +166,17 @@ func (p *pass) forward() {
 	n := len(b.Tokens)
 	s.ensure(c, n, len(b.Outputs))
 	s.runs = b.Runs(s.runs)
-	s.spansDone = false
-	s.seqs = s.seqs[:0]
+	s.spansDone, s.lspansDone = false, false
+	s.seqs, s.lseqs = s.seqs[:0], s.lseqs[:0]
 	for _, r := range s.runs {
 		s.seqs = append(s.seqs, backend.SeqAttn{Token: r.Start, N: r.N, Pos: r.Pos, Table: b.Tables[r.Seq]})
+		if p.win != nil {
+			lt := b.Tables[r.Seq]
+			if b.LocalTables != nil {
+				lt = b.LocalTables[r.Seq]
+			}
+			s.lseqs = append(s.lseqs, backend.SeqAttn{Token: r.Start, N: r.N, Pos: r.Pos, Table: lt})
+		}
 	}
 	x := s.x[:n*c.Hidden]
 	for t, id := range b.Tokens {
@@ -288,20 +303,27 @@ func (p *pass) attention(i int, l *arch.Layer) {
 		opt.Sinks = l.Vector(arch.RoleSinks)
 	}
 	att := s.att[:n*c.QDim()]
-	if p.kv.Type() == kvcache.F16 {
-		kc, vc := p.kv.LayerF16(i)
-		for _, sp := range p.spans() {
+	kv, li, seqs, local := p.kv, i, s.seqs, false
+	if p.win != nil {
+		li, local = p.slot[i], c.LayerWindow(i) > 0
+		if local {
+			kv, seqs = p.win, s.lseqs
+		}
+	}
+	if kv.Type() == kvcache.F16 {
+		kc, vc := kv.LayerF16(li)
+		for _, sp := range p.spans(local) {
 			p.ops.ToF16(kc[sp.dst:sp.dst+sp.n], k[sp.src:sp.src+sp.n])
 			p.ops.ToF16(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
 		}
-		p.ops.AttentionF16(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
+		p.ops.AttentionF16(att, q, kc, vc, seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
 	} else {
-		kc, vc := p.kv.LayerF32(i)
-		for _, sp := range p.spans() {
+		kc, vc := kv.LayerF32(li)
+		for _, sp := range p.spans(local) {
 			copy(kc[sp.dst:sp.dst+sp.n], k[sp.src:sp.src+sp.n])
 			copy(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
 		}
-		p.ops.Attention(att, q, kc, vc, s.seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
+		p.ops.Attention(att, q, kc, vc, seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
 	}
 }
 
@@ -311,20 +333,33 @@ func (p *pass) attention(i int, l *arch.Layer) {
 type span struct{ src, dst, n int }
 
 // spans returns where the batch's keys and values go, one span per run
-// and block it touches; the same for every layer, computed once a pass.
-func (p *pass) spans() []span {
+// and block it touches, in the main pool or (local) the window pool; the
+// same for every layer of the pool, computed once a pass.
+func (p *pass) spans(local bool) []span {
 	s := p.s
-	if s.spansDone {
-		return s.spans
+	if local {
+		if !s.lspansDone {
+			s.lspans = p.spansOf(s.lspans[:0], s.lseqs)
+			s.lspansDone = true
+		}
+		return s.lspans
 	}
+	if !s.spansDone {
+		s.spans = p.spansOf(s.spans[:0], s.seqs)
+		s.spansDone = true
+	}
+	return s.spans
+}
+
+// spansOf appends the spans of the runs seqs to dst.
+func (p *pass) spansOf(dst []span, seqs []backend.SeqAttn) []span {
 	dim := p.m.c.KVDim()
-	s.spans = s.spans[:0]
-	for _, r := range s.seqs {
+	for _, r := range seqs {
 		for pos, end := r.Pos, r.Pos+r.N; pos < end; {
 			row := pos % p.bs
 			n := min(p.bs-row, end-pos)
 			blk := int(r.Table[pos/p.bs])
-			s.spans = append(s.spans, span{
+			dst = append(dst, span{
 				src: (r.Token + pos - r.Pos) * dim,
 				dst: (blk*p.bs + row) * dim,
 				n:   n * dim,
@@ -332,6 +367,5 @@ func (p *pass) spans() []span {
 			pos += n
 		}
 	}
-	s.spansDone = true
-	return s.spans
+	return dst
 }

@@ -139,6 +139,11 @@ with a sampler per sequence from the logits; the default is greedy.`,
 					return err
 				}
 				threads := be.Threads()
+				if ps, ok := r.(engine.PoolSizer); ok && !asJSON {
+					if pool, full := ps.PoolBytes(); pool > 0 {
+						fmt.Fprintln(os.Stderr, kvLine(m.Arch.Hyper(), r.MaxLen(), pool, full))
+					}
+				}
 				b := bencher{r: r, vocab: m.Arch.Hyper().Vocab, rng: rand.New(rand.NewPCG(1, 2))}
 				name := r.Backend()
 				if rf.noGraph && name == "cuda" {
@@ -412,4 +417,23 @@ func benchParallel(rf *runnerFlags, m *model.Model, desc string, size, params in
 		}
 	}
 	return out, nil
+}
+
+// kvLine describes a runner's KV pools for one sequence of maxLen
+// positions: their memory and, for a model with sliding-window layers
+// (in a window pool of their own), what every layer's keys and values
+// would take.
+func kvLine(c *arch.Config, maxLen int, pool, full int64) string {
+	local := 0
+	for i := range c.Layers {
+		if c.LayerWindow(i) > 0 {
+			local++
+		}
+	}
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	if pool == full || local == 0 {
+		return fmt.Sprintf("KV cache: %.1f MiB for a sequence of %d positions", mib(pool), maxLen)
+	}
+	return fmt.Sprintf("KV cache: %.1f MiB for a sequence of %d positions, %d of %d layers see the last %d positions, in a window pool (%.1f%% of the %.1f MiB of every layer's keys and values)",
+		mib(pool), maxLen, local, c.Layers, c.Window, 100*float64(pool)/float64(full), mib(full))
 }
