@@ -67,13 +67,15 @@ func (r *Model) moeSetup() error {
 			continue
 		}
 		for _, w := range []*gpuWeight{&m.gateUp, &m.down} {
-			name := "mmhe_" + formatOf(w.typ).name
-			fn, err := r.dev.fn(name)
-			if err != nil {
-				return err
-			}
-			if err := r.dev.allowSmem(fn, name, mmhSmem(false)); err != nil {
-				return err
+			for _, t := range mmheTiles {
+				name := "mmhe_" + formatOf(w.typ).name + t.suffix
+				fn, err := r.dev.fn(name)
+				if err != nil {
+					return err
+				}
+				if err := r.dev.allowSmem(fn, name, t.smem()); err != nil {
+					return err
+				}
 			}
 		}
 		// The expert products' resident blocks (moeBlocks), moe_mvnq's at
@@ -86,8 +88,9 @@ func (r *Model) moeSetup() error {
 		for _, k := range []struct {
 			name string
 			smem int
-		}{{"moe_mvn_" + gu, 0}, {"moe_mvn2_" + gu, 0}, {"moe_mvn_" + dn, 0}, {"moe_mvn2_" + dn, 0},
-			{"moe_mvnq_" + dn, qin(r.tune.moeH - 1)}, {"moe_mvnq2_" + dn, qin(min(r.tune.moeNT, r.tune.moeH-1))}} {
+		}{{"moe_mvn_" + gu, 0}, {"moe_mvn2_" + gu, 0}, {"moe_mvn3_" + gu, 0}, {"moe_mvn_" + dn, 0}, {"moe_mvn2_" + dn, 0},
+			{"moe_mvn3_" + dn, 0}, {"moe_mvnq_" + dn, qin(r.tune.moeH - 1)}, {"moe_mvnq3_" + dn, qin(r.tune.moeH - 1)},
+			{"moe_mvnq2_" + dn, qin(min(r.tune.moeNT, r.tune.moeH-1))}} {
 			if _, ok := r.grids[k.name]; ok {
 				continue
 			}
@@ -398,30 +401,28 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 		}
 	}
 	if n >= base.tune.moeH {
-		// f16 tensor cores, a tile of up to moeTile pairs of one expert a
-		// block (blocks past the tiles exit).
+		// f16 tensor cores, a tile of up to t.bn pairs of one expert a
+		// block (blocks past the tiles, or not at a tile's start, exit).
 		tiles := uint32((n*k+moeTile-1)/moeTile) + chosen
+		t := mmheFor(n*k, int(chosen))
 		base.qactH(l, br.px, w.ffnNorm, H, n, br.pxq, br.psx)
-		l.launch("mmhe_"+formatOf(gu.typ).name, [3]uint32{uint32((R + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
+		l.launch("mmhe_"+formatOf(gu.typ).name+t.suffix, [3]uint32{uint32((R + t.bm - 1) / t.bm), tiles}, 256, uint32(t.smem()),
 			gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(R), i32(H), br.pxq, br.psx, i32(n), guY, i32(guLd), i32(guLd), i32(guEp), s.grp, s.tiles, s.order, i32(k))
 		glu()
 		base.qactH(l, s.act, 0, F, n*k, s.xh, s.hs)
-		l.launch("mmhe_"+formatOf(dn.typ).name, [3]uint32{uint32((H + 63) / 64), tiles}, 256, uint32(mmhSmem(false)),
+		l.launch("mmhe_"+formatOf(dn.typ).name+t.suffix, [3]uint32{uint32((H + t.bm - 1) / t.bm), tiles}, 256, uint32(t.smem()),
 			dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(H), i32(F), s.xh, s.hs, i32(n*k), s.y, i32(H), i32(H), i32(epStore), s.grp, s.tiles, s.order, i32(1))
 		br.moeCombine(l, w, n)
 		return
 	}
-	nt := "" // pairs eight at a time, or two (few tokens: fewer registers)
-	if n <= base.tune.moeNT {
-		nt = "2"
-	}
-	name := "moe_mvn" + nt + "_" + formatOf(gu.typ).name
+	name := "moe_mvn" + moeVariant(n, H, base.tune.moeNT) + "_" + formatOf(gu.typ).name
 	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, (R/2+7)/8, int(chosen))), chosen}, 256, 0,
 		gu.lo, gu.hi, gu.m0, gu.m1, i32(R), i32(H), br.phi, br.psx, br.plo, uint64(0), i32(k), s.grp, s.order, guY, i32(guLd), i32(guLd), i32(guEp))
 	glu()
 	// The down product: moe_mvnq quantizes each pair's activations (at
 	// most n pairs an expert) in shared memory; wider rows' activations
 	// past its shared memory take qact8 and moe_mvn.
+	nt := moeVariant(n, F, base.tune.moeNT)
 	name, smem := "moe_mvnq"+nt+"_"+formatOf(dn.typ).name, moeQinSmem(F, n)
 	if smem > moeSmemMax {
 		l.launch("qact8", [3]uint32{uint32(n * k)}, 256, 0, s.act, i32(F), i32(F), uint64(0), eps, s.xq, s.xs, s.xsum)
@@ -431,6 +432,25 @@ func (br *BatchRunner) moeOp(l *launcher, i, n int, mv bool) {
 	l.launch(name, [3]uint32{uint32(base.moeBlocks(name, tiles, int(chosen))), chosen}, 256, uint32(smem),
 		dn.lo, dn.hi, dn.m0, dn.m1, i32(H), i32(F), s.xq, s.xs, s.xsum, s.act, i32(1), s.grp, s.order, s.y, i32(H), i32(H), i32(epStore))
 	br.moeCombine(l, w, n)
+}
+
+// moeVariant returns the suffix of the expert product (moe_mvn, moe_mvnq)
+// for a step of n tokens (fewer than moeH) over rows of K values: "3"
+// where a row takes 2049 to 3072 values (gpt-oss's 2880), whatever n:
+// three units a row and lane, so the row in one round and a tile's
+// weights read and held once for all of an expert's pairs, four at a time
+// (two units would take two rounds, the weights reloaded for every chunk
+// of pairs), and a pair's sums the same at every n; else with at most
+// moeNT tokens "2" (pairs two at a time: fewer registers, three blocks an
+// SM), more "" (pairs eight at a time).
+func moeVariant(n, K, moeNT int) string {
+	switch {
+	case K > 64*32 && K <= 96*32:
+		return "3"
+	case n > moeNT:
+		return ""
+	}
+	return "2"
 }
 
 // moeCombine enqueues the sum of each of n tokens' experts' outputs,

@@ -64,3 +64,17 @@ func TestMoEFootprint(t *testing.T) {
 		t.Error("the batch scratch does not count the experts' buffers")
 	}
 }
+
+// TestMoEVariant checks which expert product a step of fewer than moeH
+// tokens takes: moe_mvn3 for rows of 2049 to 3072 values (gpt-oss's 2880)
+// at every count, else moe_mvn2 up to moeNT tokens and moe_mvn past it.
+func TestMoEVariant(t *testing.T) {
+	for _, c := range []struct {
+		n, K int
+		want string
+	}{{1, 2880, "3"}, {8, 2880, "3"}, {16, 3072, "3"}, {17, 2880, "3"}, {31, 2816, "3"}, {1, 2048, "2"}, {4, 768, "2"}, {1, 3104, "2"}, {31, 2048, ""}} {
+		if got := moeVariant(c.n, c.K, 16); got != c.want {
+			t.Errorf("moeVariant(%d, %d, 16) = %q, want %q", c.n, c.K, got, c.want)
+		}
+	}
+}

@@ -195,6 +195,43 @@ func mmhSmem(b128 bool) int {
 	return 2 * (64 + 32) * (128 + 8) * 2
 }
 
+// mmheTile is a tile of the grouped products (mmh.cuh's mmhe): the
+// kernel's suffix, its rows (BM) and pairs (BN, a multiple of moeTile).
+type mmheTile struct {
+	suffix string
+	bm, bn int
+}
+
+// mmheTiles are mmhe's tiles: mmh's b32 (64 rows, one tile of moeTile
+// pairs), and 128 rows by 64 or 96 pairs (BN/moeTile of moe_group's
+// tiles a block), which dequantize an expert's weights once for more
+// pairs. (128 by 128 spills on sm_90 with two sets of prefetched
+// weights.)
+var mmheTiles = []mmheTile{{"", 64, 32}, {"_n64", 128, 64}, {"_n96", 128, 96}}
+
+// smem is the tile's dynamic shared memory: two buffers of BM weight rows
+// and BN pairs of BK+8 halves, BK = 8192/BM.
+func (t mmheTile) smem() int { return 2 * (t.bm + t.bn) * (8192/t.bm + 8) * 2 }
+
+// mmheFor returns mmhe's tile for pairs (token, expert) pairs over at most
+// chosen experts, by the mean pairs an expert: a block's weights are
+// loaded and dequantized whatever its pairs, and the wider tiles skip the
+// mma of their empty columns, so the tile is the one that holds most
+// experts' pairs at once (random routing spreads them by about the
+// square root of the mean), the wider one from 56. Qwen3-30B-A3B's
+// prompts of 512 tokens (128 experts, 8 a token: 32 an expert) keep
+// mmh's b32 tile; gpt-oss-20b's (32 experts, 4 a token: 64) take 96
+// pairs, most experts one tile.
+func mmheFor(pairs, chosen int) mmheTile {
+	switch a := pairs / max(1, chosen); {
+	case a < 40:
+		return mmheTiles[0]
+	case a < 56:
+		return mmheTiles[1]
+	}
+	return mmheTiles[2]
+}
+
 // quantSetup prepares the kernels of every type the model's matrices use:
 // shared memory limits, and mvq's persistent grids (r.grids).
 func (r *Model) quantSetup() error {

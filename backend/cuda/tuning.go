@@ -158,7 +158,9 @@ type tuning struct {
 	// shared by the step's chosen experts, at least moeBMin (moeBlocks); a
 	// tile's count or more: a block a tile. moeNT: the most tokens of a
 	// step whose expert products take pairs two at a time (moe_mvn2,
-	// moe_mvnq2: fewer registers, more blocks an SM) rather than eight.
+	// moe_mvnq2: fewer registers, more blocks an SM) rather than eight;
+	// rows of 2,049 to 3,072 values take moe_mvn3 at every count below
+	// moeH whatever moeNT (moeVariant).
 	// 30B-A3B Q4_K_M, S_TG at B = 1 / 8 / 16 / 32 (2026-12-02): a block a
 	// tile and eight pairs at a time 349 / 805 / 1,117 / 1,547; moeBMin 16
 	// 379 / 984 / 1,483 / 1,547, 24 379 / 1,009 / 1,527 / 1,547, 32 379 /

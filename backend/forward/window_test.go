@@ -10,6 +10,7 @@ import (
 	"inferno/backend/forward/forwardtest"
 	"inferno/backend/simd"
 	"inferno/batch"
+	"inferno/engine"
 	"inferno/internal/floatbits"
 	"inferno/kvcache"
 )
@@ -147,4 +148,67 @@ func alone(t *testing.T, m *model, toks []int32) []float32 {
 		t.Fatal(err)
 	}
 	return slices.Clone(l)
+}
+
+// TestWindowRing: engine.Single on a runner whose window pool is smaller
+// than the sequence's blocks keeps the sliding-window layers' blocks in
+// a ring; prompts in chunks, decode steps past several turns of the
+// ring, and a step back (Truncate) within what the ring still holds give
+// the bits of every layer in one pool, and a step back past it is refused.
+func TestWindowRing(t *testing.T) {
+	for name, config := range map[string]func() arch.Config{"gemma3": gemmaLike, "gpt-oss": gptOSSLike} {
+		t.Run(name, func(t *testing.T) {
+			c := config()
+			m := newModel(c, 5)
+			const bs = 4
+			lb := kvcache.WindowBlocks(1, c.Window, 6, bs) // a chunk of 6 needs (6+5-2)/4+2 = 4
+			br, err := forward.NewWindowBatched(m, simd.New(), 64, 16, lb, bs, kvcache.F32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := engine.NewSingle(br)
+			defer r.Close()
+			toks := make([]int32, 40)
+			for i := range toks {
+				toks[i] = int32((i*11 + 3) % c.Vocab)
+			}
+			check := func(n int) {
+				t.Helper()
+				got, err := r.Logits()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := floatbits.Check(got, alone(t, m, toks[:n])); err != nil {
+					t.Fatalf("position %d: %v", n-1, err)
+				}
+			}
+			if err := r.Forward(toks[:13]); err != nil { // chunks of at most 6 (the ring's)
+				t.Fatal(err)
+			}
+			check(13)
+			for n := 14; n <= 40; n++ {
+				if err := r.Forward(toks[n-1 : n]); err != nil {
+					t.Fatal(err)
+				}
+				check(n)
+			}
+			if err := r.Truncate(38); err != nil {
+				t.Fatalf("a step back of 2 positions: %v", err)
+			}
+			if err := r.Forward(toks[38:40]); err != nil {
+				t.Fatal(err)
+			}
+			check(40)
+			if err := r.Truncate(8); err == nil {
+				t.Error("a step back to position 8, past a ring of", lb, "blocks, was allowed")
+			}
+			if err := r.Truncate(20); err != nil { // the ring holds blocks 3.. of 40 positions
+				t.Fatalf("a step back to position 20: %v", err)
+			}
+			if err := r.Forward(toks[20:27]); err != nil {
+				t.Fatal(err)
+			}
+			check(27)
+		})
+	}
 }

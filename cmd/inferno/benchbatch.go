@@ -24,7 +24,11 @@ type batchBencher struct {
 	rng    *rand.Rand
 	vocab  int
 	tables [][]int32
-	b      batch.Batch
+	// local holds the sequences' window-pool tables (nil: tables): for a
+	// model with sliding-window layers in a pool smaller than the main
+	// one, each sequence a ring of that pool's blocks, as engine.Single.
+	local [][]int32
+	b     batch.Batch
 
 	// Sampling (nil: greedy, the runner's argmax): per sequence a
 	// Sampler, as the server keeps; on a DeviceSampler runner that
@@ -40,7 +44,7 @@ type batchBencher struct {
 func newBatchBencher(be *placement.Backend, vocab, par, p, n int, sp *sampling.Params) (*batchBencher, error) {
 	bs := placement.DefaultBlockSize
 	per := (p + n + bs - 1) / bs
-	br, err := be.NewBatchRunner(placement.BatchConfig{BlockSize: bs, Blocks: par * per})
+	br, err := be.NewBatchRunner(placement.BatchConfig{BlockSize: bs, Blocks: par * per, Sequences: par})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,33 @@ func newBatchBencher(be *placement.Backend, vocab, par, p, n int, sp *sampling.P
 		}
 		bb.tables = append(bb.tables, t)
 	}
+	if wr, ok := br.(engine.WindowRunner); ok {
+		if lb, w := wr.WindowPool(); lb > 0 && lb < br.Blocks() {
+			// A pass of up to benchBatchTokens positions a sequence reads
+			// and writes at most this many of its ring's blocks.
+			ring := lb / par
+			if need := (benchBatchTokens+w-2)/bs + 2; ring < need {
+				br.Close()
+				return nil, fmt.Errorf("a window pool of %d blocks gives %d sequences %d blocks each, fewer than the %d a pass needs", lb, par, ring, need)
+			}
+			for s := range par {
+				t := make([]int32, per)
+				for i := range t {
+					t[i] = int32(s*ring + i%ring)
+				}
+				bb.local = append(bb.local, t)
+			}
+		}
+	}
 	return bb, nil
+}
+
+// addSeq adds bench sequence s to the batch.
+func (bb *batchBencher) addSeq(s int) int {
+	if bb.local != nil {
+		return bb.b.AddWindowSeq(bb.tables[s], bb.local[s])
+	}
+	return bb.b.AddSeq(bb.tables[s])
 }
 
 // run returns prompt and decode tokens per second, all sequences
@@ -96,7 +126,7 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 					in = in[:0]
 				}
 				end := min(p, off+benchBatchTokens)
-				bb.b.Add(bb.b.AddSeq(bb.tables[s]), prompt[off:end], off, end == p)
+				bb.b.Add(bb.addSeq(s), prompt[off:end], off, end == p)
 				in = append(in, s)
 				if bb.sp != nil {
 					bb.samplers[s].SetPrompt(prompt)
@@ -124,7 +154,7 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 	for step := range n {
 		bb.b.Reset()
 		for s := range par {
-			bb.b.Add(bb.b.AddSeq(bb.tables[s]), next[s:s+1], p+step, true)
+			bb.b.Add(bb.addSeq(s), next[s:s+1], p+step, true)
 		}
 		if err := bb.setRows(func(i int) int { return i }, step+1); err != nil {
 			return 0, 0, err

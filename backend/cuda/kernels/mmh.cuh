@@ -2,9 +2,12 @@
 // accumulators) against qact_h's f16 activations (included by kernels.cu
 // after mmq.cuh):
 //   mm_q8h_*       Q8_0's own layout, the weights turned f16 in registers
-//   mmh_<type>_b128 / _b32, mmhe_<type>  the block formats, weight tiles
-//                  dequantized to half in shared memory (mmhe: grouped by
-//                  expert, for moe.cuh)
+//   mmh_<type>_b128 / _b32, mmhe_<type>[_n64|_n96]  the block formats,
+//                  weight tiles dequantized to half in shared memory
+//                  (mmhe: grouped by expert, for moe.cuh: 64 rows by 32
+//                  pairs, or 128 rows by 64 or 96, quant.go's
+//                  mmheFor choosing by the pairs an expert; MXFP4 by its
+//                  bits, mmh_deq_h)
 //   mmw_<type>_b128 / _b32  F32, F16 and BF16: BF16 and F32 tiles are
 //                  converted to f16 in shared memory after a power-of-two
 //                  scale 2^-s that keeps the matrix in f16's range (wsc =
@@ -162,16 +165,75 @@ MMQ8H_TILE(_n16, 16)
 
 // ---------------------------------------------------------------- the block formats and float weights
 
+// mmh_deq_h dequantizes a unit to 32 halves at dst (16-byte aligned), as
+// q_deq_h; MXFP4 by its bits instead of its table: a nibble s|e1 e0|m
+// placed as f16 bits s at 15 and e1 e0 m at 11..9 is its E2M1 value x
+// times 2^-14 exactly (e = 0: the subnormals 0 and m/2), so x*2^(E-127)
+// is that times 2^(E-113), one product rounded once: the same half as
+// q_deq_h's where that is nonzero (exponents E from 104), and the value
+// rounded to half, subnormals too, for E 89..103, which q_deq_h flushes
+// (its scale 2^(E-128) below half's range); only blocks of E < 89
+// (values below 2^-36) flush. Exponents past 128 take 2^15 (2x, exact)
+// then 2^(E-128), q_deq_h's own product. Four shifts and masks a value
+// pair instead of the table's byte permutes. The grouped products (GR)
+// only: the dense mmh keeps q_deq_h (its b128 tile's registers).
+template <int T>
+__device__ __forceinline__ void mmh_deq_h(const qunit& q, int u, __half* dst) {
+  if constexpr (T == QT_MXFP4) {
+    const int e = q.m[0] & 0xff;
+    const bool big = e > 128;
+    const __half2 s = __float2half2_rn(big ? 32768.f : __int_as_float((e + 14) << 23));
+    unsigned out[16];
+#pragma unroll
+    for (int g = 0; g < 4; g++) {
+      const unsigned w = (unsigned)q.lo[g];
+#pragma unroll
+      for (int h = 0; h < 2; h++) {  // values 4g+2h, +1 (low nibbles) and 4g+16+2h, +1 (high)
+        const unsigned x = __byte_perm(w, 0u, h ? 0x4342 : 0x4140);
+        const unsigned lo = ((x << 9) & 0x0E000E00u) | ((x << 12) & 0x80008000u);
+        const unsigned hi = ((x << 5) & 0x0E000E00u) | ((x << 8) & 0x80008000u);
+        const __half2 vl = __hmul2(*(const __half2*)&lo, s), vh = __hmul2(*(const __half2*)&hi, s);
+        out[2 * g + h] = *(const unsigned*)&vl;
+        out[8 + 2 * g + h] = *(const unsigned*)&vh;
+      }
+    }
+    if (big) {
+      const __half2 s2 = __float2half2_rn(__int_as_float((e - 1) << 23));
+#pragma unroll
+      for (int i = 0; i < 16; i++) {
+        const __half2 v = __hmul2(*(const __half2*)&out[i], s2);
+        out[i] = *(const unsigned*)&v;
+      }
+    }
+    uint4* d4 = (uint4*)dst;
+#pragma unroll
+    for (int i = 0; i < 4; i++) d4[i] = make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]);
+  } else {
+    q_deq_h<T>(q, u, dst);
+  }
+}
+
 // mmh_groups: a grouped mmh's (GR: the experts of a mixture, moe.go) view
 // of moe_route's outputs: grp (the chosen experts: e, start, count), tiles
-// (their tiles of BN pairs: a | y << 16, tiles[0] of them) and order (the
-// pairs, expert by expert); a pair's activations are X's row pair/xdiv.
+// (their tiles of 32 pairs, MOE_TILE: a | y << 16, tiles[0] of them) and
+// order (the pairs, expert by expert); a pair's activations are X's row
+// pair/xdiv.
 struct mmh_groups {
   const int* grp;
   const int* tiles;
   const int* order;
   int xdiv;
 };
+
+// mmh_ncol returns the first column (token) within a block's tile of BN
+// of a warp's 8-token tile j (warp column wn of 8/WM): interleaved among
+// the warps (IL: j*(8/WM) + wn, 8 columns each) or the warp's own BN/WN
+// columns.
+template <int BN, int WM, bool IL>
+__device__ __forceinline__ int mmh_ncol(int wn, int j) {
+  constexpr int WN = 8 / WM, TN = BN / WN;
+  return IL ? (j * WN + wn) * 8 : wn * TN + j * 8;
+}
 
 // mmh_tiles runs the k loop of mmh and mmw over a block's BM x BN tile,
 // into acc (a warp's MT x NT m16n8 tiles): per stage of BK = 8192/BM values
@@ -246,6 +308,87 @@ __device__ __forceinline__ void mmh_tiles(float (&acc)[MT][NT][4], __half* As, _
   }
 }
 
+// mmh_tiles2 is mmh_tiles for the grouped tiles of more than 32 pairs
+// (mmhe_<type>_n64, _n96), whose experts' weights stream from
+// memory once a tile: each thread's weights two stages ahead (two
+// register sets q0 and q1, loadA(q, ks) and storeA(q, ks, buf); the k
+// loop taken two stages at a time), so twice the loads are in flight;
+// the warps' 8-token tiles interleaved (mmh_ncol), and those wholly past
+// n take no ldmatrix or mma (their accumulators stay zero: no output of
+// theirs is stored), so a tile's pairs, its first columns, share every
+// warp's mma. The wait for the previous kernel is the caller's.
+template <int BM, int BN, int WM, int MT, int NT, class LoadA, class StoreA, class XRow>
+__device__ __forceinline__ void mmh_tiles2(float (&acc)[MT][NT][4], __half* As, __half* Xs, const __half* X, int n0,
+                                           int n, int K, LoadA loadA, StoreA storeA, XRow xrow) {
+  constexpr int WN = 8 / WM, BK = 8192 / BM, LDA = BK + 8, TM = BM / WM, TN = BN / WN;
+  static_assert(MT == TM / 16 && NT == TN / 8 && NT % 2 == 0 && MT >= 1, "tile shape");
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int wm = warp % WM, wn = warp / WM;
+  const int nk = (K + BK - 1) / BK;
+  const int nv = n - n0;  // the tile's columns holding tokens (or more)
+  auto loadX = [&](int ks, int buf) {
+    constexpr int CPR = BK / 8;  // 16-byte chunks a token row
+#pragma unroll
+    for (int c = tid; c < BN * CPR; c += 256) {
+      const int r = c / CPR, col = (c % CPR) * 8;
+      const int t = n0 + r, k = ks * BK + col;
+      const bool ok = t < n && k < K;
+      cp_async16z(Xs + (buf * BN + r) * LDA + col, X + (ok ? xrow(t) * K + k : 0), ok);
+    }
+    cp_async_commit();
+  };
+  auto mma = [&](int cur) {
+    const __half* Ab = As + (cur * BM + wm * TM) * LDA;
+    const __half* Xb = Xs + cur * BN * LDA;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+      unsigned af[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) ldsm_x4(af[mt], Ab + (mt * 16 + (lane & 15)) * LDA + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+      for (int np = 0; np < NT / 2; np++) {  // n-tiles 2np and 2np+1, each fragment used as it comes
+        const int c0 = mmh_ncol<BN, WM, true>(wn, 2 * np), c1 = mmh_ncol<BN, WM, true>(wn, 2 * np + 1);
+        if (c0 >= nv) break;
+        unsigned r[4];  // lanes 0-15 address n-tile 2np's rows, 16-31 2np+1's
+        ldsm_x4(r, Xb + (((lane >> 4) ? c1 : c0) + (lane & 7)) * LDA + kk * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) mma_f16(acc[mt][2 * np], af[mt], r[0], r[1]);
+        if (c1 < nv) {
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++) mma_f16(acc[mt][2 * np + 1], af[mt], r[2], r[3]);
+        }
+      }
+    }
+  };
+
+#pragma unroll
+  for (int i = 0; i < MT; i++)
+#pragma unroll
+    for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+
+  qunit q0, q1;
+  loadA(q0, 0);
+  loadX(0, 0);
+  if (nk > 1) loadA(q1, 1);
+  storeA(q0, 0, 0);
+  cp_async_wait_m<0>();
+  __syncthreads();
+  // step ks: qn is free (stage ks stored), qs holds stage ks+1.
+  auto step = [&](int ks, qunit& qn, qunit& qs) {
+    const int cur = ks & 1;
+    if (ks + 2 < nk) loadA(qn, ks + 2);
+    if (ks + 1 < nk) loadX(ks + 1, cur ^ 1);
+    mma(cur);
+    if (ks + 1 < nk) storeA(qs, ks + 1, cur ^ 1);
+    cp_async_wait_m<0>();
+    __syncthreads();
+  };
+  for (int ks = 0; ks < nk; ks += 2) {
+    step(ks, q0, q1);
+    if (ks + 1 < nk) step(ks + 1, q1, q0);
+  }
+}
+
 // mmh: Y = W X^T for n tokens on f16 tensor cores (mma m16n8k16, f32
 // accumulators). A block of 8 warps (WM x 8/WM) takes BM rows x BN tokens;
 // per stage of BK = 8192/BM values of k every thread loads one unit of W
@@ -256,10 +399,15 @@ __device__ __forceinline__ void mmh_tiles(float (&acc)[MT][NT][4], __half* As, _
 // a double buffer. Rows past mpad read as zeros. Epilogues as mm_q8's:
 // store, add, or SwiGLU (rows i and i+8 of each 16-row group, the same
 // thread's accumulators). Y is token-major: Y[t*ldy + r]. Grouped (GR,
-// the experts: mmhe_<type>), block (x, y) takes tile y of gr.tiles (blocks
-// past them exit): its expert's M rows (from row e*M of the stacked
-// planes) against up to BN of its pairs, X's and sx's rows pair/xdiv,
-// written to Y's rows pair.
+// the experts: mmhe_<type>, _n64, _n96), block (x, y) takes tile y of
+// gr.tiles (blocks past them exit): its expert's M rows (from row e*M of
+// the stacked planes) against up to BN of its pairs from the tile's
+// first, X's and sx's rows pair/xdiv, written to Y's rows pair. The tiles
+// are moe_group's of 32 pairs: with BN = 32G a block takes the tiles
+// whose index within their expert is a multiple of G and its G-1
+// successors; the others' blocks exit. The grouped tiles of more than 32
+// pairs run mmh_tiles2 (weights two stages ahead, empty columns
+// skipped); all grouped tiles dequantize by mmh_deq_h.
 template <int T, int BM, int BN, int WM, bool GR = false>
 __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
                                     const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int M, int mpad,
@@ -284,8 +432,10 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
   if constexpr (GR) {
     PDL_WAIT();
     if ((int)blockIdx.y >= gr.tiles[0]) return;
+    static_assert(BN % 32 == 0, "grouped tiles of 32 pairs");
     const int tl = gr.tiles[1 + blockIdx.y], a = tl & 0xffff;
-    n0 = (tl >> 16) * BN;
+    if ((tl >> 16) % (BN / 32) != 0) return;
+    n0 = (tl >> 16) * 32;
     wrow0 = (size_t)gr.grp[1 + 3 * a] * M;
     start = gr.grp[2 + 3 * a];
     n = gr.grp[3 + 3 * a];
@@ -306,15 +456,32 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
     if (grow < mpad && u < NU) q_load<T>(q, lo, hi, m0, m1, wrow0 + grow, K, u);
   };
   auto storeA = [&](int ks, int buf) {
-    q_deq_h<T>(q, ks * UPR + auc, As + (buf * BM + arow) * LDA + auc * 32);
+    __half* dst = As + (buf * BM + arow) * LDA + auc * 32;
+    if constexpr (GR)
+      mmh_deq_h<T>(q, ks * UPR + auc, dst);
+    else
+      q_deq_h<T>(q, ks * UPR + auc, dst);
   };
   float acc[MT][NT][4];
-  mmh_tiles<BM, BN, WM, !GR>(acc, As, Xs, X, n0, n, K, loadA, storeA, xrow);
+  constexpr bool IL = GR && BN > 32;  // mmh_tiles2: interleaved columns, empty ones skipped
+  if constexpr (IL) {
+    auto loadA2 = [&](qunit& qq, int ks) {
+      const int u = ks * UPR + auc;
+      q_zero(qq);
+      if (grow < mpad && u < NU) q_load<T>(qq, lo, hi, m0, m1, wrow0 + grow, K, u);
+    };
+    auto storeA2 = [&](const qunit& qq, int ks, int buf) {
+      mmh_deq_h<T>(qq, ks * UPR + auc, As + (buf * BM + arow) * LDA + auc * 32);
+    };
+    mmh_tiles2<BM, BN, WM>(acc, As, Xs, X, n0, n, K, loadA2, storeA2, xrow);
+  } else {
+    mmh_tiles<BM, BN, WM, !GR>(acc, As, Xs, X, n0, n, K, loadA, storeA, xrow);
+  }
 
   const int gid = lane >> 2, tig = lane & 3;
 #pragma unroll
   for (int nt = 0; nt < NT; nt++) {
-    const int t = n0 + wn * TN + nt * 8 + 2 * tig;
+    const int t = n0 + mmh_ncol<BN, WM, IL>(wn, nt) + 2 * tig;
     const float s0 = t < n ? sx[xrow(t)] : 0.f, s1 = t + 1 < n ? sx[xrow(t + 1)] : 0.f;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -338,6 +505,18 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
                   const int* __restrict__ order, int xdiv) {                                            \
     mmh<T, 64, 32, 4, true>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep,                     \
                             mmh_groups{grp, tiles, order, xdiv});                                       \
+  }                                                                                                     \
+  extern "C" __global__ void __launch_bounds__(256, 2)                                                  \
+      mmhe_##NAME##_n64(MMH_ARGS, const int* __restrict__ grp, const int* __restrict__ tiles,           \
+                        const int* __restrict__ order, int xdiv) {                                      \
+    mmh<T, 128, 64, 4, true>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep,                    \
+                             mmh_groups{grp, tiles, order, xdiv});                                      \
+  }                                                                                                     \
+  extern "C" __global__ void __launch_bounds__(256, 2)                                                  \
+      mmhe_##NAME##_n96(MMH_ARGS, const int* __restrict__ grp, const int* __restrict__ tiles,           \
+                        const int* __restrict__ order, int xdiv) {                                      \
+    mmh<T, 128, 96, 4, true>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep,                    \
+                             mmh_groups{grp, tiles, order, xdiv});                                      \
   }
 MMH_INST(q4_0, QT_Q4_0)
 MMH_INST(q4_1, QT_Q4_1)

@@ -12,9 +12,10 @@
 //               expert e's rows e*R..) against its tokens' activations, a
 //               few blocks an expert looping over its tiles of rows (the
 //               next tile's weights in flight), the expert's tokens in
-//               chunks of 8 (moe_mvn2: of 2, for few tokens; a tile's
-//               weights loaded once when a row fits in one round):
-//               act[pair] = silu(gate h) * (up h)
+//               chunks of 8 (moe_mvn2: of 2, for few tokens; moe_mvn3: of
+//               4, three units a row and lane, for rows of 2049 to 3072
+//               values; a tile's weights loaded once when a row fits in
+//               one round): act[pair] = silu(gate h) * (up h)
 //   moe_mvnq_<type> (store)  each pair's expert's down rows against the
 //               pair's activations, quantized once a block: y[pair]
 //   moe_combine x[t] += the sum of its pairs' y weighted by the gating
@@ -36,6 +37,10 @@
 // MOE_TILE: the pairs of a tile of the grouped tensor-core products (mmhe:
 // mmh's BN of its b32 shape).
 #define MOE_TILE 32
+// MOE_GPF: the 16-byte chunks of its expert's router row a lane of
+// moe_gate loads before waiting for the previous kernel (all of them for
+// gpt-oss's F32 router of 2880 at four warps an expert).
+#define MOE_GPF 6
 
 // moe_topk: one warp: a token's top k experts from its router logits
 // (row: E values, written by other blocks of the launch: read through L2,
@@ -187,9 +192,10 @@ extern "C" __global__ void __launch_bounds__(1024) moe_route_b(float* __restrict
 // warp's share of the row; the lanes', then the warps' partial sums added
 // in a fixed order, so a token's logits do not depend on its batch, only
 // on wpe: moe.go chooses it by the step's tokens, a few tokens spreading
-// their router's rows over many blocks). Blocks (t, 0) also write the
-// token's int8 activations as qact8 does (xq, xs, xsum) for the gate and
-// up products. Past 8 tokens the last of token t's blocks to finish
+// their router's rows over many blocks; a lane's first MOE_GPF chunks
+// loaded before the wait for the previous kernel). Blocks (t, 0) also
+// write the token's int8 activations as qact8 does (xq, xs, xsum) for the
+// gate and up products, last, off the routing's path. Past 8 tokens the last of token t's blocks to finish
 // (counter[1 + t]) picks its experts (moe_topk), so the tokens' top k run
 // in parallel, and the last block of all (counter[0]) groups the pairs
 // (moe_group); up to 8 the last block of all does both (moe_route_tokens,
@@ -211,27 +217,42 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   __shared__ int cur[MOE_MAXE];
   __shared__ bool last;
   PDL_LAUNCH();
-  PDL_WAIT();
   const int t = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int epb = 8 / wpe;
+  const int e = blockIdx.y * epb + warp / wpe, q = warp % wpe;
+  // The lane's first MOE_GPF chunks of its expert's row, loaded before the
+  // wait (the router's weights: no kernel of the step writes them).
+  constexpr int V = ht<WT>::V16;
+  const int nc = H / V, c0 = q * 32 + lane, cstep = 32 * wpe;
+  const uint8_t* wr = W + (size_t)min(e, E - 1) * H * ht<WT>::BYTES;
+  int4 pre[MOE_GPF];
+#pragma unroll
+  for (int i = 0; i < MOE_GPF; i++) {
+    const int c = c0 + i * cstep;
+    pre[i] = e < E && c < nc ? ldg_nc16(wr + 16 * (size_t)c) : make_int4(0, 0, 0, 0);
+  }
+  PDL_WAIT();
   const float* xr = x + (size_t)t * H;
   float ss = 0.f;
   for (int c = threadIdx.x; c < H; c += 256) ss += xr[c] * xr[c];
   ss = block_sum(ss, red);
   const float scale = 1.f / sqrtf(ss / (float)H + eps);
   for (int c = threadIdx.x; c < H; c += 256) h[c] = xr[c] * scale * gain[c];
-  if (blockIdx.y == 0) {
-    __syncthreads();
-    qprologue(xr, H, gain, eps, xq + (size_t)t * H, xs + (size_t)t * (H >> 5), xsum + (size_t)t * (H >> 4), red);
-  }
   __syncthreads();
-  const int epb = 8 / wpe;
-  const int e = blockIdx.y * epb + warp / wpe, q = warp % wpe;
   float acc = 0.f;
-  if (e < E) {
-    constexpr int V = ht<WT>::V16;
-    const uint8_t* wr = W + (size_t)e * H * ht<WT>::BYTES;
+  if (e < E) {  // the chunks in the lane's order: the prefetched ones, then the rest
+#pragma unroll
+    for (int i = 0; i < MOE_GPF; i++) {
+      const int c = c0 + i * cstep;
+      if (c < nc) {
+        float v[V];
+        h_cvt16<WT>(pre[i], v);
+#pragma unroll
+        for (int j = 0; j < V; j++) acc += v[j] * h[c * V + j];
+      }
+    }
 #pragma unroll 4
-    for (int c = q * 32 + lane; c < H / V; c += 32 * wpe) {
+    for (int c = c0 + MOE_GPF * cstep; c < nc; c += cstep) {
       float v[V];
       h_cvt16<WT>(ldg_nc16(wr + 16 * (size_t)c), v);
 #pragma unroll
@@ -269,14 +290,21 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
   }
   if (threadIdx.x == 0) last = atomicAdd(counter, 1) == gridDim.x * gridDim.y - 1;
   __syncthreads();
-  if (!last) return;
-  __threadfence();
-  if (perToken) {
-    moe_group(n, E, k, pick, grp, order, tiles, cnt, cur);
-  } else {
-    moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+  if (last) {
+    __threadfence();
+    if (perToken) {
+      moe_group(n, E, k, pick, grp, order, tiles, cnt, cur);
+    } else {
+      moe_route_tokens(logits, n, E, k, norm, wts, pick, grp, order, tiles, cnt, cur);
+    }
+    if (threadIdx.x == 0) *counter = 0;
   }
-  if (threadIdx.x == 0) *counter = 0;
+  // Block (t, 0) quantizes token t's row for the expert products once it
+  // has voted, off the path to the routing (the last block's).
+  if (blockIdx.y == 0) {
+    __syncthreads();
+    qprologue(xr, H, gain, eps, xq + (size_t)t * H, xs + (size_t)t * (H >> 5), xsum + (size_t)t * (H >> 4), red);
+  }
 }
 
 #define MOE_GATE_ARGS                                                                                     \
@@ -296,6 +324,60 @@ __device__ __forceinline__ void moe_gate(const uint8_t* __restrict__ W, int E, i
 MOE_GATE_INST(f32, HT_F32)
 MOE_GATE_INST(f16, HT_F16)
 MOE_GATE_INST(bf16, HT_BF16)
+
+// moe_tab8 maps the eight 4-bit indices of a lo word w of a table type
+// (byte j: index j in its low nibble, index j + 16 in its high one)
+// through qtab<T>'s levels at once: lw gets the low nibbles' levels (as
+// q_word's word g), hw the high nibbles' (word g + 4). Byte permutes look
+// up each nibble's low three bits in the table's halves, a third picks the
+// half by its fourth bit, two more sort the bytes: 11 operations for
+// eight values, tab_map's words bit for bit.
+template <int T>
+__device__ __forceinline__ void moe_tab8(int w, int& lw, int& hw) {
+  constexpr unsigned t0 = qtab<T>::W0, t1 = qtab<T>::W1, t2 = qtab<T>::W2, t3 = qtab<T>::W3;
+  const unsigned s0 = (unsigned)w & 0x77777777u, s1 = s0 >> 16;  // nibbles lo0 hi0 lo1 hi1 | lo2 hi2 lo3 hi3
+  const unsigned h = ((unsigned)w & 0x88888888u) >> 1;            // the fourth bit: byte n or n + 4
+  const unsigned a = __byte_perm(__byte_perm(t0, t1, s0), __byte_perm(t2, t3, s0), 0x3210u | (h & 0xffffu));
+  const unsigned b = __byte_perm(__byte_perm(t0, t1, s1), __byte_perm(t2, t3, s1), 0x3210u | (h >> 16));
+  lw = (int)__byte_perm(a, b, 0x6420u);
+  hw = (int)__byte_perm(a, b, 0x7531u);
+}
+
+// moe_words returns the unit's eight quant words, q_word<T>(q, g) for g <
+// 8: the table types of one 4-bit plane by moe_tab8, a lo word at a time.
+template <int T>
+__device__ __forceinline__ void moe_words(const qunit& q, int (&w)[8]) {
+  if constexpr (qt<T>::TAB && qt<T>::LO == 4 && qt<T>::HI == 0) {
+#pragma unroll
+    for (int g = 0; g < 4; g++) moe_tab8<T>(q.lo[g], w[g], w[g + 4]);
+  } else {
+#pragma unroll
+    for (int g = 0; g < 8; g++) w[g] = q_word<T>(q, g);
+  }
+}
+
+// moe_unit is mvqn_unit with moe_words' decode: unit u of a warp's RPW
+// rows q against each of nt <= NT pairs' activations (act(j, x) loads pair
+// j's), added to acc[r][j]; the same sums, bit for bit.
+template <int T, int RPW, int NT, class Act>
+__device__ __forceinline__ void moe_unit(float (&acc)[RPW][NT], const qunit (&q)[RPW], int u, int nt, Act act) {
+  int w[RPW][8];
+  float a[RPW][2], c[RPW][2];
+#pragma unroll
+  for (int r = 0; r < RPW; r++) {
+    moe_words<T>(q[r], w[r]);
+    q_ac<T>(q[r], u, a[r], c[r]);
+  }
+#pragma unroll
+  for (int j = 0; j < NT; j++) {
+    if (j < nt) {
+      qact x;
+      act(j, x);
+#pragma unroll
+      for (int r = 0; r < RPW; r++) acc[r][j] += q_dot_w<T>(w[r], a[r], c[r], x);
+    }
+  }
+}
 
 // moe_mvn: Y[pair*ldy + r] = W_e x_pair for every pair routed to the block's
 // expert (blockIdx.y indexes grp's chosen experts; blocks past nact exit),
@@ -370,7 +452,7 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
         for (int i = 0; i < U; i++) {
           const int u = (round * U + i) * 32 + lane;
           if (u >= NU) continue;
-          mvqn_unit<T>(acc, q[i], u, nt, [&](int j, qact& x) {
+          moe_unit<T>(acc, q[i], u, nt, [&](int j, qact& x) {
             if constexpr (QIN) {
               const unsigned char* s = qrow(c0 + j);
               q_act(x, u, (const i8*)s, (const float*)(s + K), (const float*)(s + K + 4 * ((NU + 1) & ~1)));
@@ -412,6 +494,12 @@ __device__ __forceinline__ void moe_mvn(const uint8_t* __restrict__ lo, const ui
   }                                                                                                            \
   extern "C" __global__ void __launch_bounds__(256, 3) moe_mvnq2_##NAME(MOE_MVN_ARGS) {                           \
     moe_mvn<T, 2, 2, 2, true>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);      \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) moe_mvn3_##NAME(MOE_MVN_ARGS) {                            \
+    moe_mvn<T, 2, 3, 4, false>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);     \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) moe_mvnq3_##NAME(MOE_MVN_ARGS) {                           \
+    moe_mvn<T, 2, 3, 4, true>(lo, hi, m0, m1, R, K, xq, xs, xsum, xf, xdiv, grp, order, Y, ldy, nout, ep);      \
   }
 MOE_MVN_INST(q4_0, QT_Q4_0)
 MOE_MVN_INST(q4_1, QT_Q4_1)
