@@ -1,9 +1,14 @@
 package constrain
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
+
+// ErrAmbiguous is the error of Accept when the grammar is too ambiguous
+// to follow within a step's bounded work (see maxStacks).
+var ErrAmbiguous = errors.New("constrain: the grammar is too ambiguous to follow")
 
 // maxHistory is how many accepted tokens Rollback can undo.
 const maxHistory = 256
@@ -48,7 +53,8 @@ func (m *Matcher) Reset() {
 }
 
 // FillMask sets mask to the tokens allowed next: bit id%64 of word id/64
-// for token id. End-of-generation ids are set exactly where the grammar can
+// for token id. Accept takes every token of the mask, but may refuse one
+// with ErrAmbiguous when it would leave too many parses open. End-of-generation ids are set exactly where the grammar can
 // end; after it has ended nothing is set. mask must have at least
 // MaskWords(vocabulary size) words; any beyond are cleared.
 func (m *Matcher) FillMask(mask []uint64) {
@@ -105,6 +111,7 @@ func (m *Matcher) Accept(id int32) error {
 	base := len(m.w.nodes)
 	in := m.cur
 	var out []top
+	m.w.over = false // a mask's walk may have left it set
 	for i, x := range b {
 		if i%2 == 0 {
 			out = m.w.step(m.next[:0], in, x)
@@ -116,6 +123,10 @@ func (m *Matcher) Accept(id int32) error {
 		if len(out) == 0 {
 			m.w.nodes = m.w.nodes[:base]
 			return fmt.Errorf("constrain: token %d (%q) is not allowed here", id, b)
+		}
+		if len(out) > maxStacks || m.w.over {
+			m.w.nodes = m.w.nodes[:base]
+			return fmt.Errorf("%w: token %d (%q) would leave more than %d parses of the text open at once", ErrAmbiguous, id, b, maxStacks)
 		}
 		in = out
 	}

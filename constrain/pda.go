@@ -17,6 +17,19 @@ const (
 // grammar (a nullable body repeated a million times) costs time, not a hang.
 const maxExpand = 1 << 16
 
+// maxStacks bounds the stacks a Matcher holds at once: an ambiguous
+// grammar (root ::= x "b"; x ::= "a" x | "a" x x | "") may parse a
+// sequence in exponentially many ways, each a stack, and a step's work
+// grows with them (about 70 us a stack for that grammar's masks on the
+// Qwen3 vocabulary). Past the bound Accept refuses the token with
+// ErrAmbiguous, so such a request ends within about 0.1 s (that grammar:
+// 6 tokens, its last step 35 ms) instead of slowing every step of the
+// batch it is in without end. Grammars from JSON schemas hold a few
+// stacks (one per alternative still open); a counted repetition of an
+// ambiguous body (("a"* "a"){0,3000}) holds one per count and is refused
+// too once it has that many.
+const maxStacks = 512
+
 type seenSlot struct {
 	gen          uint32
 	kind         uint8
@@ -35,6 +48,7 @@ type work struct {
 	gen    uint32
 	dst    []top
 	budget int
+	over   bool // the budget ran out since the last newGen: tops were dropped
 
 	lv      []top
 	lvStart []int32
@@ -57,6 +71,7 @@ func (w *work) newGen() {
 		w.gen = 1
 	}
 	w.budget = maxExpand
+	w.over = false
 }
 
 // visit looks up (kind, t) in the table of this step: it returns the value
@@ -138,6 +153,7 @@ func (w *work) expand(t top) {
 		return
 	}
 	if w.budget--; w.budget < 0 {
+		w.over = true
 		return
 	}
 	c := w.c

@@ -103,7 +103,9 @@ func isEOF(err error) bool {
 // jsonKind names a Go kind the way a JSON user thinks of it.
 func jsonKind(k string) string {
 	switch {
-	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "an integer"
+	case strings.HasPrefix(k, "float"):
 		return "a number"
 	case k == "string":
 		return "a string"

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"inferno/constrain"
 	"math"
 	"net/http"
 	"time"
@@ -119,6 +120,11 @@ func (g *generation) usage() *usage {
 func failure(err error) *apiError {
 	if errors.Is(err, scheduler.ErrClosed) {
 		return &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the server is shutting down"}
+	}
+	if errors.Is(err, constrain.ErrAmbiguous) {
+		e := badRequest("grammar", "the request's grammar or schema is too ambiguous to follow: %v", err)
+		e.Code = "grammar_too_ambiguous"
+		return e
 	}
 	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf("generation failed: %v", err)}
 }

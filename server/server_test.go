@@ -190,6 +190,7 @@ func TestBadRequests(t *testing.T) {
 		{"empty body", "/v1/chat/completions", ``, 400, "", "empty"},
 		{"wrong type", "/v1/chat/completions", `{"messages": "hi"}`, 400, "messages", "expected an array"},
 		{"wrong type nested", "/v1/chat/completions", `{` + user + `, "temperature": "hot"}`, 400, "temperature", "expected a number"},
+		{"fraction for an integer", "/v1/chat/completions", `{` + user + `, "max_tokens": 1.5}`, 400, "max_tokens", "expected an integer"},
 		{"missing messages", "/v1/chat/completions", `{"model": "tiny"}`, 400, "messages", "messages is required"},
 		{"empty messages", "/v1/chat/completions", `{"messages": []}`, 400, "messages", "must not be empty"},
 		{"unknown role", "/v1/chat/completions", `{"messages":[{"role":"wizard","content":"x"}]}`, 400, "messages[0].role", `"wizard"`},
