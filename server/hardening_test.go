@@ -257,23 +257,25 @@ func (s *Server) pendingRequests() int {
 	return s.admit.pending
 }
 
-// TestAdmission: a request whose body is still arriving takes a place of
-// the queue, so that the next one beyond the queue gets 503 before its body
-// is read; the place is free again when the slow client goes.
+// TestAdmission: requests whose bodies are still arriving (trickled, as
+// the audit's 70 slow clients did) take no place of the queue: with the
+// one slot free and no queue, a complete request beside them is served,
+// not answered 503 until their read timeout.
 func TestAdmission(t *testing.T) {
 	ts := newTestServer(t, serverOpts{reply: "Hi", parallel: 1, queue: 0})
 	addr := serveHTTP(t, ts.srv, 16)
-	c := slowBody(t, addr, false, nil)
-	waitFor(t, "the slow request's admission", func() bool { return ts.srv.pendingRequests() == 1 })
-	body := `{"messages":[{"role":"user","content":"Hi"}]}`
-	status, v, hdr := ts.post(t, "/v1/chat/completions", body)
-	if status != 503 || errorOf(t, v)["code"] != "queue_full" || hdr.Get("Retry-After") == "" {
-		t.Fatalf("with the queue taken by a slow body: status %d %v", status, v)
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 8 {
+		slowBody(t, addr, true, stop)
 	}
-	c.Close()
-	waitFor(t, "the slow request to leave", func() bool { return ts.srv.pendingRequests() == 0 })
+	time.Sleep(100 * time.Millisecond) // their handlers are reading
+	if n := ts.srv.pendingRequests(); n != 0 {
+		t.Errorf("%d requests admitted while their bodies arrive", n)
+	}
+	body := `{"messages":[{"role":"user","content":"Hi"}]}`
 	if status, v, _ := ts.post(t, "/v1/chat/completions", body); status != 200 {
-		t.Fatalf("after the slow client left: status %d %v", status, v)
+		t.Fatalf("beside 8 slow bodies: status %d %v", status, v)
 	}
 }
 
@@ -716,4 +718,54 @@ func FuzzGuard(f *testing.F) {
 			t.Fatalf("Host %q Origin %q: status %d", host, origin, rec.Code)
 		}
 	})
+}
+
+// TestBodyLimits: a Content-Length over the body cap is answered 413 at
+// once (the body never sent, nor waited for), and connections that
+// announce large bodies and send a byte hold a small buffer each, not
+// what they announce.
+func TestBodyLimits(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: "Hi", queue: 64, config: func(c *Config) {
+		c.ReadTimeout = 10 * time.Second
+		c.MaxBodyBytes = 16 << 20
+	}})
+	addr := serveHTTP(t, ts.srv, 64)
+	dial := func(length int64) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", length)
+		return c
+	}
+	start := time.Now()
+	c := dial(16<<20 + 1)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a body over the cap: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close || !bytes.Contains(body, []byte(`"request_too_large"`)) {
+		t.Errorf("status %d, close %v, %s: want 413 request_too_large and close", resp.StatusCode, resp.Close, body)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("answered after %v", took)
+	}
+
+	// 32 connections announcing 16 MB each.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 32 {
+		dial(16 << 20)
+	}
+	time.Sleep(200 * time.Millisecond) // the handlers reach their reads
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 64<<20 {
+		t.Errorf("32 bodies announced at 16 MB, one byte sent: the heap grew %d MB", grew>>20)
+	}
 }

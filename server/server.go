@@ -43,9 +43,10 @@ type Config struct {
 	// ones get 413.
 	MaxBodyBytes int64
 	// Queue is the most requests that may wait for a slot (serve's
-	// --queue). Requests whose body is being read, rendered and tokenized
-	// count against it along with those in the scheduler's queue; beyond
-	// it they get 503 before any of that work is done.
+	// --queue). Requests whose body has arrived and is being rendered and
+	// tokenized count against it along with those in the scheduler's
+	// queue; beyond it they get 503 before that work is done. A body
+	// still arriving takes no place.
 	Queue int
 	// ReadTimeout bounds the time a client may take to send a request's
 	// body (0: DefaultReadTimeout). One not sent whole by then gets 408
@@ -210,7 +211,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Route options.
 const (
 	routeAuth  = 1 << iota // the API key is required
-	routeAdmit             // the request is admitted against the queue before its body is read
+	routeAdmit             // the request is admitted against the queue once its body is read
 )
 
 // StatusClientClosed is the status metrics and logs give a request whose
@@ -263,16 +264,19 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 				Message: "missing or wrong API key: send the header Authorization: Bearer KEY"})
 			return
 		}
+		body, e := s.readBody(rec, r)
+		if e != nil {
+			writeError(rec, e)
+			return
+		}
+		// Admitted once its body has arrived: clients that trickle their
+		// bodies hold connections (bounded by --max-conns and the read
+		// timeout), not places of the queue.
 		if opts&routeAdmit != 0 {
 			if e := s.admitRequest(info); e != nil {
 				writeError(rec, e)
 				return
 			}
-		}
-		body, e := s.readBody(rec, r)
-		if e != nil {
-			writeError(rec, e)
-			return
 		}
 		r.Body = &bodyReader{Reader: bytes.NewReader(body), data: body}
 		if opts&routeAdmit != 0 {
@@ -291,8 +295,14 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 // connection is closed: what is left of the body is never read.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	rc := http.NewResponseController(w)
-	// A buffer of the announced size spares growing one (and the garbage).
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), s.cfg.MaxBodyBytes)+1))
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		// Answered at once, the body never read.
+		w.Header().Set("Connection", "close")
+		return nil, bodyTooLarge(s.cfg.MaxBodyBytes)
+	}
+	// The buffer grows as the body arrives: a client announcing a large
+	// body and sending little holds little memory.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), initialBodyBytes)+1))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	body := buf.Bytes()
 	if err == nil {
@@ -304,8 +314,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	var ne net.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-			Message: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)}
+		return nil, bodyTooLarge(tooBig.Limit)
 	case errors.As(err, &ne) && ne.Timeout():
 		return nil, &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
 			Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.ReadTimeout)}
@@ -316,6 +325,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	// answer.
 	s.log.Debug("reading a request body", "err", err)
 	return nil, badRequest("", "the request body could not be read")
+}
+
+// initialBodyBytes is the buffer a request body starts in, whatever its
+// Content-Length announces.
+const initialBodyBytes = 64 << 10
+
+// bodyTooLarge is the answer to a body over limit bytes.
+func bodyTooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+		Message: fmt.Sprintf("the request body is larger than %d bytes", limit)}
 }
 
 // bodyReader is a request body route has read whole: decodeBody decodes
