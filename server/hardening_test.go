@@ -250,6 +250,40 @@ func TestIdleConnsGiveWay(t *testing.T) {
 	expectTimeoutAnswer(t, busy) // the request under way was not cut
 }
 
+// TestSilentConnsGiveWay: with every place of --max-conns taken by
+// connections that never send a request, a new client is answered once
+// one of them has been silent for silentGrace (it is closed for the
+// client), not after the read timeout.
+func TestSilentConnsGiveWay(t *testing.T) {
+	const timeout = 5 * time.Second
+	ts := newTestServer(t, serverOpts{reply: "Hi", config: func(c *Config) { c.ReadTimeout = timeout }})
+	addr := serveHTTP(t, ts.srv, 2)
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	time.Sleep(50 * time.Millisecond) // both accepted, in StateNew
+	start := time.Now()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a new client beside 2 silent connections: %v", err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start); resp.StatusCode != 200 || took > silentGrace+time.Second {
+		t.Errorf("status %d after %v: want 200 within %v", resp.StatusCode, took, silentGrace+time.Second)
+	}
+}
+
 // pending returns the requests admitted and not yet in the scheduler.
 func (s *Server) pendingRequests() int {
 	s.admit.mu.Lock()

@@ -16,11 +16,13 @@ const DefaultMaxConns = 512
 // it back until a place is free, so that further clients wait in the
 // kernel's backlog rather than take the process's file descriptors.
 //
-// Idle keep-alive connections give way to a client held back: with the
-// listener's ConnState set as the http.Server's ConnState, the connection
-// idle longest is closed for it, or the next one to go idle, so that a
-// new client (a health probe) does not wait for the server's idle
-// timeout. Connections reading or answering a request are never closed.
+// Idle connections give way to a client held back (keep-alive ones
+// between requests, and new ones that have not sent a request yet): with
+// the listener's ConnState set as the http.Server's ConnState, the
+// connection idle longest is closed for it, or the next one to go idle,
+// so that a new client (a health probe) does not wait for the server's
+// idle or read timeout. Connections reading or answering a request are
+// never closed.
 type Limited struct {
 	net.Listener
 	sem       chan struct{}
@@ -28,15 +30,26 @@ type Limited struct {
 	closeOnce sync.Once
 
 	mu      sync.Mutex
-	idle    map[*limitConn]time.Time // idle connections, since when
-	waiting bool                     // Accept holds a client back
+	idle    map[*limitConn]idleConn // idle connections
+	waiting bool                    // Accept holds a client back
 }
+
+// idleConn is when a connection went idle, and whether it is new (has
+// not sent a request yet).
+type idleConn struct {
+	since time.Time
+	fresh bool
+}
+
+// silentGrace is how long a new connection may stay silent before it
+// gives way to a client held back: its first request may be on its way.
+const silentGrace = time.Second
 
 // LimitListener returns a listener that accepts at most n connections at
 // once from l.
 func LimitListener(l net.Listener, n int) *Limited {
 	return &Limited{Listener: l, sem: make(chan struct{}, max(1, n)), done: make(chan struct{}),
-		idle: make(map[*limitConn]time.Time)}
+		idle: make(map[*limitConn]idleConn)}
 }
 
 // Accept waits for a client and, while n connections are open, for a
@@ -49,26 +62,10 @@ func (l *Limited) Accept() (net.Conn, error) {
 	select {
 	case l.sem <- struct{}{}:
 	default:
-		l.mu.Lock()
-		oldest := l.oldestIdle()
-		if oldest != nil {
-			delete(l.idle, oldest)
-		} else {
-			l.waiting = true
-		}
-		l.mu.Unlock()
-		if oldest != nil {
-			oldest.Close()
-		}
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.done:
+		if err := l.makeRoom(); err != nil {
 			c.Close()
-			return nil, net.ErrClosed
+			return nil, err
 		}
-		l.mu.Lock()
-		l.waiting = false
-		l.mu.Unlock()
 	}
 	lc := &limitConn{Conn: c}
 	lc.release = func() {
@@ -80,14 +77,51 @@ func (l *Limited) Accept() (net.Conn, error) {
 	return lc, nil
 }
 
-// oldestIdle returns the connection idle longest, nil if none; l.mu is
-// held.
-func (l *Limited) oldestIdle() *limitConn {
+// makeRoom takes a place for a client held back: it closes the
+// connection idle longest, or waits for a place, looking again as new
+// connections outstay silentGrace.
+func (l *Limited) makeRoom() error {
+	defer func() {
+		l.mu.Lock()
+		l.waiting = false
+		l.mu.Unlock()
+	}()
+	tick := time.NewTicker(silentGrace / 4)
+	defer tick.Stop()
+	for {
+		l.mu.Lock()
+		oldest := l.oldestIdle(time.Now())
+		if oldest != nil {
+			delete(l.idle, oldest)
+		} else {
+			l.waiting = true
+		}
+		l.mu.Unlock()
+		if oldest != nil {
+			oldest.Close()
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return nil
+		case <-l.done:
+			return net.ErrClosed
+		case <-tick.C:
+		}
+	}
+}
+
+// oldestIdle returns the connection idle longest, of those idle between
+// requests and those new and silent for silentGrace by now; nil if none.
+// l.mu is held.
+func (l *Limited) oldestIdle(now time.Time) *limitConn {
 	var oldest *limitConn
 	var since time.Time
 	for c, t := range l.idle {
-		if oldest == nil || t.Before(since) {
-			oldest, since = c, t
+		if t.fresh && now.Sub(t.since) < silentGrace {
+			continue
+		}
+		if oldest == nil || t.since.Before(since) {
+			oldest, since = c, t.since
 		}
 	}
 	return oldest
@@ -102,13 +136,13 @@ func (l *Limited) ConnState(c net.Conn, state http.ConnState) {
 		return
 	}
 	l.mu.Lock()
-	if state != http.StateIdle {
+	if state != http.StateIdle && state != http.StateNew {
 		delete(l.idle, lc)
 		l.mu.Unlock()
 		return
 	}
-	if !l.waiting {
-		l.idle[lc] = time.Now()
+	if !l.waiting || state == http.StateNew {
+		l.idle[lc] = idleConn{since: time.Now(), fresh: state == http.StateNew}
 		l.mu.Unlock()
 		return
 	}
