@@ -80,7 +80,7 @@ func makeBenchSet(b *testing.B) []benchCase {
 			b.Fatal(err)
 		}
 		name := "grammar/" + strings.TrimSuffix(filepath.Base(f), ".json")
-		g, err := grammar.FromJSONSchema(s, grammar.SchemaOptions{MaxWhitespace: grammar.DefaultMaxWhitespace, AllowAdditionalDefault: true})
+		g, err := grammar.FromJSONSchema(s, grammar.SchemaOptions{MaxWhitespace: prettyWhitespace, AllowAdditionalDefault: true})
 		if err != nil {
 			b.Logf("%s: %v", name, err)
 			continue

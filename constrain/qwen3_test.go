@@ -22,6 +22,12 @@ const (
 
 var qwen3EOG = []int32{151643, 151645}
 
+// prettyWhitespace is the whitespace the corpus's grammars allow between
+// JSON tokens: a newline and the indentation of its pretty-printed
+// documents (the server's default, grammar.DefaultMaxWhitespace, allows a
+// space or a newline only).
+const prettyWhitespace = 20
+
 var qwen3 struct {
 	once sync.Once
 	tok  *tokenizer.Tokenizer
@@ -163,7 +169,7 @@ func allSchemas(tb testing.TB) []schemaCase {
 
 func schemaGrammar(tb testing.TB, sc schemaCase) *grammar.Grammar {
 	tb.Helper()
-	g, err := grammar.FromJSONSchema(sc.schema, grammar.SchemaOptions{MaxWhitespace: grammar.DefaultMaxWhitespace, AllowAdditionalDefault: true})
+	g, err := grammar.FromJSONSchema(sc.schema, grammar.SchemaOptions{MaxWhitespace: prettyWhitespace, AllowAdditionalDefault: true})
 	if err != nil {
 		tb.Fatalf("%s: %v", sc.name, err)
 	}

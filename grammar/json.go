@@ -5,11 +5,11 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxWhitespace is the longest run of whitespace the JSON grammars
-// allow between tokens when a caller does not choose: a newline and the
-// indentation of pretty-printed JSON a few levels deep, bounded so that a
-// model cannot pad forever.
-const DefaultMaxWhitespace = 20
+// DefaultMaxWhitespace is the whitespace the JSON grammars allow between
+// tokens when a caller does not choose: one space or one newline, no
+// indentation (compact JSON, as a model writes it when it does not pad; a
+// larger bound lets a model fill replies with runs of blanks).
+const DefaultMaxWhitespace = 1
 
 // Digit limits of the JSON number grammar: a model cannot write digits
 // forever, and every number it writes fits a float64's range.

@@ -118,6 +118,11 @@ type Model struct {
 	Embedding   bool
 	EmbedDim    int
 	EmbedTokens func(text string) []int32
+	// JSONWhitespace bounds the whitespace between the tokens of the JSON
+	// that structured output constrains (structured.Spec.Whitespace): 0
+	// the default, a space or a newline; negative none; n > 1 a newline
+	// and up to n-1 spaces and tabs.
+	JSONWhitespace int
 
 	maxTokenBytes int // the most bytes a token stands for; set by SetModel
 }

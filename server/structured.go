@@ -343,6 +343,9 @@ func constrainRequest(ctx context.Context, m *Model, cs *constraintSpec, thinkin
 	if cs == nil {
 		return nil, nil
 	}
+	if cs.spec.Whitespace == 0 {
+		cs.spec.Whitespace = m.JSONWhitespace
+	}
 	c, err := compilerFor(m).New(ctx, cs.spec, thinking)
 	if err != nil {
 		return nil, constraintError(cs.param, err)

@@ -547,3 +547,56 @@ func FuzzStructuredRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONWhitespace: the whitespace between a constrained reply's JSON
+// tokens is at most what the model's JSONWhitespace allows (serve's
+// --json-whitespace): by default a single space or newline, with -1
+// none, with 4 a newline and up to 3 blanks; never a run of mixed blanks
+// beyond that, which the audit saw the shipped model fill replies with.
+func TestJSONWhitespace(t *testing.T) {
+	ts := modelServer(t)
+	for _, tc := range []struct {
+		ws, longest int
+	}{{0, 1}, {-1, 0}, {4, 4}} {
+		t.Run(fmt.Sprint(tc.ws), func(t *testing.T) {
+			ts.model.JSONWhitespace = tc.ws
+			texts, _ := replies(6, func(i int) ([2]string, error) {
+				body := fmt.Sprintf(`{"prompt": "Answer: ", "response_format": {"type": "json_object", "schema": %s}, "temperature": 1, "seed": %d, "max_tokens": %d}`, personSchema, 100+i, replyTokens)
+				text, finish := rawReply(t, ts, "/v1/completions", body)
+				return [2]string{text, finish}, nil
+			})
+			for i, r := range texts {
+				if run := longestBlank(r[0]); run > tc.longest {
+					t.Errorf("reply %d %q: a run of %d blanks between tokens, want at most %d", i, r[0], run, tc.longest)
+				}
+			}
+		})
+	}
+}
+
+// longestBlank returns the longest run of whitespace outside the string
+// literals of JSON text s.
+func longestBlank(s string) int {
+	longest, run, inString, escaped := 0, 0, false, false
+	for _, c := range []byte(s) {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString, run = true, 0
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			run++
+			longest = max(longest, run)
+		default:
+			run = 0
+		}
+	}
+	return longest
+}

@@ -71,6 +71,11 @@ type Spec struct {
 	Tools   []Tool
 	// Parallel allows several tool calls in one reply.
 	Parallel bool
+	// Whitespace bounds the whitespace between JSON tokens
+	// (grammar.SchemaOptions.MaxWhitespace): 0 means
+	// grammar.DefaultMaxWhitespace (a space or a newline), a negative
+	// value none, n > 1 a newline and up to n-1 spaces and tabs.
+	Whitespace int
 }
 
 // A Tool is a function the model may be made to call.
@@ -244,9 +249,16 @@ func Check(spec *Spec) error {
 	return nil
 }
 
-// schemaOptions returns the JSON options of a schema or tool.
-func schemaOptions(strict bool) grammar.SchemaOptions {
-	return grammar.SchemaOptions{MaxWhitespace: grammar.DefaultMaxWhitespace, AllowAdditionalDefault: !strict}
+// schemaOptions returns the JSON options of a schema or tool of spec.
+func schemaOptions(spec *Spec, strict bool) grammar.SchemaOptions {
+	ws := spec.Whitespace
+	switch {
+	case ws == 0:
+		ws = grammar.DefaultMaxWhitespace
+	case ws < 0:
+		ws = 0
+	}
+	return grammar.SchemaOptions{MaxWhitespace: ws, AllowAdditionalDefault: !strict}
 }
 
 // Grammar builds the grammar spec asks for; with thinking, up to two
@@ -261,9 +273,9 @@ func Grammar(spec *Spec, thinking bool) (*grammar.Grammar, error) {
 	var err error
 	switch spec.Kind {
 	case JSONSchema:
-		g, err = grammar.FromJSONSchema([]byte(spec.Text), schemaOptions(spec.Strict))
+		g, err = grammar.FromJSONSchema([]byte(spec.Text), schemaOptions(spec, spec.Strict))
 	case JSONObject:
-		g = grammar.JSONObject(schemaOptions(false))
+		g = grammar.JSONObject(schemaOptions(spec, false))
 	case GBNF:
 		g, err = grammar.ParseGBNF(spec.Text)
 	case Regex:
@@ -291,10 +303,10 @@ func toolGrammar(spec *Spec) (*grammar.Grammar, error) {
 	for i, t := range spec.Tools {
 		var args *grammar.Grammar
 		if len(bytes.TrimSpace(t.Parameters)) == 0 || string(bytes.TrimSpace(t.Parameters)) == "null" {
-			args = grammar.JSONObject(schemaOptions(t.Strict))
+			args = grammar.JSONObject(schemaOptions(spec, t.Strict))
 		} else {
 			var err error
-			if args, err = grammar.FromJSONSchema(t.Parameters, schemaOptions(t.Strict)); err != nil {
+			if args, err = grammar.FromJSONSchema(t.Parameters, schemaOptions(spec, t.Strict)); err != nil {
 				return nil, &ToolError{Index: i, Name: t.Name, Err: err}
 			}
 		}
@@ -347,7 +359,7 @@ func jsonString(s string) (string, error) {
 // key returns the cache key of spec: its kind, options and canonical text.
 func key(spec *Spec, thinking bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d|%t|%t|%t|", spec.Kind, spec.Strict, spec.Parallel, thinking)
+	fmt.Fprintf(&b, "%d|%t|%t|%t|%d|", spec.Kind, spec.Strict, spec.Parallel, thinking, spec.Whitespace)
 	switch spec.Kind {
 	case JSONSchema:
 		b.WriteString(compactJSON(spec.Text))

@@ -28,7 +28,7 @@ type listenFlags struct {
 func (f *listenFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (0.0.0.0:8080: every interface)")
-	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once; further clients wait to be accepted (an idle keep-alive connection is closed to make room)")
+	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once; further clients wait to be accepted (an idle connection, kept alive or silent a second since it opened, is closed to make room)")
 	fl.DurationVar(&f.readTimeout, "read-timeout", server.DefaultReadTimeout, "time a client has to send a request, header and body (the header at most 10s); later: 408 and the connection closed")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-hosts", nil, "on a loopback address without --api-key, Host names accepted besides localhost and loopback addresses (comma-separated; * for any)")
 	fl.StringSliceVar(&f.corsOrigins, "cors-origin", nil, "web origins whose pages may call the server, e.g. https://app.example.com (comma-separated; * for any); requests from other origins get 403")

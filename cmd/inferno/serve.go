@@ -180,7 +180,7 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 	}
 	lf.register(cmd)
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU; on the GPU what the KV pool holds at 2048 positions each, at most 256)")
-	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot, those being read and tokenized included; more get 503")
+	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot, those being tokenized included (not those still sending their body); more get 503")
 	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default: $INFERNO_API_KEY)")
 	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes; larger ones get 413")
@@ -316,6 +316,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		Format: format, Reasoning: reasoning, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: l.sched, Created: time.Now(),
 		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens,
+		JSONWhitespace: jsonWhitespace(pf.jsonWS),
 	}
 	log.Info("model loaded", "file", path, "backend", l.backend.Name(), "threads", l.backend.Threads(), "took", time.Since(start).Round(time.Millisecond))
 	ok = true
@@ -335,7 +336,8 @@ func (l *served) close() {
 	l.file.Close()
 }
 
-// poolFlags size the paged KV cache and the batches of the server.
+// poolFlags size the paged KV cache and the batches of the server, and
+// shape what it generates (--json-whitespace).
 type poolFlags struct {
 	mem         int64
 	memText     string
@@ -344,6 +346,7 @@ type poolFlags struct {
 	prefills    int
 	noPrefix    bool
 	pooling     string // --pooling: the model's pooling (setPooling)
+	jsonWS      int    // --json-whitespace
 }
 
 func (f *poolFlags) register(cmd *cobra.Command) {
@@ -352,6 +355,7 @@ func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 0, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts (default: the GPU's most a pass, 1024; 512 on the CPU)")
 	cmd.Flags().IntVar(&f.prefills, "prefills", 0, "most new prompts whose chunks join one forward pass (default: 8 on the GPU, 2 on the CPU)")
 	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")
+	cmd.Flags().IntVar(&f.jsonWS, "json-whitespace", 1, "whitespace structured output allows between JSON tokens: 0 none, 1 a space or a newline, N a newline and up to N-1 spaces and tabs of indentation")
 }
 
 // check validates the flags and parses --kv-mem.
@@ -361,6 +365,9 @@ func (f *poolFlags) check() error {
 	}
 	if f.batchTokens < 0 {
 		return fmt.Errorf("--batch-tokens %d: want at least 1 (0: the default)", f.batchTokens)
+	}
+	if f.jsonWS < 0 || f.jsonWS > 64 {
+		return fmt.Errorf("--json-whitespace %d: want 0 to 64", f.jsonWS)
 	}
 	if f.prefills < 0 {
 		return fmt.Errorf("--prefills %d: want at least 1 (0: the default)", f.prefills)
@@ -396,4 +403,13 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (want, for example, 512MiB or 2GiB)", s)
 	}
 	return int64(v * mult), nil
+}
+
+// jsonWhitespace is server.Model.JSONWhitespace for --json-whitespace n:
+// none is negative there, 0 the default.
+func jsonWhitespace(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
