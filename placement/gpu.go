@@ -36,15 +36,16 @@ func (b *Backend) gpuBatchRunner(blocks, localBlocks, bs, want int) (engine.Batc
 }
 
 // gpuWindowSequences returns how many sequences of gpuTypicalPositions
-// (or the context, if shorter) the device's free memory holds, with
-// local of c's layers in a window pool, at least 1 and at most want.
+// (or the context, if shorter) the memory left for the KV pools holds
+// (cuda.Model.PoolMemory: within the GPU memory budget), with local of
+// c's layers in a window pool, at least 1 and at most want.
 func (b *Backend) gpuWindowSequences(c *arch.Config, local, bs, want int) (int, error) {
-	free, err := b.gpu.FreeMemory()
+	free, err := b.gpu.PoolMemory()
 	if err != nil {
 		return 0, err
 	}
 	typical := min(b.maxLen, gpuTypicalPositions)
 	per := kvcache.PageBytes(c.Layers-local, c.KVDim(), bs, kvcache.F16)*int64((typical+bs-1)/bs) +
 		kvcache.PageBytes(local, c.KVDim(), bs, kvcache.F16)*int64(kvcache.WindowBlocks(1, c.Window, engine.PromptChunk, bs))
-	return max(1, min(want, int(int64(free)*9/10/per))), nil
+	return max(1, min(want, int(int64(free)/per))), nil
 }

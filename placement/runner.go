@@ -53,6 +53,11 @@ type Config struct {
 	TracePrompts bool
 	// NoGraph launches the GPU's decode kernels one by one (cuda only).
 	NoGraph bool
+	// GPUMemory is the share of the GPU's memory the process may take
+	// (cuda.Options.Memory; 0: cuda.DefaultMemory, 90%), GPUMemoryBytes
+	// the budget in bytes instead when not 0.
+	GPUMemory      float64
+	GPUMemoryBytes int64
 	// Progress receives the GPU upload's progress bar; nil: none.
 	Progress io.Writer
 	// Warn receives one-line notices, such as auto falling back to the
@@ -178,7 +183,8 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 // openGPU uploads the model to the GPU, as run with sequences of up to
 // maxLen positions (arch.ForContext: a LongRoPE model's choice of factors).
 func (b *Backend) openGPU(cfg Config) error {
-	r, err := cuda.Load(arch.ForContext(b.m.Arch, b.maxLen), cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.TracePrompts})
+	r, err := cuda.Load(arch.ForContext(b.m.Arch, b.maxLen), cuda.Options{MaxLen: cfg.Context, NoGraph: cfg.NoGraph, Progress: cfg.Progress, TracePrompts: cfg.TracePrompts,
+		Memory: cfg.GPUMemory, MemoryBytes: uint64(max(cfg.GPUMemoryBytes, 0))})
 	if err != nil {
 		return err
 	}

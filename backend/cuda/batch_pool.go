@@ -80,12 +80,11 @@ func (br *BatchRunner) allocPool(blocks, localBlocks int) error {
 	maxBlocks := 256 * ((br.base.maxLen + br.bs - 1) / br.bs)
 	bb, lbb := br.blockBytes(), br.localBlockBytes()
 	if blocks == 0 {
-		free, err := g.freeMemory()
+		pm, err := br.base.poolMemory()
 		if err != nil {
 			return err
 		}
-		const headroom = 3 << 29 // 1.5 GiB: graphs, the meta buffers, other users
-		avail := int64(free) - headroom
+		avail := int64(pm)
 		per := int64(bb)
 		if br.win && localBlocks > 0 {
 			avail -= int64(localBlocks+1) * int64(lbb) // the window pool's, first
@@ -101,10 +100,10 @@ func (br *BatchRunner) allocPool(blocks, localBlocks int) error {
 			if localBlocks > 0 {
 				win = fmt.Sprintf("a window pool of %d blocks of %.1f MiB", localBlocks, mib(lbb))
 			}
-			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB free, %.1f MiB a block, %s)", mib(free), mib(bb), win)
+			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB left for it within the GPU memory budget, --gpu-memory; %.1f MiB a block, %s)", mib(pm), mib(bb), win)
 		}
 		if blocks < 1 {
-			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB free, %.1f MiB a block)", mib(free), mib(bb))
+			return fmt.Errorf("cuda: no room for a KV pool (%.0f MiB left for it within the GPU memory budget, --gpu-memory; %.1f MiB a block)", mib(pm), mib(bb))
 		}
 	}
 	if localBlocks == 0 {

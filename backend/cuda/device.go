@@ -250,6 +250,16 @@ func (g *device) memInfo() (free, total uint64) {
 	return
 }
 
+// memoryInfo returns the device memory free now and in all, or the
+// driver's error.
+func (g *device) memoryInfo() (free, total uint64, err error) {
+	r := g.d.call(g.d.cuMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	if err := g.d.check("cuMemGetInfo", r); err != nil {
+		return 0, 0, fmt.Errorf("cuda: reading the free memory of %s: %w", g.Name, err)
+	}
+	return free, total, nil
+}
+
 // freeMemory returns the device memory free now, or the driver's error.
 func (g *device) freeMemory() (uint64, error) {
 	var free, total uint64

@@ -147,23 +147,25 @@ func fitError(f footprint, free uint64, name string) error {
 // localBlocks blocks (and its scratch block), and the runner's scratch do
 // not fit in the device's free memory.
 func (br *BatchRunner) checkFit(blocks, localBlocks int) error {
-	free, err := br.dev.freeMemory()
+	free, total, err := br.dev.memoryInfo()
 	if err != nil {
 		return err
 	}
+	o := &br.base.opts
+	left := min(free-free/50, budgetLeft(free, total, br.dev.inUse, o.Memory, o.MemoryBytes))
 	pool := int64(blocks+1) * int64(br.blockBytes())
 	var window int64
 	if br.win {
 		window = int64(localBlocks+1) * int64(br.localBlockBytes())
 	}
 	scratch := batchScratchBytes(&br.cfg)
-	if avail := int64(free) - int64(free)/50; pool+window+scratch <= avail {
+	if pool+window+scratch <= int64(left) {
 		return nil
 	}
 	if br.win {
-		return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory, its window pool of %d blocks %.1f and the batch scratch %.1f, %s has %.1f GiB free",
-			blocks, br.bs, gib(pool), localBlocks, gib(window), gib(scratch), br.dev.Name, gib(int64(free)))
+		return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory, its window pool of %d blocks %.1f and the batch scratch %.1f; %s has %.1f GiB free, %.1f of them within the GPU memory budget (--gpu-memory)",
+			blocks, br.bs, gib(pool), localBlocks, gib(window), gib(scratch), br.dev.Name, gib(int64(free)), gib(int64(left)))
 	}
-	return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory and the batch scratch %.1f, %s has %.1f GiB free",
-		blocks, br.bs, gib(pool), gib(scratch), br.dev.Name, gib(int64(free)))
+	return fmt.Errorf("cuda: a KV pool of %d blocks of %d positions needs %.1f GiB of GPU memory and the batch scratch %.1f; %s has %.1f GiB free, %.1f of them within the GPU memory budget (--gpu-memory)",
+		blocks, br.bs, gib(pool), gib(scratch), br.dev.Name, gib(int64(free)), gib(int64(left)))
 }

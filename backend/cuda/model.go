@@ -28,6 +28,14 @@ type Options struct {
 	// passes that are no decode step (prompts, mixed batches: an event
 	// after each kernel), for BatchRunner.PromptProfile.
 	TracePrompts bool
+	// Memory is the share of the device's memory the process may take,
+	// weights, KV pools and scratch together, as vLLM's
+	// gpu_memory_utilization: 0 means DefaultMemory; MemoryBytes, when
+	// not 0, is the budget in bytes instead. A KV pool sized from the
+	// free memory (NewBatchRunner with blocks 0) takes what the budget
+	// leaves, and no runner's pool may pass it.
+	Memory      float64
+	MemoryBytes uint64
 
 	// tune and batchTune, when set, change the launch choices Load and
 	// NewBatchRunner take (defaultTuning, batchTuningFor): this package's
@@ -250,8 +258,11 @@ func (r *Model) Stats() Stats {
 	return s
 }
 
-// FreeMemory returns the device memory free now, in bytes.
-func (r *Model) FreeMemory() (uint64, error) {
+// PoolMemory returns the device memory the KV pools of a new runner may
+// take now, in bytes: what the budget (Options.Memory) leaves beside the
+// process's allocations, at most what the device has free, less
+// poolReserve for the runner's graphs and inputs.
+func (r *Model) PoolMemory() (uint64, error) {
 	if r.closed {
 		return 0, errClosed
 	}
@@ -260,7 +271,49 @@ func (r *Model) FreeMemory() (uint64, error) {
 		return 0, err
 	}
 	defer g.exit()
-	return g.freeMemory()
+	return r.poolMemory()
+}
+
+// DefaultMemory is the share of the device's memory a process takes
+// unless Options say otherwise: 90%, as vLLM leaves 10% to others.
+const DefaultMemory = 0.9
+
+// poolReserve is the memory kept from a KV pool sized from the budget:
+// the runner's graphs, its inputs, the driver's own allocations.
+const poolReserve = 3 << 29 // 1.5 GiB
+
+// poolMemory is PoolMemory with the device entered.
+func (r *Model) poolMemory() (uint64, error) {
+	free, total, err := r.dev.memoryInfo()
+	if err != nil {
+		return 0, err
+	}
+	return poolBudget(free, total, r.dev.inUse, r.opts.Memory, r.opts.MemoryBytes), nil
+}
+
+// poolBudget returns the bytes a KV pool may take on a device of total
+// bytes, free of them free, this process holding inUse: the budget
+// (fraction of total, or bytes when not 0; fraction 0 is DefaultMemory)
+// less inUse, at most free, less poolReserve; 0 when nothing is left.
+func poolBudget(free, total, inUse uint64, fraction float64, bytes uint64) uint64 {
+	avail := budgetLeft(free, total, inUse, fraction, bytes)
+	if avail <= poolReserve {
+		return 0
+	}
+	return avail - poolReserve
+}
+
+// budgetLeft returns what the budget (fraction of total, or bytes when not
+// 0; fraction 0 is DefaultMemory) leaves beside inUse, at most free.
+func budgetLeft(free, total, inUse uint64, fraction float64, bytes uint64) uint64 {
+	if fraction <= 0 {
+		fraction = DefaultMemory
+	}
+	budget := uint64(fraction * float64(total))
+	if bytes > 0 {
+		budget = bytes
+	}
+	return min(free, max(budget, inUse)-inUse)
 }
 
 // StepBytes returns the bytes a decode step of one sequence at context

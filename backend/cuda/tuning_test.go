@@ -104,3 +104,28 @@ func TestSkinnyPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolBudget: the KV pool sized from the memory takes what the budget
+// leaves (90% of an 80 GiB device by default, or a fraction or size given)
+// beside the process's allocations, never more than is free, less the
+// reserve for graphs and inputs.
+func TestPoolBudget(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		free, total, inUse uint64
+		fraction           float64
+		bytes, want        uint64
+	}{
+		{80 * gib, 80 * gib, 1 * gib, 0, 0, 72*gib - 1*gib - poolReserve},   // the default: 0.9
+		{80 * gib, 80 * gib, 1 * gib, 0.5, 0, 40*gib - 1*gib - poolReserve}, // a fraction
+		{80 * gib, 80 * gib, 1 * gib, 0, 20 * gib, 19*gib - poolReserve},    // a size
+		{10 * gib, 80 * gib, 1 * gib, 0, 0, 10*gib - poolReserve},           // others hold the rest: what is free
+		{80 * gib, 80 * gib, 75 * gib, 0, 0, 0},                             // the weights take the budget
+		{80 * gib, 80 * gib, 1 * gib, 0.02, 0, 0},                           // less than the reserve
+	} {
+		if got := poolBudget(tc.free, tc.total, tc.inUse, tc.fraction, tc.bytes); got != tc.want {
+			t.Errorf("poolBudget(free %d GiB, total %d GiB, in use %d GiB, %v, %d) = %.2f GiB, want %.2f",
+				tc.free/gib, tc.total/gib, tc.inUse/gib, tc.fraction, tc.bytes/gib, float64(got)/gib, float64(tc.want)/gib)
+		}
+	}
+}

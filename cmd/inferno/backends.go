@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -24,6 +26,7 @@ type runnerFlags struct {
 	kvType  string
 	trace   bool
 	noGraph bool
+	gpuMem  string // --gpu-memory
 	// prompts: the command prints the GPU's prompt passes under --trace
 	// (reportTrace), so the runner times them (placement.Config.TracePrompts).
 	prompts bool
@@ -42,6 +45,23 @@ func (f *runnerFlags) registerBench(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
 	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
+	cmd.Flags().StringVar(&f.gpuMem, "gpu-memory", "0.9", "cuda: the GPU memory the process may take, weights, KV cache and scratch together: a share of the device's (0.9) or a size (40GiB); the KV pool sized from it leaves the rest to others")
+}
+
+// gpuMemory parses --gpu-memory: a share of the device's memory in (0, 1],
+// or a size in bytes.
+func gpuMemory(s string) (fraction float64, bytes int64, err error) {
+	if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+		if !(v > 0 && v <= 1) {
+			return 0, 0, fmt.Errorf("--gpu-memory %s: a share of the GPU's memory must be in (0, 1] (or give a size, such as 40GiB)", s)
+		}
+		return v, 0, nil
+	}
+	n, err := parseBytes(s)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--gpu-memory: %w, or a share such as 0.9", err)
+	}
+	return 0, n, nil
 }
 
 // open opens m on the backend the flags name (see placement.Open), with the
@@ -59,15 +79,19 @@ func (f *runnerFlags) open(m *model.Model) (*placement.Backend, error) {
 	if c := m.Arch.Hyper().ContextLength; f.ctx > c {
 		return nil, fmt.Errorf("--ctx %d exceeds the model's context length %d", f.ctx, c)
 	}
+	share, size, err := gpuMemory(f.gpuMem)
+	if err != nil {
+		return nil, err
+	}
 	var progress io.Writer
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		progress = os.Stderr
 	}
 	b, err := placement.Open(m, placement.Config{
 		Backend: f.backend, Threads: f.threads, Context: f.ctx, KVType: f.kvType, Trace: f.trace, NoGraph: f.noGraph,
-		TracePrompts: f.trace && f.prompts,
-		Progress:     progress,
-		Warn:         func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },
+		TracePrompts: f.trace && f.prompts, GPUMemory: share, GPUMemoryBytes: size,
+		Progress: progress,
+		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },
 	})
 	if err != nil {
 		return nil, err

@@ -299,8 +299,13 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	if err != nil {
 		return nil, err
 	}
+	var poolMiB float64
+	if ps, ok := l.batched.(engine.PoolSizer); ok {
+		pool, _ := ps.PoolBytes()
+		poolMiB = math.Round(float64(pool)/(1<<20)*10) / 10
+	}
 	log.Info("KV cache", "layout", rf.kv, "blocks", l.batched.Blocks(), "block_size", l.batched.BlockSize(),
-		"positions", l.batched.Blocks()*l.batched.BlockSize(), "prefix_cache", prefix, "parallel", parallel,
+		"positions", l.batched.Blocks()*l.batched.BlockSize(), "pool_mib", poolMiB, "prefix_cache", prefix, "parallel", parallel,
 		"batch_tokens", max(batchTokens, parallel), "prefills", prefills)
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
 	var more []string
