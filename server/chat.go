@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"inferno/chat"
@@ -54,33 +56,104 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	if e != nil {
 		return e
 	}
-	p, err := parser.New(m.replyOptions(prompt, tc.parse))
-	if err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Message: err.Error()}
+	n, e := req.choices(maxChoices)
+	if e != nil {
+		return e
 	}
 	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)
 	if e != nil {
 		return e
 	}
-	if cs != nil {
-		c, e := constrainRequest(r.Context(), m, cs, thinkingOf(m, prompt))
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel() // ends every choice submitted when the handler returns
+	// Each choice is a generation of its own: its draws (a seed moved on
+	// by its index), its constraint's state, its reply parser. Their
+	// prompts are the same; the prefix cache shares their blocks once
+	// the first has filled them.
+	chs := make([]chatGen, n)
+	for i := range chs {
+		gi := gen
+		if i > 0 && gi.Sampling.HasSeed {
+			gi.Sampling.Seed += uint64(i)
+		}
+		if cs != nil {
+			c, e := constrainRequest(r.Context(), m, cs, thinkingOf(m, prompt))
+			if e != nil {
+				return e
+			}
+			gi.Constraint = c
+		}
+		p, err := parser.New(m.replyOptions(prompt, tc.parse))
+		if err != nil {
+			return &apiError{Status: http.StatusInternalServerError, Message: err.Error()}
+		}
+		sctx := ctx
+		if i > 0 {
+			// The route's requestInfo (log and metrics) follows the first
+			// choice; the others keep their own.
+			sctx = context.WithValue(ctx, infoKey{}, &requestInfo{route: requestInfoOf(ctx).route})
+		}
+		g, e := s.submit(sctx, m, gi, start)
 		if e != nil {
 			return e
 		}
-		gen.Constraint = c
-	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	g, e := s.submit(ctx, m, gen, start)
-	if e != nil {
-		return e
+		chs[i] = chatGen{g: g, p: p}
 	}
 	id := requestID("chatcmpl-")
-	g.info.id = id
+	chs[0].g.info.id = id
 	if req.Stream {
-		s.streamChat(w, g, id, &req, p)
+		s.streamChat(w, chs, id, &req)
 		return nil
 	}
+	choices := make([]chatChoice, n)
+	errs := make([]error, n)
+	gone := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range chs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			choices[i], gone[i], errs[i] = collectChat(m, chs[i], &req, tc)
+			choices[i].Index = i
+		}()
+	}
+	wg.Wait()
+	for i := range chs {
+		switch {
+		case gone[i]:
+			return nil // the client is gone
+		case errs[i] != nil:
+			return failure(errs[i])
+		}
+	}
+	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: chs[0].g.created, Model: m.Name,
+		SystemFingerprint: fingerprint, Choices: choices, Usage: usageOf(chs)})
+	return nil
+}
+
+// chatGen is one choice of a chat completion: its generation and the
+// parser of its reply.
+type chatGen struct {
+	g *generation
+	p parser.Parser
+}
+
+// usageOf is the usage of a chat completion's choices: the prompt once,
+// every choice's completion tokens.
+func usageOf(chs []chatGen) *usage {
+	u := chs[0].g.usage()
+	for _, c := range chs[1:] {
+		u.CompletionTokens += c.g.tokens
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+// collectChat runs choice c to its end and returns its message; gone
+// reports that the client went away first, err the error that ended the
+// generation.
+func collectChat(m *Model, c chatGen, req *chatRequest, tc toolChoice) (choice chatChoice, gone bool, err error) {
+	g, p := c.g, c.p
 	var content, reasoning strings.Builder
 	add := func(d parser.Delta) {
 		content.WriteString(d.Content)
@@ -90,10 +163,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	for {
 		ev, ok := g.next()
 		if !ok {
-			return nil // the client is gone
+			return choice, true, nil
 		}
 		if ev.Err != nil {
-			return failure(ev.Err)
+			return choice, false, ev.Err
 		}
 		add(p.Add(ev.Text))
 		if ev.HasToken && req.Logprobs {
@@ -126,33 +199,89 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 			finish = "tool_calls"
 		}
 	}
-	choice := chatChoice{Message: msg, FinishReason: &finish}
+	choice = chatChoice{Message: msg, FinishReason: &finish}
 	if req.Logprobs {
 		choice.Logprobs = &chatLogprobs{Content: lps}
 		if lps == nil {
 			choice.Logprobs.Content = []tokenLogprob{}
 		}
 	}
-	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: g.created, Model: m.Name,
-		SystemFingerprint: fingerprint, Choices: []chatChoice{choice}, Usage: g.usage()})
-	return nil
+	return choice, false, nil
 }
 
 // fingerprint identifies the server build in responses.
 const fingerprint = "inferno"
 
-// streamChat streams a chat completion as chunks: the role first, then
-// content, reasoning and tool-call deltas, the finish reason, the usage
-// when asked for, and [DONE].
-func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req *chatRequest, p parser.Parser) {
+// streamChat streams a chat completion's choices as chunks, each choice's
+// interleaved with the others' by their index: its role first, then
+// content, reasoning and tool-call deltas and its finish reason; then the
+// usage when asked for, and [DONE]. A failed choice ends the stream with
+// the error.
+func (s *Server) streamChat(w http.ResponseWriter, chs []chatGen, id string, req *chatRequest) {
 	out := newSSE(w)
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	chunk := func(d *chatDelta, lp *chatLogprobs, finish *string) chatResponse {
-		return chatResponse{ID: id, Object: "chat.completion.chunk", Created: g.created, Model: g.m.Name, SystemFingerprint: fingerprint,
-			Choices: []chatChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+	var mu sync.Mutex
+	failed, closed := false, false
+	emit := func(v any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed || closed {
+			return errStreamOver
+		}
+		if err := out.send(v); err != nil {
+			closed = true
+			return err
+		}
+		return nil
 	}
-	if out.send(chunk(&chatDelta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
+	fail := func(ae *apiError) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !failed && !closed {
+			failed = true
+			out.sendError(ae)
+			_ = out.done()
+		}
+	}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	created, model := chs[0].g.created, chs[0].g.m.Name
+	var wg sync.WaitGroup
+	for i := range chs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := streamChoice(chs[i], i, id, created, model, req, emit); err != nil {
+				fail(failure(err))
+			}
+		}()
+	}
+	wg.Wait()
+	if failed || closed {
 		return
+	}
+	if includeUsage {
+		if out.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: usageOf(chs)}) != nil {
+			return
+		}
+	}
+	_ = out.done()
+}
+
+// errStreamOver stops a choice whose stream has ended (an error sent, or
+// the client gone).
+var errStreamOver = errors.New("server: the stream is over")
+
+// streamChoice streams choice c (index i) through emit until it ends; it
+// returns the error that ended its generation, nil otherwise (its end, or
+// the stream over).
+func streamChoice(c chatGen, i int, id string, created int64, model string, req *chatRequest, emit func(any) error) error {
+	g, p := c.g, c.p
+	chunk := func(d *chatDelta, lp *chatLogprobs, finish *string) chatResponse {
+		return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, SystemFingerprint: fingerprint,
+			Choices: []chatChoice{{Index: i, Delta: d, Logprobs: lp, FinishReason: finish}}}
+	}
+	if emit(chunk(&chatDelta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
+		return nil
 	}
 	calls := 0
 	send := func(d parser.Delta, lp *chatLogprobs, finish *string) error {
@@ -170,24 +299,22 @@ func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req
 		if delta.Content == nil && delta.ReasoningContent == nil && delta.ToolCalls == nil && lp == nil && finish == nil {
 			return nil
 		}
-		return out.send(chunk(delta, lp, finish))
+		return emit(chunk(delta, lp, finish))
 	}
 	for {
 		ev, ok := g.next()
 		if !ok {
-			return
+			return nil
 		}
 		if ev.Err != nil {
-			out.sendError(failure(ev.Err))
-			_ = out.done()
-			return
+			return ev.Err
 		}
 		var lp *chatLogprobs
 		if ev.HasToken && req.Logprobs {
 			lp = &chatLogprobs{Content: []tokenLogprob{g.m.chatLogprob(ev.Token)}}
 		}
 		if send(p.Add(ev.Text), lp, nil) != nil {
-			return
+			return nil
 		}
 		if ev.Finish != "" {
 			break
@@ -202,16 +329,8 @@ func (s *Server) streamChat(w http.ResponseWriter, g *generation, id string, req
 	if calls+len(last.ToolCalls) > 0 && finish == engine.FinishStop {
 		finish = "tool_calls"
 	}
-	if send(last, nil, &finish) != nil {
-		return
-	}
-	if includeUsage {
-		if out.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: g.created, Model: g.m.Name,
-			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: g.usage()}) != nil {
-			return
-		}
-	}
-	_ = out.done()
+	_ = send(last, nil, &finish)
+	return nil
 }
 
 func wireCalls(calls []parser.ToolCall) []wireToolCall {

@@ -44,6 +44,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 			return e
 		}
 	}
+	if _, e := req.choices(1); e != nil {
+		return e
+	}
 	gen, e := req.request(m, ids, limit, req.Logprobs != nil, top)
 	if e != nil {
 		return e

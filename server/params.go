@@ -12,14 +12,28 @@ import (
 // maxStops is the most stop strings a request may give (OpenAI's limit).
 const maxStops = 4
 
+// maxChoices is the most choices (n) a chat completion may ask for.
+const maxChoices = 16
+
+// choices returns the request's n, the choices to generate: 1 when absent,
+// at most most.
+func (f *samplingFields) choices(most int) (int, *apiError) {
+	switch {
+	case f.N == nil:
+		return 1, nil
+	case most == 1 && *f.N != 1:
+		return 0, badRequest("n", "n = %d: only n = 1 is supported here (one choice per request)", *f.N)
+	case *f.N < 1 || *f.N > most:
+		return 0, badRequest("n", "n = %d: want 1 to %d choices", *f.N, most)
+	}
+	return *f.N, nil
+}
+
 // sampling returns the request's sampling parameters, checked. OpenAI's
 // defaults apply to what is absent: temperature 1, top_p 1, no other
 // filter or penalty.
 func (f *samplingFields) sampling(vocab int) (sampling.Params, *apiError) {
 	p := sampling.Params{Temperature: 1}
-	if f.N != nil && *f.N != 1 {
-		return p, badRequest("n", "n = %d: only n = 1 is supported (one choice per request)", *f.N)
-	}
 	if v := f.Temperature; v != nil {
 		if !(*v >= 0 && *v <= 2) {
 			return p, badRequest("temperature", "temperature %v is outside [0, 2]", *v)
