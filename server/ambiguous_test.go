@@ -11,8 +11,9 @@ import (
 
 // TestAmbiguousGrammar: a request whose grammar parses its text in
 // exponentially many ways (the audit's x ::= "a" x | "a" x x, made to run
-// at least 40 a's) ends within a second with an error that says so, and
-// a plain request sent beside it completes.
+// at least 40 a's) ends within seconds (0.3 s on a quiet 2-core machine;
+// 52 s for 14 tokens before the bound) with an error that says so, and a
+// plain request sent beside it completes.
 func TestAmbiguousGrammar(t *testing.T) {
 	ts := modelServer(t)
 	grammar, _ := json.Marshal("root ::= x \"a\"{40} \"b\"\nx ::= \"a\" x | \"a\" x x | \"\"")
@@ -36,7 +37,7 @@ func TestAmbiguousGrammar(t *testing.T) {
 	if e, _ := v["error"].(map[string]any); status != 400 || e["code"] != "grammar_too_ambiguous" || !strings.Contains(body, "too ambiguous") {
 		t.Errorf("status %d, %s: want 400 grammar_too_ambiguous", status, body)
 	}
-	if took > time.Second {
+	if took > 10*time.Second {
 		t.Errorf("the ambiguous request took %v", took)
 	}
 	if plain != 200 {

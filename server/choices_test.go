@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -73,6 +75,82 @@ func TestChatChoices(t *testing.T) {
 	for i := range texts {
 		if texts[i].String() != alone[i] {
 			t.Errorf("streamed choice %d: %q, alone %q", i, texts[i].String(), alone[i])
+		}
+	}
+}
+
+// TestCompletionChoices: a completions request of several prompts and n
+// choices each, echo on, gives as choice p*n+i the prompt p followed by
+// the text that prompt gives alone with seed+i, streamed or not; the
+// usage counts each prompt once.
+func TestCompletionChoices(t *testing.T) {
+	ts := modelServer(t)
+	prompts := []string{"In the beginning", "And God said"}
+	const n = 2
+	common := `"max_tokens": 12, "temperature": 1`
+	var want []string
+	completion := 0
+	for _, p := range prompts {
+		for i := range n {
+			status, v, _ := ts.post(t, "/v1/completions", fmt.Sprintf(`{"prompt": %q, %s, "seed": %d}`, p, common, 7+i))
+			if status != 200 {
+				t.Fatalf("%q alone: status %d %v", p, status, v)
+			}
+			want = append(want, p+v["choices"].([]any)[0].(map[string]any)["text"].(string))
+			completion += int(v["usage"].(map[string]any)["completion_tokens"].(float64))
+		}
+	}
+	body := fmt.Sprintf(`{"prompt": [%q, %q], "n": %d, "echo": true, %s, "seed": 7}`, prompts[0], prompts[1], n, common)
+	status, v, _ := ts.post(t, "/v1/completions", body)
+	if status != 200 {
+		t.Fatalf("status %d %v", status, v)
+	}
+	choices := v["choices"].([]any)
+	if len(choices) != len(want) {
+		t.Fatalf("%d choices, want %d", len(choices), len(want))
+	}
+	for k, c := range choices {
+		ch := c.(map[string]any)
+		if got := ch["text"].(string); int(ch["index"].(float64)) != k || got != want[k] {
+			t.Errorf("choice %d (index %v): %q, want %q", k, ch["index"], got, want[k])
+		}
+	}
+	if got := int(v["usage"].(map[string]any)["completion_tokens"].(float64)); got != completion {
+		t.Errorf("usage: %d completion tokens, alone %d", got, completion)
+	}
+
+	// Streamed.
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/completions", strings.NewReader(strings.Replace(body, "{", `{"stream": true, `, 1)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	texts := make([]strings.Builder, len(want))
+	for _, ev := range sseEvents(t, resp.Body) {
+		if ev == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Index int    `json:"index"`
+				Text  string `json:"text"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(ev), &chunk); err != nil {
+			t.Fatalf("chunk %s: %v", ev, err)
+		}
+		for _, c := range chunk.Choices {
+			if c.Index < 0 || c.Index >= len(want) {
+				t.Fatalf("a chunk of choice %d", c.Index)
+			}
+			texts[c.Index].WriteString(c.Text)
+		}
+	}
+	for k := range texts {
+		if texts[k].String() != want[k] {
+			t.Errorf("streamed choice %d: %q, want %q", k, texts[k].String(), want[k])
 		}
 	}
 }

@@ -3,14 +3,17 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
 
 // completions serves POST /v1/completions: raw text (or token ids) in,
-// its continuation out.
+// its continuation out; several prompts and n choices of each give
+// choice index prompt*n + i.
 func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
 	start := time.Now()
 	var req completionRequest
@@ -20,15 +23,15 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 	if e := checkModel(m, req.Model); e != nil {
 		return e
 	}
-	ids, e := completionPrompt(m, req.Prompt)
+	prompts, e := completionPrompts(m, req.Prompt)
 	if e != nil {
 		return e
 	}
 	switch {
 	case len(req.Suffix) > 0 && string(req.Suffix) != "null":
 		return badRequest("suffix", "suffix is not supported")
-	case req.Echo:
-		return badRequest("echo", "echo is not supported")
+	case req.Echo && req.Logprobs != nil:
+		return badRequest("echo", "echo with logprobs is not supported: the prompt's log-probabilities are not computed")
 	case req.BestOf != nil && *req.BestOf != 1:
 		return badRequest("best_of", "best_of = %d: only 1 is supported", *req.BestOf)
 	}
@@ -44,60 +47,197 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 			return e
 		}
 	}
-	if _, e := req.choices(1); e != nil {
-		return e
-	}
-	gen, e := req.request(m, ids, limit, req.Logprobs != nil, top)
+	n, e := req.choices(maxChoices)
 	if e != nil {
 		return e
 	}
-	c, e := req.completionConstraint(r.Context(), m)
+	if k := len(prompts) * n; k > maxChoices {
+		return badRequest("n", "%d prompts of %d choices each: at most %d choices in all", len(prompts), n, maxChoices)
+	}
+	gen, e := req.request(m, prompts[0].ids, limit, req.Logprobs != nil, top)
 	if e != nil {
 		return e
-	}
-	if c != nil {
-		gen.Constraint = c
 	}
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	g, e := s.submit(ctx, m, gen, start)
-	if e != nil {
-		if e.Param == "messages" {
-			e.Param = "prompt"
+	defer cancel() // ends every choice submitted when the handler returns
+	gens := make([]*generation, 0, len(prompts)*n)
+	for _, p := range prompts {
+		for j := range n {
+			gi := gen
+			gi.Prompt = p.ids
+			if j > 0 && gi.Sampling.HasSeed {
+				gi.Sampling.Seed += uint64(j) // as the same prompt alone with seed + j
+			}
+			c, e := req.completionConstraint(r.Context(), m)
+			if e != nil {
+				return e
+			}
+			if c != nil {
+				gi.Constraint = c
+			}
+			sctx := ctx
+			if len(gens) > 0 {
+				// The route's requestInfo (log and metrics) follows the
+				// first choice; the others keep their own.
+				sctx = context.WithValue(ctx, infoKey{}, &requestInfo{route: requestInfoOf(ctx).route})
+			}
+			g, e := s.submit(sctx, m, gi, start)
+			if e != nil {
+				if e.Param == "messages" {
+					e.Param = "prompt"
+				}
+				return e
+			}
+			gens = append(gens, g)
 		}
-		return e
 	}
 	id := requestID("cmpl-")
-	g.info.id = id
-	resp := func(text string, lp *completionLogprobs, finish *string) completionResponse {
-		return completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
-			Choices: []completionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}}
+	gens[0].info.id = id
+	echo := func(k int) string {
+		if req.Echo {
+			return prompts[k/n].text
+		}
+		return ""
 	}
-	var out *sse
+	chunk := func(k int, text string, lp *completionLogprobs, finish *string) completionResponse {
+		return completionResponse{ID: id, Object: "text_completion", Created: gens[0].created, Model: m.Name, SystemFingerprint: fingerprint,
+			Choices: []completionChoice{{Index: k, Text: text, Logprobs: lp, FinishReason: finish}}}
+	}
+	usage := func() *usage {
+		u := &usage{}
+		for k, g := range gens {
+			if k%n == 0 { // each prompt once
+				u.PromptTokens += g.prompt
+				u.PromptTokensDetails.CachedTokens += g.cached
+			}
+			u.CompletionTokens += g.tokens
+		}
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+		return u
+	}
 	if req.Stream {
-		out = newSSE(w)
+		s.streamCompletions(w, gens, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, echo, chunk, usage)
+		return nil
 	}
-	var text strings.Builder
-	var all *completionLogprobs
-	if gen.Sampling.Logprobs {
-		all = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+	choices := make([]completionChoice, len(gens))
+	errs := make([]error, len(gens))
+	gone := make([]bool, len(gens))
+	var wg sync.WaitGroup
+	for k, g := range gens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var text strings.Builder
+			var all *completionLogprobs
+			gone[k], errs[k] = runCompletion(g, m, func(t string, lp *completionLogprobs, _ *string) error {
+				text.WriteString(t)
+				if lp != nil {
+					if all == nil {
+						all = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+					}
+					all.Tokens = append(all.Tokens, lp.Tokens...)
+					all.TokenLogprobs = append(all.TokenLogprobs, lp.TokenLogprobs...)
+					all.TopLogprobs = append(all.TopLogprobs, lp.TopLogprobs...)
+					all.TextOffset = append(all.TextOffset, lp.TextOffset...)
+				}
+				return nil
+			})
+			if all == nil && g.wantLogprobs() {
+				all = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+			}
+			choices[k] = completionChoice{Index: k, Text: echo(k) + text.String(), Logprobs: all, FinishReason: &g.finish}
+		}()
 	}
+	wg.Wait()
+	for k := range gens {
+		switch {
+		case gone[k]:
+			return nil // the client is gone
+		case errs[k] != nil:
+			return failure(errs[k])
+		}
+	}
+	writeJSON(w, http.StatusOK, completionResponse{ID: id, Object: "text_completion", Created: gens[0].created, Model: m.Name,
+		SystemFingerprint: fingerprint, Choices: choices, Usage: usage()})
+	return nil
+}
+
+// streamCompletions streams the choices of gens side by side, each
+// chunk naming its choice's index, the prompt first where echo gives it;
+// then the usage when asked for, and [DONE]. A failed choice ends the
+// stream with the error.
+func (s *Server) streamCompletions(w http.ResponseWriter, gens []*generation, includeUsage bool, echo func(int) string,
+	chunk func(int, string, *completionLogprobs, *string) completionResponse, usage func() *usage) {
+	out := newSSE(w)
+	var mu sync.Mutex
+	failed, closed := false, false
+	emit := func(v any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed || closed {
+			return errStreamOver
+		}
+		if err := out.send(v); err != nil {
+			closed = true
+			return err
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for k, g := range gens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if e := echo(k); e != "" && emit(chunk(k, e, nil, nil)) != nil {
+				return
+			}
+			_, err := runCompletion(g, g.m, func(t string, lp *completionLogprobs, finish *string) error {
+				if t == "" && lp == nil && finish == nil {
+					return nil
+				}
+				return emit(chunk(k, t, lp, finish))
+			})
+			if err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if !failed && !closed {
+					failed = true
+					out.sendError(failure(err))
+					_ = out.done()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed || closed {
+		return
+	}
+	if includeUsage {
+		created, model := gens[0].created, gens[0].m.Name
+		if out.send(completionResponse{ID: chunk(0, "", nil, nil).ID, Object: "text_completion", Created: created, Model: model,
+			SystemFingerprint: fingerprint, Choices: []completionChoice{}, Usage: usage()}) != nil {
+			return
+		}
+	}
+	_ = out.done()
+}
+
+// runCompletion runs g to its end, handing emit each event's text, its
+// token's log-probabilities (when asked for) and, at the end, the finish
+// reason; it stops when emit fails. gone reports that the client went
+// away, err the error that ended the generation.
+func runCompletion(g *generation, m *Model, emit func(string, *completionLogprobs, *string) error) (gone bool, err error) {
 	offset := 0
 	for {
 		ev, ok := g.next()
 		if !ok {
-			return nil
+			return true, nil
 		}
 		if ev.Err != nil {
-			if out == nil {
-				return failure(ev.Err)
-			}
-			out.sendError(failure(ev.Err))
-			_ = out.done()
-			return nil
+			return false, ev.Err
 		}
 		var lp *completionLogprobs
-		if ev.HasToken && gen.Sampling.Logprobs {
+		if ev.HasToken && g.wantLogprobs() {
 			lp = &completionLogprobs{}
 			tok, _ := m.tokenBytes(ev.Token.ID)
 			top := make(map[string]float32, len(ev.Token.Top))
@@ -108,77 +248,93 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 			lp.Tokens, lp.TokenLogprobs = []string{tok}, []float32{finite(ev.Token.Logprob)}
 			lp.TopLogprobs, lp.TextOffset = []map[string]float32{top}, []int{offset}
 			offset += utf8.RuneCountInString(tok) // OpenAI counts characters
-			all.Tokens = append(all.Tokens, lp.Tokens...)
-			all.TokenLogprobs = append(all.TokenLogprobs, lp.TokenLogprobs...)
-			all.TopLogprobs = append(all.TopLogprobs, lp.TopLogprobs...)
-			all.TextOffset = append(all.TextOffset, lp.TextOffset...)
 		}
 		var finish *string
 		if ev.Finish != "" {
 			finish = &g.finish
 		}
-		if out != nil {
-			if ev.Text != "" || lp != nil || finish != nil {
-				if out.send(resp(ev.Text, lp, finish)) != nil {
-					return nil
-				}
-			}
-		} else {
-			text.WriteString(ev.Text)
+		if emit(ev.Text, lp, finish) != nil {
+			return false, nil
 		}
 		if finish != nil {
-			break
+			return false, nil
 		}
 	}
-	if out == nil {
-		r := resp(text.String(), all, &g.finish)
-		r.Usage = g.usage()
-		writeJSON(w, http.StatusOK, r)
-		return nil
-	}
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		u := completionResponse{ID: id, Object: "text_completion", Created: g.created, Model: m.Name, SystemFingerprint: fingerprint,
-			Choices: []completionChoice{}, Usage: g.usage()}
-		if out.send(u) != nil {
-			return nil
-		}
-	}
-	_ = out.done()
-	return nil
 }
 
-// completionPrompt returns the prompt's token ids: a string (special-token
-// text such as <|im_start|> becomes its id), an array of one string, or
-// an array of token ids.
-func completionPrompt(m *Model, raw json.RawMessage) ([]int32, *apiError) {
+// A completionPromptText is one prompt of a completions request: its
+// token ids and, for echo, its text.
+type completionPromptText struct {
+	ids  []int32
+	text string
+}
+
+// completionPrompts returns the request's prompts: a string (special-token
+// text such as <|im_start|> becomes its id), an array of strings, an
+// array of token ids, or an array of arrays of token ids.
+func completionPrompts(m *Model, raw json.RawMessage) ([]completionPromptText, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badRequest("prompt", "prompt is required")
 	}
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
-		return encodePrompt(m, text)
+		ids, e := encodePrompt(m, text, "prompt")
+		return []completionPromptText{{ids, text}}, e
+	}
+	check := func(k int) *apiError {
+		if k == 0 || k > maxChoices {
+			return badRequest("prompt", "prompt holds %d prompts: want 1 to %d", k, maxChoices)
+		}
+		return nil
 	}
 	var texts []string
 	if err := json.Unmarshal(raw, &texts); err == nil {
-		if len(texts) != 1 {
-			return nil, badRequest("prompt", "prompt holds %d strings: only one prompt per request is supported", len(texts))
+		if e := check(len(texts)); e != nil {
+			return nil, e
 		}
-		return encodePrompt(m, texts[0])
+		out := make([]completionPromptText, len(texts))
+		for i, t := range texts {
+			ids, e := encodePrompt(m, t, fmt.Sprintf("prompt[%d]", i))
+			if e != nil {
+				return nil, e
+			}
+			out[i] = completionPromptText{ids, t}
+		}
+		return out, nil
 	}
 	var ids []int64
 	if err := json.Unmarshal(raw, &ids); err == nil {
-		return tokenIDs(m, ids, "prompt")
+		p, e := tokenIDs(m, ids, "prompt")
+		if e != nil {
+			return nil, e
+		}
+		return []completionPromptText{{p, m.Tokenizer.Decode(p)}}, nil
 	}
-	return nil, badRequest("prompt", "prompt must be a string, an array of one string, or an array of token ids")
+	var lists [][]int64
+	if err := json.Unmarshal(raw, &lists); err == nil {
+		if e := check(len(lists)); e != nil {
+			return nil, e
+		}
+		out := make([]completionPromptText, len(lists))
+		for i, l := range lists {
+			p, e := tokenIDs(m, l, fmt.Sprintf("prompt[%d]", i))
+			if e != nil {
+				return nil, e
+			}
+			out[i] = completionPromptText{p, m.Tokenizer.Decode(p)}
+		}
+		return out, nil
+	}
+	return nil, badRequest("prompt", "prompt must be a string, an array of strings, an array of token ids or an array of such arrays")
 }
 
-func encodePrompt(m *Model, text string) ([]int32, *apiError) {
-	if e := checkPromptBytes(m, "prompt", len(text)); e != nil {
+func encodePrompt(m *Model, text, param string) ([]int32, *apiError) {
+	if e := checkPromptBytes(m, param, len(text)); e != nil {
 		return nil, e
 	}
 	ids := m.Tokenizer.Encode(text)
 	if len(ids) == 0 {
-		return nil, badRequest("prompt", "the prompt is empty")
+		return nil, badRequest(param, "the prompt is empty")
 	}
 	return ids, nil
 }

@@ -32,7 +32,12 @@ type generation struct {
 	ctx     context.Context
 	created int64
 	info    *requestInfo
+	lps     bool // the request asked for log-probabilities
 }
+
+// wantLogprobs reports whether the request asked for the tokens'
+// log-probabilities.
+func (g *generation) wantLogprobs() bool { return g.lps }
 
 // submit hands req to the scheduler. The generation stops when ctx ends
 // (the handler cancels it when it returns, so a client gone mid-stream
@@ -67,7 +72,8 @@ func (s *Server) submit(ctx context.Context, m *Model, req engine.Request, start
 	}
 	info.submitted = true
 	s.metrics.promptTokens.Add(float64(len(req.Prompt)))
-	return &generation{s: s, m: m, stream: stream, start: start, prompt: len(req.Prompt), ctx: ctx, created: time.Now().Unix(), info: info}, nil
+	return &generation{s: s, m: m, stream: stream, start: start, prompt: len(req.Prompt), ctx: ctx, created: time.Now().Unix(), info: info,
+		lps: req.Sampling.Logprobs}, nil
 }
 
 // next returns the next event; ok is false at the end. A failed or
