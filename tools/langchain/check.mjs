@@ -1,10 +1,13 @@
 // LangChain.js against inferno serve (run.sh starts one on the repository's
 // random-weight tiny model): withStructuredOutput in its JSON-schema and
-// function-calling methods, and a tool bound with a named tool_choice.
+// function-calling methods, and a tool bound with a named tool_choice; and
+// the official openai client's chat completions of n choices, streamed and
+// not, and completions of several prompts.
 // The replies are nonsense, but every one must parse and validate. The
 // model's reasoning is turned off: a random model that opens <think> would
 // reason until maxTokens.
 import { ChatOpenAI } from "@langchain/openai";
+import OpenAI from "openai";
 import { z } from "zod";
 
 const baseURL = process.env.INFERNO_URL ?? "http://127.0.0.1:8080/v1";
@@ -49,4 +52,39 @@ for (let i = 0; i < 3; i++) {
     return weather.schema.parse(msg.tool_calls[0].args);
   });
 }
+
+const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
+const ask = {
+  model: "tiny-q8_0", messages: [{ role: "user", content: "Hi" }], max_tokens: 12, temperature: 1, seed: 5,
+  chat_template_kwargs: { enable_thinking: false },
+};
+await check("openai chat n: 2", async () => {
+  const r = await client.chat.completions.create({ ...ask, n: 2 });
+  const one = await client.chat.completions.create({ ...ask, seed: 6 });
+  if (r.choices.length !== 2 || r.choices.some((c, i) => c.index !== i || typeof c.message.content !== "string")) {
+    throw new Error(`choices ${JSON.stringify(r.choices)}`);
+  }
+  if (r.choices[1].message.content !== one.choices[0].message.content) {
+    throw new Error(`choice 1 ${JSON.stringify(r.choices[1].message.content)}, seed 6 alone ${JSON.stringify(one.choices[0].message.content)}`);
+  }
+  return r.choices.map((c) => c.message.content);
+});
+await check("openai chat n: 2 streamed", async () => {
+  const texts = ["", ""];
+  for await (const chunk of await client.chat.completions.create({ ...ask, n: 2, stream: true })) {
+    for (const c of chunk.choices) texts[c.index] += c.delta?.content ?? "";
+  }
+  const r = await client.chat.completions.create({ ...ask, n: 2 });
+  if (texts[0] !== r.choices[0].message.content || texts[1] !== r.choices[1].message.content) {
+    throw new Error(`streamed ${JSON.stringify(texts)}, not ${JSON.stringify(r.choices.map((c) => c.message.content))}`);
+  }
+  return texts;
+});
+await check("openai completions of two prompts, echo", async () => {
+  const r = await client.completions.create({ model: "tiny-q8_0", prompt: ["In the", "And"], n: 2, echo: true, max_tokens: 8, seed: 3 });
+  if (r.choices.length !== 4 || r.choices.some((c, k) => c.index !== k || !c.text.startsWith(k < 2 ? "In the" : "And"))) {
+    throw new Error(`choices ${JSON.stringify(r.choices)}`);
+  }
+  return r.choices.map((c) => c.text);
+});
 process.exit(failures ? 1 : 0);
