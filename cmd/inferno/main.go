@@ -67,5 +67,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd(), embedCmd())
 	addHubFlags(root)
+	addConfigFlags(root)
 	return root
 }
