@@ -80,3 +80,25 @@ func TestSettings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSettings: any config file either sets the flags or is refused with
+// an error; it never panics.
+func FuzzSettings(f *testing.F) {
+	f.Add([]byte("kv-mem: 4GiB\nparallel: 8\nalias: [a, b]\n"))
+	f.Add([]byte("parallel: [\n"))
+	f.Add([]byte("alias: [{a: 1}]\nqueue: {x: 1}\n"))
+	f.Add([]byte("- 1\n- 2\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(dir, "fuzz.yaml")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		fs.String("kv-mem", "", "")
+		fs.Int("parallel", 0, "")
+		fs.StringArray("alias", nil, "")
+		fs.Bool("no-prefix-cache", false, "")
+		_ = applySettings(fs, "inferno serve", func(string) (string, bool) { return "", false }, file)
+	})
+}
