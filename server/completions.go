@@ -213,9 +213,9 @@ func (s *Server) streamCompletions(w http.ResponseWriter, gens []*generation, in
 		return
 	}
 	if includeUsage {
-		created, model := gens[0].created, gens[0].m.Name
-		if out.send(completionResponse{ID: chunk(0, "", nil, nil).ID, Object: "text_completion", Created: created, Model: model,
-			SystemFingerprint: fingerprint, Choices: []completionChoice{}, Usage: usage()}) != nil {
+		u := chunk(0, "", nil, nil) // the response's id, time and model
+		u.Choices, u.Usage = []completionChoice{}, usage()
+		if out.send(u) != nil {
 			return
 		}
 	}
