@@ -2,7 +2,6 @@ package backend
 
 import (
 	"fmt"
-	"inferno/engine"
 	"io"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"inferno/arch"
+	"inferno/engine"
 )
 
 // Tracer wraps an Ops and counts the calls and time of each operation, so

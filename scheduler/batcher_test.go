@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"inferno/arch"
 	"inferno/backend/forward"
 	"inferno/backend/simd"
 	"inferno/batch"
@@ -35,7 +36,7 @@ func tinyModel(t *testing.T) *qwen3.Model {
 
 // solo generates req alone, a batch of one in one block of the context
 // (the basic layout): the transcript every batched run must reproduce.
-func solo(t *testing.T, m *qwen3.Model, req engine.Request) []int32 {
+func solo(t *testing.T, m arch.Model, req engine.Request) []int32 {
 	t.Helper()
 	br, err := forward.NewBatched(m, simd.New(), 128, 1, 128, kvcache.F16)
 	if err != nil {

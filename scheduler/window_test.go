@@ -4,10 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"inferno/arch"
 	"inferno/backend/forward"
 	"inferno/backend/simd"
-	"inferno/engine"
 	"inferno/kvcache"
 	"inferno/model"
 )
@@ -50,7 +48,7 @@ func TestBatcherWindowPool(t *testing.T) {
 					if last[i].Err != nil {
 						t.Fatalf("request %d: %v", i, last[i].Err)
 					}
-					if want := soloArch(t, m.Arch, req); !slicesEqual(got[i], want) {
+					if want := solo(t, m.Arch, req); !slicesEqual(got[i], want) {
 						t.Errorf("request %d (prompt %d tokens): batched %v, alone %v", i, len(req.Prompt), got[i], want)
 					}
 				}
@@ -65,31 +63,4 @@ func TestBatcherWindowPool(t *testing.T) {
 			})
 		}
 	}
-}
-
-// soloArch is solo for any model: req alone, every layer's keys and
-// values in one contiguous block of the context.
-func soloArch(t *testing.T, m arch.Model, req engine.Request) []int32 {
-	t.Helper()
-	br, err := forward.NewBatched(m, simd.New(), 128, 1, 128, kvcache.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := engine.NewSingle(br)
-	defer r.Close()
-	seq, err := engine.NewSequence(r, nil, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int32
-	for !seq.Done() {
-		st, err := seq.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.HasToken {
-			ids = append(ids, st.Token.ID)
-		}
-	}
-	return ids
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -219,46 +218,13 @@ const fingerprint = "inferno"
 // the error.
 func (s *Server) streamChat(w http.ResponseWriter, chs []chatGen, id string, req *chatRequest) {
 	out := newSSE(w)
-	var mu sync.Mutex
-	failed, closed := false, false
-	emit := func(v any) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if failed || closed {
-			return errStreamOver
-		}
-		if err := out.send(v); err != nil {
-			closed = true
-			return err
-		}
-		return nil
-	}
-	fail := func(ae *apiError) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !failed && !closed {
-			failed = true
-			out.sendError(ae)
-			_ = out.done()
-		}
-	}
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	created, model := chs[0].g.created, chs[0].g.m.Name
-	var wg sync.WaitGroup
-	for i := range chs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := streamChoice(chs[i], i, id, created, model, req, emit); err != nil {
-				fail(failure(err))
-			}
-		}()
-	}
-	wg.Wait()
-	if failed || closed {
+	if !fanOut(out, len(chs), func(i int, send func(any) error) error {
+		return streamChoice(chs[i], i, id, created, model, req, send)
+	}) {
 		return
 	}
-	if includeUsage {
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		if out.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
 			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: usageOf(chs)}) != nil {
 			return
@@ -266,10 +232,6 @@ func (s *Server) streamChat(w http.ResponseWriter, chs []chatGen, id string, req
 	}
 	_ = out.done()
 }
-
-// errStreamOver stops a choice whose stream has ended (an error sent, or
-// the client gone).
-var errStreamOver = errors.New("server: the stream is over")
 
 // streamChoice streams choice c (index i) through emit until it ends; it
 // returns the error that ended its generation, nil otherwise (its end, or

@@ -169,47 +169,18 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) *
 func (s *Server) streamCompletions(w http.ResponseWriter, gens []*generation, includeUsage bool, echo func(int) string,
 	chunk func(int, string, *completionLogprobs, *string) completionResponse, usage func() *usage) {
 	out := newSSE(w)
-	var mu sync.Mutex
-	failed, closed := false, false
-	emit := func(v any) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if failed || closed {
-			return errStreamOver
+	if !fanOut(out, len(gens), func(k int, send func(any) error) error {
+		if e := echo(k); e != "" && send(chunk(k, e, nil, nil)) != nil {
+			return nil
 		}
-		if err := out.send(v); err != nil {
-			closed = true
-			return err
-		}
-		return nil
-	}
-	var wg sync.WaitGroup
-	for k, g := range gens {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if e := echo(k); e != "" && emit(chunk(k, e, nil, nil)) != nil {
-				return
+		_, err := runCompletion(gens[k], gens[k].m, func(t string, lp *completionLogprobs, finish *string) error {
+			if t == "" && lp == nil && finish == nil {
+				return nil
 			}
-			_, err := runCompletion(g, g.m, func(t string, lp *completionLogprobs, finish *string) error {
-				if t == "" && lp == nil && finish == nil {
-					return nil
-				}
-				return emit(chunk(k, t, lp, finish))
-			})
-			if err != nil {
-				mu.Lock()
-				defer mu.Unlock()
-				if !failed && !closed {
-					failed = true
-					out.sendError(failure(err))
-					_ = out.done()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if failed || closed {
+			return send(chunk(k, t, lp, finish))
+		})
+		return err
+	}) {
 		return
 	}
 	if includeUsage {

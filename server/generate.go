@@ -7,11 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"inferno/constrain"
 	"math"
 	"net/http"
+	"sync"
 	"time"
 
+	"inferno/constrain"
 	"inferno/engine"
 	"inferno/sampling"
 	"inferno/scheduler"
@@ -241,3 +242,46 @@ func roundTo(v float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(v*p) / p
 }
+
+// fanOut streams n choices side by side into out: run(k, send) streams
+// choice k through send (safe for the n goroutines to call at once) and
+// returns the error that ended its generation, if one did; the first such
+// error ends the stream with it. fanOut reports whether the stream is
+// still open once every choice has ended (no error, the client still
+// there): the caller then sends the usage and [DONE].
+func fanOut(out *sse, n int, run func(k int, send func(any) error) error) bool {
+	var mu sync.Mutex
+	over := false // an error was sent, or a write failed
+	send := func(v any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return errStreamOver
+		}
+		if err := out.send(v); err != nil {
+			over = true
+			return err
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() {
+			if err := run(k, send); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if !over {
+					over = true
+					out.sendError(failure(err))
+					_ = out.done()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return !over
+}
+
+// errStreamOver stops a choice whose stream has ended (an error sent, or
+// the client gone).
+var errStreamOver = errors.New("server: the stream is over")
