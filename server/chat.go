@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"inferno/chat"
-	"inferno/engine"
 	"inferno/parser"
+	"inferno/sampling"
 )
 
 // chatCompletions serves POST /v1/chat/completions: the messages are
@@ -24,100 +24,32 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 	if e := decodeBody(r, &req); e != nil {
 		return e
 	}
-	if e := checkModel(m, req.Model); e != nil {
-		return e
-	}
-	prompt, e := renderChat(m, &req)
-	if e != nil {
-		return e
-	}
-	top := 0
-	if req.TopLogprobs != nil {
-		if top = *req.TopLogprobs; top < 0 || top > 20 {
-			return badRequest("top_logprobs", "top_logprobs %d is outside [0, 20]", top)
-		}
-		if !req.Logprobs {
-			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
-		}
-	}
-	limit, e := maxTokens("max_tokens", req.MaxTokens, req.MaxCompletionTokens)
-	if e != nil {
-		return e
-	}
-	tc, e := toolChoiceOf(&req)
-	if e != nil {
-		return e
-	}
-	if tc.spec != nil && m.format() != parser.Qwen {
-		return badRequest("tool_choice", "tool_choice %s is not supported for this model's reply format (%s) yet: use \"auto\"", describeChoice(tc), m.format())
-	}
-	cs, e := chatConstraint(&req, tc)
-	if e != nil {
-		return e
-	}
-	n, e := req.choices(maxChoices)
-	if e != nil {
-		return e
-	}
-	gen, e := req.request(m, m.Tokenizer.Encode(prompt), limit, req.Logprobs, top)
-	if e != nil {
-		return e
-	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel() // ends every choice submitted when the handler returns
-	// Each choice is a generation of its own: its draws (a seed moved on
-	// by its index), its constraint's state, its reply parser. Their
-	// prompts are the same; the prefix cache shares their blocks once
-	// the first has filled them.
-	chs := make([]chatGen, n)
-	for i := range chs {
-		gi := gen
-		if i > 0 && gi.Sampling.HasSeed {
-			gi.Sampling.Seed += uint64(i)
-		}
-		if cs != nil {
-			c, e := constrainRequest(r.Context(), m, cs, thinkingOf(m, prompt))
-			if e != nil {
-				return e
-			}
-			gi.Constraint = c
-		}
-		p, err := parser.New(m.replyOptions(prompt, tc.parse))
-		if err != nil {
-			return &apiError{Status: http.StatusInternalServerError, Message: err.Error()}
-		}
-		sctx := ctx
-		if i > 0 {
-			// The route's requestInfo (log and metrics) follows the first
-			// choice; the others keep their own.
-			sctx = context.WithValue(ctx, infoKey{}, &requestInfo{route: requestInfoOf(ctx).route})
-		}
-		g, e := s.submit(sctx, m, gi, start)
-		if e != nil {
-			return e
-		}
-		chs[i] = chatGen{g: g, p: p}
+	run, e := s.startChat(ctx, m, &req, start)
+	if e != nil {
+		return e
 	}
 	id := requestID("chatcmpl-")
-	chs[0].g.info.id = id
+	run.chs[0].g.info.id = id
 	if req.Stream {
-		s.streamChat(w, chs, id, &req)
+		s.streamChat(w, run, id)
 		return nil
 	}
-	choices := make([]chatChoice, n)
-	errs := make([]error, n)
-	gone := make([]bool, n)
+	choices := make([]chatChoice, len(run.chs))
+	errs := make([]error, len(run.chs))
+	gone := make([]bool, len(run.chs))
 	var wg sync.WaitGroup
-	for i := range chs {
+	for i := range run.chs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			choices[i], gone[i], errs[i] = collectChat(m, chs[i], &req, tc)
+			choices[i], gone[i], errs[i] = collectChat(m, run.chs[i], &req)
 			choices[i].Index = i
 		}()
 	}
 	wg.Wait()
-	for i := range chs {
+	for i := range run.chs {
 		switch {
 		case gone[i]:
 			return nil // the client is gone
@@ -125,64 +57,31 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 			return failure(errs[i])
 		}
 	}
-	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: chs[0].g.created, Model: m.Name,
-		SystemFingerprint: fingerprint, Choices: choices, Usage: usageOf(chs)})
+	writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: run.chs[0].g.created, Model: m.Name,
+		SystemFingerprint: fingerprint, Choices: choices, Usage: run.usage()})
 	return nil
-}
-
-// chatGen is one choice of a chat completion: its generation and the
-// parser of its reply.
-type chatGen struct {
-	g *generation
-	p parser.Parser
-}
-
-// usageOf is the usage of a chat completion's choices: the prompt once,
-// every choice's completion tokens.
-func usageOf(chs []chatGen) *usage {
-	u := chs[0].g.usage()
-	for _, c := range chs[1:] {
-		u.CompletionTokens += c.g.tokens
-	}
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	return u
 }
 
 // collectChat runs choice c to its end and returns its message; gone
 // reports that the client went away first, err the error that ended the
 // generation.
-func collectChat(m *Model, c chatGen, req *chatRequest, tc toolChoice) (choice chatChoice, gone bool, err error) {
-	g, p := c.g, c.p
+func collectChat(m *Model, c chatGen, req *chatRequest) (choice chatChoice, gone bool, err error) {
 	var content, reasoning strings.Builder
-	add := func(d parser.Delta) {
+	var calls []parser.ToolCall
+	var lps []tokenLogprob
+	var finish string
+	gone, err = c.drive(func(d parser.Delta, tok *sampling.Token, f string) error {
 		content.WriteString(d.Content)
 		reasoning.WriteString(d.Reasoning)
-	}
-	var lps []tokenLogprob
-	for {
-		ev, ok := g.next()
-		if !ok {
-			return choice, true, nil
+		calls = append(calls, d.ToolCalls...)
+		if tok != nil && req.Logprobs {
+			lps = append(lps, m.chatLogprob(*tok))
 		}
-		if ev.Err != nil {
-			return choice, false, ev.Err
-		}
-		add(p.Add(ev.Text))
-		if ev.HasToken && req.Logprobs {
-			lps = append(lps, m.chatLogprob(ev.Token))
-		}
-		if ev.Finish != "" {
-			break
-		}
-		if tc.oneCall && tc.parse && len(p.ToolCalls()) > 0 {
-			g.finish = engine.FinishStop // parallel_tool_calls: false
-			break
-		}
-	}
-	add(p.Finish())
-	calls := p.ToolCalls()
-	if tc.oneCall && len(calls) > 1 {
-		calls = calls[:1]
+		finish = f
+		return nil
+	})
+	if gone || err != nil {
+		return choice, gone, err
 	}
 	msg := &responseMessage{Role: "assistant"}
 	if c := content.String(); c != "" || len(calls) == 0 {
@@ -191,12 +90,8 @@ func collectChat(m *Model, c chatGen, req *chatRequest, tc toolChoice) (choice c
 	if r := reasoning.String(); r != "" {
 		msg.ReasoningContent = &r
 	}
-	finish := g.finish
 	if len(calls) > 0 {
 		msg.ToolCalls = wireCalls(calls)
-		if finish == engine.FinishStop {
-			finish = "tool_calls"
-		}
 	}
 	choice = chatChoice{Message: msg, FinishReason: &finish}
 	if req.Logprobs {
@@ -216,17 +111,18 @@ const fingerprint = "inferno"
 // content, reasoning and tool-call deltas and its finish reason; then the
 // usage when asked for, and [DONE]. A failed choice ends the stream with
 // the error.
-func (s *Server) streamChat(w http.ResponseWriter, chs []chatGen, id string, req *chatRequest) {
+func (s *Server) streamChat(w http.ResponseWriter, run *chatRun, id string) {
 	out := newSSE(w)
-	created, model := chs[0].g.created, chs[0].g.m.Name
-	if !fanOut(out, len(chs), func(i int, send func(any) error) error {
-		return streamChoice(chs[i], i, id, created, model, req, send)
+	req := run.req
+	created, model := run.chs[0].g.created, run.m.Name
+	if !fanOut(out, len(run.chs), func(i int, send func(any) error) error {
+		return streamChoice(run.chs[i], i, id, created, model, req, send)
 	}) {
 		return
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		if out.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: usageOf(chs)}) != nil {
+			SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: run.usage()}) != nil {
 			return
 		}
 	}
@@ -237,7 +133,6 @@ func (s *Server) streamChat(w http.ResponseWriter, chs []chatGen, id string, req
 // returns the error that ended its generation, nil otherwise (its end, or
 // the stream over).
 func streamChoice(c chatGen, i int, id string, created int64, model string, req *chatRequest, emit func(any) error) error {
-	g, p := c.g, c.p
 	chunk := func(d *chatDelta, lp *chatLogprobs, finish *string) chatResponse {
 		return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, SystemFingerprint: fingerprint,
 			Choices: []chatChoice{{Index: i, Delta: d, Logprobs: lp, FinishReason: finish}}}
@@ -245,8 +140,7 @@ func streamChoice(c chatGen, i int, id string, created int64, model string, req 
 	if emit(chunk(&chatDelta{Role: "assistant", Content: ptr("")}, nil, nil)) != nil {
 		return nil
 	}
-	calls := 0
-	send := func(d parser.Delta, lp *chatLogprobs, finish *string) error {
+	_, err := c.drive(func(d parser.Delta, tok *sampling.Token, finish string) error {
 		delta := &chatDelta{}
 		if d.Content != "" {
 			delta.Content = &d.Content
@@ -256,43 +150,21 @@ func streamChoice(c chatGen, i int, id string, created int64, model string, req 
 		}
 		if len(d.ToolCalls) > 0 {
 			delta.ToolCalls = wireCalls(d.ToolCalls)
-			calls += len(d.ToolCalls)
-		}
-		if delta.Content == nil && delta.ReasoningContent == nil && delta.ToolCalls == nil && lp == nil && finish == nil {
-			return nil
-		}
-		return emit(chunk(delta, lp, finish))
-	}
-	for {
-		ev, ok := g.next()
-		if !ok {
-			return nil
-		}
-		if ev.Err != nil {
-			return ev.Err
 		}
 		var lp *chatLogprobs
-		if ev.HasToken && req.Logprobs {
-			lp = &chatLogprobs{Content: []tokenLogprob{g.m.chatLogprob(ev.Token)}}
+		if tok != nil && req.Logprobs {
+			lp = &chatLogprobs{Content: []tokenLogprob{c.g.m.chatLogprob(*tok)}}
 		}
-		if send(p.Add(ev.Text), lp, nil) != nil {
+		var f *string
+		if finish != "" {
+			f = &finish
+		}
+		if delta.Content == nil && delta.ReasoningContent == nil && delta.ToolCalls == nil && lp == nil && f == nil {
 			return nil
 		}
-		if ev.Finish != "" {
-			break
-		}
-		if calls > 0 && req.ParallelToolCalls != nil && !*req.ParallelToolCalls {
-			g.finish = engine.FinishStop // one call asked for: the rest is not wanted
-			break
-		}
-	}
-	last := p.Finish()
-	finish := g.finish
-	if calls+len(last.ToolCalls) > 0 && finish == engine.FinishStop {
-		finish = "tool_calls"
-	}
-	_ = send(last, nil, &finish)
-	return nil
+		return emit(chunk(delta, lp, f))
+	})
+	return err
 }
 
 func wireCalls(calls []parser.ToolCall) []wireToolCall {

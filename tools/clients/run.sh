@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs check.mjs (LangChain.js structured output and tool calls) against
-# inferno serve on the repository's tiny model. Needs node and npm; the
+# Runs the client checks (*.mjs but lib.mjs: each ecosystem's official
+# clients, one file each) against inferno serve on the repository's tiny
+# model, or only the files named as arguments. Needs node and npm; the
 # packages are installed from package-lock.json into node_modules here.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,4 +23,13 @@ for _ in $(seq 100); do
   if ! kill -0 "$pid" 2>/dev/null; then cat "$tmp/serve.log" >&2; exit 1; fi
   sleep 0.2
 done
-INFERNO_URL="http://127.0.0.1:$port/v1" node check.mjs
+checks=("$@")
+if [ ${#checks[@]} = 0 ]; then
+  checks=($(ls *.mjs | grep -v '^lib.mjs$'))
+fi
+status=0
+for c in "${checks[@]}"; do
+  echo "== $c"
+  INFERNO_URL="http://127.0.0.1:$port/v1" node "$c" || status=1
+done
+exit $status

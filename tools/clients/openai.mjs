@@ -1,18 +1,18 @@
-// LangChain.js against inferno serve (run.sh starts one on the repository's
-// random-weight tiny model): withStructuredOutput in its JSON-schema and
-// function-calling methods, and a tool bound with a named tool_choice; and
-// the official openai client's chat completions of n choices, streamed and
-// not, and completions of several prompts.
+// LangChain.js and the official openai client against inferno serve:
+// withStructuredOutput in its JSON-schema and function-calling methods,
+// and a tool bound with a named tool_choice; the openai client's chat
+// completions of n choices, streamed and not, and completions of several
+// prompts.
 // The replies are nonsense, but every one must parse and validate. The
 // model's reasoning is turned off: a random model that opens <think> would
 // reason until maxTokens.
 import { ChatOpenAI } from "@langchain/openai";
 import OpenAI from "openai";
 import { z } from "zod";
+import { baseURL, check, done, model } from "./lib.mjs";
 
-const baseURL = process.env.INFERNO_URL ?? "http://127.0.0.1:8080/v1";
 const llm = new ChatOpenAI({
-  model: "tiny-q8_0", apiKey: "unused", temperature: 1, maxTokens: 400, maxRetries: 0,
+  model, apiKey: "unused", temperature: 1, maxTokens: 400, maxRetries: 0,
   configuration: { baseURL },
   modelKwargs: { chat_template_kwargs: { enable_thinking: false } },
 });
@@ -28,16 +28,6 @@ const weather = {
   description: "the weather in a city",
   schema: z.object({ city: z.string().max(6), unit: z.enum(["c", "f"]) }),
 };
-
-let failures = 0;
-async function check(what, fn) {
-  try {
-    console.log(`ok   ${what}: ${JSON.stringify(await fn())}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${what}: ${e?.message ?? e}`);
-  }
-}
 
 for (let i = 0; i < 3; i++) {
   for (const method of ["jsonSchema", "functionCalling", undefined]) {
@@ -55,7 +45,7 @@ for (let i = 0; i < 3; i++) {
 
 const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
 const ask = {
-  model: "tiny-q8_0", messages: [{ role: "user", content: "Hi" }], max_tokens: 12, temperature: 1, seed: 5,
+  model, messages: [{ role: "user", content: "Hi" }], max_tokens: 12, temperature: 1, seed: 5,
   chat_template_kwargs: { enable_thinking: false },
 };
 await check("openai chat n: 2", async () => {
@@ -81,10 +71,10 @@ await check("openai chat n: 2 streamed", async () => {
   return texts;
 });
 await check("openai completions of two prompts, echo", async () => {
-  const r = await client.completions.create({ model: "tiny-q8_0", prompt: ["In the", "And"], n: 2, echo: true, max_tokens: 8, seed: 3 });
+  const r = await client.completions.create({ model, prompt: ["In the", "And"], n: 2, echo: true, max_tokens: 8, seed: 3 });
   if (r.choices.length !== 4 || r.choices.some((c, k) => c.index !== k || !c.text.startsWith(k < 2 ? "In the" : "And"))) {
     throw new Error(`choices ${JSON.stringify(r.choices)}`);
   }
   return r.choices.map((c) => c.text);
 });
-process.exit(failures ? 1 : 0);
+done();
