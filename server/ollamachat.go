@@ -30,9 +30,11 @@ type ollamaMessage struct {
 	ToolCallID string            `json:"tool_call_id"`
 }
 
-// ollamaChatRequest is the body of POST /api/chat. Temperature, TopP and
-// MaxOutputTokens are not ollama's: ollama-ai-provider-v2 sends them
-// beside options, and they apply where options does not say.
+// ollamaChatRequest is the body of POST /api/chat. Temperature, TopP,
+// MaxOutputTokens and ToolChoice are not ollama's (which ignores them):
+// ollama-ai-provider-v2 sends them, and they apply where options does not
+// say; tool_choice is "auto", "none", "required", or {"type": "function",
+// "name": N} (or OpenAI's spelling of it).
 type ollamaChatRequest struct {
 	Model           string            `json:"model"`
 	Messages        []ollamaMessage   `json:"messages"`
@@ -47,6 +49,7 @@ type ollamaChatRequest struct {
 	Temperature     *float64          `json:"temperature"`
 	TopP            *float64          `json:"top_p"`
 	MaxOutputTokens *int              `json:"max_output_tokens"`
+	ToolChoice      json.RawMessage   `json:"tool_choice"`
 }
 
 // ollamaGenerateRequest is the body of POST /api/generate.
@@ -168,6 +171,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, m *Model) *a
 		}
 		creq.Messages[i] = cm
 	}
+	if creq.ToolChoice, e = ollamaToolChoice(req.ToolChoice); e != nil {
+		return e
+	}
 	if creq.ResponseFormat, e = ollamaFormat(req.Format); e != nil {
 		return e
 	}
@@ -195,6 +201,24 @@ func ollamaContent(raw json.RawMessage, param string) (json.RawMessage, *apiErro
 		return nil, badRequest(param, "%s must be a string", param)
 	}
 	return raw, nil
+}
+
+// ollamaToolChoice turns ollama-ai-provider-v2's tool_choice into the
+// chat core's: a named function is {"type": "function", "name": N} there.
+func ollamaToolChoice(raw json.RawMessage) (json.RawMessage, *apiError) {
+	var named struct {
+		Type     string          `json:"type"`
+		Name     string          `json:"name"`
+		Function json.RawMessage `json:"function"`
+	}
+	if !present(raw) || json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Function != nil {
+		return raw, nil // a string, OpenAI's shape, or an error toolChoiceOf reports
+	}
+	if named.Name == "" {
+		return nil, badRequest("tool_choice", `tool_choice {"type": "function"} needs the function's "name"`)
+	}
+	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": named.Name}})
+	return b, nil
 }
 
 // ollamaGenerate serves POST /api/generate.
