@@ -132,8 +132,8 @@ func (s *Server) embedChecks(m *Model, name string, keep, options json.RawMessag
 	return e
 }
 
-// ollamaInputs reads /api/embed's input: a string (empty: none) or an
-// array of strings.
+// ollamaInputs reads /api/embed's input: a string or an array of
+// strings; an empty one holds none.
 func ollamaInputs(raw json.RawMessage) ([]string, *apiError) {
 	if !present(raw) {
 		return nil, nil
@@ -149,7 +149,10 @@ func ollamaInputs(raw json.RawMessage) ([]string, *apiError) {
 	if json.Unmarshal(raw, &list) != nil {
 		return nil, badRequest("input", "input must be a string or an array of strings")
 	}
-	if e := checkInputCount(max(len(list), 1)); e != nil {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	if e := checkInputCount(len(list)); e != nil {
 		return nil, e
 	}
 	for i, t := range list {
