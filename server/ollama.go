@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ollama's API (/api/*), a layer over the same chat core, completions
@@ -183,10 +184,14 @@ func expiresAt(m *Model, now time.Time) time.Time {
 	return now.Add(forever)
 }
 
-// truncateText shortens s to n bytes for messages.
+// truncateText shortens s to at most n bytes, whole characters, for
+// messages.
 func truncateText(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }
@@ -438,6 +443,6 @@ func (n *ndjson) send(v any) error {
 // sendError ends a stream with an error line, as ollama does.
 func (n *ndjson) sendError(e *apiError) { _ = n.send(map[string]string{"error": e.Message}) }
 
-// ollamaTime is a timestamp as ollama writes them (RFC 3339 with
+// ollamaTime is a timestamp as ollama writes them (RFC 3339 in UTC, with
 // nanoseconds).
-func ollamaTime(t time.Time) string { return t.Format(time.RFC3339Nano) }
+func ollamaTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

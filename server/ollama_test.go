@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -59,20 +61,13 @@ func ndjsonLines(t testing.TB, b []byte) []map[string]any {
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		t.Fatalf("the stream does not end with a newline: %q", b)
 	}
-	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSuffix(string(b), "\n"), "\n") {
-		v := ollamaObject(t, []byte(line))
-		if done, ok := v["done"].(bool); !ok || done {
-			if ok && done && len(out) == len(strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"))-1 {
-				out = append(out, v)
-				continue
-			}
-			t.Fatalf("line %d: done %v before the stream's end: %s", len(out), v["done"], line)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	out := make([]map[string]any, len(lines))
+	for i, line := range lines {
+		out[i] = ollamaObject(t, []byte(line))
+		if done := out[i]["done"]; done != (i == len(lines)-1) {
+			t.Fatalf("line %d of %d: done %v: %s", i, len(lines), done, line)
 		}
-		out = append(out, v)
-	}
-	if last := out[len(out)-1]; last["done"] != true {
-		t.Fatalf("the last line is not done: %v", last)
 	}
 	return out
 }
@@ -661,4 +656,27 @@ func FuzzOllamaRequest(f *testing.F) {
 			t.Fatalf("%s: status %d for %q: %s", path, rec.Code, body, rec.Body.Bytes())
 		}
 	})
+}
+
+// TestOllamaStreamError: a generation that fails mid-stream (here the
+// scheduler closes) ends the stream with an {"error": ...} line.
+func TestOllamaStreamError(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: strings.Repeat("word ", 200), delay: 5 * time.Millisecond})
+	resp, err := http.Post(ts.URL+"/api/chat", "application/json", strings.NewReader(`{"model":"tiny","messages":[{"role":"user","content":"Hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() || ollamaObject(t, sc.Bytes())["done"] != false {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	ts.sched.Close()
+	var last string
+	for sc.Scan() {
+		last = sc.Text()
+	}
+	if v := ollamaObject(t, []byte(last)); len(v) != 1 || !strings.Contains(fmt.Sprint(v["error"]), "shutting down") {
+		t.Errorf("last line %s, want the error", last)
+	}
 }

@@ -413,9 +413,7 @@ func (o ollamaReply) loaded(w http.ResponseWriter, m *Model, unload bool) *apiEr
 	if unload && m.KeepAlive != nil {
 		reason = "unload"
 	}
-	o.logprobs = false
-	b := o.body(parser.Delta{}, nil, &ollamaMetrics{DoneReason: reason})
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, o.body(parser.Delta{}, nil, &ollamaMetrics{DoneReason: reason}))
 	return nil
 }
 
