@@ -28,11 +28,11 @@ const OllamaVersion = "0.12.6"
 // ollamaRoutes registers ollama's API.
 func (s *Server) ollamaRoutes() {
 	const gen = routeAuth | routeAdmit | routeOllama
-	s.route("POST /api/chat", "ollama_chat", gen, s.ollamaModel(s.ollamaChat))
-	s.route("POST /api/generate", "ollama_generate", gen, s.ollamaModel(s.ollamaGenerate))
-	s.route("POST /api/embed", "ollama_embed", gen, s.ollamaModel(s.ollamaEmbed))
-	s.route("POST /api/embeddings", "ollama_embeddings", gen, s.ollamaModel(s.ollamaEmbeddings))
-	s.route("POST /api/show", "ollama_show", routeAuth|routeOllama, s.ollamaModel(s.ollamaShow))
+	s.route("POST /api/chat", "ollama_chat", gen, s.needOllamaModel(s.ollamaChat))
+	s.route("POST /api/generate", "ollama_generate", gen, s.needOllamaModel(s.ollamaGenerate))
+	s.route("POST /api/embed", "ollama_embed", gen, s.needOllamaModel(s.ollamaEmbed))
+	s.route("POST /api/embeddings", "ollama_embeddings", gen, s.needOllamaModel(s.ollamaEmbeddings))
+	s.route("POST /api/show", "ollama_show", routeAuth|routeOllama, s.needOllamaModel(s.ollamaShow))
 	s.route("GET /api/tags", "ollama_tags", routeAuth|routeOllama, s.ollamaTags)
 	s.route("GET /api/ps", "ollama_ps", routeAuth|routeOllama, s.ollamaPS)
 	s.route("GET /api/version", "ollama_version", routeAuth|routeOllama, s.ollamaVersion)
@@ -64,13 +64,9 @@ type ModelInfo struct {
 	GPUMemory int64
 }
 
-// ollamaHandler serves an ollama request on the model; it returns the
-// error to answer with before it has written anything, or nil.
-type ollamaHandler func(w http.ResponseWriter, r *http.Request, m *Model) *apiError
-
-// ollamaModel answers 503 while the model loads and writes the error h
-// returns in ollama's shape.
-func (s *Server) ollamaModel(h ollamaHandler) http.HandlerFunc {
+// needOllamaModel is needModel for ollama's routes: it answers 503 while
+// the model loads, and writes the error h returns, in ollama's shape.
+func (s *Server) needOllamaModel(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m := s.model.Load()
 		if m == nil {
