@@ -240,7 +240,8 @@ const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
 // and logs use, with the options opts. Another method on the path gets 405
-// in OpenAI's error shape.
+// in OpenAI's error shape (ollama's with routeOllama), as do the route's
+// other answers.
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	fail := writeError
