@@ -96,14 +96,32 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) *a
 	if e != nil {
 		return e
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	vs, tokens, e := s.embedAll(r.Context(), m, inputs, dims, start)
+	if e != nil {
+		return e
+	}
 	out := EmbeddingList{Object: "list", Data: make([]Embedding, len(inputs)), Model: m.Name}
+	for i, v := range vs {
+		out.Data[i] = NewEmbedding(i, v, req.EncodingFormat)
+	}
+	out.Usage.PromptTokens = tokens
+	out.Usage.TotalTokens = out.Usage.PromptTokens
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// embedAll embeds inputs on m and returns their vectors, in order, each
+// truncated to dims values and normalized again when dims is less than
+// the embedding's width, and the tokens embedded.
+func (s *Server) embedAll(ctx context.Context, m *Model, inputs [][]int32, dims int, start time.Time) ([][]float32, int, *apiError) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([][]float32, 0, len(inputs))
+	tokens := 0
 	// Submitted in order; when the queue is full, the oldest in flight is
 	// collected before the next goes in, so a long list waits for room
 	// instead of failing.
 	var flight []*generation
-	next := 0 // the index of flight[0]
 	collect := func() *apiError {
 		g := flight[0]
 		flight = flight[1:]
@@ -117,9 +135,8 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) *a
 				return &apiError{Status: http.StatusInternalServerError, Message: err.Error()}
 			}
 		}
-		out.Data[next] = NewEmbedding(next, v, req.EncodingFormat)
-		out.Usage.PromptTokens += g.prompt
-		next++
+		out = append(out, v)
+		tokens += g.prompt
 		return nil
 	}
 	for i, ids := range inputs {
@@ -136,21 +153,19 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) *a
 				if len(inputs) > 1 && e.Param == "input" {
 					e.Message = "input " + strconv.Itoa(i) + ": " + e.Message
 				}
-				return e
+				return nil, 0, e
 			}
 			if e := collect(); e != nil {
-				return e
+				return nil, 0, e
 			}
 		}
 	}
 	for len(flight) > 0 {
 		if e := collect(); e != nil {
-			return e
+			return nil, 0, e
 		}
 	}
-	out.Usage.TotalTokens = out.Usage.PromptTokens
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, tokens, nil
 }
 
 // embeddingOf waits for a submitted embedding's last event.

@@ -123,6 +123,19 @@ type Model struct {
 	// the default, a space or a newline; negative none; n > 1 a newline
 	// and up to n-1 spaces and tabs.
 	JSONWhitespace int
+	// Info describes the model's file, for ollama's /api/tags, /api/show
+	// and /api/ps.
+	Info ModelInfo
+	// KeepAlive, when set, is given the keep_alive of each ollama request
+	// that states one, before the request runs: the model should stay
+	// loaded for that long after its last request ends (negative: until
+	// the server stops; 0: unload once idle). ExpiresAt, when set,
+	// reports when the model will be unloaded (zero: never). Both nil, as
+	// a server of one model leaves them, the model stays loaded for the
+	// server's life: keep_alive is checked and then has no effect, and
+	// /api/ps reports no expiry (ollama's "forever").
+	KeepAlive func(time.Duration)
+	ExpiresAt func() time.Time
 
 	maxTokenBytes int // the most bytes a token stands for; set by SetModel
 }
@@ -184,6 +197,7 @@ func New(cfg Config) *Server {
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))
+	s.ollamaRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "not_found_error",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
@@ -215,8 +229,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Route options.
 const (
-	routeAuth  = 1 << iota // the API key is required
-	routeAdmit             // the request is admitted against the queue once its body is read
+	routeAuth   = 1 << iota // the API key is required
+	routeAdmit              // the request is admitted against the queue once its body is read
+	routeOllama             // errors are answered in ollama's shape, {"error": "..."}
 )
 
 // StatusClientClosed is the status metrics and logs give a request whose
@@ -225,15 +240,20 @@ const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
 // and logs use, with the options opts. Another method on the path gets 405
-// in OpenAI's error shape.
+// in OpenAI's error shape (ollama's with routeOllama), as do the route's
+// other answers.
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
+	fail := writeError
+	if opts&routeOllama != 0 {
+		fail = writeOllamaError
+	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 			w.Header().Set("Allow", method)
-			writeError(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			fail(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 				Message: fmt.Sprintf("%s %s: use %s", r.Method, path, method)})
 			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
 			return
@@ -245,7 +265,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 				// A bug must not take the server down with it.
 				s.log.Error("panic serving request", "path", r.URL.Path, "panic", p)
 				if !rec.wrote {
-					writeError(rec, &apiError{Status: http.StatusInternalServerError, Message: "internal error"})
+					fail(rec, &apiError{Status: http.StatusInternalServerError, Message: "internal error"})
 				}
 			}
 			info.release()
@@ -265,13 +285,13 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 		}()
 		if opts&routeAuth != 0 && !s.authorized(r) {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="inferno"`)
-			writeError(rec, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+			fail(rec, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 				Message: "missing or wrong API key: send the header Authorization: Bearer KEY"})
 			return
 		}
 		body, e := s.readBody(rec, r)
 		if e != nil {
-			writeError(rec, e)
+			fail(rec, e)
 			return
 		}
 		// Admitted once its body has arrived: clients that trickle their
@@ -279,7 +299,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 		// timeout), not places of the queue.
 		if opts&routeAdmit != 0 {
 			if e := s.admitRequest(info); e != nil {
-				writeError(rec, e)
+				fail(rec, e)
 				return
 			}
 		}

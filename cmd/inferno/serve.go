@@ -323,6 +323,9 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens,
 		JSONWhitespace: jsonWhitespace(pf.jsonWS),
 	}
+	if l.model.Info, err = modelInfo(m, l.backend.Name(), l.batched); err != nil {
+		return nil, err
+	}
 	log.Info("model loaded", "file", path, "backend", l.backend.Name(), "threads", l.backend.Threads(), "took", time.Since(start).Round(time.Millisecond))
 	ok = true
 	return l, nil
