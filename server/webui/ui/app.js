@@ -46,6 +46,7 @@ function setStatus(text) {
 function askKey(message) {
   $("key-message").textContent = message;
   $("key-input").value = store.apiKey();
+  ui.keyDialog.returnValue = "";
   ui.keyDialog.showModal();
   return new Promise((resolve) => {
     ui.keyDialog.addEventListener(
@@ -109,14 +110,16 @@ function save() {
 }
 
 function renderList() {
+  document.title = current ? `${current.title} · inferno` : "inferno";
   ui.list.replaceChildren(
     ...conversations.map((c) => {
       const open = document.createElement("button");
       open.type = "button";
       open.className = "open";
       open.textContent = c.title || "New conversation";
-      open.title = c.title;
+      open.title = `${c.title} (double-click to rename)`;
       open.addEventListener("click", () => select(c));
+      open.addEventListener("dblclick", () => rename(c));
       const del = document.createElement("button");
       del.type = "button";
       del.className = "delete";
@@ -134,7 +137,6 @@ function renderList() {
 }
 
 function select(conv) {
-  if (running) return;
   current = conv;
   document.body.classList.remove("sidebar-open");
   renderList();
@@ -152,8 +154,15 @@ function remove(conv) {
   renderMessages();
 }
 
+function rename(conv) {
+  const title = prompt("Rename the conversation", conv.title)?.trim();
+  if (!title) return;
+  conv.title = title;
+  save();
+  renderList();
+}
+
 function startNew() {
-  if (running) return;
   current = null;
   renderList();
   renderMessages();
@@ -395,6 +404,7 @@ function openSettings() {
   $("set-max-tokens").value = settings.maxTokens;
   $("set-thinking").checked = settings.thinking;
   $("set-api-key").value = store.apiKey();
+  ui.settings.returnValue = "";
   ui.settings.showModal();
 }
 
@@ -437,6 +447,7 @@ ui.input.addEventListener("input", autosize);
 ui.stop.addEventListener("click", stop);
 $("new-chat").addEventListener("click", startNew);
 $("open-settings").addEventListener("click", openSettings);
+for (const b of document.querySelectorAll("dialog button.cancel")) b.addEventListener("click", () => b.closest("dialog").close("cancel"));
 $("toggle-sidebar").addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && running) stop();
