@@ -90,8 +90,8 @@ func New(fallback http.Handler) *Handler {
 	return h
 }
 
-// Paths returns the URL paths the handler serves, "/" among them.
-func (h *Handler) Paths() []string {
+// paths returns the URL paths the handler serves, "/" among them.
+func (h *Handler) paths() []string {
 	paths := make([]string, 0, len(h.assets))
 	for p := range h.assets {
 		paths = append(paths, p)

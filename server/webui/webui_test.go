@@ -75,10 +75,10 @@ func TestAssets(t *testing.T) {
 	// References: src and href in the HTML, import specifiers in modules.
 	refs := regexp.MustCompile(`(?:src|href)="(/ui/[^"]+)"|from "\./([^"]+)"`)
 	served := map[string]bool{}
-	for _, p := range h.Paths() {
+	for _, p := range h.paths() {
 		served[p] = true
 	}
-	for _, p := range h.Paths() {
+	for _, p := range h.paths() {
 		for _, m := range refs.FindAllStringSubmatch(get(t, h, "GET", p).Body.String(), -1) {
 			ref := m[1]
 			if ref == "" {
@@ -114,7 +114,7 @@ func TestNoInlineCode(t *testing.T) {
 			t.Errorf("index.html has %q", m)
 		}
 	}
-	for _, p := range h.Paths() {
+	for _, p := range h.paths() {
 		b, _ := io.ReadAll(get(t, h, "GET", p).Body)
 		if regexp.MustCompile(`\binnerHTML\b|\bouterHTML\b|insertAdjacentHTML|document\.write|\beval\(|new Function`).Match(b) {
 			t.Errorf("%s writes HTML or code from strings", p)

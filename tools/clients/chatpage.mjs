@@ -187,12 +187,13 @@ await check("page: Markdown renders as elements, never as HTML", async () => {
       user: document.querySelector(".msg.user .text").innerText,
       reasoningOpen: document.querySelector(".msg.assistant details.reasoning").open,
       reasoning: document.querySelector(".msg.assistant details.reasoning .body").textContent,
+      summary: document.querySelector(".msg.assistant details.reasoning summary").textContent,
       pwned: window.pwned ?? null,
     };
   });
   assert(!/\b(img|script|b)\b/.test(dom.tags) && dom.tags.includes("strong") && dom.tags.includes("em") && dom.tags.includes("ul"), dom.tags);
   assert(dom.code === 'console.log("<b>hi</b>");' && dom.lang === "js" && dom.links === 0 && dom.user === "<b>not bold</b>", json(dom));
-  assert(dom.reasoningOpen === false && dom.reasoning === "I think." && dom.pwned === null, json(dom));
+  assert(dom.reasoningOpen === false && dom.reasoning === "I think." && dom.summary === "Reasoning (2 words)" && dom.pwned === null, json(dom));
   await md.click(".codeblock button.copy");
   await md.waitForFunction(() => document.querySelector(".codeblock button.copy").textContent !== "Copy");
   const copied = await md.evaluate(() => navigator.clipboard.readText());

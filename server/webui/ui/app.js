@@ -211,7 +211,8 @@ function updateMessage(msg, last) {
   const [reasoning, content, meta] = div.children;
   reasoning.hidden = !msg.reasoning;
   if (msg.reasoning) {
-    reasoning.firstChild.textContent = streaming && !msg.content ? "Reasoning…" : "Reasoning";
+    const words = msg.reasoning.trim().split(/\s+/).length;
+    reasoning.firstChild.textContent = `${streaming && !msg.content ? "Reasoning…" : "Reasoning"} (${words} ${words === 1 ? "word" : "words"})`;
     reasoning.lastChild.replaceChildren(renderMarkdown(msg.reasoning));
   }
   content.replaceChildren(renderMarkdown(msg.content));
@@ -291,12 +292,10 @@ function request(conv) {
   const messages = [];
   if (settings.system.trim()) messages.push({ role: "system", content: settings.system });
   for (const m of conv.messages) {
-    if (m.role === "assistant" && (m.error || !m.content) && !m.stopped) continue; // a failed reply
+    if (m.role === "assistant" && (m.error || !m.content)) continue; // a failed or empty reply
     messages.push({ role: m.role, content: m.content });
   }
-  // A failed reply's user message is asked again, not twice.
-  const merged = messages.filter((m, i) => !(m.role === "user" && messages[i + 1]?.role === "user"));
-  const req = { model: ui.model.value || undefined, messages: merged, stream_options: { include_usage: true } };
+  const req = { model: ui.model.value || undefined, messages, stream_options: { include_usage: true } };
   const num = (v) => (v === "" || v === null || v === undefined ? undefined : Number(v));
   if (num(settings.temperature) !== undefined) req.temperature = num(settings.temperature);
   if (num(settings.topP) !== undefined) req.top_p = num(settings.topP);
@@ -458,7 +457,7 @@ document.addEventListener("keydown", (e) => {
 });
 // Another tab's changes.
 window.addEventListener("storage", (e) => {
-  if (e.key !== "inferno.conversations" || running) return;
+  if (e.key !== store.conversationsKey || running) return;
   const id = current?.id;
   conversations = store.loadConversations();
   current = conversations.find((c) => c.id === id) ?? null;

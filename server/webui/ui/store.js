@@ -2,7 +2,8 @@
 // settings and the API key. Nothing leaves the browser but the requests
 // the page makes to its own server.
 
-const conversationsKey = "inferno.conversations";
+// conversationsKey is the conversations' key in localStorage.
+export const conversationsKey = "inferno.conversations";
 const settingsKey = "inferno.settings";
 const apiKeyKey = "inferno.apiKey";
 
