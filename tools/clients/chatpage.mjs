@@ -51,6 +51,34 @@ await check("markdown: blocks", async () => {
   return "ok";
 });
 
+await check("markdown: random and pathological input", async () => {
+  // Seeded random strings of Markdown's characters: parse never throws.
+  const alphabet = ["*", "_", "~", "`", "[", "]", "(", ")", "<", ">", "#", "-", "+", "1.", "|", ":", "\\", "\n", "\n\n", " ",
+    "a", "http://x.y/", "```", "> ", "- ", "    ", "\t", "é", "😀"];
+  let seed = 7;
+  const rand = (n) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+  for (let i = 0; i < 20000; i++) {
+    let s = "";
+    for (let k = rand(60); k > 0; k--) s += alphabet[rand(alphabet.length)];
+    try {
+      parse(s);
+    } catch (e) {
+      throw new Error(`parse(${json(s)}): ${e.message}`);
+    }
+  }
+  // Runs of one construct, 20,000 characters: nesting is bounded and the
+  // time linear (a reply re-renders on every frame while it streams).
+  const times = {};
+  for (const unit of ["> ", "- ", "*", "**a", "_a ", "[", "[a](", "<http://", "`", "~~", "h ", "| a ", "\n- a", "\n    - "]) {
+    const t = performance.now();
+    parse(unit.repeat(Math.ceil(20000 / unit.length)));
+    times[unit] = Math.round(performance.now() - t);
+  }
+  const slow = Object.entries(times).filter(([, ms]) => ms > 500);
+  assert(slow.length === 0, `slow: ${json(slow)}`);
+  return times;
+});
+
 const executablePath = process.env.CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(existsSync);
 if (!executablePath) {
   await check("chromium", async () => {

@@ -19,13 +19,19 @@ const quoteRe = /^ {0,3}>\s?(.*)$/;
 const itemRe = /^( *)([-*+]|\d{1,9}[.)])(\s+|$)(.*)$/;
 const tableSepRe = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
+// maxDepth bounds the nesting of quotes, lists, emphasis and links: text
+// nested deeper is shown as it is, so that no reply (a line of ten
+// thousand "> ") runs the parser out of stack.
+const maxDepth = 16;
+
 // parse returns the blocks of the Markdown text md.
 export function parse(md) {
-  return blocks(String(md ?? "").replace(/\r\n?/g, "\n").replace(/\t/g, "    ").split("\n"));
+  return blocks(String(md ?? "").replace(/\r\n?/g, "\n").replace(/\t/g, "    ").split("\n"), 0);
 }
 
-// blocks parses lines into a list of block nodes.
-function blocks(lines) {
+// blocks parses lines, nested depth deep, into a list of block nodes.
+function blocks(lines, depth) {
+  if (depth >= maxDepth) return [{ t: "p", c: [{ t: "text", v: lines.join("\n") }] }];
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -47,7 +53,7 @@ function blocks(lines) {
       i++; // the closing fence, if any
       out.push({ t: "code", lang: m[2], text: body.join("\n") });
     } else if ((m = headingRe.exec(line))) {
-      out.push({ t: "h", level: m[1].length, c: inline(m[2] ?? "") });
+      out.push({ t: "h", level: m[1].length, c: inline(m[2] ?? "", depth) });
       i++;
     } else if (ruleRe.test(line)) {
       out.push({ t: "hr" });
@@ -59,18 +65,18 @@ function blocks(lines) {
         body.push(q ? q[1] : lines[i]);
         i++;
       }
-      out.push({ t: "quote", c: blocks(body) });
+      out.push({ t: "quote", c: blocks(body, depth + 1) });
     } else if ((m = itemRe.exec(line)) && (m[4] !== "" || m[3] !== "")) {
-      i = list(lines, i, out);
+      i = list(lines, i, out, depth);
     } else if (line.includes("|") && i + 1 < lines.length && tableSepRe.test(lines[i + 1]) && lines[i + 1].includes("-")) {
-      i = table(lines, i, out);
+      i = table(lines, i, out, depth);
     } else {
       const para = [];
       while (i < lines.length && lines[i].trim() !== "" && (para.length === 0 || !interrupts(lines[i]))) {
         para.push(lines[i].trim());
         i++;
       }
-      out.push({ t: "p", c: inline(para.join("\n")) });
+      out.push({ t: "p", c: inline(para.join("\n"), depth) });
     }
   }
   return out;
@@ -96,7 +102,7 @@ function stripIndent(line, n) {
 
 // list parses the list that starts at lines[i] into out and returns the
 // index of the first line after it.
-function list(lines, i, out) {
+function list(lines, i, out, depth) {
   const first = itemRe.exec(lines[i]);
   const indent = first[1].length;
   const ordered = /^\d/.test(first[2]);
@@ -131,7 +137,7 @@ function list(lines, i, out) {
       }
       i++;
     }
-    node.items.push(blocks(body));
+    node.items.push(blocks(body, depth + 1));
     while (i < lines.length && lines[i].trim() === "") {
       const next = lines.slice(i).find((l) => l.trim() !== "");
       const n = next && itemRe.exec(next);
@@ -145,7 +151,7 @@ function list(lines, i, out) {
 
 // table parses the table that starts at lines[i] (its header, then the
 // separator row) into out and returns the index after it.
-function table(lines, i, out) {
+function table(lines, i, out, depth) {
   const cells = (line) => {
     let s = line.trim();
     if (s.startsWith("|")) s = s.slice(1);
@@ -163,17 +169,24 @@ function table(lines, i, out) {
   out.push({
     t: "table",
     align: head.map((_, k) => align[k] ?? ""),
-    head: head.map((c) => inline(c)),
-    rows: rows.map((r) => head.map((_, k) => inline(r[k] ?? ""))),
+    head: head.map((c) => inline(c, depth)),
+    rows: rows.map((r) => head.map((_, k) => inline(r[k] ?? "", depth))),
   });
   return i;
 }
 
+// autolinkRe and urlRe match at their lastIndex (sticky): <URL> and a
+// bare URL.
+const autolinkRe = /<((?:https?:\/\/|mailto:)[^\s<>]+)>/iy;
+const urlRe = /https?:\/\/[^\s<>]+/iy;
+
 const punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
-// inline parses a paragraph's text into inline nodes.
-export function inline(s) {
+// inline parses a paragraph's text, nested depth deep, into inline nodes.
+export function inline(s, depth = 0) {
   const out = [];
+  const nested = depth < maxDepth;
+  const unclosed = {}; // by delimiter: where its closer is not, or is next
   let text = "";
   const flush = () => {
     if (text) out.push({ t: "text", v: text });
@@ -215,8 +228,8 @@ export function inline(s) {
       i += n;
       continue;
     }
-    if (ch === "[") {
-      const link = parseLink(s, i);
+    if (ch === "[" && nested) {
+      const link = parseLink(s, i, depth, unclosed);
       if (link) {
         flush();
         out.push(link.node);
@@ -225,7 +238,8 @@ export function inline(s) {
       }
     }
     if (ch === "<") {
-      const m = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/i.exec(s.slice(i));
+      autolinkRe.lastIndex = i;
+      const m = autolinkRe.exec(s);
       if (m && safeURL(m[1])) {
         flush();
         out.push({ t: "a", href: safeURL(m[1]), c: [{ t: "text", v: m[1] }] });
@@ -234,7 +248,8 @@ export function inline(s) {
       }
     }
     if ((ch === "h" || ch === "H") && !/[\p{L}\p{N}]/u.test(s[i - 1] ?? "")) {
-      const m = /^https?:\/\/[^\s<>]+/i.exec(s.slice(i));
+      urlRe.lastIndex = i;
+      const m = urlRe.exec(s);
       if (m) {
         let url = m[0].replace(/[.,;:!?'"*_]+$/, "");
         // A closing parenthesis ends the URL unless the URL opened one.
@@ -248,8 +263,8 @@ export function inline(s) {
         }
       }
     }
-    if (ch === "*" || ch === "_" || ch === "~") {
-      const em = parseEmphasis(s, i);
+    if ((ch === "*" || ch === "_" || ch === "~") && nested) {
+      const em = parseEmphasis(s, i, depth, unclosed);
       if (em) {
         flush();
         out.push(em.node);
@@ -265,8 +280,11 @@ export function inline(s) {
 }
 
 // parseEmphasis parses **strong**, *em*, ***both***, __strong__, _em_ or
-// ~~del~~ at s[i], or returns null.
-function parseEmphasis(s, i) {
+// ~~del~~ at s[i], or returns null. unclosed remembers, for each
+// delimiter, where a search for its closer found none (a later search
+// would find none either), so that a run of lone delimiters parses in
+// linear time.
+function parseEmphasis(s, i, depth, unclosed) {
   const ch = s[i];
   let n = 1;
   while (s[i + n] === ch) n++;
@@ -277,17 +295,21 @@ function parseEmphasis(s, i) {
   if (after === undefined || /\s/.test(after)) return null;
   // An underscore inside a word (snake_case) is a letter.
   if (ch === "_" && /[\p{L}\p{N}]/u.test(s[i - 1] ?? "")) return null;
+  if (i + n >= (unclosed[open] ?? Infinity)) return null;
   let j = i + n;
   for (;;) {
     j = s.indexOf(open, j);
-    if (j === -1) return null;
+    if (j === -1) {
+      unclosed[open] = Math.min(unclosed[open] ?? Infinity, i + n);
+      return null;
+    }
     const before = s[j - 1];
     const next = s[j + n];
     if (j > i + n && !/\s/.test(before) && next !== ch && !(ch === "_" && /[\p{L}\p{N}]/u.test(next ?? ""))) break;
     j += n;
     while (s[j] === ch) j++;
   }
-  const inner = inline(s.slice(i + n, j));
+  const inner = inline(s.slice(i + n, j), depth + 1);
   let node;
   if (ch === "~") node = { t: "del", c: inner };
   else if (n === 1) node = { t: "em", c: inner };
@@ -296,39 +318,46 @@ function parseEmphasis(s, i) {
   return { node, end: j + n };
 }
 
-// maxLinkText bounds the search for a link's closing bracket, so that a
-// reply full of lone brackets renders in linear time.
+// maxLinkText bounds the search for a link's closing bracket and its
+// target's closing parenthesis, so that a reply full of lone brackets
+// renders in linear time.
 const maxLinkText = 500;
 
 // parseLink parses [text](url) at s[i], or returns null. A link whose URL
 // is not allowed stays its text.
-function parseLink(s, i) {
-  let depth = 0;
+function parseLink(s, i, depth, next) {
+  // No "]" near: no link (found at once, from the last search's answer).
+  if (next["]"] === undefined || (next["]"] !== -1 && next["]"] < i)) next["]"] = s.indexOf("]", i);
+  if (next["]"] === -1 || next["]"] - i > maxLinkText) return null;
+  let brackets = 0;
   let j = i;
   const end = Math.min(s.length, i + maxLinkText);
   for (; j < end; j++) {
     if (s[j] === "\\") {
       j++;
     } else if (s[j] === "[") {
-      depth++;
+      brackets++;
     } else if (s[j] === "]") {
-      if (--depth === 0) break;
+      if (--brackets === 0) break;
     }
   }
   if (j >= end || s[j + 1] !== "(") return null;
   let k = j + 2;
+  if (next[")"] === undefined || (next[")"] !== -1 && next[")"] < k)) next[")"] = s.indexOf(")", k);
+  if (next[")"] === -1 || next[")"] - k > maxLinkText) return null;
   let parens = 0;
-  for (; k < s.length; k++) {
+  const targetEnd = Math.min(s.length, k + maxLinkText);
+  for (; k < targetEnd; k++) {
     if (s[k] === "(") parens++;
     else if (s[k] === ")" && parens-- === 0) break;
     else if (s[k] === "\n") return null;
   }
-  if (k >= s.length) return null;
+  if (k >= targetEnd) return null;
   let target = s.slice(j + 2, k).trim();
   const title = /^(\S+)\s+("[^"]*"|'[^']*')$/.exec(target);
   if (title) target = title[1];
   if (target.startsWith("<") && target.endsWith(">")) target = target.slice(1, -1);
-  const c = inline(s.slice(i + 1, j));
+  const c = inline(s.slice(i + 1, j), depth + 1);
   const href = safeURL(target);
   return { node: href ? { t: "a", href, c } : { t: "span", c }, end: k + 1 };
 }
