@@ -13,7 +13,8 @@ import (
 
 // TestChatPage: the server answers "/" and the page's files with the page
 // (GET and HEAD, unauthenticated even with a key: it holds no data); other
-// paths keep their JSON 404, and other methods on "/" get 405.
+// paths keep their JSON 404, and other methods on "/" get 405. With
+// NoWebUI there is no page.
 func TestChatPage(t *testing.T) {
 	ts := newTestServer(t, serverOpts{reply: "Hi", apiKey: "k"})
 	do := func(method, path string) (*http.Response, string) {
@@ -57,6 +58,18 @@ func TestChatPage(t *testing.T) {
 	}
 	if resp, _ := do("GET", "/v1/models"); resp.StatusCode != 401 {
 		t.Errorf("GET /v1/models without the key: %d", resp.StatusCode)
+	}
+	// NoWebUI: "/" and the files are paths without an endpoint.
+	bare := newTestServer(t, serverOpts{reply: "Hi", config: func(c *Config) { c.NoWebUI = true }})
+	for _, p := range []string{"/", "/ui/app.js"} {
+		resp, err := http.Get(bare.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("NoWebUI: GET %s: %d %s", p, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
 	}
 }
 

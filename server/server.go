@@ -69,6 +69,9 @@ type Config struct {
 	// through a visitor's browser; requests without one (every non-browser
 	// client) are unaffected.
 	CORSOrigins []string
+	// NoWebUI: no chat page at "/" (package webui); "/" is a 404 as any
+	// path without an endpoint.
+	NoWebUI bool
 	// Logger receives one line per request and the server's notices; nil:
 	// slog.Default().
 	Logger *slog.Logger
@@ -185,9 +188,11 @@ func New(cfg Config) *Server {
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))
-	page := webui.New(http.HandlerFunc(notFound))
-	s.route("GET /{$}", "page", 0, page.ServeHTTP)
-	s.route("GET "+webui.Prefix, "page", 0, page.ServeHTTP)
+	if !cfg.NoWebUI {
+		page := webui.New(http.HandlerFunc(notFound))
+		s.route("GET /{$}", "page", 0, page.ServeHTTP)
+		s.route("GET "+webui.Prefix, "page", 0, page.ServeHTTP)
+	}
 	s.mux.HandleFunc("/", notFound)
 	s.handler = s.guard(s.mux)
 	return s
