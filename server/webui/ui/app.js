@@ -447,7 +447,13 @@ ui.stop.addEventListener("click", stop);
 $("new-chat").addEventListener("click", startNew);
 $("open-settings").addEventListener("click", openSettings);
 for (const b of document.querySelectorAll("dialog button.cancel")) b.addEventListener("click", () => b.closest("dialog").close("cancel"));
-$("toggle-sidebar").addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
+$("toggle-sidebar").addEventListener("click", (e) => {
+  e.stopPropagation();
+  document.body.classList.toggle("sidebar-open");
+});
+// On a narrow screen the list slides over the page; a click on the page
+// puts it away.
+document.querySelector("main").addEventListener("click", () => document.body.classList.remove("sidebar-open"));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && running) stop();
   if (e.key.toLowerCase() === "o" && e.shiftKey && (e.ctrlKey || e.metaKey)) {
