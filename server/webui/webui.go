@@ -32,8 +32,8 @@ const Prefix = "/ui/"
 // ContentSecurityPolicy is the policy every answer of the handler carries:
 // the page runs its own module scripts and styles only (no inline code),
 // talks to its own origin only, and may not be framed.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // asset is one file of the page, read once.
 type asset struct {

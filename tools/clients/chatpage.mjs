@@ -231,7 +231,7 @@ await check("page: Markdown renders as elements, never as HTML", async () => {
   return dom.tags;
 });
 
-await check("page: asks for the API key on 401 and sends it", async () => {
+await check("page: asks for the API key on 401 and sends it; shows errors", async () => {
   const kp = await open();
   // The server here has no key: a 401 is made up for the first model list.
   await kp.setRequestInterception(true);
@@ -252,8 +252,18 @@ await check("page: asks for the API key on 401 and sends it", async () => {
   await kp.waitForFunction((m) => document.querySelector("#model").value === m, {}, want);
   const stored = await kp.evaluate(() => localStorage.getItem("inferno.apiKey"));
   assert(auth.length === 2 && auth[0] === "" && auth[1] === "Bearer sk-test" && stored === "sk-test", json({ auth, stored }));
-  // 401s the page itself caused are expected console errors; nothing else.
-  const other = kp.problems.filter((p) => !p.includes("401"));
+  // An error answer shows: a temperature the server refuses.
+  await kp.evaluate(() => localStorage.setItem("inferno.settings", JSON.stringify({ temperature: "9" })));
+  await kp.reload({ waitUntil: "domcontentloaded" });
+  await kp.waitForFunction((m) => document.querySelector("#model").value === m, {}, want);
+  await kp.type("#input", "Hi");
+  await kp.keyboard.press("Enter");
+  await kp.waitForSelector("#error:not([hidden])");
+  const shown = [await text(kp, "#error"), await text(kp, ".msg.assistant .msg-error")];
+  assert(shown.every((s) => s.includes("temperature")), `errors shown: ${json(shown)}`);
+  // 401s and the 400 the page itself caused are expected console errors;
+  // nothing else.
+  const other = kp.problems.filter((p) => !/\b(401|400)\b/.test(p));
   assert(other.length === 0, other.join("; "));
   await kp.browserContext().close();
   return auth;
