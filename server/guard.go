@@ -20,10 +20,9 @@ import (
 // Config.CORSOrigins gets 403, since a page could otherwise make a
 // visitor's browser drive the server with "simple" requests that need no
 // preflight (a POST with Content-Type text/plain carries a JSON body just
-// as well). An allowed
-// origin gets CORS headers, and its preflights (OPTIONS with
-// Access-Control-Request-Method) an answer. Clients that are not browsers
-// send no Origin and are unaffected.
+// as well). An allowed origin gets CORS headers, and its preflights
+// (OPTIONS with Access-Control-Request-Method) an answer. Clients that are
+// not browsers send no Origin and are unaffected.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.CheckHost && !s.hostAllowed(r.Host) {

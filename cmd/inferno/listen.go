@@ -96,10 +96,10 @@ func (l *listener) URL() string {
 }
 
 // configure sets the server configuration's read timeout, its checks of
-// where requests come from and whether it serves the chat page. A server on a loopback address with no
-// API key checks the Host header (DNS rebinding would otherwise let a web
-// page reach it); on another address, or with a key, it is reachable
-// under any name anyway.
+// where requests come from and whether it serves the chat page. A server
+// on a loopback address with no API key checks the Host header (DNS
+// rebinding would otherwise let a web page reach it); on another address,
+// or with a key, it is reachable under any name anyway.
 func (f *listenFlags) configure(cfg *server.Config, l *listener) {
 	cfg.ReadTimeout = f.readTimeout
 	cfg.CheckHost = l.loopback && cfg.APIKey == ""
