@@ -231,7 +231,7 @@ await check("page: Markdown renders as elements, never as HTML", async () => {
   return dom.tags;
 });
 
-await check("page: asks for the API key on 401 and sends it; shows errors", async () => {
+await check("page: asks for the API key on 401 and sends it; errors; a reply to its end", async () => {
   const kp = await open();
   // The server here has no key: a 401 is made up for the first model list.
   await kp.setRequestInterception(true);
@@ -261,6 +261,15 @@ await check("page: asks for the API key on 401 and sends it; shows errors", asyn
   await kp.waitForSelector("#error:not([hidden])");
   const shown = [await text(kp, "#error"), await text(kp, ".msg.assistant .msg-error")];
   assert(shown.every((s) => s.includes("temperature")), `errors shown: ${json(shown)}`);
+  // A reply that runs to max tokens says so, with its token count.
+  await kp.evaluate(() => localStorage.setItem("inferno.settings", JSON.stringify({ maxTokens: "8" })));
+  await kp.reload({ waitUntil: "domcontentloaded" });
+  await kp.waitForFunction((m) => document.querySelector("#model").value === m, {}, want);
+  await kp.type("#input", "Hi again");
+  await kp.keyboard.press("Enter");
+  await kp.waitForFunction(() => document.querySelector(".msg.assistant .meta")?.textContent.includes("tok/s"));
+  const meta = await text(kp, ".msg.assistant .meta");
+  assert(meta.includes("8 tokens") && meta.includes("cut at max tokens") && !meta.includes("stopped"), `meta ${json(meta)}`);
   // 401s and the 400 the page itself caused are expected console errors;
   // nothing else.
   const other = kp.problems.filter((p) => !/\b(401|400)\b/.test(p));

@@ -220,7 +220,8 @@ function updateMessage(msg, last) {
   const parts = [];
   if (msg.model) parts.push(msg.model);
   if (msg.usage) parts.push(`${msg.usage.completion_tokens} tokens`);
-  if (msg.usage && msg.seconds > 0) parts.push(`${(msg.usage.completion_tokens / msg.seconds).toFixed(1)} tok/s`);
+  // The rate between the first token and the last.
+  if (msg.usage?.completion_tokens > 1 && msg.seconds > 0) parts.push(`${((msg.usage.completion_tokens - 1) / msg.seconds).toFixed(1)} tok/s`);
   if (msg.finish === "length") parts.push("cut at max tokens");
   if (msg.stopped) parts.push("stopped");
   const line = [document.createTextNode(parts.join(" · "))];
@@ -334,7 +335,8 @@ async function reply(conv) {
   conv.messages.push(msg);
   conv.updated = Date.now();
   save();
-  running = { controller: new AbortController(), conv, msg };
+  const controller = new AbortController();
+  running = { controller, conv, msg };
   setRunning(true);
   renderList();
   renderMessages();
@@ -350,7 +352,7 @@ async function reply(conv) {
   let first = 0;
   try {
     await withKey(async (key) => {
-      for await (const chunk of streamChat(req, { key, signal: running.controller.signal })) {
+      for await (const chunk of streamChat(req, { key, signal: controller.signal })) {
         const choice = chunk.choices?.[0];
         const d = choice?.delta ?? {};
         if (d.content || d.reasoning_content) {
@@ -368,8 +370,10 @@ async function reply(conv) {
   } catch (e) {
     if (e.name === "AbortError") {
       msg.stopped = true;
+      setStatus("stopped");
     } else {
       msg.error = e.message;
+      setStatus("");
       showError(e.message);
     }
   } finally {
