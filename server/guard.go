@@ -15,13 +15,14 @@ import (
 // names and addresses, and Config.AllowedHosts, are accepted.
 //
 // The Origin header, which browsers send on cross-origin requests (and on
-// same-origin ones but GET and HEAD): an origin not in Config.CORSOrigins
-// gets 403, since a page could otherwise make a visitor's browser drive
-// the server with "simple" requests that need no preflight (a POST with
-// Content-Type text/plain carries a JSON body just as well). An allowed
-// origin gets CORS headers, and its preflights (OPTIONS with
-// Access-Control-Request-Method) an answer. Clients that are not browsers
-// send no Origin and are unaffected.
+// same-origin ones but GET and HEAD): an origin that is neither the
+// server's own (sameOrigin: the chat page at "/") nor in
+// Config.CORSOrigins gets 403, since a page could otherwise make a
+// visitor's browser drive the server with "simple" requests that need no
+// preflight (a POST with Content-Type text/plain carries a JSON body just
+// as well). An allowed origin gets CORS headers, and its preflights
+// (OPTIONS with Access-Control-Request-Method) an answer. Clients that are
+// not browsers send no Origin and are unaffected.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.CheckHost && !s.hostAllowed(r.Host) {
@@ -41,6 +42,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			o = origin[0]
 		}
 		w.Header().Add("Vary", "Origin")
+		if s.sameOrigin(r, o) {
+			// The server's own page (browsers send Origin on its POSTs):
+			// no CORS headers needed.
+			next.ServeHTTP(w, r)
+			return
+		}
 		if !s.originAllowed(o) {
 			s.log.Warn("refused a request from a browser origin not allowed by --cors-origin", "origin", o, "path", r.URL.Path)
 			s.metrics.requests.WithLabelValues("refused", "403").Inc()
@@ -86,6 +93,35 @@ func (s *Server) hostAllowed(hostport string) bool {
 		}
 	}
 	return false
+}
+
+// sameOrigin reports whether the origin o is the request's own,
+// scheme://Host (the scheme "https" when the connection is TLS or a proxy
+// says so in X-Forwarded-Proto, which a browser cannot set on a request
+// without a preflight): the server's own page at "/" calling the API.
+//
+// A page of a DNS-rebinding attacker shares its origin with the Host it
+// makes the browser send, so the Host must be one a rebinding cannot
+// forge: an IP address, a loopback name or one of Config.AllowedHosts
+// (what Config.CheckHost accepts), unless the API key is required (a
+// rebinding page has not got it).
+func (s *Server) sameOrigin(r *http.Request, o string) bool {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
+		scheme = "https"
+	}
+	if r.Host == "" || !strings.EqualFold(o, scheme+"://"+r.Host) {
+		return false
+	}
+	if s.cfg.APIKey != "" || s.hostAllowed(r.Host) {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	_, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil
 }
 
 // originAllowed reports whether Config.CORSOrigins allows the origin o

@@ -692,6 +692,7 @@ func FuzzGuard(f *testing.F) {
 	for _, s := range [][2]string{
 		{"localhost:8080", ""}, {"127.0.0.1", "http://localhost:3000"}, {"[::1]:80", "null"}, {"evil.example", "https://evil.example"},
 		{"[::ffff:127.0.0.1]", ""}, {"inferno.lan:1", "https://app.example/"}, {"[", "\x00"}, {"LOCALHOST.", "*"},
+		{"127.0.0.1:80", "http://127.0.0.1:80"}, {"inferno.lan:1", "https://inferno.lan:1"}, {"evil.example", "http://evil.example"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -1,7 +1,7 @@
 // Package server is inferno's OpenAI-compatible HTTP server: chat
 // completions and completions (streamed as Server-Sent Events or not),
-// the model list, tokenization, the chat template's rendering, health and
-// Prometheus metrics.
+// the model list, tokenization, the chat template's rendering, health,
+// Prometheus metrics, and a chat page at "/" (package webui).
 //
 // A request's path: the handler decodes and checks the body, renders the
 // messages with the model's chat template, tokenizes the prompt and
@@ -30,6 +30,7 @@ import (
 	"inferno/chat"
 	"inferno/parser"
 	"inferno/scheduler"
+	"inferno/server/webui"
 	"inferno/structured"
 	"inferno/tokenizer"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// through a visitor's browser; requests without one (every non-browser
 	// client) are unaffected.
 	CORSOrigins []string
+	// NoWebUI: no chat page at "/" (package webui); "/" is a 404 as any
+	// path without an endpoint.
+	NoWebUI bool
 	// Logger receives one line per request and the server's notices; nil:
 	// slog.Default().
 	Logger *slog.Logger
@@ -198,12 +202,20 @@ func New(cfg Config) *Server {
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))
 	s.ollamaRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "not_found_error",
-			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
-	})
+	if !cfg.NoWebUI {
+		page := webui.New(http.HandlerFunc(notFound))
+		s.route("GET /{$}", "page", 0, page.ServeHTTP)
+		s.route("GET "+webui.Prefix, "page", 0, page.ServeHTTP)
+	}
+	s.mux.HandleFunc("/", notFound)
 	s.handler = s.guard(s.mux)
 	return s
+}
+
+// notFound answers a path the server has no endpoint for.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &apiError{Status: http.StatusNotFound, Type: "not_found_error",
+		Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
 }
 
 // Registry returns the Prometheus registry the server's metrics are in.

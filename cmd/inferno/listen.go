@@ -23,6 +23,7 @@ type listenFlags struct {
 	corsOrigins  []string
 	tlsCert      string
 	tlsKey       string
+	noWebUI      bool
 }
 
 func (f *listenFlags) register(cmd *cobra.Command) {
@@ -34,6 +35,7 @@ func (f *listenFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.corsOrigins, "cors-origin", nil, "web origins whose pages may call the server, e.g. https://app.example.com (comma-separated; * for any); requests from other origins get 403")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	fl.BoolVar(&f.noWebUI, "no-webui", false, "serve no chat page at / (the API only)")
 }
 
 // check validates the flags.
@@ -93,16 +95,17 @@ func (l *listener) URL() string {
 	return "http://" + l.Addr().String()
 }
 
-// configure sets the server configuration's read timeout and its checks
-// of where requests come from. A server on a loopback address with no
-// API key checks the Host header (DNS rebinding would otherwise let a web
-// page reach it); on another address, or with a key, it is reachable
-// under any name anyway.
+// configure sets the server configuration's read timeout, its checks of
+// where requests come from and whether it serves the chat page. A server
+// on a loopback address with no API key checks the Host header (DNS
+// rebinding would otherwise let a web page reach it); on another address,
+// or with a key, it is reachable under any name anyway.
 func (f *listenFlags) configure(cfg *server.Config, l *listener) {
 	cfg.ReadTimeout = f.readTimeout
 	cfg.CheckHost = l.loopback && cfg.APIKey == ""
 	cfg.AllowedHosts = f.allowedHosts
 	cfg.CORSOrigins = f.corsOrigins
+	cfg.NoWebUI = f.noWebUI
 }
 
 // serve runs hs on l until it is shut down.

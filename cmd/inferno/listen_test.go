@@ -126,11 +126,12 @@ func TestServeTLS(t *testing.T) {
 
 // TestServeHostCheck: on a loopback address without a key, serve refuses
 // foreign Host headers (DNS rebinding) and browser origins not listed in
-// --cors-origin; with a key, Host is not checked.
+// --cors-origin but its own (the chat page's); with a key, Host is not
+// checked. --no-webui leaves "/" without the page.
 func TestServeHostCheck(t *testing.T) {
 	t.Parallel()
 	get := func(url, host, origin string) int {
-		req, _ := http.NewRequest("GET", url+"/v1/models", nil)
+		req, _ := http.NewRequest("POST", url+"/tokenize", strings.NewReader(`{"content":"Hi"}`))
 		if host != "" {
 			req.Host = host
 		}
@@ -152,6 +153,7 @@ func TestServeHostCheck(t *testing.T) {
 	}{
 		{"", "", 200}, {"localhost:8080", "", 200}, {"inferno.lan", "", 200}, {"rebound.example", "", 403},
 		{"", "http://localhost:3000", 200}, {"", "https://evil.example", 403},
+		{"", url, 200}, {"inferno.lan", "http://inferno.lan", 200}, {"rebound.example", "http://rebound.example", 403},
 	} {
 		if got := get(url, tc.host, tc.origin); got != tc.want {
 			t.Errorf("Host %q Origin %q: status %d, want %d", tc.host, tc.origin, got, tc.want)
@@ -160,9 +162,23 @@ func TestServeHostCheck(t *testing.T) {
 	if !strings.Contains(stderr.String(), "host_check=true") {
 		t.Errorf("the log does not say the Host is checked:\n%s", stderr.String())
 	}
-	keyed, _ := startServeWith(t, http.DefaultClient, goldenModel, "--api-key", "k")
+	page := func(url string) (int, string) {
+		resp, err := http.Get(url + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Content-Type")
+	}
+	if status, ctype := page(url); status != 200 || ctype != "text/html; charset=utf-8" {
+		t.Errorf("GET /: %d %s", status, ctype)
+	}
+	keyed, _ := startServeWith(t, http.DefaultClient, goldenModel, "--api-key", "k", "--no-webui")
 	if got := get(keyed, "rebound.example", ""); got != 200 {
 		t.Errorf("with --api-key, Host rebound.example: status %d, want 200", got)
+	}
+	if status, _ := page(keyed); status != 404 {
+		t.Errorf("--no-webui: GET / %d, want 404", status)
 	}
 }
 

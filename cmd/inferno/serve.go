@@ -72,7 +72,8 @@ With --api-key (or INFERNO_API_KEY) every API request needs the header
 requests for localhost or a loopback address (or --allowed-hosts) are
 answered, so that a web page cannot reach the server through DNS
 rebinding. Browsers' requests from origins not listed in --cors-origin
-get 403 whatever the address. A client has --read-timeout to send its
+get 403 whatever the address, but for the server's own: its chat page at
+/ (--no-webui: none). A client has --read-timeout to send its
 request; at most --max-conns connections are open at once.
 
 SIGINT or SIGTERM stops accepting requests, lets running ones finish for
