@@ -202,13 +202,18 @@ func (c *responsesConversion) convertTools() *apiError {
 		return e
 	}
 	for _, t := range c.tools {
-		fn := struct {
-			Name        string          `json:"name"`
-			Description *string         `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters,omitempty"`
-			Strict      *bool           `json:"strict,omitempty"`
-		}{t.Name, t.Description, t.Parameters, t.Strict}
-		raw, err := json.Marshal(map[string]any{"type": "function", "function": fn})
+		var tool struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name        string          `json:"name"`
+				Description *string         `json:"description,omitempty"`
+				Parameters  json.RawMessage `json:"parameters,omitempty"`
+				Strict      *bool           `json:"strict,omitempty"`
+			} `json:"function"`
+		}
+		tool.Type = "function"
+		tool.Function.Name, tool.Function.Description, tool.Function.Parameters, tool.Function.Strict = t.Name, t.Description, t.Parameters, t.Strict
+		raw, err := json.Marshal(tool)
 		if err != nil {
 			return badRequest("tools", "tools: %v", err)
 		}

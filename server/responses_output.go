@@ -61,7 +61,7 @@ func (b *outputBuilder) add(d parser.Delta, tok *sampling.Token) error {
 	if tok != nil {
 		if d.Reasoning != "" || (b.inReasoning && d.Content == "" && len(d.ToolCalls) == 0) {
 			b.reasoningTokens++
-		} else if b.logprobs {
+		} else if b.logprobs && !b.m.EOG[tok.ID] {
 			b.pending = append(b.pending, b.m.chatLogprob(*tok))
 		}
 	}
