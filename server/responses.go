@@ -131,9 +131,6 @@ func (s *Server) responsesChat(req *responsesRequest) (*responsesConversion, *ap
 		return nil, badRequest("input", "input is required: a string or an array of input items")
 	}
 	c.history = append(c.history, items...)
-	if len(c.history) == 0 && req.Instructions == nil {
-		return nil, badRequest("input", "input must hold at least one item")
-	}
 	msgs := chatMessages(req.Instructions, c.history)
 	c.chat = chatRequest{Model: req.Model, Messages: msgs, ParallelToolCalls: req.ParallelToolCalls, ChatTemplateKwargs: req.ChatTemplateKwargs}
 	f := &c.chat.samplingFields
@@ -435,6 +432,8 @@ func responsesParam(e *apiError) *apiError {
 			e.Message = renamed + strings.TrimPrefix(e.Message, p)
 		}
 	}
+	// A conflict of constraints names the other field in its message.
+	e.Message = strings.ReplaceAll(e.Message, "response_format", "text.format")
 	return e
 }
 

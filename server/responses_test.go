@@ -517,6 +517,8 @@ func TestResponsesBadRequests(t *testing.T) {
 		{"tool_choice name", `{"input": "x", ` + tools + `, "tool_choice": {"type": "function", "name": "g"}}`, 400, "tool_choice.name", "not among the tools"},
 		{"tool_choice no tools", `{"input": "x", "tool_choice": "required"}`, 400, "tool_choice", "needs tools"},
 		{"allowed_tools", `{"input": "x", ` + tools + `, "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "g"}]}}`, 400, "tool_choice.tools[0]", "among the tools"},
+		{"two constraints", `{"input": "x", ` + tools + `, "tool_choice": "required", "text": {"format": {"type": "json_object"}}}`, 400, "tool_choice", "text.format both constrain"},
+		{"effort type", `{"input": "x", "reasoning": {"effort": 3}}`, 400, "reasoning.effort", "expected a string"},
 		{"format type", `{"input": "x", "text": {"format": {"type": "xml"}}}`, 400, "text.format.type", "not one of"},
 		{"format schema", `{"input": "x", "text": {"format": {"type": "json_schema", "name": "p"}}}`, 400, "text.format.schema", "needs a schema"},
 		{"format bad schema", `{"input": "x", "text": {"format": {"type": "json_schema", "name": "p", "schema": 3}}}`, 400, "text.format.schema", "JSON schema"},
