@@ -639,3 +639,29 @@ func FuzzResponsesInput(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStreamProtocols streams the same scripted reply of 200 tokens
+// through chat completions and through Responses: the per-request cost
+// of each protocol's events, the generation being the same.
+//
+//	go test ./server -run '^$' -bench StreamProtocols
+func BenchmarkStreamProtocols(b *testing.B) {
+	ts := newTestServer(b, serverOpts{reply: strings.Repeat("word ", 200), parallel: 4})
+	for _, tc := range []struct{ name, path, body string }{
+		{"chat", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 200, "stream": true}`},
+		{"responses", "/v1/responses", `{"input": "Hi", "max_output_tokens": 200, "stream": true, "store": false}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				resp, err := http.Post(ts.URL+tc.path, "application/json", strings.NewReader(tc.body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+}
