@@ -88,7 +88,8 @@ type responsesConversion struct {
 	history []convItem
 	summary bool // reasoning is returned as a summary
 	req     *responsesRequest
-	tools   []functionTool
+	tools   []functionTool  // the tools as the response echoes them
+	offered []functionTool  // those the template gets: tools, or those allowed_tools names
 	choice  json.RawMessage // tool_choice as the response echoes it
 	format  json.RawMessage
 	effort  *string
@@ -194,11 +195,12 @@ func (c *responsesConversion) convertTools() *apiError {
 		}
 		c.tools = append(c.tools, t)
 	}
+	c.offered = c.tools
 	choice, e := c.toolChoice()
 	if e != nil {
 		return e
 	}
-	for _, t := range c.tools {
+	for _, t := range c.offered {
 		var tool struct {
 			Type     string `json:"type"`
 			Function struct {
@@ -223,7 +225,7 @@ func (c *responsesConversion) convertTools() *apiError {
 // toolChoice checks tool_choice and returns the chat request's: "auto",
 // "none", "required", {"type": "function", "name": N}, or
 // {"type": "allowed_tools", "mode": "auto" or "required", "tools": [...]}
-// (which narrows c.tools to those it names).
+// (which narrows c.offered to those it names).
 func (c *responsesConversion) toolChoice() (json.RawMessage, *apiError) {
 	raw := c.req.ToolChoice
 	c.choice = json.RawMessage(`"auto"`)
@@ -275,7 +277,7 @@ func (c *responsesConversion) toolChoice() (json.RawMessage, *apiError) {
 			}
 			allowed[t.Name] = true
 		}
-		c.tools = slices.DeleteFunc(c.tools, func(t functionTool) bool { return !allowed[t.Name] })
+		c.offered = slices.DeleteFunc(slices.Clone(c.tools), func(t functionTool) bool { return !allowed[t.Name] })
 		mode, _ := json.Marshal(obj.Mode)
 		return mode, nil
 	}

@@ -385,6 +385,26 @@ func TestResponsesTools(t *testing.T) {
 			t.Errorf("prompt lacks %q:\n%s", s, prompt)
 		}
 	}
+
+	// allowed_tools: the template gets the tools it names, the response
+	// echoes all.
+	timeTool := `{"type": "function", "name": "get_time", "parameters": {"type": "object"}}`
+	v = createResponse(t, ts, `{"input": "x", "tools": [`+flatWeatherTool+`, `+timeTool+`],
+		"tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "get_time"}]}}`)
+	if len(v["tools"].([]any)) != 2 || v["tool_choice"].(map[string]any)["type"] != "allowed_tools" {
+		t.Errorf("echoed tools %v, tool_choice %v", v["tools"], v["tool_choice"])
+	}
+	req = responsesRequest{Input: json.RawMessage(`"x"`), Tools: []json.RawMessage{json.RawMessage(flatWeatherTool), json.RawMessage(timeTool)},
+		ToolChoice: json.RawMessage(`{"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_time"}]}`)}
+	if conv, e = ts.srv.responsesChat(&req); e != nil {
+		t.Fatal(e)
+	}
+	if prompt, e = renderChat(ts.model, &conv.chat); e != nil {
+		t.Fatal(e)
+	}
+	if !strings.Contains(prompt, `"name": "get_time"`) || strings.Contains(prompt, "get_weather") || string(conv.chat.ToolChoice) != `"required"` {
+		t.Errorf("tool_choice %s, prompt:\n%s", conv.chat.ToolChoice, prompt)
+	}
 }
 
 func TestResponsesPrevious(t *testing.T) {
