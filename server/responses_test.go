@@ -685,3 +685,29 @@ func BenchmarkStreamProtocols(b *testing.B) {
 		})
 	}
 }
+
+// TestResponsesAuth checks that both routes need the API key.
+func TestResponsesAuth(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: "Hi", apiKey: "s3cret"})
+	if status, _, _ := ts.post(t, "/v1/responses", `{"input": "x"}`); status != http.StatusUnauthorized {
+		t.Errorf("POST without the key: %d", status)
+	}
+	status, v, _ := ts.post(t, "/v1/responses", `{"input": "x"}`, "Authorization", "Bearer s3cret")
+	if status != http.StatusOK {
+		t.Fatalf("POST with the key: %d %v", status, v)
+	}
+	for key, want := range map[string]int{"": http.StatusUnauthorized, "Bearer s3cret": http.StatusOK} {
+		req, _ := http.NewRequest("GET", ts.URL+"/v1/responses/"+v["id"].(string), nil)
+		if key != "" {
+			req.Header.Set("Authorization", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET with %q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
+}
