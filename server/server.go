@@ -175,6 +175,8 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	admit   admission
+
+	responses *responseStore // the Responses API's stored responses
 }
 
 // New returns a Server with no model yet.
@@ -198,6 +200,7 @@ func New(cfg Config) *Server {
 	s.route("POST /v1/chat/completions", "chat_completions", routeAuth|routeAdmit, s.needModel(generative(s.chatCompletions)))
 	s.route("POST /v1/completions", "completions", routeAuth|routeAdmit, s.needModel(generative(s.completions)))
 	s.route("POST /v1/embeddings", "embeddings", routeAuth|routeAdmit, s.needModel(s.embeddings))
+	s.responsesRoutes()
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))

@@ -9,9 +9,10 @@ import (
 )
 
 // BenchmarkStreamProtocols streams the same chat, 256 tokens greedy from
-// the scripted model, to 8 clients at once through OpenAI's chat
-// completions and ollama's /api/chat: what the protocols' layers cost per
-// token, the engine's work being the same (nothing).
+// the scripted model, to 8 clients at once through each protocol that
+// chats (OpenAI's chat completions and Responses, ollama's /api/chat):
+// what the protocols' layers cost per token, the engine's work being the
+// same (nothing).
 //
 //	go test ./server -run '^$' -bench StreamProtocols -benchtime 20x
 func BenchmarkStreamProtocols(b *testing.B) {
@@ -19,6 +20,7 @@ func BenchmarkStreamProtocols(b *testing.B) {
 	msgs := `"messages":[{"role":"user","content":"Tell me a story."}]`
 	for _, p := range []struct{ name, path, body string }{
 		{"openai", "/v1/chat/completions", `{` + msgs + `,"stream":true,"max_tokens":256,"temperature":0}`},
+		{"responses", "/v1/responses", `{"input":"Tell me a story.","stream":true,"max_output_tokens":256,"temperature":0,"store":false}`},
 		{"ollama", "/api/chat", `{"model":"tiny",` + msgs + `,"options":{"num_predict":256,"temperature":0}}`},
 	} {
 		b.Run(p.name, func(b *testing.B) {
