@@ -1,0 +1,217 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"inferno/engine"
+)
+
+// MaxRerankDocuments is the most documents one rerank request may hold.
+const MaxRerankDocuments = 2048
+
+// rerankRequest is the body of POST /v1/rerank (/rerank, /v2/rerank,
+// /reranking, /v1/reranking): the shape of vLLM's, llama-server's,
+// Jina's and Cohere's rerank APIs. Fields of theirs not listed are
+// accepted and ignored.
+type rerankRequest struct {
+	Model string  `json:"model"`
+	Query *string `json:"query"`
+	// Documents are strings or objects with a "text" field (Jina's and
+	// Cohere's v1 form).
+	Documents []rerankDocument `json:"documents"`
+	// TopN keeps the best N results (absent, 0 or more than there are
+	// documents: all, as vLLM does).
+	TopN *int `json:"top_n"`
+	// ReturnDocuments puts each result's document text in it (absent:
+	// true, as vLLM and Jina do).
+	ReturnDocuments *bool `json:"return_documents"`
+	// Instruction is Qwen3-Reranker's task description (absent: the
+	// model card's default, model.DefaultRerankInstruction).
+	Instruction string `json:"instruction"`
+}
+
+// rerankDocument is one document of a rerank request: a JSON string or an
+// object whose "text" is a string.
+type rerankDocument struct {
+	text string
+}
+
+// UnmarshalJSON decodes a document in either form.
+func (d *rerankDocument) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &d.text)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return errors.New("a document is a string or an object with a text field")
+	}
+	var o struct {
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	if o.Text == nil {
+		return errors.New("a document object needs a text field (a string)")
+	}
+	d.text = *o.Text
+	return nil
+}
+
+// RerankResponse is the answer of /v1/rerank: the documents' results,
+// the most relevant first.
+type RerankResponse struct {
+	ID      string         `json:"id"`
+	Model   string         `json:"model"`
+	Usage   RerankUsage    `json:"usage"`
+	Results []RerankResult `json:"results"`
+}
+
+// RerankUsage counts the tokens scored: every document's whole prompt.
+type RerankUsage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+// RerankResult is one document's score: Index is its place in the
+// request's documents, RelevanceScore the reranker's probability that it
+// meets the query, in [0, 1].
+type RerankResult struct {
+	Index          int             `json:"index"`
+	RelevanceScore float64         `json:"relevance_score"`
+	Document       *RerankDocument `json:"document,omitempty"`
+}
+
+// RerankDocument is a result's document, as the request gave it.
+type RerankDocument struct {
+	Text string `json:"text"`
+}
+
+// rerank serves POST /v1/rerank on a reranker (Model.Rerank): every
+// document's prompt (the query, the document and the instruction in the
+// model's rerank template) runs as a prefill-only sequence of the
+// scheduler, in the same batches as other requests, sharing the prompt's
+// common prefix through the prefix cache, and its score is the
+// reranker's classifier head on its last token's final hidden state.
+func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
+	start := time.Now()
+	var req rerankRequest
+	if e := decodeBody(r, &req); e != nil {
+		return e
+	}
+	if e := checkModel(m, req.Model); e != nil {
+		return e
+	}
+	if m.Rerank == nil {
+		return badRequest("model", "the model %q is not a reranker (its file states no rank pooling; run a Qwen3-Reranker, or one converted as a language model with --pooling rank)", m.Name)
+	}
+	prompts, e := rerankPrompts(m, &req)
+	if e != nil {
+		return e
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	out := RerankResponse{ID: requestID("rerank-"), Model: m.Name, Results: make([]RerankResult, len(prompts))}
+	// Submitted in order; when the queue is full, the oldest in flight is
+	// collected before the next goes in, so a long list waits for room
+	// instead of failing.
+	var flight []*generation
+	next := 0 // the index of flight[0]
+	collect := func() *apiError {
+		g := flight[0]
+		flight = flight[1:]
+		v, e := embeddingOf(g)
+		if e != nil {
+			return e
+		}
+		if len(v) != 1 {
+			return failure(fmt.Errorf("the reranker returned %d values, not a score", len(v)))
+		}
+		out.Results[next] = RerankResult{Index: next, RelevanceScore: float64(v[0])}
+		out.Usage.PromptTokens += g.prompt
+		next++
+		return nil
+	}
+	for i, ids := range prompts {
+		for {
+			g, e := s.submit(ctx, m, engine.Request{Prompt: ids, Embed: true}, start)
+			if e == nil {
+				flight = append(flight, g)
+				break
+			}
+			if e.Code != "queue_full" || len(flight) == 0 {
+				if e.Param == "messages" {
+					e.Param = "documents"
+					e.Message = "documents[" + strconv.Itoa(i) + "]: " + e.Message
+				}
+				return e
+			}
+			if e := collect(); e != nil {
+				return e
+			}
+		}
+	}
+	for len(flight) > 0 {
+		if e := collect(); e != nil {
+			return e
+		}
+	}
+	out.Usage.TotalTokens = out.Usage.PromptTokens
+	slices.SortStableFunc(out.Results, func(a, b RerankResult) int {
+		switch {
+		case a.RelevanceScore > b.RelevanceScore:
+			return -1
+		case a.RelevanceScore < b.RelevanceScore:
+			return 1
+		}
+		return 0
+	})
+	if req.TopN != nil && *req.TopN > 0 && *req.TopN < len(out.Results) {
+		out.Results = out.Results[:*req.TopN]
+	}
+	if req.ReturnDocuments == nil || *req.ReturnDocuments {
+		for i := range out.Results {
+			out.Results[i].Document = &RerankDocument{Text: req.Documents[out.Results[i].Index].text}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// rerankPrompts checks a rerank request and returns each document's
+// prompt ids.
+func rerankPrompts(m *Model, req *rerankRequest) ([][]int32, *apiError) {
+	switch {
+	case req.Query == nil:
+		return nil, badRequest("query", "query is required (a string)")
+	case req.Documents == nil:
+		return nil, badRequest("documents", "documents is required (an array of strings or of objects with a text field)")
+	case len(req.Documents) == 0:
+		return nil, badRequest("documents", "documents is an empty array")
+	case len(req.Documents) > MaxRerankDocuments:
+		return nil, badRequest("documents", "documents holds %d items; at most %d", len(req.Documents), MaxRerankDocuments)
+	case req.TopN != nil && *req.TopN < 0:
+		return nil, badRequest("top_n", "top_n is %d; it is a number of results, at least 0 (0: all)", *req.TopN)
+	}
+	prompts := make([][]int32, len(req.Documents))
+	for i, d := range req.Documents {
+		param := "documents[" + strconv.Itoa(i) + "]"
+		if e := checkPromptBytes(m, param, len(*req.Query)+len(d.text)+len(req.Instruction)); e != nil {
+			return nil, e
+		}
+		ids, err := m.Rerank(*req.Query, d.text, req.Instruction)
+		if err != nil {
+			return nil, badRequest("instruction", "%v", err)
+		}
+		prompts[i] = ids
+	}
+	return prompts, nil
+}
