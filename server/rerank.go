@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,8 +23,8 @@ type rerankRequest struct {
 	Model string  `json:"model"`
 	Query *string `json:"query"`
 	// Documents are strings or objects with a "text" field (Jina's and
-	// Cohere's v1 form).
-	Documents []rerankDocument `json:"documents"`
+	// Cohere's v1 form), read by documentText.
+	Documents []json.RawMessage `json:"documents"`
 	// TopN keeps the best N results (absent, 0 or more than there are
 	// documents: all, as vLLM does).
 	TopN *int `json:"top_n"`
@@ -38,32 +36,27 @@ type rerankRequest struct {
 	Instruction string `json:"instruction"`
 }
 
-// rerankDocument is one document of a rerank request: a JSON string or an
-// object whose "text" is a string.
-type rerankDocument struct {
-	text string
-}
-
-// UnmarshalJSON decodes a document in either form.
-func (d *rerankDocument) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &d.text)
-	}
-	if len(b) == 0 || b[0] != '{' {
-		return errors.New("a document is a string or an object with a text field")
+// documentText reads one document of a rerank request: a JSON string or
+// an object whose "text" is a string.
+func documentText(raw json.RawMessage, i int) (string, *apiError) {
+	param := "documents[" + strconv.Itoa(i) + "]"
+	// Decoding null into a string or an object succeeds: only a JSON
+	// string and an object are read.
+	isString := func(b json.RawMessage) bool { return len(b) > 0 && b[0] == '"' }
+	var text string
+	if isString(raw) && json.Unmarshal(raw, &text) == nil {
+		return text, nil
 	}
 	var o struct {
-		Text *string `json:"text"`
+		Text json.RawMessage `json:"text"`
 	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		return err
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &o) != nil || o.Text == nil {
+		return "", badRequest(param, "%s is not a string nor an object with a text string", param)
 	}
-	if o.Text == nil {
-		return errors.New("a document object needs a text field (a string)")
+	if !isString(o.Text) || json.Unmarshal(o.Text, &text) != nil {
+		return "", badRequest(param+".text", "%s.text is not a string", param)
 	}
-	d.text = *o.Text
-	return nil
+	return text, nil
 }
 
 // RerankResponse is the answer of /v1/rerank: the documents' results,
@@ -113,7 +106,7 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 	if m.Rerank == nil {
 		return badRequest("model", "the model %q is not a reranker (its file states no rank pooling; run a Qwen3-Reranker, or one converted as a language model with --pooling rank)", m.Name)
 	}
-	prompts, e := rerankPrompts(m, &req)
+	texts, prompts, e := rerankPrompts(m, &req)
 	if e != nil {
 		return e
 	}
@@ -179,39 +172,43 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 	}
 	if req.ReturnDocuments == nil || *req.ReturnDocuments {
 		for i := range out.Results {
-			out.Results[i].Document = &RerankDocument{Text: req.Documents[out.Results[i].Index].text}
+			out.Results[i].Document = &RerankDocument{Text: texts[out.Results[i].Index]}
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// rerankPrompts checks a rerank request and returns each document's
-// prompt ids.
-func rerankPrompts(m *Model, req *rerankRequest) ([][]int32, *apiError) {
+// rerankPrompts checks a rerank request and returns its documents' texts
+// and each one's prompt ids.
+func rerankPrompts(m *Model, req *rerankRequest) (texts []string, prompts [][]int32, e *apiError) {
 	switch {
 	case req.Query == nil:
-		return nil, badRequest("query", "query is required (a string)")
+		return nil, nil, badRequest("query", "query is required (a string)")
 	case req.Documents == nil:
-		return nil, badRequest("documents", "documents is required (an array of strings or of objects with a text field)")
+		return nil, nil, badRequest("documents", "documents is required (an array of strings or of objects with a text string)")
 	case len(req.Documents) == 0:
-		return nil, badRequest("documents", "documents is an empty array")
+		return nil, nil, badRequest("documents", "documents is an empty array")
 	case len(req.Documents) > MaxRerankDocuments:
-		return nil, badRequest("documents", "documents holds %d items; at most %d", len(req.Documents), MaxRerankDocuments)
+		return nil, nil, badRequest("documents", "documents holds %d items; at most %d", len(req.Documents), MaxRerankDocuments)
 	case req.TopN != nil && *req.TopN < 0:
-		return nil, badRequest("top_n", "top_n is %d; it is a number of results, at least 0 (0: all)", *req.TopN)
+		return nil, nil, badRequest("top_n", "top_n is %d; it is a number of results, at least 0 (0: all)", *req.TopN)
 	}
-	prompts := make([][]int32, len(req.Documents))
-	for i, d := range req.Documents {
-		param := "documents[" + strconv.Itoa(i) + "]"
-		if e := checkPromptBytes(m, param, len(*req.Query)+len(d.text)+len(req.Instruction)); e != nil {
-			return nil, e
+	texts = make([]string, len(req.Documents))
+	prompts = make([][]int32, len(req.Documents))
+	for i, raw := range req.Documents {
+		if texts[i], e = documentText(raw, i); e != nil {
+			return nil, nil, e
 		}
-		ids, err := m.Rerank(*req.Query, d.text, req.Instruction)
+		param := "documents[" + strconv.Itoa(i) + "]"
+		if e := checkPromptBytes(m, param, len(*req.Query)+len(texts[i])+len(req.Instruction)); e != nil {
+			return nil, nil, e
+		}
+		ids, err := m.Rerank(*req.Query, texts[i], req.Instruction)
 		if err != nil {
-			return nil, badRequest("instruction", "%v", err)
+			return nil, nil, badRequest("instruction", "%v", err)
 		}
 		prompts[i] = ids
 	}
-	return prompts, nil
+	return texts, prompts, nil
 }

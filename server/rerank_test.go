@@ -387,9 +387,11 @@ func TestRerankBadRequests(t *testing.T) {
 		{`{"documents":["a"]}`, "query", "query is required"},
 		{`{"query":"q"}`, "documents", "documents is required"},
 		{`{"query":"q","documents":[]}`, "documents", "empty array"},
-		{`{"query":"q","documents":[1]}`, "", "a document is a string or an object"},
-		{`{"query":"q","documents":[{"title":"t"}]}`, "", "text field"},
-		{`{"query":"q","documents":[{"text":7}]}`, "", ""},
+		{`{"query":"q","documents":["a",1]}`, "documents[1]", "not a string nor an object with a text string"},
+		{`{"query":"q","documents":[{"title":"t"}]}`, "documents[0]", "not a string nor an object"},
+		{`{"query":"q","documents":[{"text":7}]}`, "documents[0].text", "not a string"},
+		{`{"query":"q","documents":[null]}`, "documents[0]", "not a string nor an object"},
+		{`{"query":"q","documents":[{"text":null}]}`, "documents[0].text", "not a string"},
 		{`{"query":3,"documents":["a"]}`, "query", ""},
 		{`{"query":"q","documents":["a"],"top_n":-1}`, "top_n", "at least 0"},
 		{`{"query":"q","documents":["a"],"top_n":1.5}`, "top_n", "integer"},
@@ -443,14 +445,14 @@ func FuzzRerankRequest(f *testing.F) {
 			}
 			return
 		}
-		prompts, e := rerankPrompts(md, &req)
+		texts, prompts, e := rerankPrompts(md, &req)
 		if e != nil {
 			if e.Status != http.StatusBadRequest || e.Message == "" {
 				t.Fatalf("%q: status %d %q", body, e.Status, e.Message)
 			}
 			return
 		}
-		if len(prompts) != len(req.Documents) || len(prompts) == 0 {
+		if len(prompts) != len(req.Documents) || len(texts) != len(prompts) || len(prompts) == 0 {
 			t.Fatalf("%q: %d prompts for %d documents", body, len(prompts), len(req.Documents))
 		}
 		for _, p := range prompts {
