@@ -133,11 +133,19 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 		next++
 		return nil
 	}
+	lead := leadFirst(prompts)
 	for i, ids := range prompts {
 		for {
 			g, e := s.submit(ctx, m, engine.Request{Prompt: ids, Embed: true}, start)
 			if e == nil {
 				flight = append(flight, g)
+				if i == 0 && lead {
+					// The others start once its keys and values are in
+					// the prefix cache.
+					if e := collect(); e != nil {
+						return e
+					}
+				}
 				break
 			}
 			if e.Code != "queue_full" || len(flight) == 0 {
@@ -177,6 +185,33 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// leadSaving is the fewest prompt tokens the prefix cache must save for
+// a rerank request's first document to run before the others: below it,
+// the others' wait for the first costs more than computing the common
+// prefix again (one forward pass, on a GPU about the time of one of
+// 1024 tokens).
+const leadSaving = 1024
+
+// leadFirst reports whether the first of prompts should run alone before
+// the others are submitted, so that they take the prompt's common start
+// (the system message, the instruction and the query: everything before
+// the document) from the prefix cache instead of each computing it:
+// when that saves at least leadSaving tokens.
+func leadFirst(prompts [][]int32) bool {
+	if len(prompts) < 2 {
+		return false
+	}
+	common := len(prompts[0])
+	for _, p := range prompts[1:] {
+		n := 0
+		for n < min(common, len(p)) && p[n] == prompts[0][n] {
+			n++
+		}
+		common = n
+	}
+	return common*(len(prompts)-1) >= leadSaving
 }
 
 // rerankPrompts checks a rerank request and returns its documents' texts

@@ -376,6 +376,55 @@ func TestRerankOptions(t *testing.T) {
 	}
 }
 
+// TestRerankPrefix: a long list's documents run after the first, taking
+// the prompt's common start from the prefix cache; a short one's run
+// together.
+func TestRerankPrefix(t *testing.T) {
+	m := openReranker(t, rerankerFile(t, rerankfile.Options{}))
+	rs := newRerankServer(t, m)
+	cached := func(rs *rerankServer) float64 {
+		t.Helper()
+		resp, err := http.Get(rs.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "inferno_prompt_tokens_cached_total "); ok {
+				var f float64
+				fmt.Sscan(v, &f)
+				return f
+			}
+		}
+		t.Fatalf("no inferno_prompt_tokens_cached_total:\n%s", b)
+		return 0
+	}
+	docs := make([]string, 20)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("document number %d", i)
+	}
+	list, _ := json.Marshal(docs)
+	v := rs.rerank(t, "/v1/rerank", `{"query":"Which document is the first?","documents":`+string(list)+`}`)
+	common := 0
+	first, _ := rs.m.RerankTokens("Which document is the first?", docs[0], "")
+	second, _ := rs.m.RerankTokens("Which document is the first?", docs[1], "")
+	for common < len(first) && first[common] == second[common] {
+		common++
+	}
+	if common*19 < leadSaving {
+		t.Fatalf("a common start of %d tokens saves less than %d", common, leadSaving)
+	}
+	if got := cached(rs); got < float64(19*common) {
+		t.Errorf("%v prompt tokens cached for 19 documents whose first %d tokens are the first's (%d tokens in all)", got, common, v.Usage.PromptTokens)
+	}
+	fresh := newRerankServer(t, m)
+	fresh.rerank(t, "/v1/rerank", `{"query":"Which document is the first?","documents":["a","b","c"]}`)
+	if got := cached(fresh); got != 0 {
+		t.Errorf("3 documents: %v prompt tokens cached, want none (they run together)", got)
+	}
+}
+
 // TestRerankBadRequests: malformed requests get 400s naming the field,
 // and a reranker refuses the other endpoints as a language model refuses
 // /v1/rerank.
