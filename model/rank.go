@@ -195,19 +195,21 @@ func (h *RankHead) Logits(hidden []float32) (yes, no float64, err error) {
 }
 
 // Score returns the reranker's output for the final normed hidden state
-// of a sequence's last position: one value, the probability of "yes",
-// sigmoid(l_yes - l_no). It is the pooling of a rank model's embedding
-// requests (scheduler.Config.Pool).
+// of a sequence's last position: two values, the probability of "yes",
+// sigmoid(l_yes - l_no), and the logits' difference l_yes - l_no itself
+// (which orders documents whose probabilities round to the same float32).
+// It is the pooling of a rank model's embedding requests
+// (scheduler.Config.Pool).
 func (h *RankHead) Score(hidden []float32) ([]float32, error) {
 	yes, no, err := h.Logits(hidden)
 	if err != nil {
 		return nil, err
 	}
-	s := Sigmoid(yes - no)
-	if math.IsNaN(s) {
+	d := yes - no
+	if math.IsNaN(d) || math.IsInf(float64(float32(d)), 0) {
 		return nil, errors.New("model: the reranker's logits are not finite")
 	}
-	return []float32{float32(s)}, nil
+	return []float32{float32(Sigmoid(d)), float32(d)}, nil
 }
 
 // Sigmoid returns 1/(1+e^-x), the softmax of (x, 0)'s first value.

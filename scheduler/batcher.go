@@ -46,7 +46,7 @@ type Config struct {
 	// Pool turns the final normed hidden state of an embedding request's
 	// last prompt token into its Event.Embedding, on the scheduler's
 	// goroutine; it must not keep hidden. Nil: engine.Normalize
-	// (last-token pooling). A reranker's is its classifier head's score
+	// (last-token pooling). A reranker's is its classifier head
 	// (model.RankHead.Score).
 	Pool func(hidden []float32) ([]float32, error)
 }

@@ -34,12 +34,35 @@ type rerankRequest struct {
 	// Instruction is Qwen3-Reranker's task description (absent: the
 	// model card's default, model.DefaultRerankInstruction).
 	Instruction string `json:"instruction"`
+	// Texts are the documents in Hugging Face text-embeddings-inference's
+	// form of the request (as llama-server reads it), answered in its
+	// form: a bare array of {index, score, text}. ReturnText puts the
+	// texts in (absent: false).
+	Texts      []json.RawMessage `json:"texts"`
+	ReturnText bool              `json:"return_text"`
+	// RawScores gives l_yes - l_no as the score instead of its sigmoid
+	// (text-embeddings-inference's raw_scores).
+	RawScores bool `json:"raw_scores"`
 }
 
-// documentText reads one document of a rerank request: a JSON string or
-// an object whose "text" is a string.
-func documentText(raw json.RawMessage, i int) (string, *apiError) {
-	param := "documents[" + strconv.Itoa(i) + "]"
+// teiResult is one document's result in text-embeddings-inference's form.
+type teiResult struct {
+	Index int     `json:"index"`
+	Score float64 `json:"score"`
+	Text  *string `json:"text,omitempty"`
+}
+
+// docsParam names the field that holds req's documents.
+func docsParam(req *rerankRequest) string {
+	if req.Texts != nil {
+		return "texts"
+	}
+	return "documents"
+}
+
+// documentText reads one document of a rerank request, param: a JSON
+// string or an object whose "text" is a string.
+func documentText(raw json.RawMessage, param string) (string, *apiError) {
 	// Decoding null into a string or an object succeeds: only a JSON
 	// string and an object are read.
 	isString := func(b json.RawMessage) bool { return len(b) > 0 && b[0] == '"' }
@@ -81,6 +104,8 @@ type RerankResult struct {
 	Index          int             `json:"index"`
 	RelevanceScore float64         `json:"relevance_score"`
 	Document       *RerankDocument `json:"document,omitempty"`
+
+	logit float64 // l_yes - l_no, which sorts the results
 }
 
 // RerankDocument is a result's document, as the request gave it.
@@ -125,10 +150,14 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 		if e != nil {
 			return e
 		}
-		if len(v) != 1 {
-			return failure(fmt.Errorf("the reranker returned %d values, not a score", len(v)))
+		if len(v) != 2 {
+			return failure(fmt.Errorf("the reranker returned %d values, not a score and a logit", len(v)))
 		}
-		out.Results[next] = RerankResult{Index: next, RelevanceScore: float64(v[0])}
+		score := float64(v[0])
+		if req.RawScores {
+			score = float64(v[1])
+		}
+		out.Results[next] = RerankResult{Index: next, RelevanceScore: score, logit: float64(v[1])}
 		out.Usage.PromptTokens += g.prompt
 		next++
 		return nil
@@ -150,8 +179,8 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 			}
 			if e.Code != "queue_full" || len(flight) == 0 {
 				if e.Param == "messages" {
-					e.Param = "documents"
-					e.Message = "documents[" + strconv.Itoa(i) + "]: " + e.Message
+					e.Param = docsParam(&req)
+					e.Message = docsParam(&req) + "[" + strconv.Itoa(i) + "]: " + e.Message
 				}
 				return e
 			}
@@ -168,15 +197,26 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request, m *Model) *apiEr
 	out.Usage.TotalTokens = out.Usage.PromptTokens
 	slices.SortStableFunc(out.Results, func(a, b RerankResult) int {
 		switch {
-		case a.RelevanceScore > b.RelevanceScore:
+		case a.logit > b.logit:
 			return -1
-		case a.RelevanceScore < b.RelevanceScore:
+		case a.logit < b.logit:
 			return 1
 		}
 		return 0
 	})
 	if req.TopN != nil && *req.TopN > 0 && *req.TopN < len(out.Results) {
 		out.Results = out.Results[:*req.TopN]
+	}
+	if req.Texts != nil {
+		tei := make([]teiResult, len(out.Results))
+		for i, r := range out.Results {
+			tei[i] = teiResult{Index: r.Index, Score: r.RelevanceScore}
+			if req.ReturnText {
+				tei[i].Text = &texts[r.Index]
+			}
+		}
+		writeJSON(w, http.StatusOK, tei)
+		return nil
 	}
 	if req.ReturnDocuments == nil || *req.ReturnDocuments {
 		for i := range out.Results {
@@ -217,25 +257,31 @@ func leadFirst(prompts [][]int32) bool {
 // rerankPrompts checks a rerank request and returns its documents' texts
 // and each one's prompt ids.
 func rerankPrompts(m *Model, req *rerankRequest) (texts []string, prompts [][]int32, e *apiError) {
+	docs, name := req.Documents, docsParam(req)
+	if req.Texts != nil {
+		docs = req.Texts
+	}
 	switch {
 	case req.Query == nil:
 		return nil, nil, badRequest("query", "query is required (a string)")
-	case req.Documents == nil:
+	case req.Texts != nil && req.Documents != nil:
+		return nil, nil, badRequest("texts", "texts and documents are two forms of the same field: send one")
+	case docs == nil:
 		return nil, nil, badRequest("documents", "documents is required (an array of strings or of objects with a text string)")
-	case len(req.Documents) == 0:
-		return nil, nil, badRequest("documents", "documents is an empty array")
-	case len(req.Documents) > MaxRerankDocuments:
-		return nil, nil, badRequest("documents", "documents holds %d items; at most %d", len(req.Documents), MaxRerankDocuments)
+	case len(docs) == 0:
+		return nil, nil, badRequest(name, "%s is an empty array", name)
+	case len(docs) > MaxRerankDocuments:
+		return nil, nil, badRequest(name, "%s holds %d items; at most %d", name, len(docs), MaxRerankDocuments)
 	case req.TopN != nil && *req.TopN < 0:
 		return nil, nil, badRequest("top_n", "top_n is %d; it is a number of results, at least 0 (0: all)", *req.TopN)
 	}
-	texts = make([]string, len(req.Documents))
-	prompts = make([][]int32, len(req.Documents))
-	for i, raw := range req.Documents {
-		if texts[i], e = documentText(raw, i); e != nil {
+	texts = make([]string, len(docs))
+	prompts = make([][]int32, len(docs))
+	for i, raw := range docs {
+		param := name + "[" + strconv.Itoa(i) + "]"
+		if texts[i], e = documentText(raw, param); e != nil {
 			return nil, nil, e
 		}
-		param := "documents[" + strconv.Itoa(i) + "]"
 		if e := checkPromptBytes(m, param, len(*req.Query)+len(texts[i])+len(req.Instruction)); e != nil {
 			return nil, nil, e
 		}

@@ -347,7 +347,9 @@ func TestRerankHeadLabels(t *testing.T) {
 
 // TestRerankOptions: top_n keeps the best results, return_documents false
 // drops the texts, documents may be objects with a text, every path
-// answers, and an instruction changes the scores.
+// answers, text-embeddings-inference's form (texts, return_text,
+// raw_scores) is answered in its form, and an instruction changes the
+// scores.
 func TestRerankOptions(t *testing.T) {
 	rs := newRerankServer(t, openReranker(t, rerankerFile(t, rerankfile.Options{})))
 	all := rs.rerank(t, "/v1/rerank", `{"query":"capital","documents":["a","b c","d e f","g"]}`)
@@ -368,6 +370,39 @@ func TestRerankOptions(t *testing.T) {
 	for _, n := range []int{0, 4, 10} {
 		if v := rs.rerank(t, "/v1/rerank", fmt.Sprintf(`{"query":"capital","documents":["a","b c","d e f","g"],"top_n":%d}`, n)); len(v.Results) != 4 {
 			t.Errorf("top_n %d: %d results, want all 4", n, len(v.Results))
+		}
+	}
+	// Text-embeddings-inference's form: texts in, a bare array out.
+	tei := func(body string) []map[string]any {
+		t.Helper()
+		resp, err := http.Post(rs.URL+"/rerank", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v []map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d, %v", body, resp.StatusCode, err)
+		}
+		return v
+	}
+	docs := []string{"a", "b c", "d e f", "g"}
+	raw := tei(`{"query":"capital","texts":["a","b c","d e f","g"],"return_text":true,"raw_scores":true,"top_n":3}`)
+	plain := tei(`{"query":"capital","texts":["a","b c","d e f","g"]}`)
+	if len(raw) != 3 || len(plain) != 4 {
+		t.Fatalf("%d and %d results, want 3 and 4", len(raw), len(plain))
+	}
+	for i, r := range plain {
+		want := all.Results[i]
+		if r["index"] != float64(want.Index) || r["score"] != want.RelevanceScore || r["text"] != nil {
+			t.Errorf("texts: result %d is %v, want index %d, score %v, no text", i, r, want.Index, want.RelevanceScore)
+		}
+		if i >= len(raw) {
+			continue
+		}
+		logit, _ := raw[i]["score"].(float64)
+		if raw[i]["index"] != float64(want.Index) || raw[i]["text"] != docs[want.Index] || math.Abs(model.Sigmoid(logit)-want.RelevanceScore) > 1e-6 {
+			t.Errorf("raw_scores: result %d is %v, want index %d, text %q, a logit of sigmoid %v", i, raw[i], want.Index, docs[want.Index], want.RelevanceScore)
 		}
 	}
 	v := rs.rerank(t, "/v1/rerank", `{"query":"capital","documents":["a","b c","d e f","g"],"instruction":"Judge the spelling"}`)
@@ -449,6 +484,9 @@ func TestRerankBadRequests(t *testing.T) {
 		{`{"query":"q","documents":["a","` + long + `"]}`, "documents", "documents[1]"},
 		{`{"query":"q","documents":["a"],"model":"other"}`, "model", "does not exist"},
 		{`{"query":"q","documents":"a"}`, "documents", ""},
+		{`{"query":"q","documents":["a"],"texts":["a"]}`, "texts", "send one"},
+		{`{"query":"q","texts":[]}`, "texts", "texts is an empty array"},
+		{`{"query":"q","texts":["a",2]}`, "texts[1]", "not a string"},
 	} {
 		code, v := rs.post(t, "/v1/rerank", c.body)
 		e := errorOf(t, v)
@@ -479,6 +517,7 @@ func FuzzRerankRequest(f *testing.F) {
 		`{"model":"m","query":"q","documents":[{"text":"a"},"b"],"top_n":1,"return_documents":false,"instruction":"i"}`,
 		`{"query":"","documents":[""]}`, `{"query":"q","documents":[{"text":null}]}`, `{"query":"q","documents":[[]]}`,
 		`{"query":"q","documents":[{"text":"a","text":"b"}]}`, `{"query":"q","documents":["a"],"top_n":1e99}`,
+		`{"query":"q","texts":["a",{"text":"b"}],"raw_scores":true,"return_text":true}`, `{"query":"q","texts":["a"],"documents":["b"]}`,
 		`{"documents":null}`, `[]`, `null`, `{`, "\x00",
 	} {
 		f.Add([]byte(s))
@@ -501,8 +540,8 @@ func FuzzRerankRequest(f *testing.F) {
 			}
 			return
 		}
-		if len(prompts) != len(req.Documents) || len(texts) != len(prompts) || len(prompts) == 0 {
-			t.Fatalf("%q: %d prompts for %d documents", body, len(prompts), len(req.Documents))
+		if n := len(req.Documents) + len(req.Texts); len(prompts) != n || len(texts) != n || n == 0 {
+			t.Fatalf("%q: %d prompts and %d texts for %d documents", body, len(prompts), len(texts), n)
 		}
 		for _, p := range prompts {
 			for _, id := range p {

@@ -119,7 +119,8 @@ type Model struct {
 	EmbedDim    int
 	EmbedTokens func(text string) []int32
 	// Rerank is set on a reranker (an Embedding model of rank pooling,
-	// whose Scheduler pools a prompt into its score), which answers
+	// whose Scheduler pools a prompt into its score and the logits'
+	// difference, model.RankHead.Score), which answers
 	// /v1/rerank and refuses the other endpoints: it returns the ids
 	// scored for a document against a query under an instruction ("":
 	// the model's default) (model.Model.RerankTokens).
