@@ -15,6 +15,13 @@ import (
 // MaxRerankDocuments is the most documents one rerank request may hold.
 const MaxRerankDocuments = 2048
 
+// MaxRerankBytes bounds the text a rerank request has tokenized, its
+// prompts' bytes without the template: the query and the instruction are
+// in every document's prompt, so a body within --max-body could otherwise
+// ask for gigabytes. It is the default --max-body: a request tokenizes no
+// more than the largest body of another endpoint holds.
+const MaxRerankBytes = DefaultMaxBodyBytes
+
 // rerankRequest is the body of POST /v1/rerank (/rerank, /v2/rerank,
 // /reranking, /v1/reranking): the shape of vLLM's, llama-server's,
 // Jina's and Cohere's rerank APIs. Fields of theirs not listed are
@@ -276,15 +283,22 @@ func rerankPrompts(m *Model, req *rerankRequest) (texts []string, prompts [][]in
 		return nil, nil, badRequest("top_n", "top_n is %d; it is a number of results, at least 0 (0: all)", *req.TopN)
 	}
 	texts = make([]string, len(docs))
-	prompts = make([][]int32, len(docs))
+	shared := len(*req.Query) + len(req.Instruction) // in every prompt
+	total := 0
 	for i, raw := range docs {
 		param := name + "[" + strconv.Itoa(i) + "]"
 		if texts[i], e = documentText(raw, param); e != nil {
 			return nil, nil, e
 		}
-		if e := checkPromptBytes(m, param, len(*req.Query)+len(texts[i])+len(req.Instruction)); e != nil {
+		if e := checkPromptBytes(m, param, shared+len(texts[i])); e != nil {
 			return nil, nil, e
 		}
+		if total += shared + len(texts[i]); total > MaxRerankBytes {
+			return nil, nil, badRequest(name, "the query (and instruction) with each of %d documents make more than %d bytes of prompts to tokenize: send a shorter query or fewer documents", len(docs), MaxRerankBytes)
+		}
+	}
+	prompts = make([][]int32, len(docs))
+	for i := range docs {
 		ids, err := m.Rerank(*req.Query, texts[i], req.Instruction)
 		if err != nil {
 			return nil, nil, badRequest("instruction", "%v", err)

@@ -467,6 +467,9 @@ func TestRerankBadRequests(t *testing.T) {
 	rs := newRerankServer(t, openReranker(t, rerankerFile(t, rerankfile.Options{})))
 	many, _ := json.Marshal(make([]string, MaxRerankDocuments+1))
 	long := strings.Repeat("word ", 2000)
+	// 2048 documents with a query of 8 KiB and a byte: over 16 MiB of
+	// prompts, refused before any is tokenized.
+	amplified := `{"query":"` + strings.Repeat("w", 8<<10+1) + `","documents":[` + string(bytes.Repeat([]byte(`"",`), MaxRerankDocuments-1)) + `""]}`
 	for _, c := range []struct{ body, param, msg string }{
 		{`{"documents":["a"]}`, "query", "query is required"},
 		{`{"query":"q"}`, "documents", "documents is required"},
@@ -484,6 +487,7 @@ func TestRerankBadRequests(t *testing.T) {
 		{`{"query":"q","documents":["a","` + long + `"]}`, "documents", "documents[1]"},
 		{`{"query":"q","documents":["a"],"model":"other"}`, "model", "does not exist"},
 		{`{"query":"q","documents":"a"}`, "documents", ""},
+		{amplified, "documents", "bytes of prompts"},
 		{`{"query":"q","documents":["a"],"texts":["a"]}`, "texts", "send one"},
 		{`{"query":"q","texts":[]}`, "texts", "texts is an empty array"},
 		{`{"query":"q","texts":["a",2]}`, "texts[1]", "not a string"},
