@@ -70,8 +70,8 @@ type Config struct {
 	// experts) means a dense one.
 	MoE MoE
 	// Pooling makes the model an embedding model (PoolLast: the final
-	// normed hidden state of a sequence's last position); PoolNone, the
-	// zero value, a language model.
+	// normed hidden state of a sequence's last position; PoolRank: a
+	// reranker's score of it); PoolNone, the zero value, a language model.
 	Pooling Pooling
 
 	// AttnScale multiplies the attention logits q.k; 0 means

@@ -43,6 +43,12 @@ type Config struct {
 	// OnStep, when not nil, is called after every forward pass from the
 	// scheduler's goroutine; it must not block.
 	OnStep func(StepInfo)
+	// Pool turns the final normed hidden state of an embedding request's
+	// last prompt token into its Event.Embedding, on the scheduler's
+	// goroutine; it must not keep hidden. Nil: engine.Normalize
+	// (last-token pooling). A reranker's is its classifier head
+	// (model.RankHead.Score).
+	Pool func(hidden []float32) ([]float32, error)
 }
 
 // StepInfo describes one forward pass of a Batcher.
@@ -722,13 +728,17 @@ func (s *Batcher) lingerFor(j *bjob, last Event, tok int32) {
 }
 
 // embedding returns the last event of an embedding request whose prompt
-// ended at hidden row i of the last forward pass: its final hidden state,
-// L2-normalized (last-token pooling).
+// ended at hidden row i of the last forward pass: its final hidden state
+// pooled by Config.Pool (L2-normalized by default: last-token pooling).
 func (s *Batcher) embedding(i int) Event {
 	ev := Event{Finish: engine.FinishStop}
+	pool := s.cfg.Pool
+	if pool == nil {
+		pool = engine.Normalize
+	}
 	h, err := s.r.(engine.Embedder).Hidden(i) // Submit checked the runner
 	if err == nil {
-		ev.Embedding, err = engine.Normalize(h)
+		ev.Embedding, err = pool(h)
 	}
 	if err != nil {
 		return Event{Err: fmt.Errorf("scheduler: embedding: %w", err)}

@@ -87,7 +87,8 @@ type Event struct {
 	Metrics engine.Metrics
 	// Embedding is set on the last event of an embedding request
 	// (engine.Request.Embed) that finished: the prompt's embedding, L2
-	// normalized, owned by the event.
+	// normalized (or as Config.Pool pools it: a reranker's score), owned
+	// by the event.
 	Embedding []float32
 }
 

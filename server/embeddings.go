@@ -81,6 +81,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) *a
 	if !m.Embedding {
 		return badRequest("model", "the model %q is not an embedding model (its file states no pooling type): use /v1/chat/completions or /v1/completions", m.Name)
 	}
+	if m.Rerank != nil {
+		return badRequest("model", "the model %q is a reranker (rank pooling): it answers /v1/rerank, not /v1/embeddings", m.Name)
+	}
 	switch req.EncodingFormat {
 	case "", "float", "base64":
 	default:
@@ -265,9 +268,12 @@ func embedText(m *Model, text, param string) ([]int32, *apiError) {
 }
 
 // generative refuses, in one line, a chat or completion request to an
-// embedding model.
+// embedding model or a reranker.
 func generative(h apiHandler) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request, m *Model) *apiError {
+		if m.Rerank != nil {
+			return badRequest("model", "the model %q is a reranker: it answers /v1/rerank, not %s", m.Name, r.URL.Path)
+		}
 		if m.Embedding {
 			return badRequest("model", "the model %q is an embedding model: it answers /v1/embeddings, not %s", m.Name, r.URL.Path)
 		}

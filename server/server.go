@@ -122,6 +122,13 @@ type Model struct {
 	Embedding   bool
 	EmbedDim    int
 	EmbedTokens func(text string) []int32
+	// Rerank is set on a reranker (an Embedding model of rank pooling,
+	// whose Scheduler pools a prompt into its score and the logits'
+	// difference, model.RankHead.Score), which answers
+	// /v1/rerank and refuses the other endpoints: it returns the ids
+	// scored for a document against a query under an instruction ("":
+	// the model's default) (model.Model.RerankTokens).
+	Rerank func(query, document, instruction string) ([]int32, error)
 	// JSONWhitespace bounds the whitespace between the tokens of the JSON
 	// that structured output constrains (structured.Spec.Whitespace): 0
 	// the default, a space or a newline; negative none; n > 1 a newline
@@ -201,6 +208,9 @@ func New(cfg Config) *Server {
 	s.route("POST /v1/completions", "completions", routeAuth|routeAdmit, s.needModel(generative(s.completions)))
 	s.route("POST /v1/embeddings", "embeddings", routeAuth|routeAdmit, s.needModel(s.embeddings))
 	s.responsesRoutes()
+	for _, p := range []string{"/v1/rerank", "/rerank", "/v2/rerank", "/reranking", "/v1/reranking"} {
+		s.route("POST "+p, "rerank", routeAuth|routeAdmit, s.needModel(s.rerank))
+	}
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))

@@ -74,6 +74,9 @@ is printed to standard error.`,
 			if !m.Embedding() {
 				return fmt.Errorf("%s is not an embedding model (its file has no %s.pooling_type): inferno embed runs models such as Qwen3-Embedding", path, c.Arch)
 			}
+			if m.Rank() {
+				return fmt.Errorf("%s is a reranker (rank pooling): serve it and use /v1/rerank", path)
+			}
 			if dims == 0 {
 				dims = c.Hidden
 			}
@@ -157,7 +160,7 @@ is printed to standard error.`,
 }
 
 // poolingHelp documents the --pooling flag of embed and serve.
-const poolingHelp = "last: run the model as an embedding model with last-token pooling whatever its file states (llama.cpp's --pooling last); none: as a language model; empty: as its file's pooling_type says"
+const poolingHelp = "last: run the model as an embedding model with last-token pooling whatever its file states (llama.cpp's --pooling last); rank: as a yes/no reranker such as Qwen3-Reranker (serve answers /v1/rerank); none: as a language model; empty: as its file's pooling_type says"
 
 // setPooling applies a --pooling flag to m's configuration.
 func setPooling(m *model.Model, pooling string) error {
@@ -165,10 +168,12 @@ func setPooling(m *model.Model, pooling string) error {
 	case "":
 	case "last":
 		m.Arch.Hyper().Pooling = arch.PoolLast
+	case "rank":
+		m.Arch.Hyper().Pooling = arch.PoolRank
 	case "none":
 		m.Arch.Hyper().Pooling = arch.PoolNone
 	default:
-		return fmt.Errorf("--pooling %q: want last or none (or leave it out)", pooling)
+		return fmt.Errorf("--pooling %q: want last, rank or none (or leave it out)", pooling)
 	}
 	return nil
 }

@@ -44,7 +44,9 @@ not), the model list, tokenization and Prometheus metrics; docs/SERVER.md
 describes every endpoint. An embedding model (a file that states a pooling
 type, such as Qwen3-Embedding's, or any model with --pooling last) answers
 /v1/embeddings instead of chat and completions, its inputs batched with the
-other requests. It listens at once on --addr (HTTPS with
+other requests; a reranker (rank pooling, such as a Qwen3-Reranker file from
+llama.cpp's converter, or one converted as a language model with --pooling
+rank) answers /v1/rerank alone. It listens at once on --addr (HTTPS with
 --tls-cert and --tls-key): /health answers 503 while the model loads and
 200 when it is ready.
 
@@ -245,6 +247,16 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	if err := setPooling(m, pf.pooling); err != nil {
 		return nil, err
 	}
+	// A reranker's requests are embedding requests pooled by its head.
+	var pool func([]float32) ([]float32, error)
+	var rerank func(query, document, instruction string) ([]int32, error)
+	if m.Rank() {
+		head, err := m.RankHead()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		pool, rerank = head.Score, m.RerankTokens
+	}
 	tmpl, err := chatTemplate(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -295,7 +307,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	prefix := !pf.noPrefix && !basic
 	l.sched, err = scheduler.NewBatcher(l.batched, scheduler.Config{
 		Parallel: parallel, BatchTokens: max(batchTokens, parallel), Prefills: prefills, Queue: queue,
-		PrefixCache: prefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep,
+		PrefixCache: prefix, Tokenizer: m.Tokenizer, OnStep: srv.ObserveStep, Pool: pool,
 	})
 	if err != nil {
 		return nil, err
@@ -321,7 +333,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 		Name: name, Aliases: more, Tokenizer: m.Tokenizer, Template: tmpl, EOG: m.EOG,
 		Format: format, Reasoning: reasoning, Context: l.backend.MaxLen(), Vocab: m.Arch.Hyper().Vocab,
 		Scheduler: l.sched, Created: time.Now(),
-		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens,
+		Embedding: m.Embedding(), EmbedDim: m.Arch.Hyper().Hidden, EmbedTokens: m.EmbedTokens, Rerank: rerank,
 		JSONWhitespace: jsonWhitespace(pf.jsonWS),
 	}
 	if l.model.Info, err = modelInfo(m, l.backend.Name(), l.batched); err != nil {
