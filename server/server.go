@@ -184,6 +184,8 @@ func New(cfg Config) *Server {
 	s.route("POST /tokenize", "tokenize", routeAuth|routeAdmit, s.needModel(s.tokenize))
 	s.route("POST /detokenize", "detokenize", routeAuth, s.needModel(s.detokenize))
 	s.route("POST /apply-template", "apply_template", routeAuth|routeAdmit, s.needModel(s.applyTemplate))
+	s.anthropicRoute("POST /v1/messages", "messages", routeAuth|routeAdmit, s.needModel(generative(s.messages)))
+	s.anthropicRoute("POST /v1/messages/count_tokens", "messages_count_tokens", routeAuth|routeAdmit, s.needModel(generative(s.countTokens)))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "not_found_error",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
@@ -227,8 +229,16 @@ const StatusClientClosed = 499
 // and logs use, with the options opts. Another method on the path gets 405
 // in OpenAI's error shape.
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
+	_, path, _ := strings.Cut(pattern, " ")
+	s.mux.HandleFunc(path, s.routed(pattern, name, opts, h))
+}
+
+// routed returns the handler route registers for h: the method's check,
+// the API key's, the body's reading and the admission, then h, with the
+// request's log line and metrics.
+func (s *Server) routed(pattern, name string, opts int, h http.HandlerFunc) http.HandlerFunc {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
@@ -291,7 +301,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 			}
 		}
 		h(rec, r)
-	})
+	}
 }
 
 // readBody reads a request's body whole, within the deadline ServeHTTP
@@ -351,9 +361,13 @@ type bodyReader struct {
 
 func (*bodyReader) Close() error { return nil }
 
-// authorized checks the bearer token in constant time.
+// authorized checks the API key in constant time: the bearer token or
+// the X-Api-Key header (Anthropic's clients send it) must hold it.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.APIKey == "" {
+		return true
+	}
+	if key := r.Header.Get("X-Api-Key"); key != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(key)), []byte(s.cfg.APIKey)) == 1 {
 		return true
 	}
 	// The scheme is case-insensitive (RFC 9110, section 11.1).
