@@ -72,6 +72,7 @@ var coreNames = strings.NewReplacer(
 	".function.parameters", ".input_schema",
 	"tool_choice.function.name", "tool_choice.name",
 	`tool_choice "required"`, `tool_choice {"type": "any"}`,
+	"response_format.json_schema.schema", "output_config.format.schema",
 	"response_format", "output_config.format",
 )
 

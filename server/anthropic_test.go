@@ -324,6 +324,34 @@ func TestMessagesStop(t *testing.T) {
 	}
 }
 
+// TestMessagesOutputFormat checks that output_config.format constrains
+// the reply to its schema.
+func TestMessagesOutputFormat(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: `{"city": "Paris"}`})
+	body := `{"max_tokens": 50, "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "Where?"}],
+		"output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false}}}}`
+	status, v := message(t, ts, body)
+	if status != 200 {
+		t.Fatalf("status %d: %v", status, v)
+	}
+	if c := v["content"].([]any); len(c) != 1 || c[0].(map[string]any)["text"] != `{"city": "Paris"}` || v["stop_reason"] != "end_turn" {
+		t.Errorf("reply %v", v)
+	}
+	// The script's reply is not allowed by this schema: the constraint
+	// steers it to one that is.
+	status, v = message(t, ts, strings.Replace(body, `"city": {"type": "string"}`, `"city": {"type": "integer"}`, 1))
+	if status != 200 {
+		t.Fatalf("status %d: %v", status, v)
+	}
+	var got struct {
+		City *int64 `json:"city"`
+	}
+	text, _ := v["content"].([]any)[0].(map[string]any)["text"].(string)
+	if err := json.Unmarshal([]byte(text), &got); err != nil || got.City == nil {
+		t.Errorf("reply %q does not follow the schema: %v", text, err)
+	}
+}
+
 // renderMessages renders a messages body's prompt as the server would.
 func renderMessages(t *testing.T, m *Model, body string) string {
 	t.Helper()
@@ -508,6 +536,8 @@ func TestMessagesErrors(t *testing.T) {
 		{"max_tokens fraction", `{"max_tokens": 1.5, ` + user + `}`, 400, "invalid_request_error", "expected an integer"},
 		{"no messages", `{"max_tokens": 5}`, 400, "invalid_request_error", "messages is required"},
 		{"role", `{"max_tokens": 5, "messages": [{"role": "tool", "content": "x"}]}`, 400, "invalid_request_error", `"tool" is not one of`},
+		{"empty content", `{"max_tokens": 5, "messages": [{"role": "user", "content": []}]}`, 400, "invalid_request_error", "content must not be empty"},
+		{"schema", `{"max_tokens": 5, ` + user + `, "output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "properties": 3}}}}`, 400, "invalid_request_error", "output_config.format: "},
 		{"content type", `{"max_tokens": 5, "messages": [{"role": "user", "content": 5}]}`, 400, "invalid_request_error", "must be a string or an array"},
 		{"image", `{"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}`, 400, "invalid_request_error", "reads text only"},
 		{"block type", `{"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_use", "name": "f", "input": {}}]}]}`, 400, "invalid_request_error", `"tool_use" is not supported in a user message`},

@@ -124,7 +124,7 @@ func (r *messagesRequest) chatRequest(count bool) (*chatRequest, *apiError) {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
 	for i, m := range r.Messages {
-		msgs, e := m.chatMessages(fmt.Sprintf("messages[%d]", i))
+		msgs, e := m.chatMessages(fmt.Sprintf("messages[%d]", i), i == len(r.Messages)-1)
 		if e != nil {
 			return nil, e
 		}
@@ -297,8 +297,9 @@ func (r *messagesRequest) output(req *chatRequest) *apiError {
 }
 
 // chatMessages translates message m (param names it in errors) into chat
-// messages.
-func (m *anthropicMessage) chatMessages(param string) ([]chatMessage, *apiError) {
+// messages. Only the last message, an assistant's to continue, may have
+// no blocks.
+func (m *anthropicMessage) chatMessages(param string, last bool) ([]chatMessage, *apiError) {
 	switch m.Role {
 	case "user", "assistant", "system":
 	case "":
@@ -316,6 +317,9 @@ func (m *anthropicMessage) chatMessages(param string) ([]chatMessage, *apiError)
 	blocks, e := contentBlocks(m.Content, param+".content")
 	if e != nil {
 		return nil, e
+	}
+	if len(blocks) == 0 && !(last && m.Role == "assistant") {
+		return nil, badRequest(param+".content", "%s.content must not be empty", param)
 	}
 	if m.Role == "assistant" {
 		msg, e := assistantMessage(blocks, param+".content")
@@ -365,10 +369,6 @@ func (m *anthropicMessage) chatMessages(param string) ([]chatMessage, *apiError)
 		}
 	}
 	flush()
-	if out == nil {
-		// An empty content list: an empty user turn.
-		out = []chatMessage{textMessage("user", "")}
-	}
 	return out, nil
 }
 
