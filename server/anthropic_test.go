@@ -629,3 +629,30 @@ func FuzzMessagesRequest(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStreamProtocols streams the same 300-token scripted reply
+// through chat completions and the Messages API: the difference is the
+// protocol's own cost per request.
+//
+//	go test ./server -run '^$' -bench StreamProtocols
+func BenchmarkStreamProtocols(b *testing.B) {
+	ts := newTestServer(b, serverOpts{reply: strings.Repeat("word ", 300), ctx: 1024})
+	for _, p := range []struct{ name, path, body string }{
+		{"chat", "/v1/chat/completions", `{"stream": true, "max_tokens": 400, "messages": [{"role": "user", "content": "Hi"}]}`},
+		{"messages", "/v1/messages", `{"stream": true, "max_tokens": 400, "messages": [{"role": "user", "content": "Hi"}]}`},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				resp, err := http.Post(ts.URL+p.path, "application/json", strings.NewReader(p.body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || n < 300*20 {
+					b.Fatalf("%s: status %d, %d bytes", p.path, resp.StatusCode, n)
+				}
+			}
+		})
+	}
+}

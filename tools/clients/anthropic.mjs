@@ -1,12 +1,13 @@
 // The official Anthropic client (@anthropic-ai/sdk) against inferno serve's
 // Messages API: messages.create, messages.stream (its text events and
 // final message), a tool forced by tool_choice whose input validates, the
-// tool_result round trip, countTokens, thinking blocks given back, and
-// the errors' classes.
+// tool_result round trip, structured output (zodOutputFormat),
+// countTokens, thinking blocks given back, and the errors' classes.
 // The replies are nonsense. The model's reasoning is turned off: a random
 // model that opens <think> would reason until max_tokens (the Go tests
 // check thinking blocks on a scripted reply).
 import Anthropic from "@anthropic-ai/sdk";
+import { zodOutputFormat } from "@anthropic-ai/sdk/helpers/zod";
 import { z } from "zod";
 import { check, done, model, origin } from "./lib.mjs";
 
@@ -83,6 +84,17 @@ for (const stream of [false, true]) {
       throw new Error(`after the tool result ${JSON.stringify(next)}`);
     }
     return { input, reply: next.content };
+  });
+}
+
+// The SDK moves string and number bounds into descriptions, which a
+// random model ignores: the schema holds only bounded values.
+const Role = z.object({ role: z.enum(["admin", "user", "guest"]), active: z.boolean() });
+for (const stream of [false, true]) {
+  await check(`output_config.format (zodOutputFormat)${stream ? " streamed" : ""}`, async () => {
+    const req = { ...ask, temperature: 1, max_tokens: 100, output_config: { format: zodOutputFormat(Role) } };
+    const msg = stream ? await client.messages.stream(req).finalMessage() : await client.messages.parse(req);
+    return Role.parse(msg.parsed_output);
   });
 }
 
