@@ -40,6 +40,11 @@ func anthropicError(e *apiError) anthropicErrorBody {
 	var b anthropicErrorBody
 	b.Type = "error"
 	b.Error.Message = e.Message
+	if e.Code == "context_length_exceeded" {
+		// Anthropic's words, which clients look for to compact a
+		// conversation.
+		b.Error.Message = "prompt is too long: " + e.Message
+	}
 	switch e.Status {
 	case http.StatusUnauthorized:
 		b.Error.Type = "authentication_error"

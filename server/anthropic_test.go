@@ -522,7 +522,7 @@ func TestMessagesAuth(t *testing.T) {
 // TestMessagesErrors checks the status and Anthropic shape of the errors
 // of bad requests.
 func TestMessagesErrors(t *testing.T) {
-	ts := newTestServer(t, serverOpts{reply: "Hi", maxBody: 4096})
+	ts := newTestServer(t, serverOpts{reply: "Hi", maxBody: 4096, ctx: 256})
 	user := `"messages": [{"role": "user", "content": "Hi"}]`
 	tools := `"tools": [{"name": "f", "input_schema": {"type": "object"}}]`
 	tests := []struct {
@@ -555,6 +555,7 @@ func TestMessagesErrors(t *testing.T) {
 		{"temperature", `{"max_tokens": 5, ` + user + `, "temperature": 1.5}`, 400, "invalid_request_error", "outside [0, 1]"},
 		{"stop_sequences", `{"max_tokens": 5, ` + user + `, "stop_sequences": ["a", "b", "c", "d", "e"]}`, 400, "invalid_request_error", "at most 4"},
 		{"output format", `{"max_tokens": 5, ` + user + `, "output_config": {"format": {"type": "xml"}}}`, 400, "invalid_request_error", `not "json_schema"`},
+		{"prompt too long", `{"max_tokens": 5, "messages": [{"role": "user", "content": "` + strings.Repeat("word ", 300) + `"}]}`, 400, "invalid_request_error", "prompt is too long: this model's context is 256 tokens"},
 		{"unknown model", `{"model": "claude-opus-5", "max_tokens": 5, ` + user + `}`, 404, "not_found_error", `"claude-opus-5" does not exist`},
 		{"too large", `{"max_tokens": 5, "messages": [{"role": "user", "content": "` + strings.Repeat("x", 5000) + `"}]}`, 413, "request_too_large", "larger than 4096"},
 	}
