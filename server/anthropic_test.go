@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // anthropicEvent is one event of an Anthropic stream.
@@ -321,6 +322,39 @@ func TestMessagesStop(t *testing.T) {
 	status, v := message(t, long, `{"max_tokens": 1000, `+user+`}`)
 	if status != 200 || v["stop_reason"] != "model_context_window_exceeded" {
 		t.Errorf("context filled: status %d, %v", status, v)
+	}
+}
+
+// TestMessagesStreamError checks that a generation failing mid-stream
+// (the scheduler closed under it) ends the stream with an error event in
+// Anthropic's shape, and no message_stop.
+func TestMessagesStreamError(t *testing.T) {
+	ts := newTestServer(t, serverOpts{reply: strings.Repeat("a ", 2000), parallel: 1, delay: 2 * time.Millisecond})
+	resp := postMessages(t, ts, "/v1/messages", `{"stream": true, "max_tokens": 2000, "messages": [{"role": "user", "content": "Hi"}]}`)
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	var last, lastData string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "event: "); ok {
+			last = name
+			if name == "content_block_delta" {
+				ts.sched.Close()
+			}
+		}
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			lastData = data
+		}
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(lastData), &v); err != nil {
+		t.Fatalf("last data %q: %v", lastData, err)
+	}
+	if typ, _ := anthropicErrorOf(t, v); last != "error" || typ != "overloaded_error" {
+		t.Errorf("stream ended with event %s: %v", last, v)
 	}
 }
 
