@@ -227,7 +227,7 @@ const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
 // and logs use, with the options opts. Another method on the path gets 405
-// in OpenAI's error shape.
+// in OpenAI's error shape (anthropicRoute's routes answer in Anthropic's).
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 	_, path, _ := strings.Cut(pattern, " ")
 	s.mux.HandleFunc(path, s.routed(pattern, name, opts, h))
