@@ -102,6 +102,7 @@ type Metrics struct {
 	PromptTokens    int
 	CachedTokens    int // prompt tokens kept in the KV cache from the runner's previous sequence
 	GeneratedTokens int
+	Stop            string        // the stop string that ended the generation, "" if none did
 	TimeToFirst     time.Duration // from the start to the first generated token: the prompt's forward pass and pick
 	Decode          time.Duration // all decode steps after the first token
 	Forward         Stats         // every forward pass (prefill and decode)

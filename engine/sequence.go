@@ -394,6 +394,7 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 		if s.stops != nil {
 			var stopped bool
 			if st.Text, stopped = s.stops.Write(st.Text); stopped {
+				s.m.Stop = s.stops.Matched()
 				s.end(FinishStop)
 				st.Finish = FinishStop
 				return st, nil
@@ -458,6 +459,7 @@ func (s *Sequence) flush() string {
 	}
 	out, stopped := s.stops.Write(text)
 	if stopped {
+		s.m.Stop = s.stops.Matched()
 		return out
 	}
 	return out + s.stops.Flush()

@@ -98,6 +98,41 @@ func TestSequenceText(t *testing.T) {
 	}
 }
 
+// TestSequenceStopString checks that the metrics name the stop string
+// that ended a generation, and none when another end came first.
+func TestSequenceStopString(t *testing.T) {
+	tok := goldenTokenizer(t)
+	imEnd, _ := tok.TokenID("<|im_end|>")
+	script := append(tok.Encode("Hello world, this is the end."), imEnd)
+	eog := map[int32]bool{imEnd: true}
+	for _, tc := range []struct {
+		stops     []string
+		maxTokens int
+		want      string
+	}{
+		{[]string{"end", "world"}, 0, "world"},
+		{[]string{"zz", "s is"}, 0, "s is"},
+		{[]string{"end!"}, 0, ""},  // the end of generation came first
+		{[]string{", thi"}, 3, ""}, // max_tokens came first
+		{nil, 0, ""},
+	} {
+		r := enginetest.New(script, tok.VocabSize(), 128)
+		r.Fill = imEnd
+		seq, err := engine.NewSequence(r, tok, engine.Request{Prompt: tok.Encode("Say something."), EOG: eog, Stop: tc.stops, MaxTokens: tc.maxTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !seq.Done() {
+			if _, err := seq.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := seq.Metrics().Stop; got != tc.want {
+			t.Errorf("stops %q: Metrics().Stop = %q, want %q", tc.stops, got, tc.want)
+		}
+	}
+}
+
 // capable is a scripted runner with a device sampler (of requests with
 // top_k at most 64) and a lookahead switch.
 type capable struct {

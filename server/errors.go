@@ -32,6 +32,8 @@ func badRequest(param, format string, args ...any) *apiError {
 	return e
 }
 
+// writeError answers e in OpenAI's shape, or in the shape of the
+// protocol whose errorShaper w is or wraps.
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.Type == "" {
 		e.Type = "server_error"
@@ -39,9 +41,35 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retry > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retry))
 	}
+	if sh := shaperOf(w); sh != nil {
+		writeJSON(w, e.Status, sh.shapeError(e))
+		return
+	}
 	writeJSON(w, e.Status, struct {
 		Error *apiError `json:"error"`
 	}{e})
+}
+
+// An errorShaper is a ResponseWriter of a route whose protocol answers
+// errors in a shape of its own (Anthropic's, ollama's): shapeError
+// returns e's body.
+type errorShaper interface {
+	shapeError(e *apiError) any
+}
+
+// shaperOf returns the errorShaper w is or wraps (through Unwrap), nil if
+// none.
+func shaperOf(w http.ResponseWriter) errorShaper {
+	for {
+		if sh, ok := w.(errorShaper); ok {
+			return sh
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

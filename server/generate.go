@@ -29,6 +29,7 @@ type generation struct {
 	prompt  int
 	tokens  int
 	finish  string
+	stop    string // the stop string that ended the generation, if one did
 	cached  int
 	ctx     context.Context
 	created int64
@@ -99,6 +100,7 @@ func (g *generation) next() (scheduler.Event, bool) {
 	if ev.Finish != "" {
 		g.info.finished = true
 		g.finish = ev.Finish
+		g.stop = ev.Metrics.Stop
 		g.cached = ev.Metrics.CachedTokens
 		g.s.metrics.cachedTokens.Add(float64(g.cached))
 		m := ev.Metrics

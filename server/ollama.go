@@ -70,22 +70,22 @@ func (s *Server) needOllamaModel(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m := s.model.Load()
 		if m == nil {
-			writeOllamaError(w, errLoading())
+			writeError(w, errLoading())
 			return
 		}
 		if e := h(w, r, m); e != nil && r.Context().Err() == nil {
-			writeOllamaError(w, e)
+			writeError(w, e)
 		}
 	}
 }
 
-// writeOllamaError writes e in ollama's shape: {"error": message}.
-func writeOllamaError(w http.ResponseWriter, e *apiError) {
-	if e.retry > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.retry))
-	}
-	writeJSON(w, e.Status, map[string]string{"error": e.Message})
-}
+// ollamaWriter is the ResponseWriter of an ollama route: writeError finds
+// it and answers in ollama's error shape, {"error": "..."}.
+type ollamaWriter struct{ http.ResponseWriter }
+
+func (w ollamaWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (ollamaWriter) shapeError(e *apiError) any { return map[string]string{"error": e.Message} }
 
 // ollamaCheckModel accepts one of m's names, with or without ollama's
 // default tag ":latest"; an empty name is a 400 and another one a 404,

@@ -10,7 +10,8 @@ import (
 
 // BenchmarkStreamProtocols streams the same chat, 256 tokens greedy from
 // the scripted model, to 8 clients at once through each protocol that
-// chats (OpenAI's chat completions and Responses, ollama's /api/chat):
+// chats (OpenAI's chat completions and Responses, Anthropic's messages,
+// ollama's /api/chat):
 // what the protocols' layers cost per token, the engine's work being the
 // same (nothing).
 //
@@ -21,6 +22,7 @@ func BenchmarkStreamProtocols(b *testing.B) {
 	for _, p := range []struct{ name, path, body string }{
 		{"openai", "/v1/chat/completions", `{` + msgs + `,"stream":true,"max_tokens":256,"temperature":0}`},
 		{"responses", "/v1/responses", `{"input":"Tell me a story.","stream":true,"max_output_tokens":256,"temperature":0,"store":false}`},
+		{"messages", "/v1/messages", `{"stream":true,"max_tokens":256,"temperature":0,` + msgs + `}`},
 		{"ollama", "/api/chat", `{"model":"tiny",` + msgs + `,"options":{"num_predict":256,"temperature":0}}`},
 	} {
 		b.Run(p.name, func(b *testing.B) {

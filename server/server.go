@@ -220,6 +220,8 @@ func New(cfg Config) *Server {
 		s.route("GET /{$}", "page", 0, page.ServeHTTP)
 		s.route("GET "+webui.Prefix, "page", 0, page.ServeHTTP)
 	}
+	s.route("POST /v1/messages", "messages", routeAuth|routeAdmit|routeAnthropic, s.needModel(generative(s.messages)))
+	s.route("POST /v1/messages/count_tokens", "messages_count_tokens", routeAuth|routeAdmit|routeAnthropic, s.needModel(generative(s.countTokens)))
 	s.mux.HandleFunc("/", notFound)
 	s.handler = s.guard(s.mux)
 	return s
@@ -254,9 +256,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Route options.
 const (
-	routeAuth   = 1 << iota // the API key is required
-	routeAdmit              // the request is admitted against the queue once its body is read
-	routeOllama             // errors are answered in ollama's shape, {"error": "..."}
+	routeAuth      = 1 << iota // the API key is required
+	routeAdmit                 // the request is admitted against the queue once its body is read
+	routeOllama                // errors are answered in ollama's shape, {"error": "..."}
+	routeAnthropic             // errors are answered in Anthropic's shape
 )
 
 // StatusClientClosed is the status metrics and logs give a request whose
@@ -264,21 +267,35 @@ const (
 const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
-// and logs use, with the options opts. Another method on the path gets 405
-// in OpenAI's error shape (ollama's with routeOllama), as do the route's
-// other answers.
+// and logs use, with the options opts. Another method on the path gets
+// 405. Every error, the route's own (401, 405, 413, 503) and h's, is
+// answered in OpenAI's shape, or in ollama's or Anthropic's with
+// routeOllama or routeAnthropic (writeError finds the errorShaper the
+// writer carries).
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
-	method, path, _ := strings.Cut(pattern, " ")
-	fail := writeError
-	if opts&routeOllama != 0 {
-		fail = writeOllamaError
+	_, path, _ := strings.Cut(pattern, " ")
+	routed := s.routed(pattern, name, opts, h)
+	switch {
+	case opts&routeOllama != 0:
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { routed(ollamaWriter{w}, r) })
+	case opts&routeAnthropic != 0:
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { routed(anthropicWriter{w}, r) })
+	default:
+		s.mux.HandleFunc(path, routed)
 	}
-	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+}
+
+// routed returns the handler route registers for h: the method's check,
+// the API key's, the body's reading and the admission, then h, with the
+// request's log line and metrics.
+func (s *Server) routed(pattern, name string, opts int, h http.HandlerFunc) http.HandlerFunc {
+	method, path, _ := strings.Cut(pattern, " ")
+	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 			w.Header().Set("Allow", method)
-			fail(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			writeError(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 				Message: fmt.Sprintf("%s %s: use %s", r.Method, path, method)})
 			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
 			return
@@ -290,7 +307,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 				// A bug must not take the server down with it.
 				s.log.Error("panic serving request", "path", r.URL.Path, "panic", p)
 				if !rec.wrote {
-					fail(rec, &apiError{Status: http.StatusInternalServerError, Message: "internal error"})
+					writeError(rec, &apiError{Status: http.StatusInternalServerError, Message: "internal error"})
 				}
 			}
 			info.release()
@@ -310,13 +327,13 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 		}()
 		if opts&routeAuth != 0 && !s.authorized(r) {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="inferno"`)
-			fail(rec, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+			writeError(rec, &apiError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 				Message: "missing or wrong API key: send the header Authorization: Bearer KEY"})
 			return
 		}
 		body, e := s.readBody(rec, r)
 		if e != nil {
-			fail(rec, e)
+			writeError(rec, e)
 			return
 		}
 		// Admitted once its body has arrived: clients that trickle their
@@ -324,7 +341,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 		// timeout), not places of the queue.
 		if opts&routeAdmit != 0 {
 			if e := s.admitRequest(info); e != nil {
-				fail(rec, e)
+				writeError(rec, e)
 				return
 			}
 		}
@@ -336,7 +353,7 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 			}
 		}
 		h(rec, r)
-	})
+	}
 }
 
 // readBody reads a request's body whole, within the deadline ServeHTTP
@@ -396,9 +413,13 @@ type bodyReader struct {
 
 func (*bodyReader) Close() error { return nil }
 
-// authorized checks the bearer token in constant time.
+// authorized checks the API key in constant time: the bearer token or
+// the X-Api-Key header (Anthropic's clients send it) must hold it.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.APIKey == "" {
+		return true
+	}
+	if key := r.Header.Get("X-Api-Key"); key != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(key)), []byte(s.cfg.APIKey)) == 1 {
 		return true
 	}
 	// The scheme is case-insensitive (RFC 9110, section 11.1).

@@ -35,6 +35,7 @@ type Matcher struct {
 	state   []int32   // by stop string: length of the longest suffix of the text that is a proper prefix of it
 	held    string    // text not yet returned
 	stopped bool
+	matched int // the index of the stop string completed, when stopped
 }
 
 // New returns a Matcher for stops. It reports more than MaxStops stop
@@ -115,7 +116,7 @@ func (m *Matcher) Write(piece string) (out string, stopped bool) {
 			} else {
 				out = m.held + piece[:end-len(m.held)]
 			}
-			m.held, m.stopped = "", true
+			m.held, m.stopped, m.matched = "", true, done
 			return out, true
 		}
 	}
@@ -145,6 +146,15 @@ func partialRune(s string) int {
 		}
 	}
 	return 0
+}
+
+// Matched returns the stop string that stopped the text, "" while none
+// has.
+func (m *Matcher) Matched() string {
+	if !m.stopped {
+		return ""
+	}
+	return m.stops[m.matched]
 }
 
 // Flush returns the text held back, at the end of the generation when no

@@ -42,9 +42,26 @@ func run(t *testing.T, stops []string, steps []step, flush string) {
 			t.Fatalf("stops %q, Write #%d(%q) = %q, %v; want %q, %v", stops, i, s.piece, out, stopped, s.out, s.stopped)
 		}
 	}
+	if len(steps) > 0 && steps[len(steps)-1].stopped {
+		want, _ := reference(joinPieces(steps), stops)
+		if got := m.Matched(); got == "" || !strings.HasPrefix(joinPieces(steps)[len(want):], got) {
+			t.Errorf("stops %q: Matched() = %q, not the stop string after %q", stops, got, want)
+		}
+	} else if got := m.Matched(); got != "" {
+		t.Errorf("stops %q: Matched() = %q with no stop string completed", stops, got)
+	}
 	if got := m.Flush(); got != flush {
 		t.Errorf("stops %q: Flush() = %q, want %q", stops, got, flush)
 	}
+}
+
+// joinPieces returns the text the steps write.
+func joinPieces(steps []step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		b.WriteString(s.piece)
+	}
+	return b.String()
 }
 
 func TestSplitAcrossPieces(t *testing.T) {
@@ -206,6 +223,20 @@ func check(t *testing.T, text string, stops []string, cuts []int) {
 	}
 	if got.String() != want || stopped != wantStop {
 		t.Fatalf("text %q, stops %q, cuts %v: %q, stopped %v; want %q, %v", text, stops, cuts, got.String(), stopped, want, wantStop)
+	}
+	if stopped {
+		// The stop string matched starts where the text returned ends and
+		// ends first (the longest of those that end there).
+		mt := m.Matched()
+		if !strings.HasPrefix(text[len(want):], mt) || mt == "" {
+			t.Fatalf("text %q, stops %q: Matched() = %q, not at %d", text, stops, mt, len(want))
+		}
+		end := len(want) + len(mt)
+		for _, s := range stops {
+			if strings.HasSuffix(text[:end], s) && len(s) > len(mt) {
+				t.Fatalf("text %q, stops %q: Matched() = %q, but the longer %q ends there too", text, stops, mt, s)
+			}
+		}
 	}
 }
 
