@@ -23,7 +23,7 @@ func embedRequest(ctx context.Context, o options, rng *rand.Rand) result {
 		}
 	}
 	start := time.Now()
-	resp, err := post(ctx, o, "/v1/embeddings", map[string]any{"input": input, "encoding_format": "base64"})
+	resp, err := post(ctx, o, bearer, "/v1/embeddings", map[string]any{"input": input, "encoding_format": "base64"})
 	if err != nil {
 		return result{err: err}
 	}
@@ -51,18 +51,22 @@ func embedRequest(ctx context.Context, o options, rng *rand.Rand) result {
 			return result{err: errors.New("an empty embedding")}
 		}
 	}
-	return result{tokens: o.inputs, ttft: time.Since(start)}
+	return result{tokens: o.inputs, prompt: o.inputs * o.prompt, ttft: time.Since(start)}
 }
 
-// reportEmbeddings prints what an -embeddings run measured.
-func reportEmbeddings(o options, all []result, wall time.Duration) {
+// reportEmbeddings prints what the requests of an -embeddings run that
+// succeeded (ok) measured.
+func reportEmbeddings(o options, ok []result, failed int, wall time.Duration) {
 	inputs := 0
 	var lat []time.Duration
-	for _, r := range all {
+	for _, r := range ok {
 		inputs += r.tokens
 		lat = append(lat, r.ttft)
 	}
-	fmt.Printf("embeddings: clients %d, requests %d, %d inputs a request of %d tokens\n", o.clients, len(all), o.inputs, o.prompt)
+	fmt.Printf("embeddings: clients %d, requests %d, errors %d, %d inputs a request of %d tokens\n", o.clients, len(ok)+failed, failed, o.inputs, o.prompt)
+	if len(ok) == 0 {
+		return
+	}
 	fmt.Printf("embedded %d inputs (%d tokens) in %.2f s: %.1f inputs/s, %.0f tok/s\n",
 		inputs, inputs*o.prompt, wall.Seconds(), float64(inputs)/wall.Seconds(), float64(inputs*o.prompt)/wall.Seconds())
 	fmt.Printf("request latency: mean %.1f ms, p50 %.1f ms, p99 %.1f ms\n", ms(mean(lat)), ms(pct(lat, 50)), ms(pct(lat, 99)))
