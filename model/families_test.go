@@ -20,6 +20,7 @@ var references = map[string][]string{
 	"gpt-oss":  {"arch/gpt-oss.safetensors", "arch/gpt-oss-mxfp4.safetensors", "arch/families.logits.json"},
 	"gemma3":   {"arch/gemma3.safetensors", "arch/families.logits.json"},
 	"phi3":     {"arch/phi4.safetensors", "arch/phi4-mini.safetensors", "arch/families.logits.json"},
+	"mistral3": {"arch/mistral3.safetensors", "arch/families.logits.json"},
 }
 
 // TestFamilies checks that every registered architecture can be made and

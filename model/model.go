@@ -16,6 +16,7 @@ import (
 	_ "inferno/model/gemma3"
 	_ "inferno/model/gptoss"
 	_ "inferno/model/llama"
+	_ "inferno/model/mistral3"
 	_ "inferno/model/phi3"
 	_ "inferno/model/qwen2"
 	_ "inferno/model/qwen3"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference fixtures for gpt-oss, Gemma 3, Mistral and Phi-4 (issue 31).
 
-    python3 tools/archfixtures/families.py OUTDIR [--llamacpp DIR]   # needs torch and transformers
+    python3 tools/archfixtures/families.py OUTDIR [--llamacpp DIR] [--only NAME,...]   # needs torch and transformers
     python3 tools/archfixtures/families.py --tokenizers OUTDIR        # the tokenizer files only
     python3 tools/archfixtures/families.py --self-test                # what needs no torch
 
@@ -28,6 +28,10 @@ has one, so that a prompt of 26 tokens crosses it four times):
                  queries over a hidden size of 64), no window, tekken split;
                  Mistral Small 3.x (MistralForCausalLM) differs only in
                  sizes and theta, which no converter treats otherwise
+  mistral3       the same language model in Mistral3ForConditionalGeneration
+                 (Mistral Small 3.1/3.2's Hub layout: text_config,
+                 language_model.* tensors, a tiny Pixtral vision tower and
+                 projector); its logits are mistral's (checked on loading)
   phi4           Phi3ForCausalLM as Phi-4 14B: full rotary, untied
   phi4-mini      Phi3ForCausalLM as Phi-4-mini: partial_rotary_factor 0.75,
                  LongRoPE (short factors: the original context, 256, is
@@ -49,7 +53,8 @@ are familytok.py's. OUTDIR receives, flat:
   families.logits.json                    prompts, logits, greedy tokens,
                                           checks, versions
 
---llamacpp DIR names a folder holding llama.cpp's convert_hf_to_gguf.py,
+--only builds only the named specs (a variant comes with its spec:
+mistral3 with mistral, gpt-oss-mxfp4 with gpt-oss). --llamacpp DIR names a folder holding llama.cpp's convert_hf_to_gguf.py,
 conversion/ and gguf-py/ (commit 0253fb21f); each conversion runs in a
 process of its own with the family's pre-tokenizer name given (the tiny
 vocabularies are not in its hash table), as llamacpp_convert.py does.
@@ -325,6 +330,36 @@ def mxfp4_checkpoint(w, extra):
     return out
 
 
+def mistral3_checkpoint(s, text_config, w):
+    """config.json and tensors of Mistral3ForConditionalGeneration holding
+    spec s's language model (text_config, tensors w), in the Hub's layout:
+    language_model.model.*, language_model.lm_head.weight, and a tiny
+    random Pixtral vision tower and projector (vision_tower.*,
+    multi_modal_projector.*), as mistralai/Mistral-Small-3.1-24B's files."""
+    import torch
+    import transformers
+    text = {k: v for k, v in text_config.items() if k != "architectures"}
+    config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "torch_dtype": "float32",
+              "text_config": text,
+              "vision_config": {"model_type": "pixtral", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                                "num_attention_heads": 2, "head_dim": 16, "image_size": 64, "patch_size": 16, "num_channels": 3,
+                                "rope_theta": 10000.0, "hidden_act": "silu"},
+              "image_token_index": familytok.token_id(s["kind"], "[TOOL_CALLS]"), "projector_hidden_act": "gelu",
+              "spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1}
+    torch.manual_seed(s["seed"])
+    full = transformers.Mistral3ForConditionalGeneration(transformers.Mistral3Config(**{k: v for k, v in config.items()
+                                                                                       if k not in ("architectures", "model_type")}))
+    out = {}
+    for k, v in full.state_dict().items():
+        for p in ("vision_tower.", "multi_modal_projector."):
+            if p in k:
+                out[k[k.index(p):]] = v.detach().float().clone()
+    assert any(k.startswith("vision_tower.") for k in out) and any(k.startswith("multi_modal_projector.") for k in out), sorted(out)[:8]
+    for k, v in w.items():
+        out["language_model." + k] = v
+    return config, out
+
+
 def model_class(s):
     import transformers
     return getattr(transformers, s["hf"])
@@ -528,6 +563,25 @@ def build_family(s, outdir, anchor, result, tmp):
         files[f"{ms['name']}.safetensors"] = os.path.join(msrc, "model.safetensors")
         result["models"][ms["name"]] = mentry
         variants.append((ms, msrc, mentry))
+    if name == "mistral":
+        # The same language model inside Mistral3ForConditionalGeneration,
+        # as the Hub ships Mistral Small 3.1/3.2: text_config, the
+        # language model's tensors under language_model., a tiny Pixtral
+        # vision tower and projector beside them.
+        ms = dict(s, name="mistral3", arch="mistral3", hf="Mistral3ForConditionalGeneration")
+        mconfig, mw = mistral3_checkpoint(s, config, w)
+        msrc = os.path.join(tmp, ms["name"])
+        write_checkpoint(msrc, mconfig, mw, kind)
+        mentry = {"kind": kind, "arch": ms["arch"], "hf_arch": ms["hf"], "logits_of": name, "checks": {}}
+        back, problems = load(ms, msrc)
+        mentry["checks"]["loading"] = problems or "clean"
+        mentry["checks"]["text_max_diff"] = max_diff(model, back, ids)
+        if problems or mentry["checks"]["text_max_diff"] > 1e-4:
+            raise RuntimeError(f"mistral3: loading {problems}, text logits differ by {mentry['checks']['text_max_diff']}")
+        files[f"{ms['name']}.config.json"] = os.path.join(msrc, "config.json")
+        files[f"{ms['name']}.safetensors"] = os.path.join(msrc, "model.safetensors")
+        result["models"][ms["name"]] = mentry
+        variants.append((ms, msrc, mentry))
     for fname, path in files.items():
         with open(path, "rb") as f, open(os.path.join(outdir, fname), "wb") as g:
             g.write(f.read())
@@ -618,6 +672,9 @@ def main():
     if len(args) == 2 and args[0] == "--tokenizers":
         write_tokenizers(args[1])
         return
+    only = None
+    if len(args) >= 2 and args[-2] == "--only":
+        only, args = args[-1].split(","), args[:-2]
     anchor = None
     if len(args) == 3 and args[1] == "--llamacpp":
         anchor = os.path.abspath(args[2])
@@ -637,6 +694,8 @@ def main():
     failed = {}
     with tempfile.TemporaryDirectory() as tmp:
         for s in SPECS:
+            if only and s["name"] not in only:
+                continue
             t0 = time.time()
             try:
                 build_family(s, outdir, anchor, result, tmp)
@@ -645,14 +704,11 @@ def main():
                 failed[s["name"]] = traceback.format_exc()
                 print(f"{s['name']}: FAILED\n{failed[s['name']]}", flush=True)
         if anchor:
-            for s in SPECS:
-                for suffix in ("", "-mxfp4"):
-                    log = os.path.join(tmp, s["name"] + suffix + ".convert.log")
-                    if os.path.exists(log):
-                        with open(log) as f:
-                            lines = f.read().strip().splitlines()
-                        print(f"--- llama.cpp conversion of {s['name'] + suffix} (last lines)")
-                        print("\n".join(lines[-6:]))
+            for log in sorted(f for f in os.listdir(tmp) if f.endswith(".convert.log")):
+                with open(os.path.join(tmp, log)) as f:
+                    lines = f.read().strip().splitlines()
+                print(f"--- llama.cpp conversion of {log[:-len('.convert.log')]} (last lines)")
+                print("\n".join(lines[-6:]))
     result["failed"] = failed
     with open(os.path.join(outdir, "families.logits.json"), "w") as f:
         json.dump(result, f, default=str)
