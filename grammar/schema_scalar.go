@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -24,24 +25,39 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, hasMin := s.get("minLength")
-	_, hasMax := s.get("maxLength")
 	pat, hasPat := s.get("pattern")
 	fmtv, hasFmt := s.get("format")
 	if hasPat && hasFmt {
 		return nil, unsupported("pattern", path, "together with format")
 	}
-	// A pattern or format with lengths: accepted where every string it
-	// matches has an allowed length (the grammar cannot intersect them).
-	lengthsHold := func(e *Expr) error {
+	if maxLen >= 0 && minLen > maxLen {
+		return nil, schemaErr(path, "no string satisfies minLength %d and maxLength %d", minLen, maxLen)
+	}
+	// A pattern or format with lengths: the strings it matches whose
+	// length in code points is within them.
+	bounded := func(e *Expr, kw string, text func(*Expr) *Expr) (*Expr, error) {
 		lo, hi := lengthBounds(e)
-		if hasMin && lo < minLen {
-			return unsupported("minLength", path, "together with a pattern or format that allows shorter strings")
+		if lo >= minLen && (maxLen < 0 || hi >= 0 && hi <= maxLen) {
+			return text(e), nil
 		}
-		if hasMax && (hi < 0 || hi > maxLen) {
-			return unsupported("maxLength", path, "together with a pattern or format that allows longer strings")
+		r, err := boundLength(e, minLen, maxLen)
+		if r != nil && err == nil {
+			r = text(r)
+			if n := autoSize(r); n > MaxLengthSize {
+				err = fmt.Errorf("an estimated %d nodes, more than %d", n, MaxLengthSize)
+			}
 		}
-		return nil
+		if err != nil {
+			lkw, n := "maxLength", maxLen
+			if maxLen < 0 {
+				lkw, n = "minLength", minLen
+			}
+			return nil, unsupported(lkw, path, "%d together with this %s: the length-bounded automaton would have %v (a smaller %s or a simpler %s fits)", n, kw, err, lkw, kw)
+		}
+		if r == nil {
+			return nil, schemaErr(path, "no string matching the %s has a length within minLength %d and maxLength %d", kw, minLen, maxLen)
+		}
+		return r, nil
 	}
 	switch {
 	case hasPat:
@@ -53,10 +69,10 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		if err != nil {
 			return nil, unsupported("pattern", path, "%v", trimPrefix(err))
 		}
-		if err := lengthsHold(e); err != nil {
+		if e, err = bounded(e, "pattern", jsonText); err != nil {
 			return nil, err
 		}
-		return cat(Lit(`"`), jsonText(e), Lit(`"`)), nil
+		return cat(Lit(`"`), e, Lit(`"`)), nil
 	case hasFmt:
 		f, ok := fmtv.(string)
 		if !ok {
@@ -66,13 +82,12 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		if e == nil {
 			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, duration, uuid, email, hostname, ipv4, ipv6 and uri are)", f)
 		}
-		if err := lengthsHold(e); err != nil {
+		// Formats are ASCII without quotes, backslashes or controls: as
+		// written in JSON.
+		if e, err = bounded(e, "format", func(e *Expr) *Expr { return e }); err != nil {
 			return nil, err
 		}
 		return cat(Lit(`"`), e, Lit(`"`)), nil
-	}
-	if maxLen >= 0 && minLen > maxLen {
-		return nil, schemaErr(path, "no string satisfies minLength %d and maxLength %d", minLen, maxLen)
 	}
 	if minLen == 0 && maxLen < 0 {
 		return c.j.str(), nil
@@ -164,6 +179,15 @@ func jsonText(e *Expr) *Expr {
 			c.Subs[i] = jsonText(s)
 		}
 		return &c
+	case Automaton:
+		a := &Auto{Final: e.Auto.Final, Edges: make([][]AutoEdge, len(e.Auto.Edges))}
+		for s, edges := range e.Auto.Edges {
+			a.Edges[s] = make([]AutoEdge, len(edges))
+			for i, ed := range edges {
+				a.Edges[s][i] = AutoEdge{Label: jsonText(ed.Label), To: ed.To}
+			}
+		}
+		return NewAuto(a)
 	}
 	return e
 }
