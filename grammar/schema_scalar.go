@@ -27,9 +27,6 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 	}
 	pat, hasPat := s.get("pattern")
 	fmtv, hasFmt := s.get("format")
-	if hasPat && hasFmt {
-		return nil, unsupported("pattern", path, "together with format")
-	}
 	if maxLen >= 0 && minLen > maxLen {
 		return nil, schemaErr(path, "no string satisfies minLength %d and maxLength %d", minLen, maxLen)
 	}
@@ -60,6 +57,35 @@ func (c *schemaCompiler) stringSchema(s *object, path string) (*Expr, error) {
 		return r, nil
 	}
 	switch {
+	case hasPat && hasFmt:
+		// Both (zod writes its own email pattern beside format "email"):
+		// the strings of both automata, within the lengths.
+		p, ok := pat.(string)
+		f, ok2 := fmtv.(string)
+		if !ok || !ok2 {
+			return nil, schemaErr(path, "pattern and format must be strings")
+		}
+		pe, err := c.j.b.Regex(p)
+		if err != nil {
+			return nil, unsupported("pattern", path, "%v", trimPrefix(err))
+		}
+		fe := formatExpr(f)
+		if fe == nil {
+			return nil, unsupported("format", path, "format %q is not supported (date, time, date-time, duration, uuid, email, hostname, ipv4, ipv6 and uri are)", f)
+		}
+		e, err := bothExpr(pe, fe, minLen, maxLen)
+		if err == nil && e != nil {
+			if e = jsonText(e); autoSize(e) > MaxLengthSize {
+				err = fmt.Errorf("an estimated %d nodes, more than %d", autoSize(e), MaxLengthSize)
+			}
+		}
+		if err != nil {
+			return nil, unsupported("pattern", path, "together with format %q: the automaton of both would have %v", f, err)
+		}
+		if e == nil {
+			return nil, schemaErr(path, "no string matches both the pattern and format %q within minLength %d and maxLength %d", f, minLen, maxLen)
+		}
+		return cat(Lit(`"`), e, Lit(`"`)), nil
 	case hasPat:
 		p, ok := pat.(string)
 		if !ok {

@@ -605,3 +605,78 @@ func (d *charDFA) product(lo, hi int) (*Expr, error) {
 	}
 	return NewAuto(a), nil
 }
+
+// bothExpr returns an expression over a string's characters matching what
+// both a and b match (a pattern and a format), with length bounds as
+// boundLength's, or nil where no string does.
+func bothExpr(a, b *Expr, lo, hi int) (*Expr, error) {
+	da, err := newCharDFA(a)
+	if err != nil {
+		return nil, err
+	}
+	db, err := newCharDFA(b)
+	if err != nil {
+		return nil, err
+	}
+	d, err := intersect(da, db)
+	if err != nil {
+		return nil, err
+	}
+	d.minimize()
+	return d.product(lo, hi)
+}
+
+// intersect returns the automaton of the strings both a and b accept.
+func intersect(a, b *charDFA) (*charDFA, error) {
+	var cuts []rune
+	for _, iv := range append(slices.Clone(a.iv), b.iv...) {
+		cuts = append(cuts, iv.Lo, iv.Hi+1)
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	d := &charDFA{}
+	var ia, ib []int32 // per interval of d: a's and b's interval, or -1
+	find := func(ivs []Range, r Range) int32 {
+		i := sort.Search(len(ivs), func(i int) bool { return ivs[i].Hi >= r.Lo })
+		if i < len(ivs) && ivs[i].Lo <= r.Lo && r.Hi <= ivs[i].Hi {
+			return int32(i)
+		}
+		return -1
+	}
+	for i := 0; i+1 < len(cuts); i++ {
+		r := Range{cuts[i], cuts[i+1] - 1}
+		x, y := find(a.iv, r), find(b.iv, r)
+		if x >= 0 && y >= 0 {
+			d.iv = append(d.iv, r)
+			ia, ib = append(ia, x), append(ib, y)
+		}
+	}
+	type pair struct{ p, q int32 }
+	ids := map[pair]int32{{0, 0}: 0}
+	pairs := []pair{{0, 0}}
+	for k := 0; k < len(pairs); k++ {
+		p := pairs[k]
+		d.final = append(d.final, a.final[p.p] && b.final[p.q])
+		row := make([]int32, len(d.iv))
+		for i := range d.iv {
+			row[i] = -1
+			ta, tb := a.trans[p.p][ia[i]], b.trans[p.q][ib[i]]
+			if ta < 0 || tb < 0 {
+				continue
+			}
+			id, ok := ids[pair{ta, tb}]
+			if !ok {
+				if len(pairs) >= MaxLengthDFA {
+					return nil, fmt.Errorf("more than %d deterministic automaton states", MaxLengthDFA)
+				}
+				id = int32(len(pairs))
+				ids[pair{ta, tb}] = id
+				pairs = append(pairs, pair{ta, tb})
+			}
+			row[i] = id
+		}
+		d.trans = append(d.trans, row)
+	}
+	d.trim()
+	return d, nil
+}

@@ -52,6 +52,13 @@ var lengthCases = []struct {
 		[]string{"+123", "1234", "123456", "+12345"}, []string{"+12", "1234567", "+123456"}},
 	{`{"type":"string","pattern":"[a-z]*","maxLength":10000}`, `^[a-z]*$`,
 		[]string{"", strings.Repeat("a", 10000)}, []string{strings.Repeat("a", 10001)}},
+	{`{"type":"string","maxLength":40,"format":"email","pattern":"^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"}`,
+		`^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$`,
+		[]string{"a@b.cd", "first.last@example.com", strings.Repeat("a", 33) + "@b.cd"},
+		[]string{"a@b", "a@b.c", "a.@b.cd", strings.Repeat("a", 36) + "@b.cd"}},
+	{`{"type":"string","format":"date","pattern":"^2024-.*$"}`, `^2024-.*$`,
+		[]string{"2024-02-29", "2024-12-31"}, []string{"2023-02-28", "2024-02-30"}},
+	{`{"type":"string","format":"date","pattern":"^2023-02-29$"}`, "", nil, nil},
 	{`{"type":"string","pattern":"^[^x]*x[^x]*$","minLength":3}`, `^[^x]*x[^x]*$`,
 		[]string{"abx", "x\u00e9\u00e9", "\n\nx"}, []string{"ax", "xx", "abxx"}},
 }
