@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"regexp"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"inferno/grammar"
@@ -162,4 +163,79 @@ func TestStringLengthEdges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzStringLength compiles strings with a pattern and length bounds
+// through the grammar and the matcher: compiling never panics or runs
+// long, and a walk of the matcher ends in a string within the bounds.
+func FuzzStringLength(f *testing.F) {
+	f.Add(`^[a-z]+@[a-z]+$`, 3, 10, "")
+	f.Add(`(ab|c)*`, 0, 100, "")
+	f.Add(`a{2,5}b?`, 4, -1, "")
+	f.Add(`.*x.*`, 1, 5, "")
+	f.Add(`[^\x00-\x1f]{0,9000}`, 10, 8000, "")
+	f.Add(`(a|b{0,64}){0,64}`, 5, 1000, "")
+	f.Add(`^[a-z.]+@.*$`, 0, 30, "email")
+	f.Add(`^\d.*$`, 10, 20, "date-time")
+	v := byteVocab(f)
+	f.Fuzz(func(t *testing.T, pattern string, lo, hi int, format string) {
+		lo, hi = lo%20000, hi%20000
+		if lo < 0 {
+			lo = -lo
+		}
+		schema := map[string]any{"type": "string", "pattern": pattern, "minLength": lo}
+		if hi >= 0 {
+			schema["maxLength"] = hi
+		}
+		if format != "" {
+			schema["format"] = format
+		}
+		js, err := json.Marshal(schema)
+		if err != nil {
+			return
+		}
+		start := time.Now()
+		g, err := grammar.FromJSONSchema(js, grammar.SchemaOptions{MaxWhitespace: -1})
+		if err != nil {
+			return
+		}
+		c, err := Compile(g, v)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("%s: compiling took %v", js, d)
+		}
+		if err != nil {
+			return
+		}
+		rng := rand.New(rand.NewPCG(uint64(lo), uint64(hi)))
+		mask := make([]uint64, MaskWords(v.Size()))
+		m := c.NewMatcher()
+		var out []byte
+		for steps := 0; !m.Done() && steps < 200; steps++ {
+			m.FillMask(mask)
+			ids := allowedIDs(mask, v.Size())
+			if len(ids) == 0 {
+				t.Fatalf("%s: no token allowed after %q", js, out)
+			}
+			id := ids[rng.IntN(len(ids))]
+			if m.CanEnd() {
+				id = 256
+			}
+			if err := m.Accept(id); err != nil {
+				t.Fatalf("%s: %v", js, err)
+			}
+			if id < 256 {
+				out = append(out, byte(id))
+			}
+		}
+		if !m.Done() {
+			return
+		}
+		var s string
+		if err := json.Unmarshal(out, &s); err != nil {
+			t.Fatalf("%s: %s: %v", js, out, err)
+		}
+		if n := utf8.RuneCountInString(s); n < lo || hi >= 0 && n > hi {
+			t.Fatalf("%s: %s has %d characters", js, out, n)
+		}
+	})
 }
