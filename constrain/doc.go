@@ -12,8 +12,10 @@
 // that are not recursive and not large are copied in place. The remaining
 // references are call edges, and a bounded repetition too large to copy
 // ({m,n} with large n) is a counter state whose count lives in the stack
-// frame. States from which the rule cannot end are removed, so every stack
-// the matcher holds can be completed.
+// frame. A grammar.Automaton expression is built in place, a node per
+// state and its edges' expressions between them. States from which the
+// rule cannot end are removed, so every stack the matcher holds can be
+// completed.
 //
 // A matcher holds a set of stacks (a pushdown automaton run
 // nondeterministically): each is a top frame (a state with byte

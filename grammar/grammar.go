@@ -1,7 +1,9 @@
 // Package grammar defines the context-free grammars that constrain
 // generation: a set of named rules over Unicode text, each an expression of
 // literals, character classes, references, sequences, alternatives and
-// bounded repetitions, as llama.cpp's GBNF writes them.
+// bounded repetitions, as llama.cpp's GBNF writes them, and finite automata
+// whose edges read such expressions (the form an intersection of regular
+// languages takes; String prints each state as a rule).
 //
 // The front ends (GBNF, the regular-expression subset, JSON Schema) compile
 // to a Grammar; package constrain compiles a Grammar against a model's
