@@ -470,6 +470,33 @@ func (d *charDFA) remaining() (lo, hi []int) {
 	return lo, hi
 }
 
+// edgeSizes estimates, per state, the automaton nodes its transitions
+// build in the engine, written as JSON (autoSize of their labels after
+// jsonText).
+func (d *charDFA) edgeSizes() []int {
+	out := make([]int, len(d.trans))
+	for q, row := range d.trans {
+		by := map[int32][]Range{}
+		for i, t := range row {
+			if t < 0 {
+				continue
+			}
+			rs := by[t]
+			if n := len(rs); n > 0 && rs[n-1].Hi+1 == d.iv[i].Lo {
+				rs[n-1].Hi = d.iv[i].Hi
+			} else {
+				rs = append(rs, d.iv[i])
+			}
+			by[t] = rs
+		}
+		out[q] = 1
+		for _, rs := range by {
+			out[q] += autoSize(jsonText(Chars(rs...)))
+		}
+	}
+	return out
+}
+
 // product returns the automaton of d's strings of [lo, hi] characters (hi
 // < 0: no upper bound), or nil where there are none. A state pairs d's
 // state with the characters read, or with -1 once every way on stays
@@ -492,12 +519,16 @@ func (d *charDFA) product(lo, hi int) (*Expr, error) {
 	ids := map[pstate]int32{}
 	var states []pstate
 	var trans [][]int32 // per product state, per interval: target or -1
+	size, qsize := 0, d.edgeSizes()
 	add := func(p pstate) (int32, error) {
 		if id, ok := ids[p]; ok {
 			return id, nil
 		}
 		if len(states) >= MaxLengthStates {
 			return 0, fmt.Errorf("more than %d automaton states", MaxLengthStates)
+		}
+		if size += qsize[p.q]; size > MaxLengthSize {
+			return 0, fmt.Errorf("more than %d automaton nodes (estimated)", MaxLengthSize)
 		}
 		id := int32(len(states))
 		ids[p] = id

@@ -149,7 +149,8 @@ func TestStringLengthPrinted(t *testing.T) {
 }
 
 // TestStringLengthCost bounds the time of the largest length-bounded
-// automata: at the limits, compiling takes well under a second.
+// automata: at the limits, compiling takes well under a second (the bound
+// leaves room for a loaded machine).
 func TestStringLengthCost(t *testing.T) {
 	for _, schema := range []string{
 		`{"type":"string","format":"email","maxLength":100}`,
@@ -161,7 +162,7 @@ func TestStringLengthCost(t *testing.T) {
 	} {
 		start := time.Now()
 		_, err := FromJSONSchema([]byte(schema), compact)
-		if d := time.Since(start); d > 2*time.Second {
+		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s: %v (%v)", schema, d, err)
 		}
 	}
