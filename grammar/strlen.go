@@ -21,6 +21,9 @@ const (
 	// MaxLengthSize bounds the byte automaton the product builds in the
 	// engine (autoSize), labels written as JSON.
 	MaxLengthSize = 1 << 17
+	// maxLengthCells bounds the transition tables (states times the
+	// alphabet's intervals) of the automata built on the way.
+	maxLengthCells = 1 << 22
 )
 
 // boundLength returns an expression over a string's characters matching
@@ -272,6 +275,9 @@ func newCharDFA(e *Expr) (*charDFA, error) {
 		}
 		if len(sets) >= MaxLengthDFA {
 			return 0, fmt.Errorf("more than %d deterministic automaton states", MaxLengthDFA)
+		}
+		if (len(sets)+1)*len(d.iv) > maxLengthCells {
+			return 0, fmt.Errorf("more than %d transitions (%d character ranges)", maxLengthCells, len(d.iv))
 		}
 		id := int32(len(sets))
 		ids[key] = id
@@ -527,6 +533,9 @@ func (d *charDFA) product(lo, hi int) (*Expr, error) {
 		if len(states) >= MaxLengthStates {
 			return 0, fmt.Errorf("more than %d automaton states", MaxLengthStates)
 		}
+		if (len(states)+1)*len(d.iv) > maxLengthCells {
+			return 0, fmt.Errorf("more than %d transitions (%d character ranges)", maxLengthCells, len(d.iv))
+		}
 		if size += qsize[p.q]; size > MaxLengthSize {
 			return 0, fmt.Errorf("more than %d automaton nodes (estimated)", MaxLengthSize)
 		}
@@ -697,8 +706,8 @@ func intersect(a, b *charDFA) (*charDFA, error) {
 			}
 			id, ok := ids[pair{ta, tb}]
 			if !ok {
-				if len(pairs) >= MaxLengthDFA {
-					return nil, fmt.Errorf("more than %d deterministic automaton states", MaxLengthDFA)
+				if len(pairs) >= MaxLengthDFA || (len(pairs)+1)*len(d.iv) > maxLengthCells {
+					return nil, fmt.Errorf("more than %d deterministic automaton states", min(MaxLengthDFA, maxLengthCells/len(d.iv)))
 				}
 				id = int32(len(pairs))
 				ids[pair{ta, tb}] = id
