@@ -340,9 +340,16 @@ func (d *charDFA) trim() {
 	}
 }
 
-// minimize merges equivalent states (Moore's partition refinement).
+// minimizeWork bounds the transitions Moore's refinement reads (states
+// times intervals, per round) before giving up: minimizing only makes the
+// product smaller, and a long chain of states needs a round per state.
+const minimizeWork = 1 << 22
+
+// minimize merges equivalent states (Moore's partition refinement), or
+// leaves d as it is where that would take more than minimizeWork steps.
 func (d *charDFA) minimize() {
 	nq := len(d.trans)
+	work := 0
 	block := make([]int32, nq)
 	for q := range block {
 		if d.final[q] {
@@ -352,6 +359,9 @@ func (d *charDFA) minimize() {
 	blocks := -1
 	sig := make([]int32, 0, len(d.iv)+1)
 	for {
+		if work += nq * (len(d.iv) + 1); work > minimizeWork {
+			return
+		}
 		ids := map[string]int32{}
 		next := make([]int32, nq)
 		for q, row := range d.trans {

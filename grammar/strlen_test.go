@@ -159,6 +159,8 @@ func TestStringLengthCost(t *testing.T) {
 		`{"type":"string","pattern":"[^x]*x[^x]*","maxLength":10000}`,
 		`{"type":"string","pattern":"(a|b|c|d|e|f|g|h)*(a|b|c|d|e|f|g|h)*","minLength":100000,"maxLength":200000}`,
 		`{"type":"string","pattern":"(a{0,100}b){0,100}c","maxLength":9000}`,
+		`{"type":"string","pattern":"^(x{4000}|y)[a-z]*-[a-z]*$","maxLength":4010}`,
+		`{"type":"string","pattern":"^(([a-f]{3000})|y)z*$","maxLength":3010}`,
 	} {
 		start := time.Now()
 		_, err := FromJSONSchema([]byte(schema), compact)
