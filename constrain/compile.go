@@ -56,6 +56,10 @@ type stateInfo struct {
 	simple       bool  // bytes, and no call, end or counter
 	loops        bool  // every text-slice token is read from here by byte transitions (markTextClosed)
 	textBody     bool  // a counter's body start that every text-slice code point completes
+	// textRun > 0: the text-slice tokens read from here are exactly those
+	// of at most textRun code points (markTextRuns), all of them at the
+	// vocabulary's longest.
+	textRun int32
 }
 
 // callEdge pushes a frame returning to ret and enters the callee at start.
