@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/mail"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"testing"
 	"time"
@@ -40,6 +41,10 @@ func TestStringLengthWalks(t *testing.T) {
 		"email": func(s string) bool { a, err := mail.ParseAddress(s); return err == nil && a.Address == s },
 		"uuid":  uuid.MatchString,
 		"ipv6":  func(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Is6() },
+		"uri": func(s string) bool {
+			u, err := url.Parse(s)
+			return err == nil && u.Scheme != "" && u.Host != ""
+		},
 	}
 	for _, tc := range []struct {
 		pattern, format string
@@ -56,6 +61,8 @@ func TestStringLengthWalks(t *testing.T) {
 		{"", "email", 10, 12},
 		{"", "uuid", 0, 36},
 		{"", "ipv6", 3, 10},
+		{"", "uri", 1, 2083},
+		{"", "uri", 10, 40},
 	} {
 		schema := map[string]any{"type": "string", "minLength": tc.lo, "maxLength": tc.hi}
 		check := formats[tc.format]

@@ -37,16 +37,98 @@ const (
 // product of e's minimal deterministic automaton and a count of the
 // characters read, where the count still matters: states from which every
 // way to the end keeps the length within the bounds drop it.
+//
+// Where that product passes the limits and the sequence starts with parts
+// of bounded length, the bounds are split between those parts and the
+// rest (splitBounds): every string still has an allowed length, but not
+// every string of an allowed length can be written (a uri with maxLength
+// 2083 keeps at most 1811 characters for its path, query and fragment,
+// whatever the length of its host).
 func boundLength(e *Expr, lo, hi int) (*Expr, error) {
+	tries := maxLengthTries
+	return boundLengthTries(e, lo, hi, &tries)
+}
+
+// maxLengthTries bounds the automata one boundLength builds, splits of the
+// bounds included.
+const maxLengthTries = 12
+
+func boundLengthTries(e *Expr, lo, hi int, tries *int) (*Expr, error) {
 	if r, ok := narrowRepeat(e, lo, hi); ok {
 		return r, nil
 	}
-	d, err := newCharDFA(e)
-	if err != nil {
-		return nil, err
+	if *tries <= 0 {
+		return nil, fmt.Errorf("more than %d automata tried", maxLengthTries)
 	}
-	d.minimize()
-	return d.product(lo, hi)
+	*tries--
+	d, err := newCharDFA(e)
+	if err == nil {
+		d.minimize()
+		var r *Expr
+		if r, err = d.product(lo, hi); err == nil {
+			return r, nil
+		}
+	}
+	if r, ok := splitBounds(e, lo, hi, tries); ok {
+		return r, nil
+	}
+	return nil, err
+}
+
+// splitBounds bounds the lengths of a sequence's parts after its first
+// ones of bounded length, if that yields an expression. The first parts
+// keep their longest length where that leaves the rest at least half of
+// maxLength; otherwise they are bounded too, to half, a quarter or an
+// eighth of it.
+func splitBounds(e *Expr, lo, hi int, tries *int) (*Expr, bool) {
+	if e.Kind != Seq {
+		return nil, false
+	}
+	items := flatSeq(e, nil)
+	k, amin, amax := 0, 0, 0
+	for ; k < len(items); k++ {
+		l, h := lengthBounds(items[k])
+		if h < 0 {
+			break
+		}
+		amin, amax = amin+l, amax+h
+	}
+	if k == 0 || k == len(items) {
+		return nil, false
+	}
+	head, tail := Sequence(items[:k]...), Sequence(items[k:]...)
+	tailLo := max(0, lo-amin)
+	if hi < 0 {
+		rest, err := boundLengthTries(tail, tailLo, -1, tries)
+		if err != nil || rest == nil {
+			return nil, false
+		}
+		return cat(head, rest), true
+	}
+	var budgets []int
+	if amax <= hi/2 {
+		budgets = append(budgets, amax)
+	}
+	for _, b := range []int{hi / 2, hi / 4, hi / 8} {
+		if b < amax && b >= amin && (len(budgets) == 0 || b < budgets[len(budgets)-1]) {
+			budgets = append(budgets, b)
+		}
+	}
+	for _, b := range budgets {
+		h := head
+		if b < amax {
+			var err error
+			if h, err = boundLengthTries(head, 0, b, tries); err != nil || h == nil {
+				continue
+			}
+		}
+		rest, err := boundLengthTries(tail, tailLo, hi-b, tries)
+		if err != nil || rest == nil {
+			continue
+		}
+		return cat(h, rest), true
+	}
+	return nil, false
 }
 
 // narrowRepeat handles the sequence with one repetition of a fixed-length

@@ -36,6 +36,14 @@ var lengthCases = []struct {
 		[]string{"::1", "1:2:3::4", "ffff::ffff"}, []string{"::", "ffff::fffff", "1:2:3:4::56"}},
 	{`{"type":"string","format":"uri","maxLength":30}`, "",
 		[]string{"http://a", "https://example.com/a?b#c", "h://" + strings.Repeat("a", 26)}, []string{"h://" + strings.Repeat("a", 27)}},
+	// Past the product's limits, the bounds split between the host part
+	// and the rest.
+	{`{"type":"string","format":"uri","minLength":1,"maxLength":2083}`, "",
+		[]string{"http://a", "https://example.com/a?b#c", "h://a/" + strings.Repeat("b", 1805)},
+		[]string{"h://a/" + strings.Repeat("b", 2077)}},
+	{`{"type":"string","format":"uri","maxLength":200}`, "",
+		[]string{"http://a", "https://example.com/a?b#c", "h://a/" + strings.Repeat("b", 90)},
+		[]string{"h://a/" + strings.Repeat("b", 195)}},
 	{`{"type":"string","pattern":"^[a-z]+$","minLength":2,"maxLength":5}`, `^[a-z]+$`,
 		[]string{"ab", "abcde"}, []string{"a", "abcdef", ""}},
 	{`{"type":"string","pattern":"^[a-z]+@[a-z]+\\.[a-z]{2,}$","maxLength":12}`, `^[a-z]+@[a-z]+\.[a-z]{2,}$`,
