@@ -61,7 +61,9 @@ func TestStringLengthWalks(t *testing.T) {
 		{"", "email", 10, 12},
 		{"", "uuid", 0, 36},
 		{"", "ipv6", 3, 10},
+		{`^[^@\s]+@[^@\s]+\.[^@\s]+$`, "", 8, 254},
 		{"", "uri", 1, 2083},
+		{"", "uri", 1, 20000},
 		{"", "uri", 10, 40},
 	} {
 		schema := map[string]any{"type": "string", "minLength": tc.lo, "maxLength": tc.hi}

@@ -72,7 +72,52 @@ func boundLengthTries(e *Expr, lo, hi int, tries *int) (*Expr, error) {
 	if r, ok := splitBounds(e, lo, hi, tries); ok {
 		return r, nil
 	}
+	if r, ok := shareBounds(e, lo, hi, tries); ok {
+		return r, nil
+	}
 	return nil, err
+}
+
+// shareBounds bounds each part of unbounded length of a sequence (with
+// maxLength) to an equal share of what the other parts leave, the first
+// such part taking up what minLength needs beyond the parts' shortest, if
+// that yields an expression: `[^@]+@[^@]+` with maxLength 41 becomes
+// `[^@]{1,20}@[^@]{1,20}`.
+func shareBounds(e *Expr, lo, hi int, tries *int) (*Expr, bool) {
+	if e.Kind != Seq || hi < 0 {
+		return nil, false
+	}
+	items := flatSeq(e, nil)
+	fixed, mins, minAll := 0, 0, 0
+	var open []int
+	for i, it := range items {
+		l, h := lengthBounds(it)
+		minAll += l
+		if h < 0 {
+			open = append(open, i)
+			mins += l
+		} else {
+			fixed += h
+		}
+	}
+	if len(open) == 0 || hi-fixed < mins {
+		return nil, false
+	}
+	share := (hi - fixed - mins) / len(open)
+	out := slices.Clone(items)
+	for k, i := range open {
+		l, _ := lengthBounds(items[i])
+		plo := l
+		if k == 0 {
+			plo += max(0, lo-minAll)
+		}
+		r, err := boundLengthTries(items[i], plo, l+share, tries)
+		if err != nil || r == nil {
+			return nil, false
+		}
+		out[i] = r
+	}
+	return Sequence(out...), true
 }
 
 // splitBounds bounds the lengths of a sequence's parts after its first

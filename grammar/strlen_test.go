@@ -44,6 +44,14 @@ var lengthCases = []struct {
 	{`{"type":"string","format":"uri","maxLength":200}`, "",
 		[]string{"http://a", "https://example.com/a?b#c", "h://a/" + strings.Repeat("b", 90)},
 		[]string{"h://a/" + strings.Repeat("b", 195)}},
+	// Three parts of unbounded length share maxLength, 84 characters each
+	// at most, and the first takes what minLength needs beyond the
+	// shortest (the last two refused are valid, beyond their shares).
+	{`{"type":"string","pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$","minLength":8,"maxLength":254}`, `^[^@\s]+@[^@\s]+\.[^@\s]+$`,
+		[]string{"abcd@e.f", "\"xy\u0001@\u00e9.\u2603", strings.Repeat("a", 84) + "@" + strings.Repeat("b", 84) + "." + strings.Repeat("c", 84)},
+		[]string{"a@b.c", "a b@c.d", "abcde@f.", "abc@d.ef", strings.Repeat("a", 85) + "@b.c"}},
+	{`{"type":"string","format":"uri","maxLength":20000}`, "",
+		[]string{"http://a", "https://example.com/a?b#c"}, nil},
 	{`{"type":"string","pattern":"^[a-z]+$","minLength":2,"maxLength":5}`, `^[a-z]+$`,
 		[]string{"ab", "abcde"}, []string{"a", "abcdef", ""}},
 	{`{"type":"string","pattern":"^[a-z]+@[a-z]+\\.[a-z]{2,}$","maxLength":12}`, `^[a-z]+@[a-z]+\.[a-z]{2,}$`,
