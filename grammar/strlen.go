@@ -547,14 +547,39 @@ func (d *charDFA) minimize() {
 }
 
 // remaining returns, per state, the fewest and the most characters to a
-// final state (most -1: unbounded); states are all live after trim, but
-// the start may be dead (then both are -1 there).
+// final state (-1 for the fewest: none, the state is dead; -1 for the
+// most: unbounded, a loop is on the way). The most is computed for the
+// states reached from the start.
 func (d *charDFA) remaining() (lo, hi []int) {
 	nq := len(d.trans)
 	lo, hi = make([]int, nq), make([]int, nq)
-	for q := range nq {
+	rev := make([][]int32, nq)
+	var queue []int32
+	for q, row := range d.trans {
 		lo[q], hi[q] = -1, -1
+		for _, t := range row {
+			if t >= 0 {
+				rev[t] = append(rev[t], int32(q))
+			}
+		}
+		if d.final[q] {
+			lo[q] = 0
+			queue = append(queue, int32(q))
+		}
 	}
+	// The fewest: breadth first from the final states, backwards.
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		for _, q := range rev[t] {
+			if lo[q] < 0 {
+				lo[q] = lo[t] + 1
+				queue = append(queue, q)
+			}
+		}
+	}
+	// The most: depth first over the live states; an edge back to a state
+	// under way closes a loop, unbounded for it and every state before.
 	const (
 		unseen = iota
 		active
@@ -564,13 +589,12 @@ func (d *charDFA) remaining() (lo, hi []int) {
 	var visit func(q int)
 	visit = func(q int) {
 		state[q] = active
-		lo[q], hi[q] = -1, -1
+		h, inf := -1, false
 		if d.final[q] {
-			lo[q], hi[q] = 0, 0
+			h = 0
 		}
-		inf := false
 		for _, t := range d.trans[q] {
-			if t < 0 {
+			if t < 0 || lo[t] < 0 {
 				continue
 			}
 			switch state[t] {
@@ -580,35 +604,20 @@ func (d *charDFA) remaining() (lo, hi []int) {
 				inf = true
 				continue
 			}
-			if lo[t] < 0 {
-				continue
-			}
-			if lo[q] < 0 || lo[t]+1 < lo[q] {
-				lo[q] = lo[t] + 1
-			}
 			if hi[t] < 0 {
 				inf = true
-			} else if !inf {
-				hi[q] = max(hi[q], hi[t]+1)
+			} else {
+				h = max(h, hi[t]+1)
 			}
 		}
 		if inf {
-			hi[q] = -1
+			h = -1
 		}
+		hi[q] = h
 		state[q] = done
 	}
-	visit(0)
-	// A state met again while active may not have its fewest yet: settle
-	// the fewest by relaxation (Bellman-Ford on unit weights).
-	for changed := true; changed; {
-		changed = false
-		for q, row := range d.trans {
-			for _, t := range row {
-				if t >= 0 && lo[t] >= 0 && (lo[q] < 0 || lo[t]+1 < lo[q]) {
-					lo[q], changed = lo[t]+1, true
-				}
-			}
-		}
+	if lo[0] >= 0 {
+		visit(0)
 	}
 	return lo, hi
 }

@@ -52,6 +52,9 @@ var lengthCases = []struct {
 		[]string{"a@b.c", "a b@c.d", "abcde@f.", "abc@d.ef", strings.Repeat("a", 85) + "@b.c"}},
 	{`{"type":"string","format":"uri","maxLength":20000}`, "",
 		[]string{"http://a", "https://example.com/a?b#c"}, nil},
+	// A loop through a final state (found by FuzzStringLength).
+	{`{"type":"string","pattern":"(00*100)*","minLength":10,"maxLength":12}`, `^(00*100)*$`,
+		[]string{"010001000100", "0010000100", "000001000100"}, []string{"01000100", "0100010001000100", ""}},
 	{`{"type":"string","pattern":"^[a-z]+$","minLength":2,"maxLength":5}`, `^[a-z]+$`,
 		[]string{"ab", "abcde"}, []string{"a", "abcdef", ""}},
 	{`{"type":"string","pattern":"^[a-z]+@[a-z]+\\.[a-z]{2,}$","maxLength":12}`, `^[a-z]+@[a-z]+\.[a-z]{2,}$`,
