@@ -2,6 +2,8 @@ package grammar
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -237,4 +239,67 @@ func FuzzStringLength(f *testing.F) {
 			t.Fatalf("%s: sample %s not matched", js, s)
 		}
 	})
+}
+
+// TestStringLengthExhaustive compares the grammar of random small patterns
+// over {a, b} with length bounds against Go's regexp and the bounds on
+// every string of up to seven characters: the product is exact there.
+func TestStringLengthExhaustive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var gen func(depth int) string
+	gen = func(depth int) string {
+		if depth > 2 || rng.IntN(3) == 0 {
+			return []string{"a", "b", "[ab]", "[ab]", "b"}[rng.IntN(5)]
+		}
+		switch rng.IntN(5) {
+		case 0:
+			return gen(depth+1) + gen(depth+1)
+		case 1:
+			return "(?:" + gen(depth+1) + "|" + gen(depth+1) + ")"
+		case 2:
+			return "(?:" + gen(depth+1) + ")" + []string{"*", "+", "?"}[rng.IntN(3)]
+		case 3:
+			m := rng.IntN(3)
+			return fmt.Sprintf("(?:%s){%d,%d}", gen(depth+1), m, m+rng.IntN(3))
+		}
+		return gen(depth+1) + gen(depth+1) + gen(depth+1)
+	}
+	var all []string
+	for n := 0; n <= 7; n++ {
+		for bits := range 1 << n {
+			var b strings.Builder
+			for i := range n {
+				b.WriteByte("ab"[bits>>i&1])
+			}
+			all = append(all, b.String())
+		}
+	}
+	counted := 0
+	for range 500 {
+		p := gen(0)
+		lo := rng.IntN(5)
+		hi := lo + rng.IntN(4)
+		js, _ := json.Marshal(map[string]any{"type": "string", "pattern": p, "minLength": lo, "maxLength": hi})
+		g, err := FromJSONSchema(js, compact)
+		re := regexp.MustCompile("^(?:" + p + ")$")
+		for _, s := range all {
+			want := re.MatchString(s) && len(s) >= lo && len(s) <= hi
+			if err != nil {
+				if want {
+					t.Fatalf("%s: %v, but %q fits", js, err, s)
+				}
+				continue
+			}
+			if want {
+				counted++
+			}
+			if got := matches(g, `"`+s+`"`); got != want {
+				t.Fatalf("%s: %q: grammar %v, want %v", js, s, got, want)
+			}
+		}
+	}
+	if counted < 1000 {
+		t.Fatalf("only %d strings in the languages: the patterns are too narrow", counted)
+	}
+	t.Logf("%d strings in the languages", counted)
 }
