@@ -303,3 +303,74 @@ func TestStringLengthExhaustive(t *testing.T) {
 	}
 	t.Logf("%d strings in the languages", counted)
 }
+
+// TestStringBothExhaustive checks the intersection of two random small
+// patterns with length bounds (as a pattern with a format compiles) on
+// every string of up to seven characters.
+func TestStringBothExhaustive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var gen func(depth int) string
+	gen = func(depth int) string {
+		if depth > 2 || rng.IntN(3) == 0 {
+			return []string{"a", "b", "[ab]", "[ab]"}[rng.IntN(4)]
+		}
+		switch rng.IntN(4) {
+		case 0:
+			return gen(depth+1) + gen(depth+1)
+		case 1:
+			return "(?:" + gen(depth+1) + "|" + gen(depth+1) + ")"
+		case 2:
+			return "(?:" + gen(depth+1) + ")" + []string{"*", "+", "?"}[rng.IntN(3)]
+		}
+		m := rng.IntN(3)
+		return fmt.Sprintf("(?:%s){%d,%d}", gen(depth+1), m, m+rng.IntN(3))
+	}
+	counted := 0
+	for range 300 {
+		p1, p2 := gen(0), gen(0)
+		lo, hi := rng.IntN(3), -1
+		if rng.IntN(3) > 0 {
+			hi = lo + rng.IntN(5)
+		}
+		b := NewBuilder()
+		e1, err1 := b.Regex(p1)
+		e2, err2 := b.Regex(p2)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		e, err := bothExpr(e1, e2, lo, hi)
+		if err != nil {
+			t.Fatalf("%s & %s: %v", p1, p2, err)
+		}
+		var g *Grammar
+		if e != nil {
+			if err := b.Define("root", e); err != nil {
+				t.Fatal(err)
+			}
+			if g, err = b.Grammar("root"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r1, r2 := regexp.MustCompile("^(?:"+p1+")$"), regexp.MustCompile("^(?:"+p2+")$")
+		for n := 0; n <= 7; n++ {
+			for bits := range 1 << n {
+				var sb strings.Builder
+				for i := range n {
+					sb.WriteByte("ab"[bits>>i&1])
+				}
+				s := sb.String()
+				want := r1.MatchString(s) && r2.MatchString(s) && n >= lo && (hi < 0 || n <= hi)
+				if want {
+					counted++
+				}
+				if got := g != nil && matches(g, s); got != want {
+					t.Fatalf("%s & %s, lengths %d..%d: %q: grammar %v, want %v", p1, p2, lo, hi, s, got, want)
+				}
+			}
+		}
+	}
+	if counted < 500 {
+		t.Fatalf("only %d strings in the intersections: the patterns are too narrow", counted)
+	}
+	t.Logf("%d strings in the intersections", counted)
+}
