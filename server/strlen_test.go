@@ -13,9 +13,9 @@ import (
 
 // TestClientStringBounds sends the schemas zod and pydantic write for a
 // string with a format or a pattern and length bounds (z.string().email()
-// .max(40); EmailStr with max_length; constr(pattern=..., min_length=...,
-// max_length=...); UUID with lengths) and checks that each is served and
-// that the replies that stop validate, formats asserted.
+// .max(40); EmailStr with max_length; HttpUrl; constr(pattern=...,
+// min_length=..., max_length=...); UUID with lengths) and checks that each
+// is served and that the replies that stop validate, formats asserted.
 func TestClientStringBounds(t *testing.T) {
 	ts := modelServer(t)
 	c := noThinkClient(ts)
@@ -24,6 +24,7 @@ func TestClientStringBounds(t *testing.T) {
 		{"zod_email_max", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"email":{"type":"string","maxLength":40,"format":"email","pattern":"^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"}},"required":["email"],"additionalProperties":false}`},
 		{"email_max", `{"type":"object","properties":{"email":{"type":"string","format":"email","maxLength":40}},"required":["email"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`},
 		{"pydantic_email_max", `{"properties":{"email":{"format":"email","maxLength":64,"title":"Email","type":"string"}},"required":["email"],"title":"User","type":"object"}`},
+		{"pydantic_httpurl", `{"properties":{"url":{"format":"uri","maxLength":2083,"minLength":1,"title":"Url","type":"string"}},"required":["url"],"title":"Link","type":"object"}`},
 		{"pattern_bounds", `{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{2}-[0-9a-z]+$","minLength":5,"maxLength":8}},"required":["code"],"additionalProperties":false}`},
 		{"uuid_length", `{"type":"object","properties":{"id":{"type":"string","format":"uuid","minLength":36,"maxLength":36}},"required":["id"],"additionalProperties":false}`},
 	} {
