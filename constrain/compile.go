@@ -56,6 +56,10 @@ type stateInfo struct {
 	simple       bool  // bytes, and no call, end or counter
 	loops        bool  // every text-slice token is read from here by byte transitions (markTextClosed)
 	textBody     bool  // a counter's body start that every text-slice code point completes
+	// textRun > 0: the text-slice tokens read from here are exactly those
+	// of at most textRun code points (markTextRuns), all of them at the
+	// vocabulary's longest.
+	textRun int32
 }
 
 // callEdge pushes a frame returning to ret and enters the callee at start.
@@ -308,6 +312,14 @@ func (c *compiler) exprCostOf(e *grammar.Expr) int {
 			return min(body*k+1, 1<<30)
 		}
 		return 1
+	case grammar.Automaton:
+		n := len(e.Auto.Final)
+		for _, edges := range e.Auto.Edges {
+			for _, ed := range edges {
+				n = min(n+c.exprCostRaw(ed.Label), 1<<30)
+			}
+		}
+		return n
 	}
 	return 1
 }
@@ -446,6 +458,22 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 			cur = next
 		}
 		n.eps[cur] = append(n.eps[cur], to)
+	case grammar.Automaton:
+		// A node per state; each edge is its label built between them.
+		a := e.Auto
+		nodes := make([]int32, len(a.Final))
+		for s := range nodes {
+			nodes[s] = n.node()
+			if a.Final[s] {
+				n.eps[nodes[s]] = append(n.eps[nodes[s]], to)
+			}
+		}
+		n.eps[from] = append(n.eps[from], nodes[0])
+		for s, edges := range a.Edges {
+			for _, ed := range edges {
+				c.build(n, ed.Label, nodes[s], nodes[ed.To])
+			}
+		}
 	}
 }
 
@@ -481,6 +509,8 @@ func (c *compiler) nullableOf(e *grammar.Expr) bool {
 		return false
 	case grammar.Repeat:
 		return e.Min == 0 || c.nullable(e.Subs[0])
+	case grammar.Automaton:
+		return e.Auto.Final[0]
 	}
 	return false
 }

@@ -301,6 +301,7 @@ func (cm *Compiled) trim() error {
 	}
 	cm.calls = calls
 	cm.markTextClosed()
+	cm.markTextRuns()
 	// Nullable states: those that reach an end without a byte.
 	null := make([]bool, ns)
 	for changed := true; changed; {
@@ -419,6 +420,77 @@ func (cm *Compiled) markTextClosed() {
 	for s := range ns {
 		cm.info[s].loops = !open[s]
 	}
+}
+
+// markTextRuns sets textRun on the states from which every sequence of k
+// text-slice code points is read by byte transitions, through states where
+// the rule neither ends nor calls, and after which no text code point is
+// read and the rule neither ends nor calls: the text-slice tokens accepted
+// there are exactly those of at most k code points (a chain of states
+// that count the characters of a string, as a length-bounded pattern's
+// automaton or a short counted repetition writes). From k at the longest
+// token's code points on, every text-slice token is accepted.
+func (cm *Compiled) markTextRuns() {
+	limit := int32(cm.v.maxTextRunes)
+	if limit == 0 {
+		return
+	}
+	const unknown, active = -2, -3
+	run := make([]int32, len(cm.info))
+	for i := range run {
+		run[i] = unknown
+	}
+	var cur, nxt []int32
+	var visit func(s int32) int32
+	visit = func(s int32) int32 {
+		switch run[s] {
+		case unknown:
+		case active:
+			return -1 // a cycle: not a run (loops covers the closed ones)
+		default:
+			return run[s]
+		}
+		run[s] = active
+		in := &cm.info[s]
+		v := int32(-1)
+		switch {
+		case !in.final && in.call0 == in.call1 && in.rep < 0 && !cm.readsText(s):
+			v = 0
+		case in.simple:
+			succ, ok := cm.textSucc(s, nil, &cur, &nxt)
+			if !ok || len(succ) == 0 {
+				break
+			}
+			lo, hi := limit, int32(-1)
+			for _, t := range succ {
+				r := visit(t)
+				lo, hi = min(lo, r), max(hi, r)
+			}
+			switch {
+			case lo < 0:
+			case lo == hi || lo >= limit-1:
+				v = min(limit, lo+1)
+			}
+		}
+		run[s] = v
+		return v
+	}
+	for s := range cm.info {
+		if v := visit(int32(s)); v > 0 {
+			cm.info[s].textRun = v
+		}
+	}
+}
+
+// readsText reports whether some text-slice code point's first byte moves
+// on from s.
+func (cm *Compiled) readsText(s int32) bool {
+	for b := range 256 {
+		if isTextLead(byte(b)) && cm.trans[int(s)*cm.ncls+int(cm.cls[b])] >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // textSucc appends to dst the states (each once) that the code points of

@@ -12,8 +12,10 @@
 // that are not recursive and not large are copied in place. The remaining
 // references are call edges, and a bounded repetition too large to copy
 // ({m,n} with large n) is a counter state whose count lives in the stack
-// frame. States from which the rule cannot end are removed, so every stack
-// the matcher holds can be completed.
+// frame. A grammar.Automaton expression is built in place, a node per
+// state and its edges' expressions between them. States from which the
+// rule cannot end are removed, so every stack the matcher holds can be
+// completed.
 //
 // A matcher holds a set of stacks (a pushdown automaton run
 // nondeterministically): each is a top frame (a state with byte
@@ -41,7 +43,11 @@
 // whose first characters are checked), or a counter's body that every text
 // code point completes with room left, accepts the text slice (the tokens
 // made only of such code points, 97% of Qwen3's) as one precomputed
-// bitset, and its walk covers only the rest trie. Elsewhere a walk takes a
+// bitset, and its walk covers only the rest trie; so does a state that
+// reads exactly k more text code points, whatever they are, before a
+// byte that is not text (a chain of states counting a short string's
+// characters: its text-slice tokens are those of at most k code points,
+// precomputed per k). Elsewhere a walk takes a
 // trie subtree at once where one of its tops reads every byte sequence
 // below it by its own transitions (a class repeated, as in a pattern or
 // a format; the trie keeps each node's bytes and height below it). A

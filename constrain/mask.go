@@ -152,6 +152,13 @@ func (w *work) computeMask(t top, frames []top) *stateMask {
 			m.upTo = k
 			tr = &v.rest
 		}
+	} else if k := c.info[s].textRun; k > 0 {
+		if k >= int32(v.maxTextRunes) {
+			m.slice = true
+		} else {
+			m.upTo = k
+		}
+		tr = &v.rest
 	}
 	w.lv = append(w.lv[:0], t)
 	w.setLevel(0, 0, 1)

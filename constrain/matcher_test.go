@@ -112,6 +112,18 @@ func toyGrammars(t testing.TB) map[string]*grammar.Grammar {
 	gs["textruns"] = mustGrammar(t, b)
 
 	b = grammar.NewBuilder()
+	// Runs of text of lengths that differ by the first code point ("b"
+	// leaves one more, any other three), and a run that ends where the
+	// rule may end (its caller's text would follow).
+	textc := func() *grammar.Expr { return grammar.NotChars(rg('"', '"'), rg('\\', '\\'), rg(0, 0x1f)) }
+	b.Define("runs", grammar.Choice(
+		grammar.Sequence(L("b"), grammar.Rep(textc(), 1, 1)),
+		grammar.Sequence(grammar.NotChars(rg('"', '"'), rg('\\', '\\'), rg(0, 0x1f), rg('b', 'b')), grammar.Rep(textc(), 3, 3))))
+	b.Define("root", grammar.Sequence(L("{"), b.Ref("runs"), L("\""), grammar.Opt(grammar.Sequence(L("["), grammar.Rep(textc(), 0, 2), b.Ref("tail"))), L("]")))
+	b.Define("tail", grammar.Rep(C(rg('a', 'b')), 0, 2))
+	gs["unevenruns"] = mustGrammar(t, b)
+
+	b = grammar.NewBuilder()
 	// A nullable body in a counted repetition.
 	var wide []grammar.Range
 	for r := rune(0x100); r < 0x100+2*400; r += 2 {

@@ -1,7 +1,9 @@
 // Package grammar defines the context-free grammars that constrain
 // generation: a set of named rules over Unicode text, each an expression of
 // literals, character classes, references, sequences, alternatives and
-// bounded repetitions, as llama.cpp's GBNF writes them.
+// bounded repetitions, as llama.cpp's GBNF writes them, and finite automata
+// whose edges read such expressions (the form an intersection of regular
+// languages takes; String prints each state as a rule).
 //
 // The front ends (GBNF, the regular-expression subset, JSON Schema) compile
 // to a Grammar; package constrain compiles a Grammar against a model's
@@ -36,6 +38,9 @@ const (
 	// Repeat matches Expr.Subs[0] at least Expr.Min and at most Expr.Max
 	// times; Max < 0 means no upper bound.
 	Repeat
+	// Automaton matches the strings that lead Expr.Auto from its first
+	// state to a final one.
+	Automaton
 )
 
 // Range is an inclusive range of code points.
@@ -50,6 +55,7 @@ type Expr struct {
 	Rule     int     // Ref: index into Grammar.Rules
 	Subs     []*Expr // Seq, Alt, Repeat (one)
 	Min, Max int     // Repeat
+	Auto     *Auto   // Automaton
 }
 
 // Rule is a named expression.
@@ -281,6 +287,8 @@ func (g *Grammar) check(e *Expr, rule string, depth int) error {
 			return fmt.Errorf("grammar: rule %q has a bad repetition {%d,%d}", rule, e.Min, e.Max)
 		}
 		return g.check(e.Subs[0], rule, depth+1)
+	case Automaton:
+		return g.checkAuto(e.Auto, rule, depth+1)
 	default:
 		return fmt.Errorf("grammar: rule %q has an expression of unknown kind %d", rule, e.Kind)
 	}
@@ -346,6 +354,8 @@ func (g *Grammar) nullable(e *Expr, n []bool) bool {
 		return false
 	case Repeat:
 		return e.Min == 0 || g.nullable(e.Subs[0], n)
+	case Automaton:
+		return e.Auto != nil && len(e.Auto.Final) > 0 && e.Auto.Final[0]
 	}
 	return false
 }
@@ -384,17 +394,32 @@ func (g *Grammar) String() string {
 			order = append(order, i)
 		}
 	}
+	w := &gbnfWriter{g: g, b: &b}
 	for _, i := range order {
 		r := g.Rules[i]
+		w.rule = r.Name
 		b.WriteString(r.Name)
 		b.WriteString(" ::= ")
-		g.write(&b, r.Expr, false)
+		w.write(r.Expr, false)
 		b.WriteByte('\n')
 	}
+	w.automata()
 	return b.String()
 }
 
-func (g *Grammar) write(b *strings.Builder, e *Expr, nested bool) {
+// gbnfWriter prints a grammar; automata become rules of their own, one
+// per state, printed after the grammar's rules.
+type gbnfWriter struct {
+	g     *Grammar
+	b     *strings.Builder
+	rule  string   // the rule being printed
+	autos []*Auto  // automata met so far, in order
+	names []string // their rules' name prefixes
+	used  map[string]bool
+}
+
+func (w *gbnfWriter) write(e *Expr, nested bool) {
+	g, b := w.g, w.b
 	if e == nil {
 		b.WriteString("<nil>")
 		return
@@ -439,13 +464,13 @@ func (g *Grammar) write(b *strings.Builder, e *Expr, nested bool) {
 			if i > 0 {
 				b.WriteString(sep)
 			}
-			g.write(b, s, true)
+			w.write(s, true)
 		}
 		if nested {
 			b.WriteByte(')')
 		}
 	case Repeat:
-		g.write(b, e.Subs[0], true)
+		w.write(e.Subs[0], true)
 		switch {
 		case e.Min == 0 && e.Max == 1:
 			b.WriteByte('?')
@@ -460,6 +485,8 @@ func (g *Grammar) write(b *strings.Builder, e *Expr, nested bool) {
 		default:
 			fmt.Fprintf(b, "{%d,%d}", e.Min, e.Max)
 		}
+	case Automaton:
+		b.WriteString(w.autoName(e.Auto) + "0")
 	}
 }
 

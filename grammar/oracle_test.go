@@ -113,6 +113,28 @@ func (r *recognizer) expr(e *Expr, pos int) []int {
 		v := r.repeat(e, pos)
 		r.repMemo[key] = v
 		return v
+	case Automaton:
+		// Breadth first over (state, position) pairs.
+		type sp struct{ s, p int }
+		seen := map[sp]bool{{0, pos}: true}
+		queue := []sp{{0, pos}}
+		var out []int
+		for len(queue) > 0 {
+			x := queue[0]
+			queue = queue[1:]
+			if e.Auto.Final[x.s] {
+				out = union(out, []int{x.p})
+			}
+			for _, ed := range e.Auto.Edges[x.s] {
+				for _, p := range r.expr(ed.Label, x.p) {
+					if y := (sp{ed.To, p}); !seen[y] {
+						seen[y] = true
+						queue = append(queue, y)
+					}
+				}
+			}
+		}
+		return out
 	}
 	panic("oracle: unknown kind")
 }
@@ -186,6 +208,37 @@ type generator struct {
 	maxReps int // extra repetitions beyond the minimum
 	limit   int // the longest string it writes, in bytes; longer walks fail
 	steps   int // walk steps of the current sample, bounded by 100 per byte of limit
+	toEnd   map[*Auto][]int
+}
+
+// autoDist returns, per state of a, the fewest characters to a final
+// state (inf where none).
+func (gen *generator) autoDist(a *Auto) []int {
+	if d, ok := gen.toEnd[a]; ok {
+		return d
+	}
+	d := make([]int, len(a.Final))
+	for s := range d {
+		d[s] = inf
+		if a.Final[s] {
+			d[s] = 0
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for s, edges := range a.Edges {
+			for _, ed := range edges {
+				if c := min(inf, d[ed.To]+gen.cost(ed.Label)); c < d[s] {
+					d[s], changed = c, true
+				}
+			}
+		}
+	}
+	if gen.toEnd == nil {
+		gen.toEnd = map[*Auto][]int{}
+	}
+	gen.toEnd[a] = d
+	return d
 }
 
 const inf = 1 << 30
@@ -232,6 +285,8 @@ func (gen *generator) cost(e *Expr) int {
 		return m
 	case Repeat:
 		return min(inf, e.Min*gen.cost(e.Subs[0]))
+	case Automaton:
+		return gen.autoDist(e.Auto)[0]
 	}
 	return inf
 }
@@ -293,6 +348,24 @@ func (gen *generator) walk(b *strings.Builder, e *Expr, depth int) {
 		}
 		for range n {
 			gen.walk(b, e.Subs[0], depth+1)
+		}
+	case Automaton:
+		// A random walk that stops at a final state with probability 1/4,
+		// and past the budget heads for the nearest end.
+		a, dist := e.Auto, gen.autoDist(e.Auto)
+		for s, steps := 0, 0; ; steps++ {
+			if a.Final[s] && (len(a.Edges[s]) == 0 || gen.rng.IntN(4) == 0 || steps > 64*gen.budget) {
+				return
+			}
+			var ok []AutoEdge
+			for _, ed := range a.Edges[s] {
+				if dist[ed.To] < inf && (steps <= 64*gen.budget || dist[ed.To] < dist[s]) {
+					ok = append(ok, ed)
+				}
+			}
+			ed := ok[gen.rng.IntN(len(ok))]
+			gen.walk(b, ed.Label, depth+1)
+			s = ed.To
 		}
 	}
 }

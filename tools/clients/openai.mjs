@@ -43,6 +43,12 @@ for (let i = 0; i < 3; i++) {
   });
 }
 
+// A string with a format and a length bound: zod writes format "email",
+// its own email pattern and maxLength 40.
+const Contact = z.object({ email: z.string().email().max(40) });
+await check("withStructuredOutput email max 40", async () =>
+  Contact.parse(await llm.withStructuredOutput(Contact, { method: "jsonSchema", name: "contact" }).invoke("An email address?")));
+
 const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
 const ask = {
   model, messages: [{ role: "user", content: "Hi" }], max_tokens: 12, temperature: 1, seed: 5,
