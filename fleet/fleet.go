@@ -339,7 +339,7 @@ func (f *Fleet) startLoad(e *entry, victims []*entry) {
 		f.clock++
 		e.used = f.clock
 		f.metrics.loadSeconds.Observe(took.Seconds())
-		f.log.Info("model loaded", "model", e.spec.Name, "took", took.Round(time.Millisecond),
+		f.log.Info("model ready", "model", e.spec.Name, "took", took.Round(time.Millisecond),
 			"host_mib", mib(e.cost.Host), "gpu_mib", mib(e.cost.GPU))
 		// The measured cost may pass the estimate: make room after the
 		// fact (idle models only; those closing are on their way out).
