@@ -63,6 +63,17 @@ func (a *admission) prepare(ctx context.Context, info *requestInfo) error {
 	}
 }
 
+// yieldTurn gives back the turn the request holds, keeping its place in
+// the queue.
+func (a *admission) yieldTurn(info *requestInfo) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if info.turn && info.admitted != nil {
+		<-a.turns
+		info.turn = false
+	}
+}
+
 // requestInfo follows a request through route and its handler, for the
 // admission, the metrics and the log line of a cancelled request.
 type requestInfo struct {

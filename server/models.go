@@ -144,19 +144,29 @@ func (s *Server) loadedModels(f func(m *Model)) {
 	}
 }
 
-// modelFor returns the model a request's body names if it is loaded now, for
-// admission; nil when it is not (or there is none).
+// modelFor returns the model a request's body names if it is loaded now
+// (the one model of SetModel, if any); nil when it is not.
 func (s *Server) modelFor(body []byte) *Model {
-	if ms := s.fleet.Load(); ms != nil {
-		name := peekModel(body)
-		for _, st := range (*ms).List() {
-			if st.Model != nil && (name == "" || st.Name == name || contains(st.Aliases, name)) {
-				return st.Model
-			}
-		}
-		return nil
+	if s.fleet.Load() != nil {
+		return s.loadedModel(peekModel(body))
 	}
 	return s.model.Load()
+}
+
+// loadedModel returns the model of SetModels named name ("": the only
+// one) if it is loaded now, else nil.
+func (s *Server) loadedModel(name string) *Model {
+	ms := s.fleet.Load()
+	if ms == nil {
+		return nil
+	}
+	list := (*ms).List()
+	for _, st := range list {
+		if st.Model != nil && (st.Name == name || contains(st.Aliases, name) || name == "" && len(list) == 1) {
+			return st.Model
+		}
+	}
+	return nil
 }
 
 // acquire returns the model r's body names and the function that gives
@@ -181,7 +191,20 @@ func (s *Server) acquire(r *http.Request) (*Model, func(), *apiError) {
 	if e != nil {
 		return nil, nil, e
 	}
+	// A request that waits for its model's load gives its turn to
+	// prepare a prompt back meanwhile: the other models' requests go on.
+	info := requestInfoOf(r.Context())
+	yield := info.turn && s.loadedModel(name) == nil
+	if yield {
+		s.admit.yieldTurn(info)
+	}
 	m, release, err := ms.Acquire(r.Context(), name)
+	if yield && err == nil {
+		if s.admit.prepare(r.Context(), info) != nil {
+			release()
+			err = r.Context().Err()
+		}
+	}
 	if err == nil {
 		return m, release, nil
 	}

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -23,6 +25,8 @@ type stubModels struct {
 	acquired map[string]int
 	released map[string]int
 	keep     map[string]time.Duration
+	gate     chan struct{}
+	waiting  atomic.Int32
 }
 
 func (s *stubModels) Acquire(ctx context.Context, name string) (*Model, func(), error) {
@@ -32,6 +36,10 @@ func (s *stubModels) Acquire(ctx context.Context, name string) (*Model, func(), 
 	case "slow":
 		<-ctx.Done()
 		return nil, nil, fmt.Errorf("%w: slow", ErrLoadTimeout)
+	case "gate":
+		s.waiting.Add(1)
+		<-s.gate
+		return nil, nil, ErrNoRoom
 	case "broken":
 		return nil, nil, fmt.Errorf("loading /secret/path.gguf: corrupt")
 	case "full":
@@ -68,7 +76,8 @@ func TestModels(t *testing.T) {
 	ts := newTestServer(t, serverOpts{reply: "Hello there"})
 	a, b := *ts.model, *ts.model
 	a.Name, b.Name = "a", "b"
-	stub := &stubModels{m: map[string]*Model{"a": &a, "b": &b}, acquired: map[string]int{}, released: map[string]int{}, keep: map[string]time.Duration{}}
+	stub := &stubModels{m: map[string]*Model{"a": &a, "b": &b}, acquired: map[string]int{}, released: map[string]int{},
+		keep: map[string]time.Duration{}, gate: make(chan struct{})}
 	srv := New(Config{Queue: 8, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv.SetModels(stub)
 	hs := httptest.NewServer(srv)
@@ -125,6 +134,31 @@ func TestModels(t *testing.T) {
 		resp.Body.Close()
 		t.Errorf("a wait for a load answered %d before the client left", resp.StatusCode)
 	}
+
+	// Requests waiting for a load, more than the turns to prepare a
+	// prompt, do not hold back those of a loaded model.
+	n := runtime.GOMAXPROCS(0) + 2
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, v, _ := multi.post(t, "/v1/chat/completions", chat(`"gate"`)); code != 503 {
+				t.Errorf("gate: %d %v", code, v)
+			}
+		}()
+	}
+	for deadline := time.Now().Add(5 * time.Second); stub.waiting.Load() < int32(n); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(stub.gate)
+			t.Fatalf("%d of %d requests wait for the load: the others wait for a turn", stub.waiting.Load(), n)
+		}
+	}
+	if code, v, _ := multi.post(t, "/v1/chat/completions", chat(`"a"`)); code != 200 {
+		t.Errorf("a beside requests waiting for a load: %d %v", code, v)
+	}
+	close(stub.gate)
+	wg.Wait()
 
 	var list struct {
 		Data []struct {
