@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -147,6 +148,14 @@ func TestServeModels(t *testing.T) {
 	// The chat model refuses embeddings as it does alone.
 	if code, _ := s.post(t, "/v1/embeddings", fmt.Sprintf(embedBody, "tiny-q8_0")); code != 400 {
 		t.Errorf("embeddings of the chat model: %d", code)
+	}
+	// SIGTERM unloads both and exits 0.
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.waitExit(t)
+	if n := strings.Count(s.stderr.String(), `reason="shutting down"`); n != 2 {
+		t.Errorf("%d models unloaded at shutdown:\n%s", n, s.stderr.String())
 	}
 }
 
