@@ -315,6 +315,9 @@ func (f *Fleet) startLoad(e *entry, victims []*entry) {
 		if err == nil && (l == nil || l.Model == nil) {
 			err = errors.New("the loader returned no model")
 		}
+		if err == nil {
+			l.Model.Init() // (a pass over the vocabulary: not under f.mu)
+		}
 		took := time.Since(start)
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -331,7 +334,6 @@ func (f *Fleet) startLoad(e *entry, victims []*entry) {
 			f.broadcast()
 			return
 		}
-		l.Model.Init()
 		e.loaded, e.cost, e.context = l, l.Cost, l.Model.Context
 		e.state = server.StateLoaded
 		e.gen++
