@@ -182,7 +182,7 @@ func (f *Fleet) Acquire(ctx context.Context, name string) (*server.Model, func()
 	for {
 		if f.closed {
 			f.mu.Unlock()
-			return nil, nil, errors.New("fleet: the server is shutting down")
+			return nil, nil, server.ErrShuttingDown
 		}
 		var wait chan struct{}
 		switch e.state {
@@ -323,7 +323,7 @@ func (f *Fleet) startLoad(e *entry, victims []*entry) {
 		defer f.mu.Unlock()
 		f.used = f.used.sub(reserved)
 		if err == nil && f.closed {
-			err = errors.New("the server is shutting down")
+			err = server.ErrShuttingDown
 			f.closeLoaded(e.spec.Name, l)
 		}
 		if err != nil {

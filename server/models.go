@@ -20,8 +20,8 @@ type Models interface {
 	// there is only one), loading it first when it is not loaded, and a
 	// function to call once the request is done with it. It fails with
 	// an error wrapping ErrUnknownModel, ErrModelRequired,
-	// ErrLoadTimeout or ErrNoRoom, with ctx's error, or with the load's
-	// error.
+	// ErrLoadTimeout, ErrNoRoom or ErrShuttingDown, with ctx's error, or
+	// with the load's error.
 	Acquire(ctx context.Context, name string) (m *Model, release func(), err error)
 	// List returns every model with its state, in a fixed order.
 	List() []ModelStatus
@@ -78,6 +78,8 @@ var (
 	// ErrNoRoom: the model does not fit in the memory left, and the
 	// models that hold the rest are busy (503).
 	ErrNoRoom = errors.New("not enough memory to load the model")
+	// ErrShuttingDown: the server is stopping and loads no model (503).
+	ErrShuttingDown = errors.New("the server is shutting down")
 )
 
 // SetModels makes the server answer with the models of ms, each request
@@ -227,6 +229,9 @@ func (s *Server) acquire(r *http.Request) (*Model, func(), *apiError) {
 	case errors.Is(err, ErrNoRoom):
 		return nil, nil, &apiError{Status: http.StatusServiceUnavailable, Code: "model_busy", retry: 5,
 			Message: fmt.Sprintf("the model %q does not fit in the memory left, and the models that hold it are busy; retry later", name)}
+	case errors.Is(err, ErrShuttingDown):
+		return nil, nil, &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down",
+			Message: "the server is shutting down"}
 	case r.Context().Err() != nil:
 		return nil, nil, &apiError{Status: StatusClientClosed, Message: "the client went away"}
 	}
