@@ -170,9 +170,11 @@ func TestServeModelsBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each model: its 16 MiB file and an 8 MiB KV pool.
-	s := startServe(t, dir, "--backend", testBackend(), "--parallel", "1", "--ctx", "256", "--kv-mem", "8MiB",
-		"--host-memory", "60MiB", "--keep-alive", "-1")
+	// Each model: its 16 MiB file and an 8 MiB KV pool (and on the GPU
+	// 1.5 GiB of scratch).
+	args := []string{dir, "--backend", testBackend(), "--parallel", "1", "--ctx", "256", "--kv-mem", "8MiB",
+		"--host-memory", "60MiB", "--gpu-memory", "3.5GiB", "--keep-alive", "-1"}
+	s := startServe(t, args...)
 	s.waitStates(t, "a:unloaded b:unloaded c:unloaded")
 	s.reply(t, "/v1/chat/completions", chatBody, "a")
 	s.reply(t, "/v1/chat/completions", chatBody, "b")
