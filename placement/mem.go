@@ -5,7 +5,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"inferno/backend/cuda"
 )
+
+// HostMemory returns the machine's memory in bytes (8 GiB where it
+// cannot be read).
+func HostMemory() int64 { return memTotal() }
+
+// GPUMemory returns the memory of the GPU the cuda backend runs on, in
+// bytes, or why there is none.
+func GPUMemory() (int64, error) {
+	if err := cuda.Available(); err != nil {
+		return 0, err
+	}
+	n, err := cuda.TotalMemory(0)
+	return int64(n), err
+}
 
 // memTotal returns the machine's memory in bytes, from /proc/meminfo, or
 // 8 GiB where that cannot be read.

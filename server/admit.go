@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"inferno/scheduler"
 )
 
 // admission bounds the work requests cost before they reach the
@@ -28,15 +30,19 @@ func (a *admission) init(turns int) {
 // admitRequest admits the request described by info, or answers 503 when
 // the requests in preparation and in the scheduler's queue fill --queue
 // and the free slots.
-func (s *Server) admitRequest(info *requestInfo) *apiError {
-	m := s.model.Load()
-	if m == nil {
+func (s *Server) admitRequest(info *requestInfo, body []byte) *apiError {
+	if !s.ready() {
 		return errLoading()
+	}
+	// With several models, the queue of the one named, if loaded (one
+	// not loaded yet has an empty queue).
+	var st scheduler.Stats
+	if m := s.modelFor(body); m != nil {
+		st = m.Scheduler.Stats()
 	}
 	a := &s.admit
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := m.Scheduler.Stats()
 	if a.pending+st.Waiting >= s.cfg.Queue+max(0, st.Slots-st.Running) {
 		return errQueueFull()
 	}
@@ -54,6 +60,17 @@ func (a *admission) prepare(ctx context.Context, info *requestInfo) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// yieldTurn gives back the turn the request holds, keeping its place in
+// the queue.
+func (a *admission) yieldTurn(info *requestInfo) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if info.turn && info.admitted != nil {
+		<-a.turns
+		info.turn = false
 	}
 }
 

@@ -74,28 +74,37 @@ func newMetrics(s *Server) *metrics {
 		Name: "inferno_step_seconds", Help: "Duration of each forward pass of the batching scheduler.",
 		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5},
 	})
-	// stat reads f of the served model's scheduler, 0 before one is loaded.
-	stat := func(f func(m *Model) float64) func() float64 {
+	// stat sums f over the schedulers of the models loaded now (the
+	// largest for a fraction), 0 before one is loaded. (A counter of a
+	// model unloaded drops out of the sum.)
+	stat := func(f func(m *Model) float64, most bool) func() float64 {
 		return func() float64 {
-			mod := s.model.Load()
-			if mod == nil || mod.Scheduler == nil {
-				return 0
-			}
-			return f(mod)
+			var v float64
+			s.loadedModels(func(mod *Model) {
+				if mod.Scheduler == nil {
+					return
+				}
+				if x := f(mod); most {
+					v = max(v, x)
+				} else {
+					v += x
+				}
+			})
+			return v
 		}
 	}
 	load := func(name, help string, f func(m *Model) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, stat(f))
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, stat(f, name == metricKVUsage))
 	}
 	counter := func(name, help string, f func(m *Model) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f))
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f, false))
 	}
 	m.reg.MustRegister(m.requests, m.promptTokens, m.cachedTokens, m.generationTokens, m.ttft, m.tpot, m.duration,
 		load(metricWaiting, "Requests waiting in the queue for a slot (TotalQueuedRequests).",
 			func(m *Model) float64 { return float64(m.Scheduler.Stats().Waiting) }),
 		load(metricRunning, "Requests holding a slot (TotalRunningRequests).",
 			func(m *Model) float64 { return float64(m.Scheduler.Stats().Running) }),
-		load(metricKVUsage, "Fraction of the KV cache in use, 0 to 1 (KVCacheUtilization).",
+		load(metricKVUsage, "Fraction of the KV cache in use, 0 to 1 (KVCacheUtilization; with several models loaded, the fullest's).",
 			func(m *Model) float64 { return m.Scheduler.Stats().KVUtilization() }),
 		load("inferno_slots", "Sequences that can run at once (--parallel).",
 			func(m *Model) float64 { return float64(m.Scheduler.Stats().Slots) }),

@@ -177,13 +177,15 @@ func (m *Model) replyOptions(prompt string, tools bool) parser.Options {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	model   atomic.Pointer[Model]
+	model   atomic.Pointer[Model]  // the one model (SetModel)
+	fleet   atomic.Pointer[Models] // or the models (SetModels)
 	metrics *metrics
 	mux     *http.ServeMux
 	handler http.Handler
 	admit   admission
 
 	responses *responseStore // the Responses API's stored responses
+	started   time.Time      // reported as the creation time of models not loaded
 }
 
 // New returns a Server with no model yet.
@@ -194,7 +196,7 @@ func New(cfg Config) *Server {
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), started: time.Now()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -238,7 +240,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
 
 // SetModel makes the server ready to answer with m.
 func (s *Server) SetModel(m *Model) {
-	m.maxTokenBytes = longestToken(m)
+	m.Init()
 	s.model.Store(m)
 }
 
@@ -340,7 +342,7 @@ func (s *Server) routed(pattern, name string, opts int, h http.HandlerFunc) http
 		// bodies hold connections (bounded by --max-conns and the read
 		// timeout), not places of the queue.
 		if opts&routeAdmit != 0 {
-			if e := s.admitRequest(info); e != nil {
+			if e := s.admitRequest(info, body); e != nil {
 				writeError(rec, e)
 				return
 			}
@@ -434,15 +436,20 @@ func (s *Server) authorized(r *http.Request) bool {
 // answer with before it has written anything, or nil.
 type apiHandler func(w http.ResponseWriter, r *http.Request, m *Model) *apiError
 
-// needModel answers 503 while the model loads, and writes the error h
-// returns.
+// needModel runs h on the model the request names (the one model, or
+// that of SetModels named by the body's "model", waiting for its load),
+// answers 503 while the one model loads, and writes the error h returns.
+// The model is given back when h returns.
 func (s *Server) needModel(h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		m := s.model.Load()
-		if m == nil {
-			writeError(w, errLoading())
+		m, release, e := s.acquire(r)
+		if e != nil {
+			if r.Context().Err() == nil {
+				writeError(w, e)
+			}
 			return
 		}
+		defer release()
 		if e := h(w, r, m); e != nil && r.Context().Err() == nil {
 			writeError(w, e) // (the client is there to read it)
 		}
@@ -472,29 +479,40 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if s.model.Load() == nil {
+	if !s.ready() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// modelEntry is a model as /v1/models lists it.
+// modelEntry is a model as /v1/models lists it. Status is llama-server's
+// router's: {"value": "loaded"}, "loading" or "unloaded". The lengths
+// are 0 (left out) for a model never loaded.
 type modelEntry struct {
-	ID            string `json:"id"`
-	Object        string `json:"object"`
-	Created       int64  `json:"created"`
-	OwnedBy       string `json:"owned_by"`
-	MaxModelLen   int    `json:"max_model_len"`
-	ContextLength int    `json:"context_length"`
+	ID            string      `json:"id"`
+	Object        string      `json:"object"`
+	Created       int64       `json:"created"`
+	OwnedBy       string      `json:"owned_by"`
+	MaxModelLen   int         `json:"max_model_len,omitempty"`
+	ContextLength int         `json:"context_length,omitempty"`
+	Status        modelStatus `json:"status"`
 }
 
-// entries lists m under each of its names.
-func (m *Model) entries() []modelEntry {
+type modelStatus struct {
+	Value ModelState `json:"value"`
+}
+
+// entries lists the model of st under each of its names.
+func (st *ModelStatus) entries(started time.Time) []modelEntry {
+	created := started
+	if st.Model != nil && !st.Model.Created.IsZero() {
+		created = st.Model.Created
+	}
 	var out []modelEntry
-	for _, name := range append([]string{m.Name}, m.Aliases...) {
-		out = append(out, modelEntry{ID: name, Object: "model", Created: m.Created.Unix(), OwnedBy: "inferno",
-			MaxModelLen: m.Context, ContextLength: m.Context})
+	for _, name := range append([]string{st.Name}, st.Aliases...) {
+		out = append(out, modelEntry{ID: name, Object: "model", Created: created.Unix(), OwnedBy: "inferno",
+			MaxModelLen: st.Context, ContextLength: st.Context, Status: modelStatus{st.State}})
 	}
 	return out
 }
@@ -504,8 +522,8 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		Object string       `json:"object"`
 		Data   []modelEntry `json:"data"`
 	}{Object: "list", Data: []modelEntry{}}
-	if m := s.model.Load(); m != nil {
-		list.Data = m.entries()
+	for _, st := range s.ModelList() {
+		list.Data = append(list.Data, st.entries(s.started)...)
 	}
 	writeJSON(w, http.StatusOK, list)
 }
@@ -514,8 +532,8 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 // (an id may hold slashes, as "Qwen/Qwen3-8B" does).
 func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if m := s.model.Load(); m != nil {
-		for _, e := range m.entries() {
+	for _, st := range s.ModelList() {
+		for _, e := range st.entries(s.started) {
 			if e.ID == id {
 				writeJSON(w, http.StatusOK, e)
 				return
@@ -558,18 +576,9 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // finish for up to grace, then cancels what still runs (closing the
 // scheduler ends their streams) and closes the connections.
 func Shutdown(hs *http.Server, sched scheduler.Scheduler, grace time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	err := hs.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
+	return shutdown(hs, func() {
 		if sched != nil {
 			sched.Close()
 		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel2()
-		if err = hs.Shutdown(ctx2); err != nil {
-			err = hs.Close()
-		}
-	}
-	return err
+	}, grace)
 }

@@ -226,6 +226,31 @@ func Available() error {
 	return nil
 }
 
+// TotalMemory returns the memory of GPU ordinal in bytes, without
+// opening a context on it.
+func TotalMemory(ordinal int) (uint64, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return 0, err
+	}
+	var n int32
+	if err := d.check("cuDeviceGetCount", d.call(d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
+		return 0, err
+	}
+	if ordinal < 0 || ordinal >= int(n) {
+		return 0, fmt.Errorf("cuda: no GPU %d (the driver sees %d)", ordinal, n)
+	}
+	var dev int32
+	if err := d.check("cuDeviceGet", d.call(d.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(ordinal))); err != nil {
+		return 0, err
+	}
+	var total uint64
+	if err := d.check("cuDeviceTotalMem", d.call(d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(dev))); err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
 // DriverVersion returns the driver's CUDA version as major*1000+minor*10.
 func DriverVersion() (int, error) {
 	d, err := loadDriver()

@@ -6,7 +6,7 @@
 //	inferno pull REPO[:QUANT] | inferno pull REPO FILE
 //	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME]
 //	inferno chat MODEL.gguf [--system TEXT]
-//	inferno serve MODEL.gguf [--addr 127.0.0.1:8080] [--parallel N] [--api-key KEY]
+//	inferno serve MODEL... [--addr 127.0.0.1:8080] [--parallel N] [--api-key KEY] [--keep-alive 5m]
 //	inferno tokenize MODEL.gguf TEXT
 //	inferno embed MODEL.gguf TEXT... [--dimensions N] [--instruct TASK]
 //	inferno logits MODEL.gguf --tokens 1,2,3 --out FILE

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferno/engine"
+	"inferno/fleet"
 	"inferno/model"
 	"inferno/placement"
 	"inferno/scheduler"
@@ -35,10 +36,11 @@ func serveCmd() *cobra.Command {
 		maxBody  int64
 		grace    time.Duration
 		logLevel string
+		ff       fleetFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "serve MODEL.gguf",
-		Short: "Serve the model over an OpenAI-compatible HTTP API",
+		Use:   "serve MODEL...",
+		Short: "Serve models over an OpenAI-compatible HTTP API",
 		Long: `Serve answers OpenAI's chat completions and completions API (streamed or
 not), the model list, tokenization and Prometheus metrics; docs/SERVER.md
 describes every endpoint. An embedding model (a file that states a pooling
@@ -78,9 +80,24 @@ get 403 whatever the address, but for the server's own: its chat page at
 / (--no-webui: none). A client has --read-timeout to send its
 request; at most --max-conns connections are open at once.
 
+Several models (serve a.gguf b.gguf, REPO:QUANT references, or a folder,
+whose .gguf files are each a model) are served together: a model's name
+is its file's name without .gguf, or NAME in a NAME=MODEL argument
+(--alias names one model only), and each request's "model" picks one (a
+request naming none gets 400, one naming another 404). A model loads on
+its first request, which waits for it up to --load-timeout (then 503),
+and unloads after --keep-alive without requests, or when a model to load
+needs its memory, the least recently used first; a model that requests
+are using stays. The loaded models share --host-memory (on the CPU: their
+files and KV pools) and on the GPU --gpu-memory (their weights, KV pools
+and scratch), where each one's KV pool takes by default an equal share
+of --gpu-memory less its weights (--kv-mem sets it); --max-models bounds
+their number. References are pulled at start. /v1/models lists every
+model with its state; /health answers 200 at once.
+
 SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 --grace, then cancels them and exits 0.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 0 {
 				return fmt.Errorf("--parallel %d: want at least 1 (or 0: the backend's default)", parallel)
@@ -96,6 +113,23 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 			}
 			if err := lf.check(); err != nil {
 				return err
+			}
+			if err := ff.check(); err != nil {
+				return err
+			}
+			margs, err := modelArgs(args)
+			if err != nil {
+				return err
+			}
+			if len(margs) > 1 {
+				if len(aliases) > 0 {
+					return errors.New("--alias names one model: name several with NAME=MODEL arguments")
+				}
+				if rf.trace {
+					return errTraceModels
+				}
+			} else if margs[0].name != "" {
+				aliases = append([]string{margs[0].name}, aliases...)
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -123,14 +157,20 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 
 			type result struct {
 				l   *served
+				f   *fleet.Fleet
 				err error
 			}
 			done := make(chan result, 1)
 			loadCtx, cancelLoad := context.WithCancel(context.Background())
 			defer cancelLoad()
 			go func() {
-				l, err := loadServed(loadCtx, args[0], &rf, &pool, parallel, queue, aliases, srv, log)
-				done <- result{l, err}
+				if len(margs) > 1 {
+					f, err := newFleet(loadCtx, margs, &fleetSetup{rf: &rf, pf: &pool, ff: &ff, parallel: parallel, queue: queue, srv: srv, log: log})
+					done <- result{f: f, err: err}
+					return
+				}
+				l, err := loadServed(loadCtx, margs[0].ref, &rf, &pool, parallel, queue, aliases, srv, log)
+				done <- result{l: l, err: err}
 			}()
 			var loaded *served
 			select {
@@ -138,6 +178,10 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 				if res.err != nil {
 					hs.Close()
 					return res.err
+				}
+				if res.f != nil {
+					defer res.f.Close()
+					return serveFleet(srv, hs, res.f, sig, serveErr, grace, log)
 				}
 				loaded = res.l
 			case s := <-sig:
@@ -185,11 +229,12 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "requests that generate at once (0: 4 on the CPU; on the GPU what the KV pool holds at 2048 positions each, at most 256)")
 	cmd.Flags().IntVar(&queue, "queue", 64, "requests that may wait for a slot, those being tokenized included (not those still sending their body); more get 503")
 	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this bearer token on API requests (default: $INFERNO_API_KEY)")
-	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names")
+	cmd.Flags().StringArrayVar(&aliases, "alias", nil, "the model's name in the API (default: the file's name without .gguf); repeat for more names; one model only (name several with NAME=MODEL)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body, in bytes; larger ones get 413")
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on SIGTERM or SIGINT, how long running requests may go on before they are cancelled")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
 	cmd.Flags().StringVar(&pool.pooling, "pooling", "", poolingHelp)
+	ff.register(cmd)
 	rf.register(cmd)
 	rf.prompts = true // --trace prints the GPU's passes other than decode steps at shutdown
 	pool.register(cmd)

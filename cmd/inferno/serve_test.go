@@ -85,6 +85,7 @@ func startServe(t testing.TB, args ...string) *serving {
 		}
 		select {
 		case err := <-s.done:
+			s.done <- err // for the cleanup
 			t.Fatalf("serve exited: %v\n%s", err, s.stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}

@@ -30,6 +30,6 @@ fi
 status=0
 for c in "${checks[@]}"; do
   echo "== $c"
-  INFERNO_URL="http://127.0.0.1:$port/v1" node "$c" || status=1
+  INFERNO_URL="http://127.0.0.1:$port/v1" INFERNO_BIN="$tmp/inferno" node "$c" || status=1
 done
 exit $status
