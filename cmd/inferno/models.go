@@ -220,7 +220,11 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 		cost := fleet.Cost{Host: size + pf.mem}
 		if onGPU {
 			if pf.mem == 0 {
-				pf.mem = max(gpu/int64(len(margs))-size-gpuReserve, 64<<20)
+				// An equal share of the budget, less a 64th of it: a
+				// pool rounds to whole blocks, and shares that add up
+				// to the budget exactly would not fit beside each other.
+				share := gpu / int64(len(margs))
+				pf.mem = max(share-share/64-size-gpuReserve, 64<<20)
 			}
 			cost = fleet.Cost{GPU: size + pf.mem + gpuReserve}
 		}
