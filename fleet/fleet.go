@@ -38,6 +38,10 @@ type Spec struct {
 	// load (the file's size, its KV pool's when known); each load's
 	// Loaded.Cost replaces it.
 	Cost Cost
+	// Info describes the model's file, read before its load (from the
+	// file's header), for the lists of models that are not loaded:
+	// server.ModelStatus.Info. Nil when unknown.
+	Info *server.ModelInfo
 }
 
 // Cost is the memory a model takes.
@@ -492,7 +496,7 @@ func (f *Fleet) List() []server.ModelStatus {
 	out := make([]server.ModelStatus, 0, len(f.models))
 	for _, e := range f.models {
 		st := server.ModelStatus{Name: e.spec.Name, Aliases: e.spec.Aliases, State: e.state, Context: e.context,
-			Bytes: e.cost.Host + e.cost.GPU, Running: e.refs, ExpiresAt: e.expires}
+			Bytes: e.cost.Host + e.cost.GPU, Running: e.refs, ExpiresAt: e.expires, Info: e.spec.Info}
 		if e.loaded != nil {
 			st.Model = e.loaded.Model
 		}

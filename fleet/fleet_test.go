@@ -249,6 +249,35 @@ func TestKeepAlive(t *testing.T) {
 	if err := f3.KeepAlive("nope", 0); !errors.Is(err, server.ErrUnknownModel) {
 		t.Errorf("unknown model: %v", err)
 	}
+	// On an unloaded model (ollama's unload of a model not loaded) it
+	// loads nothing, and is not kept for the next load.
+	if err := f3.KeepAlive("d", 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if fk.count(fk.loads, "d") != 2 || f3.List()[0].State != server.StateUnloaded {
+		t.Errorf("keep_alive 0 of an unloaded model: %d loads, %s", fk.count(fk.loads, "d"), states(f3))
+	}
+	use(t, f3, "d")
+	time.Sleep(20 * time.Millisecond)
+	if fk.count(fk.closes, "d") != 2 || f3.List()[0].State != server.StateLoaded {
+		t.Errorf("d loaded after keep_alive 0 while unloaded: %d closes, %s", fk.count(fk.closes, "d"), states(f3))
+	}
+}
+
+// TestInfo: List gives each model's Spec.Info, loaded or not.
+func TestInfo(t *testing.T) {
+	fk := newFakes()
+	sp := fk.spec("a", 1)
+	sp.Info = &server.ModelInfo{Size: 7, Digest: "ab"}
+	f := newFleet(t, Config{KeepAlive: -1}, sp, fk.spec("b", 1))
+	if l := f.List(); l[0].Info != sp.Info || l[1].Info != nil {
+		t.Errorf("unloaded: %+v", l)
+	}
+	use(t, f, "a")
+	if l := f.List(); l[0].Info != sp.Info || l[0].Model == nil {
+		t.Errorf("loaded: %+v", l[0])
+	}
 }
 
 // TestWaitForLoad: requests for a loading model wait for the one load,

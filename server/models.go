@@ -63,6 +63,10 @@ type ModelStatus struct {
 	// ExpiresAt is when the idle loaded model will be unloaded; zero
 	// while requests hold it, when it is not loaded or when it stays.
 	ExpiresAt time.Time
+	// Info describes the model's file as read before its load (ollama's
+	// /api/tags lists models not loaded); nil when unknown. The loaded
+	// Model's Info supersedes it.
+	Info *ModelInfo
 }
 
 // Errors a Models' Acquire wraps.
@@ -150,7 +154,12 @@ func (s *Server) loadedModels(f func(m *Model)) {
 // (the one model of SetModel, if any); nil when it is not.
 func (s *Server) modelFor(body []byte) *Model {
 	if s.fleet.Load() != nil {
-		return s.loadedModel(peekModel(body))
+		name := peekModel(body)
+		m := s.loadedModel(name)
+		if base, ok := strings.CutSuffix(name, ":latest"); ok && m == nil {
+			m = s.loadedModel(base) // ollama's default tag (ollamaResolve)
+		}
+		return m
 	}
 	return s.model.Load()
 }
@@ -174,15 +183,9 @@ func (s *Server) loadedModel(name string) *Model {
 // acquire returns the model r's body names and the function that gives
 // it back, or the error to answer with.
 func (s *Server) acquire(r *http.Request) (*Model, func(), *apiError) {
-	msp := s.fleet.Load()
-	if msp == nil {
-		m := s.model.Load()
-		if m == nil {
-			return nil, nil, errLoading()
-		}
-		return m, func() {}, nil
+	if s.fleet.Load() == nil {
+		return s.acquireNamed(r, "")
 	}
-	ms := *msp
 	var v struct {
 		Model json.RawMessage `json:"model"`
 	}
@@ -193,6 +196,23 @@ func (s *Server) acquire(r *http.Request) (*Model, func(), *apiError) {
 	if e != nil {
 		return nil, nil, e
 	}
+	return s.acquireNamed(r, name)
+}
+
+// acquireNamed returns the model name names ("": the only one) for
+// request r, loading it when it is not loaded, and the function that
+// gives it back, or the error to answer with. With one model (SetModel)
+// it returns that model whatever name says: the handler checks the name.
+func (s *Server) acquireNamed(r *http.Request, name string) (*Model, func(), *apiError) {
+	msp := s.fleet.Load()
+	if msp == nil {
+		m := s.model.Load()
+		if m == nil {
+			return nil, nil, errLoading()
+		}
+		return m, func() {}, nil
+	}
+	ms := *msp
 	// A request that waits for its model's load gives its turn to
 	// prepare a prompt back meanwhile: the other models' requests go on.
 	info := requestInfoOf(r.Context())

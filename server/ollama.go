@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"inferno/parser"
 )
 
 // ollama's API (/api/*), a layer over the same chat core, completions
@@ -28,11 +30,11 @@ const OllamaVersion = "0.12.6"
 // ollamaRoutes registers ollama's API.
 func (s *Server) ollamaRoutes() {
 	const gen = routeAuth | routeAdmit | routeOllama
-	s.route("POST /api/chat", "ollama_chat", gen, s.needOllamaModel(s.ollamaChat))
-	s.route("POST /api/generate", "ollama_generate", gen, s.needOllamaModel(s.ollamaGenerate))
-	s.route("POST /api/embed", "ollama_embed", gen, s.needOllamaModel(s.ollamaEmbed))
-	s.route("POST /api/embeddings", "ollama_embeddings", gen, s.needOllamaModel(s.ollamaEmbeddings))
-	s.route("POST /api/show", "ollama_show", routeAuth|routeOllama, s.needOllamaModel(s.ollamaShow))
+	s.route("POST /api/chat", "ollama_chat", gen, s.needOllamaModel("messages", s.ollamaChat))
+	s.route("POST /api/generate", "ollama_generate", gen, s.needOllamaModel("prompt", s.ollamaGenerate))
+	s.route("POST /api/embed", "ollama_embed", gen, s.needOllamaModel("", s.ollamaEmbed))
+	s.route("POST /api/embeddings", "ollama_embeddings", gen, s.needOllamaModel("", s.ollamaEmbeddings))
+	s.route("POST /api/show", "ollama_show", routeAuth|routeOllama, s.needOllamaModel("", s.ollamaShow))
 	s.route("GET /api/tags", "ollama_tags", routeAuth|routeOllama, s.ollamaTags)
 	s.route("GET /api/ps", "ollama_ps", routeAuth|routeOllama, s.ollamaPS)
 	s.route("GET /api/version", "ollama_version", routeAuth|routeOllama, s.ollamaVersion)
@@ -64,19 +66,114 @@ type ModelInfo struct {
 	GPUMemory int64
 }
 
-// needOllamaModel is needModel for ollama's routes: it answers 503 while
-// the model loads, and writes the error h returns, in ollama's shape.
-func (s *Server) needOllamaModel(h apiHandler) http.HandlerFunc {
+// needOllamaModel is needModel for ollama's routes: it acquires the model
+// the body's "model" names (or its older "name", /api/show's), with or
+// without ollama's default tag ":latest", and writes the error h returns,
+// in ollama's shape. An empty name is a 400 and one the server does not
+// serve a 404, as ollama answers them. empty names the field ("messages",
+// "prompt") whose absence, with keep_alive 0, asks to unload the model
+// (ollama's way): with several models that is answered here, without
+// loading the model, and the model unloads once its requests are done.
+func (s *Server) needOllamaModel(empty string, h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		m := s.model.Load()
-		if m == nil {
+		if !s.ready() {
 			writeError(w, errLoading())
 			return
 		}
+		var body map[string]json.RawMessage
+		if e := decodeBody(r, &body); e != nil {
+			writeError(w, e)
+			return
+		}
+		sent, e := ollamaModelField(body)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		name, e := s.ollamaResolve(sent)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		if empty != "" && s.fleet.Load() != nil && ollamaUnloads(body, empty) {
+			if err := s.KeepAlive(name, 0); err != nil {
+				writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("model '%s' not found", sent)})
+				return
+			}
+			reply := ollamaReply{model: sent, chat: empty == "messages"}
+			writeJSON(w, http.StatusOK, reply.body(parser.Delta{}, nil, &ollamaMetrics{DoneReason: "unload"}))
+			return
+		}
+		m, release, e := s.acquireNamed(r, name)
+		if e != nil {
+			if r.Context().Err() == nil {
+				writeError(w, e)
+			}
+			return
+		}
+		defer release()
 		if e := h(w, r, m); e != nil && r.Context().Err() == nil {
 			writeError(w, e)
 		}
 	}
+}
+
+// ollamaModelField returns the model a body names: "model", or the older
+// "name" when "model" is absent or empty.
+func ollamaModelField(body map[string]json.RawMessage) (string, *apiError) {
+	name, e := modelName(body["model"])
+	if e != nil || name != "" {
+		return name, e
+	}
+	name, e = modelName(body["name"])
+	if e != nil {
+		return "", badRequest("name", "name: expected a string, got %s", jsonKindOf(body["name"]))
+	}
+	return name, nil
+}
+
+// ollamaResolve returns the name the server serves the model sent names
+// by: sent itself, or sent with ollama's default tag ":latest" dropped or
+// added where the served name has it not or has it.
+func (s *Server) ollamaResolve(sent string) (string, *apiError) {
+	if sent == "" {
+		return "", badRequest("model", "model is required")
+	}
+	list := s.ModelList()
+	var candidates []string
+	if base, ok := strings.CutSuffix(sent, ":latest"); ok {
+		candidates = []string{sent, base}
+	} else if !strings.Contains(sent, ":") {
+		candidates = []string{sent, sent + ":latest"}
+	} else {
+		candidates = []string{sent}
+	}
+	for _, c := range candidates {
+		for _, st := range list {
+			if st.Name == c || contains(st.Aliases, c) {
+				return c, nil
+			}
+		}
+	}
+	return "", &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("model '%s' not found", sent)}
+}
+
+// ollamaUnloads reports whether body asks to unload its model: its field
+// empty (absent, null, "" or []) and keep_alive 0.
+func ollamaUnloads(body map[string]json.RawMessage, empty string) bool {
+	if raw := body[empty]; present(raw) {
+		var list []json.RawMessage
+		var text string
+		if json.Unmarshal(raw, &list) == nil {
+			if len(list) > 0 {
+				return false
+			}
+		} else if json.Unmarshal(raw, &text) != nil || text != "" {
+			return false
+		}
+	}
+	d, given, e := parseKeepAlive(body["keep_alive"])
+	return e == nil && given && d == 0
 }
 
 // ollamaWriter is the ResponseWriter of an ollama route: writeError finds
@@ -86,22 +183,6 @@ type ollamaWriter struct{ http.ResponseWriter }
 func (w ollamaWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (ollamaWriter) shapeError(e *apiError) any { return map[string]string{"error": e.Message} }
-
-// ollamaCheckModel accepts one of m's names, with or without ollama's
-// default tag ":latest"; an empty name is a 400 and another one a 404,
-// as ollama answers them.
-func ollamaCheckModel(m *Model, name string) *apiError {
-	if name == "" {
-		return badRequest("model", "model is required")
-	}
-	base := strings.TrimSuffix(name, ":latest")
-	for _, n := range append([]string{m.Name}, m.Aliases...) {
-		if name == n || base == n {
-			return nil
-		}
-	}
-	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("model '%s' not found", name)}
-}
 
 // ollamaName is the name ollama's lists give m: its name with the tag
 // ":latest" when it has none.
@@ -157,25 +238,29 @@ func parseKeepAlive(raw json.RawMessage) (d time.Duration, ok bool, e *apiError)
 	return time.Duration(secs * float64(time.Second)), true, nil
 }
 
-// keepAlive passes a request's keep_alive to the model's hook.
-func keepAlive(m *Model, raw json.RawMessage) (given bool, d time.Duration, e *apiError) {
-	d, given, e = parseKeepAlive(raw)
+// keepAlive reads a request's keep_alive and passes it to the model's
+// Models (Server.KeepAlive): m stays loaded that long once idle.
+func (s *Server) keepAlive(m *Model, raw json.RawMessage) *apiError {
+	d, given, e := parseKeepAlive(raw)
 	if e != nil || !given {
-		return false, 0, e
+		return e
 	}
-	if m.KeepAlive != nil {
-		m.KeepAlive(d)
+	keep := d
+	if keep == forever {
+		keep = -1
 	}
-	return true, d, nil
+	if err := s.KeepAlive(m.Name, keep); err != nil {
+		s.log.Warn("keep_alive", "model", m.Name, "err", err)
+	}
+	return nil
 }
 
-// expiresAt is when m will be unloaded, as /api/ps reports it: never is
-// ollama's "forever", the largest duration from now.
-func expiresAt(m *Model, now time.Time) time.Time {
-	if m.ExpiresAt != nil {
-		if t := m.ExpiresAt(); !t.IsZero() {
-			return t
-		}
+// expiresAt is when the loaded model of st will be unloaded, as /api/ps
+// reports it: never (zero) is ollama's "forever", the largest duration
+// from now.
+func expiresAt(st *ModelStatus, now time.Time) time.Time {
+	if !st.ExpiresAt.IsZero() {
+		return st.ExpiresAt
 	}
 	return now.Add(forever)
 }

@@ -296,41 +296,8 @@ func TestOllamaLoadAndKeepAlive(t *testing.T) {
 		t.Errorf("expires_at %q: want ollama's forever, 292 years on", exp)
 	}
 
-	// With them, as a server of several models sets them.
-	var mu sync.Mutex
-	var got []time.Duration
-	until := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	ts.model.KeepAlive = func(d time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, d)
-	}
-	ts.model.ExpiresAt = func() time.Time { return until }
-	status, _, b := ollamaDo(t, ts.URL, "/api/chat", `{"model":"tiny","messages":[],"keep_alive":0}`)
-	if v := ollamaObject(t, b); status != 200 || v["done_reason"] != "unload" {
-		t.Errorf("keep_alive 0: %d %s", status, b)
-	}
-	for _, ka := range []string{`"10m"`, `"1h30m"`, `300`, `"300"`, `-1`, `"-1m"`, `2.5`} {
-		body := `{"model":"tiny","prompt":"Hi","stream":false,"options":{"num_predict":1},"keep_alive":` + ka + `}`
-		if status, _, b := ollamaDo(t, ts.URL, "/api/generate", body); status != 200 {
-			t.Fatalf("keep_alive %s: %d %s", ka, status, b)
-		}
-	}
-	want := []time.Duration{0, 10 * time.Minute, 90 * time.Minute, 300 * time.Second, 300 * time.Second, forever, forever, 2500 * time.Millisecond}
-	mu.Lock()
-	if len(got) != len(want) {
-		t.Fatalf("keep-alives %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("keep-alive %d: %v, want %v", i, got[i], want[i])
-		}
-	}
-	mu.Unlock()
-	_, _, b = ollamaDo(t, ts.URL, "/api/ps", "")
-	if exp := ollamaObject(t, b)["models"].([]any)[0].(map[string]any)["expires_at"]; exp != "2030-01-02T03:04:05Z" {
-		t.Errorf("expires_at %v", exp)
-	}
+	// keep_alive reaches the Models of a server of several models:
+	// TestOllamaModels.
 }
 
 func TestOllamaErrors(t *testing.T) {

@@ -131,20 +131,16 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, m *Model) *a
 	if e := decodeBody(r, &req); e != nil {
 		return e
 	}
-	if e := ollamaCheckModel(m, req.Model); e != nil {
-		return e
-	}
 	if m.Embedding {
 		return badRequest("model", "%q does not support chat", req.Model)
 	}
-	given, d, e := keepAlive(m, req.KeepAlive)
-	if e != nil {
+	if e := s.keepAlive(m, req.KeepAlive); e != nil {
 		return e
 	}
 	reply := ollamaReply{model: req.Model, chat: true, logprobs: req.Logprobs}
 	if len(req.Messages) == 0 {
 		// ollama's way to load (or, with keep_alive 0, unload) a model.
-		return reply.loaded(w, m, given && d == 0)
+		return reply.loaded(w)
 	}
 	opts, e := decodeOptions(req.Options)
 	if e != nil {
@@ -228,14 +224,10 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request, m *Model
 	if e := decodeBody(r, &req); e != nil {
 		return e
 	}
-	if e := ollamaCheckModel(m, req.Model); e != nil {
-		return e
-	}
 	if m.Embedding {
 		return badRequest("model", "%q does not support generate", req.Model)
 	}
-	given, d, e := keepAlive(m, req.KeepAlive)
-	if e != nil {
+	if e := s.keepAlive(m, req.KeepAlive); e != nil {
 		return e
 	}
 	switch {
@@ -253,7 +245,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request, m *Model
 	}
 	reply := ollamaReply{model: req.Model, logprobs: req.Logprobs}
 	if req.Prompt == "" {
-		return reply.loaded(w, m, given && d == 0)
+		return reply.loaded(w)
 	}
 	opts, e := decodeOptions(req.Options)
 	if e != nil {
@@ -406,14 +398,10 @@ func (o ollamaReply) body(d parser.Delta, lps []tokenLogprob, done *ollamaMetric
 }
 
 // loaded answers a request with nothing to generate, ollama's way to
-// load a model (done_reason "load") or, with keep_alive 0, to unload it
-// ("unload", where the server unloads models: Model.KeepAlive).
-func (o ollamaReply) loaded(w http.ResponseWriter, m *Model, unload bool) *apiError {
-	reason := "load"
-	if unload && m.KeepAlive != nil {
-		reason = "unload"
-	}
-	writeJSON(w, http.StatusOK, o.body(parser.Delta{}, nil, &ollamaMetrics{DoneReason: reason}))
+// load a model (done_reason "load"; needOllamaModel answers those that
+// unload one).
+func (o ollamaReply) loaded(w http.ResponseWriter) *apiError {
+	writeJSON(w, http.StatusOK, o.body(parser.Delta{}, nil, &ollamaMetrics{DoneReason: "load"}))
 	return nil
 }
 

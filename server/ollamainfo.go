@@ -119,13 +119,10 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request, m *Mod
 // embedChecks checks what the two embedding routes share: the model, an
 // embedding one, its keep_alive and options.
 func (s *Server) embedChecks(m *Model, name string, keep, options json.RawMessage) *apiError {
-	if e := ollamaCheckModel(m, name); e != nil {
-		return e
-	}
 	if !m.Embedding {
 		return badRequest("model", "%q does not support embeddings: it is not an embedding model (its file states no pooling type)", name)
 	}
-	if _, _, e := keepAlive(m, keep); e != nil {
+	if e := s.keepAlive(m, keep); e != nil {
 		return e
 	}
 	_, e := decodeOptions(options)
@@ -201,13 +198,13 @@ type ollamaDetails struct {
 	QuantizationLevel string   `json:"quantization_level"`
 }
 
-func (m *Model) ollamaDetails() ollamaDetails {
-	d := ollamaDetails{Format: "gguf", Family: m.Info.Architecture, QuantizationLevel: m.Info.Quantization}
+func (info *ModelInfo) details() ollamaDetails {
+	d := ollamaDetails{Format: "gguf", Family: info.Architecture, QuantizationLevel: info.Quantization}
 	if d.Family != "" {
 		d.Families = []string{d.Family}
 	}
-	if m.Info.Parameters > 0 {
-		d.ParameterSize = parameterSize(m.Info.Parameters)
+	if info.Parameters > 0 {
+		d.ParameterSize = parameterSize(info.Parameters)
 	}
 	return d
 }
@@ -240,19 +237,24 @@ type ollamaModelEntry struct {
 	ContextLength int           `json:"context_length,omitempty"`
 }
 
-// ollamaTags serves GET /api/tags: the models the server serves.
+// ollamaTags serves GET /api/tags: every model the server serves, loaded
+// or not.
 func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
 	list := struct {
 		Models []ollamaModelEntry `json:"models"`
 	}{Models: []ollamaModelEntry{}}
-	if m := s.model.Load(); m != nil {
-		name := ollamaName(m.Name)
-		mod := m.Info.Modified
-		if mod.IsZero() {
-			mod = m.Created
+	for _, st := range s.ModelList() {
+		info := st.fileInfo()
+		mod := info.Modified
+		if mod.IsZero() && st.Model != nil {
+			mod = st.Model.Created
 		}
-		list.Models = append(list.Models, ollamaModelEntry{Name: name, Model: name, ModifiedAt: &mod, Size: m.Info.Size,
-			Digest: m.Info.Digest, Details: m.ollamaDetails()})
+		if mod.IsZero() {
+			mod = s.started
+		}
+		name := ollamaName(st.Name)
+		list.Models = append(list.Models, ollamaModelEntry{Name: name, Model: name, ModifiedAt: &mod, Size: info.Size,
+			Digest: info.Digest, Details: info.details()})
 	}
 	writeJSON(w, http.StatusOK, list)
 }
@@ -263,13 +265,34 @@ func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
 	list := struct {
 		Models []ollamaModelEntry `json:"models"`
 	}{Models: []ollamaModelEntry{}}
-	if m := s.model.Load(); m != nil {
-		name := ollamaName(m.Name)
-		exp := expiresAt(m, time.Now())
-		list.Models = append(list.Models, ollamaModelEntry{Name: name, Model: name, Size: m.Info.Memory, Digest: m.Info.Digest,
-			Details: m.ollamaDetails(), ExpiresAt: &exp, SizeVRAM: &m.Info.GPUMemory, ContextLength: m.Context})
+	now := time.Now()
+	for _, st := range s.ModelList() {
+		m := st.Model
+		if m == nil {
+			continue
+		}
+		name := ollamaName(st.Name)
+		size, vram := m.Info.Memory, m.Info.GPUMemory
+		if size == 0 {
+			size = st.Bytes
+		}
+		exp := expiresAt(&st, now)
+		list.Models = append(list.Models, ollamaModelEntry{Name: name, Model: name, Size: size, Digest: m.Info.Digest,
+			Details: m.Info.details(), ExpiresAt: &exp, SizeVRAM: &vram, ContextLength: m.Context})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// fileInfo is what is known of st's file: the loaded model's Info, else
+// what the Models read of it before the load.
+func (st *ModelStatus) fileInfo() *ModelInfo {
+	switch {
+	case st.Model != nil:
+		return &st.Model.Info
+	case st.Info != nil:
+		return st.Info
+	}
+	return &ModelInfo{}
 }
 
 // ollamaShow serves POST /api/show: {"model": name} (or the older
@@ -282,12 +305,6 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request, m *Model) *a
 		Verbose bool   `json:"verbose"`
 	}
 	if e := decodeBody(r, &req); e != nil {
-		return e
-	}
-	if req.Model == "" {
-		req.Model = req.Name
-	}
-	if e := ollamaCheckModel(m, req.Model); e != nil {
 		return e
 	}
 	info := maps.Clone(m.Info.Metadata)
@@ -325,7 +342,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request, m *Model) *a
 	}{
 		License:   "",
 		Modelfile: "FROM " + ollamaName(m.Name) + "\n",
-		Template:  tmpl, Details: m.ollamaDetails(), ModelInfo: info, Capabilities: m.capabilities(), ModifiedAt: mod,
+		Template:  tmpl, Details: m.Info.details(), ModelInfo: info, Capabilities: m.capabilities(), ModifiedAt: mod,
 	})
 	return nil
 }

@@ -29,6 +29,7 @@ type responseStore struct {
 
 type storedResponse struct {
 	id      string
+	model   string     // the model that answered it
 	body    []byte     // the response object, as answered
 	history []convItem // the conversation, output included
 	output  []string   // the ids of its output items
@@ -48,7 +49,7 @@ func (st *responseStore) put(resp *responseObject, input, output []convItem) {
 		return
 	}
 	history := append(input[:len(input):len(input)], output...)
-	e := &storedResponse{id: resp.ID, body: body, history: history, size: len(body) + 128}
+	e := &storedResponse{id: resp.ID, model: resp.Model, body: body, history: history, size: len(body) + 128}
 	for _, it := range history {
 		e.size += it.size()
 	}
@@ -125,6 +126,33 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 // responsesRoutes sets up the Responses API: its store and its routes.
 func (s *Server) responsesRoutes() {
 	s.responses = newResponseStore(responseStoreBytes)
-	s.route("POST /v1/responses", "responses", routeAuth|routeAdmit, s.needModel(generative(s.createResponse)))
+	s.route("POST /v1/responses", "responses", routeAuth|routeAdmit, s.needModelBy(s.acquireResponseModel, generative(s.createResponse)))
 	s.route("GET /v1/responses/{id}", "response", routeAuth, s.getResponse)
+}
+
+// acquireResponseModel is acquire for POST /v1/responses: a follow-up
+// that names no model (previous_response_id without "model") continues
+// on the model that answered the response it follows, as OpenAI's does.
+func (s *Server) acquireResponseModel(r *http.Request) (*Model, func(), *apiError) {
+	if s.fleet.Load() == nil {
+		return s.acquireNamed(r, "")
+	}
+	var v struct {
+		Model              json.RawMessage `json:"model"`
+		PreviousResponseID json.RawMessage `json:"previous_response_id"`
+	}
+	if e := decodeBody(r, &v); e != nil {
+		return nil, nil, e
+	}
+	name, e := modelName(v.Model)
+	if e != nil {
+		return nil, nil, e
+	}
+	var prev string
+	if name == "" && json.Unmarshal(v.PreviousResponseID, &prev) == nil {
+		if e, ok := s.responses.lookup(prev); ok {
+			name = e.model
+		}
+	}
+	return s.acquireNamed(r, name)
 }

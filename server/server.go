@@ -137,16 +137,6 @@ type Model struct {
 	// Info describes the model's file, for ollama's /api/tags, /api/show
 	// and /api/ps.
 	Info ModelInfo
-	// KeepAlive, when set, is given the keep_alive of each ollama request
-	// that states one, before the request runs: the model should stay
-	// loaded for that long after its last request ends (negative: until
-	// the server stops; 0: unload once idle). ExpiresAt, when set,
-	// reports when the model will be unloaded (zero: never). Both nil, as
-	// a server of one model leaves them, the model stays loaded for the
-	// server's life: keep_alive is checked and then has no effect, and
-	// /api/ps reports no expiry (ollama's "forever").
-	KeepAlive func(time.Duration)
-	ExpiresAt func() time.Time
 
 	maxTokenBytes int // the most bytes a token stands for; set by SetModel
 }
@@ -441,8 +431,13 @@ type apiHandler func(w http.ResponseWriter, r *http.Request, m *Model) *apiError
 // answers 503 while the one model loads, and writes the error h returns.
 // The model is given back when h returns.
 func (s *Server) needModel(h apiHandler) http.HandlerFunc {
+	return s.needModelBy(s.acquire, h)
+}
+
+// needModelBy is needModel with the model acquired by acquire.
+func (s *Server) needModelBy(acquire func(*http.Request) (*Model, func(), *apiError), h apiHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		m, release, e := s.acquire(r)
+		m, release, e := acquire(r)
 		if e != nil {
 			if r.Context().Err() == nil {
 				writeError(w, e)

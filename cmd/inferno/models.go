@@ -216,6 +216,10 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 			name = modelName(path)
 		}
 		size := st.Size()
+		info, err := headerInfo(path)
+		if err != nil {
+			return nil, fmt.Errorf("the model %q: %w", name, err)
+		}
 		pf := *s.pf
 		cost := fleet.Cost{Host: size + pf.mem}
 		if onGPU {
@@ -228,7 +232,7 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 			}
 			cost = fleet.Cost{GPU: size + pf.mem + gpuReserve}
 		}
-		specs = append(specs, fleet.Spec{Name: name, Cost: cost, Load: func(ctx context.Context) (*fleet.Loaded, error) {
+		specs = append(specs, fleet.Spec{Name: name, Cost: cost, Info: info, Load: func(ctx context.Context) (*fleet.Loaded, error) {
 			l, err := loadServed(ctx, path, s.rf, &pf, s.parallel, s.queue, []string{name}, s.srv, s.log.With("model", name))
 			if err != nil {
 				return nil, err

@@ -60,6 +60,41 @@ func (s *serving) states(t testing.TB) string {
 	return strings.Join(parts, " ")
 }
 
+// ollamaEntry is a model as ollama's /api/tags lists it.
+type ollamaEntry struct {
+	Size    int64  `json:"size"`
+	Digest  string `json:"digest"`
+	Details struct {
+		Family        string `json:"family"`
+		ParameterSize string `json:"parameter_size"`
+	} `json:"details"`
+	ModifiedAt time.Time `json:"modified_at"`
+}
+
+// ollamaTags returns the models /api/tags lists, by name.
+func (s *serving) ollamaTags(t testing.TB) map[string]ollamaEntry {
+	t.Helper()
+	resp, err := http.Get(s.url + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Models []struct {
+			Name string `json:"name"`
+			ollamaEntry
+		} `json:"models"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]ollamaEntry{}
+	for _, m := range list.Models {
+		out[m.Name] = m.ollamaEntry
+	}
+	return out
+}
+
 // waitStates waits up to 10 s for /v1/models to list want.
 func (s *serving) waitStates(t testing.TB, want string) {
 	t.Helper()
@@ -110,6 +145,14 @@ func TestServeModels(t *testing.T) {
 
 	s := startServe(t, append([]string{goldenModel, "embed=" + emb, "--keep-alive", "-1"}, common...)...)
 	s.waitStates(t, "tiny-q8_0:unloaded embed:unloaded")
+	before := s.ollamaTags(t)
+	st, err := os.Stat(emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := before["embed:latest"]; e.Size != st.Size() || len(e.Digest) != 64 || e.Details.Family != "qwen3" {
+		t.Errorf("/api/tags' unloaded embed: %+v", e)
+	}
 	// The first requests, together, wait for the one load of each model.
 	var wg sync.WaitGroup
 	for i := range 6 {
@@ -137,6 +180,15 @@ func TestServeModels(t *testing.T) {
 		t.Errorf("%d loads logged:\n%s", n, s.stderr.String())
 	}
 
+	if after := s.ollamaTags(t); !reflect.DeepEqual(after, before) {
+		t.Errorf("/api/tags once loaded: %+v, before %+v", after, before)
+	}
+	// ollama's unload: nothing to generate and keep_alive 0.
+	if code, v := s.post(t, "/api/generate", `{"model":"embed:latest","keep_alive":0}`); code != 200 || v["done_reason"] != "unload" {
+		t.Errorf("unload: %d %v", code, v)
+	}
+	s.waitStates(t, "tiny-q8_0:loaded embed:unloaded")
+
 	code, v := s.post(t, "/v1/chat/completions", fmt.Sprintf(chatBody, "nope"))
 	msg := fmt.Sprint(v["error"])
 	if code != 404 || !strings.Contains(msg, "model_not_found") || !strings.Contains(msg, `"tiny-q8_0", "embed"`) {
@@ -149,12 +201,12 @@ func TestServeModels(t *testing.T) {
 	if code, _ := s.post(t, "/v1/embeddings", fmt.Sprintf(embedBody, "tiny-q8_0")); code != 400 {
 		t.Errorf("embeddings of the chat model: %d", code)
 	}
-	// SIGTERM unloads both and exits 0.
+	// SIGTERM unloads the one loaded (embed was unloaded) and exits 0.
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	s.waitExit(t)
-	if n := strings.Count(s.stderr.String(), `reason="shutting down"`); n != 2 {
+	if n := strings.Count(s.stderr.String(), `reason="shutting down"`); n != 1 {
 		t.Errorf("%d models unloaded at shutdown:\n%s", n, s.stderr.String())
 	}
 }

@@ -4,12 +4,16 @@
 // third name, two loaded at most. The chat and embedding models, used
 // together, give the replies they give alone (the chat model's alone: the
 // server run.sh started); the third model unloads the least recently used;
-// an unknown model is a 404 whose message lists the names.
+// an unknown model is a 404 whose message lists the names. Through the
+// ollama client: /api/tags lists every model, loaded or not, requests
+// pick theirs by name (":latest" or not), /api/ps the loaded ones, and
+// keep_alive 0 unloads one.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Ollama } from "ollama";
 import OpenAI from "openai";
 import { baseURL, check, done, model } from "./lib.mjs";
 
@@ -106,6 +110,33 @@ await check("an unknown model is a 404 listing the models", async () => {
     throw e;
   }
   throw new Error("no error");
+});
+
+await check("ollama: every model listed, each picked by name, keep_alive 0 unloads", async () => {
+  const ol = new Ollama({ host: origin });
+  const tags = (await ol.list()).models;
+  same(tags.map((m) => m.name), ["tiny-q8_0:latest", "embed:latest", "third:latest"], "/api/tags");
+  for (const m of tags) {
+    if (!(m.size > 0) || m.digest.length !== 64 || m.details.family !== "qwen3") throw new Error(`/api/tags entry ${JSON.stringify(m)}`);
+  }
+  const chat = await ol.chat({ model: "tiny-q8_0:latest", messages: ask.messages, options: { num_predict: 4 } });
+  if (chat.model !== "tiny-q8_0:latest" || !chat.done) throw new Error(`chat ${JSON.stringify(chat)}`);
+  const e = await ol.embed({ model: "embed", input: texts });
+  if (e.embeddings.length !== 2 || e.embeddings[0].length !== 64) throw new Error(`embed ${JSON.stringify(e).slice(0, 200)}`);
+  const loaded = () => ol.ps().then((r) => r.models.map((m) => m.name).sort());
+  same(await loaded(), ["embed:latest", "tiny-q8_0:latest"], "/api/ps");
+  const un = await ol.generate({ model: "embed:latest", prompt: "", keep_alive: 0 });
+  if (un.done_reason !== "unload") throw new Error(`unload ${JSON.stringify(un)}`);
+  for (let i = 0; i < 50 && (await loaded()).length !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+  same(await loaded(), ["tiny-q8_0:latest"], "/api/ps after the unload");
+  same((await states()).embed, "unloaded", "embed's state");
+  try {
+    await ol.chat({ model: "nope", messages: ask.messages });
+  } catch (err) {
+    if (err.status_code === 404 && err.error === "model 'nope' not found") return { tags: tags.length, ps: await loaded() };
+    throw err;
+  }
+  throw new Error("no error for an unknown model");
 });
 
 stop();

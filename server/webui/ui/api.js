@@ -31,12 +31,14 @@ async function failure(resp) {
   return new APIError(resp.status, code, message);
 }
 
-// listModels returns the ids of the server's models.
+// listModels returns the server's models: {id, state}, state being
+// "loaded", "loading" or "unloaded" where the server serves several
+// models (its entries' status), else "".
 export async function listModels(key) {
   const resp = await fetch("/v1/models", { headers: headers(key) });
   if (!resp.ok) throw await failure(resp);
   const body = await resp.json();
-  return (body.data ?? []).map((m) => m.id);
+  return (body.data ?? []).map((m) => ({ id: m.id, state: m.status?.value ?? "" }));
 }
 
 // streamChat posts a chat completion request with stream set and yields

@@ -79,9 +79,11 @@ async function withKey(fn) {
 
 async function loadModels() {
   try {
-    const ids = await withKey(listModels);
-    ui.model.replaceChildren(...ids.map((id) => new Option(id, id)));
-    if (ids.includes(settings.model)) ui.model.value = settings.model;
+    const models = await withKey(listModels);
+    // A model not loaded loads on its first request: the label says so.
+    const label = ({ id, state }) => (state === "unloaded" ? `${id} (not loaded)` : state === "loading" ? `${id} (loading)` : id);
+    ui.model.replaceChildren(...models.map((m) => new Option(label(m), m.id)));
+    if (models.some((m) => m.id === settings.model)) ui.model.value = settings.model;
     setStatus("");
     showError("");
   } catch (e) {
