@@ -46,6 +46,15 @@ type Compiled struct {
 	locks  [64]sync.Mutex
 	works  sync.Pool // *work for computing masks
 	states int
+
+	// ruleFirst[i] is the first state of the automaton's rule i, whose
+	// states run up to the next one's first; ruleName[i] names the
+	// grammar rule it is or is part of.
+	ruleFirst []int32
+	ruleName  []string
+
+	probeOnce sync.Once
+	probeErr  error
 }
 
 type stateInfo struct {
@@ -84,6 +93,7 @@ type repInfo struct {
 // crule is a rule of the automaton: a grammar rule, the body of a long
 // repetition, or such a repetition's counter.
 type crule struct {
+	name     string // the grammar rule it is, or is part of (for errors)
 	expr     *grammar.Expr
 	rep      bool
 	body     int // crule of the body, for rep
@@ -126,6 +136,7 @@ type compiler struct {
 	nullRule  []bool
 	nulls     map[*grammar.Expr]bool
 	err       error
+	cur       int // the crule being built
 }
 
 // Compile compiles g against v. The work per grammar position (which tokens
@@ -167,6 +178,7 @@ func Compile(g *grammar.Grammar, v *Vocab) (*Compiled, error) {
 		s := n.node()
 		n.final = n.node()
 		c.building = map[*grammar.Expr]bool{c.rules[i].expr: true}
+		c.cur = i
 		c.build(n, c.rules[i].expr, s, n.final)
 		if c.err != nil {
 			return nil, c.err
@@ -249,7 +261,7 @@ func (c *compiler) ruleFor(r int) int {
 	if i, ok := c.ruleOf[r]; ok {
 		return i
 	}
-	c.rules = append(c.rules, crule{expr: c.g.Rules[r].Expr})
+	c.rules = append(c.rules, crule{name: c.g.Rules[r].Name, expr: c.g.Rules[r].Expr})
 	c.ruleOf[r] = len(c.rules) - 1
 	return len(c.rules) - 1
 }
@@ -365,7 +377,7 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 		r, ok := c.exprRule[e]
 		if !ok {
 			r = len(c.rules)
-			c.rules = append(c.rules, crule{expr: e})
+			c.rules = append(c.rules, crule{name: c.rules[c.cur].name, expr: e})
 			c.exprRule[e] = r
 		}
 		n.call[from] = append(n.call[from], ncall{int32(r), to})
@@ -430,8 +442,9 @@ func (c *compiler) build(n *nfa, e *grammar.Expr, from, to int32) {
 			}
 			r, ok := c.counter[e]
 			if !ok {
-				c.rules = append(c.rules, crule{expr: body})
-				c.rules = append(c.rules, crule{rep: true, body: len(c.rules) - 1, min: lo, max: hi})
+				name := c.rules[c.cur].name
+				c.rules = append(c.rules, crule{name: name, expr: body})
+				c.rules = append(c.rules, crule{name: name, rep: true, body: len(c.rules) - 1, min: lo, max: hi})
 				r = len(c.rules) - 1
 				c.counter[e] = r
 			}

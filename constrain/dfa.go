@@ -50,6 +50,8 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 	}
 	var pending []pendingCall
 	for ri, r := range c.rules {
+		cm.ruleFirst = append(cm.ruleFirst, int32(len(cm.info)))
+		cm.ruleName = append(cm.ruleName, r.name)
 		if r.rep {
 			ruleStart[ri] = int32(len(cm.info))
 			cm.info = append(cm.info, stateInfo{rep: int32(len(cm.reps))})

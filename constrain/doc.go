@@ -25,6 +25,21 @@
 // only end of generation is allowed, and a token running past the end is
 // not.
 //
+// # Ambiguity
+//
+// An ambiguous grammar (root ::= x "b"; x ::= "a" x | "a" x x | "") may
+// parse a text in exponentially many ways, each a stack, and a step's work
+// grows with them. A Matcher holds at most 512 stacks: Accept refuses a
+// token that would leave more open with ErrAmbiguous. Compiled.Probe finds
+// most such grammars before a generation starts: it walks the automaton
+// byte by byte from the start (256 bytes at most per walk; the lowest
+// byte allowed, the highest, two seeded random ones, the one leaving the
+// most stacks) and reports the first text after which a Matcher would
+// hold more than 512, as an *AmbiguousError naming the text and the rule.
+// Its work is bounded (2^18 frame expansions, 20 ms), and past its budget
+// it reports nothing; a grammar whose explosion lies further from the
+// start, or off every walk, is still stopped by Accept.
+//
 // # Masks
 //
 // The vocabulary's tokens sit in a byte trie stored in depth-first order,

@@ -27,7 +27,8 @@ const maxExpand = 1 << 16
 // batch it is in without end. Grammars from JSON schemas hold a few
 // stacks (one per alternative still open); a counted repetition of an
 // ambiguous body (("a"* "a"){0,3000}) holds one per count and is refused
-// too once it has that many.
+// too once it has that many. Compiled.Probe refuses most grammars that
+// would pass the bound before a generation starts (probe.go).
 const maxStacks = 512
 
 type seenSlot struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"inferno/constrain"
 	"inferno/grammar"
 	"inferno/parser"
 	"inferno/structured"
@@ -355,7 +356,8 @@ func constrainRequest(ctx context.Context, m *Model, cs *constraintSpec, thinkin
 
 // constraintError turns a failure to build a constraint from param into
 // an API error: 400 for what the request got wrong (an unsupported schema
-// keyword, a grammar that does not parse, one too large), 500 otherwise.
+// keyword, a grammar that does not parse, one too large or too
+// ambiguous), 500 otherwise.
 func constraintError(param string, err error) *apiError {
 	var unsup *grammar.UnsupportedError
 	var limit *structured.LimitError
@@ -372,6 +374,10 @@ func constraintError(param string, err error) *apiError {
 	case errors.As(err, &limit):
 		e := badRequest(param, "%s: %v", param, err)
 		e.Code = "grammar_too_large"
+		return e
+	case errors.Is(err, constrain.ErrAmbiguous):
+		e := badRequest(param, "%s: %v", param, err)
+		e.Code = "grammar_too_ambiguous"
 		return e
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{Status: 499, Message: "the request was cancelled"} // nginx's "client closed request"

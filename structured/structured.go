@@ -261,6 +261,10 @@ func schemaOptions(spec *Spec, strict bool) grammar.SchemaOptions {
 	return grammar.SchemaOptions{MaxWhitespace: ws, AllowAdditionalDefault: !strict}
 }
 
+// replyPrefix prefixes the names of the rules of a reply's grammar after
+// reasoning.
+const replyPrefix = "reply-"
+
 // Grammar builds the grammar spec asks for; with thinking, up to two
 // newlines may come first (the Qwen3 template writes "</think>\n\n").
 // Front-end errors are returned as the grammar package gives them (a
@@ -289,7 +293,7 @@ func Grammar(spec *Spec, thinking bool) (*grammar.Grammar, error) {
 		return g, err
 	}
 	b := grammar.NewBuilder()
-	body := b.Include("reply-", g)
+	body := b.Include(replyPrefix, g)
 	if err := b.Define("root", grammar.Sequence(grammar.Rep(grammar.Lit("\n"), 0, 2), body)); err != nil {
 		return nil, err
 	}
@@ -390,7 +394,10 @@ func compactJSON(s string) string {
 
 // Compile returns spec's grammar compiled against the model's vocabulary,
 // from the cache when the same spec was compiled before. Concurrent
-// compilations are bounded by the CPUs; ctx ends the wait for one.
+// compilations are bounded by the CPUs; ctx ends the wait for one. A
+// grammar that constrain's Probe finds too ambiguous to follow is refused
+// with its error, which wraps constrain.ErrAmbiguous (the probe runs once
+// per cached grammar).
 func (c *Compiler) Compile(ctx context.Context, spec *Spec, thinking bool) (*constrain.Compiled, error) {
 	if err := Check(spec); err != nil {
 		return nil, err
@@ -410,6 +417,16 @@ func (c *Compiler) Compile(ctx context.Context, spec *Spec, thinking bool) (*con
 	}
 	if n := cm.States(); n > MaxStates {
 		return nil, &LimitError{fmt.Sprintf("the grammar compiles to %d states; at most %d are allowed", n, MaxStates)}
+	}
+	if err := cm.Probe(); err != nil {
+		var amb *constrain.AmbiguousError
+		if thinking && errors.As(err, &amb) {
+			// Name the request's own rule, not its copy after reasoning.
+			e := *amb
+			e.Rule = strings.TrimPrefix(e.Rule, replyPrefix)
+			err = &e
+		}
+		return nil, err
 	}
 	return cm, nil
 }

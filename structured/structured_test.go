@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"inferno/constrain"
 	"inferno/engine"
 	"inferno/engine/enginetest"
 	"inferno/gguf"
@@ -358,6 +359,33 @@ func TestThinkingAfter(t *testing.T) {
 	} {
 		if got := ThinkingAfter(tc.prompt); got != tc.want {
 			t.Errorf("ThinkingAfter(%q) = %v, want %v", tc.prompt, got, tc.want)
+		}
+	}
+}
+
+// TestAmbiguousRefused: a grammar that parses its text in exponentially
+// many ways is refused when it is compiled, with or without room for
+// reasoning first, and the verdict is kept with the cached grammar.
+func TestAmbiguousRefused(t *testing.T) {
+	c, _ := compiler(t)
+	ctx := context.Background()
+	spec := &Spec{Kind: GBNF, Text: "root ::= x \"b\"\nx ::= \"a\" x | \"a\" x x | \"\"\n"}
+	for _, th := range []Thinking{NoThinking, MayThink, InThinking} {
+		if _, err := c.New(ctx, spec, th); !errors.Is(err, constrain.ErrAmbiguous) || !strings.Contains(err.Error(), `rule "x"`) {
+			t.Errorf("thinking %d: %v, want ErrAmbiguous naming rule x", th, err)
+		}
+	}
+	n := c.cache.Len()
+	if _, err := c.Compile(ctx, spec, false); !errors.Is(err, constrain.ErrAmbiguous) || c.cache.Len() != n {
+		t.Errorf("again: %v, %d grammars cached (%d before)", err, c.cache.Len(), n)
+	}
+	for _, ok := range []*Spec{
+		{Kind: GBNF, Text: "root ::= x \"b\"\nx ::= \"a\" x | \"\"\n"},
+		{Kind: JSONObject},
+		{Kind: ToolCalls, Parallel: true, Tools: []Tool{{Name: "a"}, {Name: "b", Parameters: json.RawMessage(`{"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "number"}}]}}}`)}}},
+	} {
+		if _, err := c.New(ctx, ok, MayThink); err != nil {
+			t.Errorf("%v: %v", ok.Kind, err)
 		}
 	}
 }
