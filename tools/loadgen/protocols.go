@@ -38,8 +38,8 @@ var none = step{prompt: -1, generated: -1}
 var apiNames = []string{"completions", "chat", "responses", "messages", "ollama"}
 
 var apis = map[string]*api{
-	"completions": {name: "completions", path: "/v1/completions", body: completionsBody, header: bearer, decode: decodeCompletions},
-	"chat":        {name: "chat", path: "/v1/chat/completions", body: chatBody, header: bearer, decode: decodeChat},
+	"completions": {name: "completions", path: "/v1/completions", body: completionsBody, header: bearer, decode: decodeOpenAI},
+	"chat":        {name: "chat", path: "/v1/chat/completions", body: chatBody, header: bearer, decode: decodeOpenAI},
 	"responses":   {name: "responses", path: "/v1/responses", body: responsesBody, header: bearer, decode: decodeResponses},
 	"messages":    {name: "messages", path: "/v1/messages", body: messagesBody, header: anthropicHeader, decode: decodeMessages},
 	"ollama":      {name: "ollama", path: "/api/chat", ndjson: true, body: ollamaBody, header: bearer, decode: decodeOllama},
@@ -192,44 +192,16 @@ type openAIError struct {
 	Message string `json:"message"`
 }
 
-// decodeCompletions reads a /v1/completions chunk.
-func decodeCompletions(_ string, data []byte) (step, error) {
+// decodeOpenAI reads a chunk of a /v1/completions or /v1/chat/completions
+// stream: a choice's text, or its delta's content, reasoning or tool
+// calls, and the usage of the last chunk.
+func decodeOpenAI(_ string, data []byte) (step, error) {
 	if string(data) == "[DONE]" {
 		return step{prompt: -1, generated: -1, end: true}, nil
 	}
 	var c struct {
 		Choices []struct {
-			Text string `json:"text"`
-		} `json:"choices"`
-		Usage *struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-		Error *openAIError `json:"error"`
-	}
-	if err := json.Unmarshal(data, &c); err != nil {
-		return none, fmt.Errorf("a chunk that is not JSON: %w", err)
-	}
-	if c.Error != nil {
-		return none, errors.New(c.Error.Message)
-	}
-	s := none
-	for _, ch := range c.Choices {
-		s.text = s.text || ch.Text != ""
-	}
-	if c.Usage != nil {
-		s.prompt, s.generated = c.Usage.PromptTokens, c.Usage.CompletionTokens
-	}
-	return s, nil
-}
-
-// decodeChat reads a /v1/chat/completions chunk.
-func decodeChat(_ string, data []byte) (step, error) {
-	if string(data) == "[DONE]" {
-		return step{prompt: -1, generated: -1, end: true}, nil
-	}
-	var c struct {
-		Choices []struct {
+			Text  string `json:"text"`
 			Delta struct {
 				Content          string            `json:"content"`
 				ReasoningContent string            `json:"reasoning_content"`
@@ -251,7 +223,7 @@ func decodeChat(_ string, data []byte) (step, error) {
 	s := none
 	for _, ch := range c.Choices {
 		d := ch.Delta
-		s.text = s.text || d.Content != "" || d.ReasoningContent != "" || len(d.ToolCalls) > 0
+		s.text = s.text || ch.Text != "" || d.Content != "" || d.ReasoningContent != "" || len(d.ToolCalls) > 0
 	}
 	if c.Usage != nil {
 		s.prompt, s.generated = c.Usage.PromptTokens, c.Usage.CompletionTokens
