@@ -187,7 +187,7 @@ func New(cfg Config) *Server {
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), methods: map[string][]string{}, started: time.Now()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -276,9 +276,6 @@ func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
 			return func(w http.ResponseWriter, r *http.Request) { h(anthropicWriter{w}, r) }
 		}
 		return h
-	}
-	if s.methods == nil {
-		s.methods = map[string][]string{}
 	}
 	if s.methods[path] == nil {
 		// The path without a method: the mux's own 405 is plain text.
