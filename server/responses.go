@@ -71,7 +71,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request, m *Model
 		return nil
 	}
 	if resp.Store {
-		s.responses.put(resp, conv.history, b.items)
+		s.responses.put(resp, conv.history, conv.own, b.items)
 	}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, resp)
@@ -86,6 +86,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request, m *Model
 type responsesConversion struct {
 	chat    chatRequest
 	history []convItem
+	own     int  // the last items of history that are the request's input
 	summary bool // reasoning is returned as a summary
 	req     *responsesRequest
 	tools   []functionTool  // the tools as the response echoes them
@@ -131,7 +132,7 @@ func (s *Server) responsesChat(req *responsesRequest) (*responsesConversion, *ap
 	if len(items) == 0 && req.PreviousResponseID == nil {
 		return nil, badRequest("input", "input is required: a string or an array of input items")
 	}
-	c.history = append(c.history, items...)
+	c.history, c.own = append(c.history, items...), len(items)
 	msgs := chatMessages(req.Instructions, c.history)
 	c.chat = chatRequest{Model: req.Model, Messages: msgs, ParallelToolCalls: req.ParallelToolCalls, ChatTemplateKwargs: req.ChatTemplateKwargs}
 	f := &c.chat.samplingFields

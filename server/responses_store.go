@@ -33,6 +33,7 @@ type storedResponse struct {
 	body    []byte     // the response object, as answered
 	history []convItem // the conversation, output included
 	output  []string   // the ids of its output items
+	inputs  int        // how many items, before the output, are its request's input
 	size    int
 }
 
@@ -41,15 +42,21 @@ func newResponseStore(limit int) *responseStore {
 }
 
 // put stores resp (finished) with its conversation: input, the items
-// before its output, and output, the items of resp.Output. A response
-// larger than the whole store is not kept.
-func (st *responseStore) put(resp *responseObject, input, output []convItem) {
+// before its output, the last own of them its request's input items, and
+// output, the items of resp.Output. Input items without an id get one.
+// A response larger than the whole store is not kept.
+func (st *responseStore) put(resp *responseObject, input []convItem, own int, output []convItem) {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return
 	}
 	history := append(input[:len(input):len(input)], output...)
-	e := &storedResponse{id: resp.ID, model: resp.Model, body: body, history: history, size: len(body) + 128}
+	for i := len(input) - own; i < len(input); i++ {
+		if history[i].ID == "" {
+			history[i].ID = requestID(itemIDPrefix[history[i].Kind])
+		}
+	}
+	e := &storedResponse{id: resp.ID, model: resp.Model, body: body, history: history, inputs: own, size: len(body) + 128}
 	for _, it := range history {
 		e.size += it.size()
 	}
@@ -91,6 +98,28 @@ func (st *responseStore) lookup(id string) (*storedResponse, bool) {
 	return el.Value.(*storedResponse), true
 }
 
+// delete drops the stored response id and reports whether it was there.
+func (st *responseStore) delete(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	el, ok := st.byID[id]
+	if ok {
+		st.remove(el)
+	}
+	return ok
+}
+
+// input returns the input items of the stored response id's request, in
+// order (not those of the responses before it, nor its output).
+func (st *responseStore) input(id string) ([]convItem, bool) {
+	e, ok := st.lookup(id)
+	if !ok {
+		return nil, false
+	}
+	end := len(e.history) - len(e.output)
+	return e.history[end-e.inputs : end : end], true
+}
+
 // history returns the conversation of the stored response id, its
 // output last (a copy: the caller appends to it).
 func (st *responseStore) history(id string) ([]convItem, bool) {
@@ -114,8 +143,7 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	e, ok := s.responses.lookup(id)
 	if !ok {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "response_id", Code: "response_not_found",
-			Message: fmt.Sprintf("response with id %q not found", id)})
+		writeError(w, responseNotFound(id))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -123,11 +151,20 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(append(e.body, '\n'))
 }
 
+// responseNotFound is the answer to a request for a response the store
+// does not hold, in OpenAI's shape.
+func responseNotFound(id string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "response_id", Code: "response_not_found",
+		Message: fmt.Sprintf("response with id %q not found", id)}
+}
+
 // responsesRoutes sets up the Responses API: its store and its routes.
 func (s *Server) responsesRoutes() {
 	s.responses = newResponseStore(responseStoreBytes)
 	s.route("POST /v1/responses", "responses", routeAuth|routeAdmit, s.needModelBy(s.acquireResponseModel, generative(s.createResponse)))
 	s.route("GET /v1/responses/{id}", "response", routeAuth, s.getResponse)
+	s.route("DELETE /v1/responses/{id}", "response_delete", routeAuth, s.deleteResponse)
+	s.route("GET /v1/responses/{id}/input_items", "response_input_items", routeAuth, s.responseInputItems)
 }
 
 // acquireResponseModel is acquire for POST /v1/responses: a follow-up

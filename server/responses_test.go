@@ -473,7 +473,7 @@ func TestResponsesPrevious(t *testing.T) {
 func TestResponseStoreBound(t *testing.T) {
 	st := newResponseStore(1 << 20)
 	put := func(id string) {
-		st.put(&responseObject{ID: id}, []convItem{{Kind: "message", Role: "user", Text: strings.Repeat("x", 400)}},
+		st.put(&responseObject{ID: id}, []convItem{{Kind: "message", Role: "user", Text: strings.Repeat("x", 400)}}, 1,
 			[]convItem{{Kind: "message", ID: "msg_" + id, Role: "assistant", Text: "ok"}})
 	}
 	put("a")
@@ -498,7 +498,7 @@ func TestResponseStoreBound(t *testing.T) {
 	if st.size > st.limit {
 		t.Errorf("size %d over %d", st.size, st.limit)
 	}
-	st.put(&responseObject{ID: "huge"}, []convItem{{Text: strings.Repeat("x", st.limit)}}, nil)
+	st.put(&responseObject{ID: "huge"}, []convItem{{Text: strings.Repeat("x", st.limit)}}, 1, nil)
 	if _, ok := st.lookup("huge"); ok {
 		t.Error("a response larger than the store was kept")
 	}
@@ -628,7 +628,7 @@ func FuzzResponsesInput(f *testing.F) {
 		f.Add(uint8(i), []byte(s))
 	}
 	ts := newTestServer(f, serverOpts{reply: "<think>\nok\n</think>\n\nfine <tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>", ctx: 256})
-	ts.srv.responses.put(&responseObject{ID: "resp_seed"}, nil, []convItem{{Kind: "message", ID: "msg_seed", Role: "assistant", Text: "a"}})
+	ts.srv.responses.put(&responseObject{ID: "resp_seed"}, nil, 0, []convItem{{Kind: "message", ID: "msg_seed", Role: "assistant", Text: "a"}})
 	extras := []string{``, `, "stream": true`, `, "tools": [` + flatWeatherTool + `], "tool_choice": "auto"`, `, "previous_response_id": "resp_seed"`,
 		`, "instructions": "Be brief.", "reasoning": {"summary": "auto"}`}
 	f.Fuzz(func(t *testing.T, which uint8, input []byte) {

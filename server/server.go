@@ -171,6 +171,7 @@ type Server struct {
 	fleet   atomic.Pointer[Models] // or the models (SetModels)
 	metrics *metrics
 	mux     *http.ServeMux
+	methods map[string][]string // path -> the methods its routes take, for 405's Allow
 	handler http.Handler
 	admit   admission
 
@@ -186,7 +187,7 @@ func New(cfg Config) *Server {
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), methods: map[string][]string{}, started: time.Now()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -259,39 +260,51 @@ const (
 const StatusClientClosed = 499
 
 // route registers h for pattern ("METHOD /path") under the name metrics
-// and logs use, with the options opts. Another method on the path gets
-// 405. Every error, the route's own (401, 405, 413, 503) and h's, is
-// answered in OpenAI's shape, or in ollama's or Anthropic's with
-// routeOllama or routeAnthropic (writeError finds the errorShaper the
-// writer carries).
+// and logs use, with the options opts. A path may have several routes,
+// one a method; a method none of them takes gets 405, with Allow
+// listing those they take (a GET route takes HEAD too). Every error, the
+// route's own (401, 405, 413, 503) and h's, is answered in OpenAI's
+// shape, or in ollama's or Anthropic's with routeOllama or
+// routeAnthropic (writeError finds the errorShaper the writer carries).
 func (s *Server) route(pattern, name string, opts int, h http.HandlerFunc) {
-	_, path, _ := strings.Cut(pattern, " ")
-	routed := s.routed(pattern, name, opts, h)
-	switch {
-	case opts&routeOllama != 0:
-		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { routed(ollamaWriter{w}, r) })
-	case opts&routeAnthropic != 0:
-		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { routed(anthropicWriter{w}, r) })
-	default:
-		s.mux.HandleFunc(path, routed)
+	method, path, _ := strings.Cut(pattern, " ")
+	shaped := func(h http.HandlerFunc) http.HandlerFunc {
+		switch {
+		case opts&routeOllama != 0:
+			return func(w http.ResponseWriter, r *http.Request) { h(ollamaWriter{w}, r) }
+		case opts&routeAnthropic != 0:
+			return func(w http.ResponseWriter, r *http.Request) { h(anthropicWriter{w}, r) }
+		}
+		return h
+	}
+	if s.methods[path] == nil {
+		// The path without a method: the mux's own 405 is plain text.
+		s.mux.HandleFunc(path, shaped(s.notAllowed(path, name)))
+	}
+	s.methods[path] = append(s.methods[path], method)
+	s.mux.HandleFunc(pattern, shaped(s.routed(name, opts, h)))
+}
+
+// notAllowed answers a request for path with a method none of its
+// routes takes: 405, counted under name, the path's first route's.
+func (s *Server) notAllowed(path, name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		methods := s.methods[path] // complete once New has returned
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		writeError(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			Message: fmt.Sprintf("%s %s: use %s", r.Method, path, strings.Join(methods, " or "))})
+		s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
 	}
 }
 
-// routed returns the handler route registers for h: the method's check,
-// the API key's, the body's reading and the admission, then h, with the
+// routed returns the handler route registers for h: the API key's
+// check, the body's reading and the admission, then h, with the
 // request's log line and metrics.
-func (s *Server) routed(pattern, name string, opts int, h http.HandlerFunc) http.HandlerFunc {
-	method, path, _ := strings.Cut(pattern, " ")
+func (s *Server) routed(name string, opts int, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
-			w.Header().Set("Allow", method)
-			writeError(rec, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
-				Message: fmt.Sprintf("%s %s: use %s", r.Method, path, method)})
-			s.metrics.requests.WithLabelValues(name, fmt.Sprint(rec.status)).Inc()
-			return
-		}
 		info := &requestInfo{route: name}
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 		defer func() {

@@ -1,7 +1,8 @@
 // OpenAI's Responses API (POST /v1/responses) through the clients that
 // speak it: the official openai client (responses.create, streamed and
-// not, and its stream helper, which checks the event sequence), with a
-// function tool and with text.format; the Vercel AI SDK's default openai
+// not, and its stream helper, which checks the event sequence), a
+// stored conversation (previous_response_id, inputItems.list, delete),
+// a function tool and text.format; the Vercel AI SDK's default openai
 // provider (generateText, streamText, tools, structured output); LangChain.js
 // with useResponsesApi.
 // The replies are nonsense, but every one must parse and validate. The
@@ -79,6 +80,28 @@ await check("openai responses.stream helper", async () => {
   const r = await stream.finalResponse();
   expect(r.output_text === text && r.usage.output_tokens > 0, "final response", { text, r });
   return { status: r.status, text };
+});
+
+await check("openai previous_response_id, inputItems.list, delete", async () => {
+  const first = await client.responses.create({ model, input: "I am Ada.", max_output_tokens: 8, ...noThink });
+  const r = await client.responses.create({ model, previous_response_id: first.id, max_output_tokens: 8, ...noThink,
+    input: [{ role: "developer", content: "Be brief." }, { role: "user", content: "Who am I?" }] });
+  // The follow-up's own input items, the newest first; the pager walks
+  // them one a page through after.
+  const page = await client.responses.inputItems.list(r.id);
+  const roles = page.data.map((it) => `${it.type}:${it.role}`);
+  expect(roles.join() === "message:user,message:developer" && page.data[0].content[0].text === "Who am I?" &&
+    page.data.every((it) => it.id && it.status === "completed"), "input items", page.data);
+  const walked = [];
+  for await (const it of client.responses.inputItems.list(r.id, { order: "asc", limit: 1 })) walked.push(it.id);
+  expect(walked.join() === page.data.map((it) => it.id).reverse().join(), "paged asc", walked);
+  await client.responses.delete(r.id);
+  const gone = await client.responses.retrieve(r.id).then(() => "found", (e) => e.status);
+  const goneItems = await client.responses.inputItems.list(r.id).then(() => "found", (e) => e.status);
+  const again = await client.responses.delete(r.id).then(() => "deleted", (e) => e.status);
+  expect(gone === 404 && goneItems === 404 && again === 404, "deleted", { gone, goneItems, again });
+  expect((await client.responses.retrieve(first.id)).id === first.id, "the first is kept", first.id);
+  return roles;
 });
 
 const weatherTool = { type: "function", name: "get_weather", description: "the weather in a city", parameters: weatherParams, strict: true };
