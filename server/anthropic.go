@@ -206,26 +206,6 @@ func stopReason(g *generation, finish string, maxTokens int) (*string, *string) 
 	return ptr("end_turn"), nil
 }
 
-// event writes one event of Anthropic's stream: "event: NAME" and its
-// data.
-func (e *sse) event(name string, v any) error {
-	if e.err != nil {
-		return e.err
-	}
-	e.buf.Reset()
-	e.buf.WriteString("event: ")
-	e.buf.WriteString(name)
-	e.buf.WriteString("\ndata: ")
-	enc := json.NewEncoder(&e.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		e.err = err
-		return err
-	}
-	e.buf.WriteString("\n")
-	return e.write(e.buf.Bytes())
-}
-
 // blockWriter turns a reply's parser deltas into content blocks, as the
 // events that stream them: each block is opened by content_block_start,
 // filled by deltas and closed by content_block_stop, its index counting

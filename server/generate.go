@@ -175,57 +175,75 @@ func finite(lp float32) float32 {
 	return lp
 }
 
-// sse writes Server-Sent Events: "data: JSON" per event, flushed at once.
-type sse struct {
+// stream writes a response's parts as they come, each flushed at once.
+// After a failed write (the client is gone) it writes nothing more, and
+// err reports the failure.
+type stream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	buf bytes.Buffer
 	err error
 }
 
-func newSSE(w http.ResponseWriter) *sse {
+// start sends the header of a stream of contentType.
+func (st *stream) start(w http.ResponseWriter, contentType string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &sse{w: w, rc: http.NewResponseController(w)}
+	st.w, st.rc = w, http.NewResponseController(w)
 }
 
-// send writes one event; after a failed write (the client is gone) it
-// does nothing and err reports the failure.
-func (e *sse) send(v any) error {
-	if e.err != nil {
-		return e.err
+// emit writes prefix, v as JSON and its newline, and suffix.
+func (st *stream) emit(prefix string, v any, suffix string) error {
+	if st.err != nil {
+		return st.err
 	}
-	e.buf.Reset()
-	e.buf.WriteString("data: ")
-	enc := json.NewEncoder(&e.buf)
+	st.buf.Reset()
+	st.buf.WriteString(prefix)
+	enc := json.NewEncoder(&st.buf) // ends the JSON with a newline
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		e.err = err
+		st.err = err
 		return err
 	}
-	e.buf.WriteString("\n")
-	return e.write(e.buf.Bytes())
+	st.buf.WriteString(suffix)
+	return st.write(st.buf.Bytes())
 }
+
+func (st *stream) write(b []byte) error {
+	if st.err != nil {
+		return st.err
+	}
+	if _, err := st.w.Write(b); err != nil {
+		st.err = err
+		return err
+	}
+	if err := st.rc.Flush(); err != nil {
+		st.err = err
+	}
+	return st.err
+}
+
+// sse writes Server-Sent Events: "data: JSON" per event (OpenAI's
+// streams), or "event: NAME" and its data (Anthropic's and Responses').
+type sse struct{ stream }
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Connection", "keep-alive")
+	e := &sse{}
+	e.start(w, "text/event-stream")
+	return e
+}
+
+// send writes one unnamed event.
+func (e *sse) send(v any) error { return e.emit("data: ", v, "\n") }
+
+// event writes one event named name.
+func (e *sse) event(name string, v any) error { return e.emit("event: "+name+"\ndata: ", v, "\n") }
 
 func (e *sse) done() error { return e.write([]byte("data: [DONE]\n\n")) }
-
-func (e *sse) write(b []byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if _, err := e.w.Write(b); err != nil {
-		e.err = err
-		return err
-	}
-	if err := e.rc.Flush(); err != nil {
-		e.err = err
-	}
-	return e.err
-}
 
 // sendError writes an error event in OpenAI's error shape.
 func (e *sse) sendError(ae *apiError) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -173,7 +174,7 @@ func (s *Server) loadedModel(name string) *Model {
 	}
 	list := (*ms).List()
 	for _, st := range list {
-		if st.Model != nil && (st.Name == name || contains(st.Aliases, name) || name == "" && len(list) == 1) {
+		if st.Model != nil && (st.Name == name || slices.Contains(st.Aliases, name) || name == "" && len(list) == 1) {
 			return st.Model
 		}
 	}
@@ -302,25 +303,21 @@ func jsonKindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+// Shutdown stops hs gracefully: it stops accepting, lets running
+// requests finish for up to grace, then cancels what still runs (Cancel)
+// and closes the connections.
+func (s *Server) Shutdown(hs *http.Server, grace time.Duration) error {
+	return shutdown(hs, s.Cancel, grace)
 }
 
-// Shutdown stops hs gracefully, as the package's Shutdown does, and on
-// the deadline closes the scheduler of every model loaded then.
-func (s *Server) Shutdown(hs *http.Server, grace time.Duration) error {
-	return shutdown(hs, func() {
-		s.loadedModels(func(m *Model) {
-			if m.Scheduler != nil {
-				m.Scheduler.Close()
-			}
-		})
-	}, grace)
+// Cancel ends every running request: it closes the scheduler of every
+// model loaded now, which ends their streams.
+func (s *Server) Cancel() {
+	s.loadedModels(func(m *Model) {
+		if m.Scheduler != nil {
+			m.Scheduler.Close()
+		}
+	})
 }
 
 // shutdown is Shutdown with stop cancelling what runs.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +151,7 @@ func (s *Server) ollamaResolve(sent string) (string, *apiError) {
 	}
 	for _, c := range candidates {
 		for _, st := range list {
-			if st.Name == c || contains(st.Aliases, c) {
+			if st.Name == c || slices.Contains(st.Aliases, c) {
 				return c, nil
 			}
 		}
@@ -484,42 +485,17 @@ func refuseImages(raw json.RawMessage, param string) *apiError {
 	return badRequest(param, "%s: images are not supported: this model reads text only", param)
 }
 
-// ndjson writes ollama's streams: one JSON object a line, flushed at
-// once.
-type ndjson struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf bytes.Buffer
-	err error
-}
+// ndjson writes ollama's streams: one JSON object a line.
+type ndjson struct{ stream }
 
 func newNDJSON(w http.ResponseWriter) *ndjson {
-	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	return &ndjson{w: w, rc: http.NewResponseController(w)}
+	n := &ndjson{}
+	n.start(w, "application/x-ndjson")
+	return n
 }
 
-// send writes v as one line; after a failed write (the client is gone)
-// it does nothing and returns the failure.
-func (n *ndjson) send(v any) error {
-	if n.err != nil {
-		return n.err
-	}
-	n.buf.Reset()
-	enc := json.NewEncoder(&n.buf) // ends the line
-	enc.SetEscapeHTML(false)
-	if n.err = enc.Encode(v); n.err != nil {
-		return n.err
-	}
-	if _, n.err = n.w.Write(n.buf.Bytes()); n.err != nil {
-		return n.err
-	}
-	n.err = n.rc.Flush()
-	return n.err
-}
+// send writes v as one line.
+func (n *ndjson) send(v any) error { return n.emit("", v, "") }
 
 // sendError ends a stream with an error line, as ollama does.
 func (n *ndjson) sendError(e *apiError) { _ = n.send(map[string]string{"error": e.Message}) }

@@ -46,7 +46,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request, m *Model
 		inReasoning: m.replyOptions(run.prompt, false).StartInReasoning}
 	if req.Stream {
 		out := newSSE(w)
-		b.send = func(ev *streamEvent) error { return responsesEvent(out, ev) }
+		b.send = func(ev *streamEvent) error { return out.event(ev.Type, ev) }
 	}
 	if b.start() != nil {
 		return nil // the client is gone
@@ -438,23 +438,4 @@ func responsesParam(e *apiError) *apiError {
 	// A conflict of constraints names the other field in its message.
 	e.Message = strings.ReplaceAll(e.Message, "response_format", "text.format")
 	return e
-}
-
-// responsesEvent writes ev as a Server-Sent Event named by its type.
-func responsesEvent(out *sse, ev *streamEvent) error {
-	if out.err != nil {
-		return out.err
-	}
-	out.buf.Reset()
-	out.buf.WriteString("event: ")
-	out.buf.WriteString(ev.Type)
-	out.buf.WriteString("\ndata: ")
-	enc := json.NewEncoder(&out.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
-		out.err = err
-		return err
-	}
-	out.buf.WriteString("\n")
-	return out.write(out.buf.Bytes())
 }

@@ -579,14 +579,3 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
-
-// Shutdown stops hs gracefully: it stops accepting, lets running requests
-// finish for up to grace, then cancels what still runs (closing the
-// scheduler ends their streams) and closes the connections.
-func Shutdown(hs *http.Server, sched scheduler.Scheduler, grace time.Duration) error {
-	return shutdown(hs, func() {
-		if sched != nil {
-			sched.Close()
-		}
-	}, grace)
-}

@@ -259,8 +259,7 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 }
 
 // serveFleet serves the models of f until a signal or the listener's
-// end, then shuts down: running requests have --grace, and a second
-// signal cancels them at once. The caller closes f.
+// end, then shuts down (awaitShutdown). The caller closes f.
 func serveFleet(srv *server.Server, hs *http.Server, f *fleet.Fleet, sig chan os.Signal, serveErr chan error, grace time.Duration, log *slog.Logger) error {
 	srv.SetModels(f)
 	var names []string
@@ -268,6 +267,17 @@ func serveFleet(srv *server.Server, hs *http.Server, f *fleet.Fleet, sig chan os
 		names = append(names, st.Name)
 	}
 	log.Info("ready", "models", strings.Join(names, ","), "loaded", "on demand")
+	if err := awaitShutdown(srv, hs, sig, serveErr, grace, log); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// awaitShutdown waits for a signal or the listener's end, then shuts the
+// server down: running requests have grace, and a second signal cancels
+// them at once.
+func awaitShutdown(srv *server.Server, hs *http.Server, sig chan os.Signal, serveErr chan error, grace time.Duration, log *slog.Logger) error {
 	select {
 	case err := <-serveErr:
 		if !errors.Is(err, http.ErrServerClosed) {
@@ -280,17 +290,12 @@ func serveFleet(srv *server.Server, hs *http.Server, f *fleet.Fleet, sig chan os
 	go func() {
 		<-sig // a second signal: stop waiting
 		log.Warn("second signal: cancelling running requests")
-		for _, st := range f.List() {
-			if st.Model != nil {
-				st.Model.Scheduler.Close()
-			}
-		}
+		srv.Cancel()
 		hs.Close()
 	}()
 	if err := srv.Shutdown(hs, grace); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	log.Info("stopped")
 	return nil
 }
 

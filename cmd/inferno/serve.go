@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -197,23 +196,8 @@ SIGINT or SIGTERM stops accepting requests, lets running ones finish for
 			log.Info("ready", "model", loaded.model.Name, "backend", loaded.backend.Name(), "context", loaded.model.Context,
 				"parallel", loaded.parallel, "kv", rf.kv)
 
-			select {
-			case err := <-serveErr:
-				if !errors.Is(err, http.ErrServerClosed) {
-					return err
-				}
-				return nil
-			case s := <-sig:
-				log.Info("shutting down", "signal", s.String(), "grace", grace)
-			}
-			go func() {
-				<-sig // a second signal: stop waiting
-				log.Warn("second signal: cancelling running requests")
-				loaded.sched.Close()
-				hs.Close()
-			}()
-			if err := server.Shutdown(hs, loaded.sched, grace); err != nil {
-				log.Warn("shutdown", "err", err)
+			if err := awaitShutdown(srv, hs, sig, serveErr, grace, log); err != nil {
+				return err
 			}
 			if rf.trace {
 				loaded.sched.Close() // no step runs while the trace is read
