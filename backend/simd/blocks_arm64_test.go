@@ -1,0 +1,35 @@
+//go:build arm64 && !purego
+
+package simd
+
+import (
+	"testing"
+
+	"inferno/gguf"
+)
+
+// asmTiles returns the assembly tiles TestBlockKernelsBitwise checks for
+// k's type on this CPU: the one tileName chooses (SMMLA or SDOT), if any.
+func asmTiles(k *typeKernels) []string {
+	if tile := tileName(k); tile != "" {
+		return []string{tile}
+	}
+	return nil
+}
+
+// TestBlockTypesNoSDOT runs the block-type tests with the Go kernels, as
+// on a CPU without the dot product instructions.
+func TestBlockTypesNoSDOT(t *testing.T) {
+	if !blockAccel {
+		t.Skip("the CPU has no SDOT: the other tests run Go")
+	}
+	blockAccel = false
+	defer func() { blockAccel = true }()
+	if mv, pk, tile := Kernels(gguf.TensorQ4_K); mv || pk || tile != "" {
+		t.Fatalf("Q4_K kernels %v %v %q without SDOT, want none", mv, pk, tile)
+	}
+	t.Run("TokensAndRows", TestBlockTypesTokensAndRows)
+	t.Run("AgainstDequantize", TestBlockTypesAgainstDequantize)
+	t.Run("MXFP4ScaleEdges", TestMXFP4ScaleEdges)
+	t.Run("QuantizeQ8K", TestQuantizeQ8K)
+}
