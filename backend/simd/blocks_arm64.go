@@ -24,9 +24,14 @@ var blockAccel = cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP
 // blockAsm reports whether the block formats' assembly kernels run.
 func blockAsm() bool { return blockAccel }
 
-// tileName returns the multi-token kernel k uses on this CPU: none yet,
-// the matrix-vector kernels run token by token.
-func tileName(k *typeKernels) string { return "" }
+// tileName returns the multi-token kernel k uses on this CPU: "sdot" for
+// the types with a tile, "" for none.
+func tileName(k *typeKernels) string {
+	if !blockAccel || k.tile == tileNone {
+		return ""
+	}
+	return "sdot"
+}
 
 // vnni is false: the AVX-512 kernels of amd64 (vnni_amd64.go) have no
 // counterpart here.
@@ -48,14 +53,6 @@ func q8VNNI16x8(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []
 
 func q8VNNI16x4(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []float32, cx []int32, nb int, pf []byte, pfs int) {
 	panic("simd: no VNNI kernels")
-}
-
-func q8VNNI8x4(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []float32, cx []int32, nb int) {
-	panic("simd: no tile kernels")
-}
-
-func kTile(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int, vnni bool) {
-	panic("simd: no tile kernels")
 }
 
 func kTileWide(y []float32, ldy int, f *kFormat, pack []byte, qs []int8, qstride int, ds []float32, bs []int16, nb int) {
