@@ -21,14 +21,23 @@ import (
 // and 4) the Go versions run. Tests may clear it.
 var blockAccel = cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP
 
+// i8mm reports whether the K formats' multi-token tiles use USMMLA
+// (FEAT_I8MM: Apple M2 and later, Graviton 3 and later, Cortex-A510/A710
+// and later) rather than SDOT. Tests may clear it.
+var i8mm = blockAccel && cpu.ARM64.HasI8MM
+
 // blockAsm reports whether the block formats' assembly kernels run.
 func blockAsm() bool { return blockAccel }
 
-// tileName returns the multi-token kernel k uses on this CPU: "sdot" for
-// the types with a tile, "" for none.
+// tileName returns the multi-token kernel k uses on this CPU: "i8mm" or
+// "sdot" for the K formats, "sdot" for the Q8_0-like ones (whose packed
+// layout leaves SMMLA nothing to gain), "" for none.
 func tileName(k *typeKernels) string {
-	if !blockAccel || k.tile == tileNone {
+	switch {
+	case !blockAccel || k.tile == tileNone:
 		return ""
+	case k.tile == tileK && i8mm:
+		return "i8mm"
 	}
 	return "sdot"
 }

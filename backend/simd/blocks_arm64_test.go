@@ -17,14 +17,30 @@ func asmTiles(k *typeKernels) []string {
 	return nil
 }
 
+// TestBlockTypesSDOT runs the block-type tests with the SDOT tiles, as on
+// a CPU without I8MM.
+func TestBlockTypesSDOT(t *testing.T) {
+	if !i8mm {
+		t.Skip("the CPU has no I8MM: the other tests cover SDOT")
+	}
+	i8mm = false
+	defer func() { i8mm = true }()
+	if _, _, tile := Kernels(gguf.TensorQ4_K); tile != "sdot" {
+		t.Fatalf("Q4_K tile %q without I8MM, want sdot", tile)
+	}
+	t.Run("TokensAndRows", TestBlockTypesTokensAndRows)
+	t.Run("KernelsBitwise", TestBlockKernelsBitwise)
+}
+
 // TestBlockTypesNoSDOT runs the block-type tests with the Go kernels, as
 // on a CPU without the dot product instructions.
 func TestBlockTypesNoSDOT(t *testing.T) {
 	if !blockAccel {
 		t.Skip("the CPU has no SDOT: the other tests run Go")
 	}
-	blockAccel = false
-	defer func() { blockAccel = true }()
+	saved := i8mm
+	blockAccel, i8mm = false, false
+	defer func() { blockAccel, i8mm = true, saved }()
 	if mv, pk, tile := Kernels(gguf.TensorQ4_K); mv || pk || tile != "" {
 		t.Fatalf("Q4_K kernels %v %v %q without SDOT, want none", mv, pk, tile)
 	}
