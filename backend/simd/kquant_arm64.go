@@ -92,6 +92,5 @@ func matVecIQ4XS(y []float32, w []byte, rb int, a *Acts, t int) {
 
 // The packers of the multi-token tiles are Go's.
 var (
-	packQ4_0, packQ5_0, packIQ4NL, packMXFP4, packQ2K, packQ3K, packQ4K packFunc
-	packQ5K, packQ6K, packIQ4XS                                         packFunc
+	packQ2K, packQ3K, packQ4K, packQ5K, packQ6K, packIQ4XS packFunc
 )
