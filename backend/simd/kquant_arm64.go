@@ -89,8 +89,3 @@ func matVecIQ4XS(y []float32, w []byte, rb int, a *Acts, t int) {
 		iq4XSMatVecNEON(&y[0], &w[0], rb, len(y), &qs[0], &ds[0], &tabIQ4NL.kv, a.nb)
 	}
 }
-
-// The packers of the multi-token tiles are Go's.
-var (
-	packQ2K, packQ3K, packQ4K, packQ5K, packQ6K, packIQ4XS packFunc
-)
