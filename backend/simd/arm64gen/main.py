@@ -1,0 +1,31 @@
+"""Generates the arm64 assembly of package simd (the block formats' NEON
+kernels, *_arm64.s besides this directory's parent files named below).
+
+Go's assembler lacks most NEON instructions (SDOT, USMMLA, SMULL, SCVTF
+on vectors...): the generators write them in LLVM syntax, and llvm-mc
+encodes them into WORDs, the instruction in a comment beside each; the
+arguments, branches and labels stay Go assembly. Run from anywhere:
+
+	python3 backend/simd/arm64gen/main.py
+
+(needs python3 and llvm-mc with the AArch64 target; the output is
+checked in, so building needs neither.)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import kpack
+import kquant
+import ktile
+import lmatvec
+import lpack
+
+OUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+for mod in (lmatvec, lpack, kquant, ktile, kpack):
+    for name, text in mod.files().items():
+        with open(os.path.join(OUT, name), 'w') as f:
+            f.write(text)
+        print(name)
