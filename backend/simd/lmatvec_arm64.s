@@ -7,12 +7,14 @@
 // The matrix-vector kernels of the legacy block formats (Q4_0, Q5_0,
 // Q4_1, Q5_1) and the table formats (IQ4_NL, MXFP4) with SDOT: rows rows
 // of rb bytes from w, each row times one token of Q8_0 activations (qs,
-// ds; sx for the formats with a min), row r's result going to y[r]. Per
-// block, the values are decoded to int8 in two vectors (values 0..15 and
-// 16..31), multiplied with the token's values by two SDOTs into an int32
-// vector whose sum is the block's exact integer s, and then combined in
-// float32 as dot32 does, operation by operation (no fused multiply-add):
-// the bits of the Go reference. nb > 0, rows > 0.
+// ds; sx for the formats with a min), row r's result going to y[r], four
+// rows at a time. Per block and row, the values are decoded to int8 in
+// two vectors (values 0..15 and 16..31) and multiplied with the token's
+// values by two SDOTs into an int32 vector; pairwise additions (ADDP) put
+// the four rows' exact integers s in the lanes of one vector, and the
+// rows' scales in another, for dot32's float32 operations lane by lane
+// (no fused multiply-add): the bits of the Go reference. nb > 0, rows a
+// positive multiple of 4.
 //
 // The NEON instructions Go's assembler does not know are WORDs, the
 // instruction in the comment beside each.
@@ -37,35 +39,66 @@ TEXT ·q4_0MatVecNEON(SB), NOSPLIT, $0-56
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
 	WORD $0x4f00e51d // movi v29.16b, #8
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x7d400101 // ldr h1, [x8]
-	WORD $0x3cc02102 // ldur q2, [x8, #2]
-	WORD $0x91004908 // add x8, x8, #18
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
+	WORD $0x0ddf41b2 // ld1 {v18.h}[0], [x13], #2
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
 	WORD $0x6e3d84c6 // sub v6.16b, v6.16b, v29.16b
 	WORD $0x6e3d84e7 // sub v7.16b, v7.16b, v29.16b
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x0ddf49d2 // ld1 {v18.h}[1], [x14], #2
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x6e3d8508 // sub v8.16b, v8.16b, v29.16b
+	WORD $0x6e3d8529 // sub v9.16b, v9.16b, v29.16b
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x0ddf51f2 // ld1 {v18.h}[2], [x15], #2
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x6e3d854a // sub v10.16b, v10.16b, v29.16b
+	WORD $0x6e3d856b // sub v11.16b, v11.16b, v29.16b
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x0ddf5a12 // ld1 {v18.h}[3], [x16], #2
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
+	WORD $0x6e3d858c // sub v12.16b, v12.16b, v29.16b
+	WORD $0x6e3d85ad // sub v13.16b, v13.16b, v29.16b
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
@@ -80,45 +113,97 @@ TEXT ·q5_0MatVecNEON(SB), NOSPLIT, $0-56
 	MOVD nb+48(FP), R7
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
 	MOVD $l32qh<>(SB), R13
-	WORD $0x4c4061ba // ld1 {v26.16b, v27.16b, v28.16b}, [x13]
-	WORD $0x4f07e619 // movi v25.16b, #0xf0
+	WORD $0x4c4061b8 // ld1 {v24.16b, v25.16b, v26.16b}, [x13]
+	WORD $0x4f07e61b // movi v27.16b, #0xf0
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x7d400101 // ldr h1, [x8]
-	WORD $0x3cc06102 // ldur q2, [x8, #6]
-	WORD $0xbc402108 // ldur s8, [x8, #2]
-	WORD $0x91005908 // add x8, x8, #22
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
-	WORD $0x4e1a0109 // tbl v9.16b, {v8.16b}, v26.16b
-	WORD $0x4e1b010a // tbl v10.16b, {v8.16b}, v27.16b
-	WORD $0x4e3c8d29 // cmtst v9.16b, v9.16b, v28.16b
-	WORD $0x4e3c8d4a // cmtst v10.16b, v10.16b, v28.16b
-	WORD $0x4e691f29 // bic v9.16b, v25.16b, v9.16b
-	WORD $0x4e6a1f2a // bic v10.16b, v25.16b, v10.16b
-	WORD $0x4ea91cc6 // orr v6.16b, v6.16b, v9.16b
-	WORD $0x4eaa1ce7 // orr v7.16b, v7.16b, v10.16b
+	WORD $0x0ddf41b2 // ld1 {v18.h}[0], [x13], #2
+	WORD $0xbc4045b4 // ldr s20, [x13], #4
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e6e1f6e // bic v14.16b, v27.16b, v14.16b
+	WORD $0x4e6f1f6f // bic v15.16b, v27.16b, v15.16b
+	WORD $0x4eae1cc6 // orr v6.16b, v6.16b, v14.16b
+	WORD $0x4eaf1ce7 // orr v7.16b, v7.16b, v15.16b
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x0ddf49d2 // ld1 {v18.h}[1], [x14], #2
+	WORD $0xbc4045d4 // ldr s20, [x14], #4
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e6e1f6e // bic v14.16b, v27.16b, v14.16b
+	WORD $0x4e6f1f6f // bic v15.16b, v27.16b, v15.16b
+	WORD $0x4eae1d08 // orr v8.16b, v8.16b, v14.16b
+	WORD $0x4eaf1d29 // orr v9.16b, v9.16b, v15.16b
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x0ddf51f2 // ld1 {v18.h}[2], [x15], #2
+	WORD $0xbc4045f4 // ldr s20, [x15], #4
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e6e1f6e // bic v14.16b, v27.16b, v14.16b
+	WORD $0x4e6f1f6f // bic v15.16b, v27.16b, v15.16b
+	WORD $0x4eae1d4a // orr v10.16b, v10.16b, v14.16b
+	WORD $0x4eaf1d6b // orr v11.16b, v11.16b, v15.16b
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x0ddf5a12 // ld1 {v18.h}[3], [x16], #2
+	WORD $0xbc404614 // ldr s20, [x16], #4
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e6e1f6e // bic v14.16b, v27.16b, v14.16b
+	WORD $0x4e6f1f6f // bic v15.16b, v27.16b, v15.16b
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4eaf1dad // orr v13.16b, v13.16b, v15.16b
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
@@ -134,39 +219,67 @@ TEXT ·q4_1MatVecNEON(SB), NOSPLIT, $0-64
 	MOVD nb+56(FP), R7
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
 	WORD $0xaa0603eb // mov x11, x6
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x7d400101 // ldr h1, [x8]
-	WORD $0x7d400512 // ldr h18, [x8, #2]
-	WORD $0x3cc04102 // ldur q2, [x8, #4]
-	WORD $0x91005108 // add x8, x8, #20
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
 	WORD $0xbc404571 // ldr s17, [x11], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
+	WORD $0x0ddf41b2 // ld1 {v18.h}[0], [x13], #2
+	WORD $0x0ddf41b3 // ld1 {v19.h}[0], [x13], #2
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x0ddf49d2 // ld1 {v18.h}[1], [x14], #2
+	WORD $0x0ddf49d3 // ld1 {v19.h}[1], [x14], #2
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x0ddf51f2 // ld1 {v18.h}[2], [x15], #2
+	WORD $0x0ddf51f3 // ld1 {v19.h}[2], [x15], #2
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x0ddf5a12 // ld1 {v18.h}[3], [x16], #2
+	WORD $0x0ddf5a13 // ld1 {v19.h}[3], [x16], #2
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1ee24252 // fcvt s18, h18
-	WORD $0x1e310a52 // fmul s18, s18, s17
-	WORD $0x1e322863 // fadd s3, s3, s18
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x0e217a73 // fcvtl v19.4s, v19.4h
+	WORD $0x4f919273 // fmul v19.4s, v19.4s, v17.s[0]
+	WORD $0x4e33d400 // fadd v0.4s, v0.4s, v19.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
@@ -182,51 +295,106 @@ TEXT ·q5_1MatVecNEON(SB), NOSPLIT, $0-64
 	MOVD nb+56(FP), R7
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
 	MOVD $l32qh<>(SB), R13
-	WORD $0x4c4061ba // ld1 {v26.16b, v27.16b, v28.16b}, [x13]
-	WORD $0x4f00e619 // movi v25.16b, #0x10
+	WORD $0x4c4061b8 // ld1 {v24.16b, v25.16b, v26.16b}, [x13]
+	WORD $0x4f00e61b // movi v27.16b, #0x10
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
 	WORD $0xaa0603eb // mov x11, x6
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x7d400101 // ldr h1, [x8]
-	WORD $0x7d400512 // ldr h18, [x8, #2]
-	WORD $0x3cc08102 // ldur q2, [x8, #8]
-	WORD $0xbc404108 // ldur s8, [x8, #4]
-	WORD $0x91006108 // add x8, x8, #24
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
 	WORD $0xbc404571 // ldr s17, [x11], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
-	WORD $0x4e1a0109 // tbl v9.16b, {v8.16b}, v26.16b
-	WORD $0x4e1b010a // tbl v10.16b, {v8.16b}, v27.16b
-	WORD $0x4e3c8d29 // cmtst v9.16b, v9.16b, v28.16b
-	WORD $0x4e3c8d4a // cmtst v10.16b, v10.16b, v28.16b
-	WORD $0x4e391d29 // and v9.16b, v9.16b, v25.16b
-	WORD $0x4e391d4a // and v10.16b, v10.16b, v25.16b
-	WORD $0x4ea91cc6 // orr v6.16b, v6.16b, v9.16b
-	WORD $0x4eaa1ce7 // orr v7.16b, v7.16b, v10.16b
+	WORD $0x0ddf41b2 // ld1 {v18.h}[0], [x13], #2
+	WORD $0x0ddf41b3 // ld1 {v19.h}[0], [x13], #2
+	WORD $0xbc4045b4 // ldr s20, [x13], #4
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e3b1dce // and v14.16b, v14.16b, v27.16b
+	WORD $0x4e3b1def // and v15.16b, v15.16b, v27.16b
+	WORD $0x4eae1cc6 // orr v6.16b, v6.16b, v14.16b
+	WORD $0x4eaf1ce7 // orr v7.16b, v7.16b, v15.16b
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x0ddf49d2 // ld1 {v18.h}[1], [x14], #2
+	WORD $0x0ddf49d3 // ld1 {v19.h}[1], [x14], #2
+	WORD $0xbc4045d4 // ldr s20, [x14], #4
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e3b1dce // and v14.16b, v14.16b, v27.16b
+	WORD $0x4e3b1def // and v15.16b, v15.16b, v27.16b
+	WORD $0x4eae1d08 // orr v8.16b, v8.16b, v14.16b
+	WORD $0x4eaf1d29 // orr v9.16b, v9.16b, v15.16b
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x0ddf51f2 // ld1 {v18.h}[2], [x15], #2
+	WORD $0x0ddf51f3 // ld1 {v19.h}[2], [x15], #2
+	WORD $0xbc4045f4 // ldr s20, [x15], #4
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e3b1dce // and v14.16b, v14.16b, v27.16b
+	WORD $0x4e3b1def // and v15.16b, v15.16b, v27.16b
+	WORD $0x4eae1d4a // orr v10.16b, v10.16b, v14.16b
+	WORD $0x4eaf1d6b // orr v11.16b, v11.16b, v15.16b
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x0ddf5a12 // ld1 {v18.h}[3], [x16], #2
+	WORD $0x0ddf5a13 // ld1 {v19.h}[3], [x16], #2
+	WORD $0xbc404614 // ldr s20, [x16], #4
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
+	WORD $0x4e18028e // tbl v14.16b, {v20.16b}, v24.16b
+	WORD $0x4e19028f // tbl v15.16b, {v20.16b}, v25.16b
+	WORD $0x4e3a8dce // cmtst v14.16b, v14.16b, v26.16b
+	WORD $0x4e3a8def // cmtst v15.16b, v15.16b, v26.16b
+	WORD $0x4e3b1dce // and v14.16b, v14.16b, v27.16b
+	WORD $0x4e3b1def // and v15.16b, v15.16b, v27.16b
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4eaf1dad // orr v13.16b, v13.16b, v15.16b
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1ee24252 // fcvt s18, h18
-	WORD $0x1e310a52 // fmul s18, s18, s17
-	WORD $0x1e322863 // fadd s3, s3, s18
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x0e217a73 // fcvtl v19.4s, v19.4h
+	WORD $0x4f919273 // fmul v19.4s, v19.4s, v17.s[0]
+	WORD $0x4e33d400 // fadd v0.4s, v0.4s, v19.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
@@ -241,37 +409,68 @@ TEXT ·iq4NLMatVecNEON(SB), NOSPLIT, $0-64
 	MOVD kv+48(FP), R6
 	MOVD nb+56(FP), R7
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
-	WORD $0x3dc000d7 // ldr q23, [x6]
+	WORD $0x3dc000df // ldr q31, [x6]
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x7d400101 // ldr h1, [x8]
-	WORD $0x3cc02102 // ldur q2, [x8, #2]
-	WORD $0x91004908 // add x8, x8, #18
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
-	WORD $0x4e0602e6 // tbl v6.16b, {v23.16b}, v6.16b
-	WORD $0x4e0702e7 // tbl v7.16b, {v23.16b}, v7.16b
+	WORD $0x0ddf41b2 // ld1 {v18.h}[0], [x13], #2
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
+	WORD $0x4e0603e6 // tbl v6.16b, {v31.16b}, v6.16b
+	WORD $0x4e0703e7 // tbl v7.16b, {v31.16b}, v7.16b
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x0ddf49d2 // ld1 {v18.h}[1], [x14], #2
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x4e0803e8 // tbl v8.16b, {v31.16b}, v8.16b
+	WORD $0x4e0903e9 // tbl v9.16b, {v31.16b}, v9.16b
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x0ddf51f2 // ld1 {v18.h}[2], [x15], #2
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x4e0a03ea // tbl v10.16b, {v31.16b}, v10.16b
+	WORD $0x4e0b03eb // tbl v11.16b, {v31.16b}, v11.16b
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x0ddf5a12 // ld1 {v18.h}[3], [x16], #2
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
+	WORD $0x4e0c03ec // tbl v12.16b, {v31.16b}, v12.16b
+	WORD $0x4e0d03ed // tbl v13.16b, {v31.16b}, v13.16b
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1ee24021 // fcvt s1, h1
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
@@ -286,43 +485,92 @@ TEXT ·mxfp4MatVecNEON(SB), NOSPLIT, $0-64
 	MOVD kv+48(FP), R6
 	MOVD nb+56(FP), R7
 	WORD $0x4f00e5fe // movi v30.16b, #0x0f
-	WORD $0x3dc000d7 // ldr q23, [x6]
+	WORD $0x3dc000df // ldr q31, [x6]
+	WORD $0x52a00413 // mov w19, #0x200000
 row:
-	WORD $0xaa0103e8 // mov x8, x1
+	WORD $0xaa0103ed // mov x13, x1
+	WORD $0x8b0201ae // add x14, x13, x2
+	WORD $0x8b0201cf // add x15, x14, x2
+	WORD $0x8b0201f0 // add x16, x15, x2
 	WORD $0xaa0403e9 // mov x9, x4
 	WORD $0xaa0503ea // mov x10, x5
 	WORD $0xaa0703ec // mov x12, x7
-	WORD $0x6f00e41f // movi v31.2d, #0
+	WORD $0x6f00e415 // movi v21.2d, #0
 block:
-	WORD $0x3940010d // ldrb w13, [x8]
-	WORD $0x510005ae // sub w14, w13, #1
-	WORD $0x530921ce // lsl w14, w14, #23
-	WORD $0x52a0040f // mov w15, #0x200000
-	WORD $0x1acd21ef // lsl w15, w15, w13
-	WORD $0x710009bf // cmp w13, #2
-	WORD $0x1a8e31ee // csel w14, w15, w14, lo
-	WORD $0x1e2701c1 // fmov s1, w14
-	WORD $0x3cc01102 // ldur q2, [x8, #1]
-	WORD $0x91004508 // add x8, x8, #17
 	WORD $0x4cdfa124 // ld1 {v4.16b, v5.16b}, [x9], #32
 	WORD $0xbc404550 // ldr s16, [x10], #4
-	WORD $0x4e3e1c46 // and v6.16b, v2.16b, v30.16b
-	WORD $0x6f0c0447 // ushr v7.16b, v2.16b, #4
-	WORD $0x4e0602e6 // tbl v6.16b, {v23.16b}, v6.16b
-	WORD $0x4e0702e7 // tbl v7.16b, {v23.16b}, v7.16b
+	WORD $0x384015b4 // ldrb w20, [x13], #1
+	WORD $0x51000691 // sub w17, w20, #1
+	WORD $0x53092231 // lsl w17, w17, #23
+	WORD $0x1ad42275 // lsl w21, w19, w20
+	WORD $0x71000a9f // cmp w20, #2
+	WORD $0x1a9132b1 // csel w17, w21, w17, lo
+	WORD $0x4e041e32 // mov v18.s[0], w17
+	WORD $0x3cc105a7 // ldr q7, [x13], #16
+	WORD $0x4e3e1ce6 // and v6.16b, v7.16b, v30.16b
+	WORD $0x6f0c04e7 // ushr v7.16b, v7.16b, #4
+	WORD $0x4e0603e6 // tbl v6.16b, {v31.16b}, v6.16b
+	WORD $0x4e0703e7 // tbl v7.16b, {v31.16b}, v7.16b
+	WORD $0x6f00e400 // movi v0.2d, #0
+	WORD $0x4e8494c0 // sdot v0.4s, v6.16b, v4.16b
+	WORD $0x4e8594e0 // sdot v0.4s, v7.16b, v5.16b
+	WORD $0x384015d4 // ldrb w20, [x14], #1
+	WORD $0x51000691 // sub w17, w20, #1
+	WORD $0x53092231 // lsl w17, w17, #23
+	WORD $0x1ad42275 // lsl w21, w19, w20
+	WORD $0x71000a9f // cmp w20, #2
+	WORD $0x1a9132b1 // csel w17, w21, w17, lo
+	WORD $0x4e0c1e32 // mov v18.s[1], w17
+	WORD $0x3cc105c9 // ldr q9, [x14], #16
+	WORD $0x4e3e1d28 // and v8.16b, v9.16b, v30.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x4e0803e8 // tbl v8.16b, {v31.16b}, v8.16b
+	WORD $0x4e0903e9 // tbl v9.16b, {v31.16b}, v9.16b
+	WORD $0x6f00e401 // movi v1.2d, #0
+	WORD $0x4e849501 // sdot v1.4s, v8.16b, v4.16b
+	WORD $0x4e859521 // sdot v1.4s, v9.16b, v5.16b
+	WORD $0x384015f4 // ldrb w20, [x15], #1
+	WORD $0x51000691 // sub w17, w20, #1
+	WORD $0x53092231 // lsl w17, w17, #23
+	WORD $0x1ad42275 // lsl w21, w19, w20
+	WORD $0x71000a9f // cmp w20, #2
+	WORD $0x1a9132b1 // csel w17, w21, w17, lo
+	WORD $0x4e141e32 // mov v18.s[2], w17
+	WORD $0x3cc105eb // ldr q11, [x15], #16
+	WORD $0x4e3e1d6a // and v10.16b, v11.16b, v30.16b
+	WORD $0x6f0c056b // ushr v11.16b, v11.16b, #4
+	WORD $0x4e0a03ea // tbl v10.16b, {v31.16b}, v10.16b
+	WORD $0x4e0b03eb // tbl v11.16b, {v31.16b}, v11.16b
+	WORD $0x6f00e402 // movi v2.2d, #0
+	WORD $0x4e849542 // sdot v2.4s, v10.16b, v4.16b
+	WORD $0x4e859562 // sdot v2.4s, v11.16b, v5.16b
+	WORD $0x38401614 // ldrb w20, [x16], #1
+	WORD $0x51000691 // sub w17, w20, #1
+	WORD $0x53092231 // lsl w17, w17, #23
+	WORD $0x1ad42275 // lsl w21, w19, w20
+	WORD $0x71000a9f // cmp w20, #2
+	WORD $0x1a9132b1 // csel w17, w21, w17, lo
+	WORD $0x4e1c1e32 // mov v18.s[3], w17
+	WORD $0x3cc1060d // ldr q13, [x16], #16
+	WORD $0x4e3e1dac // and v12.16b, v13.16b, v30.16b
+	WORD $0x6f0c05ad // ushr v13.16b, v13.16b, #4
+	WORD $0x4e0c03ec // tbl v12.16b, {v31.16b}, v12.16b
+	WORD $0x4e0d03ed // tbl v13.16b, {v31.16b}, v13.16b
 	WORD $0x6f00e403 // movi v3.2d, #0
-	WORD $0x4e8494c3 // sdot v3.4s, v6.16b, v4.16b
-	WORD $0x4e8594e3 // sdot v3.4s, v7.16b, v5.16b
-	WORD $0x4eb1b863 // addv s3, v3.4s
-	WORD $0x5e21d863 // scvtf s3, s3
-	WORD $0x1e300821 // fmul s1, s1, s16
-	WORD $0x1e210863 // fmul s3, s3, s1
-	WORD $0x1e232bff // fadd s31, s31, s3
+	WORD $0x4e849583 // sdot v3.4s, v12.16b, v4.16b
+	WORD $0x4e8595a3 // sdot v3.4s, v13.16b, v5.16b
+	WORD $0x4ea1bc00 // addp v0.4s, v0.4s, v1.4s
+	WORD $0x4ea3bc42 // addp v2.4s, v2.4s, v3.4s
+	WORD $0x4ea2bc00 // addp v0.4s, v0.4s, v2.4s
+	WORD $0x4e21d800 // scvtf v0.4s, v0.4s
+	WORD $0x4f909252 // fmul v18.4s, v18.4s, v16.s[0]
+	WORD $0x6e32dc00 // fmul v0.4s, v0.4s, v18.4s
+	WORD $0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	WORD $0xf100058c // subs x12, x12, #1
 	BNE block
-	WORD $0xbc00441f // str s31, [x0], #4
-	WORD $0x8b020021 // add x1, x1, x2
-	WORD $0xf1000463 // subs x3, x3, #1
+	WORD $0x4c9f7815 // st1 {v21.4s}, [x0], #16
+	WORD $0x8b020821 // add x1, x1, x2, lsl #2
+	WORD $0xf1001063 // subs x3, x3, #4
 	BNE row
 	RET
 
