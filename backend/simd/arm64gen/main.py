@@ -1,15 +1,16 @@
-"""Generates the arm64 assembly of package simd (the block formats' NEON
-kernels, *_arm64.s besides this directory's parent files named below).
+"""Generates the arm64 assembly of package simd: the block formats' NEON
+kernels (the files it prints, *_arm64.s in backend/simd).
 
 Go's assembler lacks most NEON instructions (SDOT, USMMLA, SMULL, SCVTF
 on vectors...): the generators write them in LLVM syntax, and llvm-mc
 encodes them into WORDs, the instruction in a comment beside each; the
 arguments, branches and labels stay Go assembly. Run from anywhere:
 
-	python3 backend/simd/arm64gen/main.py
+	python3 backend/simd/arm64gen/main.py [dir]
 
-(needs python3 and llvm-mc with the AArch64 target; the output is
-checked in, so building needs neither.)
+It writes the files into backend/simd, or into dir (TestArm64Generated
+compares those with the checked-in ones). It needs python3 and llvm-mc
+with the AArch64 target; building inferno needs neither.
 """
 import os
 import sys
@@ -22,7 +23,7 @@ import ktile
 import lmatvec
 import lpack
 
-OUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 for mod in (lmatvec, lpack, kquant, ktile, kpack):
     for name, text in mod.files().items():
