@@ -3,23 +3,28 @@
 package simd
 
 import (
+	"runtime"
+
 	"golang.org/x/sys/cpu"
 
 	"inferno/backend"
 )
 
-// The block formats' kernels on arm64 (lmatvec_arm64.go, kquant_arm64.go,
-// ktile_arm64.go): NEON with the dot product instructions SDOT and, for
-// the multi-token tiles where the CPU has them, the 8-bit matrix
-// multiplications SMMLA (I8MM). They give the bits of the Go references,
-// as the amd64 kernels do, so the choice among them changes no result.
+// The block formats' kernels on arm64: NEON with the dot product
+// instructions SDOT for the matrix-vector products (lmatvec_arm64.go,
+// kquant_arm64.go), the packers (lpack_arm64.go, kpack_arm64.go) and the
+// multi-token tiles (ktile_arm64.go), whose K tiles use the 8-bit matrix
+// multiplications USMMLA where the CPU has them (I8MM). They give the bits
+// of the Go references, as the amd64 kernels do, so the choice among them
+// changes no result. The assembly is generated: see arm64gen.
 
 // blockAccel reports whether the block formats' NEON kernels run: they
 // need SDOT (FEAT_DotProd, ARMv8.2, optional there and present on every
 // ARMv8.4 CPU: Apple M1 and later, Graviton 2 and later, Ampere Altra,
-// Cortex-A76 and later). Without it (Cortex-A53, A72: the Raspberry Pi 3
-// and 4) the Go versions run. Tests may clear it.
-var blockAccel = cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP
+// Cortex-A76 and later). Every Apple silicon CPU has it, and macOS 11
+// does not report it. Without it (Cortex-A53, A72: the Raspberry Pi 3 and
+// 4) the Go versions run. Tests may clear it.
+var blockAccel = cpu.ARM64.HasASIMD && (cpu.ARM64.HasASIMDDP || runtime.GOOS == "darwin")
 
 // i8mm reports whether the K formats' multi-token tiles use USMMLA
 // (FEAT_I8MM: Apple M2 and later, Graviton 3 and later, Cortex-A510/A710
@@ -56,6 +61,8 @@ func (o *Ops) matMulQ8VNNI(y []float32, w *backend.Weight, a *Acts, r0, r1 int) 
 // 4-byte groups k, then eight float32 scales.
 const packBlockBytes = 8*32 + 8*4
 
+// q8VNNI16x8, q8VNNI16x4 and kTileWide, amd64's 512-bit tiles, are never
+// called: vnni is false, and tileName never says "vnni".
 func q8VNNI16x8(y []float32, ldy int, pack []byte, qs []int8, qstride int, ds []float32, cx []int32, nb int, pf []byte, pfs int) {
 	panic("simd: no VNNI kernels")
 }
