@@ -3,9 +3,11 @@
 package simd
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"inferno/gguf"
+	"inferno/internal/floatbits"
 )
 
 // asmTiles returns the assembly tiles TestBlockKernelsBitwise checks for
@@ -49,6 +51,44 @@ func noSDOT(t *testing.T) {
 	t.Run("AgainstDequantize", TestBlockTypesAgainstDequantize)
 	t.Run("MXFP4ScaleEdges", TestMXFP4ScaleEdges)
 	t.Run("QuantizeQ8K", TestQuantizeQ8K)
+}
+
+// TestBlockMatMulMatchesGo checks MatMul of every block type with the
+// NEON kernels (the matrix-vector kernels, the SMMLA and the SDOT tiles)
+// against MatMul with the Go ones, bit for bit.
+func TestBlockMatMulMatchesGo(t *testing.T) {
+	if !blockAccel {
+		t.Skip("the CPU has no SDOT")
+	}
+	rng := rand.New(rand.NewPCG(33, 64))
+	for _, typ := range blockTypes {
+		if typ == gguf.TensorQ8_0 {
+			continue
+		}
+		rows, cols := 27, blockCols(typ, 512)
+		w := randBlockWeight(t, rng, typ, rows, cols, true)
+		for _, n := range []int{1, 13} {
+			x := randVec(rng, n*cols, 1)
+			run := func() []float32 {
+				y := make([]float32, n*rows)
+				New().MatMul(y, w, x, n)
+				return y
+			}
+			neon := run()
+			var sdot, goY []float32
+			withoutBlocks(func() { goY = run() })
+			savedI8MM := i8mm
+			i8mm = false
+			sdot = run()
+			i8mm = savedI8MM
+			if i := floatbits.FirstDiff(neon, goY); i >= 0 {
+				t.Fatalf("%s n=%d: element %d: NEON %g, Go %g", typ, n, i, neon[i], goY[i])
+			}
+			if i := floatbits.FirstDiff(sdot, goY); i >= 0 {
+				t.Fatalf("%s n=%d: element %d: SDOT %g, Go %g", typ, n, i, sdot[i], goY[i])
+			}
+		}
+	}
 }
 
 // withoutBlocks runs f with the block formats' Go kernels, as on a CPU
