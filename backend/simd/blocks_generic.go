@@ -1,4 +1,4 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package simd
 
@@ -7,6 +7,13 @@ package simd
 // run. kernels_generic.go holds the other kernels' fallbacks.
 
 import "inferno/backend"
+
+// blockAsm reports whether the block formats' assembly kernels run: never
+// here.
+func blockAsm() bool { return false }
+
+// tileName returns the multi-token kernel k uses: none here.
+func tileName(k *typeKernels) string { return "" }
 
 // vnni is false: see vnni_amd64.go.
 const vnni = false

@@ -239,7 +239,7 @@ func (a *Acts) dot(row []byte, t int) float32 {
 // matVec computes len(y) rows (a multiple of 8) of w times token t: the
 // type's assembly kernel, or the Go reference row by row.
 func matVec(k *typeKernels, y []float32, w []byte, rb int, a *Acts, t int) {
-	if accel && k.matVec != nil {
+	if blockAsm() && k.matVec != nil {
 		k.matVec(y, w, rb, a, t)
 		return
 	}

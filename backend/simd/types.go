@@ -104,35 +104,27 @@ func (o *Ops) Supports(t gguf.TensorType) bool { return Supports(t) }
 
 // Kernels describes, for reports and tests, the kernels type t runs on this
 // CPU: whether its matrix-vector and packing kernels are assembly, and
-// which multi-token kernel it uses ("vnni", "avx2" or "" for none).
+// which multi-token kernel it uses ("vnni" or "avx2" on amd64, "i8mm" or
+// "sdot" on arm64, "" for none).
 func Kernels(t gguf.TensorType) (matVecAsm, packAsm bool, tile string) {
 	k := kernelsOf(t)
-	if k == nil || !accel {
+	if k == nil {
+		return false, false, ""
+	}
+	if k.act != actF32 && t != gguf.TensorQ8_0 {
+		if !blockAsm() {
+			return false, false, ""
+		}
+		return k.matVec != nil, k.pack != nil, tileName(k)
+	}
+	if !accel {
 		return false, false, ""
 	}
 	if k.act == actF32 {
 		return true, false, "" // dot4: four rows at a time, token by token
 	}
-	if t == gguf.TensorQ8_0 {
-		if vnni {
-			return true, true, "vnni"
-		}
-		return true, false, "avx2"
+	if vnni {
+		return true, true, "vnni"
 	}
-	return k.matVec != nil, k.pack != nil, tileName(k)
-}
-
-// tileName returns the multi-token kernel k uses on this CPU.
-func tileName(k *typeKernels) string {
-	switch {
-	case !accel:
-		return ""
-	case k.tile == tileK && vnni:
-		return "vnni"
-	case k.tile == tileK && k.k.off < 64: // the AVX2 tile's int16 pairs hold (q+off)*x
-		return "avx2"
-	case k.tile == tileQ8 && vnni:
-		return "vnni"
-	}
-	return ""
+	return true, false, "avx2"
 }

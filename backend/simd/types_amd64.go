@@ -4,6 +4,25 @@ package simd
 
 import "inferno/numfmt"
 
+// blockAsm reports whether the block formats' assembly kernels run: with
+// the other kernels.
+func blockAsm() bool { return accel }
+
+// tileName returns the multi-token kernel k uses on this CPU.
+func tileName(k *typeKernels) string {
+	switch {
+	case !accel:
+		return ""
+	case k.tile == tileK && vnni:
+		return "vnni"
+	case k.tile == tileK && k.k.off < 64: // the AVX2 tile's int16 pairs hold (q+off)*x
+		return "avx2"
+	case k.tile == tileQ8 && vnni:
+		return "vnni"
+	}
+	return ""
+}
+
 //go:noescape
 func quantizeQ8KAVX2(qs *int8, ds *float32, bs *int16, x *float32, nb int)
 

@@ -4,6 +4,20 @@ package simd
 
 import "testing"
 
+// asmTiles returns the assembly tiles TestBlockKernelsBitwise checks for
+// k's type on this CPU: the VNNI tile where the CPU has VNNI, the AVX2 K
+// tile for the K formats whose offset values fit its int16 pairs.
+func asmTiles(k *typeKernels) []string {
+	var tiles []string
+	if vnni && k.tile != tileNone {
+		tiles = append(tiles, "vnni")
+	}
+	if k.tile == tileK && k.k.off < 64 {
+		tiles = append(tiles, "avx2")
+	}
+	return tiles
+}
+
 // BenchmarkMatMulTypesAVX2 is BenchmarkMatMulTypes with the VNNI kernels
 // turned off, as on a CPU with AVX2 only.
 func BenchmarkMatMulTypesAVX2(b *testing.B) {

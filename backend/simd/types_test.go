@@ -205,7 +205,7 @@ func TestBlockTypesTokensAndRows(t *testing.T) {
 // VNNI, where the CPU has them, and the 512-bit K tile of sixteen rows)
 // against dot per row and token.
 func TestBlockKernelsBitwise(t *testing.T) {
-	if !accel {
+	if !blockAsm() {
 		t.Skip("no assembly kernels")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -289,19 +289,15 @@ func TestBlockKernelsBitwise(t *testing.T) {
 				}
 			}
 			o.pack = goPack
-			tiles := []string{"vnni", "avx2", "go"}
-			for _, tile := range tiles {
-				if tile == "vnni" && !vnni || tile == "avx2" && (k.tile != tileK || k.k.off >= 64) || tile == "go" && k.tile != tileK {
+			for _, tile := range append(asmTiles(k), "go") {
+				if tile == "go" && k.tile != tileK {
 					continue
 				}
 				got := make([]float32, n*rows)
 				for tk := 0; tk < n; tk += 4 {
-					switch {
-					case tile == "go":
+					if tile == "go" {
 						kTileGo(got[tk*rows:], rows, k.k, o.pack, a.qs[tk*cols:(tk+4)*cols], cols, a.ds[tk*a.nb:(tk+4)*a.nb], a.bs[tk*a.nb*bsK:(tk+4)*a.nb*bsK], a.nb)
-					case k.tile == tileK:
-						kTile(got[tk*rows:], rows, k.k, o.pack, a.qs[tk*cols:(tk+4)*cols], cols, a.ds[tk*a.nb:(tk+4)*a.nb], a.bs[tk*a.nb*bsK:(tk+4)*a.nb*bsK], a.nb, tile == "vnni")
-					default:
+					} else {
 						o.tile4(got[tk*rows:], rows, k, &a, tk, tile)
 					}
 				}
@@ -392,7 +388,7 @@ func TestTable(t *testing.T) {
 			continue
 		}
 		k := kernelsOf(f.Type)
-		if k.act != actF32 && accel && k.matVec == nil && f.Type != gguf.TensorQ8_0 {
+		if k.act != actF32 && blockAsm() && k.matVec == nil && f.Type != gguf.TensorQ8_0 {
 			t.Errorf("%s: no assembly matrix-vector kernel", f.Type)
 		}
 		mv, pk, tile := Kernels(f.Type)
