@@ -3,17 +3,34 @@
 // library it and the CUDA driver link against (copied from the build
 // machine), a passwd and group file with the non-root user 65532, the build
 // machine's CA certificates (so that HTTPS downloads from the model hub
-// work), a home directory, /tmp and the model cache directory /models. It
-// writes a tarball that `docker load` and `podman load` accept.
+// work), a home directory, /tmp and the model cache directory /models.
+//
+// Given one binary, it writes a tarball that `docker load` and `podman load`
+// accept:
 //
 //	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/inferno ./cmd/inferno
 //	cd deploy/tools && go run ./image -bin ../../bin/inferno -out ../../bin/inferno-image.tar
+//
+// Given one binary per platform (-bin linux/amd64=FILE -bin
+// linux/arm64=FILE), it builds one image for each and writes them under one
+// tag as a multi-architecture index in an OCI image layout: a directory
+// (-format oci, the default then) that `crane push` and `skopeo copy oci:`
+// read, or the same as a tarball (-format oci-archive) for `skopeo copy
+// oci-archive:`. `docker load` takes one platform's image, not an index.
+//
+//	GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/inferno-arm64 ./cmd/inferno
+//	cd deploy/tools && go run ./image -bin linux/amd64=../../bin/inferno \
+//		-bin linux/arm64=../../bin/inferno-arm64 -out ../../bin/inferno-oci
 //
 // Built without cgo, inferno still names the ELF interpreter and libc: the
 // purego package it loads the CUDA driver with links them so that it can
 // call dlopen. The driver library, libcuda.so.1, is not in the image; the
 // NVIDIA container toolkit mounts it from the host, and it needs libm and
 // librt besides what inferno needs, so those are copied too (-extra-libs).
+// Each image gets the libraries of its binary's architecture: the build
+// machine's own (/lib/x86_64-linux-gnu on Debian amd64), or a cross
+// sysroot's for the other one (/usr/aarch64-linux-gnu/lib, Debian's
+// libc6-arm64-cross); a library of another architecture is passed over.
 package main
 
 import (
@@ -34,11 +51,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Paths and identities inside the image.
@@ -51,9 +68,14 @@ const (
 	port      = "8080/tcp"
 )
 
-// options are what the command line sets.
+// options are what the command line sets for one image.
 type options struct {
-	bin      string    // the static inferno binary
+	bin string // the inferno binary
+	// platform is what bin must be built for; nil: whatever it is.
+	platform *v1.Platform
+	// oci: OCI media types for the manifest, config and layer, as an OCI
+	// image layout wants; else Docker's, as docker load has them.
+	oci      bool
 	certs    string    // CA certificate bundle to copy in
 	version  string    // org.opencontainers.image.version
 	revision string    // org.opencontainers.image.revision
@@ -64,8 +86,12 @@ type options struct {
 	extraLibs []string // sonames to copy besides those the binary needs
 }
 
-// defaultLibDirs are Debian's library directories, searched in this order.
-var defaultLibDirs = []string{"/lib/{triple}", "/usr/lib/{triple}", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
+// defaultLibDirs are Debian's library directories, searched in this order:
+// the multiarch ones of the build machine's own architecture (or of another
+// one added with dpkg --add-architecture), a cross sysroot's
+// (libc6-arm64-cross installs /usr/aarch64-linux-gnu/lib), then those of
+// other distributions. Files of another architecture are passed over.
+var defaultLibDirs = []string{"/lib/{triple}", "/usr/lib/{triple}", "/usr/{triple}/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
 
 // libDirs are o.dirs, or the defaults, for bin's architecture.
 func (o options) libDirs(bin binaryInfo) []string {
@@ -82,26 +108,29 @@ func (o options) libDirs(bin binaryInfo) []string {
 
 func main() {
 	var (
-		o     options
-		out   string
-		tag   string
-		epoch int64
-		dirs  string
-		extra string
+		o       options
+		targets binFlag
+		format  string
+		out     string
+		tag     string
+		epoch   int64
+		dirs    string
+		extra   string
 	)
-	flag.StringVar(&o.bin, "bin", "", "statically linked inferno binary to put in the image (required)")
+	flag.Var(&targets, "bin", "inferno binary to put in the image: FILE (its platform read from it), or linux/ARCH=FILE, given once per platform for a multi-architecture index (required)")
 	flag.StringVar(&o.certs, "certs", certPath, "CA certificate bundle to copy into the image")
-	flag.StringVar(&out, "out", "", "tarball to write, for docker load or podman load (required)")
-	flag.StringVar(&tag, "tag", "inferno:dev", "image name and tag recorded in the tarball")
+	flag.StringVar(&out, "out", "", "where to write: a tarball (docker), a directory (oci) or a tarball of it (oci-archive) (required)")
+	flag.StringVar(&format, "format", "", "docker: a tarball for docker load or podman load, one platform; oci: an OCI image layout directory holding an index of every platform; oci-archive: that directory as a tarball (default: docker for one -bin, oci for several)")
+	flag.StringVar(&tag, "tag", "inferno:dev", "image name and tag recorded in the output")
 	flag.StringVar(&o.version, "version", "dev", "version label")
 	flag.StringVar(&o.revision, "revision", "", "source revision label (git commit)")
 	flag.Int64Var(&epoch, "epoch", sourceDateEpoch(), "creation time in Unix seconds (default $SOURCE_DATE_EPOCH, else 0) so that builds are reproducible")
-	flag.StringVar(&dirs, "lib-dirs", strings.Join(defaultLibDirs, ","), "comma-separated directories to copy shared libraries from ({triple}: x86_64-linux-gnu or aarch64-linux-gnu)")
+	flag.StringVar(&dirs, "lib-dirs", strings.Join(defaultLibDirs, ","), "comma-separated directories to copy shared libraries from, searched in order for a file of the binary's architecture ({triple}: x86_64-linux-gnu or aarch64-linux-gnu)")
 	flag.StringVar(&extra, "extra-libs", "libm.so.6,librt.so.1", "comma-separated sonames to copy besides those the binary names (the CUDA driver's)")
 	flag.Parse()
 	o.dirs = splitList(dirs)
 	o.extraLibs = splitList(extra)
-	if err := run(o, out, tag, epoch); err != nil {
+	if err := run(o, targets, format, out, tag, epoch); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
@@ -127,29 +156,7 @@ func sourceDateEpoch() int64 {
 	return n
 }
 
-func run(o options, out, tag string, epoch int64) error {
-	if o.bin == "" || out == "" {
-		return errors.New("-bin and -out are required")
-	}
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
-	}
-	ref, err := name.NewTag(tag)
-	if err != nil {
-		return fmt.Errorf("-tag %q: %w", tag, err)
-	}
-	o.created = time.Unix(epoch, 0).UTC()
-	img, err := build(o)
-	if err != nil {
-		return err
-	}
-	if err := tarball.WriteToFile(out, ref, img); err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
-	}
-	return nil
-}
-
-// build assembles the image.
+// build assembles the image of o.bin.
 func build(o options) (v1.Image, error) {
 	bin, err := os.ReadFile(o.bin)
 	if err != nil {
@@ -158,6 +165,9 @@ func build(o options) (v1.Image, error) {
 	info, err := readELF(bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.bin, err)
+	}
+	if p := o.platform; p != nil && (p.OS != "linux" || p.Architecture != info.arch || p.Variant != "" && p.Variant != info.variant) {
+		return nil, fmt.Errorf("%s: an ELF executable for %s, given as %s", o.bin, info.platform(), platformString(*p))
 	}
 	libs, err := sharedLibraries(info, o.libDirs(info), o.extraLibs)
 	if err != nil {
@@ -195,13 +205,19 @@ func build(o options) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	layerOpts := []tarball.LayerOption{tarball.WithCompressionLevel(gzip.BestCompression)}
+	base := empty.Image
+	if o.oci {
+		layerOpts = append(layerOpts, tarball.WithMediaType(types.OCILayer))
+		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
+	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithCompressionLevel(gzip.BestCompression))
+	}, layerOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{
+	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{Created: v1.Time{Time: o.created}, CreatedBy: "inferno deploy/tools/image"},
 	})
@@ -214,6 +230,7 @@ func build(o options) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.Architecture = info.arch
+	cf.Variant = info.variant
 	cf.OS = "linux"
 	cf.Created = v1.Time{Time: o.created}
 	labels := map[string]string{
@@ -255,10 +272,17 @@ func build(o options) (v1.Image, error) {
 
 // binaryInfo is what the image needs to know of the binary.
 type binaryInfo struct {
-	arch   string   // OCI architecture: amd64, arm64
-	triple string   // Debian multiarch directory: x86_64-linux-gnu
-	interp string   // ELF interpreter, "" for a static binary
-	needed []string // shared libraries it names (DT_NEEDED)
+	machine elf.Machine
+	arch    string   // OCI architecture: amd64, arm64
+	variant string   // OCI architecture variant: v8 for arm64
+	triple  string   // Debian multiarch directory: x86_64-linux-gnu
+	interp  string   // ELF interpreter, "" for a static binary
+	needed  []string // shared libraries it names (DT_NEEDED)
+}
+
+// platform is the OCI platform the binary runs on.
+func (b binaryInfo) platform() v1.Platform {
+	return v1.Platform{OS: "linux", Architecture: b.arch, Variant: b.variant}
 }
 
 // readELF checks that data is a Linux ELF executable and describes it.
@@ -268,14 +292,14 @@ func readELF(data []byte) (binaryInfo, error) {
 		return binaryInfo{}, fmt.Errorf("not an ELF executable: %w", err)
 	}
 	defer f.Close()
-	var b binaryInfo
-	switch f.Machine {
-	case elf.EM_X86_64:
+	b := binaryInfo{machine: f.Machine}
+	switch {
+	case f.Machine == elf.EM_X86_64 && f.Class == elf.ELFCLASS64:
 		b.arch, b.triple = "amd64", "x86_64-linux-gnu"
-	case elf.EM_AARCH64:
-		b.arch, b.triple = "arm64", "aarch64-linux-gnu"
+	case f.Machine == elf.EM_AARCH64 && f.Class == elf.ELFCLASS64:
+		b.arch, b.variant, b.triple = "arm64", "v8", "aarch64-linux-gnu"
 	default:
-		return binaryInfo{}, fmt.Errorf("ELF machine %v: want x86-64 or aarch64", f.Machine)
+		return binaryInfo{}, fmt.Errorf("ELF machine %v, %v: want 64-bit x86-64 or aarch64", f.Machine, f.Class)
 	}
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_INTERP {
@@ -299,8 +323,9 @@ func readELF(data []byte) (binaryInfo, error) {
 
 // sharedLibraries finds the libraries bin needs, with those they need in
 // turn, plus extra, in the build machine's dirs, and returns them as files
-// under /usr/lib/<triple>/ named by their sonames, with a link from bin's
-// interpreter path to the interpreter among them.
+// under /usr/lib/<triple>/ named by their sonames, with a relative link from
+// bin's interpreter path to the interpreter among them (relative, so that it
+// also resolves in the layer unpacked elsewhere, as qemu -L reads it).
 func sharedLibraries(bin binaryInfo, dirs, extra []string) ([]file, error) {
 	if bin.interp == "" {
 		return nil, nil
@@ -319,13 +344,9 @@ func sharedLibraries(bin binaryInfo, dirs, extra []string) ([]file, error) {
 		if strings.Contains(soname, "/") {
 			return nil, fmt.Errorf("shared library %q: want a bare soname", soname)
 		}
-		data, err := findLibrary(soname, dirs)
+		data, lib, err := findLibrary(soname, dirs, bin.machine)
 		if err != nil {
 			return nil, err
-		}
-		lib, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", soname, err)
 		}
 		needed, err := lib.ImportedLibraries()
 		lib.Close()
@@ -341,7 +362,8 @@ func sharedLibraries(bin binaryInfo, dirs, extra []string) ([]file, error) {
 		for _, d := range parents(dir) {
 			files = append(files, file{path: d + "/", mode: 0o755})
 		}
-		files = append(files, file{path: bin.interp[1:], link: "/" + libDir + path.Base(bin.interp)})
+		up := strings.Repeat("../", len(parents(dir)))
+		files = append(files, file{path: bin.interp[1:], link: up + libDir + path.Base(bin.interp)})
 	}
 	return files, nil
 }
@@ -356,18 +378,37 @@ func parents(dir string) []string {
 	return out
 }
 
-// findLibrary reads the first file named soname in dirs, following links.
-func findLibrary(soname string, dirs []string) ([]byte, error) {
+// findLibrary reads the first file named soname in dirs, following links,
+// that is a 64-bit ELF file for machine, and returns it parsed too.
+func findLibrary(soname string, dirs []string, machine elf.Machine) ([]byte, *elf.File, error) {
+	var other []string // files of another architecture, passed over
 	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(d, soname))
-		if err == nil {
-			return data, nil
+		p := filepath.Join(d, soname)
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		if err != nil {
+			return nil, nil, err
 		}
+		lib, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if lib.Machine != machine || lib.Class != elf.ELFCLASS64 {
+			other = append(other, fmt.Sprintf("%s (%v)", p, lib.Machine))
+			continue
+		}
+		return data, lib, nil
 	}
-	return nil, fmt.Errorf("shared library %s: not in %s", soname, strings.Join(dirs, ", "))
+	msg := fmt.Sprintf("shared library %s for %v: not in %s", soname, machine, strings.Join(dirs, ", "))
+	if len(other) > 0 {
+		msg += "; passed over " + strings.Join(other, ", ")
+	}
+	if machine == elf.EM_AARCH64 {
+		msg += " (on Debian: apt-get install libc6-arm64-cross)"
+	}
+	return nil, nil, errors.New(msg)
 }
 
 // file is one entry of the layer: a directory when path ends in "/".

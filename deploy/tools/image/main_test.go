@@ -215,7 +215,7 @@ func TestDynamicBinaryGetsItsLibraries(t *testing.T) {
 			t.Errorf("%s: %v", lib, err)
 		}
 	}
-	if l := byPath[info.interp[1:]]; l.link != "/"+dir+path.Base(info.interp) {
+	if l := byPath[info.interp[1:]]; path.Join(path.Dir(info.interp), l.link) != "/"+dir+path.Base(info.interp) {
 		t.Errorf("%s links to %q, want the copied interpreter", info.interp, l.link)
 	}
 
