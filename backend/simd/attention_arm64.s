@@ -38,7 +38,7 @@ keys4: \
 	ZERO(6); \
 	ZERO(7); \
 cols4: \
-	VLD1.P 32(R12), [V16.S4, V17.S4]; \
+	VLD1.P 32(R12), [V16.D2, V17.D2]; \
 	LOADK(R8, V20, V21, 20, 21); \
 	LOADK(R9, V22, V23, 22, 23); \
 	LOADK(R10, V24, V25, 24, 25); \
@@ -52,7 +52,7 @@ cols4: \
 	FMLA4S(4, 17, 25); \
 	FMLA4S(6, 17, 27); \
 	CBZ    R19, cols4one; \
-	VLD1.P 32(R13), [V18.S4, V19.S4]; \
+	VLD1.P 32(R13), [V18.D2, V19.D2]; \
 	FMLA4S(1, 18, 20); \
 	FMLA4S(3, 18, 22); \
 	FMLA4S(5, 18, 24); \
@@ -68,13 +68,13 @@ cols4one: \
 	FADDP4S(9, 4, 6); \
 	FADDP4S(8, 8, 9); \
 	FMUL4S(8, 8, 31); \
-	VST1.P [V8.S4], 16(R0); \
+	VST1.P [V8.D2], 16(R0); \
 	CBZ   R19, next4; \
 	FADDP4S(10, 1, 3); \
 	FADDP4S(11, 5, 7); \
 	FADDP4S(10, 10, 11); \
 	FMUL4S(10, 10, 31); \
-	VST1.P [V10.S4], 16(R1); \
+	VST1.P [V10.D2], 16(R1); \
 next4: \
 	ADD   R4<<2, R3; \
 	SUB   $4, R5; \
@@ -88,12 +88,12 @@ keys1: \
 	ZERO(0); \
 	ZERO(1); \
 cols1: \
-	VLD1.P 32(R12), [V16.S4, V17.S4]; \
+	VLD1.P 32(R12), [V16.D2, V17.D2]; \
 	LOADK(R8, V20, V21, 20, 21); \
 	FMLA4S(0, 16, 20); \
 	FMLA4S(0, 17, 21); \
 	CBZ    R19, cols1one; \
-	VLD1.P 32(R13), [V18.S4, V19.S4]; \
+	VLD1.P 32(R13), [V18.D2, V19.D2]; \
 	FMLA4S(1, 18, 20); \
 	FMLA4S(1, 19, 21); \
 cols1one: \
@@ -146,11 +146,11 @@ done: \
 // LOADV32 and LOADV16 load 16 columns of a value at R10 as float32 to the
 // four registers from V(a) (named va..vd), and move R10 on by R5 bytes.
 #define LOADV32(va, vb, vc, vd, a) \
-	VLD1 (R10), [va.S4, vb.S4, vc.S4, vd.S4]; \
+	VLD1 (R10), [va.D2, vb.D2, vc.D2, vd.D2]; \
 	ADD  R5, R10
 
 #define LOADV16(va, vb, vc, vd, a) \
-	VLD1 (R10), [va.B16, vb.B16]; \
+	VLD1 (R10), [va.D2, vb.D2]; \
 	ADD  R5, R10; \
 	FCVTL24S(a+3, a+1); \
 	FCVTL4S(a+2, a+1); \
@@ -180,13 +180,13 @@ skip:
 // lane; vstep the bytes of 16 columns of a value.
 #define ACCUM(LOADV, vstep) \
 cblock: \
-	VLD1  (R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	VLD1  (R0), [V0.D2, V1.D2, V2.D2, V3.D2]; \
 	FMUL4S(0, 0, 30); \
 	FMUL4S(1, 1, 30); \
 	FMUL4S(2, 2, 30); \
 	FMUL4S(3, 3, 30); \
 	CBZ   R19, corrone; \
-	VLD1  (R19), [V4.S4, V5.S4, V6.S4, V7.S4]; \
+	VLD1  (R19), [V4.D2, V5.D2, V6.D2, V7.D2]; \
 	FMUL4S(4, 4, 31); \
 	FMUL4S(5, 5, 31); \
 	FMUL4S(6, 6, 31); \
@@ -199,8 +199,8 @@ corrone: \
 akeys4: \
 	CMP   $4, R11; \
 	BLT   akeys1; \
-	VLD1.P 16(R8), [V20.S4]; \
-	VLD1.P 16(R9), [V21.S4]; \
+	VLD1.P 16(R8), [V20.D2]; \
+	VLD1.P 16(R9), [V21.D2]; \
 	AKEY(LOADV, V16, V17, V18, V19, 16, 0, ak0); \
 	AKEY(LOADV, V22, V23, V24, V25, 22, 1, ak1); \
 	AKEY(LOADV, V16, V17, V18, V19, 16, 2, ak2); \
@@ -215,9 +215,9 @@ akeys1: \
 	SUB   $1, R11; \
 	B     akeys1; \
 astore: \
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0); \
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R0); \
 	CBZ   R19, storeone; \
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R19); \
+	VST1.P [V4.D2, V5.D2, V6.D2, V7.D2], 64(R19); \
 storeone: \
 	ADD   $(vstep), R4; \
 	SUBS  $16, R7; \

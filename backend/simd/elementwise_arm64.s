@@ -85,13 +85,13 @@ TEXT ·swigluNEON(SB), NOSPLIT, $0-32
 	EXPCONSTS
 
 swiglu8:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
+	VLD1.P 32(R2), [V2.D2, V3.D2]
 	SILU(0, 4, 6, 8, 10, 12)
 	SILU(1, 5, 7, 9, 11, 13)
 	FMUL4S(4, 4, 2)
 	FMUL4S(5, 5, 3)
-	VST1.P [V4.S4, V5.S4], 32(R0)
+	VST1.P [V4.D2, V5.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    swiglu8
 	RET
@@ -110,8 +110,8 @@ TEXT ·gegluNEON(SB), NOSPLIT, $0-32
 	CONST(0x3d922279, 16) // geluK1
 
 geglu8:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
+	VLD1.P 32(R2), [V2.D2, V3.D2]
 	FMUL4S(4, 0, 0)
 	FMUL4S(5, 1, 1)
 	FMUL4S(4, 4, 16)
@@ -130,7 +130,7 @@ geglu8:
 	FDIV4S(5, 1, 5)
 	FMUL4S(4, 4, 2)
 	FMUL4S(5, 5, 3)
-	VST1.P [V4.S4, V5.S4], 32(R0)
+	VST1.P [V4.D2, V5.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    geglu8
 	RET
@@ -151,8 +151,8 @@ TEXT ·swigluOAINEON(SB), NOSPLIT, $0-32
 	CONST(0xbfd9db23, 16) // -1.702
 
 oai8:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
+	VLD1.P 32(R2), [V2.D2, V3.D2]
 	FMINNM4S(0, 0, 14)
 	FMINNM4S(1, 1, 14)
 	FMINNM4S(2, 2, 14)
@@ -171,7 +171,7 @@ oai8:
 	FADD4S(3, 3, 29)
 	FMUL4S(4, 4, 2)
 	FMUL4S(5, 5, 3)
-	VST1.P [V4.S4, V5.S4], 32(R0)
+	VST1.P [V4.D2, V5.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    oai8
 	RET
@@ -191,14 +191,14 @@ TEXT ·expSubNEON(SB), NOSPLIT, $0-36
 	ZERO(15)
 
 expsub8:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
 	FSUB4S(0, 0, 16)
 	FSUB4S(1, 1, 16)
 	EXP(0, 6, 8, 10, 12)
 	EXP(1, 7, 9, 11, 13)
 	FADD4S(14, 14, 0)
 	FADD4S(15, 15, 1)
-	VST1.P [V0.S4, V1.S4], 32(R0)
+	VST1.P [V0.D2, V1.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    expsub8
 	FADD4S(14, 14, 15)
@@ -220,7 +220,7 @@ TEXT ·sumSqNEON(SB), NOSPLIT, $0-24
 	ZERO(19)
 
 sumsq8:
-	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R0), [V0.D2, V1.D2]
 	FCVTL2D(2, 0)
 	FCVTL22D(3, 0)
 	FCVTL2D(4, 1)
@@ -250,13 +250,13 @@ TEXT ·scaleMulNEON(SB), NOSPLIT, $0-40
 	VDUP  V16.S[0], V16.S4
 
 scalemul8:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
-	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
+	VLD1.P 32(R2), [V2.D2, V3.D2]
 	FMUL4S(0, 0, 16)
 	FMUL4S(1, 1, 16)
 	FMUL4S(0, 0, 2)
 	FMUL4S(1, 1, 3)
-	VST1.P [V0.S4, V1.S4], 32(R0)
+	VST1.P [V0.D2, V1.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    scalemul8
 	RET
@@ -270,11 +270,11 @@ TEXT ·addNEON(SB), NOSPLIT, $0-24
 	MOVD n+16(FP), R3
 
 add8:
-	VLD1   (R0), [V0.S4, V1.S4]
-	VLD1.P 32(R1), [V2.S4, V3.S4]
+	VLD1   (R0), [V0.D2, V1.D2]
+	VLD1.P 32(R1), [V2.D2, V3.D2]
 	FADD4S(0, 0, 2)
 	FADD4S(1, 1, 3)
-	VST1.P [V0.S4, V1.S4], 32(R0)
+	VST1.P [V0.D2, V1.D2], 32(R0)
 	SUBS   $8, R3
 	BNE    add8
 	RET
@@ -297,18 +297,18 @@ ropehead:
 	MOVD R4, R7
 
 rope4:
-	VLD1   (R0), [V0.S4]
-	VLD1   (R6), [V1.S4]
-	VLD1.P 16(R1), [V2.S4]
-	VLD1.P 16(R2), [V3.S4]
+	VLD1   (R0), [V0.D2]
+	VLD1   (R6), [V1.D2]
+	VLD1.P 16(R1), [V2.D2]
+	VLD1.P 16(R2), [V3.D2]
 	FMUL4S(4, 0, 2)
 	FMUL4S(5, 1, 3)
 	FMUL4S(6, 0, 3)
 	FMUL4S(7, 1, 2)
 	FSUB4S(4, 4, 5)
 	FADD4S(6, 6, 7)
-	VST1.P [V4.S4], 16(R0)
-	VST1.P [V6.S4], 16(R6)
+	VST1.P [V4.D2], 16(R0)
+	VST1.P [V6.D2], 16(R6)
 	SUBS   $4, R7
 	BNE    rope4
 	MOVD   R6, R0

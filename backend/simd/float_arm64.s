@@ -30,7 +30,7 @@
 	ZERO(6); \
 	ZERO(7); \
 dot8: \
-	VLD1.P 32(R3), [V16.S4, V17.S4]; \
+	VLD1.P 32(R3), [V16.D2, V17.D2]; \
 	LOAD(R1, V18, V19, 18, 19); \
 	LOAD(R5, V20, V21, 20, 21); \
 	LOAD(R6, V22, V23, 22, 23); \
@@ -52,13 +52,13 @@ dot8: \
 	FADDP4S(0, 0, 2); \
 	FADDP4S(4, 4, 6); \
 	FADDP4S(0, 0, 4); \
-	VST1 [V0.S4], (R0); \
+	VST1 [V0.D2], (R0); \
 	RET
 
 // LOADBF16 is the LOAD of DOT4 (see LOADF32) for bfloat16, widened with
 // SHLL (a shift by 16).
 #define LOADBF16(r, vlo, vhi, lo, hi) \
-	VLD1.P 16(r), [vlo.B16]; \
+	VLD1.P 16(r), [vlo.D2]; \
 	SHLL216(hi, lo); \
 	SHLL16(lo, lo)
 
@@ -92,10 +92,10 @@ TEXT ·toF16NEON(SB), NOSPLIT, $0-24
 	MOVD n+16(FP), R2
 
 tof16:
-	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V0.D2, V1.D2]
 	FCVTN4H(2, 0)
 	FCVTN28H(2, 1)
-	VST1.P [V2.B16], 16(R0)
+	VST1.P [V2.D2], 16(R0)
 	SUBS   $8, R2
 	BNE    tof16
 	RET

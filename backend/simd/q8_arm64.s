@@ -35,24 +35,24 @@
 // every lane of V28) and of the eight weight rows at R6..R13: their
 // scales to the half-precision lanes of V26, their values to V2..V17.
 #define MVLOAD \
-	VLD1.P  32(R4), [V0.B16, V1.B16]; \
+	VLD1.P  32(R4), [V0.D2, V1.D2]; \
 	VLD1R.P 4(R5), [V28.S4]; \
 	VLD1.P  2(R6), V26.H[0]; \
-	VLD1.P  32(R6), [V2.B16, V3.B16]; \
+	VLD1.P  32(R6), [V2.D2, V3.D2]; \
 	VLD1.P  2(R7), V26.H[1]; \
-	VLD1.P  32(R7), [V4.B16, V5.B16]; \
+	VLD1.P  32(R7), [V4.D2, V5.D2]; \
 	VLD1.P  2(R8), V26.H[2]; \
-	VLD1.P  32(R8), [V6.B16, V7.B16]; \
+	VLD1.P  32(R8), [V6.D2, V7.D2]; \
 	VLD1.P  2(R9), V26.H[3]; \
-	VLD1.P  32(R9), [V8.B16, V9.B16]; \
+	VLD1.P  32(R9), [V8.D2, V9.D2]; \
 	VLD1.P  2(R10), V26.H[4]; \
-	VLD1.P  32(R10), [V10.B16, V11.B16]; \
+	VLD1.P  32(R10), [V10.D2, V11.D2]; \
 	VLD1.P  2(R11), V26.H[5]; \
-	VLD1.P  32(R11), [V12.B16, V13.B16]; \
+	VLD1.P  32(R11), [V12.D2, V13.D2]; \
 	VLD1.P  2(R12), V26.H[6]; \
-	VLD1.P  32(R12), [V14.B16, V15.B16]; \
+	VLD1.P  32(R12), [V14.D2, V15.D2]; \
 	VLD1.P  2(R13), V26.H[7]; \
-	VLD1.P  32(R13), [V16.B16, V17.B16]
+	VLD1.P  32(R13), [V16.D2, V17.D2]
 
 // MVDOTS sets V18..V25 to the eight rows' block products with DOT.
 #define MVDOTS(DOT) \
@@ -118,7 +118,7 @@ mvblock: \
 	MVCOMBINE; \
 	SUBS $1, R15; \
 	BNE  mvblock; \
-	VST1.P [V29.S4, V30.S4], 32(R0); \
+	VST1.P [V29.D2, V30.D2], 32(R0); \
 	SUBS $1, R3; \
 	BNE  mvgroup; \
 	RET
@@ -128,15 +128,15 @@ mvblock: \
 // four tokens, each in every lane of V24..V27.
 #define TILEROWS \
 	VLD1.P 2(R6), V10.H[0]; \
-	VLD1.P 32(R6), [V2.B16, V3.B16]; \
+	VLD1.P 32(R6), [V2.D2, V3.D2]; \
 	VLD1.P 2(R7), V10.H[1]; \
-	VLD1.P 32(R7), [V4.B16, V5.B16]; \
+	VLD1.P 32(R7), [V4.D2, V5.D2]; \
 	VLD1.P 2(R8), V10.H[2]; \
-	VLD1.P 32(R8), [V6.B16, V7.B16]; \
+	VLD1.P 32(R8), [V6.D2, V7.D2]; \
 	VLD1.P 2(R9), V10.H[3]; \
-	VLD1.P 32(R9), [V8.B16, V9.B16]; \
+	VLD1.P 32(R9), [V8.D2, V9.D2]; \
 	FCVTL4S(10, 10); \
-	VLD1.P 64(R5), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 64(R5), [V24.D2, V25.D2, V26.D2, V27.D2]
 
 // TILETOKEN adds to acc (the four rows' sums for one token) float32(s) *
 // (dw * dx) for the token's block at xl, xh with scale dx: its products
@@ -174,21 +174,21 @@ mvblock: \
 	ZERO(31); \
 tblock: \
 	TILEROWS; \
-	VLD1.P 64(R4), [V11.B16, V12.B16, V13.B16, V14.B16]; \
+	VLD1.P 64(R4), [V11.D2, V12.D2, V13.D2, V14.D2]; \
 	TILETOKEN(DOT, 11, 12, 16, 17, 18, 19, 24, 28, 0, 1); \
 	TILETOKEN(DOT, 13, 14, 20, 21, 22, 23, 25, 29, 15, 1); \
-	VLD1.P 64(R4), [V11.B16, V12.B16, V13.B16, V14.B16]; \
+	VLD1.P 64(R4), [V11.D2, V12.D2, V13.D2, V14.D2]; \
 	TILETOKEN(DOT, 11, 12, 16, 17, 18, 19, 26, 30, 0, 1); \
 	TILETOKEN(DOT, 13, 14, 20, 21, 22, 23, 27, 31, 15, 1); \
 	SUBS $1, R15; \
 	BNE  tblock; \
-	VST1 [V28.S4], (R0); \
+	VST1 [V28.D2], (R0); \
 	ADD  R1, R0; \
-	VST1 [V29.S4], (R0); \
+	VST1 [V29.D2], (R0); \
 	ADD  R1, R0; \
-	VST1 [V30.S4], (R0); \
+	VST1 [V30.D2], (R0); \
 	ADD  R1, R0; \
-	VST1 [V31.S4], (R0); \
+	VST1 [V31.D2], (R0); \
 	RET
 
 // func quantizeQ8NEON(qs *int8, qstride int, ds *float32, cx *int32, x *float32, nb int)
@@ -208,8 +208,8 @@ TEXT ·quantizeQ8NEON(SB), NOSPLIT, $0-48
 	FMOVS $(1.0), F29
 
 qblock:
-	VLD1.P 64(R4), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R4), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R4), [V4.D2, V5.D2, V6.D2, V7.D2]
 	FABS4S(16, 0)
 	FABS4S(17, 1)
 	FABS4S(18, 2)
@@ -271,7 +271,7 @@ qblock:
 	XTN216B(24, 21)
 	XTN8B(25, 22)
 	XTN216B(25, 23)
-	VST1 [V24.B16, V25.B16], (R0)
+	VST1 [V24.D2, V25.D2], (R0)
 	ADD  R1, R0
 	SUBS $1, R5
 	BNE  qblock

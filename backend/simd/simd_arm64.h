@@ -1,10 +1,15 @@
 // NEON instructions that Go's arm64 assembler has no mnemonic for,
 // encoded with WORD. Operands are register numbers (0..31, the V
-// registers; for the general registers of FCVTZSW the X register number):
+// registers; for the general register of DUPW4S the X register number):
 // d the destination, n and m the sources, in the order of the Arm
-// assembly instruction named in each comment. Vector arithmetic is on four
-// float32 or int32 lanes (.4S) unless the name says otherwise. The
+// assembly instruction named in each comment. Vector arithmetic is on
+// four float32 or int32 lanes (.4S) unless the name says otherwise. The
 // encodings were checked with llvm-mc -triple=aarch64.
+//
+// The kernels load and store whole registers (VLD1, VST1) with the .D2
+// arrangement whatever their lanes hold: on a little-endian CPU the bytes
+// are those of .S4 or .B16, and an emulator (qemu, which the tests run
+// under) moves two elements a register instead of four or sixteen.
 
 #define NEON3(op, d, n, m) WORD $((op) | (m)<<16 | (n)<<5 | (d))
 #define NEON2(op, d, n) WORD $((op) | (n)<<5 | (d))
@@ -66,9 +71,9 @@
 // LOADF32 loads 8 float32 from register r, moving it on, to the vector
 // registers named vlo and vhi, numbered lo and hi; LOADF16 loads 8 half
 // precision values and widens them (FCVTL, FCVTL2: exact).
-#define LOADF32(r, vlo, vhi, lo, hi) VLD1.P 32(r), [vlo.S4, vhi.S4]
+#define LOADF32(r, vlo, vhi, lo, hi) VLD1.P 32(r), [vlo.D2, vhi.D2]
 
 #define LOADF16(r, vlo, vhi, lo, hi) \
-	VLD1.P 16(r), [vlo.B16]; \
+	VLD1.P 16(r), [vlo.D2]; \
 	FCVTL24S(hi, lo); \
 	FCVTL4S(lo, lo)
