@@ -20,6 +20,12 @@ var accel = cpu.ARM64.HasASIMD
 // the same exact integer sums. Tests turn it off to check that path.
 var dotProd = cpu.ARM64.HasASIMDDP
 
+// i8mm reports whether the Q8_0 tiles of four rows by four tokens use
+// SMMLA (FEAT_I8MM: Apple M2 and later, Graviton 3 and later), which
+// multiplies two rows by two tokens at once; it implies dotProd. Tests
+// turn it off to check the SDOT tiles.
+var i8mm = dotProd && cpu.ARM64.HasI8MM
+
 // The assembly kernels, in *_arm64.s. Callers check every length first;
 // counts are positive.
 
@@ -34,6 +40,9 @@ func q8MatVecNEON(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32
 
 //go:noescape
 func q8TileSDOT(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
+
+//go:noescape
+func q8TileSMMLA(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
 
 //go:noescape
 func q8TileNEON(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
@@ -146,9 +155,12 @@ func q8Tile(y []float32, ldy int, w []byte, rb int, qs []int8, dsx []float32, nb
 		return
 	}
 	_, _, _, _ = y[3*ldy+3], w[3*rb+nb*blockBytes-1], qs[nb*4*qk-1], dsx[nb*16-1]
-	if dotProd {
+	switch {
+	case i8mm:
+		q8TileSMMLA(&y[0], ldy, &w[0], rb, &qs[0], &dsx[0], nb)
+	case dotProd:
 		q8TileSDOT(&y[0], ldy, &w[0], rb, &qs[0], &dsx[0], nb)
-	} else {
+	default:
 		q8TileNEON(&y[0], ldy, &w[0], rb, &qs[0], &dsx[0], nb)
 	}
 }

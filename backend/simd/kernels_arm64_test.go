@@ -13,25 +13,44 @@ func withGo(f func()) {
 }
 
 // withoutDotProd runs f with the kernels of a CPU without SDOT (the
-// Cortex-A53 and A72).
+// Cortex-A53 and A72), and so without I8MM.
 func withoutDotProd(f func()) {
-	saved := dotProd
-	dotProd = false
-	defer func() { dotProd = saved }()
+	savedDot, savedMM := dotProd, i8mm
+	dotProd, i8mm = false, false
+	defer func() { dotProd, i8mm = savedDot, savedMM }()
+	f()
+}
+
+// withoutI8MM runs f with the kernels of a CPU with SDOT but no SMMLA
+// (Apple M1, Graviton 2, Cortex-A76).
+func withoutI8MM(f func()) {
+	saved := i8mm
+	i8mm = false
+	defer func() { i8mm = saved }()
 	f()
 }
 
 // kernelVariants are the kernels of CPUs with fewer features that
-// TestAssemblyMatchesGo checks besides the CPU's own: NEON without SDOT.
+// TestAssemblyMatchesGo checks besides the CPU's own: SDOT without
+// SMMLA, NEON without SDOT.
 var kernelVariants = []struct {
 	name string
 	run  func(func())
-}{{"NEON without SDOT", withoutDotProd}}
+}{{"SDOT without SMMLA", withoutI8MM}, {"NEON without SDOT", withoutDotProd}}
 
 // TestWithoutDotProd runs the Q8_0 product tests with the kernels of a
 // CPU without SDOT, whatever this one has.
 func TestWithoutDotProd(t *testing.T) {
 	withoutDotProd(func() {
+		t.Run("MatMulQ8", TestMatMulQ8)
+		t.Run("MatMulTokensBitwise", TestMatMulTokensBitwise)
+	})
+}
+
+// TestWithoutI8MM runs the Q8_0 product tests with the kernels of a CPU
+// with SDOT but no SMMLA, whatever this one has.
+func TestWithoutI8MM(t *testing.T) {
+	withoutI8MM(func() {
 		t.Run("MatMulQ8", TestMatMulQ8)
 		t.Run("MatMulTokensBitwise", TestMatMulTokensBitwise)
 	})

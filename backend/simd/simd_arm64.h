@@ -34,6 +34,13 @@
 #define ADDP4S(d, n, m) NEON3(0x4ea0bc00, d, n, m)   // addp vd.4s, vn.4s, vm.4s
 #define AND16B(d, n, m) NEON3(0x4e201c00, d, n, m)  // and vd.16b, vn.16b, vm.16b
 #define SDOT(d, n, m) NEON3(0x4e809400, d, n, m)     // sdot vd.4s, vn.16b, vm.16b
+#define SMMLA(d, n, m) NEON3(0x4e80a400, d, n, m)    // smmla vd.4s, vn.16b, vm.16b
+#define ZIP12D(d, n, m) NEON3(0x4ec03800, d, n, m)   // zip1 vd.2d, vn.2d, vm.2d
+#define ZIP22D(d, n, m) NEON3(0x4ec07800, d, n, m)   // zip2 vd.2d, vn.2d, vm.2d
+#define ZIP14S(d, n, m) NEON3(0x4e803800, d, n, m)   // zip1 vd.4s, vn.4s, vm.4s
+#define ZIP24S(d, n, m) NEON3(0x4e807800, d, n, m)   // zip2 vd.4s, vn.4s, vm.4s
+#define UZP14S(d, n, m) NEON3(0x4e801800, d, n, m)   // uzp1 vd.4s, vn.4s, vm.4s
+#define UZP24S(d, n, m) NEON3(0x4e805800, d, n, m)   // uzp2 vd.4s, vn.4s, vm.4s
 #define SMULL8H(d, n, m) NEON3(0x0e20c000, d, n, m)  // smull vd.8h, vn.8b, vm.8b
 #define SMULL28H(d, n, m) NEON3(0x4e20c000, d, n, m) // smull2 vd.8h, vn.16b, vm.16b
 #define SMLAL28H(d, n, m) NEON3(0x4e208000, d, n, m) // smlal2 vd.8h, vn.16b, vm.16b
