@@ -3,6 +3,8 @@
 package simd
 
 import (
+	"runtime"
+
 	"golang.org/x/sys/cpu"
 
 	"inferno/gguf"
@@ -15,16 +17,17 @@ var accel = cpu.ARM64.HasASIMD
 
 // dotProd reports whether the Q8_0 kernels use SDOT (FEAT_DotProd,
 // ASIMDDP: Apple M1 and later, Graviton 2 and later, Cortex-A76, the
-// Raspberry Pi 5). Without it they multiply with SMULL and SMLAL2 and add
-// pairs with SADALP (Cortex-A53/A72: the Raspberry Pi 3 and 4); both give
-// the same exact integer sums. Tests turn it off to check that path.
-var dotProd = cpu.ARM64.HasASIMDDP
+// Raspberry Pi 5; every Apple silicon CPU has it, and macOS 11 does not
+// report it). Without it they multiply with SMULL and SMULL2 and add pairs
+// with SADDLP and SADALP (Cortex-A53/A72: the Raspberry Pi 3 and 4); both
+// give the same exact integer sums. Tests turn it off to check that path.
+var dotProd = cpu.ARM64.HasASIMDDP || runtime.GOOS == "darwin"
 
-// i8mm reports whether the Q8_0 tiles of four rows by four tokens use
+// q8MMLA reports whether the Q8_0 tiles of four rows by four tokens use
 // SMMLA (FEAT_I8MM: Apple M2 and later, Graviton 3 and later), which
 // multiplies two rows by two tokens at once; it implies dotProd. Tests
 // turn it off to check the SDOT tiles.
-var i8mm = dotProd && cpu.ARM64.HasI8MM
+var q8MMLA = dotProd && cpu.ARM64.HasI8MM
 
 // The assembly kernels, in *_arm64.s. Callers check every length first;
 // counts are positive.
@@ -156,7 +159,7 @@ func q8Tile(y []float32, ldy int, w []byte, rb int, qs []int8, dsx []float32, nb
 	}
 	_, _, _, _ = y[3*ldy+3], w[3*rb+nb*blockBytes-1], qs[nb*4*qk-1], dsx[nb*16-1]
 	switch {
-	case i8mm:
+	case q8MMLA:
 		q8TileSMMLA(&y[0], ldy, &w[0], rb, &qs[0], &dsx[0], nb)
 	case dotProd:
 		q8TileSDOT(&y[0], ldy, &w[0], rb, &qs[0], &dsx[0], nb)

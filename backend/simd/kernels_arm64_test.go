@@ -15,18 +15,18 @@ func withGo(f func()) {
 // withoutDotProd runs f with the kernels of a CPU without SDOT (the
 // Cortex-A53 and A72), and so without I8MM.
 func withoutDotProd(f func()) {
-	savedDot, savedMM := dotProd, i8mm
-	dotProd, i8mm = false, false
-	defer func() { dotProd, i8mm = savedDot, savedMM }()
+	savedDot, savedMM := dotProd, q8MMLA
+	dotProd, q8MMLA = false, false
+	defer func() { dotProd, q8MMLA = savedDot, savedMM }()
 	f()
 }
 
 // withoutI8MM runs f with the kernels of a CPU with SDOT but no SMMLA
 // (Apple M1, Graviton 2, Cortex-A76).
 func withoutI8MM(f func()) {
-	saved := i8mm
-	i8mm = false
-	defer func() { i8mm = saved }()
+	saved := q8MMLA
+	q8MMLA = false
+	defer func() { q8MMLA = saved }()
 	f()
 }
 
