@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 
 	"inferno/arch"
 	"inferno/backend"
@@ -165,8 +164,8 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	case "pool":
 		b.ops = pool.New(cfg.Threads)
 		b.threads = cfg.Threads
-		if b.threads == 0 {
-			b.threads = runtime.NumCPU()
+		if b.threads <= 0 {
+			b.threads = pool.DefaultThreads()
 		}
 	}
 	if err := forward.Check(m.Arch, b.ops); err != nil {

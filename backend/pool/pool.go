@@ -33,10 +33,10 @@ var _ backend.Ops = (*Ops)(nil)
 
 // New returns a backend running on threads threads, the caller's included:
 // it starts threads-1 workers, which live until Close. threads <= 0 means
-// runtime.NumCPU().
+// DefaultThreads().
 func New(threads int) *Ops {
 	if threads <= 0 {
-		threads = runtime.NumCPU()
+		threads = DefaultThreads()
 	}
 	p := &pool{
 		ops:  make([]*simd.Ops, threads),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"inferno/arch"
@@ -324,5 +325,19 @@ func TestRoPEPositions(t *testing.T) {
 		ops := New(threads)
 		attntest.CheckRoPE(t, ops, 65)
 		ops.Close()
+	}
+}
+
+// TestDefaultThreads checks that New(0) starts DefaultThreads threads,
+// between 1 and the number of CPUs.
+func TestDefaultThreads(t *testing.T) {
+	n := DefaultThreads()
+	if n < 1 || n > runtime.NumCPU() {
+		t.Fatalf("DefaultThreads() = %d with %d CPUs", n, runtime.NumCPU())
+	}
+	o := New(0)
+	defer o.Close()
+	if o.Threads() != n {
+		t.Fatalf("New(0) runs %d threads, DefaultThreads() %d", o.Threads(), n)
 	}
 }

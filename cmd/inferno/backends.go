@@ -34,7 +34,7 @@ type runnerFlags struct {
 
 func (f *runnerFlags) register(cmd *cobra.Command) {
 	f.registerBench(cmd)
-	cmd.Flags().IntVarP(&f.threads, "threads", "t", 0, "worker threads of the pool backend (0: the number of cores)")
+	cmd.Flags().IntVarP(&f.threads, "threads", "t", 0, "worker threads of the pool backend (0: the number of cores; on Apple M-series, of performance cores)")
 }
 
 // registerBench registers the flags bench shares (it takes its thread counts as a list).

@@ -195,7 +195,7 @@ with a sampler per sequence from the logits; the default is greedy.`,
 	cmd.Flags().StringVarP(&prompts, "p", "p", "512", "prompt lengths to measure (comma-separated; 0 skips)")
 	cmd.Flags().StringVarP(&gens, "n", "n", "128", "generation lengths to measure (comma-separated; 0 skips)")
 	cmd.Flags().StringVarP(&depths, "d", "d", "0", "context depths to measure at (comma-separated)")
-	cmd.Flags().StringVarP(&threadsFlag, "t", "t", "", "thread counts for the pool backend (comma-separated; default: the number of cores)")
+	cmd.Flags().StringVarP(&threadsFlag, "t", "t", "", "thread counts for the pool backend (comma-separated; default: the number of cores; on Apple M-series, of performance cores)")
 	cmd.Flags().IntVarP(&reps, "r", "r", 5, "repetitions of each test")
 	cmd.Flags().StringVar(&parallelFlag, "parallel", "", "measure batched decoding of this many sequences at once (comma-separated, e.g. 1,8,32)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a markdown table")
