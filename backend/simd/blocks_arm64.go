@@ -31,15 +31,16 @@ var blockAccel = cpu.ARM64.HasASIMD && (cpu.ARM64.HasASIMDDP || runtime.GOOS == 
 // and later) rather than SDOT. Tests may clear it.
 var i8mm = blockAccel && cpu.ARM64.HasI8MM
 
-// blockAsm reports whether the block formats' assembly kernels run.
-func blockAsm() bool { return blockAccel }
+// blockAsm reports whether the block formats' assembly kernels run: the
+// NEON kernels at all (accel, the one switch of every kernel) and SDOT.
+func blockAsm() bool { return accel && blockAccel }
 
 // tileName returns the multi-token kernel k uses on this CPU: "i8mm" or
 // "sdot" for the K formats, "sdot" for the Q8_0-like ones (whose packed
 // layout leaves SMMLA nothing to gain), "" for none.
 func tileName(k *typeKernels) string {
 	switch {
-	case !blockAccel || k.tile == tileNone:
+	case !blockAsm() || k.tile == tileNone:
 		return ""
 	case k.tile == tileK && i8mm:
 		return "i8mm"

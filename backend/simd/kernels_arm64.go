@@ -29,6 +29,19 @@ var dotProd = cpu.ARM64.HasASIMDDP || runtime.GOOS == "darwin"
 // turn it off to check the SDOT tiles.
 var q8MMLA = dotProd && cpu.ARM64.HasI8MM
 
+// q8Kernels reports, for Kernels, whether Q8_0 weights are repacked (no:
+// the tiles read the file's layout) and which multi-token kernel they
+// take: SMMLA, SDOT, or the widening multiplies without either.
+func q8Kernels() (pack bool, tile string) {
+	switch {
+	case q8MMLA:
+		return false, "smmla"
+	case dotProd:
+		return false, "sdot"
+	}
+	return false, "neon"
+}
+
 // The assembly kernels, in *_arm64.s. Callers check every length first;
 // counts are positive.
 

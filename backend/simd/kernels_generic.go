@@ -9,6 +9,10 @@ import "inferno/gguf"
 // (blocks_generic.go: the block formats' kernels).
 const accel = false
 
+// q8Kernels is never reached without assembly kernels (Kernels checks
+// accel): Q8_0 takes no repacking and no multi-token kernel.
+func q8Kernels() (pack bool, tile string) { return false, "" }
+
 func quantizeQ8(qs []int8, qstride int, ds []float32, cx []int32, x []float32) {
 	quantizeQ8Go(qs, qstride, ds, cx, x)
 }

@@ -123,8 +123,6 @@ func Kernels(t gguf.TensorType) (matVecAsm, packAsm bool, tile string) {
 	if k.act == actF32 {
 		return true, false, "" // dot4: four rows at a time, token by token
 	}
-	if vnni {
-		return true, true, "vnni"
-	}
-	return true, false, "avx2"
+	pack, tile := q8Kernels()
+	return true, pack, tile
 }

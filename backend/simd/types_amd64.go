@@ -8,6 +8,16 @@ import "inferno/numfmt"
 // the other kernels.
 func blockAsm() bool { return accel }
 
+// q8Kernels reports, for Kernels, whether Q8_0 weights are repacked and
+// which multi-token kernel they take: the VNNI tiles over packed rows, or
+// AVX2's over the file's layout.
+func q8Kernels() (pack bool, tile string) {
+	if vnni {
+		return true, "vnni"
+	}
+	return false, "avx2"
+}
+
 // tileName returns the multi-token kernel k uses on this CPU.
 func tileName(k *typeKernels) string {
 	switch {
