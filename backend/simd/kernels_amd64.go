@@ -313,7 +313,9 @@ func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uin
 
 // attnAccumF16 is attnAccum with half-precision values, widened by the
 // assembly with VCVTPH2PS; the sums are attnAccum's on the widened values.
-// The assembly does not prefetch: attnScoresF16 did.
+// The assembly does not prefetch: attnScoresF16 did. Where the CPU has
+// AVX-512 and hd is a multiple of 128, pairs of heads go to the 512-bit
+// kernel, which gives the same bits.
 func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
 	if !accel || hd%32 != 0 {
 		attnAccumF16Go(o, hd, nh, p, pstride, v, vstride, nk, corr)
@@ -321,6 +323,11 @@ func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16,
 	}
 	_, _, _, _ = o[nh*hd-1], p[(nh-1)*pstride+nk-1], v[(nk-1)*vstride+hd-1], corr[nh-1]
 	i := 0
+	if zmm && hd%128 == 0 {
+		for ; i+2 <= nh; i += 2 {
+			attnAccum2F16AVX512(&o[i*hd], hd*4, &p[i*pstride], pstride*4, &v[0], vstride*2, nk, hd, corr[i], corr[i+1])
+		}
+	}
 	for ; i+2 <= nh; i += 2 {
 		attnAccum2F16AVX2(&o[i*hd], hd*4, &p[i*pstride], pstride*4, &v[0], vstride*2, nk, hd, corr[i], corr[i+1])
 	}
