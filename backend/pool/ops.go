@@ -164,19 +164,21 @@ func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAt
 
 // attnChunkSize returns the units of an attention call's chunks: about 16
 // chunks per thread when there are many units (a prompt's tokens, a large
-// batch); otherwise about two chunks per thread of up to nKV units, which
-// for a decode step are KV heads of one sequence that simd computes
+// batch); otherwise up to nKV units split evenly among the threads. For a
+// decode step these are KV heads of one sequence, which simd computes
 // together, each chunk of positions for all of them in turn, so that a
-// thread reads consecutive parts of the cache's rows (at 4096 positions
-// this took about a fifth off the attention of Qwen3-0.6B's 8 KV heads on
-// one thread), while a thread that finishes early can still take another's
-// last chunk.
+// thread reads consecutive parts of the cache's rows: at 4096 positions,
+// with Qwen3-0.6B's 8 KV heads on 2 threads, 4 heads a thread read the
+// cache at about twice the rate of the 1-head chunks before, which two
+// threads interleaved (see the package simd's attentionBlock); 2 heads a
+// thread, which would leave a chunk to take from a thread that lags, read
+// it about a tenth slower.
 func (p *pool) attnChunkSize(units, nKV int) int {
 	threads := len(p.ops)
 	if size := units / (16 * threads); size >= nKV {
 		return size
 	}
-	return min(nKV, max(1, units/(2*threads)))
+	return min(nKV, (units+threads-1)/threads)
 }
 
 // attentionUnits returns the number of units of an attention call whose
