@@ -16,6 +16,13 @@ import (
 const (
 	attnChunk  = 64
 	attnTokens = 16
+	// attnPrefetchRows is how many keys and values of a pass over the
+	// cache attentionBlock prefetches before the pass: as many as the
+	// kernels prefetch ahead.
+	attnPrefetchRows = 8
+	// attnHeads is the most KV heads of a decode step's token that
+	// attentionBlock computes together.
+	attnHeads = 8
 )
 
 // attnScratch is the per-Ops state of attention for a block of query
@@ -166,13 +173,22 @@ func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 		}
 		b0, b1 := max(u0-base, 0), min(u1-base, n*nKV)
 		base += n * nKV
+		if n == 1 {
+			// A decode step's token: its KV heads b0..b1-1 go chunk by
+			// chunk together, reading consecutive parts of the cache's
+			// rows.
+			for g := b0; g < b1; g += attnHeads {
+				attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, min(g+attnHeads, b1), 0, 1)
+			}
+			continue
+		}
 		for u := b0; u < b1; {
 			// A block of up to attnTokens consecutive tokens of one KV
 			// head shares each chunk of keys and values while it is in
 			// cache.
 			g, t0 := u/n, u%n
 			t1 := min(n, t0+attnTokens, t0+b1-u)
-			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, t0, t1)
+			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, g+1, t0, t1)
 			u += t1 - t0
 		}
 	}
@@ -206,8 +222,11 @@ func windowStart(p, window int) int {
 }
 
 // attentionBlock computes query tokens t0..t1-1 of sequence sq with the
-// query heads of KV head g. Each token's values are computed as if it were
-// alone, in one contiguous block: chunk by chunk of positions, each
+// query heads of KV heads g0..g1-1, each chunk of positions for every KV
+// head in turn, and each KV head's chunk for every token in turn. Each
+// (token, KV head)'s values are computed as if it were alone, in one
+// contiguous block, whatever the other tokens and KV heads of the block:
+// chunk by chunk of positions, each
 // chunk's keys (those in the token's window) scored run by run of
 // consecutive rows into the chunk's row of scores, then the chunk's
 // softmax, then its values accumulated run by run, the first run
@@ -217,14 +236,15 @@ func windowStart(p, window int) int {
 // bits whether the keys come in one call or in several. A head's running
 // maximum and sum start at its sink and 1 (e^(sink-sink)) with sinks, at
 // -inf and 0 without.
-func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, g, t0, t1 int) {
+func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, g0, g1, t0, t1 int) {
 	group := nHeads / nKV
 	kvDim := nKV * headDim
 	scale := opt.Scale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(headDim)))
 	}
-	heads := (t1 - t0) * group // (token, head) pairs of the block
+	nt := t1 - t0
+	heads := (g1 - g0) * nt * group // (KV head, token, head) triples of the block
 	s := &o.attn
 	s.s = grow(s.s, group*attnChunk)
 	s.p = grow(s.p, group*attnChunk)
@@ -236,7 +256,7 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	negInf := float32(math.Inf(-1))
 	for i := range heads {
 		if opt.Sinks != nil {
-			s.m[i], s.l[i] = opt.Sinks[g*group+i%group], 1
+			s.m[i], s.l[i] = opt.Sinks[g0*group+i/(nt*group)*group+i%group], 1
 		} else {
 			s.m[i], s.l[i] = negInf, 0
 		}
@@ -245,65 +265,93 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 		s.ones[i] = 1
 	}
 	clear(s.o)
-	kg, vg := k[g*headDim:], v[g*headDim:]
 	table := sq.Table
 	// The first chunk any token of the block reads: t0's window starts
 	// first.
 	first := windowStart(sq.Pos+t0, opt.Window) / attnChunk * attnChunk
 	for c0 := first; c0 < sq.Pos+t1; c0 += attnChunk {
+		for g := g0; g < g1; g++ {
+			kg, vg := k[g*headDim:], v[g*headDim:]
+			for t := t0; t < t1; t++ {
+				seq := sq.Pos + t + 1
+				lo := windowStart(seq-1, opt.Window)
+				if c0 >= seq || c0+attnChunk <= lo {
+					continue
+				}
+				nk := min(attnChunk, seq-c0)
+				j0 := max(lo-c0, 0) // the chunk's first position in the window
+				tok := sq.Token + t
+				qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
+				h0 := ((g-g0)*nt + t - t0) * group
+				// The chunk's first run, then any others.
+				row0, n0 := kvRun(table, blockSize, c0+j0, nk-j0)
+				vc0 := vg[row0*kvDim : (row0+n0-1)*kvDim+headDim]
+				kern.scores(s.s[j0:], attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
+				nr := 0
+				for j := j0 + n0; j < nk; nr++ {
+					row, n := kvRun(table, blockSize, c0+j, nk-j)
+					s.runs[nr] = kvSpan{j, row, n}
+					kc := kg[row*kvDim : (row+n-1)*kvDim+headDim]
+					vc := vg[row*kvDim : (row+n-1)*kvDim+headDim]
+					kern.scores(s.s[j:], attnChunk, qg, headDim, group, kc, vc, kvDim, n, scale)
+					j += n
+				}
+				if t == t1-1 {
+					prefetchNext(k, v, sq, blockSize, kvDim, headDim, opt, g0, g1, t0, g, c0)
+				}
+				for i := range group {
+					sc, p := s.s[i*attnChunk+j0:i*attnChunk+nk], s.p[i*attnChunk+j0:i*attnChunk+nk]
+					mc := maxOf(sc)
+					mOld := s.m[h0+i]
+					mNew := max(mOld, mc)
+					corr := expf(mOld - mNew) // 0 for the first chunk without a sink
+					sum := expSub(p, sc, mNew)
+					s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
+					s.m[h0+i], s.corr[i] = mNew, corr
+				}
+				og := s.o[h0*headDim : (h0+group)*headDim]
+				kern.accum(og, headDim, group, s.p[j0:], attnChunk, vc0, kvDim, n0, s.corr)
+				for _, r := range s.runs[:nr] {
+					vc := vg[r.row*kvDim : (r.row+r.n-1)*kvDim+headDim]
+					kern.accum(og, headDim, group, s.p[r.j:], attnChunk, vc, kvDim, r.n, s.ones)
+				}
+			}
+		}
+	}
+	for g := g0; g < g1; g++ {
 		for t := t0; t < t1; t++ {
-			seq := sq.Pos + t + 1
-			lo := windowStart(seq-1, opt.Window)
-			if c0 >= seq || c0+attnChunk <= lo {
-				continue
-			}
-			nk := min(attnChunk, seq-c0)
-			j0 := max(lo-c0, 0) // the chunk's first position in the window
 			tok := sq.Token + t
-			qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
-			h0 := (t - t0) * group
-			// The chunk's first run, then any others.
-			row0, n0 := kvRun(table, blockSize, c0+j0, nk-j0)
-			vc0 := vg[row0*kvDim : (row0+n0-1)*kvDim+headDim]
-			kern.scores(s.s[j0:], attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
-			nr := 0
-			for j := j0 + n0; j < nk; nr++ {
-				row, n := kvRun(table, blockSize, c0+j, nk-j)
-				s.runs[nr] = kvSpan{j, row, n}
-				kc := kg[row*kvDim : (row+n-1)*kvDim+headDim]
-				vc := vg[row*kvDim : (row+n-1)*kvDim+headDim]
-				kern.scores(s.s[j:], attnChunk, qg, headDim, group, kc, vc, kvDim, n, scale)
-				j += n
-			}
 			for i := range group {
-				sc, p := s.s[i*attnChunk+j0:i*attnChunk+nk], s.p[i*attnChunk+j0:i*attnChunk+nk]
-				mc := maxOf(sc)
-				mOld := s.m[h0+i]
-				mNew := max(mOld, mc)
-				corr := expf(mOld - mNew) // 0 for the first chunk without a sink
-				sum := expSub(p, sc, mNew)
-				s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
-				s.m[h0+i], s.corr[i] = mNew, corr
-			}
-			og := s.o[h0*headDim : (h0+group)*headDim]
-			kern.accum(og, headDim, group, s.p[j0:], attnChunk, vc0, kvDim, n0, s.corr)
-			for _, r := range s.runs[:nr] {
-				vc := vg[r.row*kvDim : (r.row+r.n-1)*kvDim+headDim]
-				kern.accum(og, headDim, group, s.p[r.j:], attnChunk, vc, kvDim, r.n, s.ones)
+				h := ((g-g0)*nt+t-t0)*group + i
+				oh := out[(tok*nHeads+g*group+i)*headDim:][:headDim]
+				inv := 1 / s.l[h]
+				for j, x := range s.o[h*headDim : (h+1)*headDim] {
+					oh[j] = x * inv
+				}
 			}
 		}
 	}
-	for t := t0; t < t1; t++ {
-		tok := sq.Token + t
-		for i := range group {
-			h := (t-t0)*group + i
-			oh := out[(tok*nHeads+g*group+i)*headDim:][:headDim]
-			inv := 1 / s.l[h]
-			for j, x := range s.o[h*headDim : (h+1)*headDim] {
-				oh[j] = x * inv
-			}
-		}
+}
+
+// prefetchNext prefetches the first keys and values of the pass over the
+// cache that follows KV head g's over chunk c0 in attentionBlock: KV head
+// g+1's over the chunk, or after the last head the first head's over the
+// next chunk, for token t0. The kernels prefetch a pass's keys and values
+// a few rows ahead of those they compute with, so without this the first
+// rows of each pass would wait on memory, once per head and chunk.
+func prefetchNext[E kvElem](k, v []E, sq *backend.SeqAttn, blockSize, kvDim, headDim int, opt *backend.AttnOpts, g0, g1, t0, g, c0 int) {
+	gn, cn := g+1, c0
+	if gn == g1 {
+		gn, cn = g0, c0+attnChunk
 	}
+	seq := sq.Pos + t0 + 1 // positions token t0 reads
+	p := max(cn, windowStart(seq-1, opt.Window))
+	if p >= min(seq, cn+attnChunk) {
+		return
+	}
+	row, n := kvRun(sq.Table, blockSize, p, min(attnPrefetchRows, seq-p))
+	off := row*kvDim + gn*headDim
+	prefetchRows(k[off:], v[off:], headDim, kvDim, n)
 }
 
 // maxOf returns the largest value of s, which is not empty. Unlike the

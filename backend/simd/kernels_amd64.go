@@ -295,7 +295,9 @@ func attnAccum(o []float32, hd, nh int, p []float32, pstride int, v []float32, v
 // attnScoresF16 is attnScores with half-precision keys: the assembly
 // widens each group of 8 with VCVTPH2PS and computes as attnScores's, so
 // the scores are those of the keys widened to float32. v holds the values
-// of the keys, laid out as k; the assembly prefetches them.
+// of the keys, laid out as k; the assembly prefetches them. Where the CPU
+// has AVX-512 and hd is a multiple of 32, pairs of heads go to the 512-bit
+// kernel eight keys at a time, which gives the same bits.
 func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uint16, kstride, nk int, scale float32) {
 	if !accel || hd%8 != 0 {
 		attnScoresF16Go(s, sstride, q, hd, nh, k, kstride, nk, scale)
@@ -303,6 +305,16 @@ func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uin
 	}
 	_, _, _, _ = s[(nh-1)*sstride+nk-1], q[nh*hd-1], k[(nk-1)*kstride+hd-1], v[(nk-1)*kstride+hd-1]
 	i := 0
+	if n8 := nk &^ 7; zmm && hd%32 == 0 && n8 > 0 {
+		// Eight keys at a time on 512-bit vectors, the rest on 256-bit.
+		ko := n8 * kstride
+		for ; i+2 <= nh; i += 2 {
+			attnScores2F16AVX512(&s[i*sstride], sstride*4, &q[i*hd], &k[0], &v[0], kstride*2, n8, hd, scale)
+			if nk > n8 {
+				attnScores2F16AVX2(&s[i*sstride+n8], sstride*4, &q[i*hd], &k[ko], &v[ko], kstride*2, nk-n8, hd, scale)
+			}
+		}
+	}
 	for ; i+2 <= nh; i += 2 {
 		attnScores2F16AVX2(&s[i*sstride], sstride*4, &q[i*hd], &k[0], &v[0], kstride*2, nk, hd, scale)
 	}
@@ -313,7 +325,9 @@ func attnScoresF16(s []float32, sstride int, q []float32, hd, nh int, k, v []uin
 
 // attnAccumF16 is attnAccum with half-precision values, widened by the
 // assembly with VCVTPH2PS; the sums are attnAccum's on the widened values.
-// The assembly does not prefetch: attnScoresF16 did.
+// The assembly does not prefetch: attnScoresF16 did. Where the CPU has
+// AVX-512 and hd is a multiple of 128, pairs of heads go to the 512-bit
+// kernel, which gives the same bits.
 func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16, vstride, nk int, corr []float32) {
 	if !accel || hd%32 != 0 {
 		attnAccumF16Go(o, hd, nh, p, pstride, v, vstride, nk, corr)
@@ -321,6 +335,11 @@ func attnAccumF16(o []float32, hd, nh int, p []float32, pstride int, v []uint16,
 	}
 	_, _, _, _ = o[nh*hd-1], p[(nh-1)*pstride+nk-1], v[(nk-1)*vstride+hd-1], corr[nh-1]
 	i := 0
+	if zmm && hd%128 == 0 {
+		for ; i+2 <= nh; i += 2 {
+			attnAccum2F16AVX512(&o[i*hd], hd*4, &p[i*pstride], pstride*4, &v[0], vstride*2, nk, hd, corr[i], corr[i+1])
+		}
+	}
 	for ; i+2 <= nh; i += 2 {
 		attnAccum2F16AVX2(&o[i*hd], hd*4, &p[i*pstride], pstride*4, &v[0], vstride*2, nk, hd, corr[i], corr[i+1])
 	}
