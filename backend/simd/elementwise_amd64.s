@@ -112,7 +112,7 @@ sqdone:
 // func scaleMulAVX2(y, x, gain *float32, s float32, n int)
 //
 // y = x * s * g.
-TEXT ·scaleMulAVX2(SB), NOSPLIT, $0-40
+TEXT ·scaleMulAsm(SB), NOSPLIT, $0-40
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ gain+16(FP), R8
@@ -133,7 +133,7 @@ smloop:
 // func addAVX2(x, y *float32, n int)
 //
 // x += y.
-TEXT ·addAVX2(SB), NOSPLIT, $0-24
+TEXT ·addAsm(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), DI
 	MOVQ y+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -152,7 +152,7 @@ addloop:
 // func swigluAVX2(out, gate, up *float32, n int)
 //
 // out = gate / (1 + expf(-gate)) * up.
-TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
+TEXT ·swigluAsm(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI
 	MOVQ gate+8(FP), SI
 	MOVQ up+16(FP), R8
@@ -176,7 +176,7 @@ sgloop:
 // func gegluAVX2(out, gate, up *float32, n int)
 //
 // out = gate / (1 + expf(-(gate * (k0 + k1*gate*gate)))) * up, as geluMul.
-TEXT ·gegluAVX2(SB), NOSPLIT, $0-32
+TEXT ·gegluAsm(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI
 	MOVQ gate+8(FP), SI
 	MOVQ up+16(FP), R8
@@ -205,7 +205,7 @@ ggloop:
 //
 // g = min(gate, 7), u = clamp(up, -7, 7), out = g / (1 + expf(g * -1.702))
 // * (u + 1), as swigluOAIMul.
-TEXT ·swigluOAIAVX2(SB), NOSPLIT, $0-32
+TEXT ·swigluOAIAsm(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI
 	MOVQ gate+8(FP), SI
 	MOVQ up+16(FP), R8
@@ -234,7 +234,7 @@ soloop:
 // func expSubAVX2(p, s *float32, m float32, n int) float32
 //
 // p = expf(s - m); returns the sum of p.
-TEXT ·expSubAVX2(SB), NOSPLIT, $0-36
+TEXT ·expSubAsm(SB), NOSPLIT, $0-36
 	MOVQ p+0(FP), DI
 	MOVQ s+8(FP), SI
 	VBROADCASTSS m+16(FP), Y6

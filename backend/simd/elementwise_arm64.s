@@ -77,7 +77,7 @@
 // func swigluNEON(out, gate, up *float32, n int)
 //
 // out = siluMul(gate, up) element-wise.
-TEXT ·swigluNEON(SB), NOSPLIT, $0-32
+TEXT ·swigluAsm(SB), NOSPLIT, $0-32
 	MOVD out+0(FP), R0
 	MOVD gate+8(FP), R1
 	MOVD up+16(FP), R2
@@ -100,7 +100,7 @@ swiglu8:
 //
 // out = geluMul(gate, up) element-wise: t = (g*g*geluK1 + geluK0) * g,
 // g / (1 + expf(-t)) * u.
-TEXT ·gegluNEON(SB), NOSPLIT, $0-32
+TEXT ·gegluAsm(SB), NOSPLIT, $0-32
 	MOVD out+0(FP), R0
 	MOVD gate+8(FP), R1
 	MOVD up+16(FP), R2
@@ -140,7 +140,7 @@ geglu8:
 // out = swigluOAIMul(gate, up) element-wise: g = min(g, 7), u = clamp(u,
 // -7, 7) with FMINNM and FMAXNM (the limit for a NaN, as Go), then
 // g / (1 + expf(g * -1.702)) * (u + 1).
-TEXT ·swigluOAINEON(SB), NOSPLIT, $0-32
+TEXT ·swigluOAIAsm(SB), NOSPLIT, $0-32
 	MOVD out+0(FP), R0
 	MOVD gate+8(FP), R1
 	MOVD up+16(FP), R2
@@ -180,7 +180,7 @@ oai8:
 //
 // p[i] = expf(s[i] - m); returns the sum of p, in two vectors of four
 // lanes added at the end.
-TEXT ·expSubNEON(SB), NOSPLIT, $0-36
+TEXT ·expSubAsm(SB), NOSPLIT, $0-36
 	MOVD  p+0(FP), R0
 	MOVD  s+8(FP), R1
 	FMOVS m+16(FP), F16
@@ -241,7 +241,7 @@ sumsq8:
 // func scaleMulNEON(y, x, gain *float32, s float32, n int)
 //
 // y = float32(x*s) * gain.
-TEXT ·scaleMulNEON(SB), NOSPLIT, $0-40
+TEXT ·scaleMulAsm(SB), NOSPLIT, $0-40
 	MOVD  y+0(FP), R0
 	MOVD  x+8(FP), R1
 	MOVD  gain+16(FP), R2
@@ -264,7 +264,7 @@ scalemul8:
 // func addNEON(x, y *float32, n int)
 //
 // x += y.
-TEXT ·addNEON(SB), NOSPLIT, $0-24
+TEXT ·addAsm(SB), NOSPLIT, $0-24
 	MOVD x+0(FP), R0
 	MOVD y+8(FP), R1
 	MOVD n+16(FP), R3

@@ -37,24 +37,6 @@ func dot4BF16AVX2(y *float32, w *byte, rb int, x *float32, n int)
 func sumSqAVX2(x *float32, n int) float32
 
 //go:noescape
-func scaleMulAVX2(y, x, gain *float32, s float32, n int)
-
-//go:noescape
-func addAVX2(x, y *float32, n int)
-
-//go:noescape
-func swigluAVX2(out, gate, up *float32, n int)
-
-//go:noescape
-func gegluAVX2(out, gate, up *float32, n int)
-
-//go:noescape
-func swigluOAIAVX2(out, gate, up *float32, n int)
-
-//go:noescape
-func expSubAVX2(p, s *float32, m float32, n int) float32
-
-//go:noescape
 func ropeAVX2(x, cos, sin *float32, nHeads, half int)
 
 //go:noescape
@@ -166,82 +148,6 @@ func sumSquares(x []float32) float64 {
 		return sumSquaresGo(x)
 	}
 	return float64(sumSqAVX2(&x[0], n)) + sumSquaresGo(x[n:])
-}
-
-// scaleMul computes y = x * s * g; len(y), len(g) >= len(x).
-func scaleMul(y, x, g []float32, s float32) {
-	n := 0
-	if accel {
-		n = len(x) &^ 7
-	}
-	if n > 0 {
-		_, _ = y[n-1], g[n-1]
-		scaleMulAVX2(&y[0], &x[0], &g[0], s, n)
-	}
-	scaleMulGo(y[n:], x[n:], g[n:], s)
-}
-
-// add computes x += y; len(y) >= len(x).
-func add(x, y []float32) {
-	n := 0
-	if accel {
-		n = len(x) &^ 7
-	}
-	if n > 0 {
-		_ = y[n-1]
-		addAVX2(&x[0], &y[0], n)
-	}
-	addGo(x[n:], y[n:])
-}
-
-// swiglu computes out = silu(gate) * up, all of one length.
-func swiglu(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		swigluAVX2(&out[0], &gate[0], &up[0], n)
-	}
-	swigluGo(out[n:], gate[n:], up[n:])
-}
-
-// geglu computes out = gelu(gate) * up; see geluMul.
-func geglu(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		gegluAVX2(&out[0], &gate[0], &up[0], n)
-	}
-	gegluGo(out[n:], gate[n:], up[n:])
-}
-
-// swigluOAI computes OpenAI's clamped SwiGLU; see swigluOAIMul.
-func swigluOAI(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		swigluOAIAVX2(&out[0], &gate[0], &up[0], n)
-	}
-	swigluOAIGo(out[n:], gate[n:], up[n:])
-}
-
-// expSub sets p[i] = expf(s[i] - m) and returns their sum; len(p) >= len(s).
-func expSub(p, s []float32, m float32) float32 {
-	n := len(s) &^ 7
-	if !accel || n == 0 {
-		return expSubGo(p, s, m)
-	}
-	_ = p[n-1]
-	sum := expSubAVX2(&p[0], &s[0], m, n)
-	return sum + expSubGo(p[n:], s[n:], m)
 }
 
 // rope rotates the nHeads heads of one token; see ropeGo.

@@ -76,24 +76,6 @@ func dot4BF16NEON(y *float32, w *byte, rb int, x *float32, n int)
 func sumSqNEON(x *float32, n int) float64
 
 //go:noescape
-func scaleMulNEON(y, x, gain *float32, s float32, n int)
-
-//go:noescape
-func addNEON(x, y *float32, n int)
-
-//go:noescape
-func swigluNEON(out, gate, up *float32, n int)
-
-//go:noescape
-func gegluNEON(out, gate, up *float32, n int)
-
-//go:noescape
-func swigluOAINEON(out, gate, up *float32, n int)
-
-//go:noescape
-func expSubNEON(p, s *float32, m float32, n int) float32
-
-//go:noescape
 func ropeNEON(x, cos, sin *float32, nHeads, half int)
 
 //go:noescape
@@ -217,84 +199,6 @@ func sumSquares(x []float32) float64 {
 		return sumSquaresGo(x)
 	}
 	return sumSqNEON(&x[0], n) + sumSquaresGo(x[n:])
-}
-
-// scaleMul computes y = x * s * g; len(y), len(g) >= len(x).
-func scaleMul(y, x, g []float32, s float32) {
-	n := 0
-	if accel {
-		n = len(x) &^ 7
-	}
-	if n > 0 {
-		_, _ = y[n-1], g[n-1]
-		scaleMulNEON(&y[0], &x[0], &g[0], s, n)
-	}
-	scaleMulGo(y[n:], x[n:], g[n:], s)
-}
-
-// add computes x += y; len(y) >= len(x).
-func add(x, y []float32) {
-	n := 0
-	if accel {
-		n = len(x) &^ 7
-	}
-	if n > 0 {
-		_ = y[n-1]
-		addNEON(&x[0], &y[0], n)
-	}
-	addGo(x[n:], y[n:])
-}
-
-// swiglu computes out = silu(gate) * up, all of one length.
-func swiglu(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		swigluNEON(&out[0], &gate[0], &up[0], n)
-	}
-	swigluGo(out[n:], gate[n:], up[n:])
-}
-
-// geglu computes out = gelu(gate) * up; see geluMul.
-func geglu(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		gegluNEON(&out[0], &gate[0], &up[0], n)
-	}
-	gegluGo(out[n:], gate[n:], up[n:])
-}
-
-// swigluOAI computes OpenAI's clamped SwiGLU; see swigluOAIMul.
-func swigluOAI(out, gate, up []float32) {
-	n := 0
-	if accel {
-		n = len(gate) &^ 7
-	}
-	if n > 0 {
-		_, _ = out[n-1], up[n-1]
-		swigluOAINEON(&out[0], &gate[0], &up[0], n)
-	}
-	swigluOAIGo(out[n:], gate[n:], up[n:])
-}
-
-// expSub sets p[i] = expf(s[i] - m) and returns their sum; len(p) >= len(s).
-// The assembly gives p the bits of expSubGo's and adds them in its own
-// order.
-func expSub(p, s []float32, m float32) float32 {
-	n := len(s) &^ 7
-	if !accel || n == 0 {
-		return expSubGo(p, s, m)
-	}
-	_ = p[n-1]
-	sum := expSubNEON(&p[0], &s[0], m, n)
-	return sum + expSubGo(p[n:], s[n:], m)
 }
 
 // rope rotates the nHeads heads of one token; see ropeGo.
