@@ -1,0 +1,240 @@
+#version 450
+// attn: paged causal grouped-query attention over a half-precision cache
+// (backend.Ops.AttentionF16, scalar.AttentionF16), for decode (one query
+// token a sequence) and prompts (many) alike.
+//
+// The queries come in tiles: tile i is tiles[2i+1] (at most TQ) consecutive
+// tokens of one sequence from token tiles[2i] (vulkan.AttnTiles builds
+// them). Token t is at position pos[t] of sequence seq[t], whose block
+// table starts at tables[tabOff[seq[t]]] (kv_store's layout); its query
+// head h (q[(t*nHeads + h)*D ...], D = headDim) attends to the keys and
+// values of KV head h / (nHeads/nKV) at positions lo..pos[t], lo = 0, or
+// pos[t] - window + 1 with a positive window; position p is row p %
+// blockSize of block tables[...+ p/blockSize], block b's row r starting at
+// value (b*blockSize + r) * nKV*D of kc and vc. The logits are q.k *
+// scale; with hasSinks, sinks[h] joins the softmax's denominator (a key
+// of that logit and a value of zeros).
+//
+// A workgroup computes R = TQ*HPW query rows: the tile's tokens times HPW
+// query heads of one KV head, reading each key and value once for all of
+// them. It walks the keys in chunks of WG positions: invocation j computes
+// the R logits of key j of the chunk (its row of the cache read 8 halves
+// at a time), the chunk's maxima update each row's running maximum
+// (online softmax, float32), and invocation j then accumulates the value
+// pairs j, j+WG, ... (of D/2) of the R rows over the chunk's keys. The
+// denominators are summed over the workgroup at the end.
+//
+// Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
+// (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
+// D (headDim, a multiple of 8). Shared memory: 4*(R*D + 2*R*WG + WG)
+// bytes (vulkan.AttnShape picks them).
+//
+// Push block (Go: pushAttn):
+//   q, out        addresses of tokens*nHeads*D float32 values
+//   kc, vc        addresses of the layer's key and value caches (f16)
+//   pos, seq      addresses of an int32 a token
+//   tables        address of the int32 block tables
+//   tabOff        address of an int32 offset into tables a sequence
+//   tiles         address of nTiles (first token, tokens) int32 pairs
+//   sinks         address of nHeads float32 logits (read with hasSinks)
+//   nTiles, nHeads, nKV, blockSize  uint
+//   window        int (0: none)
+//   scale         float
+//   hasSinks      uint
+// Grid: (nTiles, nHeads/HPW, 1); vulkan.AttnGroups splits nTiles past
+// 65535 over z: tile = z * gl_NumWorkGroups.x + x.
+#include "common.glsl"
+#include "ops.glsl"
+
+layout(constant_id = 1) const uint HPW = 1;
+layout(constant_id = 2) const uint TQ = 1;
+layout(constant_id = 3) const uint D = 128;
+
+const uint R = TQ * HPW;
+const uint DP = D / 2u;               // value pairs a row
+const uint PPT = (DP + WG - 1u) / WG; // value pairs an invocation
+
+layout(push_constant, std430) uniform Push {
+  F32s q;
+  F32s dst;
+  U32x4s kc;
+  U32s vc;
+  I32s pos;
+  I32s seq;
+  I32s tables;
+  I32s tabOff;
+  I32s tiles;
+  F32s sinks;
+  uint nTiles;
+  uint nHeads;
+  uint nKV;
+  uint blockSize;
+  int window;
+  float scale;
+  uint hasSinks;
+} p;
+
+shared float qs[R * D];     // the rows' queries
+shared float ps[R * WG];    // the chunk's weights, row-major
+shared float rmax[R * WG];  // a partial a subgroup and row
+shared uint crow[WG];       // the cache row of each key of the chunk
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+void main() {
+  uint tile = gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (tile >= p.nTiles) {
+    return; // the whole workgroup
+  }
+  uint tid = gl_LocalInvocationID.x;
+  uint t0 = uint(p.tiles.v[2u * tile]);
+  uint nt = min(uint(p.tiles.v[2u * tile + 1u]), TQ);
+  uint head0 = gl_WorkGroupID.y * HPW;
+  uint kvh = head0 / (p.nHeads / p.nKV);
+  uint kvDim = p.nKV * D;
+  int tab = p.tabOff.v[p.seq.v[t0]];
+
+  // Each row's position and first key; the tile's key range lo..hi.
+  int rpos[TQ];
+  int rlo[TQ];
+  int lo = 0x7fffffff;
+  int hi = -1;
+  for (uint r = 0; r < TQ; r++) {
+    rpos[r] = -1;
+    rlo[r] = 0;
+    if (r < nt) {
+      rpos[r] = p.pos.v[t0 + r];
+      rlo[r] = p.window > 0 ? max(0, rpos[r] - p.window + 1) : 0;
+      lo = min(lo, rlo[r]);
+      hi = max(hi, rpos[r]);
+    }
+  }
+
+  for (uint i = tid; i < R * D; i += WG) {
+    uint r = i / D;
+    uint tq = r / HPW;
+    float v = 0.0;
+    if (tq < nt) {
+      v = p.q.v[((t0 + tq) * p.nHeads + head0 + r % HPW) * D + i % D];
+    }
+    qs[i] = v;
+  }
+  barrier();
+
+  float m[R];
+  float lsum[R];
+  vec2 acc[PPT][R];
+  for (uint r = 0; r < R; r++) {
+    m[r] = NEG_INF;
+    lsum[r] = 0.0;
+    for (uint k = 0; k < PPT; k++) {
+      acc[k][r] = vec2(0.0);
+    }
+  }
+
+  for (int base = lo; base <= hi; base += int(WG)) {
+    // The logits of key base+tid.
+    int kp = base + int(tid);
+    float s[R];
+    for (uint r = 0; r < R; r++) {
+      s[r] = 0.0;
+    }
+    if (kp <= hi) {
+      uint blk = uint(p.tables.v[tab + kp / int(p.blockSize)]);
+      uint row = blk * p.blockSize + uint(kp) % p.blockSize;
+      crow[tid] = row;
+      uint k8 = (row * kvDim + kvh * D) / 8u;
+      for (uint c = 0; c < D / 8u; c++) {
+        uvec4 w = p.kc.v[k8 + c];
+        vec2 k0 = unpackHalf2x16(w.x);
+        vec2 k1 = unpackHalf2x16(w.y);
+        vec2 k2 = unpackHalf2x16(w.z);
+        vec2 k3 = unpackHalf2x16(w.w);
+        for (uint r = 0; r < R; r++) {
+          uint qo = r * D + c * 8u;
+          s[r] += qs[qo] * k0.x + qs[qo + 1u] * k0.y + qs[qo + 2u] * k1.x + qs[qo + 3u] * k1.y +
+                  qs[qo + 4u] * k2.x + qs[qo + 5u] * k2.y + qs[qo + 6u] * k3.x + qs[qo + 7u] * k3.y;
+        }
+      }
+    }
+    for (uint r = 0; r < R; r++) {
+      uint tq = r / HPW;
+      s[r] = (kp <= rpos[tq] && kp >= rlo[tq]) ? s[r] * p.scale : NEG_INF;
+      float mx = subgroupMax(s[r]);
+      if (subgroupElect()) {
+        rmax[gl_SubgroupID * R + r] = mx;
+      }
+    }
+    barrier();
+
+    float alpha[R];
+    for (uint r = 0; r < R; r++) {
+      float mc = NEG_INF;
+      for (uint g = 0; g < gl_NumSubgroups; g++) {
+        mc = max(mc, rmax[g * R + r]);
+      }
+      float mn = max(m[r], mc);
+      alpha[r] = mn == NEG_INF ? 1.0 : exp(m[r] - mn);
+      float w = s[r] == NEG_INF ? 0.0 : exp(s[r] - mn);
+      ps[r * WG + tid] = w;
+      lsum[r] = lsum[r] * alpha[r] + w;
+      m[r] = mn;
+    }
+    barrier();
+
+    uint nk = uint(min(int(WG), hi - base + 1));
+    for (uint k = 0; k < PPT; k++) {
+      uint pi = tid + k * WG;
+      if (pi < DP) {
+        for (uint r = 0; r < R; r++) {
+          acc[k][r] *= alpha[r];
+        }
+        uint vo = kvh * DP + pi;
+        for (uint j = 0; j < nk; j++) {
+          vec2 v = unpackHalf2x16(p.vc.v[crow[j] * (kvDim / 2u) + vo]);
+          for (uint r = 0; r < R; r++) {
+            acc[k][r] += ps[r * WG + j] * v;
+          }
+        }
+      }
+    }
+    barrier();
+  }
+
+  // The denominators, summed over the workgroup; the sinks; the output.
+  for (uint r = 0; r < R; r++) {
+    float sm = subgroupAdd(lsum[r]);
+    if (subgroupElect()) {
+      rmax[gl_SubgroupID * R + r] = sm;
+    }
+  }
+  barrier();
+  for (uint r = 0; r < R; r++) {
+    uint tq = r / HPW;
+    if (tq >= nt) {
+      continue;
+    }
+    float l = 0.0;
+    for (uint g = 0; g < gl_NumSubgroups; g++) {
+      l += rmax[g * R + r];
+    }
+    uint h = head0 + r % HPW;
+    float f = 1.0; // exp(m - the maximum with the sink)
+    if (p.hasSinks != 0u) {
+      float sk = p.sinks.v[h];
+      float mf = max(m[r], sk);
+      f = m[r] == NEG_INF ? 0.0 : exp(m[r] - mf);
+      l = l * f + exp(sk - mf);
+    }
+    f = l > 0.0 ? f / l : 0.0;
+    uint o = ((t0 + tq) * p.nHeads + h) * DP;
+    for (uint k = 0; k < PPT; k++) {
+      uint pi = tid + k * WG;
+      if (pi < DP) {
+        vec2 v = acc[k][r] * f;
+        p.dst.v[2u * (o + pi)] = v.x;
+        p.dst.v[2u * (o + pi) + 1u] = v.y;
+      }
+    }
+  }
+}
