@@ -203,7 +203,7 @@ func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D} }
 // shared returns the shared memory the shape uses, in bytes.
 func (s attnShape) shared() uint32 {
 	r := s.HPW * s.TQ
-	return 4 * (r*s.D + 2*r*s.WG + s.WG)
+	return 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
 }
 
 // maxAttnRows bounds the query rows (tokens times heads) of an attn
@@ -246,6 +246,20 @@ func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) 
 		}
 	}
 	return s, nil
+}
+
+// setOpts sets the scale, the window and the sinks flag of p from opt
+// for heads of headDim values (the sinks' address is p.Sinks, set apart).
+func (p *pushAttn) setOpts(opt *backend.AttnOpts, headDim int) {
+	p.Scale = opt.Scale
+	if p.Scale == 0 {
+		p.Scale = arch.DefaultAttnScale(headDim)
+	}
+	p.Window = int32(max(opt.Window, 0))
+	p.HasSinks = 0
+	if opt.Sinks != nil {
+		p.HasSinks = 1
+	}
 }
 
 // attnGroups returns attn.comp's grid for nTiles tiles and nHeads query

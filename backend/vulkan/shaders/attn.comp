@@ -26,8 +26,8 @@
 //
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
-// D (headDim, a multiple of 8). Shared memory: 4*(R*D + 2*R*WG + WG)
-// bytes (vulkan.AttnShape picks them).
+// D (headDim, a multiple of 8). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
+// R*WG + WG) bytes (vulkan's pickAttnShape picks them).
 //
 // Push block (Go: pushAttn):
 //   q, out        addresses of tokens*nHeads*D float32 values
@@ -53,6 +53,8 @@ layout(constant_id = 3) const uint D = 128;
 const uint R = TQ * HPW;
 const uint DP = D / 2u;               // value pairs a row
 const uint PPT = (DP + WG - 1u) / WG; // value pairs an invocation
+const uint NR4 = (R + 3u) / 4u;        // vec4s of weights a key
+const uint D4 = D / 4u;                // vec4s of a query row
 
 layout(push_constant, std430) uniform Push {
   F32s q;
@@ -74,8 +76,8 @@ layout(push_constant, std430) uniform Push {
   uint hasSinks;
 } p;
 
-shared float qs[R * D];     // the rows' queries
-shared float ps[R * WG];    // the chunk's weights, row-major
+shared vec4 qs[R * D4];     // the rows' queries
+shared vec4 ps[WG * NR4];   // the chunk's weights, key-major, rows padded to 4
 shared float rmax[R * WG];  // a partial a subgroup and row
 shared uint crow[WG];       // the cache row of each key of the chunk
 
@@ -110,12 +112,13 @@ void main() {
     }
   }
 
-  for (uint i = tid; i < R * D; i += WG) {
-    uint r = i / D;
+  for (uint i = tid; i < R * D4; i += WG) {
+    uint r = i / D4;
     uint tq = r / HPW;
-    float v = 0.0;
+    vec4 v = vec4(0.0);
     if (tq < nt) {
-      v = p.q.v[((t0 + tq) * p.nHeads + head0 + r % HPW) * D + i % D];
+      uint o = ((t0 + tq) * p.nHeads + head0 + r % HPW) * D + 4u * (i % D4);
+      v = vec4(p.q.v[o], p.q.v[o + 1u], p.q.v[o + 2u], p.q.v[o + 3u]);
     }
     qs[i] = v;
   }
@@ -146,14 +149,10 @@ void main() {
       uint k8 = (row * kvDim + kvh * D) / 8u;
       for (uint c = 0; c < D / 8u; c++) {
         uvec4 w = p.kc.v[k8 + c];
-        vec2 k0 = unpackHalf2x16(w.x);
-        vec2 k1 = unpackHalf2x16(w.y);
-        vec2 k2 = unpackHalf2x16(w.z);
-        vec2 k3 = unpackHalf2x16(w.w);
+        vec4 ka = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+        vec4 kb = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
         for (uint r = 0; r < R; r++) {
-          uint qo = r * D + c * 8u;
-          s[r] += qs[qo] * k0.x + qs[qo + 1u] * k0.y + qs[qo + 2u] * k1.x + qs[qo + 3u] * k1.y +
-                  qs[qo + 4u] * k2.x + qs[qo + 5u] * k2.y + qs[qo + 6u] * k3.x + qs[qo + 7u] * k3.y;
+          s[r] += dot(qs[r * D4 + 2u * c], ka) + dot(qs[r * D4 + 2u * c + 1u], kb);
         }
       }
     }
@@ -175,10 +174,18 @@ void main() {
       }
       float mn = max(m[r], mc);
       alpha[r] = mn == NEG_INF ? 1.0 : exp(m[r] - mn);
-      float w = s[r] == NEG_INF ? 0.0 : exp(s[r] - mn);
-      ps[r * WG + tid] = w;
-      lsum[r] = lsum[r] * alpha[r] + w;
+      s[r] = s[r] == NEG_INF ? 0.0 : exp(s[r] - mn); // the weight
+      lsum[r] = lsum[r] * alpha[r] + s[r];
       m[r] = mn;
+    }
+    for (uint g = 0; g < NR4; g++) {
+      vec4 w = vec4(0.0);
+      for (uint e = 0; e < 4u; e++) {
+        if (4u * g + e < R) {
+          w[e] = s[4u * g + e];
+        }
+      }
+      ps[tid * NR4 + g] = w;
     }
     barrier();
 
@@ -192,8 +199,13 @@ void main() {
         uint vo = kvh * DP + pi;
         for (uint j = 0; j < nk; j++) {
           vec2 v = unpackHalf2x16(p.vc.v[crow[j] * (kvDim / 2u) + vo]);
-          for (uint r = 0; r < R; r++) {
-            acc[k][r] += ps[r * WG + j] * v;
+          for (uint g = 0; g < NR4; g++) {
+            vec4 w = ps[j * NR4 + g];
+            for (uint e = 0; e < 4u; e++) {
+              if (4u * g + e < R) {
+                acc[k][4u * g + e] += w[e] * v;
+              }
+            }
           }
         }
       }
