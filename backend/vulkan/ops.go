@@ -44,14 +44,21 @@ type pushKVStore struct {
 	_                                      [4]byte
 }
 
-// pushAttn is the push block of attn.comp.
+// pushAttn is the push block of attn.comp. Splits is 1 but for decode at
+// depth (attnSplits), where Part receives the runs' partial results.
 type pushAttn struct {
-	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks uint64
-	NTiles, NHeads, NKV, BlockSize                         uint32
-	Window                                                 int32
-	Scale                                                  float32
-	HasSinks                                               uint32
-	_                                                      [4]byte
+	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks, Part uint64
+	NTiles, NHeads, NKV, BlockSize                               uint32
+	Window                                                       int32
+	Scale                                                        float32
+	HasSinks, Splits                                             uint32
+}
+
+// pushAttnCombine is the push block of attn_combine.comp.
+type pushAttnCombine struct {
+	Part, Out, Sinks                        uint64
+	Rows, NHeads, HeadDim, Splits, HasSinks uint32
+	_                                       [4]byte
 }
 
 // pushGLU is the push block of swiglu.comp, geglu.comp and
@@ -262,10 +269,34 @@ func (p *pushAttn) setOpts(opt *backend.AttnOpts, headDim int) {
 	}
 }
 
-// attnGroups returns attn.comp's grid for nTiles tiles and nHeads query
-// heads: (x, nHeads/HPW, z) with the tiles over x and z (tile = z*x +
-// the workgroup's x), x at most 65535.
-func attnGroups(nTiles, nHeads int, s attnShape) (gx, gy, gz uint32) {
-	gx, gz = groups2D(nTiles, 1)
-	return gx, uint32(nHeads) / s.HPW, gz
+// attnGroups returns attn.comp's grid for nTiles tiles, nHeads query heads
+// and splits runs of keys: (x, nHeads/HPW, splits*zt) with the tiles over
+// x and zt, x at most 65535.
+func attnGroups(nTiles, nHeads int, s attnShape, splits int) (gx, gy, gz uint32) {
+	gx, zt := groups2D(nTiles, 1)
+	return gx, uint32(nHeads) / s.HPW, zt * uint32(max(splits, 1))
+}
+
+// attnTargetGroups is the number of workgroups attnSplits aims an attn
+// dispatch at: enough to occupy a large GPU (132 multiprocessors of an
+// H100, 96 compute units of a large AMD GPU) twice over.
+const attnTargetGroups = 256
+
+// attnMinSplitKeys is the fewest keys attnSplits gives a run: below it the
+// partial results cost more than the parallelism brings.
+const attnMinSplitKeys = 256
+
+// attnSplits returns the runs of keys attn.comp cuts each tile's keys
+// into, for nTiles tiles and nHeads query heads of shape s attending to
+// up to keys positions: 1 (no partial results, no attn_combine) when the
+// tiles and head groups are attnTargetGroups workgroups or more, or the
+// keys too few; else enough runs, each of at least attnMinSplitKeys keys,
+// to come near attnTargetGroups, at most 64. The partial results then
+// take nTokens*nHeads*splits*(headDim+2) float32 values.
+func attnSplits(nTiles, nHeads, keys int, s attnShape) int {
+	groups := nTiles * nHeads / int(s.HPW)
+	if groups <= 0 || groups >= attnTargetGroups {
+		return 1
+	}
+	return max(1, min((attnTargetGroups+groups-1)/groups, keys/attnMinSplitKeys, 64))
 }

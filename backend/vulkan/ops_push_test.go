@@ -23,6 +23,7 @@ func TestOpsPushBlocks(t *testing.T) {
 		{"rope", pushRoPE{}},
 		{"kv_store", pushKVStore{}},
 		{"attn", pushAttn{}},
+		{"attn_combine", pushAttnCombine{}},
 		{"swiglu", pushGLU{}},
 		{"geglu", pushGLU{}},
 		{"swiglu_oai", pushGLU{}},

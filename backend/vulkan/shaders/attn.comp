@@ -24,6 +24,14 @@
 // pairs j, j+WG, ... (of D/2) of the R rows over the chunk's keys. The
 // denominators are summed over the workgroup at the end.
 //
+// With splits > 1 (decode at depth, where tiles times head groups are too
+// few workgroups to fill the device) the keys of a tile are cut into
+// splits runs of whole chunks, one a workgroup, and each writes its
+// rows' running maximum m, denominator l and unnormalized output (D
+// values) to part, at ((t*nHeads + h)*splits + split)*(D+2) for token t
+// and head h; attn_combine.comp then merges the runs (and the sinks) into
+// out. A run past the keys writes m = -inf, l = 0.
+//
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
 // D (headDim, a multiple of 8). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
@@ -37,12 +45,15 @@
 //   tabOff        address of an int32 offset into tables a sequence
 //   tiles         address of nTiles (first token, tokens) int32 pairs
 //   sinks         address of nHeads float32 logits (read with hasSinks)
+//   part          address of the runs' partial results (read with splits > 1)
 //   nTiles, nHeads, nKV, blockSize  uint
 //   window        int (0: none)
 //   scale         float
 //   hasSinks      uint
-// Grid: (nTiles, nHeads/HPW, 1); vulkan.AttnGroups splits nTiles past
-// 65535 over z: tile = z * gl_NumWorkGroups.x + x.
+//   splits        uint (1: no partial results)
+// Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (vulkan's
+// attnGroups cuts them at 65535): tile = (z / splits) * gl_NumWorkGroups.x
+// + x, split z % splits.
 #include "common.glsl"
 #include "ops.glsl"
 
@@ -67,6 +78,7 @@ layout(push_constant, std430) uniform Push {
   I32s tabOff;
   I32s tiles;
   F32s sinks;
+  F32s part;
   uint nTiles;
   uint nHeads;
   uint nKV;
@@ -74,6 +86,7 @@ layout(push_constant, std430) uniform Push {
   int window;
   float scale;
   uint hasSinks;
+  uint splits;
 } p;
 
 shared vec4 qs[R * D4];     // the rows' queries
@@ -84,7 +97,8 @@ shared uint crow[WG];       // the cache row of each key of the chunk
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
 void main() {
-  uint tile = gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint split = gl_WorkGroupID.z % p.splits;
+  uint tile = (gl_WorkGroupID.z / p.splits) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (tile >= p.nTiles) {
     return; // the whole workgroup
   }
@@ -110,6 +124,12 @@ void main() {
       lo = min(lo, rlo[r]);
       hi = max(hi, rpos[r]);
     }
+  }
+  if (p.splits > 1u && hi >= lo) {
+    int cps = ((hi - lo) / int(WG) + int(p.splits)) / int(p.splits); // chunks a split
+    int from = lo + int(split) * cps * int(WG);
+    hi = min(hi, from + cps * int(WG) - 1);
+    lo = from;
   }
 
   for (uint i = tid; i < R * D4; i += WG) {
@@ -231,6 +251,21 @@ void main() {
       l += rmax[g * R + r];
     }
     uint h = head0 + r % HPW;
+    if (p.splits > 1u) {
+      uint o = (((t0 + tq) * p.nHeads + h) * p.splits + split) * (D + 2u);
+      if (tid == 0u) {
+        p.part.v[o] = m[r];
+        p.part.v[o + 1u] = l;
+      }
+      for (uint k = 0; k < PPT; k++) {
+        uint pi = tid + k * WG;
+        if (pi < DP) {
+          p.part.v[o + 2u + 2u * pi] = acc[k][r].x;
+          p.part.v[o + 3u + 2u * pi] = acc[k][r].y;
+        }
+      }
+      continue;
+    }
     float f = 1.0; // exp(m - the maximum with the sink)
     if (p.hasSinks != 0u) {
       float sk = p.sinks.v[h];

@@ -30,6 +30,7 @@ rms_norm        rms_norm.comp
 rope            rope.comp
 kv_store        kv_store.comp
 attn            attn.comp
+attn_combine    attn_combine.comp
 swiglu          swiglu.comp
 geglu           geglu.comp
 swiglu_oai      swiglu_oai.comp
