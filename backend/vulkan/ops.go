@@ -223,12 +223,15 @@ const maxAttnRows = 16
 // shared memory (bytes): with prompt, tiles of several query tokens (up
 // to maxAttnRows rows with the group's heads), else one token (decode)
 // with as many of the group's heads as fit. The invocations number the
-// head's value pairs (one pair each), at least a subgroup.
+// head's value pairs (one pair each), at least 32, rounded up to whole
+// subgroups.
 func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) (attnShape, error) {
 	if headDim <= 0 || headDim%8 != 0 || headDim > 512 || group <= 0 {
 		return attnShape{}, fmt.Errorf("vulkan: attention with heads of %d values (want a multiple of 8 up to 512), %d query heads a KV head", headDim, group)
 	}
-	s := attnShape{WG: max(uint32(headDim/2), subgroup, 32), HPW: 1, TQ: 1, D: uint32(headDim)}
+	sub := max(subgroup, 1)
+	wg := (max(uint32(headDim/2), 32) + sub - 1) / sub * sub
+	s := attnShape{WG: wg, HPW: 1, TQ: 1, D: uint32(headDim)}
 	for h := min(group, maxAttnRows); h >= 1; h-- {
 		if group%h == 0 {
 			s.HPW = uint32(h)

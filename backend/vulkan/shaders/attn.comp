@@ -35,7 +35,7 @@
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
 // D (headDim, a multiple of 8). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
-// R*WG + WG) bytes (vulkan's pickAttnShape picks them).
+// R*WG + WG) bytes (pickAttnShape in ops.go picks them).
 //
 // Push block (Go: pushAttn):
 //   q, out        addresses of tokens*nHeads*D float32 values
@@ -51,8 +51,8 @@
 //   scale         float
 //   hasSinks      uint
 //   splits        uint (1: no partial results)
-// Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (vulkan's
-// attnGroups cuts them at 65535): tile = (z / splits) * gl_NumWorkGroups.x
+// Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (attnGroups in
+// ops.go cuts them at 65535): tile = (z / splits) * gl_NumWorkGroups.x
 // + x, split z % splits.
 #include "common.glsl"
 #include "ops.glsl"

@@ -5,7 +5,7 @@
 // Workgroup shape: specialization constant 0 is local_size_x (WG); the
 // grid is two-dimensional where a dimension could pass the 65535 groups
 // every device allows: group gl_WorkGroupID.y * gl_NumWorkGroups.x +
-// gl_WorkGroupID.x (vulkan.groups2D picks the grid on the Go side).
+// gl_WorkGroupID.x (groups2D in ops.go picks the grid).
 
 layout(constant_id = 0) const uint WG = 256;
 layout(local_size_x_id = 0) in;
