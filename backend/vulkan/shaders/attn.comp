@@ -70,7 +70,7 @@ const uint D4 = D / 4u;                // vec4s of a query row
 layout(push_constant, std430) uniform Push {
   F32s q;
   F32s dst;
-  U32x4s kc;
+  UVec4s kc;
   U32s vc;
   I32s pos;
   I32s seq;

@@ -10,9 +10,6 @@
 layout(constant_id = 0) const uint WG = 256;
 layout(local_size_x_id = 0) in;
 
-// U32x4s reads 8 half-precision values (16 bytes) at a time.
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer U32x4s { uvec4 v[]; };
-
 // group_index returns the index of this workgroup in a 2D grid read as
 // one dimension.
 uint group_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
