@@ -29,7 +29,8 @@ type attnCase struct {
 // case runs with the decode shape (a token a workgroup), the prompt shape
 // (tiles of tokens) and a shape of fewer invocations than value pairs,
 // each with all the keys in one workgroup and cut into runs that
-// attn_combine merges (some runs past the keys of short sequences).
+// attn_combine merges (some runs past the keys of short sequences), and
+// decode at depth with the runs attnSplits picks.
 func TestOpsAttention(t *testing.T) {
 	r := newOpsRig(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -47,6 +48,8 @@ func TestOpsAttention(t *testing.T) {
 		{nKV: 2, group: 8, headDim: 64, seqs: dec(130, 3, 47), window: 50},
 		{nKV: 2, group: 4, headDim: 64, seqs: []backend.SeqAttn{{N: 17, Pos: 64}, {N: 1, Pos: 15}, {N: 1, Pos: 16}}, window: 16},
 		{nKV: 1, group: 2, headDim: 256, seqs: []backend.SeqAttn{{N: 9, Pos: 70}, {N: 1, Pos: 200}}, sinks: true},
+		{nKV: 2, group: 4, headDim: 128, seqs: dec(3000, 1500), sinks: true},                // decode at depth: attnSplits' runs
+		{nKV: 2, group: 8, headDim: 64, seqs: dec(2999, 700, 1), window: 1000, scale: 0.05}, // and with a window
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("case%d_hd%d_g%d", i, c.headDim, c.group), func(t *testing.T) {
@@ -120,10 +123,19 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 		t.Fatal(err)
 	}
 	narrow := attnShape{WG: 32, HPW: uint32(min(c.group, 2)), TQ: 3, D: uint32(c.headDim)}
-	for _, run := range []struct {
+	keys := 0
+	for _, sq := range seqs {
+		keys = max(keys, sq.Pos+sq.N)
+	}
+	runs := []struct {
 		sh     attnShape
 		splits int
-	}{{dev, 1}, {dev, 4}, {prompt, 1}, {prompt, 2}, {narrow, 1}, {narrow, 3}} {
+	}{{dev, 1}, {dev, 4}, {prompt, 1}, {prompt, 2}, {narrow, 1}, {narrow, 3}}
+	if n := attnSplits(len(AttnTiles(seqs, 1))/2, nHeads, keys, dev); n > 1 {
+		runs = append(runs, runs[0])
+		runs[len(runs)-1].splits = n
+	}
+	for _, run := range runs {
 		sh := run.sh
 		if sh.shared() > r.d.SharedMemory {
 			continue
