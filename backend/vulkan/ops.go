@@ -21,37 +21,46 @@ import (
 // every device (maxComputeWorkGroupCount's required minimum).
 const maxGroups = 65535
 
-// pushRMSNorm is the push block of rms_norm.comp.
+// pushRMSNorm is the push block of rms_norm.comp. Group and Stride lay
+// out the rows: Group rows of D values every Stride values (1 and D for
+// packed rows).
 type pushRMSNorm struct {
-	X, Y, Gain uint64
-	Rows, D    uint32
-	Eps        float32
-	_          [4]byte
+	X, Y, Gain    uint64
+	Rows, D       uint32
+	Eps           float32
+	Group, Stride uint32
+	_             [4]byte
 }
 
 // pushRoPE is the push block of rope.comp. Style is 0 for arch.RopeNeoX,
-// 1 for arch.RopeNormal (ropeStyle).
+// 1 for arch.RopeNormal (ropeStyle); Stride is the values from a token's
+// first head to the next token's (Heads*HeadDim when packed).
 type pushRoPE struct {
 	X, Pos, Tab                            uint64
 	Tokens, Heads, HeadDim, RotDims, Style uint32
-	MaxPos                                 uint32
-}
-
-// pushKVStore is the push block of kv_store.comp.
-type pushKVStore struct {
-	K, V, KC, VC, Pos, Seq, Tables, TabOff uint64
-	Tokens, KVDim, BlockSize               uint32
+	MaxPos, Stride                         uint32
 	_                                      [4]byte
 }
 
+// pushKVStore is the push block of kv_store.comp. Stride is the values
+// from a token's keys (and values) to the next token's (KVDim when
+// packed).
+type pushKVStore struct {
+	K, V, KC, VC, Pos, Seq, Tables, TabOff uint64
+	Tokens, KVDim, BlockSize, Stride       uint32
+}
+
 // pushAttn is the push block of attn.comp. Splits is 1 but for decode at
-// depth (attnSplits), where Part receives the runs' partial results.
+// depth (attnSplits), where Part receives the runs' partial results;
+// QStride is the values from a token's queries to the next token's
+// (NHeads*headDim when packed). It fills the 128 bytes of push constants.
 type pushAttn struct {
 	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks, Part uint64
 	NTiles, NHeads, NKV, BlockSize                               uint32
 	Window                                                       int32
 	Scale                                                        float32
-	HasSinks, Splits                                             uint32
+	HasSinks, Splits, QStride                                    uint32
+	_                                                            [4]byte
 }
 
 // pushAttnCombine is the push block of attn_combine.comp.

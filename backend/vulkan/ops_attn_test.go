@@ -27,7 +27,8 @@ type attnCase struct {
 // positions in one batch (their rows not in sequence order), block tables
 // out of order, blocks of 16 positions, sliding windows and sinks. Each
 // case runs with the decode shape (a token a workgroup), the prompt shape
-// (tiles of tokens) and a shape of fewer invocations than value pairs,
+// (tiles of tokens) and a shape of fewer invocations than value pairs
+// (reading the queries from a fused QKV product's rows),
 // each with all the keys in one workgroup and cut into runs that
 // attn_combine merges (some runs past the keys of short sequences), and
 // decode at depth with the runs attnSplits picks.
@@ -107,7 +108,15 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qb, kc, vc := r.f32(q), r.u16(k), r.u16(v)
+	// The queries packed, and as the first part of a fused QKV product's
+	// rows (the narrow shape reads those).
+	qDim := nHeads * c.headDim
+	qWidth := qDim + 2*kvDim
+	fused := randF32(rng, tokens*qWidth, 1)
+	for tk := range tokens {
+		copy(fused[tk*qWidth:], q[tk*qDim:(tk+1)*qDim])
+	}
+	qb, qf, kc, vc := r.f32(q), r.f32(fused), r.u16(k), r.u16(v)
 	pb, sb, tb, ob := r.i32(pos), r.i32(seq), r.i32(tables), r.i32(tabOff)
 	sinkVals := opt.Sinks
 	if sinkVals == nil {
@@ -146,7 +155,11 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 		if run.splits > 1 {
 			part = r.buf(make([]byte, 4*tokens*nHeads*run.splits*(c.headDim+2)))
 		}
-		push := pushAttn{Q: qb.Addr(), Out: out.Addr(), KC: kc.Addr(), VC: vc.Addr(), Pos: pb.Addr(), Seq: sb.Addr(),
+		qAddr, qStride := qb.Addr(), qDim
+		if sh == narrow {
+			qAddr, qStride = qf.Addr(), qWidth
+		}
+		push := pushAttn{Q: qAddr, QStride: uint32(qStride), Out: out.Addr(), KC: kc.Addr(), VC: vc.Addr(), Pos: pb.Addr(), Seq: sb.Addr(),
 			Tables: tb.Addr(), TabOff: ob.Addr(), Tiles: r.i32(tiles).Addr(), Sinks: sinks.Addr(), Part: part.Addr(),
 			NTiles: uint32(len(tiles) / 2), NHeads: uint32(nHeads), NKV: uint32(c.nKV), BlockSize: blockSize,
 			Splits: uint32(run.splits)}

@@ -66,10 +66,10 @@ func TestOpsDecodeReplay(t *testing.T) {
 		return p
 	}
 	store := pushKVStore{K: kb.Addr(), V: vb.Addr(), KC: kc.Addr(), VC: vc.Addr(), Pos: pb.Addr(), Seq: sb.Addr(),
-		Tables: tb.Addr(), TabOff: ob.Addr(), Tokens: uint32(b), KVDim: kvDim, BlockSize: blockSize}
+		Tables: tb.Addr(), TabOff: ob.Addr(), Tokens: uint32(b), KVDim: kvDim, BlockSize: blockSize, Stride: kvDim}
 	attn := pushAttn{Q: qb.Addr(), Out: out.Addr(), KC: kc.Addr(), VC: vc.Addr(), Pos: pb.Addr(), Seq: sb.Addr(),
 		Tables: tb.Addr(), TabOff: ob.Addr(), Tiles: r.i32(tiles).Addr(), Sinks: sinks.Addr(), Part: part.Addr(),
-		NTiles: uint32(b), NHeads: nHeads, NKV: nKV, BlockSize: blockSize, Splits: splits}
+		NTiles: uint32(b), NHeads: nHeads, NKV: nKV, BlockSize: blockSize, Splits: splits, QStride: nHeads * headDim}
 	opt := backend.AttnOpts{}
 	attn.setOpts(&opt, headDim)
 	comb := pushAttnCombine{Part: part.Addr(), Out: out.Addr(), Sinks: sinks.Addr(), Rows: uint32(b * nHeads),

@@ -163,30 +163,48 @@ func TestOpsElementwise(t *testing.T) {
 }
 
 // TestOpsRMSNorm compares rms_norm with the scalar backend on whole
-// tokens, on heads (QK-norm), in place and not, and on more rows than a
-// grid dimension holds.
+// tokens, on heads (QK-norm), in place and not, on more rows than a grid
+// dimension holds, and on the key heads of a fused QKV product (groups of
+// rows apart), whose other values stay as they are.
 func TestOpsRMSNorm(t *testing.T) {
 	r := newOpsRig(t)
 	s := scalar.NewScalar()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
-		rows, d int
-		inPlace bool
-	}{{1, 4096, false}, {7, 1000, true}, {5 * 32, 128, true}, {3 * 16, 64, false}, {70000, 8, true}} {
-		x, gain := randF32(rng, c.rows*c.d, 3), randF32(rng, c.d, 2)
+		rows, d       int
+		inPlace       bool
+		group, stride int // 0: packed rows
+		first         int // the first row's first value
+	}{{rows: 1, d: 4096}, {rows: 7, d: 1000, inPlace: true}, {rows: 5 * 32, d: 128, inPlace: true}, {rows: 3 * 16, d: 64},
+		{rows: 70000, d: 8, inPlace: true},
+		{rows: 5 * 2, d: 64, inPlace: true, group: 2, stride: (8 + 2*2) * 64, first: 8 * 64}, // 8 query, 2 KV heads
+		{rows: 3 * 4, d: 32, group: 4, stride: 4 * 32}} {
+		group, stride := max(c.group, 1), c.stride
+		if stride == 0 {
+			stride = c.d
+		}
+		n := c.first + (c.rows/group-1)*stride + group*c.d // values up to the last row's end
+		x, gain := randF32(rng, n, 3), randF32(rng, c.d, 2)
 		const eps = 1e-6
-		want := make([]float32, len(x))
-		s.RMSNorm(want, x, gain, eps)
+		want := append([]float32(nil), x...)
+		if !c.inPlace {
+			want = make([]float32, n)
+		}
+		for row := range c.rows {
+			o := c.first + row/group*stride + row%group*c.d
+			s.RMSNorm(want[o:o+c.d], x[o:o+c.d], gain, eps)
+		}
 		xb := r.f32(x)
 		yb := xb
 		if !c.inPlace {
-			yb = r.buf(make([]byte, 4*len(x)))
+			yb = r.buf(make([]byte, 4*n))
 		}
 		gx, gy := groups2D(c.rows, 1)
-		push := pushRMSNorm{X: xb.Addr(), Y: yb.Addr(), Gain: r.f32(gain).Addr(), Rows: uint32(c.rows), D: uint32(c.d), Eps: eps}
+		push := pushRMSNorm{X: xb.Addr() + uint64(4*c.first), Y: yb.Addr() + uint64(4*c.first), Gain: r.f32(gain).Addr(),
+			Rows: uint32(c.rows), D: uint32(c.d), Eps: eps, Group: uint32(group), Stride: uint32(stride)}
 		r.run("rms_norm", []uint32{rowWG(c.d, r.d.SubgroupSize)}, gx, gy, 1, PushBytes(&push))
-		if e := relL2(r.readF32(yb, len(x)), want); !(e <= 1e-5) {
-			t.Errorf("rms_norm of %d rows of %d (in place %v): relative L2 error %.3g", c.rows, c.d, c.inPlace, e)
+		if e := relL2(r.readF32(yb, n), want); !(e <= 1e-5) {
+			t.Errorf("rms_norm of %d rows of %d (in place %v, groups of %d every %d): relative L2 error %.3g", c.rows, c.d, c.inPlace, group, stride, e)
 		}
 	}
 }
@@ -195,7 +213,9 @@ func TestOpsRMSNorm(t *testing.T) {
 // whole and partial heads, YaRN's scaled frequencies and mscale, positions
 // up to 32767. With the table and no fused multiply-adds the bits are the
 // CPU's (on amd64, where Go fuses none either). A token at a position
-// outside the table is left as it is.
+// outside the table is left as it is, and so are the values past a
+// token's heads (tokens stride apart, as the query and key heads of a
+// fused QKV product with its value heads after them).
 func TestOpsRoPE(t *testing.T) {
 	r := newOpsRig(t)
 	s := scalar.NewScalar()
@@ -208,11 +228,12 @@ func TestOpsRoPE(t *testing.T) {
 		heads, headDim, rotDims int
 		style                   arch.RopeStyle
 		rope                    *arch.Rope
+		extra                   int // heads a token past those rotated
 	}{
-		{8, 128, 128, arch.RopeNeoX, plain},
-		{4, 64, 64, arch.RopeNormal, plain},
-		{4, 128, 64, arch.RopeNeoX, yarn},
-		{2, 64, 32, arch.RopeNormal, yarn},
+		{8, 128, 128, arch.RopeNeoX, plain, 0},
+		{4, 64, 64, arch.RopeNormal, plain, 2},
+		{4, 128, 64, arch.RopeNeoX, yarn, 1},
+		{2, 64, 32, arch.RopeNormal, yarn, 0},
 	} {
 		rope := *c.rope
 		rope.Style = c.style
@@ -228,19 +249,19 @@ func TestOpsRoPE(t *testing.T) {
 		for range 9 {
 			pos = append(pos, rng.Int32N(maxPos))
 		}
-		width := c.heads * c.headDim
+		width := (c.heads + c.extra) * c.headDim
 		x := randF32(rng, len(pos)*width, 2)
 		want := append([]float32(nil), x...)
 		for i, p := range pos {
 			if p >= 0 && p < maxPos {
-				s.RoPE(want[i*width:(i+1)*width], pos[i:i+1], c.heads, c.headDim, c.rotDims, &rope)
+				s.RoPE(want[i*width:i*width+c.heads*c.headDim], pos[i:i+1], c.heads, c.headDim, c.rotDims, &rope)
 			}
 		}
 		xb := r.f32(x)
 		gx, gy := groups2D(len(pos)*c.heads*c.rotDims/2, elementWG)
 		push := pushRoPE{X: xb.Addr(), Pos: r.i32(pos).Addr(), Tab: r.f32(tab).Addr(),
 			Tokens: uint32(len(pos)), Heads: uint32(c.heads), HeadDim: uint32(c.headDim),
-			RotDims: uint32(c.rotDims), Style: ropeStyle(c.style), MaxPos: maxPos}
+			RotDims: uint32(c.rotDims), Style: ropeStyle(c.style), MaxPos: maxPos, Stride: uint32(width)}
 		r.run("rope", []uint32{elementWG}, gx, gy, 1, PushBytes(&push))
 		got := r.readF32(xb, len(x))
 		if e := relL2(got, want); !(e <= 1e-5) {
@@ -261,7 +282,8 @@ func TestOpsRoPE(t *testing.T) {
 // TestOpsKVStore checks kv_store's half-precision bits (numfmt.F32ToF16's,
 // special values included) and where they go: tokens of three sequences
 // at different positions, block tables out of order, a padding token
-// (position -1) that writes nothing, the rest of the cache untouched.
+// (position -1) that writes nothing, the rest of the cache untouched;
+// keys and values packed, and read from a fused QKV product's rows.
 func TestOpsKVStore(t *testing.T) {
 	r := newOpsRig(t)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -307,26 +329,40 @@ func TestOpsKVStore(t *testing.T) {
 			wantV[row*kvDim+i] = numfmt.F32ToF16(v[tk*kvDim+i])
 		}
 	}
-	kc, vc := r.u16(cache), r.u16(cache)
-	gx, gy := groups2D(tokens*kvDim/2, elementWG)
-	push := pushKVStore{K: r.f32(k).Addr(), V: r.f32(v).Addr(), KC: kc.Addr(), VC: vc.Addr(),
-		Pos: r.i32(pos).Addr(), Seq: r.i32(seq).Addr(), Tables: r.i32(tables).Addr(), TabOff: r.i32(tabOff).Addr(),
-		Tokens: uint32(tokens), KVDim: kvDim, BlockSize: blockSize}
-	r.run("kv_store", []uint32{elementWG}, gx, gy, 1, PushBytes(&push))
-	for _, c := range []struct {
-		name      string
-		got, want []uint16
-	}{{"keys", bytesU16(r.read(kc, 2*len(cache))), wantK}, {"values", bytesU16(r.read(vc, 2*len(cache))), wantV}} {
-		bad := 0
-		for i := range c.want {
-			if c.got[i] != c.want[i] {
-				if bad++; bad <= 5 {
-					t.Errorf("%s: cache value %d (block %d row %d) is %#04x, want %#04x", c.name, i, i/(blockSize*kvDim), i/kvDim%blockSize, c.got[i], c.want[i])
+	const qDim = 4 * headDim
+	const width = qDim + 2*kvDim // a fused QKV product's row
+	fused := randF32(rng, tokens*width, 1)
+	for tk := range tokens {
+		copy(fused[tk*width+qDim:], k[tk*kvDim:(tk+1)*kvDim])
+		copy(fused[tk*width+qDim+kvDim:], v[tk*kvDim:(tk+1)*kvDim])
+	}
+	kb, vb, fb := r.f32(k), r.f32(v), r.f32(fused)
+	for _, src := range []struct {
+		name   string
+		k, v   uint64
+		stride uint32
+	}{{"packed", kb.Addr(), vb.Addr(), kvDim}, {"fused", fb.Addr() + 4*qDim, fb.Addr() + 4*(qDim+kvDim), width}} {
+		kc, vc := r.u16(cache), r.u16(cache)
+		gx, gy := groups2D(tokens*kvDim/2, elementWG)
+		push := pushKVStore{K: src.k, V: src.v, KC: kc.Addr(), VC: vc.Addr(),
+			Pos: r.i32(pos).Addr(), Seq: r.i32(seq).Addr(), Tables: r.i32(tables).Addr(), TabOff: r.i32(tabOff).Addr(),
+			Tokens: uint32(tokens), KVDim: kvDim, BlockSize: blockSize, Stride: src.stride}
+		r.run("kv_store", []uint32{elementWG}, gx, gy, 1, PushBytes(&push))
+		for _, c := range []struct {
+			name      string
+			got, want []uint16
+		}{{"keys", bytesU16(r.read(kc, 2*len(cache))), wantK}, {"values", bytesU16(r.read(vc, 2*len(cache))), wantV}} {
+			bad := 0
+			for i := range c.want {
+				if c.got[i] != c.want[i] {
+					if bad++; bad <= 5 {
+						t.Errorf("%s %s: cache value %d (block %d row %d) is %#04x, want %#04x", src.name, c.name, i, i/(blockSize*kvDim), i/kvDim%blockSize, c.got[i], c.want[i])
+					}
 				}
 			}
-		}
-		if bad > 5 {
-			t.Errorf("%s: %d values differ", c.name, bad)
+			if bad > 5 {
+				t.Errorf("%s %s: %d values differ", src.name, c.name, bad)
+			}
 		}
 	}
 }

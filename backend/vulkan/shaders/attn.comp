@@ -7,7 +7,8 @@
 // tokens of one sequence from token tiles[2i] (vulkan.AttnTiles builds
 // them). Token t is at position pos[t] of sequence seq[t], whose block
 // table starts at tables[tabOff[seq[t]]] (kv_store's layout); its query
-// head h (q[(t*nHeads + h)*D ...], D = headDim) attends to the keys and
+// head h (q[t*qStride + h*D ...], D = headDim; qStride = nHeads*D when
+// packed, a fused QKV product's width) attends to the keys and
 // values of KV head h / (nHeads/nKV) at positions lo..pos[t], lo = 0, or
 // pos[t] - window + 1 with a positive window; position p is row p %
 // blockSize of block tables[...+ p/blockSize], block b's row r starting at
@@ -38,7 +39,8 @@
 // R*WG + WG) bytes (pickAttnShape in ops.go picks them).
 //
 // Push block (Go: pushAttn):
-//   q, out        addresses of tokens*nHeads*D float32 values
+//   q             address of the queries (float32), qStride values a token
+//   out           address of tokens*nHeads*D float32 values
 //   kc, vc        addresses of the layer's key and value caches (f16)
 //   pos, seq      addresses of an int32 a token
 //   tables        address of the int32 block tables
@@ -51,6 +53,7 @@
 //   scale         float
 //   hasSinks      uint
 //   splits        uint (1: no partial results)
+//   qStride       uint
 // Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (attnGroups in
 // ops.go cuts them at 65535): tile = (z / splits) * gl_NumWorkGroups.x
 // + x, split z % splits.
@@ -87,6 +90,7 @@ layout(push_constant, std430) uniform Push {
   float scale;
   uint hasSinks;
   uint splits;
+  uint qStride;
 } p;
 
 shared vec4 qs[R * D4];     // the rows' queries
@@ -137,7 +141,7 @@ void main() {
     uint tq = r / HPW;
     vec4 v = vec4(0.0);
     if (tq < nt) {
-      uint o = ((t0 + tq) * p.nHeads + head0 + r % HPW) * D + 4u * (i % D4);
+      uint o = (t0 + tq) * p.qStride + (head0 + r % HPW) * D + 4u * (i % D4);
       v = vec4(p.q.v[o], p.q.v[o + 1u], p.q.v[o + 2u], p.q.v[o + 3u]);
     }
     qs[i] = v;

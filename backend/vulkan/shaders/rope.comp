@@ -1,7 +1,10 @@
 #version 450
 // rope: rotates, in place, tokens tokens of heads heads of headDim values
-// (scalar.RoPE); token t is at position pos[t]; only the first rotDims
-// values of a head turn. Pair i (i < rotDims/2) is (i, i + rotDims/2)
+// (scalar.RoPE), token t's heads from value t*stride of x (stride =
+// heads*headDim when the tokens are packed; a fused QKV product's width to
+// turn its query and key heads, which follow each other, in one dispatch);
+// token t is at position pos[t]; only the first rotDims values of a head
+// turn. Pair i (i < rotDims/2) is (i, i + rotDims/2)
 // with NeoX style (style 0), (2i, 2i + 1) with the normal style (style 1).
 //
 // The angles are not computed here: tab holds, for every position p <
@@ -16,10 +19,10 @@
 // left as it is (the runner checks positions against the table).
 //
 // Push block (Go: pushRoPE):
-//   x        address of tokens*heads*headDim float32 values
+//   x        address of the tokens' heads (float32)
 //   pos      address of tokens int32 positions
 //   tab      address of maxPos*rotDims float32 values (cos, sin pairs)
-//   tokens, heads, headDim, rotDims, style, maxPos  uint
+//   tokens, heads, headDim, rotDims, style, maxPos, stride  uint
 // Grid: one invocation a pair, groups2D(tokens*heads*rotDims/2, WG).
 #include "common.glsl"
 #include "ops.glsl"
@@ -34,6 +37,7 @@ layout(push_constant, std430) uniform Push {
   uint rotDims;
   uint style;
   uint maxPos;
+  uint stride;
 } p;
 
 void main() {
@@ -44,14 +48,15 @@ void main() {
   }
   uint i = idx % pairs;
   uint th = idx / pairs; // token * heads + head
-  int ps = p.pos.v[th / p.heads];
+  uint t = th / p.heads;
+  int ps = p.pos.v[t];
   if (ps < 0 || uint(ps) >= p.maxPos) {
     return;
   }
-  uint t = (uint(ps) * pairs + i) * 2u;
-  float c = p.tab.v[t];
-  float s = p.tab.v[t + 1u];
-  uint a = th * p.headDim + (p.style == 0u ? i : 2u * i);
+  uint ti = (uint(ps) * pairs + i) * 2u;
+  float c = p.tab.v[ti];
+  float s = p.tab.v[ti + 1u];
+  uint a = t * p.stride + (th % p.heads) * p.headDim + (p.style == 0u ? i : 2u * i);
   uint b = a + (p.style == 0u ? pairs : 1u);
   float va = p.x.v[a];
   float vb = p.x.v[b];
