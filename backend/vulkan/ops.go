@@ -117,8 +117,9 @@ func groups2D(n, per int) (gx, gy uint32) {
 const elementWG = 256
 
 // rowWG returns the workgroup size of a shader that gives a workgroup to
-// each row of d values (rms_norm, argmax): 256 for wide rows, down to one
-// subgroup (subgroup invocations) for short ones such as QK-norm's heads.
+// each row of d values (rms_norm, argmax, attn_combine): 256 for wide
+// rows, down to 32 (or the subgroup size, if larger) for short ones such
+// as QK-norm's heads: a power of two, whole subgroups.
 func rowWG(d int, subgroup uint32) uint32 {
 	wg := uint32(256)
 	for wg > max(subgroup, 32) && int(wg)/2 >= d {
