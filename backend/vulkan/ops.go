@@ -305,7 +305,10 @@ const attnMinSplitKeys = 256
 // tiles and head groups are attnTargetGroups workgroups or more, or the
 // keys too few; else enough runs, each of at least attnMinSplitKeys keys,
 // to come near attnTargetGroups, at most 64. The partial results then
-// take nTokens*nHeads*splits*(headDim+2) float32 values.
+// take nTokens*nHeads*splits*(headDim+2) float32 values. A decode step
+// recorded once may keep the runs of the longest context it will meet:
+// a run past a shorter sequence's keys costs a workgroup that writes m =
+// -inf, which attn_combine skips.
 func attnSplits(nTiles, nHeads, keys int, s attnShape) int {
 	groups := nTiles * nHeads / int(s.HPW)
 	if groups <= 0 || groups >= attnTargetGroups {
