@@ -1,0 +1,192 @@
+package vulkan
+
+import (
+	"embed"
+	"encoding/binary"
+	"fmt"
+
+	"inferno/backend/vulkan/vk"
+)
+
+// spvFS holds the compiled shaders, spv/<name>.spv, written by
+// shaders/build.sh.
+//
+//go:embed spv
+var spvFS embed.FS
+
+// A Pipeline is a compute shader with its specialization constants.
+type Pipeline struct {
+	Name   string
+	handle uint64
+}
+
+type pipelineKey struct {
+	name string
+	spec [8]uint32
+	n    int
+}
+
+// Pipeline returns the compute pipeline of the embedded shader name with
+// specialization constants spec (constant_id 0, 1, ... in order), made
+// once and kept by the device.
+func (d *Device) Pipeline(name string, spec ...uint32) (*Pipeline, error) {
+	key, err := newPipelineKey(name, spec)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := d.pipelines[key]; ok {
+		return p, nil
+	}
+	b, err := spvFS.ReadFile("spv/" + name + ".spv")
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: no shader %q", name)
+	}
+	return d.makePipeline(key, b)
+}
+
+func newPipelineKey(name string, spec []uint32) (pipelineKey, error) {
+	key := pipelineKey{name: name, n: len(spec)}
+	if len(spec) > len(key.spec) {
+		return key, fmt.Errorf("vulkan: shader %s: %d specialization constants, at most %d", name, len(spec), len(key.spec))
+	}
+	copy(key.spec[:], spec)
+	return key, nil
+}
+
+// makePipeline creates the pipeline of SPIR-V code for key.
+func (d *Device) makePipeline(key pipelineKey, code []byte) (*Pipeline, error) {
+	if len(code) == 0 || len(code)%4 != 0 || binary.LittleEndian.Uint32(code) != 0x07230203 {
+		return nil, fmt.Errorf("vulkan: shader %s is not SPIR-V", key.name)
+	}
+	words := make([]uint32, len(code)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
+	}
+	mod, err := d.dev.CreateShaderModule(words)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: shader %s: %w", key.name, err)
+	}
+	defer d.dev.DestroyShaderModule(mod)
+	var pin vk.Pinner
+	defer pin.Unpin()
+	var spec uintptr
+	if key.n > 0 {
+		entries := make([]vk.SpecializationMapEntry, key.n)
+		for i := range entries {
+			entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
+		}
+		values := make([]uint32, key.n)
+		copy(values, key.spec[:key.n])
+		si := &vk.SpecializationInfo{MapEntryCount: uint32(key.n), PMapEntries: vk.Slice(&pin, entries),
+			DataSize: uintptr(4 * key.n), PData: vk.Slice(&pin, values)}
+		spec = vk.Ptr(&pin, si)
+	}
+	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: d.layout, BasePipelineIndex: -1}
+	ci.Stage = vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo, Stage: vk.ShaderStageCompute,
+		Module: mod, PName: pin.CString("main"), PSpecializationInfo: spec}
+	h, err := d.dev.CreateComputePipeline(d.cache, ci)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: shader %s %v: %w", key.name, key.spec[:key.n], err)
+	}
+	p := &Pipeline{Name: key.name, handle: h}
+	d.pipelines[key] = p
+	return p, nil
+}
+
+// A Recorder records a command buffer: dispatches and barriers.
+type Recorder struct {
+	d     *Device
+	cb    uintptr
+	bound *Pipeline
+	err   error
+}
+
+// Begin starts recording a command buffer to submit once.
+func (d *Device) Begin() (*Recorder, error) { return d.begin(vk.CommandBufferUsageOneTimeSubmit) }
+
+// Record starts recording a command buffer to submit many times
+// (Replay), until Release.
+func (d *Device) Record() (*Recorder, error) { return d.begin(0) }
+
+func (d *Device) begin(flags uint32) (*Recorder, error) {
+	if d.closed {
+		return nil, fmt.Errorf("vulkan: device closed")
+	}
+	cb, err := d.dev.AllocateCommandBuffer(d.pool)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.dev.BeginCommandBuffer(cb, flags); err != nil {
+		d.dev.FreeCommandBuffer(d.pool, cb)
+		return nil, err
+	}
+	return &Recorder{d: d, cb: cb}, nil
+}
+
+// Dispatch records x*y*z workgroups of p with the push constants push
+// (PushBytes of the shader's push struct).
+func (r *Recorder) Dispatch(p *Pipeline, x, y, z uint32, push []byte) {
+	if x == 0 || y == 0 || z == 0 {
+		return
+	}
+	if r.bound != p {
+		r.d.dev.CmdBindPipeline(r.cb, p.handle)
+		r.bound = p
+	}
+	r.d.dev.CmdPushConstants(r.cb, r.d.layout, push)
+	r.d.dev.CmdDispatch(r.cb, x, y, z)
+}
+
+// Barrier records that what was dispatched or copied before is written
+// before what follows reads or writes it.
+func (r *Recorder) Barrier() {
+	r.d.dev.CmdMemoryBarrier(r.cb, vk.PipelineStageComputeShader|vk.PipelineStageTransfer, vk.PipelineStageComputeShader|vk.PipelineStageTransfer,
+		vk.AccessShaderWrite|vk.AccessTransferWrite, vk.AccessShaderRead|vk.AccessShaderWrite|vk.AccessTransferRead|vk.AccessTransferWrite)
+}
+
+// Copy records a copy of n bytes from src at srcOff to dst at dstOff.
+func (r *Recorder) Copy(src, dst *Buffer, srcOff, dstOff, n int64) {
+	r.d.dev.CmdCopyBuffer(r.cb, src.buf, dst.buf, uint64(srcOff), uint64(dstOff), uint64(n))
+}
+
+// end finishes recording, with a barrier that makes the shaders' writes
+// visible to the host.
+func (r *Recorder) end() error {
+	r.d.dev.CmdMemoryBarrier(r.cb, vk.PipelineStageComputeShader|vk.PipelineStageTransfer, vk.PipelineStageHost,
+		vk.AccessShaderWrite|vk.AccessTransferWrite, vk.AccessHostRead)
+	return r.d.dev.EndCommandBuffer(r.cb)
+}
+
+// Submit ends r, runs it and waits for it; r is released.
+func (d *Device) Submit(r *Recorder) error {
+	defer r.Release()
+	if err := r.end(); err != nil {
+		return err
+	}
+	return d.run(r)
+}
+
+// End finishes a recorder made by Record, for Replay.
+func (r *Recorder) End() error { return r.end() }
+
+// Replay runs a recorded command buffer again and waits for it.
+func (d *Device) Replay(r *Recorder) error { return d.run(r) }
+
+func (d *Device) run(r *Recorder) error {
+	if err := d.dev.Submit(d.queue, []uintptr{r.cb}, d.fence); err != nil {
+		return err
+	}
+	err := d.dev.WaitFence(d.fence, waitTimeout)
+	if rerr := d.dev.ResetFence(d.fence); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Release frees the recorder's command buffer.
+func (r *Recorder) Release() {
+	if r.cb != 0 {
+		r.d.dev.FreeCommandBuffer(r.d.pool, r.cb)
+		r.cb = 0
+	}
+}
