@@ -14,6 +14,9 @@ import (
 // pushMulMV is the push constant block of mul_mv_<type>
 // (shaders/mul_mv.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +
 // sum_c W[r][c] * x[t*Cols + c] for r < Rows, t < N.
+//
+// W is 16-byte aligned (GGUF aligns tensors to 32 bytes), as are X and,
+// in pushGetRows, Out.
 type pushMulMV struct {
 	W        uint64 // address of row 0; row r at W + r*RowBytes
 	X        uint64 // N*Cols float32, 16-byte aligned
@@ -28,6 +31,8 @@ type pushMulMV struct {
 
 // pushGetRows is the push constant block of get_rows_<type>
 // (shaders/get_rows.comp): out[i*Cols + c] = W[ids[i]][c] for i < N.
+// The shader does not check the ids: the caller keeps them below the
+// matrix's rows (a read past the buffer may lose the device).
 type pushGetRows struct {
 	W        uint64 // address of row 0; row r at W + r*RowBytes
 	IDs      uint64 // N int32 row numbers, each below the matrix's rows
