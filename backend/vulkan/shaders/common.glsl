@@ -38,8 +38,15 @@ uint ld32(uint64_t a) { return U32s(a).v[0]; }
 // ld32a2 is the little-endian 32 bits at address a (2-byte aligned).
 uint ld32a2(uint64_t a) { return ld16(a) | (ld16(a + 2) << 16); }
 
-// ld32a1 is the little-endian 32 bits at address a (any alignment).
-uint ld32a1(uint64_t a) { return ld8(a) | (ld8(a + 1) << 8) | (ld8(a + 2) << 16) | (ld8(a + 3) << 24); }
+// ld32a1 is the little-endian 32 bits at address a (any alignment), read
+// as the one or two aligned words holding them (no byte past a+3 of a
+// buffer whose start is 4-byte aligned).
+uint ld32a1(uint64_t a) {
+	const uint64_t w = a & ~uint64_t(3);
+	const uint s = 8 * uint(a & 3);
+	const uint lo = ld32(w);
+	return s == 0 ? lo : (lo >> s) | (ld32(w + 4) << (32 - s));
+}
 
 // ld128 is the 16 bytes at address a (16-byte aligned).
 uvec4 ld128(uint64_t a) { return UVec4s(a).v[0]; }
