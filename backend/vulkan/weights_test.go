@@ -98,17 +98,18 @@ func testCols(typ gguf.TensorType) int {
 }
 
 // mulMVCase is one dispatch of a mulMV test: n tokens, add or store, and
-// the x workgroup count (0: mulMVGroups').
+// the workgroup counts (0: mulMVGroups').
 type mulMVCase struct {
 	n      int
 	add    bool
-	groups uint32
+	gx, gy uint32
 }
 
 var mulMVCases = []mulMVCase{
-	{1, false, 0}, {1, true, 0}, {3, false, 0}, {3, true, 0},
-	{8, false, 0}, {8, true, 0}, {17, false, 0}, {17, true, 0},
-	{8, false, 2}, // fewer workgroups than row tiles: they stride
+	{1, false, 0, 0}, {1, true, 0, 0}, {3, false, 0, 0}, {3, true, 0, 0},
+	{8, false, 0, 0}, {8, true, 0, 0}, {17, false, 0, 0}, {17, true, 0, 0},
+	{8, false, 2, 0}, // fewer workgroups than row tiles: they stride
+	{17, true, 0, 1}, // and than token groups
 }
 
 // checkMulMV runs mul_mv of w with specialization spec for every
@@ -149,8 +150,11 @@ func checkMulMV(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []fl
 			push.Add = 1
 		}
 		gx, gy := mulMVGroups(w.rows, c.n, spec)
-		if c.groups != 0 {
-			gx = c.groups
+		if c.gx != 0 {
+			gx = c.gx
+		}
+		if c.gy != 0 {
+			gy = c.gy
 		}
 		r.Dispatch(p, gx, gy, 1, PushBytes(&push))
 	}

@@ -20,9 +20,9 @@
 // a token once for all R rows. Partial sums are added within subgroups
 // (subgroupAdd), then across the workgroup's subgroups in shared memory,
 // one subgroup after the other (right for any subgroup size).
-// Dispatch ceil(rows/R) x ceil(n/T) workgroups; the x count may be
+// Dispatch ceil(rows/R) x ceil(n/T) workgroups; either count may be
 // clamped to the device's limit, the workgroups then stride over the row
-// tiles.
+// tiles or token groups.
 
 #include "common.glsl"
 #include "quant.glsl"
@@ -45,73 +45,75 @@ layout(push_constant, std430) uniform Push {
 
 shared float red[ROWS * TOKENS];
 
-void main() {
+// tile computes rows r0 .. r0+ROWS-1 (those below p.rows) for tokens t0 ..
+// t0+nt-1 (nt <= TOKENS).
+void tile(uint r0, uint t0, uint nt) {
 	const uint tid = gl_LocalInvocationID.x;
-	const uint t0 = gl_WorkGroupID.y * TOKENS;
-	if (t0 >= p.n) {
-		return;
-	}
-	const uint nt = min(TOKENS, p.n - t0);
 	const uint nunits = p.cols / QK * UNITS;
-	const uint ntiles = (p.rows + ROWS - 1) / ROWS;
 	Vec4s X = Vec4s(p.x);
 	F32s Y = F32s(p.y);
 
-	for (uint tile = gl_WorkGroupID.x; tile < ntiles; tile += gl_NumWorkGroups.x) {
-		const uint r0 = tile * ROWS;
-		float acc[ROWS][TOKENS];
-		for (uint r = 0; r < ROWS; r++) {
-			for (uint t = 0; t < TOKENS; t++) {
-				acc[r][t] = 0.0;
+	float acc[ROWS][TOKENS];
+	for (uint r = 0; r < ROWS; r++) {
+		for (uint t = 0; t < TOKENS; t++) {
+			acc[r][t] = 0.0;
+		}
+	}
+	for (uint u = tid; u < nunits; u += gl_WorkGroupSize.x) {
+		const uint b = u / UNITS, j = u % UNITS;
+		const uvec2 pos = (b * QK + unit_pos(j)) / 4;  // in vec4s
+		vec4 xlo[TOKENS], xhi[TOKENS];
+		for (uint t = 0; t < TOKENS; t++) {
+			if (t < nt) {
+				const uint xt = (t0 + t) * (p.cols / 4);
+				xlo[t] = X.v[xt + pos.x];
+				xhi[t] = X.v[xt + pos.y];
 			}
 		}
-
-		for (uint u = tid; u < nunits; u += gl_WorkGroupSize.x) {
-			const uint b = u / UNITS, j = u % UNITS;
-			const uvec2 pos = (b * QK + unit_pos(j)) / 4;  // in vec4s
-			vec4 xlo[TOKENS], xhi[TOKENS];
-			for (uint t = 0; t < TOKENS; t++) {
-				if (t < nt) {
-					const uint xt = (t0 + t) * (p.cols / 4);
-					xlo[t] = X.v[xt + pos.x];
-					xhi[t] = X.v[xt + pos.y];
+		for (uint r = 0; r < ROWS; r++) {
+			if (r0 + r < p.rows) {
+				vec4 lo, hi;
+				dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, lo, hi);
+				for (uint t = 0; t < TOKENS; t++) {
+					if (t < nt) {
+						acc[r][t] += dot(lo, xlo[t]) + dot(hi, xhi[t]);
+					}
 				}
 			}
+		}
+	}
+
+	// Sums within each subgroup, then the subgroups' in turn.
+	for (uint r = 0; r < ROWS; r++) {
+		for (uint t = 0; t < TOKENS; t++) {
+			acc[r][t] = subgroupAdd(acc[r][t]);
+		}
+	}
+	for (uint s = 0; s < gl_NumSubgroups; s++) {
+		if (gl_SubgroupID == s && subgroupElect()) {
 			for (uint r = 0; r < ROWS; r++) {
-				if (r0 + r < p.rows) {
-					vec4 lo, hi;
-					dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, lo, hi);
-					for (uint t = 0; t < TOKENS; t++) {
-						if (t < nt) {
-							acc[r][t] += dot(lo, xlo[t]) + dot(hi, xhi[t]);
-						}
-					}
+				for (uint t = 0; t < TOKENS; t++) {
+					red[t * ROWS + r] = (s == 0 ? 0.0 : red[t * ROWS + r]) + acc[r][t];
 				}
-			}
-		}
-
-		for (uint r = 0; r < ROWS; r++) {
-			for (uint t = 0; t < TOKENS; t++) {
-				acc[r][t] = subgroupAdd(acc[r][t]);
-			}
-		}
-		for (uint s = 0; s < gl_NumSubgroups; s++) {
-			if (gl_SubgroupID == s && subgroupElect()) {
-				for (uint r = 0; r < ROWS; r++) {
-					for (uint t = 0; t < TOKENS; t++) {
-						red[t * ROWS + r] = (s == 0 ? 0.0 : red[t * ROWS + r]) + acc[r][t];
-					}
-				}
-			}
-			barrier();
-		}
-		for (uint k = tid; k < ROWS * TOKENS; k += gl_WorkGroupSize.x) {
-			const uint r = r0 + k % ROWS, t = t0 + k / ROWS;
-			if (r < p.rows && t < p.n) {
-				const uint i = t * p.ldy + r;
-				Y.v[i] = (p.add != 0 ? Y.v[i] : 0.0) + red[k];
 			}
 		}
 		barrier();
+	}
+	for (uint k = tid; k < ROWS * TOKENS; k += gl_WorkGroupSize.x) {
+		const uint r = r0 + k % ROWS, t = k / ROWS;
+		if (r < p.rows && t < nt) {
+			const uint i = (t0 + t) * p.ldy + r;
+			Y.v[i] = (p.add != 0 ? Y.v[i] : 0.0) + red[k];
+		}
+	}
+	barrier();  // red is reused by the next tile
+}
+
+void main() {
+	const uint ntiles = (p.rows + ROWS - 1) / ROWS;
+	for (uint t0 = gl_WorkGroupID.y * TOKENS; t0 < p.n; t0 += gl_NumWorkGroups.y * TOKENS) {
+		for (uint i = gl_WorkGroupID.x; i < ntiles; i += gl_NumWorkGroups.x) {
+			tile(i * ROWS, t0, min(TOKENS, p.n - t0));
+		}
 	}
 }
