@@ -61,23 +61,22 @@ void tile(uint r0, uint t0, uint nt) {
 	}
 	for (uint u = tid; u < nunits; u += gl_WorkGroupSize.x) {
 		const uint b = u / UNITS, j = u % UNITS;
+		// The unit of each row (zero past the last row), then each token's
+		// activations against all of them.
+		vec4 lo[ROWS], hi[ROWS];
+		for (uint r = 0; r < ROWS; r++) {
+			lo[r] = hi[r] = vec4(0.0);
+			if (r0 + r < p.rows) {
+				dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, lo[r], hi[r]);
+			}
+		}
 		const uvec2 pos = (b * QK + unit_pos(j)) / 4;  // in vec4s
-		vec4 xlo[TOKENS], xhi[TOKENS];
 		for (uint t = 0; t < TOKENS; t++) {
 			if (t < nt) {
 				const uint xt = (t0 + t) * (p.cols / 4);
-				xlo[t] = X.v[xt + pos.x];
-				xhi[t] = X.v[xt + pos.y];
-			}
-		}
-		for (uint r = 0; r < ROWS; r++) {
-			if (r0 + r < p.rows) {
-				vec4 lo, hi;
-				dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, lo, hi);
-				for (uint t = 0; t < TOKENS; t++) {
-					if (t < nt) {
-						acc[r][t] += dot(lo, xlo[t]) + dot(hi, xhi[t]);
-					}
+				const vec4 xlo = X.v[xt + pos.x], xhi = X.v[xt + pos.y];
+				for (uint r = 0; r < ROWS; r++) {
+					acc[r][t] += dot(lo[r], xlo) + dot(hi[r], xhi);
 				}
 			}
 		}
