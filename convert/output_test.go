@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"inferno/convert"
 	"inferno/gguf"
+	"inferno/internal/fifo"
 )
 
 // TestOutputFolderUntouched checks that a folder as output is refused with
@@ -35,7 +35,7 @@ func TestOutputSpecialFile(t *testing.T) {
 	smallCheckpoint(t).write(t, dir)
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "pipe")
-	if err := syscall.Mkfifo(out, 0o644); err != nil {
+	if err := fifo.Make(out); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	_, err := convert.Convert(context.Background(), dir, out, convert.Options{})

@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// tryLock takes the lock by creating the file at path, which must not
+// tryLock takes the lock (on Windows, and the other systems without the
+// unix build tag's flock) by creating the file at path, which must not
 // exist; ok is false while another process holds it. A process that
 // crashes leaves the file behind, to be removed by hand.
 func tryLock(path string) (unlock func(), ok bool, err error) {

@@ -2,6 +2,7 @@
 
 package outfile
 
-// processAlive reports that a process may run: where it cannot be told,
-// only the age of a temporary file marks it stale.
+// processAlive reports that a process may run: where it cannot be told
+// (Windows, and the other systems without the unix build tag), only the
+// age of a temporary file marks it stale.
 func processAlive(pid int) bool { return true }

@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"inferno/internal/fifo"
 )
 
 // entries lists the names in dir.
@@ -130,14 +129,14 @@ func TestNotRegular(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		return
 	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+	pipe := filepath.Join(dir, "fifo")
+	if err := fifo.Make(pipe); err != nil {
 		t.Skip(err)
 	}
-	if _, err := Create(fifo); err == nil || !strings.Contains(err.Error(), "is a named pipe, not a regular file") {
+	if _, err := Create(pipe); err == nil || !strings.Contains(err.Error(), "is a named pipe, not a regular file") {
 		t.Errorf("named pipe: error %v", err)
 	}
-	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+	if st, err := os.Lstat(pipe); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the named pipe was replaced: %v, %v", st.Mode(), err)
 	}
 	if names := entries(t, dir); len(names) != 2 {
@@ -174,42 +173,6 @@ func TestSymlink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "new" {
 		t.Errorf("target holds %q, want new", data)
-	}
-}
-
-// TestWriteError checks that a failed write names the destination and
-// that nothing is left behind.
-func TestWriteError(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("uses RLIMIT_FSIZE")
-	}
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "new", "out.bin")
-	f, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Abort()
-	lim := old
-	lim.Cur = 4096
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skip(err)
-	}
-	_, err = f.Write(make([]byte, 8192))
-	unix.Setrlimit(unix.RLIMIT_FSIZE, &old)
-	if err == nil {
-		_, err = f.Write(make([]byte, 8192))
-	}
-	if err == nil || err.Error() != "writing "+path+": "+syscall.EFBIG.Error() {
-		t.Errorf("error %v, want one naming %s", err, path)
-	}
-	f.Abort()
-	if names := entries(t, dir); len(names) != 0 {
-		t.Errorf("left behind: %v", names)
 	}
 }
 

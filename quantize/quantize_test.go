@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"inferno/gguf"
+	"inferno/internal/fifo"
 	"inferno/quantize"
 	"inferno/synth"
 )
@@ -319,15 +320,15 @@ func TestQuantizeOutputNotRegular(t *testing.T) {
 		err.Error() != "quantize: output "+sub+" is a folder" {
 		t.Errorf("folder: error %v", err)
 	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := mkfifo(fifo); err != nil {
+	pipe := filepath.Join(dir, "fifo")
+	if err := fifo.Make(pipe); err != nil {
 		t.Skip(err)
 	}
-	if _, err := quantize.Quantize(context.Background(), in, fifo, quantize.Options{Mixture: "Q8_0"}); err == nil ||
-		!strings.Contains(err.Error(), "output "+fifo+" is a named pipe, not a regular file") {
+	if _, err := quantize.Quantize(context.Background(), in, pipe, quantize.Options{Mixture: "Q8_0"}); err == nil ||
+		!strings.Contains(err.Error(), "output "+pipe+" is a named pipe, not a regular file") {
 		t.Errorf("named pipe: error %v", err)
 	}
-	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+	if st, err := os.Lstat(pipe); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the named pipe was replaced: %v", err)
 	}
 	if es, _ := os.ReadDir(dir); len(es) != 3 {

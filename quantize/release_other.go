@@ -2,5 +2,7 @@
 
 package quantize
 
-// release does nothing where files are not memory-mapped.
+// release does nothing on Windows (and the other systems without the
+// unix build tag): there is no MADV_DONTNEED for a file view, and the
+// pages read leave the working set when the system trims it.
 func release(b []byte) {}

@@ -1,8 +1,9 @@
 // Package cuda runs the forward pass package arch describes (for models
 // whose options are among Features) on an NVIDIA GPU through the CUDA
-// driver API, loaded at run time with purego: building needs no CUDA
-// toolkit and no cgo, and a machine without a driver gets a one-line error
-// from Available. It imports no model package: it takes an arch.Model.
+// driver API, loaded at run time through package internal/dl (purego on
+// Linux; LoadLibrary on Windows): building needs no CUDA toolkit and no
+// cgo, and a machine without a driver gets a one-line error from
+// Available. It imports no model package: it takes an arch.Model.
 //
 // The weights are uploaded once; the KV cache lives on the GPU and is
 // appended in place by the attention kernel; a decode step (every layer,
@@ -14,10 +15,11 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"inferno/internal/dl"
 )
 
 // cuResult is a CUresult; 0 is CUDA_SUCCESS.
@@ -62,9 +64,10 @@ func IsOutOfMemory(err error) bool {
 	return errors.As(err, &e) && e.Code == errOutOfMemory
 }
 
-// driver holds the entry points of libcuda.so.1.
+// driver holds the entry points of the driver library (libcuda.so.1;
+// nvcuda.dll on Windows).
 type driver struct {
-	lib uintptr
+	lib *dl.Lib
 
 	cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName, cuDeviceGetAttribute,
 	cuDeviceTotalMem, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease, cuCtxSetCurrent,
@@ -84,12 +87,23 @@ var (
 	drvErr  error
 )
 
-// loadDriver opens libcuda.so.1 and resolves the entry points, once.
+// driverLibrary is the file name of the CUDA driver library on this OS:
+// nvcuda.dll, which NVIDIA's Windows driver installs in System32, on
+// Windows; libcuda.so.1 elsewhere (macOS has no CUDA driver, and gets the
+// loader's one-line reason).
+func driverLibrary() string {
+	if runtime.GOOS == "windows" {
+		return "nvcuda.dll"
+	}
+	return "libcuda.so.1"
+}
+
+// loadDriver opens the driver library and resolves the entry points, once.
 func loadDriver() (*driver, error) {
 	drvOnce.Do(func() {
-		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		lib, err := dl.Open(driverLibrary())
 		if err != nil {
-			drvErr = fmt.Errorf("cuda: no NVIDIA driver: cannot load libcuda.so.1 (%v)", err)
+			drvErr = fmt.Errorf("cuda: no NVIDIA driver: %v", err)
 			return
 		}
 		d := &driver{lib: lib}
@@ -147,13 +161,13 @@ func loadDriver() (*driver, error) {
 			{&d.cuGetErrorString, "cuGetErrorString"},
 		}
 		// Optional: programmatic dependent launch needs cuLaunchKernelEx (CUDA 11.8+).
-		if p, err := purego.Dlsym(lib, "cuLaunchKernelEx"); err == nil {
+		if p, err := lib.Sym("cuLaunchKernelEx"); err == nil {
 			d.cuLaunchKernelEx = p
 		}
 		for _, s := range syms {
-			p, err := purego.Dlsym(lib, s.name)
-			if err != nil || p == 0 {
-				drvErr = fmt.Errorf("cuda: libcuda.so.1 lacks %s (driver too old?)", s.name)
+			p, err := lib.Sym(s.name)
+			if err != nil {
+				drvErr = fmt.Errorf("cuda: %s lacks %s (driver too old?)", lib.Name, s.name)
 				return
 			}
 			*s.p = p
@@ -173,8 +187,7 @@ func loadDriver() (*driver, error) {
 //
 //go:uintptrescapes
 func (d *driver) call(fn uintptr, args ...uintptr) cuResult {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return cuResult(uint32(r))
+	return cuResult(uint32(dl.Call(fn, args...)))
 }
 
 // check turns a CUresult into an error naming op.
@@ -208,9 +221,9 @@ func cString(p uintptr) string {
 	return string(b)
 }
 
-// Available reports whether the CUDA backend can run here: nil when
-// libcuda.so.1 loads, initializes and sees at least one device; otherwise a
-// one-line reason.
+// Available reports whether the CUDA backend can run here: nil when the
+// driver library (libcuda.so.1; nvcuda.dll on Windows) loads, initializes
+// and sees at least one device; otherwise a one-line reason.
 func Available() error {
 	d, err := loadDriver()
 	if err != nil {

@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"inferno/internal/fifo"
 )
 
 // TestLogitsOutput checks where logits writes: a folder or a special file
@@ -36,7 +37,7 @@ func TestLogitsOutput(t *testing.T) {
 	t.Run("special file", func(t *testing.T) {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "pipe")
-		if err := syscall.Mkfifo(out, 0o644); err != nil {
+		if err := fifo.Make(out); err != nil {
 			t.Skipf("mkfifo: %v", err)
 		}
 		errOut, code := logits(t, out, "9707,11")

@@ -59,6 +59,20 @@ get_rows_q6_k    get_rows.comp  -DTYPE_Q6_K
 get_rows_iq4_nl  get_rows.comp  -DTYPE_IQ4_NL
 get_rows_iq4_xs  get_rows.comp  -DTYPE_IQ4_XS
 get_rows_mxfp4   get_rows.comp  -DTYPE_MXFP4
+
+# vkops: normalization, RoPE, the KV cache, attention, activations, argmax
+# (ops.glsl).
+rms_norm         rms_norm.comp
+rope             rope.comp
+kv_store         kv_store.comp
+attn             attn.comp
+attn_combine     attn_combine.comp
+swiglu           swiglu.comp
+geglu            geglu.comp
+swiglu_oai       swiglu_oai.comp
+add              add.comp
+add_bias         add_bias.comp
+argmax           argmax.comp
 TABLE
 }
 

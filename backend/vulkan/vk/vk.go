@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"inferno/internal/dl"
 )
 
 // Result is a VkResult that is not VK_SUCCESS.
@@ -138,23 +140,14 @@ var (
 // once. Its error is one line naming the libraries tried.
 func Load() error {
 	loadOnce.Do(func() {
-		var errs []string
-		var lib uintptr
-		for _, name := range loaderNames {
-			h, err := openLibrary(name)
-			if err == nil {
-				lib = h
-				break
-			}
-			errs = append(errs, fmt.Sprintf("%s: %v", name, err))
-		}
-		if lib == 0 {
-			loadErr = fmt.Errorf("vulkan: no Vulkan loader (%s)", strings.Join(errs, "; "))
+		lib, err := dl.Open(loaderNames()...)
+		if err != nil {
+			loadErr = fmt.Errorf("vulkan: no Vulkan loader: %w", err)
 			return
 		}
-		p, err := librarySym(lib, "vkGetInstanceProcAddr")
-		if err != nil || p == 0 {
-			loadErr = fmt.Errorf("vulkan: the loader lacks vkGetInstanceProcAddr (%v)", err)
+		p, err := lib.Sym("vkGetInstanceProcAddr")
+		if err != nil {
+			loadErr = fmt.Errorf("vulkan: %w", err)
 			return
 		}
 		getInstanceProcAddr = p

@@ -1,0 +1,318 @@
+package vulkan
+
+// The forward pass's operations other than the weight products: each
+// shader's push block mirrored as a Go struct (same field order: uint64
+// for each buffer address, then 32-bit scalars; vulkan.PushBytes passes
+// it), and the helpers the runner calls to pick workgroup shapes and
+// counts and to lay out what the shaders read (the RoPE table, the block
+// tables, the attention tiles). The shaders are in shaders/, one file an
+// operation; each documents its push block, grid and specialization
+// constants.
+
+import (
+	"fmt"
+	"math"
+
+	"inferno/arch"
+	"inferno/backend"
+)
+
+// maxGroups is the number of workgroups a dispatch dimension may have on
+// every device (maxComputeWorkGroupCount's required minimum).
+const maxGroups = 65535
+
+// pushRMSNorm is the push block of rms_norm.comp. Group and Stride lay
+// out the rows: Group rows of D values every Stride values (1 and D for
+// packed rows).
+type pushRMSNorm struct {
+	X, Y, Gain    uint64
+	Rows, D       uint32
+	Eps           float32
+	Group, Stride uint32
+	_             [4]byte
+}
+
+// pushRoPE is the push block of rope.comp. Style is 0 for arch.RopeNeoX,
+// 1 for arch.RopeNormal (ropeStyle); Stride is the values from a token's
+// first head to the next token's (Heads*HeadDim when packed).
+type pushRoPE struct {
+	X, Pos, Tab                            uint64
+	Tokens, Heads, HeadDim, RotDims, Style uint32
+	MaxPos, Stride                         uint32
+	_                                      [4]byte
+}
+
+// pushKVStore is the push block of kv_store.comp. Stride is the values
+// from a token's keys (and values) to the next token's (KVDim when
+// packed).
+type pushKVStore struct {
+	K, V, KC, VC, Pos, Seq, Tables, TabOff uint64
+	Tokens, KVDim, BlockSize, Stride       uint32
+}
+
+// pushAttn is the push block of attn.comp. Splits is 1 but for decode at
+// depth (attnSplits), where Part receives the runs' partial results;
+// QStride is the values from a token's queries to the next token's
+// (NHeads*headDim when packed). It fills the 128 bytes of push constants.
+type pushAttn struct {
+	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks, Part uint64
+	NTiles, NHeads, NKV, BlockSize                               uint32
+	Window                                                       int32
+	Scale                                                        float32
+	HasSinks, Splits, QStride                                    uint32
+	_                                                            [4]byte
+}
+
+// pushAttnCombine is the push block of attn_combine.comp.
+type pushAttnCombine struct {
+	Part, Out, Sinks                        uint64
+	Rows, NHeads, HeadDim, Splits, HasSinks uint32
+	_                                       [4]byte
+}
+
+// pushGLU is the push block of swiglu.comp, geglu.comp and
+// swiglu_oai.comp.
+type pushGLU struct {
+	Out, Gate, Up uint64
+	N             uint32
+	_             [4]byte
+}
+
+// pushAdd is the push block of add.comp.
+type pushAdd struct {
+	X, Y uint64
+	N    uint32
+	_    [4]byte
+}
+
+// pushAddBias is the push block of add_bias.comp.
+type pushAddBias struct {
+	X, Bias uint64
+	Rows, D uint32
+}
+
+// pushArgmax is the push block of argmax.comp.
+type pushArgmax struct {
+	Logits, Out uint64
+	Rows, Vocab uint32
+}
+
+// groups2D returns the grid of a dispatch of n items, per to a workgroup
+// (per 1: a workgroup an item, as rms_norm and argmax take rows):
+// ceil(n/per) workgroups as gx*gy with gx at most 65535. The shaders read
+// the grid as one dimension (ops.glsl's group_index) and skip the
+// workgroups past the last item.
+func groups2D(n, per int) (gx, gy uint32) {
+	g := (max(n, 0) + per - 1) / per
+	if g <= maxGroups {
+		return uint32(max(g, 1)), 1
+	}
+	gy = uint32((g + maxGroups - 1) / maxGroups)
+	return uint32((g + int(gy) - 1) / int(gy)), gy
+}
+
+// elementWG is the workgroup size of the element-wise shaders (swiglu,
+// geglu, swiglu_oai, add, add_bias, rope, kv_store): a multiple of every
+// subgroup size, within every device's limit of 1024 invocations.
+const elementWG = 256
+
+// rowWG returns the workgroup size of a shader that gives a workgroup to
+// each row of d values (rms_norm, argmax, attn_combine): 256 for wide
+// rows, down to 32 (or the subgroup size, if larger) for short ones such
+// as QK-norm's heads: a power of two, whole subgroups.
+func rowWG(d int, subgroup uint32) uint32 {
+	wg := uint32(256)
+	for wg > max(subgroup, 32) && int(wg)/2 >= d {
+		wg /= 2
+	}
+	return max(wg, subgroup)
+}
+
+// ropeStyle returns rope.comp's style flag for s.
+func ropeStyle(s arch.RopeStyle) uint32 {
+	if s == arch.RopeNormal {
+		return 1
+	}
+	return 0
+}
+
+// RopeTable returns rope.comp's table for maxPos positions of a RoPE over
+// rotDims values a head: for position p and pair i < rotDims/2, cos and
+// sin of p * rope.Freq(i, rotDims), times rope.Mscale(), computed in
+// float64 and rounded to float32 (as scalar.RoPE does), at [(p*rotDims/2
+// + i)*2] and the next value: maxPos*rotDims values.
+//
+// The shader reads the table rather than computing the angles: a float32
+// p * f has an error of half an ulp of the angle (up to 2e-3 radians at p
+// = 32768, a relative error of 2e-3 in the rotated values), and GLSL's
+// sin and cos are accurate only near 0. The table costs 4*rotDims bytes a
+// position (16 MiB for 32768 positions of 128 rotated values), which the
+// CUDA backend spends too (backend/cuda's ropeTable).
+func RopeTable(rope *arch.Rope, rotDims, maxPos int) ([]float32, error) {
+	if rotDims < 2 || rotDims%2 != 0 || maxPos < 0 {
+		return nil, fmt.Errorf("vulkan: RoPE table of %d positions over %d values", maxPos, rotDims)
+	}
+	half := rotDims / 2
+	freqs := rope.Freqs(rotDims)
+	m := rope.Mscale()
+	tab := make([]float32, maxPos*rotDims)
+	for p := range maxPos {
+		row := tab[p*rotDims : (p+1)*rotDims]
+		for i := range half {
+			s, c := math.Sincos(float64(p) * freqs[i])
+			row[2*i], row[2*i+1] = float32(c*m), float32(s*m)
+		}
+	}
+	return tab, nil
+}
+
+// BlockTables packs the block tables of seqs into kv_store's and attn's
+// layout: tables holds each sequence's table in turn, sequence i's from
+// tabOff[i]; pos and seq give each query token (row Token+t of the batch)
+// its position and its sequence's index, for tokens rows (tokens with no
+// sequence get position -1: kv_store skips them). It fails if a sequence
+// names tokens outside 0..tokens-1.
+func BlockTables(seqs []backend.SeqAttn, tokens int) (pos, seq, tables, tabOff []int32, err error) {
+	pos, seq = make([]int32, tokens), make([]int32, tokens)
+	for i := range pos {
+		pos[i] = -1
+	}
+	tabOff = make([]int32, len(seqs))
+	for i, s := range seqs {
+		if s.N < 0 || s.Token < 0 || s.Token+s.N > tokens || s.Pos < 0 {
+			return nil, nil, nil, nil, fmt.Errorf("vulkan: sequence %d: %d tokens from %d at position %d; the batch has %d tokens", i, s.N, s.Token, s.Pos, tokens)
+		}
+		tabOff[i] = int32(len(tables))
+		tables = append(tables, s.Table...)
+		for t := range s.N {
+			pos[s.Token+t], seq[s.Token+t] = int32(s.Pos+t), int32(i)
+		}
+	}
+	if len(tables) == 0 {
+		tables = append(tables, 0) // a buffer of at least one value
+	}
+	return pos, seq, tables, tabOff, nil
+}
+
+// AttnTiles returns attn.comp's tiles for the query tokens of seqs: each
+// sequence's tokens in runs of at most tq (first token, tokens), the
+// pairs in one slice.
+func AttnTiles(seqs []backend.SeqAttn, tq int) []int32 {
+	var tiles []int32
+	for _, s := range seqs {
+		for t := 0; t < s.N; t += tq {
+			tiles = append(tiles, int32(s.Token+t), int32(min(tq, s.N-t)))
+		}
+	}
+	return tiles
+}
+
+// attnShape is attn.comp's specialization: WG invocations (keys a chunk),
+// HPW query heads and TQ query tokens a workgroup, D the head size
+// (constant ids 0 to 3).
+type attnShape struct {
+	WG, HPW, TQ, D uint32
+}
+
+// spec returns the specialization constants in constant_id order.
+func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D} }
+
+// shared returns the shared memory the shape uses, in bytes.
+func (s attnShape) shared() uint32 {
+	r := s.HPW * s.TQ
+	return 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
+}
+
+// maxAttnRows bounds the query rows (tokens times heads) of an attn
+// workgroup: each invocation holds a logit, a maximum, a denominator and
+// the accumulators of its value pairs for each row.
+const maxAttnRows = 16
+
+// pickAttnShape returns attn.comp's shape for heads of headDim values,
+// group query heads a KV head, on a device of the given subgroup size and
+// shared memory (bytes): with prompt, tiles of several query tokens (up
+// to maxAttnRows rows with the group's heads), else one token (decode)
+// with as many of the group's heads as fit. The invocations number the
+// head's value pairs (one pair each), at least 32, rounded up to whole
+// subgroups.
+func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) (attnShape, error) {
+	if headDim <= 0 || headDim%8 != 0 || headDim > 512 || group <= 0 {
+		return attnShape{}, fmt.Errorf("vulkan: attention with heads of %d values (want a multiple of 8 up to 512), %d query heads a KV head", headDim, group)
+	}
+	sub := max(subgroup, 1)
+	wg := (max(uint32(headDim/2), 32) + sub - 1) / sub * sub
+	s := attnShape{WG: wg, HPW: 1, TQ: 1, D: uint32(headDim)}
+	for h := min(group, maxAttnRows); h >= 1; h-- {
+		if group%h == 0 {
+			s.HPW = uint32(h)
+			break
+		}
+	}
+	if prompt {
+		s.TQ = max(1, maxAttnRows/s.HPW)
+	}
+	for s.shared() > sharedMem {
+		switch {
+		case s.TQ > 1:
+			s.TQ /= 2
+		case s.HPW > 1:
+			h := s.HPW - 1
+			for group%int(h) != 0 {
+				h--
+			}
+			s.HPW = h
+		default:
+			return attnShape{}, fmt.Errorf("vulkan: attention on heads of %d values needs %d bytes of shared memory; the device has %d", headDim, s.shared(), sharedMem)
+		}
+	}
+	return s, nil
+}
+
+// setOpts sets the scale, the window and the sinks flag of p from opt
+// for heads of headDim values (the sinks' address is p.Sinks, set apart).
+func (p *pushAttn) setOpts(opt *backend.AttnOpts, headDim int) {
+	p.Scale = opt.Scale
+	if p.Scale == 0 {
+		p.Scale = arch.DefaultAttnScale(headDim)
+	}
+	p.Window = int32(max(opt.Window, 0))
+	p.HasSinks = 0
+	if opt.Sinks != nil {
+		p.HasSinks = 1
+	}
+}
+
+// attnGroups returns attn.comp's grid for nTiles tiles, nHeads query heads
+// and splits runs of keys: (x, nHeads/HPW, splits*zt) with the tiles over
+// x and zt, x at most 65535.
+func attnGroups(nTiles, nHeads int, s attnShape, splits int) (gx, gy, gz uint32) {
+	gx, zt := groups2D(nTiles, 1)
+	return gx, uint32(nHeads) / s.HPW, zt * uint32(max(splits, 1))
+}
+
+// attnTargetGroups is the number of workgroups attnSplits aims an attn
+// dispatch at: enough to occupy a large GPU (132 multiprocessors of an
+// H100, 96 compute units of a large AMD GPU) twice over.
+const attnTargetGroups = 256
+
+// attnMinSplitKeys is the fewest keys attnSplits gives a run: below it the
+// partial results cost more than the parallelism brings.
+const attnMinSplitKeys = 256
+
+// attnSplits returns the runs of keys attn.comp cuts each tile's keys
+// into, for nTiles tiles and nHeads query heads of shape s attending to
+// up to keys positions: 1 (no partial results, no attn_combine) when the
+// tiles and head groups are attnTargetGroups workgroups or more, or the
+// keys too few; else enough runs, each of at least attnMinSplitKeys keys,
+// to come near attnTargetGroups, at most 64. The partial results then
+// take nTokens*nHeads*splits*(headDim+2) float32 values. A decode step
+// recorded once may keep the runs of the longest context it will meet:
+// a run past a shorter sequence's keys costs a workgroup that writes m =
+// -inf, which attn_combine skips.
+func attnSplits(nTiles, nHeads, keys int, s attnShape) int {
+	groups := nTiles * nHeads / int(s.HPW)
+	if groups <= 0 || groups >= attnTargetGroups {
+		return 1
+	}
+	return max(1, min((attnTargetGroups+groups-1)/groups, keys/attnMinSplitKeys, 64))
+}

@@ -1,0 +1,291 @@
+#version 450
+// attn: paged causal grouped-query attention over a half-precision cache
+// (backend.Ops.AttentionF16, scalar.AttentionF16), for decode (one query
+// token a sequence) and prompts (many) alike.
+//
+// The queries come in tiles: tile i is tiles[2i+1] (at most TQ) consecutive
+// tokens of one sequence from token tiles[2i] (vulkan.AttnTiles builds
+// them). Token t is at position pos[t] of sequence seq[t], whose block
+// table starts at tables[tabOff[seq[t]]] (kv_store's layout); its query
+// head h (q[t*qStride + h*D ...], D = headDim; qStride = nHeads*D when
+// packed, a fused QKV product's width) attends to the keys and
+// values of KV head h / (nHeads/nKV) at positions lo..pos[t], lo = 0, or
+// pos[t] - window + 1 with a positive window; position p is row p %
+// blockSize of block tables[...+ p/blockSize], block b's row r starting at
+// value (b*blockSize + r) * nKV*D of kc and vc. The logits are q.k *
+// scale; with hasSinks, sinks[h] joins the softmax's denominator (a key
+// of that logit and a value of zeros).
+//
+// A workgroup computes R = TQ*HPW query rows: the tile's tokens times HPW
+// query heads of one KV head, reading each key and value once for all of
+// them. It walks the keys in chunks of WG positions: invocation j computes
+// the R logits of key j of the chunk (its row of the cache read 8 halves
+// at a time), the chunk's maxima update each row's running maximum
+// (online softmax, float32), and invocation j then accumulates the value
+// pairs j, j+WG, ... (of D/2) of the R rows over the chunk's keys. The
+// denominators are summed over the workgroup at the end.
+//
+// With splits > 1 (decode at depth, where tiles times head groups are too
+// few workgroups to fill the device) the keys of a tile are cut into
+// splits runs of whole chunks, one a workgroup, and each writes its
+// rows' running maximum m, denominator l and unnormalized output (D
+// values) to part, at ((t*nHeads + h)*splits + split)*(D+2) for token t
+// and head h; attn_combine.comp then merges the runs (and the sinks) into
+// out. A run past the keys writes m = -inf, l = 0.
+//
+// Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
+// (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
+// D (headDim, a multiple of 8). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
+// R*WG + WG) bytes (pickAttnShape in ops.go picks them).
+//
+// Push block (Go: pushAttn):
+//   q             address of the queries (float32), qStride values a token
+//   out           address of tokens*nHeads*D float32 values
+//   kc, vc        addresses of the layer's key and value caches (f16)
+//   pos, seq      addresses of an int32 a token
+//   tables        address of the int32 block tables
+//   tabOff        address of an int32 offset into tables a sequence
+//   tiles         address of nTiles (first token, tokens) int32 pairs
+//   sinks         address of nHeads float32 logits (read with hasSinks)
+//   part          address of the runs' partial results (read with splits > 1)
+//   nTiles, nHeads, nKV, blockSize  uint
+//   window        int (0: none)
+//   scale         float
+//   hasSinks      uint
+//   splits        uint (1: no partial results)
+//   qStride       uint
+// Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (attnGroups in
+// ops.go cuts them at 65535): tile = (z / splits) * gl_NumWorkGroups.x
+// + x, split z % splits.
+#include "common.glsl"
+#include "ops.glsl"
+
+layout(constant_id = 1) const uint HPW = 1;
+layout(constant_id = 2) const uint TQ = 1;
+layout(constant_id = 3) const uint D = 128;
+
+const uint R = TQ * HPW;
+const uint DP = D / 2u;               // value pairs a row
+const uint PPT = (DP + WG - 1u) / WG; // value pairs an invocation
+const uint NR4 = (R + 3u) / 4u;        // vec4s of weights a key
+const uint D4 = D / 4u;                // vec4s of a query row
+
+layout(push_constant, std430) uniform Push {
+  F32s q;
+  F32s dst;
+  UVec4s kc;
+  U32s vc;
+  I32s pos;
+  I32s seq;
+  I32s tables;
+  I32s tabOff;
+  I32s tiles;
+  F32s sinks;
+  F32s part;
+  uint nTiles;
+  uint nHeads;
+  uint nKV;
+  uint blockSize;
+  int window;
+  float scale;
+  uint hasSinks;
+  uint splits;
+  uint qStride;
+} p;
+
+shared vec4 qs[R * D4];     // the rows' queries
+shared vec4 ps[WG * NR4];   // the chunk's weights, key-major, rows padded to 4
+shared float rmax[R * WG];  // a partial a subgroup and row
+shared uint crow[WG];       // the cache row of each key of the chunk
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+void main() {
+  uint split = gl_WorkGroupID.z % p.splits;
+  uint tile = (gl_WorkGroupID.z / p.splits) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (tile >= p.nTiles) {
+    return; // the whole workgroup
+  }
+  uint tid = gl_LocalInvocationID.x;
+  uint t0 = uint(p.tiles.v[2u * tile]);
+  uint nt = min(uint(p.tiles.v[2u * tile + 1u]), TQ);
+  uint head0 = gl_WorkGroupID.y * HPW;
+  uint kvh = head0 / (p.nHeads / p.nKV);
+  uint kvDim = p.nKV * D;
+  int tab = p.tabOff.v[p.seq.v[t0]];
+
+  // Each row's position and first key; the tile's key range lo..hi.
+  int rpos[TQ];
+  int rlo[TQ];
+  int lo = 0x7fffffff;
+  int hi = -1;
+  for (uint r = 0; r < TQ; r++) {
+    rpos[r] = -1;
+    rlo[r] = 0;
+    if (r < nt) {
+      rpos[r] = p.pos.v[t0 + r];
+      rlo[r] = p.window > 0 ? max(0, rpos[r] - p.window + 1) : 0;
+      lo = min(lo, rlo[r]);
+      hi = max(hi, rpos[r]);
+    }
+  }
+  if (p.splits > 1u && hi >= lo) {
+    int cps = ((hi - lo) / int(WG) + int(p.splits)) / int(p.splits); // chunks a split
+    int from = lo + int(split) * cps * int(WG);
+    hi = min(hi, from + cps * int(WG) - 1);
+    lo = from;
+  }
+
+  for (uint i = tid; i < R * D4; i += WG) {
+    uint r = i / D4;
+    uint tq = r / HPW;
+    vec4 v = vec4(0.0);
+    if (tq < nt) {
+      uint o = (t0 + tq) * p.qStride + (head0 + r % HPW) * D + 4u * (i % D4);
+      v = vec4(p.q.v[o], p.q.v[o + 1u], p.q.v[o + 2u], p.q.v[o + 3u]);
+    }
+    qs[i] = v;
+  }
+  barrier();
+
+  float m[R];
+  float lsum[R];
+  vec2 acc[PPT][R];
+  for (uint r = 0; r < R; r++) {
+    m[r] = NEG_INF;
+    lsum[r] = 0.0;
+    for (uint k = 0; k < PPT; k++) {
+      acc[k][r] = vec2(0.0);
+    }
+  }
+
+  for (int base = lo; base <= hi; base += int(WG)) {
+    // The logits of key base+tid.
+    int kp = base + int(tid);
+    float s[R];
+    for (uint r = 0; r < R; r++) {
+      s[r] = 0.0;
+    }
+    if (kp <= hi) {
+      uint blk = uint(p.tables.v[tab + kp / int(p.blockSize)]);
+      uint row = blk * p.blockSize + uint(kp) % p.blockSize;
+      crow[tid] = row;
+      uint k8 = (row * kvDim + kvh * D) / 8u;
+      for (uint c = 0; c < D / 8u; c++) {
+        uvec4 w = p.kc.v[k8 + c];
+        vec4 ka = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+        vec4 kb = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+        for (uint r = 0; r < R; r++) {
+          s[r] += dot(qs[r * D4 + 2u * c], ka) + dot(qs[r * D4 + 2u * c + 1u], kb);
+        }
+      }
+    }
+    for (uint r = 0; r < R; r++) {
+      uint tq = r / HPW;
+      s[r] = (kp <= rpos[tq] && kp >= rlo[tq]) ? s[r] * p.scale : NEG_INF;
+      float mx = subgroupMax(s[r]);
+      if (subgroupElect()) {
+        rmax[gl_SubgroupID * R + r] = mx;
+      }
+    }
+    barrier();
+
+    float alpha[R];
+    for (uint r = 0; r < R; r++) {
+      float mc = NEG_INF;
+      for (uint g = 0; g < gl_NumSubgroups; g++) {
+        mc = max(mc, rmax[g * R + r]);
+      }
+      float mn = max(m[r], mc);
+      alpha[r] = mn == NEG_INF ? 1.0 : exp(m[r] - mn);
+      s[r] = s[r] == NEG_INF ? 0.0 : exp(s[r] - mn); // the weight
+      lsum[r] = lsum[r] * alpha[r] + s[r];
+      m[r] = mn;
+    }
+    for (uint g = 0; g < NR4; g++) {
+      vec4 w = vec4(0.0);
+      for (uint e = 0; e < 4u; e++) {
+        if (4u * g + e < R) {
+          w[e] = s[4u * g + e];
+        }
+      }
+      ps[tid * NR4 + g] = w;
+    }
+    barrier();
+
+    uint nk = uint(min(int(WG), hi - base + 1));
+    for (uint k = 0; k < PPT; k++) {
+      uint pi = tid + k * WG;
+      if (pi < DP) {
+        for (uint r = 0; r < R; r++) {
+          acc[k][r] *= alpha[r];
+        }
+        uint vo = kvh * DP + pi;
+        for (uint j = 0; j < nk; j++) {
+          vec2 v = unpackHalf2x16(p.vc.v[crow[j] * (kvDim / 2u) + vo]);
+          for (uint g = 0; g < NR4; g++) {
+            vec4 w = ps[j * NR4 + g];
+            for (uint e = 0; e < 4u; e++) {
+              if (4u * g + e < R) {
+                acc[k][4u * g + e] += w[e] * v;
+              }
+            }
+          }
+        }
+      }
+    }
+    barrier();
+  }
+
+  // The denominators, summed over the workgroup; the sinks; the output.
+  for (uint r = 0; r < R; r++) {
+    float sm = subgroupAdd(lsum[r]);
+    if (subgroupElect()) {
+      rmax[gl_SubgroupID * R + r] = sm;
+    }
+  }
+  barrier();
+  for (uint r = 0; r < R; r++) {
+    uint tq = r / HPW;
+    if (tq >= nt) {
+      continue;
+    }
+    float l = 0.0;
+    for (uint g = 0; g < gl_NumSubgroups; g++) {
+      l += rmax[g * R + r];
+    }
+    uint h = head0 + r % HPW;
+    if (p.splits > 1u) {
+      uint o = (((t0 + tq) * p.nHeads + h) * p.splits + split) * (D + 2u);
+      if (tid == 0u) {
+        p.part.v[o] = m[r];
+        p.part.v[o + 1u] = l;
+      }
+      for (uint k = 0; k < PPT; k++) {
+        uint pi = tid + k * WG;
+        if (pi < DP) {
+          p.part.v[o + 2u + 2u * pi] = acc[k][r].x;
+          p.part.v[o + 3u + 2u * pi] = acc[k][r].y;
+        }
+      }
+      continue;
+    }
+    float f = 1.0; // exp(m - the maximum with the sink)
+    if (p.hasSinks != 0u) {
+      float sk = p.sinks.v[h];
+      float mf = max(m[r], sk);
+      f = m[r] == NEG_INF ? 0.0 : exp(m[r] - mf);
+      l = l * f + exp(sk - mf);
+    }
+    f = l > 0.0 ? f / l : 0.0;
+    uint o = ((t0 + tq) * p.nHeads + h) * DP;
+    for (uint k = 0; k < PPT; k++) {
+      uint pi = tid + k * WG;
+      if (pi < DP) {
+        vec2 v = acc[k][r] * f;
+        p.dst.v[2u * (o + pi)] = v.x;
+        p.dst.v[2u * (o + pi) + 1u] = v.y;
+      }
+    }
+  }
+}

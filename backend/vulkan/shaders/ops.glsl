@@ -1,0 +1,77 @@
+// ops.glsl: what the operation shaders (rms_norm, rope, kv_store, attn,
+// the activations, add, add_bias, argmax) share, included after
+// common.glsl.
+//
+// Workgroup shape: specialization constant 0 is local_size_x (WG); the
+// grid is two-dimensional where a dimension could pass the 65535 groups
+// every device allows: group gl_WorkGroupID.y * gl_NumWorkGroups.x +
+// gl_WorkGroupID.x (groups2D in ops.go picks the grid).
+
+layout(constant_id = 0) const uint WG = 256;
+layout(local_size_x_id = 0) in;
+
+// group_index returns the index of this workgroup in a 2D grid read as
+// one dimension.
+uint group_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+
+// global_index returns the index of this invocation in a 2D grid of
+// workgroups of WG invocations read as one dimension.
+uint global_index() { return group_index() * WG + gl_LocalInvocationID.x; }
+
+// f32_to_f16 returns the IEEE half-precision bits of f rounded to nearest
+// even, NaN and infinities included: numfmt.F32ToF16's bits, whatever the
+// device's conversion rounding.
+uint f32_to_f16(float f) {
+  uint b = floatBitsToUint(f);
+  uint sgn = (b >> 16) & 0x8000u;
+  int e = int((b >> 23) & 0xffu);
+  uint mant = b & 0x7fffffu;
+  if (e == 0xff) {
+    return mant != 0u ? (sgn | 0x7e00u | (mant >> 13)) : (sgn | 0x7c00u);
+  }
+  e = e - 127 + 15;
+  if (e >= 0x1f) {
+    return sgn | 0x7c00u;
+  }
+  if (e <= 0) {
+    if (e < -10) {
+      return sgn;
+    }
+    uint m = mant | 0x800000u;
+    uint shift = uint(14 - e);
+    uint halfway = 1u << (shift - 1u);
+    uint r = m >> shift;
+    uint rem = m & ((1u << shift) - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u) == 1u)) {
+      r++;
+    }
+    return sgn | r;
+  }
+  uint r = (uint(e) << 10) | (mant >> 13);
+  uint rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) == 1u)) {
+    r++;
+  }
+  return sgn | r;
+}
+
+// red holds one partial a subgroup in the workgroup reductions.
+shared float red[WG];
+
+// wg_sum returns the sum of v over the workgroup, the same value in every
+// invocation; call it in uniform control flow. Each subgroup adds its
+// values, then every invocation adds the subgroups' sums in order, so the
+// result does not depend on the invocation that reads it.
+float wg_sum(float v) {
+  v = subgroupAdd(v);
+  if (subgroupElect()) {
+    red[gl_SubgroupID] = v;
+  }
+  barrier();
+  float s = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) {
+    s += red[i];
+  }
+  barrier();
+  return s;
+}

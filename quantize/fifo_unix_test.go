@@ -1,7 +1,0 @@
-//go:build unix
-
-package quantize_test
-
-import "golang.org/x/sys/unix"
-
-func mkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
