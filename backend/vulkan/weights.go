@@ -102,11 +102,6 @@ func checkWeightRows(t gguf.TensorType, cols int) error {
 	return nil
 }
 
-// maxGroups is the largest workgroup count dispatched along one
-// dimension, Vulkan's guaranteed minimum of maxComputeWorkGroupCount;
-// the shaders stride over the work past it.
-const maxGroups = 65535
-
 // mulMVSpec returns the specialization constants of mul_mv_<type> for a
 // product of n tokens on a device whose subgroups have subgroupSize
 // invocations: local size, rows and tokens per workgroup. The choice:
@@ -135,7 +130,8 @@ func mulMVSpec(subgroupSize uint32, n int) [3]uint32 {
 
 // mulMVGroups returns the workgroup counts (x, y) of a mul_mv dispatch of
 // rows rows and n tokens with specialization spec (mulMVSpec's):
-// ceil(rows/spec[1]), clamped to maxGroups, by ceil(n/spec[2]).
+// ceil(rows/spec[1]) by ceil(n/spec[2]), each clamped to maxGroups (the
+// shader's workgroups stride over the work past it).
 func mulMVGroups(rows, n int, spec [3]uint32) (x, y uint32) {
 	return groups(rows, int(spec[1])), groups(n, int(spec[2]))
 }
