@@ -5,7 +5,8 @@
 //   out[i*cols + c] = W[ids[i]][c]   for i < n, c < cols
 //
 // Push constants (Go: pushGetRows in weights.go):
-//   uint64 w     address of row 0 of W; row r starts at w + r*rowBytes
+//   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
+//                w + r*rowBytes
 //   uint64 ids   address of n int32 row numbers (each in 0..rows-1)
 //   uint64 out   address of n*cols float32 (16-byte aligned)
 //   uint32 cols, rowBytes, n

@@ -6,7 +6,8 @@
 // for rows r < rows and tokens t < n, accumulated in float32.
 //
 // Push constants (Go: pushMulMV in weights.go):
-//   uint64 w     address of row 0 of W; row r starts at w + r*rowBytes
+//   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
+//                w + r*rowBytes
 //   uint64 x     address of the activations, n*cols float32 (16-byte aligned)
 //   uint64 y     address of the outputs, float32
 //   uint32 rows, cols, n, rowBytes, ldy, add
