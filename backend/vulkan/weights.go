@@ -79,12 +79,13 @@ func getRowsShader(t gguf.TensorType) (string, bool) {
 }
 
 // weightBlock is the number of values the shaders decode t in, which
-// every row's length must be a multiple of: t's block size, and 8 for the
-// float types (read 16 bytes at a time).
+// every row's length must be a multiple of: t's block size, and 16 for
+// the float types (decoded 16 values at a time, as the blocks of the
+// others).
 func weightBlock(t gguf.TensorType) int {
 	switch t {
 	case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16:
-		return 8
+		return 16
 	}
 	return t.BlockSize()
 }
@@ -129,21 +130,22 @@ func mulMVSpec(subgroupSize uint32, n int) [3]uint32 {
 
 // mulMVGroups returns the workgroup counts (x, y) of a mul_mv dispatch of
 // rows rows and n tokens with specialization spec (mulMVSpec's):
-// ceil(rows/spec[1]), clamped to maxGroups, by ceil(n/spec[2]).
+// ceil(rows/spec[1]) by ceil(n/spec[2]), each clamped to maxGroups (the
+// shader's workgroups stride over the work past it).
 func mulMVGroups(rows, n int, spec [3]uint32) (x, y uint32) {
 	return groups(rows, int(spec[1])), groups(n, int(spec[2]))
 }
 
 // getRowsSpec returns the local size of get_rows_<type> (its
-// specialization constant 0): 64 invocations, each decoding 8 values of
+// specialization constant 0): 64 invocations, each decoding 16 values of
 // a row.
 func getRowsSpec(subgroupSize uint32) uint32 { return max(64, subgroupSize) }
 
 // getRowsGroups returns the workgroup counts (x, y) of a get_rows
 // dispatch of n rows of cols values with local size local:
-// ceil(cols/8/local) by n, clamped to maxGroups.
+// ceil(cols/16/local) by n, clamped to maxGroups.
 func getRowsGroups(cols, n int, local uint32) (x, y uint32) {
-	return groups(cols/8, int(local)), min(uint32(max(n, 0)), maxGroups)
+	return groups(cols/16, int(local)), min(uint32(max(n, 0)), maxGroups)
 }
 
 // groups is ceil(n/per), at least 1 and at most maxGroups.

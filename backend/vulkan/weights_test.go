@@ -85,11 +85,11 @@ func upload(t *testing.T, d *Device, b []byte) *Buffer {
 }
 
 // testCols is the row length the tests use for typ: several blocks, a
-// number of 8-value units that the local sizes used do not all divide.
+// number of 16-value units that the local sizes used do not all divide.
 func testCols(typ gguf.TensorType) int {
 	switch b := weightBlock(typ); b {
-	case 8:
-		return 27 * 8
+	case 16:
+		return 27 * 16
 	case 32:
 		return 11 * 32
 	default:
@@ -369,8 +369,8 @@ func TestWeightShaderTable(t *testing.T) {
 	if x, y := mulMVGroups(151936, 17, [3]uint32{64, 1, 8}); x != maxGroups || y != 3 {
 		t.Errorf("mulMVGroups: %d x %d, want %d x 3", x, y, maxGroups)
 	}
-	if x, y := getRowsGroups(4096, 70000, 64); x != 8 || y != maxGroups {
-		t.Errorf("getRowsGroups: %d x %d, want 8 x %d", x, y, maxGroups)
+	if x, y := getRowsGroups(4096, 70000, 64); x != 4 || y != maxGroups {
+		t.Errorf("getRowsGroups: %d x %d, want 4 x %d", x, y, maxGroups)
 	}
 }
 

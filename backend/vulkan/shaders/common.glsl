@@ -23,6 +23,7 @@ layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16s { float
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer U8s { uint8_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer U16s { uint16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32s { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer UVec2s { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer UVec4s { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer I32s { int v[]; };
 
@@ -38,14 +39,40 @@ uint ld32(uint64_t a) { return U32s(a).v[0]; }
 // ld32a2 is the little-endian 32 bits at address a (2-byte aligned).
 uint ld32a2(uint64_t a) { return ld16(a) | (ld16(a + 2) << 16); }
 
-// ld32a1 is the little-endian 32 bits at address a (any alignment), read
-// as the one or two aligned words holding them (no byte past a+3 of a
-// buffer whose start is 4-byte aligned).
-uint ld32a1(uint64_t a) {
+// ld64 is the 8 bytes at address a (8-byte aligned), ld64a4 at address a
+// 4-byte aligned.
+uvec2 ld64(uint64_t a) { return UVec2s(a).v[0]; }
+uvec2 ld64a4(uint64_t a) { return uvec2(ld32(a), ld32(a + 4)); }
+
+// The loads of less aligned data read the aligned words that hold it
+// (every word read holds one of its bytes: nothing past the end of a
+// buffer whose start is 4-byte aligned), as many whatever the alignment
+// (no divergence between invocations of different alignments), and
+// shift them into place.
+
+// ld64a2 is the 8 bytes at address a (2-byte aligned).
+uvec2 ld64a2(uint64_t a) {
+	const uint64_t w = a & ~uint64_t(3);
+	const bool odd = (a & 2) != 0;
+	const uint x = ld32(w), y = ld32(w + 4), z = ld16(odd ? w + 8 : w + 4);
+	return odd ? uvec2((x >> 16) | (y << 16), (y >> 16) | (z << 16)) : uvec2(x, y);
+}
+
+// ld128a2 is the 16 bytes at address a (2-byte aligned).
+uvec4 ld128a2(uint64_t a) {
+	const uint64_t w = a & ~uint64_t(3);
+	const bool odd = (a & 2) != 0;
+	const uvec4 x = uvec4(ld32(w), ld32(w + 4), ld32(w + 8), ld32(w + 12));
+	const uint z = ld16(odd ? w + 16 : w + 12);
+	return odd ? (x >> 16) | (uvec4(x.yzw, z) << 16) : x;
+}
+
+// ld64a1 is the 8 bytes at address a (any alignment).
+uvec2 ld64a1(uint64_t a) {
 	const uint64_t w = a & ~uint64_t(3);
 	const uint s = 8 * uint(a & 3);
-	const uint lo = ld32(w);
-	return s == 0 ? lo : (lo >> s) | (ld32(w + 4) << (32 - s));
+	const uint x = ld32(w), y = ld32(w + 4), z = ld32(s != 0 ? w + 8 : w + 4);
+	return s == 0 ? uvec2(x, y) : uvec2((x >> s) | (y << (32 - s)), (y >> s) | (z << (32 - s)));
 }
 
 // ld128 is the 16 bytes at address a (16-byte aligned).

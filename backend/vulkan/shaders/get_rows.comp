@@ -5,15 +5,16 @@
 //   out[i*cols + c] = W[ids[i]][c]   for i < n, c < cols
 //
 // Push constants (Go: pushGetRows in weights.go):
-//   uint64 w     address of row 0 of W; row r starts at w + r*rowBytes
+//   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
+//                w + r*rowBytes
 //   uint64 ids   address of n int32 row numbers (each in 0..rows-1)
 //   uint64 out   address of n*cols float32 (16-byte aligned)
 //   uint32 cols, rowBytes, n
-// cols is a multiple of the format's block (QK: 8 for F32, F16, BF16).
+// cols is a multiple of the format's block (QK: 16 for F32, F16, BF16).
 //
-// Specialization: id 0 local_size_x. Invocation x decodes the 8-value
+// Specialization: id 0 local_size_x. Invocation x decodes the 16-value
 // unit x of a row (quant.glsl), workgroup y the rows y, y + (y count), ...
-// Dispatch ceil(cols/8 / local_size_x) x min(n, the device's limit).
+// Dispatch ceil(cols/16 / local_size_x) x min(n, the device's limit).
 
 #include "common.glsl"
 #include "quant.glsl"
@@ -40,10 +41,12 @@ void main() {
 	Vec4s o = Vec4s(p.out_);
 	for (uint i = gl_WorkGroupID.y; i < p.n; i += gl_NumWorkGroups.y) {
 		const uint row = uint(ids.v[i]);
-		vec4 lo, hi;
-		dequant_unit(p.w + uint64_t(row) * p.rowBytes + uint64_t(b) * BB, j, lo, hi);
+		vec4 v[4];
+		dequant_unit(p.w + uint64_t(row) * p.rowBytes + uint64_t(b) * BB, j, v);
 		const uint oi = i * (p.cols / 4);
-		o.v[oi + pos.x] = lo;
-		o.v[oi + pos.y] = hi;
+		o.v[oi + pos.x] = v[0];
+		o.v[oi + pos.x + 1] = v[1];
+		o.v[oi + pos.y] = v[2];
+		o.v[oi + pos.y + 1] = v[3];
 	}
 }

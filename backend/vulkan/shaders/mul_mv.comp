@@ -6,18 +6,19 @@
 // for rows r < rows and tokens t < n, accumulated in float32.
 //
 // Push constants (Go: pushMulMV in weights.go):
-//   uint64 w     address of row 0 of W; row r starts at w + r*rowBytes
+//   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
+//                w + r*rowBytes
 //   uint64 x     address of the activations, n*cols float32 (16-byte aligned)
 //   uint64 y     address of the outputs, float32
 //   uint32 rows, cols, n, rowBytes, ldy, add
-// cols is a multiple of the format's block (QK: 8 for F32, F16, BF16).
+// cols is a multiple of the format's block (QK: 16 for F32, F16, BF16).
 //
 // Specialization: id 0 local_size_x (L), id 1 ROWS (R), id 2 TOKENS (T).
 // A workgroup computes a tile of R rows by T tokens; it walks the tile's
-// rows block by block, invocation i taking the 8-value units i, i+L, ...
+// rows block by block, invocation i taking the 16-value units i, i+L, ...
 // of each row (consecutive invocations read consecutive bytes), reading
-// each unit of the R rows once for all T tokens and each 8 activations of
-// a token once for all R rows. Partial sums are added within subgroups
+// each unit of the R rows once for all T tokens and each 16 activations
+// of a token once for all R rows. Partial sums are added within subgroups
 // (subgroupAdd), then across the workgroup's subgroups in shared memory,
 // one subgroup after the other (right for any subgroup size).
 // Dispatch ceil(rows/R) x ceil(n/T) workgroups; either count may be
@@ -63,20 +64,22 @@ void tile(uint r0, uint t0, uint nt) {
 		const uint b = u / UNITS, j = u % UNITS;
 		// The unit of each row (zero past the last row), then each token's
 		// activations against all of them.
-		vec4 lo[ROWS], hi[ROWS];
+		vec4 w[ROWS][4];
 		for (uint r = 0; r < ROWS; r++) {
-			lo[r] = hi[r] = vec4(0.0);
 			if (r0 + r < p.rows) {
-				dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, lo[r], hi[r]);
+				dequant_unit(p.w + uint64_t(r0 + r) * p.rowBytes + uint64_t(b) * BB, j, w[r]);
+			} else {
+				w[r] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
 			}
 		}
 		const uvec2 pos = (b * QK + unit_pos(j)) / 4;  // in vec4s
 		for (uint t = 0; t < TOKENS; t++) {
 			if (t < nt) {
 				const uint xt = (t0 + t) * (p.cols / 4);
-				const vec4 xlo = X.v[xt + pos.x], xhi = X.v[xt + pos.y];
+				const vec4 x0 = X.v[xt + pos.x], x1 = X.v[xt + pos.x + 1];
+				const vec4 x2 = X.v[xt + pos.y], x3 = X.v[xt + pos.y + 1];
 				for (uint r = 0; r < ROWS; r++) {
-					acc[r][t] += dot(lo[r], xlo) + dot(hi[r], xhi);
+					acc[r][t] += dot(w[r][0], x0) + dot(w[r][1], x1) + dot(w[r][2], x2) + dot(w[r][3], x3);
 				}
 			}
 		}
