@@ -2,25 +2,34 @@ package placement
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
 	"inferno/backend/cuda"
+	"inferno/backend/vulkan"
 )
 
 // HostMemory returns the machine's memory in bytes (8 GiB where it
 // cannot be read).
 func HostMemory() int64 { return memTotal() }
 
-// GPUMemory returns the memory of the GPU the cuda backend runs on, in
-// bytes, or why there is none.
+// GPUMemory returns the memory of the GPU auto would run on, in bytes:
+// CUDA's device, else the Vulkan device vulkan.Pick chooses; or why there
+// is none.
 func GPUMemory() (int64, error) {
-	if err := cuda.Available(); err != nil {
-		return 0, err
+	cudaErr := cuda.Available()
+	if cudaErr == nil {
+		n, err := cuda.TotalMemory(0)
+		return int64(n), err
 	}
-	n, err := cuda.TotalMemory(0)
-	return int64(n), err
+	i, err := vulkan.Pick()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: %v; vulkan: %w", cudaErr, err)
+	}
+	ds, _ := vulkan.Devices()
+	return int64(ds[i].MemoryBytes), nil
 }
 
 // memTotal returns the machine's memory in bytes, from /proc/meminfo, or

@@ -23,6 +23,7 @@ import (
 	"inferno/backend/pool"
 	"inferno/backend/scalar"
 	"inferno/backend/simd"
+	"inferno/backend/vulkan"
 	"inferno/engine"
 	"inferno/kvcache"
 	"inferno/model"
@@ -30,10 +31,15 @@ import (
 
 // Config chooses and sizes a backend.
 type Config struct {
-	// Backend is "auto" (or ""), "scalar", "simd", "pool" or "cuda". auto
-	// takes the GPU when a driver and a device are there and the model
-	// runs on it, and the pool backend otherwise.
+	// Backend is "auto" (or ""), "scalar", "simd", "pool", "cuda" or
+	// "vulkan". auto takes CUDA when an NVIDIA driver and device are
+	// there and the model runs on it, else Vulkan likewise, else the pool
+	// backend, and says which in one line (Warn).
 	Backend string
+	// Device is the Vulkan device's index (vulkan.Devices; -1 or 0 with
+	// DeviceSet false: vulkan.Pick's choice).
+	Device    int
+	DeviceSet bool
 	// Threads is the pool backend's worker count (0: one per core).
 	Threads int
 	// Context is the most positions a sequence may hold (0: the model's
@@ -80,6 +86,7 @@ type Backend struct {
 	ops     backend.Ops     // CPU backends
 	tracer  *backend.Tracer // with Config.Trace on a CPU backend
 	gpu     *cuda.Model     // the GPU's weights, which its batched runners share
+	vk      *vulkan.Model   // the same on the Vulkan backend
 	threads int
 	closed  bool
 }
@@ -116,18 +123,21 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 	switch name {
 	case "scalar", "simd", "pool":
 		if cfg.NoGraph {
-			return nil, fmt.Errorf("--no-graph applies to the cuda backend, not %s", name)
+			return nil, fmt.Errorf("--no-graph applies to the GPU backends, not %s", name)
 		}
-	case "cuda":
+	case "cuda", "vulkan":
 		if cfg.Threads != 0 {
-			return nil, errors.New("--threads applies to the pool backend, not cuda")
+			return nil, fmt.Errorf("--threads applies to the pool backend, not %s", name)
 		}
 		if cfg.KVType != "" && cfg.KVType != "auto" {
-			return nil, errors.New("--kv-type applies to the CPU backends (the cuda backend keeps an f16 cache)")
+			return nil, fmt.Errorf("--kv-type applies to the CPU backends (the %s backend keeps an f16 cache)", name)
 		}
 	case "auto":
 	default:
-		return nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd, pool or cuda)", name)
+		return nil, fmt.Errorf("unknown backend %q (want auto, scalar, simd, pool, cuda or vulkan)", name)
+	}
+	if cfg.DeviceSet && name != "vulkan" && name != "auto" {
+		return nil, fmt.Errorf("--device applies to the vulkan backend, not %s", name)
 	}
 	b := &Backend{m: m, kv: kv, maxLen: cfg.Context}
 	if b.maxLen == 0 {
@@ -142,15 +152,37 @@ func Open(m *model.Model, cfg Config) (*Backend, error) {
 			return nil, err
 		}
 		return b, nil
+	case "vulkan":
+		if err := b.openVulkan(cfg); err != nil {
+			return nil, err
+		}
+		return b, nil
 	case "auto":
-		if cuda.Available() == nil {
-			err := b.openGPU(cfg)
-			if err == nil {
+		// A machine with a GPU hears which backend auto took and why; one
+		// without (no NVIDIA driver, no Vulkan device but a CPU
+		// implementation such as lavapipe) takes the CPU quietly.
+		cudaErr := cuda.Available()
+		gpu := cudaErr == nil
+		if cudaErr == nil && cfg.DeviceSet {
+			cudaErr = errors.New("--device names a vulkan device")
+		}
+		if cudaErr == nil {
+			if cudaErr = b.openGPU(cfg); cudaErr == nil {
 				return b, nil
 			}
-			if cfg.Warn != nil {
-				cfg.Warn(fmt.Sprintf("the GPU cannot run this model (%v); using the CPU", err))
+		}
+		vkErr := vulkanGPU(cfg)
+		if vkErr == nil {
+			gpu = true
+			if vkErr = b.openVulkan(cfg); vkErr == nil {
+				if cfg.Warn != nil {
+					cfg.Warn(fmt.Sprintf("using vulkan on %s (%v)", b.vk.Device().Name, cudaErr))
+				}
+				return b, nil
 			}
+		}
+		if cfg.Warn != nil && gpu {
+			cfg.Warn(fmt.Sprintf("using the CPU (%v; %v)", cudaErr, vkErr))
 		}
 		name = "pool"
 	}
@@ -191,8 +223,51 @@ func (b *Backend) openGPU(cfg Config) error {
 	return nil
 }
 
-// Name returns the backend's name: "scalar", "simd", "pool" or "cuda".
+// vulkanGPU returns nil when auto may take the Vulkan device cfg names
+// (or vulkan.Pick's): a GPU, not a CPU implementation such as Mesa's
+// lavapipe, which is slower than the CPU backends on the same cores.
+func vulkanGPU(cfg Config) error {
+	if err := vulkan.Available(); err != nil {
+		return err
+	}
+	i := cfg.Device
+	if !cfg.DeviceSet {
+		var err error
+		if i, err = vulkan.Pick(); err != nil {
+			return err
+		}
+	}
+	ds, _ := vulkan.Devices()
+	if i < 0 || i >= len(ds) {
+		return fmt.Errorf("vulkan: no device %d", i)
+	}
+	if d := ds[i]; d.Type == "cpu" {
+		return fmt.Errorf("vulkan: %s is a CPU implementation (--backend vulkan runs on it)", d.Name)
+	}
+	return nil
+}
+
+// openVulkan uploads the model to the Vulkan device cfg names.
+func (b *Backend) openVulkan(cfg Config) error {
+	dev := -1
+	if cfg.DeviceSet {
+		dev = cfg.Device
+	}
+	r, err := vulkan.Load(arch.ForContext(b.m.Arch, b.maxLen), vulkan.Options{MaxLen: cfg.Context, Device: dev, NoGraph: cfg.NoGraph,
+		Progress: cfg.Progress, Memory: cfg.GPUMemory, MemoryBytes: uint64(max(cfg.GPUMemoryBytes, 0))})
+	if err != nil {
+		return err
+	}
+	b.vk, b.name, b.kv = r, "vulkan", kvcache.F16
+	return nil
+}
+
+// Name returns the backend's name: "scalar", "simd", "pool", "cuda" or
+// "vulkan".
 func (b *Backend) Name() string { return b.name }
+
+// GPU reports whether the backend computes on a GPU (cuda or vulkan).
+func (b *Backend) GPU() bool { return b.gpu != nil || b.vk != nil }
 
 // Threads returns the CPU threads the backend computes with (0 on the GPU).
 func (b *Backend) Threads() int { return b.threads }
@@ -216,6 +291,9 @@ func (b *Backend) Close() error {
 	b.closed = true
 	if b.gpu != nil {
 		return b.gpu.Close()
+	}
+	if b.vk != nil {
+		return b.vk.Close()
 	}
 	if c, ok := b.ops.(interface{ Close() }); ok {
 		c.Close()
@@ -264,7 +342,7 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 	switch {
 	case cfg.Contiguous && bs != 0:
 		return nil, fmt.Errorf("KV block size %d with the contiguous (basic) layout, whose block is the context", bs)
-	case cfg.Contiguous && b.gpu == nil:
+	case cfg.Contiguous && b.gpu == nil && b.vk == nil:
 		bs = b.maxLen
 	case bs == 0:
 		bs = DefaultBlockSize
@@ -304,6 +382,25 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 			return nil, fmt.Errorf("a KV pool of %d bytes holds %d blocks of %d positions; one sequence of the context (%d positions) needs %d (%d bytes)",
 				cfg.Memory, blocks, bs, b.maxLen, perSeq, int64(perSeq)*page)
 		}
+	}
+	if b.vk != nil {
+		// Every layer's keys and values in one pool (no window pool yet).
+		if blocks == 0 && cfg.Memory > 0 {
+			blocks = int(cfg.Memory / kvcache.PageBytes(c.Layers, c.KVDim(), bs, kvcache.F16))
+		}
+		if blocks == 0 {
+			blocks = perSeq * max(1, cfg.Sequences)
+			if free, err := b.vk.PoolMemory(); err == nil {
+				if fit := int(int64(free) * 9 / 10 / kvcache.PageBytes(c.Layers, c.KVDim(), bs, kvcache.F16)); fit < blocks {
+					blocks = max(perSeq, fit)
+				}
+			}
+		}
+		br, err := b.vk.NewBatchRunner(blocks, bs)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return br, nil
 	}
 	if b.gpu != nil {
 		if local > 0 && blocks == 0 {

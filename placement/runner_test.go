@@ -45,7 +45,7 @@ func TestOpenErrors(t *testing.T) {
 		{Config{Context: -1}, "must not be negative"},
 		{Config{Context: 1 << 20}, "exceeds the model's context length"},
 		{Config{Threads: MaxThreads + 1}, "threads"},
-		{Config{Backend: "pool", NoGraph: true}, "--no-graph applies to the cuda backend"},
+		{Config{Backend: "pool", NoGraph: true}, "--no-graph applies to the GPU backends"},
 		{Config{KVType: "f8"}, "unknown element type"},
 	} {
 		if _, err := Open(m, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -39,8 +39,10 @@ type DeviceInfo struct {
 	// missing feature); "" when it can.
 	Unusable string
 
-	handle  uintptr
-	compute uint32 // the queue family used for compute
+	handle   uintptr
+	compute  uint32  // the queue family used for compute
+	tsPeriod float32 // nanoseconds a timestamp tick
+	tsValid  bool    // the compute queue writes timestamps
 }
 
 // String is the device's one-line description for `inferno devices`.
@@ -160,9 +162,11 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	for i, q := range in.QueueFamilies(pd) {
 		if q.QueueFlags&vk.QueueCompute != 0 {
 			d.compute = uint32(i)
+			d.tsValid = q.TimestampValidBits > 0 && p.Limits.TimestampPeriod > 0
 			break
 		}
 	}
+	d.tsPeriod = p.Limits.TimestampPeriod
 	var missing []string
 	for _, f := range []struct {
 		ok   bool

@@ -98,7 +98,16 @@ type Recorder struct {
 	d     *Device
 	cb    uintptr
 	bound *Pipeline
-	err   error
+	// With timing, a timestamp is written after each dispatch into the
+	// query pool, and stamps names the dispatch of each.
+	timing *timing
+}
+
+// timing is a Recorder's timestamps of its dispatches.
+type timing struct {
+	pool   uint64
+	cap    int
+	stamps []string // the pipeline of each timestamp after the first
 }
 
 // Begin starts recording a command buffer to submit once.
@@ -135,6 +144,10 @@ func (r *Recorder) Dispatch(p *Pipeline, x, y, z uint32, push []byte) {
 	}
 	r.d.dev.CmdPushConstants(r.cb, r.d.layout, push)
 	r.d.dev.CmdDispatch(r.cb, x, y, z)
+	if t := r.timing; t != nil && len(t.stamps)+1 < t.cap {
+		t.stamps = append(t.stamps, p.Name)
+		r.d.dev.CmdWriteTimestamp(r.cb, vk.PipelineStageBottomOfPipe, t.pool, uint32(len(t.stamps)))
+	}
 }
 
 // Barrier records that what was dispatched or copied before is written
@@ -189,4 +202,48 @@ func (r *Recorder) Release() {
 		r.d.dev.FreeCommandBuffer(r.d.pool, r.cb)
 		r.cb = 0
 	}
+	if r.timing != nil {
+		r.d.dev.DestroyQueryPool(r.timing.pool)
+		r.timing = nil
+	}
+}
+
+// RecordTimed is Record with a timestamp after each of up to maxDispatches
+// dispatches (for --trace); Times reads them after a Replay.
+func (d *Device) RecordTimed(maxDispatches int) (*Recorder, error) {
+	if !d.tsValid {
+		return nil, fmt.Errorf("vulkan: %s does not time its compute queue", d.Name)
+	}
+	pool, err := d.dev.CreateTimestampPool(uint32(maxDispatches + 1))
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.begin(0)
+	if err != nil {
+		d.dev.DestroyQueryPool(pool)
+		return nil, err
+	}
+	r.timing = &timing{pool: pool, cap: maxDispatches + 1}
+	d.dev.CmdResetQueryPool(r.cb, pool, 0, uint32(maxDispatches+1))
+	d.dev.CmdWriteTimestamp(r.cb, vk.PipelineStageTopOfPipe, pool, 0)
+	return r, nil
+}
+
+// Times returns, after a Replay of a RecordTimed recorder, each
+// dispatch's pipeline name and the nanoseconds from the previous
+// dispatch's end (or the buffer's start) to its end.
+func (r *Recorder) Times() (names []string, ns []float64, err error) {
+	t := r.timing
+	if t == nil {
+		return nil, nil, fmt.Errorf("vulkan: the recorder is not timed")
+	}
+	ts := make([]uint64, len(t.stamps)+1)
+	if err := r.d.dev.Timestamps(t.pool, 0, ts); err != nil {
+		return nil, nil, err
+	}
+	ns = make([]float64, len(t.stamps))
+	for i := range ns {
+		ns[i] = float64(ts[i+1]-ts[i]) * float64(r.d.tsPeriod)
+	}
+	return t.stamps, ns, nil
 }

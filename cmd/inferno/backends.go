@@ -27,6 +27,7 @@ type runnerFlags struct {
 	trace   bool
 	noGraph bool
 	gpuMem  string // --gpu-memory
+	device  int    // --device
 	// prompts: the command prints the GPU's prompt passes under --trace
 	// (reportTrace), so the runner times them (placement.Config.TracePrompts).
 	prompts bool
@@ -39,13 +40,14 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 
 // registerBench registers the flags bench shares (it takes its thread counts as a list).
 func (f *runnerFlags) registerBench(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto, scalar, simd, pool, cuda")
+	cmd.Flags().StringVar(&f.backend, "backend", "auto", "compute backend: auto (cuda, else vulkan, else pool), scalar, simd, pool, cuda, vulkan")
+	cmd.Flags().IntVar(&f.device, "device", -1, "vulkan: the device to run on, by its number in `inferno devices` (-1: the first discrete GPU, else the first usable device)")
 	cmd.Flags().IntVar(&f.ctx, "ctx", 0, "context length in tokens (0: the model's)")
 	cmd.Flags().StringVar(&f.kv, "kv", "basic", "KV cache layout: basic (one contiguous region per sequence, a block as long as the context) or paged (a pool of blocks, as the server keeps by default)")
 	cmd.Flags().StringVar(&f.kvType, "kv-type", "auto", "CPU KV cache element type: f32, f16 (half the memory and bytes read), or auto (f32 on scalar, f16 on simd and pool)")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "count calls and time per operation and print a table at the end")
-	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "cuda: launch the decode step's kernels one by one, a synchronization after each")
-	cmd.Flags().StringVar(&f.gpuMem, "gpu-memory", "0.9", "cuda: the GPU memory the process may take, weights, KV cache and scratch together: a share of the device's (0.9) or a size (40GiB); the KV pool sized from it leaves the rest to others")
+	cmd.Flags().BoolVar(&f.noGraph, "no-graph", false, "GPU: launch the decode step's kernels one by one (cuda, a synchronization after each) or record every pass's command buffer anew (vulkan)")
+	cmd.Flags().StringVar(&f.gpuMem, "gpu-memory", "0.9", "GPU: the memory the process may take, weights, KV cache and scratch together: a share of the device's (0.9) or a size (40GiB); the KV pool sized from it leaves the rest to others")
 }
 
 // gpuMemory parses --gpu-memory: a share of the device's memory in (0, 1],
@@ -89,6 +91,7 @@ func (f *runnerFlags) open(m *model.Model) (*placement.Backend, error) {
 	}
 	b, err := placement.Open(m, placement.Config{
 		Backend: f.backend, Threads: f.threads, Context: f.ctx, KVType: f.kvType, Trace: f.trace, NoGraph: f.noGraph,
+		Device: f.device, DeviceSet: f.device >= 0,
 		TracePrompts: f.trace && f.prompts, GPUMemory: share, GPUMemoryBytes: size,
 		Progress: progress,
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "inferno: %s\n", msg) },

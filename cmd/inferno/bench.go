@@ -146,8 +146,8 @@ with a sampler per sequence from the logits; the default is greedy.`,
 				}
 				b := bencher{r: r, vocab: m.Arch.Hyper().Vocab, rng: rand.New(rand.NewPCG(1, 2))}
 				name := r.Backend()
-				if rf.noGraph && name == "cuda" {
-					name = "cuda --no-graph"
+				if rf.noGraph && be.GPU() {
+					name += " --no-graph"
 				}
 				for _, d := range ds {
 					for _, p := range ps {

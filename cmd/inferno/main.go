@@ -1,10 +1,11 @@
 // Command inferno runs language models (Qwen3 dense and mixture-of-experts,
-// Qwen2.5, Llama 3) from GGUF files on the CPU and on NVIDIA GPUs.
+// Qwen2.5, Llama 3 and more) from GGUF files on the CPU and on GPUs (CUDA on
+// NVIDIA, Vulkan on NVIDIA, AMD, Intel and Apple).
 //
 // Usage:
 //
 //	inferno pull REPO[:QUANT] | inferno pull REPO FILE
-//	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME]
+//	inferno generate MODEL.gguf PROMPT [-n N] [--backend NAME] [--device N]
 //	inferno chat MODEL.gguf [--system TEXT]
 //	inferno serve MODEL... [--addr 127.0.0.1:8080] [--parallel N] [--api-key KEY] [--keep-alive 5m]
 //	inferno tokenize MODEL.gguf TEXT
@@ -13,6 +14,7 @@
 //	inferno bench MODEL.gguf [-p 512] [-n 128] [-d 0,512] [-t 1,2] [-r 5] [--json]
 //	inferno convert HF_DIR OUT.gguf [--type f16|bf16|f32|q8_0]
 //	inferno quantize IN.gguf OUT.gguf --type Q4_K_M
+//	inferno devices
 //	inferno synth OUT.gguf --preset tiny|0.6b|llama3-1b|qwen2.5-0.5b|... --type q8_0|f16|bf16|f32
 //
 // pull downloads a GGUF file from the Hugging Face Hub; generate continues a
@@ -20,6 +22,7 @@
 // over HTTP (docs/SERVER.md); tokenize prints a text's token ids; embed
 // prints the embeddings of texts (embedding models); logits
 // writes a prompt's logits; bench measures prompt and generation speed;
+// devices lists the GPUs the cuda and vulkan backends see;
 // convert turns a Hugging Face checkpoint (Qwen3, Qwen2, Llama) into GGUF; quantize writes a
 // quantized copy of a GGUF file; synth writes a model of random weights for
 // tests. convert, quantize and synth write under a temporary name, renamed
@@ -65,7 +68,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd(), embedCmd())
+	root.AddCommand(generateCmd(), chatCmd(), serveCmd(), tokenizeCmd(), logitsCmd(), synthCmd(), benchCmd(), convertCmd(), quantizeCmd(), pullCmd(), embedCmd(), devicesCmd())
 	addHubFlags(root)
 	addConfigFlags(root)
 	return root

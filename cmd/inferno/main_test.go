@@ -160,7 +160,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"generate", goldenModel, "hi", "-n", "0"}, "want at least 1 token"},
 		{[]string{"generate", goldenModel, "hi", "--ctx", "50000"}, "exceeds the model's context length 40960"},
 		{[]string{"generate", goldenModel, "hi", "--threads", "100000"}, "--threads 100000"},
-		{[]string{"generate", goldenModel, "hi", "--backend", "pool", "--no-graph"}, "--no-graph applies to the cuda backend"},
+		{[]string{"generate", goldenModel, "hi", "--backend", "pool", "--no-graph"}, "--no-graph applies to the GPU backends"},
 		{[]string{"generate", goldenModel, "one two three four", "--ctx", "3"}, "do not fit the context of 3"},
 		{[]string{"generate", hugeLayers(t, dir), "hi"}, "block_count 16777216 needs"},
 	}

@@ -27,7 +27,7 @@ func modelInfo(m *model.Model, backend string, runner engine.BatchRunner) (serve
 		pool, _ := ps.PoolBytes()
 		info.Memory += pool
 	}
-	if backend == "cuda" {
+	if backend == "cuda" || backend == "vulkan" {
 		info.GPUMemory = info.Memory
 	}
 	return info, nil

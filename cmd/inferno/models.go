@@ -183,7 +183,7 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 		return nil, err
 	}
 	var gpu int64
-	onGPU := s.rf.backend == "cuda" || s.rf.backend == "auto" || s.rf.backend == ""
+	onGPU := s.rf.backend == "cuda" || s.rf.backend == "vulkan" || s.rf.backend == "auto" || s.rf.backend == ""
 	if onGPU {
 		if total, err := placement.GPUMemory(); err == nil {
 			share, size, err := gpuMemory(s.rf.gpuMem)
@@ -242,7 +242,7 @@ func newFleet(ctx context.Context, margs []modelArg, s *fleetSetup) (*fleet.Flee
 				pool, _ = ps.PoolBytes()
 			}
 			c := fleet.Cost{Host: size + pool}
-			if l.backend.Name() == "cuda" {
+			if l.backend.GPU() {
 				c = fleet.Cost{GPU: size + pool + gpuReserve}
 			}
 			return &fleet.Loaded{Model: l.model, Cost: c, Close: l.close}, nil

@@ -293,7 +293,7 @@ func loadServed(ctx context.Context, path string, rf *runnerFlags, pf *poolFlags
 	if l.backend, err = rf.open(m); err != nil {
 		return nil, err
 	}
-	gpuAuto := parallel == 0 && l.backend.Name() == "cuda"
+	gpuAuto := parallel == 0 && l.backend.GPU()
 	switch {
 	case gpuAuto:
 		parallel = maxParallelGPU // sizes the pool's request; the pool then sizes parallel

@@ -1,0 +1,321 @@
+package vulkan
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"inferno/arch"
+	"inferno/gguf"
+)
+
+// Features are the options of package arch the Vulkan backend executes:
+// dense models (Qwen3, Llama, Qwen2, Mistral), normal and NeoX RoPE with
+// any scaling (the rope tables), partial RoPE, Q/K/V and output biases,
+// GeGLU and OpenAI's clamped SwiGLU, an attention scale, sinks, sliding
+// windows and post-norms.
+const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLinear |
+	arch.FeatRopeYaRN | arch.FeatRopeLlama3 | arch.FeatGeGLU | arch.FeatSwiGLUOAI | arch.FeatAttnScale |
+	arch.FeatPostNorm | arch.FeatOutBias | arch.FeatSinks | arch.FeatSWA |
+	arch.FeatPartialRope | arch.FeatRopeLongRoPE
+
+// Options configure a Model.
+type Options struct {
+	// MaxLen is the most positions a sequence may hold (0: the model's
+	// context length).
+	MaxLen int
+	// Device is the index of the Vulkan device (Devices); negative: the
+	// first discrete GPU, else the first usable device (Pick).
+	Device int
+	// NoGraph records every pass's command buffer anew instead of
+	// replaying the one recorded for its shape.
+	NoGraph bool
+	// Progress, when not nil, receives a progress line while the weights
+	// upload (redrawn in place with \r).
+	Progress io.Writer
+	// Memory is the share of the device's memory the process may take
+	// (0: DefaultMemory); MemoryBytes the budget in bytes instead.
+	Memory      float64
+	MemoryBytes uint64
+}
+
+// DefaultMemory is the share of the device's memory taken by default,
+// leaving the rest to others, as vLLM's gpu_memory_utilization.
+const DefaultMemory = 0.9
+
+// A matrix is a weight matrix on the device, in its file encoding.
+type matrix struct {
+	buf  *Buffer
+	typ  gguf.TensorType
+	rows int
+	cols int
+	rb   int // bytes a row
+}
+
+// A vector is a float32 vector on the device (a norm's gains, a bias).
+type vector struct {
+	buf *Buffer
+	n   int
+}
+
+// A layer is one layer's weights on the device, by role.
+type layer struct {
+	mats map[arch.Role]*matrix
+	vecs map[arch.Role]*vector
+}
+
+// Model is a model's weights on a Vulkan device, with the device: what
+// the batched runners made from it share. The device is released when the
+// Model and every runner made from it are closed.
+type Model struct {
+	d       *Device
+	m       arch.Model
+	c       *arch.Config
+	opts    Options
+	maxLen  int
+	embed   *matrix
+	output  *matrix
+	outNorm *vector
+	layers  []layer
+	rope    *Buffer      // cos, sin of every position and pair of the global layers
+	ropeLoc *Buffer      // of the local layers, when they have a RoPE of their own
+	attn    [2]attnShape // the attention's shape for decode passes and passes with prompts
+	weights int64        // bytes of device memory the weights take
+	budget  int64        // bytes the process may take
+	runners int
+	closed  bool
+}
+
+// Check returns an error, in one line, if the Vulkan backend cannot run
+// m: an option it does not execute or a weight type it has no shader for.
+func Check(m arch.Model) error {
+	c := m.Hyper()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := c.Check("vulkan", Features); err != nil {
+		return err
+	}
+	if err := m.Tensors().Check(c); err != nil {
+		return err
+	}
+	for _, w := range m.Tensors().Matrices() {
+		if err := checkWeightRows(w.Type, w.Cols); err != nil {
+			return fmt.Errorf("%s: tensor %q: %w", c.Arch, w.Name, err)
+		}
+	}
+	return nil
+}
+
+// Load uploads m's weights to a Vulkan device.
+func Load(m arch.Model, opts Options) (*Model, error) {
+	if err := Check(m); err != nil {
+		return nil, err
+	}
+	c := m.Hyper()
+	d, err := Open(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	md := &Model{d: d, m: m, c: c, opts: opts, maxLen: c.ContextLength}
+	if opts.MaxLen > 0 && opts.MaxLen < md.maxLen {
+		md.maxLen = opts.MaxLen
+	}
+	share := opts.Memory
+	if share <= 0 || share > 1 {
+		share = DefaultMemory
+	}
+	md.budget = int64(float64(d.MemoryBytes) * share)
+	if opts.MemoryBytes > 0 {
+		md.budget = int64(opts.MemoryBytes)
+	}
+	for i, prompt := range []bool{false, true} {
+		if md.attn[i], err = pickAttnShape(c.HeadDim, c.Heads/c.KVHeads, d.SubgroupSize, d.SharedMemory, prompt); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	if err := md.upload(); err != nil {
+		md.release()
+		return nil, err
+	}
+	return md, nil
+}
+
+// upload copies the weights and the rope tables to the device.
+func (md *Model) upload() error {
+	c, w := md.c, md.m.Tensors()
+	var total int64
+	for _, m := range w.Matrices() {
+		total += int64(len(m.Data))
+	}
+	ropeBytes := int64(md.maxLen) * int64(c.HeadDim) * 4
+	if need := total + ropeBytes; need > md.budget {
+		return fmt.Errorf("vulkan: the weights (%s) do not fit the %s the process may take on %s", gib(need), gib(md.budget), md.d.Name)
+	}
+	prog := newProgress(md.opts.Progress, total)
+	defer prog.done()
+	var err error
+	if md.embed, err = md.matrix(w.Embed, prog); err != nil {
+		return err
+	}
+	md.output = md.embed
+	if w.Output != w.Embed {
+		if md.output, err = md.matrix(w.Output, prog); err != nil {
+			return err
+		}
+	}
+	if md.outNorm, err = md.vector(w.OutputNorm); err != nil {
+		return err
+	}
+	md.layers = make([]layer, c.Layers)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		md.layers[i] = layer{mats: map[arch.Role]*matrix{}, vecs: map[arch.Role]*vector{}}
+		for _, r := range c.LayerRoles() {
+			if r.Vector() {
+				if md.layers[i].vecs[r], err = md.vector(l.Vector(r)); err != nil {
+					return err
+				}
+				continue
+			}
+			if md.layers[i].mats[r], err = md.matrix(l.Matrix(r), prog); err != nil {
+				return err
+			}
+		}
+	}
+	if md.rope, err = md.ropeTable(&c.Rope); err != nil {
+		return err
+	}
+	md.ropeLoc = md.rope
+	if c.LocalRope.Theta != 0 {
+		if md.ropeLoc, err = md.ropeTable(&c.LocalRope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (md *Model) matrix(w *arch.Weight, prog *progress) (*matrix, error) {
+	b, err := md.d.NewBuffer(int64(len(w.Data)))
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: tensor %q: %w", w.Name, err)
+	}
+	md.weights += b.Size()
+	if err := md.d.Write(b, 0, w.Data); err != nil {
+		b.Free()
+		return nil, fmt.Errorf("vulkan: tensor %q: %w", w.Name, err)
+	}
+	prog.add(int64(len(w.Data)))
+	return &matrix{buf: b, typ: w.Type, rows: w.Rows, cols: w.Cols, rb: w.RowBytes()}, nil
+}
+
+func (md *Model) vector(v []float32) (*vector, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := md.d.NewBuffer(int64(4 * len(v)))
+	if err != nil {
+		return nil, err
+	}
+	md.weights += b.Size()
+	if err := md.d.Write(b, 0, F32Bytes(v)); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return &vector{buf: b, n: len(v)}, nil
+}
+
+// ropeTable uploads the cos and sin of rope's angles for every position
+// below maxLen.
+func (md *Model) ropeTable(rope *arch.Rope) (*Buffer, error) {
+	tab, err := RopeTable(rope, md.c.RotaryDims(), md.maxLen)
+	if err != nil {
+		return nil, err
+	}
+	b, err := md.d.NewBuffer(int64(4 * len(tab)))
+	if err != nil {
+		return nil, err
+	}
+	md.weights += b.Size()
+	return b, md.d.Write(b, 0, F32Bytes(tab))
+}
+
+// Close releases the weights, and the device once no runner uses it.
+func (md *Model) Close() error {
+	if md.closed {
+		return nil
+	}
+	md.closed = true
+	if md.runners == 0 {
+		md.release()
+	}
+	return nil
+}
+
+func (md *Model) release() {
+	free := func(b *Buffer) { b.Free() }
+	if md.embed != nil {
+		free(md.embed.buf)
+	}
+	if md.output != nil && md.output != md.embed {
+		free(md.output.buf)
+	}
+	if md.outNorm != nil {
+		free(md.outNorm.buf)
+	}
+	for i := range md.layers {
+		for _, m := range md.layers[i].mats {
+			if m != nil {
+				free(m.buf)
+			}
+		}
+		for _, v := range md.layers[i].vecs {
+			if v != nil {
+				free(v.buf)
+			}
+		}
+	}
+	if md.ropeLoc != md.rope {
+		md.ropeLoc.Free()
+	}
+	md.rope.Free()
+	md.d.Close()
+}
+
+// PoolMemory returns the bytes left in the budget for KV pools and
+// scratch after the weights.
+func (md *Model) PoolMemory() (uint64, error) {
+	return uint64(max(0, md.budget-md.weights)), nil
+}
+
+// Device describes the device the model is on.
+func (md *Model) Device() DeviceInfo { return md.d.DeviceInfo }
+
+func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
+
+// A progress prints a progress line of the upload.
+type progress struct {
+	w          io.Writer
+	total, cur int64
+	last       int
+}
+
+func newProgress(w io.Writer, total int64) *progress { return &progress{w: w, total: total, last: -1} }
+
+func (p *progress) add(n int64) {
+	if p.w == nil || p.total == 0 {
+		return
+	}
+	p.cur += n
+	if pct := int(math.Floor(100 * float64(p.cur) / float64(p.total))); pct != p.last {
+		p.last = pct
+		fmt.Fprintf(p.w, "\rvulkan: uploading weights %3d%% (%s)", pct, gib(p.total))
+	}
+}
+
+func (p *progress) done() {
+	if p.w != nil && p.last >= 0 {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,364 @@
+package vulkan
+
+// The upper rungs of the ladder on whatever Vulkan device is there (Mesa's
+// lavapipe in CI): whole-model logits against the golden reference and
+// against the CPU backend (same f16 KV cache), token-by-token decode
+// against prefill, replayed command buffers against recorded ones, every
+// family the backend runs and every weight type, and batched against
+// alone.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"inferno/arch"
+	"inferno/backend/forward"
+	"inferno/backend/scalar"
+	"inferno/batch"
+	"inferno/engine"
+	"inferno/family"
+	"inferno/gguf"
+	"inferno/kvcache"
+	_ "inferno/model/llama" // the families archModel looks up
+	_ "inferno/model/qwen2"
+	_ "inferno/model/qwen3"
+	"inferno/sampling"
+	"inferno/synth"
+)
+
+const goldenDir = "../../testdata/golden"
+
+// loadModel uploads m; the model is closed when the test ends.
+func loadModel(t testing.TB, m arch.Model, opts Options) *Model {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	md, err := Load(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { md.Close() })
+	return md
+}
+
+// single returns one sequence of md as the commands run it: a batch of one
+// on a runner whose pool holds MaxLen positions in blocks of 16.
+func single(t testing.TB, md *Model) *engine.Single {
+	t.Helper()
+	br, err := md.NewBatchRunner((md.maxLen+15)/16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := engine.NewSingle(br)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// cpuSingle returns the CPU reference: the scalar backend (float32
+// products, where simd's quantize the activations to 8 bits) with an f16
+// KV cache, as the device keeps.
+func cpuSingle(t testing.TB, m arch.Model, maxLen int) *engine.Single {
+	t.Helper()
+	br, err := forward.NewBatched(m, scalar.NewScalar(), maxLen, (maxLen+15)/16, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := engine.NewSingle(br)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func lastLogits(t testing.TB, s *engine.Single) []float32 {
+	t.Helper()
+	l, err := s.Logits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), l...)
+}
+
+func openGGUF(t testing.TB, path string) arch.Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	name, err := f.String("general.architecture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, ok := family.Lookup(name)
+	if !ok {
+		t.Fatalf("%s: no family %q", path, name)
+	}
+	m, err := arch.LoadModel(f, fam.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGoldenTiny runs the golden prompts of tiny-q8_0.gguf as one prefill
+// pass each against the float64 reference: within 2e-3 relative L2, the
+// same top-1 where the reference's margin is at least 0.5. The prompts of
+// up to 20 tokens run token by token too (decode passes replaying their
+// command buffer) and so with every pass recorded anew (NoGraph), which
+// must give the replay's bits.
+func TestGoldenTiny(t *testing.T) {
+	var gold struct {
+		Prompts map[string]struct {
+			IDs            []int32 `json:"ids"`
+			LastLogitsFile string  `json:"last_logits_file"`
+		} `json:"prompts"`
+	}
+	b, err := os.ReadFile(filepath.Join(goldenDir, "tiny-q8_0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &gold); err != nil {
+		t.Fatal(err)
+	}
+	m := openGGUF(t, filepath.Join(goldenDir, "tiny-q8_0.gguf"))
+	const maxLen = 512
+	md := loadModel(t, m, Options{MaxLen: maxLen, Device: -1})
+	mdNoGraph := loadModel(t, m, Options{MaxLen: maxLen, Device: -1, NoGraph: true})
+	names := make([]string, 0, len(gold.Prompts))
+	for k := range gold.Prompts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := gold.Prompts[name]
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(goldenDir, p.LastLogitsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, len(raw)/4)
+			for i := range want {
+				want[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			}
+			_, margin := top2(want)
+			check := func(path string, got []float32) {
+				e := relL2(got, want)
+				t.Logf("%-7s %3d tokens: relative L2 %.3g vs golden (margin %.3f)", path, len(p.IDs), e, margin)
+				if !(e <= 2e-3) {
+					t.Errorf("%s: relative L2 %.3g vs the golden logits > 2e-3", path, e)
+				}
+				if a, b := sampling.Argmax(got), sampling.Argmax(want); margin >= 0.5 && a != b {
+					t.Errorf("%s: top-1 %d, the golden %d (margin %.3f)", path, a, b, margin)
+				}
+			}
+			prefill := single(t, md)
+			if err := prefill.Forward(p.IDs); err != nil {
+				t.Fatal(err)
+			}
+			check("prefill", lastLogits(t, prefill))
+			if len(p.IDs) > 20 {
+				return
+			}
+			steps, stepsNG := single(t, md), single(t, mdNoGraph)
+			for i := range p.IDs {
+				for _, s := range []*engine.Single{steps, stepsNG} {
+					if err := s.Forward(p.IDs[i : i+1]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			dl, ngl := lastLogits(t, steps), lastLogits(t, stepsNG)
+			check("decode", dl)
+			for i := range dl {
+				if math.Float32bits(dl[i]) != math.Float32bits(ngl[i]) {
+					t.Fatalf("NoGraph logit %d = %g, the replayed pass's %g", i, ngl[i], dl[i])
+				}
+			}
+		})
+	}
+}
+
+// top2 returns the argmax of v and its margin over the second largest.
+func top2(v []float32) (int, float64) {
+	a := int(sampling.Argmax(v))
+	second := math.Inf(-1)
+	for i, x := range v {
+		if i != a && float64(x) > second {
+			second = float64(x)
+		}
+	}
+	return a, float64(v[a]) - second
+}
+
+// archCase is a small model of a family's preset in a weight mixture.
+type archCase struct {
+	name, preset, mix string
+	shape             synth.Shape
+}
+
+var archCases = []archCase{
+	{"qwen3-q8_0", "0.6b", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	{"qwen3-f16", "0.6b", "F16", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	{"llama-tied-q4_k_m", "llama3-1b", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 8, KVHeads: 2, HeadDim: 32, Vocab: 512}},
+	{"llama-untied-q4_0", "llama3-8b", "Q4_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 2, KVHeads: 1, HeadDim: 128, Vocab: 512}},
+	{"qwen2-tied-q5_k_m", "qwen2.5-0.5b", "Q5_K_M", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	{"qwen2-untied-iq4_xs", "qwen2.5-7b", "IQ4_XS", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 1, HeadDim: 64, Vocab: 512}},
+}
+
+// archModel writes c's model with synth (seed 1) in memory and loads it.
+func archModel(t testing.TB, c archCase) arch.Model {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := synth.Write(&buf, synth.Options{Preset: c.preset, Shape: c.shape, Mixture: c.mix, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, _ := family.LookupPreset(c.preset)
+	fam, ok := family.Lookup(p.Config.Arch)
+	if !ok {
+		t.Fatalf("%s: no family for preset %s", c.name, c.preset)
+	}
+	m, err := arch.LoadModel(f, fam.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestArchitectures runs each family's model on the device against the
+// CPU: a prompt of 37 tokens, then 8 decode steps of the CPU's greedy
+// token, every step within 2e-3 relative L2 with the same top-1.
+func TestArchitectures(t *testing.T) {
+	for _, c := range archCases {
+		t.Run(c.name, func(t *testing.T) {
+			m := archModel(t, c)
+			const maxLen = 128
+			g := single(t, loadModel(t, m, Options{MaxLen: maxLen, Device: -1}))
+			cpu := cpuSingle(t, m, maxLen)
+			rng := rand.New(rand.NewPCG(3, 4))
+			next := make([]int32, 37)
+			for i := range next {
+				next[i] = int32(rng.IntN(m.Hyper().Vocab))
+			}
+			for step := range 9 {
+				for _, s := range []*engine.Single{g, cpu} {
+					if err := s.Forward(next); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gl, cl := lastLogits(t, g), lastLogits(t, cpu)
+				e := relL2(gl, cl)
+				if !(e <= 2e-3) {
+					t.Errorf("step %d: relative L2 %.3g vs the CPU > 2e-3", step, e)
+				}
+				if a, b := sampling.Argmax(gl), sampling.Argmax(cl); a != b {
+					t.Errorf("step %d: top-1 %d, the CPU's %d", step, a, b)
+				}
+				id, err := cpu.Greedy()
+				if err != nil {
+					t.Fatal(err)
+				}
+				gid, err := g.Greedy()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gid != int32(sampling.Argmax(gl)) {
+					t.Errorf("step %d: the device's argmax %d, the logits' %d", step, gid, sampling.Argmax(gl))
+				}
+				next = []int32{id}
+			}
+		})
+	}
+}
+
+// TestBatchedEqualsAlone runs three sequences (prompts of different
+// lengths in blocks out of order, then decode steps together) against
+// each alone: every output within 1e-5 relative L2.
+func TestBatchedEqualsAlone(t *testing.T) {
+	m := archModel(t, archCases[0])
+	md := loadModel(t, m, Options{MaxLen: 256, Device: -1})
+	const bs = 16
+	br, err := md.NewBatchRunner(48, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	lens := []int{23, 1, 40}
+	prompts := make([][]int32, len(lens))
+	for i, n := range lens {
+		for range n {
+			prompts[i] = append(prompts[i], int32(rng.IntN(m.Hyper().Vocab)))
+		}
+	}
+	// Blocks of each sequence, taken from a shuffled pool.
+	perm := rng.Perm(48)
+	tables := [][]int32{}
+	for i := range lens {
+		var tab []int32
+		for j := range 4 {
+			tab = append(tab, int32(perm[4*i+j]))
+		}
+		tables = append(tables, tab)
+	}
+	var b batch.Batch
+	pos := make([]int, len(lens))
+	for i, p := range prompts {
+		b.Add(b.AddSeq(tables[i]), p, 0, true)
+		pos[i] = len(p)
+	}
+	if err := br.Forward(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := make([][][]float32, len(lens))
+	next := make([]int32, len(lens))
+	for i := range lens {
+		l, _ := br.Logits(i)
+		got[i] = append(got[i], append([]float32(nil), l...))
+		id, _ := br.Greedy(i)
+		next[i] = id
+	}
+	for range 3 {
+		b.Reset()
+		for i := range lens {
+			b.Add(b.AddSeq(tables[i]), next[i:i+1], pos[i], true)
+			pos[i]++
+		}
+		if err := br.Forward(&b); err != nil {
+			t.Fatal(err)
+		}
+		for i := range lens {
+			l, _ := br.Logits(i)
+			got[i] = append(got[i], append([]float32(nil), l...))
+			id, _ := br.Greedy(i)
+			next[i] = id
+		}
+	}
+	for i := range lens {
+		alone := single(t, md)
+		if err := alone.Forward(prompts[i]); err != nil {
+			t.Fatal(err)
+		}
+		for step := range got[i] {
+			if step > 0 {
+				id, _ := alone.Greedy()
+				if err := alone.Forward([]int32{id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if e := relL2(got[i][step], lastLogits(t, alone)); !(e <= 1e-5) {
+				t.Errorf("sequence %d step %d: batched vs alone relative L2 %.3g > 1e-5", i, step, e)
+			}
+		}
+	}
+}

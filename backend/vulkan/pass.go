@@ -1,0 +1,165 @@
+package vulkan
+
+import (
+	"fmt"
+
+	"inferno/arch"
+)
+
+// record records the command buffer of a pass of shape sh: the plan's
+// steps over the inputs in the host buffer, as package forward runs them
+// on the CPU (backend/forward's pass), then the output rows' final norm,
+// the head and the argmax, and the hidden rows.
+func (r *BatchRunner) record(sh shape) (*Recorder, error) {
+	rec, err := r.d.Record()
+	if err != nil {
+		return nil, err
+	}
+	p := &pass{r: r, rec: rec, sh: sh, c: r.c}
+	if err := p.record(); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	if err := rec.End(); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	return rec, nil
+}
+
+// A pass records one pass's dispatches.
+type pass struct {
+	r   *BatchRunner
+	rec *Recorder
+	sh  shape
+	c   *arch.Config
+	err error
+}
+
+// in returns the address of an input region.
+func (p *pass) in(off int64) uint64 { return p.r.in.Addr() + uint64(off) }
+
+func (p *pass) record() error {
+	r, c, n := p.r, p.c, p.sh.tokens
+	md := r.md
+	p.getRows(md.embed, p.in(r.lay.ids), r.x.Addr(), n)
+	p.rec.Barrier()
+	for _, st := range md.m.Plan() {
+		p.step(st)
+		if p.err != nil {
+			return p.err
+		}
+	}
+	// The head on the output rows, gathered, normalized; their argmax.
+	// The hidden rows the same way, without the head.
+	if rows := p.sh.outs + p.sh.hidden; rows > 0 {
+		p.gather(r.x.Addr(), p.in(r.lay.outIdx), r.h.Addr(), rows, c.Hidden)
+		p.rec.Barrier()
+		p.rmsNorm(r.h.Addr(), r.h.Addr(), md.outNorm, rows, c.Hidden)
+		p.rec.Barrier()
+	}
+	if p.sh.outs > 0 {
+		logits := r.res.Addr() + uint64(r.logitsOff())
+		p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false)
+		p.rec.Barrier()
+		p.argmax(logits, r.res.Addr()+uint64(r.greedyOff()), p.sh.outs, c.Vocab)
+	}
+	if p.sh.hidden > 0 {
+		off := uint64(4 * p.sh.outs * c.Hidden)
+		p.rec.Copy(r.h, r.res, int64(off), r.hiddenOff(), int64(4*p.sh.hidden*c.Hidden))
+	}
+	return p.err
+}
+
+// step records one operation of the plan.
+func (p *pass) step(st arch.Step) {
+	r, c, n := p.r, p.c, p.sh.tokens
+	l := &r.md.layers[st.Layer]
+	x, h := r.x.Addr(), r.h.Addr()
+	switch st.Op {
+	case arch.OpQKV:
+		p.rmsNorm(x, h, l.vecs[arch.RoleAttnNorm], n, c.Hidden)
+		p.rec.Barrier()
+		p.mulMV(l.mats[arch.RoleQ], h, r.q.Addr(), n, false)
+		p.mulMV(l.mats[arch.RoleK], h, r.k.Addr(), n, false)
+		p.mulMV(l.mats[arch.RoleV], h, r.v.Addr(), n, false)
+		if c.Bias {
+			p.rec.Barrier()
+			p.addBias(r.q.Addr(), l.vecs[arch.RoleQBias], n)
+			p.addBias(r.k.Addr(), l.vecs[arch.RoleKBias], n)
+			p.addBias(r.v.Addr(), l.vecs[arch.RoleVBias], n)
+		}
+		p.rec.Barrier()
+	case arch.OpAttention:
+		p.attention(st.Layer, l)
+	case arch.OpOut:
+		p.project(l.mats[arch.RoleO], r.att.Addr(), l.vecs[arch.RoleOBias], l.vecs[arch.RoleAttnPostNorm])
+	case arch.OpGateUp:
+		p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, c.Hidden)
+		p.rec.Barrier()
+		p.mulMV(l.mats[arch.RoleGate], h, r.gate.Addr(), n, false)
+		p.mulMV(l.mats[arch.RoleUp], h, r.up.Addr(), n, false)
+		p.rec.Barrier()
+		p.glu(r.gate.Addr(), r.up.Addr(), n*c.FFN)
+		p.rec.Barrier()
+	case arch.OpDown:
+		p.project(l.mats[arch.RoleDown], r.gate.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
+	default:
+		p.err = fmt.Errorf("vulkan: the operation %v is not supported", st.Op)
+	}
+}
+
+// project adds a sub-layer's output W a (+ bias) to the residual stream:
+// straight into it (the product's add), or with Config.PostNorm through
+// out, normalized with postNorm first.
+func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
+	r, c, n := p.r, p.c, p.sh.tokens
+	if !c.PostNorm {
+		p.mulMV(w, a, r.x.Addr(), n, true)
+		if bias != nil {
+			p.rec.Barrier()
+			p.addBias(r.x.Addr(), bias, n)
+		}
+		p.rec.Barrier()
+		return
+	}
+	out := r.out.Addr()
+	p.mulMV(w, a, out, n, false)
+	p.rec.Barrier()
+	if bias != nil {
+		p.addBias(out, bias, n)
+		p.rec.Barrier()
+	}
+	p.rmsNorm(out, out, postNorm, n, c.Hidden)
+	p.rec.Barrier()
+	p.add(r.x.Addr(), out, n*c.Hidden)
+	p.rec.Barrier()
+}
+
+// attention records layer i's QK-norm, RoPE, the store of its keys and
+// values in the pool and the attention of every query token.
+func (p *pass) attention(i int, l *layer) {
+	r, c, n := p.r, p.c, p.sh.tokens
+	q, k := r.q.Addr(), r.k.Addr()
+	if c.QKNorm {
+		p.rmsNorm(q, q, l.vecs[arch.RoleQNorm], n*c.Heads, c.HeadDim)
+		p.rmsNorm(k, k, l.vecs[arch.RoleKNorm], n*c.KVHeads, c.HeadDim)
+		p.rec.Barrier()
+	}
+	tab := r.md.rope
+	if c.LayerWindow(i) > 0 && c.LocalRope.Theta != 0 {
+		tab = r.md.ropeLoc
+	}
+	rope := c.LayerRope(i)
+	p.rope(q, tab, n, c.Heads, rope)
+	p.rope(k, tab, n, c.KVHeads, rope)
+	p.rec.Barrier()
+	p.kvStore(i, n)
+	p.rec.Barrier()
+	var sinks *vector
+	if c.Sinks {
+		sinks = l.vecs[arch.RoleSinks]
+	}
+	p.attn(i, sinks)
+	p.rec.Barrier()
+}
