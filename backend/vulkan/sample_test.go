@@ -1,0 +1,475 @@
+package vulkan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"inferno/internal/gumbel"
+	"inferno/sampling"
+	"inferno/sampling/samplingtest"
+)
+
+// sampleRig samples rows of logits uploaded by the test: R rows of V,
+// through one command buffer recorded once and replayed for every set of
+// rows (the push constants depend only on R and V).
+type sampleRig struct {
+	t      *testing.T
+	d      *Device
+	s      *devSampler
+	V, R   int
+	logits *Buffer
+	x      []float32 // what the logits hold
+	rec    *Recorder
+}
+
+func newSampleRig(t *testing.T, d *Device, V, R int) *sampleRig {
+	t.Helper()
+	s, err := newDevSampler(d, V, R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := d.NewBuffer(int64(4 * V * R))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := d.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.record(rec, logits.Addr(), R)
+	if err := rec.End(); err != nil {
+		t.Fatal(err)
+	}
+	r := &sampleRig{t: t, d: d, s: s, V: V, R: R, logits: logits, rec: rec}
+	t.Cleanup(func() {
+		rec.Release()
+		logits.Free()
+		s.close()
+	})
+	return r
+}
+
+// load writes x to every row of the logits.
+func (r *sampleRig) load(x []float32) {
+	r.t.Helper()
+	big := make([]float32, 0, r.R*r.V)
+	for range r.R {
+		big = append(big, x...)
+	}
+	if err := r.d.Write(r.logits, 0, F32Bytes(big)); err != nil {
+		r.t.Fatal(err)
+	}
+	r.x = big
+}
+
+// loadRows writes rows of logits (V apart) from the first row on.
+func (r *sampleRig) loadRows(x []float32) {
+	r.t.Helper()
+	if err := r.d.Write(r.logits, 0, F32Bytes(x)); err != nil {
+		r.t.Fatal(err)
+	}
+	r.x = slices.Clone(x)
+}
+
+// run samples rows (at most R; the rest skipped) and returns their tokens;
+// rows left to the host have ID -2, rows not On -3.
+func (r *sampleRig) run(rows []sampling.Row) []sampling.Token {
+	t := r.t
+	t.Helper()
+	if err := r.s.set(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Replay(r.rec); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]sampling.Token, len(rows))
+	for i := range rows {
+		tok, err := r.s.sampled(i)
+		switch {
+		case errors.Is(err, sampling.ErrNotDrawn):
+			tok.ID = -2
+		case !rows[i].On:
+			if err == nil {
+				t.Fatalf("row %d (not On): no error", i)
+			}
+			tok.ID = -3
+		case err != nil:
+			t.Fatal(err)
+		}
+		tok.Top = slices.Clone(tok.Top)
+		out[i] = tok
+	}
+	return out
+}
+
+// checkLogits fails unless the logits are what was loaded (the patched
+// ones put back).
+func (r *sampleRig) checkLogits() {
+	r.t.Helper()
+	got := make([]float32, len(r.x))
+	if err := r.d.Read(r.logits, 0, F32Bytes(got)); err != nil {
+		r.t.Fatal(err)
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(r.x[i]) {
+			r.t.Fatalf("logit %d (row %d) is %g after sampling, was %g", i, i/r.V, got[i], r.x[i])
+		}
+	}
+}
+
+// llmRow returns logits shaped like a language model's: a few large
+// values over a Gaussian bulk.
+func llmRow(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 2)
+	}
+	for range 12 {
+		x[rng.IntN(n)] += float32(6 + 6*rng.Float64())
+	}
+	return x
+}
+
+// chiTest compares counts with the probabilities want (N draws) at
+// p < 1e-6; tokens of probability 0 must never appear.
+func chiTest(t *testing.T, what string, counts []int, want []float64, N int) {
+	t.Helper()
+	chi, df, bad := samplingtest.ChiSquared(counts, want, N)
+	if bad >= 0 {
+		t.Errorf("%s: token %d drawn %d times, probability 0", what, bad, counts[bad])
+	}
+	if df < 1 {
+		t.Logf("%s: one token, %d draws", what, N)
+		return
+	}
+	if c := samplingtest.ChiCrit(df); chi > c {
+		t.Errorf("%s: chi-squared %.1f > %.1f (df %d, p < 1e-6)", what, chi, c, df)
+	} else {
+		t.Logf("%s: chi-squared %.1f (df %d, critical %.1f)", what, chi, df, c)
+	}
+}
+
+// testPatches returns the patches of a sampler under p that saw a prompt
+// and generated tokens, the most likely ones of x among them.
+func testPatches(t *testing.T, p sampling.Params, x []float32) []sampling.Patch {
+	t.Helper()
+	smp, err := sampling.New(p, len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smp.Release()
+	smp.SetPrompt([]int32{3, 5, 8, 13, 21})
+	for _, id := range []int32{5, 5, 34, 55, 89, 144} {
+		smp.Accept(id)
+	}
+	for id := range x {
+		if x[id] > 8 {
+			smp.Accept(int32(id))
+		}
+	}
+	return smp.Patches(nil)
+}
+
+func TestSampleLayout(t *testing.T) {
+	if sampRowBytes != 72 || sampPatchBytes != 20 {
+		t.Errorf("sampRow %d bytes, sampPatch %d; the shaders' SampRow is 72, SampPatch 20", sampRowBytes, sampPatchBytes)
+	}
+	if n := unsafe.Sizeof(pushSampFinal{}); n != 96 {
+		t.Errorf("pushSampFinal is %d bytes, want 96", n)
+	}
+}
+
+// TestSampleDistribution draws from fixed rows of logits under every
+// setting the device samples (rows alike but for their index and seed,
+// many per submit) and tests the counts against sampling.Distribution.
+func TestSampleDistribution(t *testing.T) {
+	d := testDevice(t)
+	for _, V := range []int{1024, 9000} {
+		const R = 256
+		x := llmRow(uint64(V), V)
+		rig := newSampleRig(t, d, V, R)
+		rig.load(x)
+		mask := make([]uint64, (V+63)/64)
+		for i := 0; i < V; i++ {
+			if i%3 != 1 {
+				mask[i>>6] |= 1 << (i & 63)
+			}
+		}
+		bias := map[int32]float32{}
+		for id := range int32(10) {
+			bias[id*7] = float32(id%5) - 2
+		}
+		type tcase struct {
+			name string
+			p    sampling.Params
+			mask []uint64
+		}
+		cases := []tcase{
+			{name: "temperature 1", p: sampling.Params{Temperature: 1}},
+			{name: "qwen3 0.6/0.95/20", p: sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}},
+			{name: "top_k 50, min_p 0.02", p: sampling.Params{Temperature: 1.2, TopK: 50, MinP: 0.02}},
+			{name: "top_p 0.8 alone, min_p, mask", p: sampling.Params{Temperature: 0.3, TopP: 0.8, MinP: 0.001}, mask: mask},
+			{name: "penalties, bias, top_k 40", p: sampling.Params{Temperature: 0.9, TopK: 40, RepetitionPenalty: 1.3, PresencePenalty: 0.4, FrequencyPenalty: 0.3, LogitBias: bias}},
+		}
+		if V == 1024 {
+			cases = append(cases,
+				tcase{name: "temperature 0.6", p: sampling.Params{Temperature: 0.6}},
+				tcase{name: "min_p 0.05", p: sampling.Params{Temperature: 1.5, MinP: 0.05}},
+				tcase{name: "top_p 0.9 alone, peaked", p: sampling.Params{Temperature: 0.35, TopP: 0.9}},
+				tcase{name: "mask, temperature 1", p: sampling.Params{Temperature: 1}, mask: mask},
+				tcase{name: "penalties, bias, min_p, mask", p: sampling.Params{Temperature: 1, MinP: 0.01, RepetitionPenalty: 0.8, FrequencyPenalty: -0.5, LogitBias: bias}, mask: mask},
+			)
+		}
+		for ci, c := range cases {
+			var pat []sampling.Patch
+			if c.p.Patched() {
+				pat = testPatches(t, c.p, x)
+			}
+			want := sampling.Distribution(x, c.p, pat, c.mask)
+			counts := make([]int, V)
+			N, undrawn := 0, 0
+			for l := range 24 {
+				rows := make([]sampling.Row, R)
+				for i := range rows {
+					rows[i] = sampling.Row{On: true, Params: c.p, Seed: uint64(1000*ci + l), Index: i, Patches: pat, Mask: c.mask}
+				}
+				for _, tok := range rig.run(rows) {
+					if tok.ID < 0 {
+						undrawn++
+						continue
+					}
+					counts[tok.ID]++
+					N++
+				}
+			}
+			if undrawn > 0 {
+				t.Errorf("V=%d %s: %d rows left to the host", V, c.name, undrawn)
+			}
+			chiTest(t, fmt.Sprintf("V=%d %s", V, c.name), counts, want, N)
+			if pat != nil {
+				rig.checkLogits()
+			}
+		}
+	}
+}
+
+// TestSampleEdges: greedy rows take the argmax (with a mask, with
+// patches), top_k 1 too; rows not On are skipped; a top_p nucleus larger
+// than the candidates is left to the host; +Inf and all-excluded rows.
+func TestSampleEdges(t *testing.T) {
+	d := testDevice(t)
+	const V, R = 4096, 8
+	x := llmRow(3, V)
+	x[77] = x[slices.Index(x, slices.Max(x))] // a tie at the top: the lower id wins
+	rig := newSampleRig(t, d, V, R)
+	rig.load(x)
+	mask := make([]uint64, V/64)
+	for i := range V {
+		if i%2 == 1 {
+			mask[i>>6] |= 1 << (i & 63)
+		}
+	}
+	bias := map[int32]float32{5: 40}
+	pat := testPatches(t, sampling.Params{LogitBias: bias}, x)
+	rows := []sampling.Row{
+		{On: true},
+		{On: true, Mask: mask, Index: 1},
+		{On: true, Params: sampling.Params{Temperature: 1, TopK: 1}, Seed: 9},
+		{On: true, Params: sampling.Params{LogitBias: bias}, Patches: pat},
+		{},
+		{On: true, Params: sampling.Params{Temperature: 2, TopP: 0.999}, Seed: 4},
+		{On: true, Params: sampling.Params{Temperature: 0.7, Logprobs: true, TopLogprobs: 3}, Seed: 4},
+	}
+	got := rig.run(rows)
+	for i, r := range rows {
+		if !r.On {
+			if got[i].ID != -3 {
+				t.Errorf("row %d (not On): %d", i, got[i].ID)
+			}
+			continue
+		}
+		if r.Params.TopPOn() > 0 {
+			if got[i].ID != -2 {
+				t.Errorf("row %d: top_p 0.999 at temperature 2 over %d tokens drawn on the device (%d), not left to the host", i, V, got[i].ID)
+			}
+			continue
+		}
+		want := sampling.Distribution(x, r.Params, r.Patches, r.Mask)
+		if r.Params.Argmax() && want[got[i].ID] != 1 {
+			t.Errorf("row %d (greedy): token %d, not the argmax", i, got[i].ID)
+		}
+		if want[got[i].ID] == 0 {
+			t.Errorf("row %d: token %d of probability 0", i, got[i].ID)
+		}
+	}
+	if got[0].ID != int32(min(77, slices.Index(x, slices.Max(x)))) {
+		t.Errorf("greedy among a tie: %d", got[0].ID)
+	}
+	rig.checkLogits()
+
+	// +Inf wins (the lowest id of several); NaN never does; a row with
+	// nothing allowed but NaN and -Inf falls back to a valid id.
+	y := slices.Clone(x)
+	y[1000], y[3000], y[200] = float32(math.Inf(1)), float32(math.Inf(1)), float32(math.NaN())
+	z := make([]float32, V)
+	for i := range z {
+		z[i] = float32(math.Inf(-1))
+	}
+	z[9] = float32(math.NaN())
+	all := append(append(slices.Clone(y), y...), z...)
+	rig.loadRows(append(all, make([]float32, (R-3)*V)...))
+	rows = []sampling.Row{
+		{On: true, Params: sampling.Params{Temperature: 1}, Seed: 1},
+		{On: true, Params: sampling.Params{Temperature: 1, TopK: 10, MinP: 0.1}, Seed: 1},
+		{On: true, Params: sampling.Params{Temperature: 1}, Seed: 1},
+	}
+	got = rig.run(rows)
+	if got[0].ID != 1000 || got[1].ID != 1000 {
+		t.Errorf("+Inf logits at 1000 and 3000: tokens %d and %d", got[0].ID, got[1].ID)
+	}
+	if got[2].ID < 0 || got[2].ID >= V {
+		t.Errorf("a row of NaN and -Inf: token %d", got[2].ID)
+	}
+}
+
+// TestSampleSeedBatch checks that a row's token depends only on its seed,
+// index and logits: alone, at any row of a batch with other settings, and
+// replay after replay; and that the tokens are the reference Gumbel-max's
+// (package gumbel: the noise in float64, so a near tie may go the other
+// way).
+func TestSampleSeedBatch(t *testing.T) {
+	d := testDevice(t)
+	const V, R = 2048, 64
+	x := llmRow(9, V)
+	rig := newSampleRig(t, d, V, R)
+	rig.load(x)
+	params := []sampling.Params{
+		{Temperature: 1},
+		{Temperature: 0.6, TopP: 0.95, TopK: 20},
+		{Temperature: 0.8, MinP: 0.05, Logprobs: true, TopLogprobs: 5},
+		{Temperature: 1.1, TopP: 0.7},
+		{},
+	}
+	type key struct {
+		pi   int
+		seed uint64
+		idx  int
+	}
+	alone := map[key]int32{}
+	for pi, p := range params {
+		for seed := uint64(1); seed <= 3; seed++ {
+			for idx := range 3 {
+				alone[key{pi, seed, idx}] = rig.run([]sampling.Row{{On: true, Params: p, Seed: seed, Index: idx}})[0].ID
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for trial := range 6 {
+		rows := make([]sampling.Row, R)
+		keys := make([]key, R)
+		for i := range rows {
+			k := key{rng.IntN(len(params)), uint64(1 + rng.IntN(3)), rng.IntN(3)}
+			keys[i] = k
+			rows[i] = sampling.Row{On: rng.IntN(8) != 0, Params: params[k.pi], Seed: k.seed, Index: k.idx}
+		}
+		for i, tok := range rig.run(rows) {
+			if rows[i].On && tok.ID != alone[keys[i]] {
+				t.Errorf("trial %d row %d %+v: token %d in the batch, %d alone", trial, i, keys[i], tok.ID, alone[keys[i]])
+			}
+		}
+	}
+	for pi, p := range params {
+		rows := make([]sampling.Row, R)
+		for i := range rows {
+			rows[i] = sampling.Row{On: true, Params: p, Seed: uint64(1000+i) | uint64(i)<<40, Index: 3 * i}
+		}
+		agree := 0
+		for i, tok := range rig.run(rows) {
+			if tok.ID == gumbel.Sample(x, p, nil, nil, rows[i].Seed, rows[i].Index) {
+				agree++
+			}
+		}
+		t.Logf("params %d: %d of %d tokens are the reference's", pi, agree, R)
+		if agree < R-2 || p.Argmax() && agree != R {
+			t.Errorf("params %d: only %d of %d tokens are the reference Gumbel-max's", pi, agree, R)
+		}
+	}
+	// Different seeds agree about as often as the distribution says.
+	differ := 0
+	a := alone[key{0, 1, 0}]
+	rows := make([]sampling.Row, 30)
+	for i := range rows {
+		rows[i] = sampling.Row{On: true, Params: params[0], Seed: uint64(10 + i)}
+	}
+	for _, tok := range rig.run(rows) {
+		if tok.ID != a {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Errorf("30 other seeds all gave the same token")
+	}
+}
+
+// TestSampleLogprobs checks the log-probabilities against the CPU
+// sampler's (raw logits; the top 20 by rank), with patches and a mask
+// that change the draw but not the raw log-probabilities.
+func TestSampleLogprobs(t *testing.T) {
+	d := testDevice(t)
+	const V, R = 3000, 8
+	x := llmRow(21, V)
+	x[10] = x[11] // a tie among the top log-probabilities? only if they are near the top
+	rig := newSampleRig(t, d, V, R)
+	rig.load(x)
+	mask := make([]uint64, (V+63)/64)
+	for i := range V {
+		if i%5 != 0 {
+			mask[i>>6] |= 1 << (i & 63)
+		}
+	}
+	ps := []sampling.Params{
+		{Temperature: 0.7, TopK: 30, Logprobs: true, TopLogprobs: 20, LogitBias: map[int32]float32{11: 3}},
+		{Temperature: 1, Logprobs: true, TopLogprobs: 7, PresencePenalty: 1},
+		{Logprobs: true, TopLogprobs: 1},
+		{Temperature: 0.5, TopP: 0.9, Logprobs: true},
+	}
+	var rows []sampling.Row
+	var cpus []*sampling.Sampler
+	for i, p := range ps {
+		smp, err := sampling.New(p, V)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer smp.Release()
+		smp.Accept(11)
+		smp.Accept(int32(slices.Index(x, slices.Max(x))))
+		rows = append(rows, sampling.Row{On: true, Params: p, Seed: uint64(i), Index: i, Patches: smp.Patches(nil)})
+		cpus = append(cpus, smp)
+	}
+	rows[1].Mask = mask
+	raw := samplingtest.LogSoftmax(x)
+	for i, tok := range rig.run(rows) {
+		cpu, err := cpus[i].Sample(slices.Clone(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := math.Abs(float64(tok.Logprob) - raw[tok.ID]); d > 1e-4 {
+			t.Errorf("row %d: logprob of %d %.6f, want %.6f", i, tok.ID, tok.Logprob, raw[tok.ID])
+		}
+		if len(tok.Top) != len(cpu.Top) {
+			t.Fatalf("row %d: %d top logprobs, the CPU's %d", i, len(tok.Top), len(cpu.Top))
+		}
+		for j, e := range tok.Top {
+			if c := cpu.Top[j]; e.ID != c.ID || math.Abs(float64(e.Logprob-c.Logprob)) > 1e-4 {
+				t.Errorf("row %d: top %d is %d (%.6f), the CPU's %d (%.6f)", i, j, e.ID, e.Logprob, c.ID, c.Logprob)
+			}
+		}
+	}
+	rig.checkLogits()
+}

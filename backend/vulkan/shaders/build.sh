@@ -1,0 +1,107 @@
+#!/bin/sh
+# Compiles the Vulkan backend's shaders (backend/vulkan/shaders/*.comp and
+# the *.glsl they include) into SPIR-V, one file a variant, which the Go
+# package embeds (//go:embed spv/*.spv):
+#
+#   ./build.sh           compile every variant of the table below with
+#                        glslc, validate each with spirv-val, and write
+#                        backend/vulkan/spv/<name>.spv (removing .spv
+#                        files no variant names)
+#   ./build.sh --check   compile into a temporary folder and fail if a
+#                        committed .spv differs, is missing or is extra
+#                        (stale); without glslc or spirv-val it says so and
+#                        exits 0
+#
+# Run it after editing a shader and commit the .spv files with the source.
+# glslc is shaderc's (Debian glslc; checked with shaderc 2023.2 on glslang
+# 11.13), spirv-val SPIRV-Tools' (Debian spirv-tools). The output of one
+# glslc version is reproducible; another version may compile to other
+# bytes, which --check then reports.
+set -eu
+cd "$(dirname "$0")"
+OUT=../spv
+
+# variants: the table, one variant a line: its name (the .spv file and the
+# pipeline's name), its source, and the -D defines it is compiled with.
+# Keep each helper's lines in a block of their own.
+variants() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' <<'TABLE'
+# vksample: sampling (sample.glsl; backend/vulkan/sample.go).
+sample_stats   sample_stats.comp
+sample_prep    sample_prep.comp
+sample_topk    sample_topk.comp
+sample_race    sample_race.comp
+sample_final   sample_final.comp
+# end vksample
+TABLE
+}
+
+# havetools: whether glslc and spirv-val are here
+havetools() { command -v glslc >/dev/null && command -v spirv-val >/dev/null; }
+
+# build DIR: compiles and validates every variant into DIR/<name>.spv
+build() {
+	variants | while read -r name src defs; do
+		# shellcheck disable=SC2086 # defs is a list of flags
+		glslc --target-env=vulkan1.2 -O -fshader-stage=compute $defs "$src" -o "$1/$name.spv" || {
+			echo "backend/vulkan: compiling $name ($src $defs) failed" >&2
+			exit 1
+		}
+		spirv-val --target-env vulkan1.2 "$1/$name.spv" || {
+			echo "backend/vulkan: $name.spv ($src $defs) is not valid SPIR-V" >&2
+			exit 1
+		}
+	done
+}
+
+case "${1:-}" in
+--check)
+	if ! havetools; then
+		echo "backend/vulkan: glslc or spirv-val is not installed: shaders not checked"
+		exit 0
+	fi
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	build "$tmp"
+	bad=0
+	for f in "$tmp"/*.spv; do
+		b=$(basename "$f")
+		if [ ! -f "$OUT/$b" ]; then
+			echo "backend/vulkan: spv/$b is missing" >&2
+			bad=1
+		elif ! cmp -s "$f" "$OUT/$b"; then
+			echo "backend/vulkan: spv/$b differs from what glslc builds from the sources" >&2
+			bad=1
+		fi
+	done
+	for f in "$OUT"/*.spv; do
+		[ -e "$f" ] || continue
+		if [ ! -f "$tmp/$(basename "$f")" ]; then
+			echo "backend/vulkan: spv/$(basename "$f") is no variant of build.sh's table" >&2
+			bad=1
+		fi
+	done
+	if [ "$bad" != 0 ]; then
+		echo "backend/vulkan: the SPIR-V is stale; run backend/vulkan/shaders/build.sh" >&2
+		exit 1
+	fi
+	echo "backend/vulkan: the SPIR-V of $(variants | wc -l) variants is up to date"
+	;;
+"")
+	if ! havetools; then
+		echo "backend/vulkan: building the shaders needs glslc and spirv-val (apt-get install glslc spirv-tools)" >&2
+		exit 1
+	fi
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	build "$tmp"
+	mkdir -p "$OUT"
+	rm -f "$OUT"/*.spv
+	cp "$tmp"/*.spv "$OUT"/
+	echo "wrote $(variants | wc -l) variants to backend/vulkan/spv ($(cat "$OUT"/*.spv | wc -c) bytes)"
+	;;
+*)
+	echo "usage: $0 [--check]" >&2
+	exit 2
+	;;
+esac
