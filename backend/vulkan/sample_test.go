@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"unsafe"
@@ -155,8 +158,20 @@ func chiTest(t *testing.T, what string, counts []int, want []float64, N int) {
 	}
 }
 
+// rampRow returns logits whose softmax spreads over about a hundred
+// tokens: in a random order, 2, 1.95, 1.9, ... (many tokens of
+// moderate probability, so that the chi-squared tests have many bins).
+func rampRow(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	x := make([]float32, n)
+	for i, id := range rng.Perm(n) {
+		x[id] = 2 - 0.05*float32(i)
+	}
+	return x
+}
+
 // testPatches returns the patches of a sampler under p that saw a prompt
-// and generated tokens, the most likely ones of x among them.
+// and generated tokens, the six most likely tokens of x among them.
 func testPatches(t *testing.T, p sampling.Params, x []float32) []sampling.Patch {
 	t.Helper()
 	smp, err := sampling.New(p, len(x))
@@ -168,8 +183,21 @@ func testPatches(t *testing.T, p sampling.Params, x []float32) []sampling.Patch 
 	for _, id := range []int32{5, 5, 34, 55, 89, 144} {
 		smp.Accept(id)
 	}
-	for id := range x {
-		if x[id] > 8 {
+	order := make([]int, len(x))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case x[a] > x[b]:
+			return -1
+		case x[a] < x[b]:
+			return 1
+		}
+		return 0
+	})
+	for j, id := range order[:6] {
+		for range j%3 + 1 {
 			smp.Accept(int32(id))
 		}
 	}
@@ -187,57 +215,70 @@ func TestSampleLayout(t *testing.T) {
 
 // TestSampleDistribution draws from fixed rows of logits under every
 // setting the device samples (rows alike but for their index and seed,
-// many per submit) and tests the counts against sampling.Distribution.
+// many per submit) and tests the counts against sampling.Distribution;
+// and that the test tells a temperature 10% off.
 func TestSampleDistribution(t *testing.T) {
 	d := testDevice(t)
-	for _, V := range []int{1024, 9000} {
+	bias := map[int32]float32{}
+	for id := range int32(10) {
+		bias[id*7] = float32(id%5) - 2
+	}
+	type tcase struct {
+		name   string
+		p      sampling.Params
+		masked bool
+		llm    bool // llmRow's logits, else rampRow's
+	}
+	// V 1024 and 4100 (two chunks of sample_topk: the merge).
+	for _, V := range []int{1024, 4100} {
 		const R = 256
-		x := llmRow(uint64(V), V)
 		rig := newSampleRig(t, d, V, R)
-		rig.load(x)
 		mask := make([]uint64, (V+63)/64)
 		for i := 0; i < V; i++ {
 			if i%3 != 1 {
 				mask[i>>6] |= 1 << (i & 63)
 			}
 		}
-		bias := map[int32]float32{}
-		for id := range int32(10) {
-			bias[id*7] = float32(id%5) - 2
-		}
-		type tcase struct {
-			name string
-			p    sampling.Params
-			mask []uint64
-		}
 		cases := []tcase{
-			{name: "temperature 1", p: sampling.Params{Temperature: 1}},
-			{name: "qwen3 0.6/0.95/20", p: sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}},
 			{name: "top_k 50, min_p 0.02", p: sampling.Params{Temperature: 1.2, TopK: 50, MinP: 0.02}},
-			{name: "top_p 0.8 alone, min_p, mask", p: sampling.Params{Temperature: 0.3, TopP: 0.8, MinP: 0.001}, mask: mask},
+			{name: "top_p 0.8 alone, min_p, mask", p: sampling.Params{Temperature: 0.9, TopP: 0.8, MinP: 0.01}, masked: true},
 			{name: "penalties, bias, top_k 40", p: sampling.Params{Temperature: 0.9, TopK: 40, RepetitionPenalty: 1.3, PresencePenalty: 0.4, FrequencyPenalty: 0.3, LogitBias: bias}},
 		}
+		launches := 12
 		if V == 1024 {
+			launches = 48
 			cases = append(cases,
+				tcase{name: "temperature 1", p: sampling.Params{Temperature: 1}},
+				tcase{name: "temperature 1, llm row", p: sampling.Params{Temperature: 1}, llm: true},
 				tcase{name: "temperature 0.6", p: sampling.Params{Temperature: 0.6}},
+				tcase{name: "qwen3 0.6/0.95/20", p: sampling.Params{Temperature: 0.6, TopP: 0.95, TopK: 20}},
 				tcase{name: "min_p 0.05", p: sampling.Params{Temperature: 1.5, MinP: 0.05}},
-				tcase{name: "top_p 0.9 alone, peaked", p: sampling.Params{Temperature: 0.35, TopP: 0.9}},
-				tcase{name: "mask, temperature 1", p: sampling.Params{Temperature: 1}, mask: mask},
-				tcase{name: "penalties, bias, min_p, mask", p: sampling.Params{Temperature: 1, MinP: 0.01, RepetitionPenalty: 0.8, FrequencyPenalty: -0.5, LogitBias: bias}, mask: mask},
+				tcase{name: "top_p 0.9 alone, llm row", p: sampling.Params{Temperature: 0.8, TopP: 0.9}, llm: true},
+				tcase{name: "mask, temperature 1", p: sampling.Params{Temperature: 1}, masked: true},
+				tcase{name: "penalties, bias, min_p, mask", p: sampling.Params{Temperature: 1, MinP: 0.01, RepetitionPenalty: 0.8, FrequencyPenalty: -0.5, LogitBias: bias}, masked: true},
 			)
 		}
 		for ci, c := range cases {
+			x := rampRow(uint64(V+ci), V)
+			if c.llm {
+				x = llmRow(uint64(V+ci), V)
+			}
+			rig.load(x)
 			var pat []sampling.Patch
 			if c.p.Patched() {
 				pat = testPatches(t, c.p, x)
 			}
-			want := sampling.Distribution(x, c.p, pat, c.mask)
+			var m []uint64
+			if c.masked {
+				m = mask
+			}
+			want := sampling.Distribution(x, c.p, pat, m)
 			counts := make([]int, V)
 			N, undrawn := 0, 0
-			for l := range 24 {
+			for l := range launches {
 				rows := make([]sampling.Row, R)
 				for i := range rows {
-					rows[i] = sampling.Row{On: true, Params: c.p, Seed: uint64(1000*ci + l), Index: i, Patches: pat, Mask: c.mask}
+					rows[i] = sampling.Row{On: true, Params: c.p, Seed: uint64(1000*ci + l), Index: i, Patches: pat, Mask: m}
 				}
 				for _, tok := range rig.run(rows) {
 					if tok.ID < 0 {
@@ -251,9 +292,19 @@ func TestSampleDistribution(t *testing.T) {
 			if undrawn > 0 {
 				t.Errorf("V=%d %s: %d rows left to the host", V, c.name, undrawn)
 			}
-			chiTest(t, fmt.Sprintf("V=%d %s", V, c.name), counts, want, N)
+			what := fmt.Sprintf("V=%d %s", V, c.name)
+			chiTest(t, what, counts, want, N)
 			if pat != nil {
 				rig.checkLogits()
+			}
+			if c.name == "temperature 1" {
+				// The test's power: the same draws against temperature 1.1.
+				off := c.p
+				off.Temperature = 1.1
+				chi, df, _ := samplingtest.ChiSquared(counts, sampling.Distribution(x, off, nil, nil), N)
+				if crit := samplingtest.ChiCrit(df); chi <= crit {
+					t.Errorf("%s: the draws pass against temperature 1.1 too (chi-squared %.1f, critical %.1f)", what, chi, crit)
+				}
 			}
 		}
 	}
@@ -384,14 +435,28 @@ func TestSampleSeedBatch(t *testing.T) {
 			}
 		}
 	}
-	for pi, p := range params {
+	// With patches and a mask too.
+	mask := make([]uint64, V/64)
+	for i := range V {
+		if i%7 != 3 {
+			mask[i>>6] |= 1 << (i & 63)
+		}
+	}
+	pp := sampling.Params{Temperature: 0.9, RepetitionPenalty: 1.2, FrequencyPenalty: 0.5, LogitBias: map[int32]float32{1: 5, 2: -3}}
+	pat := testPatches(t, pp, x)
+	ppk := pp
+	ppk.TopK = 64
+	for pi, p := range append(params, pp, ppk) {
 		rows := make([]sampling.Row, R)
 		for i := range rows {
 			rows[i] = sampling.Row{On: true, Params: p, Seed: uint64(1000+i) | uint64(i)<<40, Index: 3 * i}
+			if p.Patched() {
+				rows[i].Patches, rows[i].Mask = pat, mask
+			}
 		}
 		agree := 0
 		for i, tok := range rig.run(rows) {
-			if tok.ID == gumbel.Sample(x, p, nil, nil, rows[i].Seed, rows[i].Index) {
+			if tok.ID == gumbel.Sample(x, p, rows[i].Patches, rows[i].Mask, rows[i].Seed, rows[i].Index) {
 				agree++
 			}
 		}
@@ -472,4 +537,89 @@ func TestSampleLogprobs(t *testing.T) {
 		}
 	}
 	rig.checkLogits()
+}
+
+// TestSampleNoise checks the shaders' noise (sample.glsl's samp_gumbel
+// and samp_noise, in float32) against package gumbel's in float64: the
+// 32-bit words at both ends and in between, and Philox's words for
+// (seed, position, id).
+func TestSampleNoise(t *testing.T) {
+	d := testDevice(t)
+	glslc, err := exec.LookPath("glslc")
+	if err != nil {
+		t.Skip("no glslc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "t.comp")
+	if err := os.WriteFile(src, []byte(`#version 450
+#include "sample.glsl"
+layout(push_constant, std430) uniform Push { U32s words; F32s out_; uint n; uint seed_lo; uint seed_hi; } p;
+void main() {
+	uint i = gl_GlobalInvocationID.x;
+	if (i >= p.n) return;
+	p.out_.v[2 * i] = samp_gumbel(p.words.v[i]);
+	SampRow r;
+	r.seed_lo = p.seed_lo;
+	r.seed_hi = p.seed_hi;
+	p.out_.v[2 * i + 1] = samp_noise(r, int(i / 7), int(i));
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "t.spv")
+	if b, err := exec.Command(glslc, "--target-env=vulkan1.2", "-O", "-I", "shaders", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("glslc: %v\n%s", err, b)
+	}
+	code, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg := sampWorkgroup(d)
+	key, _ := newPipelineKey("test_sample_noise", []uint32{wg})
+	pl, err := d.makePipeline(key, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4096
+	words := []uint32{0, 1, 2, 3, 1 << 20, 1<<24 + 1, 0x7ffffffe, 0x7fffffff, 0x80000000, 0x80000001, 0xff000000, 0xfffffff0, 0xfffffffd, 0xfffffffe, 0xffffffff}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for len(words) < n {
+		words = append(words, rng.Uint32())
+	}
+	in, err := d.NewHostBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Free()
+	res, err := d.NewHostBuffer(8 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Free()
+	copy(in.Host(), unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 4*n))
+	seed := uint64(0x123456789abcdef)
+	push := struct {
+		words, out        uint64
+		n, seedLo, seedHi uint32
+		_                 uint32
+	}{in.Addr(), res.Addr(), n, uint32(seed), uint32(seed >> 32), 0}
+	r, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Dispatch(pl, (n+wg-1)/wg, 1, 1, PushBytes(&push))
+	if err := d.Submit(r); err != nil {
+		t.Fatal(err)
+	}
+	got := unsafe.Slice((*float32)(unsafe.Pointer(&res.Host()[0])), 2*n)
+	worst := 0.0
+	for i, w := range words {
+		for j, want := range []float64{gumbel.Gumbel(w), gumbel.Noise(seed, i/7, i)} {
+			e := math.Abs(float64(got[2*i+j]) - want)
+			worst = max(worst, e)
+			if e > 4e-6*max(1, math.Abs(want)) {
+				t.Errorf("word %#x (%d of kind %d): noise %.9g, want %.9g", w, i, j, got[2*i+j], want)
+			}
+		}
+	}
+	t.Logf("largest difference from the float64 noise: %.3g", worst)
 }
