@@ -121,12 +121,21 @@ type devSampler struct {
 
 // newDevSampler returns a sampler for up to maxRows rows of vocab logits.
 func newDevSampler(d *Device, vocab, maxRows int) (*devSampler, error) {
+	return newDevSamplerWG(d, vocab, maxRows, sampWorkgroup(d))
+}
+
+// newDevSamplerWG is newDevSampler with the shaders' workgroup size wg (a
+// power of two, 32 to 1,024).
+func newDevSamplerWG(d *Device, vocab, maxRows int, wg uint32) (*devSampler, error) {
+	if wg < 32 || wg > 1024 || wg&(wg-1) != 0 {
+		return nil, fmt.Errorf("vulkan: sampling workgroups of %d invocations", wg)
+	}
 	if vocab <= 0 || maxRows <= 0 {
 		return nil, fmt.Errorf("vulkan: sampler for %d rows of %d logits", maxRows, vocab)
 	}
 	g := (vocab + sampSmem - 1) / sampSmem
 	s := &devSampler{d: d, vocab: vocab, maxRows: maxRows, g: g, kmax: min(sampSel, sampSmem/g),
-		c: min(sampChunks, (vocab+sampPerC-1)/sampPerC), wg: sampWorkgroup(d)}
+		c: min(sampChunks, (vocab+sampPerC-1)/sampPerC), wg: wg}
 	if s.kmax < sampTopLP {
 		return nil, fmt.Errorf("vulkan: a vocabulary of %d tokens is more than the sampler takes", vocab)
 	}

@@ -31,8 +31,13 @@ type sampleRig struct {
 }
 
 func newSampleRig(t *testing.T, d *Device, V, R int) *sampleRig {
+	return newSampleRigWG(t, d, V, R, sampWorkgroup(d))
+}
+
+// newSampleRigWG is newSampleRig with the shaders' workgroup size wg.
+func newSampleRigWG(t *testing.T, d *Device, V, R int, wg uint32) *sampleRig {
 	t.Helper()
-	s, err := newDevSampler(d, V, R)
+	s, err := newDevSamplerWG(d, V, R, wg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,9 +401,16 @@ func TestSampleEdges(t *testing.T) {
 // way).
 func TestSampleSeedBatch(t *testing.T) {
 	d := testDevice(t)
+	for _, wg := range []uint32{sampWorkgroup(d), 32, 256} {
+		t.Run(fmt.Sprintf("workgroup %d", wg), func(t *testing.T) { seedBatch(t, d, wg) })
+	}
+}
+
+// seedBatch is TestSampleSeedBatch with the shaders' workgroup size wg.
+func seedBatch(t *testing.T, d *Device, wg uint32) {
 	const V, R = 2048, 64
 	x := llmRow(9, V)
-	rig := newSampleRig(t, d, V, R)
+	rig := newSampleRigWG(t, d, V, R, wg)
 	rig.load(x)
 	params := []sampling.Params{
 		{Temperature: 1},
