@@ -635,3 +635,117 @@ void main() {
 	}
 	t.Logf("largest difference from the float64 noise: %.3g", worst)
 }
+
+// TestSampleRows checks what set writes for the shaders and what it
+// refuses.
+func TestSampleRows(t *testing.T) {
+	d := testDevice(t)
+	const V = 151936
+	s, err := newDevSampler(d, V, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if s.kmax != 107 || s.g != 38 || s.c != 64 {
+		t.Fatalf("kmax %d, chunks %d and %d; want 107, 38 and 64 for Qwen3's vocabulary (CUDA's kmax)", s.kmax, s.g, s.c)
+	}
+	mask := make([]uint64, (V+63)/64)
+	rows := []sampling.Row{
+		{},
+		{On: true, Params: sampling.Params{Temperature: 1}, Seed: 1<<40 | 7, Index: 9},
+		{On: true, Params: sampling.Params{Temperature: 0.6, TopK: 20, TopP: 0.95, Logprobs: true, TopLogprobs: 3}},
+		{On: true, Params: sampling.Params{Temperature: 2, MinP: 0.1, PresencePenalty: 1}, Patches: []sampling.Patch{{ID: 5, Count: 2}, {ID: 9, InPrompt: true}}, Mask: mask},
+		{On: true, Params: sampling.Params{Temperature: 1, TopK: 1}},
+	}
+	if err := s.set(rows); err != nil {
+		t.Fatal(err)
+	}
+	r := unsafe.Slice((*sampRow)(unsafe.Pointer(&s.rows.Host()[0])), 8)
+	if r[0].flags != sampSkip || r[5].flags != sampSkip || r[7].flags != sampSkip {
+		t.Errorf("rows not On and past the rows set are not skipped: %+v %+v", r[0], r[5])
+	}
+	if r[1].invT != 1 || r[1].seedLo != 7 || r[1].seedHi != 1<<8 || r[1].pos != 9 || r[1].topk != 0 || !math.IsInf(float64(r[1].lnMinP), -1) || r[1].patches != 0 || r[1].mask != 0 {
+		t.Errorf("row 1: %+v", r[1])
+	}
+	if r[2].topk != 20 || r[2].topp != 0.95 || r[2].flags != sampLogprobs || r[2].ntop != 3 {
+		t.Errorf("row 2: %+v", r[2])
+	}
+	if r[3].nprep != 2 || r[3].patches != s.patches.Addr() || r[3].mask != s.masks.Addr() || r[3].pres != 1 || r[3].rep != 1 || r[3].lnMinP != float32(math.Log(0.1)) {
+		t.Errorf("row 3: %+v", r[3])
+	}
+	if pe := unsafe.Slice((*sampPatch)(unsafe.Pointer(&s.patches.Host()[0])), 2); pe[0] != (sampPatch{id: 5, count: 2}) || pe[1] != (sampPatch{id: 9, prmpt: 1}) {
+		t.Errorf("patches %+v", pe)
+	}
+	if r[4].invT != 0 || r[4].topk != 0 {
+		t.Errorf("row 4 (top_k 1: the argmax): %+v", r[4])
+	}
+	for _, bad := range [][]sampling.Row{
+		{{On: true, Params: sampling.Params{Temperature: 1, TopP: 0.9, PresencePenalty: 1}}},
+		{{On: true, Params: sampling.Params{Temperature: 1, TopK: 108}}},
+		{{On: true, Params: sampling.Params{Temperature: 3}}},
+		{{On: true, Params: sampling.Params{Temperature: 1}, Mask: mask[1:]}},
+		{{On: true, Params: sampling.Params{Temperature: 1}, Patches: []sampling.Patch{{ID: V}}}},
+		{{On: true, Params: sampling.Params{Temperature: 1}, Patches: []sampling.Patch{{ID: 4}, {ID: 4}}}},
+		make([]sampling.Row, 9),
+	} {
+		if err := s.set(bad); err == nil {
+			t.Errorf("%+v: no error", bad[0])
+		}
+	}
+	if !s.canSample(sampling.Params{Temperature: 1, TopP: 0.5}) || !s.canSample(sampling.Params{TopP: 0.5, PresencePenalty: 1}) ||
+		s.canSample(sampling.Params{Temperature: 1, TopP: 0.5, LogitBias: map[int32]float32{1: 1}}) {
+		t.Errorf("canSample: top_p alone or greedy refused, or top_p alone with a bias sampled")
+	}
+}
+
+// TestSampleLargeVocab samples rows of Qwen3's vocabulary (38 chunks of
+// top_k partials merged, 64 of the race): the reference Gumbel-max's
+// tokens, the raw log-probabilities, and a flat row's top_p nucleus left
+// to the host.
+func TestSampleLargeVocab(t *testing.T) {
+	d := testDevice(t)
+	const V, R = 151936, 16
+	x := llmRow(17, V)
+	rig := newSampleRig(t, d, V, R)
+	rig.load(x)
+	ps := []sampling.Params{
+		{Temperature: 1, Logprobs: true, TopLogprobs: 20},
+		{Temperature: 0.6, TopP: 0.95, TopK: 20},
+		{Temperature: 1.2, TopK: 100, MinP: 0.001},
+		{Temperature: 0.7, TopP: 0.9},
+		{Temperature: 0.9, MinP: 0.05},
+		{},
+	}
+	rows := make([]sampling.Row, R)
+	for i := range rows {
+		rows[i] = sampling.Row{On: true, Params: ps[i%len(ps)], Seed: uint64(50 + i), Index: i}
+	}
+	raw := samplingtest.LogSoftmax(x)
+	agree := 0
+	for i, tok := range rig.run(rows) {
+		if tok.ID == gumbel.Sample(x, rows[i].Params, nil, nil, rows[i].Seed, rows[i].Index) {
+			agree++
+		}
+		if rows[i].Params.Logprobs {
+			if math.Abs(float64(tok.Logprob)-raw[tok.ID]) > 1e-4 || len(tok.Top) != 20 || math.Abs(float64(tok.Top[0].Logprob)-slices.Max(raw)) > 1e-4 {
+				t.Errorf("row %d: logprob %.6f of %d (want %.6f), top %v", i, tok.Logprob, tok.ID, raw[tok.ID], tok.Top[:min(3, len(tok.Top))])
+			}
+		}
+	}
+	if agree < R-1 {
+		t.Errorf("%d of %d tokens are the reference Gumbel-max's", agree, R)
+	}
+	flat := rampRow(3, V)
+	for i := range flat {
+		flat[i] *= 0.01
+	}
+	rig.load(flat)
+	for i := range rows {
+		rows[i] = sampling.Row{On: true, Params: sampling.Params{Temperature: 1, TopP: 0.9}, Seed: uint64(i)}
+	}
+	for i, tok := range rig.run(rows[:4]) {
+		if tok.ID != -2 {
+			t.Errorf("row %d: top_p 0.9 over a flat row drawn on the device (%d), not left to the host", i, tok.ID)
+		}
+	}
+}
