@@ -15,7 +15,12 @@ import (
 // backend/cuda's (package gumbel is its Go reference): a Gumbel-max whose
 // noise is a pure function of (seed, position, token id) through
 // Philox4x32-10, so that a seed draws the same token on both backends
-// given the same logits, up to float rounding of near ties.
+// given the same logits, up to float rounding of near ties: the noise is
+// computed in float32 by a series (sample.glsl's samp_ln), not by CUDA's
+// logf/log1pf (within 1e-6 of package gumbel's float64 noise), and a
+// driver's division and exp need not round as CUDA's __fdiv_rn and expf
+// do (the repetition penalty, the sums behind top_p and the
+// log-probabilities).
 
 // Constants shared with shaders/sample.glsl.
 const (
