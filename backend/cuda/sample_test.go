@@ -9,6 +9,7 @@ import (
 
 	"inferno/batch"
 	"inferno/engine"
+	"inferno/internal/gumbel"
 	"inferno/model/qwen3"
 	"inferno/sampling"
 	"inferno/sampling/samplingtest"
@@ -102,49 +103,21 @@ func llmRow(seed uint64, n int) []float32 {
 	return x
 }
 
-// chiCrit returns the chi-squared critical value at p about 1e-6 for df
-// degrees of freedom (Wilson-Hilferty).
-func chiCrit(df int) float64 {
-	const z = 4.753
-	d := float64(df)
-	a := 2 / (9 * d)
-	return d * math.Pow(1-a+z*math.Sqrt(a), 3)
-}
-
 // chiTest compares counts with the probabilities want (N draws): tokens of
 // probability 0 must never appear; the others are binned, those expected
-// fewer than 5 times pooled.
+// fewer than 5 times pooled (samplingtest.ChiSquared), and tested at
+// p < 1e-6.
 func chiTest(t *testing.T, what string, counts []int, want []float64, N int) {
 	t.Helper()
-	var chi, pooledE float64
-	pooledO, df := 0, -1
-	for id, p := range want {
-		if p == 0 {
-			if counts[id] != 0 {
-				t.Errorf("%s: token %d drawn %d times, probability 0", what, id, counts[id])
-			}
-			continue
-		}
-		e := p * float64(N)
-		if e < 5 {
-			pooledE += e
-			pooledO += counts[id]
-			continue
-		}
-		o := float64(counts[id])
-		chi += (o - e) * (o - e) / e
-		df++
-	}
-	if pooledE >= 5 {
-		o := float64(pooledO)
-		chi += (o - pooledE) * (o - pooledE) / pooledE
-		df++
+	chi, df, bad := samplingtest.ChiSquared(counts, want, N)
+	if bad >= 0 {
+		t.Errorf("%s: token %d drawn %d times, probability 0", what, bad, counts[bad])
 	}
 	if df < 1 {
 		t.Logf("%s: one token, %d draws", what, N)
 		return
 	}
-	if c := chiCrit(df); chi > c {
+	if c := samplingtest.ChiCrit(df); chi > c {
 		t.Errorf("%s: chi-squared %.1f > %.1f (df %d, p < 1e-6)", what, chi, c, df)
 	} else {
 		t.Logf("%s: chi-squared %.1f (df %d, critical %.1f)", what, chi, df, c)
@@ -326,7 +299,7 @@ func TestSampleSeedBatch(t *testing.T) {
 			}
 		}
 	}
-	// The tokens are the Gumbel-max the design defines (sampleRef, the
+	// The tokens are the Gumbel-max the design defines (gumbel.Sample, the
 	// noise in float64: a near tie may go the other way).
 	for pi, p := range params[:3] {
 		rows := make([]sampling.Row, 64)
@@ -335,7 +308,7 @@ func TestSampleSeedBatch(t *testing.T) {
 		}
 		agree := 0
 		for i, tok := range rig.run(logits, rows) {
-			if tok.ID == sampleRef(x, p, nil, nil, uint64(1000+i), 3*i) {
+			if tok.ID == gumbel.Sample(x, p, nil, nil, uint64(1000+i), 3*i) {
 				agree++
 			}
 		}
@@ -403,7 +376,7 @@ func TestSampleSeedBatch(t *testing.T) {
 // TestBatchSampledLookahead decodes sequences sampled on the GPU on two
 // batch runners, with the lookahead and without: the same tokens, each
 // the Gumbel-max the design defines over the logits of the runner without
-// (sampleRef; the greedy row's exactly, the sampled rows' but for a near
+// (gumbel.Sample; the greedy row's exactly, the sampled rows' but for a near
 // tie or two), and the lookahead steps taken.
 func TestBatchSampledLookahead(t *testing.T) {
 	requireGPU(t)
@@ -466,7 +439,7 @@ func sampledLookahead(t *testing.T, m *qwen3.Model, prompt, steps int) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want[i] = sampleRef(x, params[i], nil, nil, rows[i].Seed, rows[i].Index)
+				want[i] = gumbel.Sample(x, params[i], nil, nil, rows[i].Seed, rows[i].Index)
 			}
 		}
 		for i := range n {

@@ -73,6 +73,14 @@ swiglu_oai       swiglu_oai.comp
 add              add.comp
 add_bias         add_bias.comp
 argmax           argmax.comp
+
+# vksample: sampling (sample.glsl; backend/vulkan/sample.go).
+sample_stats   sample_stats.comp
+sample_prep    sample_prep.comp
+sample_topk    sample_topk.comp
+sample_race    sample_race.comp
+sample_final   sample_final.comp
+# end vksample
 TABLE
 }
 
