@@ -49,8 +49,12 @@ func (p *pass) gather(src, idx, out uint64, rows, width int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// mulMV records y = W x (add: y += W x) for n tokens.
-func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool) {
+// mulMV records y = W x (add: y += W x) for n tokens, token t's outputs
+// from y + 4*t*ldy (ldy 0: m.rows, packed).
+func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool, ldy int) {
+	if ldy == 0 {
+		ldy = m.rows
+	}
 	name, _ := mulMVShader(m.typ)
 	spec := mulMVSpec(p.r.d.SubgroupSize, n)
 	gx, gy := mulMVGroups(m.rows, n, spec)
@@ -58,20 +62,25 @@ func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool) {
 	if pl == nil {
 		return
 	}
-	push := pushMulMV{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(m.rows)}
+	push := pushMulMV{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(ldy)}
 	if add {
 		push.Add = 1
 	}
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// rmsNorm records y = RMSNorm(x) * gain over rows of width values.
-func (p *pass) rmsNorm(x, y uint64, gain *vector, rows, width int) {
+// rmsNorm records y = RMSNorm(x) * gain over rows of width values: packed
+// (stride 0), or in groups of group rows every stride values (heads of
+// packed QKV rows).
+func (p *pass) rmsNorm(x, y uint64, gain *vector, rows, width, group, stride int) {
+	if stride == 0 {
+		group, stride = 1, width
+	}
 	pl := p.pipeline("rms_norm", rowWG(width, p.r.d.SubgroupSize))
 	if pl == nil {
 		return
 	}
-	push := pushRMSNorm{X: x, Y: y, Gain: gain.buf.Addr(), Rows: uint32(rows), D: uint32(width), Eps: p.c.Eps, Group: 1, Stride: uint32(width)}
+	push := pushRMSNorm{X: x, Y: y, Gain: gain.buf.Addr(), Rows: uint32(rows), D: uint32(width), Eps: p.c.Eps, Group: uint32(group), Stride: uint32(stride)}
 	gx, gy := groups2D(rows, 1)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
@@ -98,8 +107,10 @@ func (p *pass) add(x, y uint64, n int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// glu records gate = Act(gate) * up over n values.
-func (p *pass) glu(gate, up uint64, n int) {
+// glu records out = Act(gate) * up over n values, gate and up read in
+// rows of width values every stride (the halves of the gate-and-up
+// product).
+func (p *pass) glu(out, gate, up uint64, n, width, stride int) {
 	name := "swiglu"
 	switch p.c.Act {
 	case arch.GeGLU:
@@ -111,13 +122,14 @@ func (p *pass) glu(gate, up uint64, n int) {
 	if pl == nil {
 		return
 	}
-	push := pushGLU{Out: gate, Gate: gate, Up: up, N: uint32(n)}
+	push := pushGLU{Out: out, Gate: gate, Up: up, N: uint32(n), Width: uint32(width), Stride: uint32(stride)}
 	gx, gy := groups2D(n, elementWG)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// rope records the rotation of n tokens' heads at x with the table tab.
-func (p *pass) rope(x uint64, tab *Buffer, n, heads int, rope *arch.Rope) {
+// rope records the rotation of n tokens' heads at x (heads heads a token,
+// a token every stride values) with the table tab.
+func (p *pass) rope(x uint64, tab *Buffer, n, heads, stride int, rope *arch.Rope) {
 	pl := p.pipeline("rope", elementWG)
 	if pl == nil {
 		return
@@ -125,7 +137,7 @@ func (p *pass) rope(x uint64, tab *Buffer, n, heads int, rope *arch.Rope) {
 	c := p.c
 	rot := c.RotaryDims()
 	push := pushRoPE{X: x, Pos: p.in(p.r.lay.pos), Tab: tab.Addr(), Tokens: uint32(n), Heads: uint32(heads), HeadDim: uint32(c.HeadDim),
-		RotDims: uint32(rot), Style: ropeStyle(rope.Style), MaxPos: uint32(p.r.md.maxLen), Stride: uint32(heads * c.HeadDim)}
+		RotDims: uint32(rot), Style: ropeStyle(rope.Style), MaxPos: uint32(p.r.md.maxLen), Stride: uint32(stride)}
 	gx, gy := groups2D(n*heads*rot/2, elementWG)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
@@ -138,8 +150,10 @@ func (p *pass) kvStore(i, n int) {
 		return
 	}
 	r := p.r
-	push := pushKVStore{K: r.k.Addr(), V: r.v.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
-		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tokens: uint32(n), KVDim: uint32(p.c.KVDim()), BlockSize: uint32(r.bs), Stride: uint32(p.c.KVDim())}
+	k := r.qkv.Addr() + 4*uint64(p.c.QDim())
+	v := k + 4*uint64(p.c.KVDim())
+	push := pushKVStore{K: k, V: v, KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
+		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tokens: uint32(n), KVDim: uint32(p.c.KVDim()), BlockSize: uint32(r.bs), Stride: uint32(qkvDim(p.c))}
 	gx, gy := groups2D(n*p.c.KVDim()/2, elementWG)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
@@ -153,11 +167,11 @@ func (p *pass) attn(i int, sinks *vector) {
 		return
 	}
 	splits := p.sh.splits
-	push := pushAttn{Q: r.q.Addr(), Out: r.att.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
+	push := pushAttn{Q: r.qkv.Addr(), Out: r.att.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
 		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tiles: p.in(r.lay.tiles), Part: r.part.Addr(),
 		NTiles: uint32(p.sh.tiles), NHeads: uint32(c.Heads), NKV: uint32(c.KVHeads), BlockSize: uint32(r.bs),
-		Window: int32(c.LayerWindow(i)), Scale: c.AttentionScale(), Splits: uint32(splits), QStride: uint32(c.QDim())}
-	push.Sinks = r.q.Addr() // read only with HasSinks
+		Window: int32(c.LayerWindow(i)), Scale: c.AttentionScale(), Splits: uint32(splits), QStride: uint32(qkvDim(c))}
+	push.Sinks = r.qkv.Addr() // read only with HasSinks
 	if sinks != nil {
 		push.Sinks, push.HasSinks = sinks.buf.Addr(), 1
 	}
@@ -178,16 +192,29 @@ func (p *pass) attn(i int, sinks *vector) {
 	p.rec.Dispatch(pc, cx, cy, 1, PushBytes(&comb))
 }
 
-// argmax records the argmax of rows rows of logits into out (int32s).
+// argmax records the argmax of rows rows of logits into out (int32s):
+// long rows cut into chunks (argmaxChunks) and merged.
 func (p *pass) argmax(logits, out uint64, rows, vocab int) {
-	pl := p.pipeline("argmax", rowWG(vocab, p.r.d.SubgroupSize))
+	wg := rowWG(vocab, p.r.d.SubgroupSize)
+	pl := p.pipeline("argmax", wg)
 	if pl == nil {
 		return
 	}
 	push := pushArgmax{Logits: logits, Out: out, Rows: uint32(rows), Vocab: uint32(vocab)}
+	if chunks := argmaxChunks(rows, vocab, wg); chunks > 1 && int64(8*rows*chunks) <= p.r.amax.Size() {
+		push.Part, push.Chunks, push.Phase = p.r.amax.Addr(), uint32(chunks), 1
+		gx, gy := groups2D(rows*chunks, 1)
+		p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+		p.rec.Barrier()
+		push.Phase = 2
+	}
 	gx, gy := groups2D(rows, 1)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
+
+// qkvDim is the width of a token's packed QKV row: its queries, keys and
+// values.
+func qkvDim(c *arch.Config) int { return c.QDim() + 2*c.KVDim() }
 
 // attnShape returns the attention's specialization for decode passes or
 // passes with prompts, chosen once per model for the device.

@@ -58,10 +58,18 @@ type vector struct {
 	n   int
 }
 
-// A layer is one layer's weights on the device, by role.
+// A layer is one layer's weights on the device, by role. Matrices that
+// multiply the same input are one matrix where their types agree (their
+// rows one after the other): qkv, Q's rows then K's and V's, and gateUp,
+// Gate's then Up's; one product then writes the packed row of all three
+// (two) outputs that the pass reads with strides. Otherwise each has its
+// own (mats) and writes its part of the packed row.
 type layer struct {
-	mats map[arch.Role]*matrix
-	vecs map[arch.Role]*vector
+	mats    map[arch.Role]*matrix
+	vecs    map[arch.Role]*vector
+	qkv     *matrix
+	qkvBias *vector // Q's, K's and V's biases one after the other
+	gateUp  *matrix
 }
 
 // Model is a model's weights on a Vulkan device, with the device: what
@@ -171,8 +179,35 @@ func (md *Model) upload() error {
 	md.layers = make([]layer, c.Layers)
 	for i := range w.Layers {
 		l := &w.Layers[i]
-		md.layers[i] = layer{mats: map[arch.Role]*matrix{}, vecs: map[arch.Role]*vector{}}
+		ml := &md.layers[i]
+		*ml = layer{mats: map[arch.Role]*matrix{}, vecs: map[arch.Role]*vector{}}
+		if ml.qkv, err = md.fused(prog, l.Matrix(arch.RoleQ), l.Matrix(arch.RoleK), l.Matrix(arch.RoleV)); err != nil {
+			return err
+		}
+		if c.Bias {
+			b := append(append(append([]float32(nil), l.Vector(arch.RoleQBias)...), l.Vector(arch.RoleKBias)...), l.Vector(arch.RoleVBias)...)
+			if ml.qkvBias, err = md.vector(b); err != nil {
+				return err
+			}
+		}
+		if l.Matrix(arch.RoleGate) != nil {
+			if ml.gateUp, err = md.fused(prog, l.Matrix(arch.RoleGate), l.Matrix(arch.RoleUp)); err != nil {
+				return err
+			}
+		}
 		for _, r := range c.LayerRoles() {
+			switch r {
+			case arch.RoleQBias, arch.RoleKBias, arch.RoleVBias:
+				continue // in qkvBias
+			case arch.RoleQ, arch.RoleK, arch.RoleV:
+				if ml.qkv != nil {
+					continue
+				}
+			case arch.RoleGate, arch.RoleUp:
+				if ml.gateUp != nil {
+					continue
+				}
+			}
 			if r.Vector() {
 				if md.layers[i].vecs[r], err = md.vector(l.Vector(r)); err != nil {
 					return err
@@ -208,6 +243,34 @@ func (md *Model) matrix(w *arch.Weight, prog *progress) (*matrix, error) {
 	}
 	prog.add(int64(len(w.Data)))
 	return &matrix{buf: b, typ: w.Type, rows: w.Rows, cols: w.Cols, rb: w.RowBytes()}, nil
+}
+
+// fused uploads ws as one matrix, their rows one after the other, when
+// they have the same type and width; nil (nothing uploaded) otherwise.
+func (md *Model) fused(prog *progress, ws ...*arch.Weight) (*matrix, error) {
+	n, rows := 0, 0
+	for _, w := range ws {
+		if w.Type != ws[0].Type || w.Cols != ws[0].Cols {
+			return nil, nil
+		}
+		n += len(w.Data)
+		rows += w.Rows
+	}
+	b, err := md.d.NewBuffer(int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: tensor %q: %w", ws[0].Name, err)
+	}
+	md.weights += b.Size()
+	off := int64(0)
+	for _, w := range ws {
+		if err := md.d.Write(b, off, w.Data); err != nil {
+			b.Free()
+			return nil, fmt.Errorf("vulkan: tensor %q: %w", w.Name, err)
+		}
+		off += int64(len(w.Data))
+		prog.add(int64(len(w.Data)))
+	}
+	return &matrix{buf: b, typ: ws[0].Type, rows: rows, cols: ws[0].Cols, rb: ws[0].RowBytes()}, nil
 }
 
 func (md *Model) vector(v []float32) (*vector, error) {
@@ -265,15 +328,24 @@ func (md *Model) release() {
 		free(md.outNorm.buf)
 	}
 	for i := range md.layers {
-		for _, m := range md.layers[i].mats {
+		l := &md.layers[i]
+		for _, m := range l.mats {
 			if m != nil {
 				free(m.buf)
 			}
 		}
-		for _, v := range md.layers[i].vecs {
+		for _, v := range l.vecs {
 			if v != nil {
 				free(v.buf)
 			}
+		}
+		for _, m := range []*matrix{l.qkv, l.gateUp} {
+			if m != nil {
+				free(m.buf)
+			}
+		}
+		if l.qkvBias != nil {
+			free(l.qkvBias.buf)
 		}
 	}
 	if md.ropeLoc != md.rope {

@@ -25,6 +25,7 @@ import (
 	"inferno/engine"
 	"inferno/family"
 	"inferno/gguf"
+	"inferno/internal/gumbel"
 	"inferno/kvcache"
 	_ "inferno/model/llama" // the families archModel looks up
 	_ "inferno/model/qwen2"
@@ -359,6 +360,71 @@ func TestBatchedEqualsAlone(t *testing.T) {
 			if e := relL2(got[i][step], lastLogits(t, alone)); !(e <= 1e-5) {
 				t.Errorf("sequence %d step %d: batched vs alone relative L2 %.3g > 1e-5", i, step, e)
 			}
+		}
+	}
+}
+
+// TestDeviceSampling runs three sequences' decode step with the device
+// choosing their tokens (engine.DeviceSampler) under different settings,
+// replayed under other seeds, and checks each token against the
+// definition's reference (gumbel.Sample of the same logits), and that a
+// seeded row draws the same token batched with others as alone.
+func TestDeviceSampling(t *testing.T) {
+	m := archModel(t, archCases[0])
+	md := loadModel(t, m, Options{MaxLen: 128, Device: -1})
+	br, err := md.NewBatchRunner(24, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	params := []sampling.Params{
+		{Temperature: 0.8},
+		{Temperature: 1, TopK: 40},
+		{Temperature: 0.7, TopP: 0.9, MinP: 0.05},
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	vocab := m.Hyper().Vocab
+	prompts := make([][]int32, len(params))
+	for i := range prompts {
+		for range 5 + 3*i {
+			prompts[i] = append(prompts[i], int32(rng.IntN(vocab)))
+		}
+	}
+	step := func(seqs []int, seed uint64) []int32 {
+		var b batch.Batch
+		rows := make([]sampling.Row, len(seqs))
+		for j, i := range seqs {
+			b.Add(b.AddSeq([]int32{int32(8 * i), int32(8*i + 1), int32(8*i + 2)}), prompts[i], 0, true)
+			rows[j] = sampling.Row{On: true, Params: params[i], Seed: seed + uint64(i), Index: 3}
+		}
+		if err := br.SetSamples(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.Forward(&b); err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int32, len(seqs))
+		for j, i := range seqs {
+			tok, err := br.Sampled(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := br.Logits(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := gumbel.Sample(l, params[i], nil, nil, seed+uint64(i), 3); tok.ID != want {
+				t.Errorf("seed %d, sequence %d: the device drew %d, the reference %d", seed, i, tok.ID, want)
+			}
+			ids[j] = tok.ID
+		}
+		return ids
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		all := step([]int{0, 1, 2}, seed)
+		alone := step([]int{1}, seed)
+		if alone[0] != all[1] {
+			t.Errorf("seed %d: sequence 1 drew %d batched, %d alone", seed, all[1], alone[0])
 		}
 	}
 }

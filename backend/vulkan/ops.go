@@ -73,9 +73,9 @@ type pushAttnCombine struct {
 // pushGLU is the push block of swiglu.comp, geglu.comp and
 // swiglu_oai.comp.
 type pushGLU struct {
-	Out, Gate, Up uint64
-	N             uint32
-	_             [4]byte
+	Out, Gate, Up    uint64
+	N, Width, Stride uint32 // Width 0: packed; else gate and up rows of Width values every Stride
+	_                [4]byte
 }
 
 // pushAdd is the push block of add.comp.
@@ -93,8 +93,17 @@ type pushAddBias struct {
 
 // pushArgmax is the push block of argmax.comp.
 type pushArgmax struct {
-	Logits, Out uint64
-	Rows, Vocab uint32
+	Logits, Out, Part          uint64
+	Rows, Vocab, Chunks, Phase uint32
+}
+
+// argmaxChunks returns how many workgroups argmax cuts a row of vocab
+// logits into (phase 1, then a merge; 1: one workgroup a row): rows of
+// rows enough chunks of at least 4,096 logits to give the device about
+// 256 workgroups, at most WG (the merge's invocations).
+func argmaxChunks(rows, vocab int, wg uint32) int {
+	c := min((256+rows-1)/max(rows, 1), vocab/4096, int(wg))
+	return max(c, 1)
 }
 
 // groups2D returns the grid of a dispatch of n items, per to a workgroup

@@ -396,17 +396,36 @@ func TestOpsArgmax(t *testing.T) {
 		if c.rows == 2 {
 			logits[c.vocab+151000], logits[c.vocab+777] = 20, 20
 		}
-		out := r.buf(make([]byte, 4*c.rows))
-		gx, gy := groups2D(c.rows, 1)
-		push := pushArgmax{Logits: r.f32(logits).Addr(), Out: out.Addr(), Rows: uint32(c.rows), Vocab: uint32(c.vocab)}
-		r.run("argmax", []uint32{rowWG(c.vocab, r.d.SubgroupSize)}, gx, gy, 1, PushBytes(&push))
-		got := r.read(out, 4*c.rows)
-		bad := 0
-		for i := range c.rows {
-			want := sampling.Argmax(logits[i*c.vocab : (i+1)*c.vocab])
-			if g := int32(binary.LittleEndian.Uint32(got[4*i:])); g != want {
-				if bad++; bad <= 5 {
-					t.Errorf("argmax of row %d of %d of %d logits: %d, want %d", i, c.rows, c.vocab, g, want)
+		lb := r.f32(logits)
+		wg := rowWG(c.vocab, r.d.SubgroupSize)
+		// Whole rows (phase 0), and rows cut into chunks merged after
+		// (phases 1 and 2), as the runner takes them for long rows.
+		for _, chunks := range []int{1, 7, argmaxChunks(c.rows, c.vocab, wg)} {
+			if chunks > 1 && c.rows*chunks > 1<<20 {
+				continue
+			}
+			out := r.buf(make([]byte, 4*c.rows))
+			push := pushArgmax{Logits: lb.Addr(), Out: out.Addr(), Rows: uint32(c.rows), Vocab: uint32(c.vocab)}
+			if chunks == 1 {
+				gx, gy := groups2D(c.rows, 1)
+				r.run("argmax", []uint32{wg}, gx, gy, 1, PushBytes(&push))
+			} else {
+				part := r.buf(make([]byte, 8*c.rows*chunks))
+				push.Part, push.Chunks, push.Phase = part.Addr(), uint32(chunks), 1
+				gx, gy := groups2D(c.rows*chunks, 1)
+				r.run("argmax", []uint32{wg}, gx, gy, 1, PushBytes(&push))
+				push.Phase = 2
+				gx, gy = groups2D(c.rows, 1)
+				r.run("argmax", []uint32{wg}, gx, gy, 1, PushBytes(&push))
+			}
+			got := r.read(out, 4*c.rows)
+			bad := 0
+			for i := range c.rows {
+				want := sampling.Argmax(logits[i*c.vocab : (i+1)*c.vocab])
+				if g := int32(binary.LittleEndian.Uint32(got[4*i:])); g != want {
+					if bad++; bad <= 5 {
+						t.Errorf("argmax in %d chunks of row %d of %d of %d logits: %d, want %d", chunks, i, c.rows, c.vocab, g, want)
+					}
 				}
 			}
 		}

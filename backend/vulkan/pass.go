@@ -55,16 +55,21 @@ func (p *pass) record() error {
 	if rows := p.sh.outs + p.sh.hidden; rows > 0 {
 		p.gather(r.x.Addr(), p.in(r.lay.outIdx), r.h.Addr(), rows, c.Hidden)
 		p.rec.Barrier()
-		p.rmsNorm(r.h.Addr(), r.h.Addr(), md.outNorm, rows, c.Hidden)
+		p.rmsNorm(r.h.Addr(), r.h.Addr(), md.outNorm, rows, c.Hidden, 0, 0)
 		p.rec.Barrier()
 	}
 	if p.sh.outs > 0 {
-		logits := r.res.Addr() + uint64(r.logitsOff())
-		p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false)
+		logits := r.logits.Addr()
+		p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false, 0)
 		p.rec.Barrier()
 		p.argmax(logits, r.res.Addr()+uint64(r.greedyOff()), p.sh.outs, c.Vocab)
+		if p.sh.sample {
+			p.rec.Barrier()
+			r.samp.record(p.rec, logits, p.sh.outs)
+		}
 	}
 	if p.sh.hidden > 0 {
+		p.rec.CopyBarrier()
 		off := uint64(4 * p.sh.outs * c.Hidden)
 		p.rec.Copy(r.h, r.res, int64(off), r.hiddenOff(), int64(4*p.sh.hidden*c.Hidden))
 	}
@@ -78,16 +83,20 @@ func (p *pass) step(st arch.Step) {
 	x, h := r.x.Addr(), r.h.Addr()
 	switch st.Op {
 	case arch.OpQKV:
-		p.rmsNorm(x, h, l.vecs[arch.RoleAttnNorm], n, c.Hidden)
+		// One packed row a token: its queries, keys and values.
+		p.rmsNorm(x, h, l.vecs[arch.RoleAttnNorm], n, c.Hidden, 0, 0)
 		p.rec.Barrier()
-		p.mulMV(l.mats[arch.RoleQ], h, r.q.Addr(), n, false)
-		p.mulMV(l.mats[arch.RoleK], h, r.k.Addr(), n, false)
-		p.mulMV(l.mats[arch.RoleV], h, r.v.Addr(), n, false)
+		qkv, w := r.qkv.Addr(), qkvDim(c)
+		if l.qkv != nil {
+			p.mulMV(l.qkv, h, qkv, n, false, w)
+		} else {
+			p.mulMV(l.mats[arch.RoleQ], h, qkv, n, false, w)
+			p.mulMV(l.mats[arch.RoleK], h, qkv+4*uint64(c.QDim()), n, false, w)
+			p.mulMV(l.mats[arch.RoleV], h, qkv+4*uint64(c.QDim()+c.KVDim()), n, false, w)
+		}
 		if c.Bias {
 			p.rec.Barrier()
-			p.addBias(r.q.Addr(), l.vecs[arch.RoleQBias], n)
-			p.addBias(r.k.Addr(), l.vecs[arch.RoleKBias], n)
-			p.addBias(r.v.Addr(), l.vecs[arch.RoleVBias], n)
+			p.addBias(qkv, l.qkvBias, n)
 		}
 		p.rec.Barrier()
 	case arch.OpAttention:
@@ -95,15 +104,21 @@ func (p *pass) step(st arch.Step) {
 	case arch.OpOut:
 		p.project(l.mats[arch.RoleO], r.att.Addr(), l.vecs[arch.RoleOBias], l.vecs[arch.RoleAttnPostNorm])
 	case arch.OpGateUp:
-		p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, c.Hidden)
+		// One packed row a token, gate's then up's, into act.
+		p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, c.Hidden, 0, 0)
 		p.rec.Barrier()
-		p.mulMV(l.mats[arch.RoleGate], h, r.gate.Addr(), n, false)
-		p.mulMV(l.mats[arch.RoleUp], h, r.up.Addr(), n, false)
+		gu, ffn := r.gateUp.Addr(), c.FFN
+		if l.gateUp != nil {
+			p.mulMV(l.gateUp, h, gu, n, false, 2*ffn)
+		} else {
+			p.mulMV(l.mats[arch.RoleGate], h, gu, n, false, 2*ffn)
+			p.mulMV(l.mats[arch.RoleUp], h, gu+4*uint64(ffn), n, false, 2*ffn)
+		}
 		p.rec.Barrier()
-		p.glu(r.gate.Addr(), r.up.Addr(), n*c.FFN)
+		p.glu(r.act.Addr(), gu, gu+4*uint64(ffn), n*ffn, ffn, 2*ffn)
 		p.rec.Barrier()
 	case arch.OpDown:
-		p.project(l.mats[arch.RoleDown], r.gate.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
+		p.project(l.mats[arch.RoleDown], r.act.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
 	default:
 		p.err = fmt.Errorf("vulkan: the operation %v is not supported", st.Op)
 	}
@@ -115,7 +130,7 @@ func (p *pass) step(st arch.Step) {
 func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
 	r, c, n := p.r, p.c, p.sh.tokens
 	if !c.PostNorm {
-		p.mulMV(w, a, r.x.Addr(), n, true)
+		p.mulMV(w, a, r.x.Addr(), n, true, 0)
 		if bias != nil {
 			p.rec.Barrier()
 			p.addBias(r.x.Addr(), bias, n)
@@ -124,13 +139,13 @@ func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
 		return
 	}
 	out := r.out.Addr()
-	p.mulMV(w, a, out, n, false)
+	p.mulMV(w, a, out, n, false, 0)
 	p.rec.Barrier()
 	if bias != nil {
 		p.addBias(out, bias, n)
 		p.rec.Barrier()
 	}
-	p.rmsNorm(out, out, postNorm, n, c.Hidden)
+	p.rmsNorm(out, out, postNorm, n, c.Hidden, 0, 0)
 	p.rec.Barrier()
 	p.add(r.x.Addr(), out, n*c.Hidden)
 	p.rec.Barrier()
@@ -140,10 +155,12 @@ func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
 // values in the pool and the attention of every query token.
 func (p *pass) attention(i int, l *layer) {
 	r, c, n := p.r, p.c, p.sh.tokens
-	q, k := r.q.Addr(), r.k.Addr()
+	w := qkvDim(c)
+	q := r.qkv.Addr()
+	k := q + 4*uint64(c.QDim())
 	if c.QKNorm {
-		p.rmsNorm(q, q, l.vecs[arch.RoleQNorm], n*c.Heads, c.HeadDim)
-		p.rmsNorm(k, k, l.vecs[arch.RoleKNorm], n*c.KVHeads, c.HeadDim)
+		p.rmsNorm(q, q, l.vecs[arch.RoleQNorm], n*c.Heads, c.HeadDim, c.Heads, w)
+		p.rmsNorm(k, k, l.vecs[arch.RoleKNorm], n*c.KVHeads, c.HeadDim, c.KVHeads, w)
 		p.rec.Barrier()
 	}
 	tab := r.md.rope
@@ -151,8 +168,8 @@ func (p *pass) attention(i int, l *layer) {
 		tab = r.md.ropeLoc
 	}
 	rope := c.LayerRope(i)
-	p.rope(q, tab, n, c.Heads, rope)
-	p.rope(k, tab, n, c.KVHeads, rope)
+	// The queries' heads and the keys' are one run of heads in the row.
+	p.rope(q, tab, n, c.Heads+c.KVHeads, w, rope)
 	p.rec.Barrier()
 	p.kvStore(i, n)
 	p.rec.Barrier()

@@ -150,9 +150,15 @@ func (r *Recorder) Dispatch(p *Pipeline, x, y, z uint32, push []byte) {
 	}
 }
 
-// Barrier records that what was dispatched or copied before is written
-// before what follows reads or writes it.
+// Barrier records that what was dispatched before is written before what
+// is dispatched after reads or writes it.
 func (r *Recorder) Barrier() {
+	r.d.dev.CmdMemoryBarrier(r.cb, vk.PipelineStageComputeShader, vk.PipelineStageComputeShader,
+		vk.AccessShaderWrite, vk.AccessShaderRead|vk.AccessShaderWrite)
+}
+
+// CopyBarrier is Barrier between dispatches and copies, either way.
+func (r *Recorder) CopyBarrier() {
 	r.d.dev.CmdMemoryBarrier(r.cb, vk.PipelineStageComputeShader|vk.PipelineStageTransfer, vk.PipelineStageComputeShader|vk.PipelineStageTransfer,
 		vk.AccessShaderWrite|vk.AccessTransferWrite, vk.AccessShaderRead|vk.AccessShaderWrite|vk.AccessTransferRead|vk.AccessTransferWrite)
 }

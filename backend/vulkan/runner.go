@@ -26,19 +26,28 @@ type BatchRunner struct {
 
 	cap    int     // tokens the scratch holds
 	x, h   *Buffer // residual stream and normalized input, cap x Hidden
-	q, att *Buffer // cap x QDim
-	k, v   *Buffer // cap x KVDim
-	gate   *Buffer // cap x FFN
-	up     *Buffer // cap x FFN
+	qkv    *Buffer // cap packed rows of queries, keys and values (qkvDim)
+	att    *Buffer // cap x QDim
+	gateUp *Buffer // cap packed rows of gate and up, 2 FFN
+	act    *Buffer // cap x FFN
 	out    *Buffer // cap x Hidden, a sub-layer's output (post-norm models)
 	part   *Buffer // the attention's partial results of runs of keys
+	amax   *Buffer // argmax's chunks' results
+	logits *Buffer // resCap x Vocab float32, on the device
 
 	in     *Buffer // host: the pass's inputs (inputs' layout)
 	lay    inputs
-	res    *Buffer // host: logits, greedy ids and hidden rows of the outputs
+	res    *Buffer // host: logits (copied when asked for), greedy ids and hidden rows of the outputs
 	resCap int     // outputs res holds
+	copied bool    // res holds the last pass's logits
 
 	graphs map[shape]*Recorder
+
+	// The device sampler (runner_sample.go): rows set for the next
+	// Forward, and whether the last one sampled.
+	samp                    *devSampler
+	sampleNext, sampledLast bool
+	sampleRows              int
 
 	// Host copies of the pass's inputs, reused.
 	pos, seq, tabOff, tables, tiles, outIdx []int32
@@ -53,7 +62,8 @@ type BatchRunner struct {
 type shape struct {
 	tokens, seqs, tiles, outs, hidden int
 	prompt                            bool
-	splits                            int // the attention's runs of keys (attnSplits)
+	splits                            int  // the attention's runs of keys (attnSplits)
+	sample                            bool // the sampler chooses the outputs' tokens
 }
 
 // inputs is where each input lies in the host buffer, in bytes.
@@ -121,7 +131,7 @@ const defaultCap = 512
 // scratchBytes is the device memory of the scratch for n tokens.
 func (md *Model) scratchBytes(n int) int64 {
 	c := md.c
-	return 4 * int64(n) * int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+2*c.FFN)
+	return 4 * int64(n) * int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN)
 }
 
 // grow makes the scratch hold n tokens, the results outs outputs and the
@@ -131,7 +141,7 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 	c := r.c
 	if n > r.cap {
 		n = max(n, 2*r.cap)
-		for _, b := range []*Buffer{r.x, r.h, r.q, r.att, r.k, r.v, r.gate, r.up, r.out} {
+		for _, b := range []*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out} {
 			b.Free()
 		}
 		var err error
@@ -144,9 +154,8 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 			return b
 		}
 		r.x, r.h, r.out = alloc(c.Hidden), alloc(c.Hidden), alloc(c.Hidden)
-		r.q, r.att = alloc(c.QDim()), alloc(c.QDim())
-		r.k, r.v = alloc(c.KVDim()), alloc(c.KVDim())
-		r.gate, r.up = alloc(c.FFN), alloc(c.FFN)
+		r.qkv, r.att = alloc(qkvDim(c)), alloc(c.QDim())
+		r.gateUp, r.act = alloc(2*c.FFN), alloc(c.FFN)
 		if err != nil {
 			r.cap = 0
 			return fmt.Errorf("vulkan: scratch for %d tokens: %w", n, err)
@@ -184,8 +193,21 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 		if err != nil {
 			return fmt.Errorf("vulkan: results of %d outputs: %w", outs, err)
 		}
+		a, err := r.d.NewBuffer(8 * int64(outs) * 256)
+		if err != nil {
+			b.Free()
+			return fmt.Errorf("vulkan: results of %d outputs: %w", outs, err)
+		}
+		l, err := r.d.NewBuffer(4 * int64(outs) * int64(c.Vocab))
+		if err != nil {
+			b.Free()
+			a.Free()
+			return fmt.Errorf("vulkan: logits of %d outputs: %w", outs, err)
+		}
 		r.res.Free()
-		r.res, r.resCap = b, outs
+		r.amax.Free()
+		r.logits.Free()
+		r.res, r.amax, r.logits, r.resCap = b, a, l, outs
 		r.resetGraphs()
 	}
 	return nil
@@ -233,7 +255,12 @@ func (r *BatchRunner) Forward(b *batch.Batch) error {
 		return err
 	}
 	n := len(b.Tokens)
-	r.nOut, r.nHidden = 0, 0
+	r.nOut, r.nHidden, r.sampledLast, r.copied = 0, 0, false, false
+	sample := r.sampleNext
+	r.sampleNext = false
+	if sample && r.sampleRows != len(b.Outputs) {
+		return fmt.Errorf("vulkan: %d sampling rows for %d outputs", r.sampleRows, len(b.Outputs))
+	}
 	if n == 0 {
 		return nil
 	}
@@ -248,6 +275,7 @@ func (r *BatchRunner) Forward(b *batch.Batch) error {
 	if err != nil {
 		return err
 	}
+	sh.sample = sample
 	if err := r.growPart(sh); err != nil {
 		return err
 	}
@@ -268,7 +296,7 @@ func (r *BatchRunner) Forward(b *batch.Batch) error {
 	if err := r.d.Replay(g); err != nil {
 		return fmt.Errorf("vulkan: forward pass of %d tokens: %w", n, err)
 	}
-	r.nOut, r.nHidden, r.last = len(b.Outputs), len(b.Hidden), sh
+	r.nOut, r.nHidden, r.last, r.sampledLast = len(b.Outputs), len(b.Hidden), sh, sample
 	return nil
 }
 
@@ -323,13 +351,25 @@ func (r *BatchRunner) writeInputs(b *batch.Batch) (shape, error) {
 	return sh, nil
 }
 
-// Logits returns output i's logits of the last Forward; the slice is
-// the device's mapped memory, valid until the next Forward.
+// Logits returns output i's logits of the last Forward, valid until the
+// next Forward. They stay on the device until asked for: the first call
+// after a Forward copies every output's to host memory.
 func (r *BatchRunner) Logits(i int) ([]float32, error) {
 	if i < 0 || i >= r.nOut {
 		return nil, fmt.Errorf("vulkan: output %d of %d", i, r.nOut)
 	}
 	v := r.c.Vocab
+	if !r.copied {
+		rec, err := r.d.Begin()
+		if err != nil {
+			return nil, err
+		}
+		rec.Copy(r.logits, r.res, 0, r.logitsOff(), 4*int64(r.nOut)*int64(v))
+		if err := r.d.Submit(rec); err != nil {
+			return nil, fmt.Errorf("vulkan: logits: %w", err)
+		}
+		r.copied = true
+	}
 	return hostF32(r.res.Host()[r.logitsOff()+4*int64(i*v):], v), nil
 }
 
@@ -403,7 +443,10 @@ func (r *BatchRunner) Close() error {
 	}
 	r.closed = true
 	r.resetGraphs()
-	for _, b := range append(append([]*Buffer{r.x, r.h, r.q, r.att, r.k, r.v, r.gate, r.up, r.out, r.part, r.in, r.res}, r.kc...), r.vc...) {
+	if r.samp != nil {
+		r.samp.close()
+	}
+	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res}, r.kc...), r.vc...) {
 		b.Free()
 	}
 	r.md.runners--

@@ -75,3 +75,10 @@ float wg_sum(float v) {
   barrier();
   return s;
 }
+
+// glu_src returns where value i of a gated activation's output reads its
+// gate and up values: rows of width values every stride values (the
+// halves of a fused gate-and-up product), or i with width 0.
+uint glu_src(uint i, uint width, uint stride) {
+  return width == 0u ? i : (i / width) * stride + i % width;
+}

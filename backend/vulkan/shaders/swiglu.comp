@@ -3,8 +3,11 @@
 // i < n (scalar.SwiGLU); out may alias gate.
 //
 // Push block (Go: pushGLU):
-//   out, gate, up  addresses of n float32 values each
-//   n              uint
+//   out            address of n float32 values
+//   gate, up       addresses of the inputs: value i of out reads value
+//                  (i / width) * stride + i % width of each (glu_src);
+//                  width 0: value i (packed rows)
+//   n, width, stride  uint
 // Grid: one invocation a value, groups2D(n, WG).
 #include "common.glsl"
 #include "ops.glsl"
@@ -14,6 +17,8 @@ layout(push_constant, std430) uniform Push {
   F32s gate;
   F32s up;
   uint n;
+  uint width;
+  uint stride;
 } p;
 
 void main() {
@@ -21,6 +26,7 @@ void main() {
   if (i >= p.n) {
     return;
   }
-  float g = p.gate.v[i];
-  p.dst.v[i] = g / (1.0 + exp(-g)) * p.up.v[i];
+  uint j = glu_src(i, p.width, p.stride);
+  float g = p.gate.v[j];
+  p.dst.v[i] = g / (1.0 + exp(-g)) * p.up.v[j];
 }

@@ -4,8 +4,11 @@
 // (u + 1). out may alias gate.
 //
 // Push block (Go: pushGLU):
-//   out, gate, up  addresses of n float32 values each
-//   n              uint
+//   out            address of n float32 values
+//   gate, up       addresses of the inputs: value i of out reads value
+//                  (i / width) * stride + i % width of each (glu_src);
+//                  width 0: value i (packed rows)
+//   n, width, stride  uint
 // Grid: one invocation a value, groups2D(n, WG).
 #include "common.glsl"
 #include "ops.glsl"
@@ -15,6 +18,8 @@ layout(push_constant, std430) uniform Push {
   F32s gate;
   F32s up;
   uint n;
+  uint width;
+  uint stride;
 } p;
 
 const float alpha = 1.702; // arch.SwiGLUOAIAlpha
@@ -25,7 +30,8 @@ void main() {
   if (i >= p.n) {
     return;
   }
-  float g = min(p.gate.v[i], limit);
-  float u = clamp(p.up.v[i], -limit, limit);
+  uint j = glu_src(i, p.width, p.stride);
+  float g = min(p.gate.v[j], limit);
+  float u = clamp(p.up.v[j], -limit, limit);
   p.dst.v[i] = g / (1.0 + exp(-alpha * g)) * (u + 1.0);
 }
