@@ -52,19 +52,37 @@ func (p *pass) gather(src, idx, out uint64, rows, width int) {
 // mulMV records y = W x (add: y += W x) for n tokens, token t's outputs
 // from y + 4*t*ldy (ldy 0: m.rows, packed).
 func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool, ldy int) {
+	p.mulMVIn(m, xPlain, x, nil, y, n, add, ldy)
+}
+
+// fuseInputs reports whether the pass's products compute their inputs
+// themselves (mulMVIn's modes): in passes of a few tokens, which
+// mul_mv's tiles take whole (each workgroup reads every token's row).
+func (p *pass) fuseInputs() bool { return p.sh.tokens <= 8 }
+
+// mulMVIn is mulMV of the input mode computes from x: xNorm,
+// RMSNorm(x) * gain (gain the norm's vector); xSwiGLU, the SwiGLU of the
+// packed gate-and-up rows at x (2 m.cols values a token).
+func (p *pass) mulMVIn(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) {
 	if ldy == 0 {
 		ldy = m.rows
 	}
 	name, _ := mulMVShader(m.typ)
 	spec := mulMVSpec(p.r.d.SubgroupSize, n)
 	gx, gy := mulMVGroups(m.rows, n, spec)
-	pl := p.pipeline(name, spec[:]...)
+	pl := p.pipeline(name, spec[0], spec[1], spec[2], mode)
 	if pl == nil {
 		return
 	}
 	push := pushMulMV{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(ldy)}
 	if add {
 		push.Add = 1
+	}
+	switch mode {
+	case xNorm:
+		push.Gain, push.Eps = gain.buf.Addr(), p.c.Eps
+	case xSwiGLU:
+		push.XStride = uint32(2 * m.cols)
 	}
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }

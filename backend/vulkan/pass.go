@@ -83,16 +83,23 @@ func (p *pass) step(st arch.Step) {
 	x, h := r.x.Addr(), r.h.Addr()
 	switch st.Op {
 	case arch.OpQKV:
-		// One packed row a token: its queries, keys and values.
-		p.rmsNorm(x, h, l.vecs[arch.RoleAttnNorm], n, c.Hidden, 0, 0)
-		p.rec.Barrier()
+		// One packed row a token: its queries, keys and values, of the
+		// normalized x (normalized by the products themselves in short
+		// passes).
+		in, mode, gain := h, uint32(xPlain), l.vecs[arch.RoleAttnNorm]
+		if p.fuseInputs() {
+			in, mode = x, xNorm
+		} else {
+			p.rmsNorm(x, h, gain, n, c.Hidden, 0, 0)
+			p.rec.Barrier()
+		}
 		qkv, w := r.qkv.Addr(), qkvDim(c)
 		if l.qkv != nil {
-			p.mulMV(l.qkv, h, qkv, n, false, w)
+			p.mulMVIn(l.qkv, mode, in, gain, qkv, n, false, w)
 		} else {
-			p.mulMV(l.mats[arch.RoleQ], h, qkv, n, false, w)
-			p.mulMV(l.mats[arch.RoleK], h, qkv+4*uint64(c.QDim()), n, false, w)
-			p.mulMV(l.mats[arch.RoleV], h, qkv+4*uint64(c.QDim()+c.KVDim()), n, false, w)
+			p.mulMVIn(l.mats[arch.RoleQ], mode, in, gain, qkv, n, false, w)
+			p.mulMVIn(l.mats[arch.RoleK], mode, in, gain, qkv+4*uint64(c.QDim()), n, false, w)
+			p.mulMVIn(l.mats[arch.RoleV], mode, in, gain, qkv+4*uint64(c.QDim()+c.KVDim()), n, false, w)
 		}
 		if c.Bias {
 			p.rec.Barrier()
@@ -104,33 +111,54 @@ func (p *pass) step(st arch.Step) {
 	case arch.OpOut:
 		p.project(l.mats[arch.RoleO], r.att.Addr(), l.vecs[arch.RoleOBias], l.vecs[arch.RoleAttnPostNorm])
 	case arch.OpGateUp:
-		// One packed row a token, gate's then up's, into act.
-		p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, c.Hidden, 0, 0)
-		p.rec.Barrier()
+		// One packed row a token, gate's then up's; their activation
+		// into act, or computed by the down product as it reads them.
+		in, mode, gain := h, uint32(xPlain), l.vecs[arch.RoleFFNNorm]
+		if p.fuseInputs() {
+			in, mode = x, xNorm
+		} else {
+			p.rmsNorm(x, h, gain, n, c.Hidden, 0, 0)
+			p.rec.Barrier()
+		}
 		gu, ffn := r.gateUp.Addr(), c.FFN
 		if l.gateUp != nil {
-			p.mulMV(l.gateUp, h, gu, n, false, 2*ffn)
+			p.mulMVIn(l.gateUp, mode, in, gain, gu, n, false, 2*ffn)
 		} else {
-			p.mulMV(l.mats[arch.RoleGate], h, gu, n, false, 2*ffn)
-			p.mulMV(l.mats[arch.RoleUp], h, gu+4*uint64(ffn), n, false, 2*ffn)
+			p.mulMVIn(l.mats[arch.RoleGate], mode, in, gain, gu, n, false, 2*ffn)
+			p.mulMVIn(l.mats[arch.RoleUp], mode, in, gain, gu+4*uint64(ffn), n, false, 2*ffn)
 		}
 		p.rec.Barrier()
-		p.glu(r.act.Addr(), gu, gu+4*uint64(ffn), n*ffn, ffn, 2*ffn)
-		p.rec.Barrier()
+		if !p.gluInDown() {
+			p.glu(r.act.Addr(), gu, gu+4*uint64(ffn), n*ffn, ffn, 2*ffn)
+			p.rec.Barrier()
+		}
 	case arch.OpDown:
-		p.project(l.mats[arch.RoleDown], r.act.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
+		if p.gluInDown() {
+			p.projectIn(l.mats[arch.RoleDown], xSwiGLU, r.gateUp.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
+		} else {
+			p.project(l.mats[arch.RoleDown], r.act.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
+		}
 	default:
 		p.err = fmt.Errorf("vulkan: the operation %v is not supported", st.Op)
 	}
 }
 
+// gluInDown reports whether the down product computes the activation
+// from the gate-and-up rows itself (SwiGLU in a short pass).
+func (p *pass) gluInDown() bool { return p.fuseInputs() && p.c.Act == arch.SwiGLU }
+
 // project adds a sub-layer's output W a (+ bias) to the residual stream:
 // straight into it (the product's add), or with Config.PostNorm through
 // out, normalized with postNorm first.
 func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
+	p.projectIn(w, xPlain, a, bias, postNorm)
+}
+
+// projectIn is project of the input mode computes from a (mulMVIn).
+func (p *pass) projectIn(w *matrix, mode uint32, a uint64, bias, postNorm *vector) {
 	r, c, n := p.r, p.c, p.sh.tokens
 	if !c.PostNorm {
-		p.mulMV(w, a, r.x.Addr(), n, true, 0)
+		p.mulMVIn(w, mode, a, nil, r.x.Addr(), n, true, 0)
 		if bias != nil {
 			p.rec.Barrier()
 			p.addBias(r.x.Addr(), bias, n)
@@ -139,7 +167,7 @@ func (p *pass) project(w *matrix, a uint64, bias, postNorm *vector) {
 		return
 	}
 	out := r.out.Addr()
-	p.mulMV(w, a, out, n, false, 0)
+	p.mulMVIn(w, mode, a, nil, out, n, false, 0)
 	p.rec.Barrier()
 	if bias != nil {
 		p.addBias(out, bias, n)

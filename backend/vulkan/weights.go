@@ -21,13 +21,25 @@ type pushMulMV struct {
 	W        uint64 // address of row 0; row r at W + r*RowBytes
 	X        uint64 // N*Cols float32, 16-byte aligned
 	Y        uint64 // float32 outputs, token t's at Y + 4*t*LDY
+	Gain     uint64 // xNorm: Cols float32 gains
 	Rows     uint32
 	Cols     uint32 // a multiple of weightBlock(type)
 	N        uint32 // tokens
 	RowBytes uint32
 	LDY      uint32 // values between two tokens' outputs
 	Add      uint32 // nonzero: add to y instead of storing
+	Eps      float32
+	XStride  uint32 // xSwiGLU: values from a token's gate-and-up row to the next's
 }
+
+// The inputs mul_mv computes from x as it reads it (its specialization
+// constant 3, XMODE): x itself, RMSNorm(x) * gain, or the SwiGLU of a
+// packed gate-and-up row.
+const (
+	xPlain  = 0
+	xNorm   = 1
+	xSwiGLU = 2
+)
 
 // pushGetRows is the push constant block of get_rows_<type>
 // (shaders/get_rows.comp): out[i*Cols + c] = W[ids[i]][c] for i < N.
