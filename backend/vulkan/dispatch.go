@@ -145,34 +145,24 @@ func (p *pass) glu(out, gate, up uint64, n, width, stride int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// rope records the rotation of n tokens' heads at x (heads heads a token,
-// a token every stride values) with the table tab.
-func (p *pass) rope(x uint64, tab *Buffer, n, heads, stride int, rope *arch.Rope) {
-	pl := p.pipeline("rope", elementWG)
+// ropeStore records layer i's QK-norm (with the gains, when not nil),
+// RoPE with the table tab, and the store of the keys and values in its
+// blocks, of the pass's packed QKV rows.
+func (p *pass) ropeStore(i int, tab *Buffer, rope *arch.Rope, qgain, kgain *vector) {
+	pl := p.pipeline("rope_store", elementWG)
 	if pl == nil {
 		return
 	}
-	c := p.c
-	rot := c.RotaryDims()
-	push := pushRoPE{X: x, Pos: p.in(p.r.lay.pos), Tab: tab.Addr(), Tokens: uint32(n), Heads: uint32(heads), HeadDim: uint32(c.HeadDim),
-		RotDims: uint32(rot), Style: ropeStyle(rope.Style), MaxPos: uint32(p.r.md.maxLen), Stride: uint32(stride)}
-	gx, gy := groups2D(n*heads*rot/2, elementWG)
-	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
-}
-
-// kvStore records the store of the n tokens' keys and values in layer
-// i's blocks.
-func (p *pass) kvStore(i, n int) {
-	pl := p.pipeline("kv_store", elementWG)
-	if pl == nil {
-		return
+	r, c, n := p.r, p.c, p.sh.tokens
+	push := pushRopeStore{X: r.qkv.Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq), Tab: tab.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(),
+		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tokens: uint32(n), NQ: uint32(c.Heads), NKV: uint32(c.KVHeads),
+		HeadDim: uint32(c.HeadDim), RotDims: uint32(c.RotaryDims()), Style: ropeStyle(rope.Style), MaxPos: uint32(r.md.maxLen),
+		Stride: uint32(qkvDim(c)), BlockSize: uint32(r.bs), Flags: ropeStore, Eps: c.Eps}
+	push.QGain, push.KGain = push.X, push.X // read only with ropeNorm
+	if qgain != nil {
+		push.QGain, push.KGain, push.Flags = qgain.buf.Addr(), kgain.buf.Addr(), push.Flags|ropeNorm
 	}
-	r := p.r
-	k := r.qkv.Addr() + 4*uint64(p.c.QDim())
-	v := k + 4*uint64(p.c.KVDim())
-	push := pushKVStore{K: k, V: v, KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
-		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tokens: uint32(n), KVDim: uint32(p.c.KVDim()), BlockSize: uint32(r.bs), Stride: uint32(qkvDim(p.c))}
-	gx, gy := groups2D(n*p.c.KVDim()/2, elementWG)
+	gx, gy := groups2D(n*(c.Heads+2*c.KVHeads)*c.HeadDim/2, elementWG)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 

@@ -42,6 +42,23 @@ type pushRoPE struct {
 	_                                      [4]byte
 }
 
+// pushRopeStore is the push block of rope_store.comp: QK-norm, RoPE and
+// the cache's store of a layer in one dispatch (Flags: ropeNorm,
+// ropeStore).
+type pushRopeStore struct {
+	X, Pos, Seq, Tab, QGain, KGain, KC, VC, Tables, TabOff uint64
+	Tokens, NQ, NKV, HeadDim, RotDims, Style, MaxPos        uint32
+	Stride, BlockSize, Flags                                uint32
+	Eps                                                     float32
+	_                                                       [4]byte
+}
+
+// rope_store's flags.
+const (
+	ropeNorm  = 1 // normalize each query and key head with its gains
+	ropeStore = 2 // store the keys and values in the cache
+)
+
 // pushKVStore is the push block of kv_store.comp. Stride is the values
 // from a token's keys (and values) to the next token's (KVDim when
 // packed).

@@ -182,24 +182,16 @@ func (p *pass) projectIn(w *matrix, mode uint32, a uint64, bias, postNorm *vecto
 // attention records layer i's QK-norm, RoPE, the store of its keys and
 // values in the pool and the attention of every query token.
 func (p *pass) attention(i int, l *layer) {
-	r, c, n := p.r, p.c, p.sh.tokens
-	w := qkvDim(c)
-	q := r.qkv.Addr()
-	k := q + 4*uint64(c.QDim())
-	if c.QKNorm {
-		p.rmsNorm(q, q, l.vecs[arch.RoleQNorm], n*c.Heads, c.HeadDim, c.Heads, w)
-		p.rmsNorm(k, k, l.vecs[arch.RoleKNorm], n*c.KVHeads, c.HeadDim, c.KVHeads, w)
-		p.rec.Barrier()
-	}
+	r, c := p.r, p.c
 	tab := r.md.rope
 	if c.LayerWindow(i) > 0 && c.LocalRope.Theta != 0 {
 		tab = r.md.ropeLoc
 	}
-	rope := c.LayerRope(i)
-	// The queries' heads and the keys' are one run of heads in the row.
-	p.rope(q, tab, n, c.Heads+c.KVHeads, w, rope)
-	p.rec.Barrier()
-	p.kvStore(i, n)
+	var qn, kn *vector
+	if c.QKNorm {
+		qn, kn = l.vecs[arch.RoleQNorm], l.vecs[arch.RoleKNorm]
+	}
+	p.ropeStore(i, tab, c.LayerRope(i), qn, kn)
 	p.rec.Barrier()
 	var sinks *vector
 	if c.Sinks {

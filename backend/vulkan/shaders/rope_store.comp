@@ -1,0 +1,129 @@
+#version 450
+// rope_store: the attention's inputs of a layer from the packed QKV rows
+// of tokens tokens (token t's from value t*stride of x: nq query heads,
+// nkv key heads, nkv value heads of headDim values): each query and key
+// head normalized with its gains (flags & 1: QK-norm, scalar.RMSNorm per
+// head) and rotated (scalar.RoPE: the first rotDims values of a head,
+// NeoX pairs (i, i + rotDims/2) with style 0, adjacent pairs (2i, 2i+1)
+// with style 1, cos and sin from tab as rope.comp's); the query heads
+// written back in place, the keys and values stored as half precision
+// (numfmt.F32ToF16's bits) into the layer's paged cache (flags & 2): token
+// t at position pos[t] of sequence seq[t] goes to row pos % blockSize of
+// block tables[tabOff[seq[t]] + pos / blockSize], block b's row r
+// starting at value (b*blockSize + r) * nkv*headDim of kc and vc. A token
+// whose position is negative is skipped (a padding row); one at maxPos or
+// past it is not rotated.
+//
+// Push block (Go: pushRopeStore):
+//   x              address of the packed rows (float32)
+//   pos, seq       addresses of tokens int32 values
+//   tab            address of maxPos*rotDims float32 values (cos, sin pairs)
+//   qgain, kgain   addresses of headDim float32 gains (flags & 1)
+//   kc, vc         addresses of the layer's key and value caches (f16)
+//   tables, tabOff addresses of the block tables and each sequence's offset
+//   tokens, nq, nkv, headDim, rotDims, style, maxPos, stride, blockSize, flags  uint
+//   eps            float
+// Grid: one invocation two values of a head, groups2D(tokens*(nq+2nkv)*headDim/2, WG),
+// WG a multiple of headDim/2.
+#include "common.glsl"
+#include "ops.glsl"
+
+layout(push_constant, std430) uniform Push {
+  F32s x;
+  I32s pos;
+  I32s seq;
+  F32s tab;
+  F32s qgain;
+  F32s kgain;
+  U16s kc;
+  U16s vc;
+  I32s tables;
+  I32s tabOff;
+  uint tokens;
+  uint nq;
+  uint nkv;
+  uint headDim;
+  uint rotDims;
+  uint style;
+  uint maxPos;
+  uint stride;
+  uint blockSize;
+  uint flags;
+  float eps;
+} p;
+
+void main() {
+  // A head's invocations are in one workgroup (WG is a multiple of
+  // headDim/2): they all read the head, for its norm, before any writes
+  // it back (the barrier), so no early return before it.
+  uint half_ = p.headDim / 2u;
+  uint heads = p.nq + 2u * p.nkv;
+  uint idx = global_index();
+  uint i = idx % half_;
+  uint th = idx / half_;
+  uint t = th / heads, h = th % heads;
+  bool live = idx < p.tokens * heads * half_;
+  int ps = live ? p.pos.v[t] : -1;
+  live = live && ps >= 0;
+  uint base = t * p.stride + h * p.headDim;
+  // The two values this invocation takes: a rotated pair, or two of the
+  // values past rotDims (adjacent, turned by nothing).
+  uint rpairs = p.rotDims / 2u;
+  uint a = i < rpairs && p.style == 0u ? i : 2u * i;
+  uint b = i < rpairs && p.style == 0u ? i + rpairs : a + 1u;
+  bool value = h >= p.nq + p.nkv;
+  float va = 0.0, vb = 0.0, ss = 0.0;
+  if (live) {
+    va = p.x.v[base + a];
+    vb = p.x.v[base + b];
+    if (!value && (p.flags & 1u) != 0u) {
+      for (uint j = 0u; j < p.headDim; j++) {
+        float v = p.x.v[base + j];
+        ss += v * v;
+      }
+    }
+  }
+  barrier();
+  if (!live) {
+    return;
+  }
+  if (!value) {
+    if ((p.flags & 1u) != 0u) {
+      F32s g = h < p.nq ? p.qgain : p.kgain;
+      precise float scale = 1.0 / sqrt(ss / float(p.headDim) + p.eps);
+      precise float na = va * scale;
+      precise float nb = vb * scale;
+      va = na * g.v[a];
+      vb = nb * g.v[b];
+    }
+    if (i < rpairs && uint(ps) < p.maxPos) {
+      uint ti = (uint(ps) * rpairs + i) * 2u;
+      float c = p.tab.v[ti];
+      float s = p.tab.v[ti + 1u];
+      precise float ac = va * c;
+      precise float bs = vb * s;
+      precise float as_ = va * s;
+      precise float bc = vb * c;
+      precise float ra = ac - bs;
+      precise float rb = as_ + bc;
+      va = ra;
+      vb = rb;
+    }
+    if (h < p.nq || (p.flags & 2u) == 0u) {
+      p.x.v[base + a] = va;
+      p.x.v[base + b] = vb;
+    }
+  }
+  if ((p.flags & 2u) == 0u || h < p.nq) {
+    return;
+  }
+  uint s = uint(p.seq.v[t]);
+  uint pos = uint(ps);
+  uint blk = uint(p.tables.v[p.tabOff.v[s] + int(pos / p.blockSize)]);
+  uint kvDim = p.nkv * p.headDim;
+  uint kh = value ? h - p.nq - p.nkv : h - p.nq;
+  uint dst = (blk * p.blockSize + pos % p.blockSize) * kvDim + kh * p.headDim;
+  U16s c = value ? p.vc : p.kc;
+  c.v[dst + a] = uint16_t(f32_to_f16(va));
+  c.v[dst + b] = uint16_t(f32_to_f16(vb));
+}
