@@ -68,7 +68,7 @@ func (p *pass) mulMVIn(m *matrix, mode uint32, x uint64, gain *vector, y uint64,
 		ldy = m.rows
 	}
 	name, _ := mulMVShader(m.typ)
-	spec := mulMVSpec(p.r.d.SubgroupSize, n)
+	spec := mulMVSpecRows(p.r.d.SubgroupSize, m.rows, n)
 	gx, gy := mulMVGroups(m.rows, n, spec)
 	pl := p.pipeline(name, spec[0], spec[1], spec[2], mode)
 	if pl == nil {

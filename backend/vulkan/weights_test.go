@@ -435,3 +435,70 @@ func BenchmarkMulMV(b *testing.B) {
 		y.Free()
 	}
 }
+
+// BenchmarkMulMVSpec measures mul_mv's specializations on the decode
+// shapes of Qwen3-0.6B (Q8_0: QKV 4096x1024, gate-up 6144x1024, down
+// 1024x3072, the head 151936x1024) and 8B (Q4_K 12288x4096): GB/s of
+// weights for one token, each local size and rows a workgroup, to choose
+// mulMVSpec's by.
+func BenchmarkMulMVSpec(b *testing.B) {
+	d := testDevice(b)
+	const batch = 50
+	for _, c := range []struct {
+		typ        gguf.TensorType
+		rows, cols int
+	}{
+		{gguf.TensorQ8_0, 4096, 1024}, {gguf.TensorQ8_0, 6144, 1024}, {gguf.TensorQ8_0, 1024, 3072},
+		{gguf.TensorQ8_0, 151936, 1024}, {gguf.TensorQ4_K, 12288, 4096},
+	} {
+		rb, _ := c.typ.RowBytes(uint64(c.cols))
+		data := make([]byte, c.rows*int(rb))
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range data {
+			data[i] = byte(rng.Uint32() & 0x3b)
+		}
+		w, err := d.NewBuffer(int64(len(data)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Write(w, 0, data); err != nil {
+			b.Fatal(err)
+		}
+		x, _ := d.NewBuffer(8 * int64(c.cols) * 4)
+		y, err := d.NewBuffer(8 * int64(c.rows) * 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name, _ := mulMVShader(c.typ)
+		for _, local := range []uint32{d.SubgroupSize, 2 * d.SubgroupSize, 4 * d.SubgroupSize} {
+			for _, rows := range []uint32{1, 2, 4, 8} {
+				spec := [3]uint32{local, rows, 1}
+				b.Run(fmt.Sprintf("%s/%dx%d/L%d/R%d", c.typ, c.rows, c.cols, local, rows), func(b *testing.B) {
+					p, err := d.Pipeline(name, spec[:]...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: 1, RowBytes: uint32(rb), LDY: uint32(c.rows)}
+					gx, gy := mulMVGroups(c.rows, 1, spec)
+					b.SetBytes(int64(len(data)) * batch)
+					for b.Loop() {
+						r, err := d.Begin()
+						if err != nil {
+							b.Fatal(err)
+						}
+						for range batch {
+							r.Dispatch(p, gx, gy, 1, PushBytes(&push))
+							r.Barrier()
+						}
+						if err := d.Submit(r); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+		w.Free()
+		x.Free()
+		y.Free()
+	}
+}
