@@ -30,7 +30,7 @@ func (p *pass) getRows(m *matrix, ids, out uint64, n int) {
 	if pl == nil {
 		return
 	}
-	push := pushGetRows{W: m.buf.Addr(), IDs: ids, Out: out, Cols: uint32(m.cols), RowBytes: uint32(m.rb), N: uint32(n)}
+	push := pushGetRows{W: m.buf.Addr(), IDs: ids, Out: out, Cols: uint32(m.cols), RowBytes: uint32(m.rb), N: uint32(n), Scale: p.c.EmbedScale}
 	gx, gy := getRowsGroups(m.cols, n, local)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }

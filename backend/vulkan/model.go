@@ -13,10 +13,10 @@ import (
 // dense models (Qwen3, Llama, Qwen2, Mistral), normal and NeoX RoPE with
 // any scaling (the rope tables), partial RoPE, Q/K/V and output biases,
 // GeGLU and OpenAI's clamped SwiGLU, an attention scale, sinks, sliding
-// windows and post-norms.
+// windows, a scaled embedding and post-norms.
 const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLinear |
 	arch.FeatRopeYaRN | arch.FeatRopeLlama3 | arch.FeatGeGLU | arch.FeatSwiGLUOAI | arch.FeatAttnScale |
-	arch.FeatPostNorm | arch.FeatOutBias | arch.FeatSinks | arch.FeatSWA |
+	arch.FeatEmbedScale | arch.FeatPostNorm | arch.FeatOutBias | arch.FeatSinks | arch.FeatSWA |
 	arch.FeatPartialRope | arch.FeatRopeLongRoPE
 
 // Options configure a Model.

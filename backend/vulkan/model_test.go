@@ -27,7 +27,10 @@ import (
 	"inferno/gguf"
 	"inferno/internal/gumbel"
 	"inferno/kvcache"
-	_ "inferno/model/llama" // the families archModel looks up
+	_ "inferno/model/gemma3" // the families archModel looks up
+	_ "inferno/model/llama"
+	_ "inferno/model/mistral3"
+	_ "inferno/model/phi3"
 	_ "inferno/model/qwen2"
 	_ "inferno/model/qwen3"
 	"inferno/sampling"
@@ -211,6 +214,13 @@ var archCases = []archCase{
 	{"llama-untied-q4_0", "llama3-8b", "Q4_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 2, KVHeads: 1, HeadDim: 128, Vocab: 512}},
 	{"qwen2-tied-q5_k_m", "qwen2.5-0.5b", "Q5_K_M", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
 	{"qwen2-untied-iq4_xs", "qwen2.5-7b", "IQ4_XS", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 1, HeadDim: 64, Vocab: 512}},
+	{"mistral3-q6_k", "mistral3-24b", "Q6_K", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	{"phi4-q8_0", "phi4-14b", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	// Gemma 3: a scaled embedding, GeGLU, post-norms, sliding-window
+	// layers with a RoPE of their own (the window is longer than these
+	// sequences: TestOpsAttention checks windows that bite), an
+	// attention scale.
+	{"gemma3-q4_0", "gemma3-12b", "Q4_0", synth.Shape{Layers: 6, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
 }
 
 // archModel writes c's model with synth (seed 1) in memory and loads it.
@@ -251,6 +261,8 @@ func TestArchitectures(t *testing.T) {
 			for i := range next {
 				next[i] = int32(rng.IntN(m.Hyper().Vocab))
 			}
+			worst := 0.0
+			defer func() { t.Logf("worst relative L2 against the CPU over 9 steps: %.3g", worst) }()
 			for step := range 9 {
 				for _, s := range []*engine.Single{g, cpu} {
 					if err := s.Forward(next); err != nil {
@@ -259,6 +271,7 @@ func TestArchitectures(t *testing.T) {
 				}
 				gl, cl := lastLogits(t, g), lastLogits(t, cpu)
 				e := relL2(gl, cl)
+				worst = max(worst, e)
 				if !(e <= 2e-3) {
 					t.Errorf("step %d: relative L2 %.3g vs the CPU > 2e-3", step, e)
 				}

@@ -52,7 +52,7 @@ type pushGetRows struct {
 	Cols     uint32 // a multiple of weightBlock(type)
 	RowBytes uint32
 	N        uint32
-	_        [4]byte
+	Scale    float32 // 0: none; else the values are multiplied by it (a scaled embedding)
 }
 
 // weightTypes names the shader variant of each weight format: mul_mv_ and

@@ -2,7 +2,7 @@
 // get_rows.comp: the embedding lookup of a weight matrix in one GGUF
 // format (quant.glsl, TYPE_<name>), compiled per type into
 // get_rows_<type>:
-//   out[i*cols + c] = W[ids[i]][c]   for i < n, c < cols
+//   out[i*cols + c] = W[ids[i]][c] (* scale)   for i < n, c < cols
 //
 // Push constants (Go: pushGetRows in weights.go):
 //   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
@@ -10,6 +10,7 @@
 //   uint64 ids   address of n int32 row numbers (each in 0..rows-1)
 //   uint64 out   address of n*cols float32 (16-byte aligned)
 //   uint32 cols, rowBytes, n
+//   float  scale (0: none) multiplies the values (a scaled embedding)
 // cols is a multiple of the format's block (QK: 16 for F32, F16, BF16).
 //
 // Specialization: id 0 local_size_x. Invocation x decodes the 16-value
@@ -28,6 +29,7 @@ layout(push_constant, std430) uniform Push {
 	uint cols;
 	uint rowBytes;
 	uint n;
+	float scale;
 } p;
 
 void main() {
@@ -43,6 +45,11 @@ void main() {
 		const uint row = uint(ids.v[i]);
 		vec4 v[4];
 		dequant_unit(p.w + uint64_t(row) * p.rowBytes + uint64_t(b) * BB, j, v);
+		if (p.scale != 0.0) {
+			for (uint k = 0; k < 4; k++) {
+				v[k] *= p.scale;
+			}
+		}
 		const uint oi = i * (p.cols / 4);
 		o.v[oi + pos.x] = v[0];
 		o.v[oi + pos.x + 1] = v[1];
