@@ -47,10 +47,10 @@ type pushRoPE struct {
 // ropeStore).
 type pushRopeStore struct {
 	X, Pos, Seq, Tab, QGain, KGain, KC, VC, Tables, TabOff uint64
-	Tokens, NQ, NKV, HeadDim, RotDims, Style, MaxPos        uint32
-	Stride, BlockSize, Flags                                uint32
-	Eps                                                     float32
-	_                                                       [4]byte
+	Tokens, NQ, NKV, HeadDim, RotDims, Style, MaxPos       uint32
+	Stride, BlockSize, Flags                               uint32
+	Eps                                                    float32
+	_                                                      [4]byte
 }
 
 // rope_store's flags.
