@@ -49,12 +49,24 @@ func (p *pass) gather(src, idx, out uint64, rows, width int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// mulMV records y = W x (add: y += W x) for n tokens.
+// mulMV records y = W x (add: y += W x) for n tokens: mul_mv up to 8
+// tokens, mul_mm from mulMMMinTokens on (on cooperative matrices where
+// the device has them).
 func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool) {
-	name, _ := mulMVShader(m.typ)
-	spec := mulMVSpec(p.r.d.SubgroupSize, n)
-	gx, gy := mulMVGroups(m.rows, n, spec)
-	pl := p.pipeline(name, spec[:]...)
+	var pl *Pipeline
+	var gx, gy uint32
+	if d := p.r.d; n >= mulMMMinTokens {
+		coop := mulMMCoop(&d.DeviceInfo)
+		name, _ := mulMMShader(m.typ, coop)
+		spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, coop)
+		gx, gy = mulMMGroups(m.rows, n, spec)
+		pl = p.pipeline(name, spec[:]...)
+	} else {
+		name, _ := mulMVShader(m.typ)
+		spec := mulMVSpec(d.SubgroupSize, n)
+		gx, gy = mulMVGroups(m.rows, n, spec)
+		pl = p.pipeline(name, spec[:]...)
+	}
 	if pl == nil {
 		return
 	}

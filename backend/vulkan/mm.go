@@ -1,0 +1,113 @@
+package vulkan
+
+import "inferno/gguf"
+
+// The prompt product: mul_mm_<type> and mul_mm_coop_<type>
+// (shaders/mul_mm.comp), the matrix-matrix product of a weight matrix
+// with many tokens' activations, the contract and push block (pushMulMV)
+// of mul_mv_<type>. mul_mv reads every weight once for each 8 tokens;
+// mul_mm decodes a tile of BM rows into shared memory once for BN tokens
+// and multiplies from there: in float32 registers (plain), or on
+// NVIDIA's cooperative matrices (coop: float16 tiles, float32 sums).
+
+// mulMMMinTokens is the number of tokens from which the passes take
+// mul_mm instead of mul_mv. The arithmetic: up to 8 tokens mul_mv reads
+// the weights once, as mul_mm does; from 9 on it reads them ceil(n/8)
+// times (twice at 9) while mul_mm reads them ceil(n/BN) times (once up to
+// 64 tokens on GPUs) and its extra work, the tile's unused token columns,
+// is arithmetic on data already in shared memory, which on a GPU costs
+// less than a second pass over the weights (on the cooperative matrices
+// far less).
+const mulMMMinTokens = 9
+
+// The specialization constants of mul_mm (their constant_id order).
+const (
+	mmLocal = iota // local_size_x
+	mmBM           // rows a workgroup
+	mmBN           // tokens a workgroup
+	mmBK           // values of a row a step (a multiple of 16)
+	mmTM           // rows an invocation (plain)
+	mmTN           // tokens an invocation (plain)
+)
+
+// mmWarpTile is the rows and tokens of the tile one subgroup computes in
+// mul_mm_coop (WM = WN in the shader): 2 x 2 16x16 matrices.
+const mmWarpTile = 32
+
+// mulMMShader returns the name of t's matrix-matrix shader, the
+// cooperative-matrix variant with coop, and false if there is none.
+func mulMMShader(t gguf.TensorType, coop bool) (string, bool) {
+	s, ok := weightTypes[t]
+	if coop {
+		return "mul_mm_coop_" + s, ok
+	}
+	return "mul_mm_" + s, ok
+}
+
+// mulMMCoop reports whether the device runs mul_mm_coop: it has
+// VK_NV_cooperative_matrix with the 16x16x16 float16 shape (Open enables
+// it then).
+func mulMMCoop(d *DeviceInfo) bool { return d.NVCoopMatrix }
+
+// mulMMSpec returns mul_mm's specialization constants for a device whose
+// subgroups have subgroupSize invocations and whose workgroups may use
+// sharedMemory bytes, for the plain variant or (coop) the cooperative
+// one. The choice:
+//   - coop: a tile of 128 rows by 64 tokens, 8 subgroups each computing
+//     32 x 32 (2 x 2 16x16x16 products), so that each decoded weight
+//     serves 64 tokens and each activation 128 rows; BK = 64 values a
+//     step where its slabs and the results' staging fit (35 KiB, as in
+//     NVIDIA's 48 KiB), else 32 (23 KiB);
+//   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
+//     tiles, 256 invocations each computing 4 x 4 outputs in registers
+//     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
+//     float32 slabs);
+//   - plain otherwise (lavapipe's 8-wide subgroups, small shared
+//     memories): 32 x 32 tiles, 64 invocations of 4 x 4, BK = 32 (8.25 KiB,
+//     within the 16 KiB every Vulkan device has).
+//
+// BK is halved (down to 16) while the slabs would not fit sharedMemory;
+// coop tiles then shrink to 64 x 64 (4 subgroups) if they still do not.
+func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool) [6]uint32 {
+	var s [6]uint32
+	switch {
+	case coop:
+		sg := max(subgroupSize, 1)
+		s = [6]uint32{0, 128, 64, 64, 1, 1}
+		s[mmLocal] = sg * (s[mmBM] / mmWarpTile) * (s[mmBN] / mmWarpTile)
+	case subgroupSize >= 32 && sharedMemory >= 32<<10:
+		s = [6]uint32{256, 64, 64, 32, 4, 4}
+	default:
+		s = [6]uint32{64, 32, 32, 32, 4, 4}
+	}
+	for s[mmBK] > 16 && mulMMShared(s, coop) > int(sharedMemory) {
+		s[mmBK] /= 2
+	}
+	if coop && mulMMShared(s, coop) > int(sharedMemory) { // 64 x 64 tiles of 4 subgroups, 10 KiB at BK = 16
+		s[mmBM], s[mmBK] = 64, 64
+		s[mmLocal] = max(subgroupSize, 1) * (s[mmBM] / mmWarpTile) * (s[mmBN] / mmWarpTile)
+		for s[mmBK] > 16 && mulMMShared(s, coop) > int(sharedMemory) {
+			s[mmBK] /= 2
+		}
+	}
+	return s
+}
+
+// mulMMShared is the shared memory in bytes mul_mm with specialization s
+// declares: the two slabs (float32 rows of BK+1 values, or float16 rows of
+// BK+8 for coop) and, for coop, a 16x16 float32 staging matrix a subgroup.
+func mulMMShared(s [6]uint32, coop bool) int {
+	bm, bn, bk := int(s[mmBM]), int(s[mmBN]), int(s[mmBK])
+	if coop {
+		return 2*(bm+bn)*(bk+8) + 4*256*(bm/mmWarpTile)*(bn/mmWarpTile)
+	}
+	return 4 * (bm + bn) * (bk + 1)
+}
+
+// mulMMGroups returns the workgroup counts (x, y) of a mul_mm dispatch of
+// rows rows and n tokens with specialization spec: ceil(rows/BM) by
+// ceil(n/BN), each clamped to maxGroups (the shader's workgroups stride
+// over the tiles past it).
+func mulMMGroups(rows, n int, spec [6]uint32) (x, y uint32) {
+	return groups(rows, int(spec[mmBM])), groups(n, int(spec[mmBN]))
+}
