@@ -38,7 +38,8 @@ type DeviceInfo struct {
 	CoopMatrix   bool   // VK_KHR_cooperative_matrix
 	// NVCoopMatrix: VK_NV_cooperative_matrix with its feature and the
 	// 16x16x16 float16 x float16 + float32 subgroup shape mul_mm_coop_<type>
-	// computes on (enabled by Open where true).
+	// computes on, and the vulkanMemoryModel feature its SPIR-V declares
+	// (both enabled by Open where true).
 	NVCoopMatrix bool
 	// Unusable says why the backend cannot compute on the device (a
 	// missing feature); "" when it can.
@@ -168,7 +169,9 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	if p.ApiVersion >= vk.MakeVersion(1, 3, 0) {
 		d.IntegerDot = true // core in 1.3
 	}
-	if hasNVCoop && nvc.CooperativeMatrix != 0 {
+	// glslang compiles GL_NV_cooperative_matrix to the Vulkan memory
+	// model: mul_mm_coop needs its feature too.
+	if hasNVCoop && nvc.CooperativeMatrix != 0 && f12.VulkanMemoryModel != 0 {
 		shapes, _ := in.CooperativeMatrixPropertiesNV(pd)
 		d.NVCoopMatrix = hasNVCoopShape(shapes)
 	}

@@ -82,6 +82,7 @@ func Open(index int) (*Device, error) {
 		enable = append(enable, nvCoopExtension)
 		nvc := &vk.PhysicalDeviceCooperativeMatrixFeaturesNV{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesNV, CooperativeMatrix: 1}
 		f11.PNext = vk.Ptr(&pin, nvc)
+		f12.VulkanMemoryModel = 1 // mul_mm_coop's SPIR-V uses the Vulkan memory model
 	}
 	prio := float32(1)
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.compute, QueueCount: 1, PQueuePriorities: vk.Ptr(&pin, &prio)}

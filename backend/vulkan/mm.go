@@ -53,27 +53,29 @@ func mulMMCoop(d *DeviceInfo) bool { return d.NVCoopMatrix }
 // subgroups have subgroupSize invocations and whose workgroups may use
 // sharedMemory bytes, for the plain variant or (coop) the cooperative
 // one. The choice:
-//   - coop: a tile of 128 rows by 64 tokens, 8 subgroups each computing
+//   - coop: a tile of 64 rows by 64 tokens, 4 subgroups each computing
 //     32 x 32 (2 x 2 16x16x16 products), so that each decoded weight
-//     serves 64 tokens and each activation 128 rows; BK = 64 values a
-//     step where its slabs and the results' staging fit (35 KiB, as in
-//     NVIDIA's 48 KiB), else 32 (23 KiB);
+//     serves 64 tokens and each activation 64 rows, and a 0.6B model's
+//     1024-row matrices still make 128 workgroups of a 512-token prompt
+//     (an H100 has 132 SMs; 128-row tiles would leave half of them
+//     idle); BK = 64 values a step (22.5 KiB of float16 slabs and
+//     staging);
 //   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
 //     tiles, 256 invocations each computing 4 x 4 outputs in registers
 //     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
 //     float32 slabs);
 //   - plain otherwise (lavapipe's 8-wide subgroups, small shared
-//     memories): 32 x 32 tiles, 64 invocations of 4 x 4, BK = 32 (8.25 KiB,
-//     within the 16 KiB every Vulkan device has).
+//     memories): 32 x 32 tiles, 64 invocations of 4 x 4, BK = 32 (8.25
+//     KiB).
 //
-// BK is halved (down to 16) while the slabs would not fit sharedMemory;
-// coop tiles then shrink to 64 x 64 (4 subgroups) if they still do not.
+// BK is halved (down to 16) while the slabs would not fit sharedMemory:
+// at 16, coop's take 10 KiB, within the 16 KiB every Vulkan device has.
 func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool) [6]uint32 {
 	var s [6]uint32
 	switch {
 	case coop:
 		sg := max(subgroupSize, 1)
-		s = [6]uint32{0, 128, 64, 64, 1, 1}
+		s = [6]uint32{0, 64, 64, 64, 1, 1}
 		s[mmLocal] = sg * (s[mmBM] / mmWarpTile) * (s[mmBN] / mmWarpTile)
 	case subgroupSize >= 32 && sharedMemory >= 32<<10:
 		s = [6]uint32{256, 64, 64, 32, 4, 4}
@@ -82,13 +84,6 @@ func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool) [6]uint32 {
 	}
 	for s[mmBK] > 16 && mulMMShared(s, coop) > int(sharedMemory) {
 		s[mmBK] /= 2
-	}
-	if coop && mulMMShared(s, coop) > int(sharedMemory) { // 64 x 64 tiles of 4 subgroups, 10 KiB at BK = 16
-		s[mmBM], s[mmBK] = 64, 64
-		s[mmLocal] = max(subgroupSize, 1) * (s[mmBM] / mmWarpTile) * (s[mmBN] / mmWarpTile)
-		for s[mmBK] > 16 && mulMMShared(s, coop) > int(sharedMemory) {
-			s[mmBK] /= 2
-		}
 	}
 	return s
 }

@@ -211,9 +211,9 @@ func TestMulMM(t *testing.T) {
 			checkMulMM(t, d, rng, name, w, ref, xbuf, cspec, mulMMCoopTol)
 			checkMulMM(t, d, rng, name, small, refSmall, xbuf, cspec, mulMMCoopTol)
 			if !testing.Short() {
-				// BK of 32, and a 64 x 64 tile of 4 subgroups
+				// BK of 32 and 16, 128 x 64 and 64 x 128 tiles of 8 subgroups
 				checkMulMM(t, d, rng, name, w, ref, xbuf, [6]uint32{8 * d.SubgroupSize, 128, 64, 32, 1, 1}, mulMMCoopTol)
-				checkMulMM(t, d, rng, name, w, ref, xbuf, [6]uint32{4 * d.SubgroupSize, 64, 64, 64, 1, 1}, mulMMCoopTol)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, [6]uint32{8 * d.SubgroupSize, 64, 128, 16, 1, 1}, mulMMCoopTol)
 			}
 		})
 	}
@@ -269,8 +269,8 @@ func TestMulMMChoice(t *testing.T) {
 		coop       bool
 		want       [6]uint32
 	}{
-		{32, 48 << 10, true, [6]uint32{256, 128, 64, 64, 1, 1}},
-		{32, 32 << 10, true, [6]uint32{256, 128, 64, 32, 1, 1}},
+		{32, 48 << 10, true, [6]uint32{128, 64, 64, 64, 1, 1}},
+		{32, 16 << 10, true, [6]uint32{128, 64, 64, 32, 1, 1}}, {32, 12 << 10, true, [6]uint32{128, 64, 64, 16, 1, 1}},
 		{32, 48 << 10, false, [6]uint32{256, 64, 64, 32, 4, 4}},
 		{8, 32 << 10, false, [6]uint32{64, 32, 32, 32, 4, 4}},
 	} {
@@ -312,7 +312,7 @@ func TestMulMMChoice(t *testing.T) {
 // and on the Q4_K one for 9, 16 and 64 tokens (where the passes switch
 // from mul_mv): mul_mv (the tiles of 8 tokens the passes used before),
 // mul_mm and, where the device has it, mul_mm_coop, each with its
-// choice of specialization. Each iteration submits 20 dispatches
+// choice of specialization (and coop128: mul_mm_coop on 128 x 64 tiles). Each iteration submits 20 dispatches
 // separated by barriers; it reports the weight bytes per second (B/s) and
 // the arithmetic (TFLOPS, 2 rows cols n a dispatch).
 func BenchmarkMulMM(b *testing.B) {
@@ -349,7 +349,7 @@ func BenchmarkMulMM(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, n := range m.ns {
-			for _, kind := range []string{"mv", "mm", "coop"} {
+			for _, kind := range []string{"mv", "mm", "coop", "coop128"} {
 				var name string
 				var spec []uint32
 				var gx, gy uint32
@@ -359,6 +359,11 @@ func BenchmarkMulMM(b *testing.B) {
 					s := mulMVSpec(d.SubgroupSize, n)
 					gx, gy = mulMVGroups(m.rows, n, s)
 					spec = s[:]
+				case "coop128": // the 128 x 64 tile of 8 subgroups, against mulMMSpec's 64 x 64
+					name, _ = mulMMShader(m.typ, true)
+					s := [6]uint32{8 * d.SubgroupSize, 128, 64, 64, 1, 1}
+					gx, gy = mulMMGroups(m.rows, n, s)
+					spec = s[:]
 				default:
 					name, _ = mulMMShader(m.typ, kind == "coop")
 					s := mulMMSpec(d.SubgroupSize, d.SharedMemory, kind == "coop")
@@ -366,7 +371,7 @@ func BenchmarkMulMM(b *testing.B) {
 					spec = s[:]
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
-					if kind == "coop" && !coop {
+					if (kind == "coop" || kind == "coop128") && !coop {
 						b.Skipf("%s has no NVIDIA cooperative matrices", d.Name)
 					}
 					p, err := d.Pipeline(name, spec...)
