@@ -36,11 +36,12 @@ type DeviceInfo struct {
 	Int8         bool   // shaderInt8 and 8-bit storage
 	IntegerDot   bool   // VK_KHR_shader_integer_dot_product
 	CoopMatrix   bool   // VK_KHR_cooperative_matrix
-	// NVCoopMatrix: VK_NV_cooperative_matrix with its feature and the
-	// 16x16x16 float16 x float16 + float32 subgroup shape mul_mm_coop_<type>
-	// computes on, and the vulkanMemoryModel feature its SPIR-V declares
-	// (both enabled by Open where true).
+	// NVCoopMatrix: VK_NV_cooperative_matrix with its feature, a float16 x
+	// float16 + float32 subgroup shape mul_mm_coop_<type> computes on
+	// (NVCoopShape), and the vulkanMemoryModel feature its SPIR-V
+	// declares (all enabled by Open where true).
 	NVCoopMatrix bool
+	NVCoopShape  [3]uint32 // M, N, K of the products mul_mm_coop uses
 	// Unusable says why the backend cannot compute on the device (a
 	// missing feature); "" when it can.
 	Unusable string
@@ -173,7 +174,7 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	// model: mul_mm_coop needs its feature too.
 	if hasNVCoop && nvc.CooperativeMatrix != 0 && f12.VulkanMemoryModel != 0 {
 		shapes, _ := in.CooperativeMatrixPropertiesNV(pd)
-		d.NVCoopMatrix = hasNVCoopShape(shapes)
+		d.NVCoopShape, d.NVCoopMatrix = nvCoopShape(shapes)
 	}
 	d.compute = ^uint32(0)
 	for i, q := range in.QueueFamilies(pd) {
@@ -211,18 +212,29 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 // nvCoopExtension is the extension mul_mm_coop_<type> needs.
 const nvCoopExtension = "VK_NV_cooperative_matrix"
 
-// hasNVCoopShape reports whether shapes (what
-// vkGetPhysicalDeviceCooperativeMatrixPropertiesNV lists) hold the one
-// mul_mm_coop_<type> uses: M = N = K = 16, float16 A and B, float32 C
-// and D, subgroup scope.
-func hasNVCoopShape(shapes []vk.CooperativeMatrixPropertiesNV) bool {
+// nvCoopShape picks from shapes (what
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesNV lists) the M, N, K of
+// the products mul_mm_coop_<type> computes with: float16 A and B, float32
+// C and D, subgroup scope, M and N 8 or 16 (dividing a subgroup's 32 x 32
+// part of the tile), K 8 or 16 (dividing a slab's 16-value units); the
+// largest (M*N*K, then M) of those listed. False if none is.
+func nvCoopShape(shapes []vk.CooperativeMatrixPropertiesNV) ([3]uint32, bool) {
+	var best [3]uint32
 	for _, s := range shapes {
-		if s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == vk.ComponentTypeFloat16NV && s.BType == vk.ComponentTypeFloat16NV &&
-			s.CType == vk.ComponentTypeFloat32NV && s.DType == vk.ComponentTypeFloat32NV && s.Scope == vk.ScopeSubgroupNV {
-			return true
+		if s.AType != vk.ComponentTypeFloat16NV || s.BType != vk.ComponentTypeFloat16NV || s.CType != vk.ComponentTypeFloat32NV ||
+			s.DType != vk.ComponentTypeFloat32NV || s.Scope != vk.ScopeSubgroupNV {
+			continue
+		}
+		fits := func(v uint32) bool { return v == 8 || v == 16 }
+		if !fits(s.MSize) || !fits(s.NSize) || !fits(s.KSize) {
+			continue
+		}
+		c := [3]uint32{s.MSize, s.NSize, s.KSize}
+		if v, b := c[0]*c[1]*c[2], best[0]*best[1]*best[2]; v > b || v == b && c[0] > best[0] {
+			best = c
 		}
 	}
-	return false
+	return best, best[0] != 0
 }
 
 // subgroupArithmetic is VK_SUBGROUP_FEATURE_ARITHMETIC_BIT.

@@ -56,9 +56,9 @@ func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool) {
 	var pl *Pipeline
 	var gx, gy uint32
 	if d := p.r.d; n >= mulMMMinTokens {
-		coop := mulMMCoop(&d.DeviceInfo)
+		shape, coop := mulMMCoop(&d.DeviceInfo)
 		name, _ := mulMMShader(m.typ, coop)
-		spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, coop)
+		spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, coop, shape)
 		gx, gy = mulMMGroups(m.rows, n, spec)
 		pl = p.pipeline(name, spec[:]...)
 	} else {

@@ -26,12 +26,13 @@ const (
 	mmBM           // rows a workgroup
 	mmBN           // tokens a workgroup
 	mmBK           // values of a row a step (a multiple of 16)
-	mmTM           // rows an invocation (plain)
-	mmTN           // tokens an invocation (plain)
+	mmTM           // rows an invocation (plain); coop: M of the products
+	mmTN           // tokens an invocation (plain); coop: N of the products
+	mmCK           // coop: K of the products
 )
 
 // mmWarpTile is the rows and tokens of the tile one subgroup computes in
-// mul_mm_coop (WM = WN in the shader): 2 x 2 16x16 matrices.
+// mul_mm_coop (WM = WN in the shader).
 const mmWarpTile = 32
 
 // mulMMShader returns the name of t's matrix-matrix shader, the
@@ -44,22 +45,23 @@ func mulMMShader(t gguf.TensorType, coop bool) (string, bool) {
 	return "mul_mm_" + s, ok
 }
 
-// mulMMCoop reports whether the device runs mul_mm_coop: it has
-// VK_NV_cooperative_matrix with the 16x16x16 float16 shape (Open enables
-// it then).
-func mulMMCoop(d *DeviceInfo) bool { return d.NVCoopMatrix }
+// mulMMCoop returns the shape of cooperative matrix products (M, N, K)
+// mul_mm_coop computes with on the device, and whether it runs there: it
+// has VK_NV_cooperative_matrix with a float16 x float16 + float32 shape
+// (DeviceInfo.NVCoopMatrix; Open enables it then).
+func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) { return d.NVCoopShape, d.NVCoopMatrix }
 
 // mulMMSpec returns mul_mm's specialization constants for a device whose
 // subgroups have subgroupSize invocations and whose workgroups may use
 // sharedMemory bytes, for the plain variant or (coop) the cooperative
-// one. The choice:
+// one on products of shape (M, N, K) (mulMMCoop's). The choice:
 //   - coop: a tile of 64 rows by 64 tokens, 4 subgroups each computing
-//     32 x 32 (2 x 2 16x16x16 products), so that each decoded weight
+//     32 x 32 (2 x 2 16x16x16 products, 2 x 4 of 16x8x16), so that each decoded weight
 //     serves 64 tokens and each activation 64 rows, and a 0.6B model's
 //     1024-row matrices still make 128 workgroups of a 512-token prompt
 //     (an H100 has 132 SMs; 128-row tiles would leave half of them
 //     idle); BK = 64 values a step (22.5 KiB of float16 slabs and
-//     staging);
+//     staging with 16x16 products);
 //   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
 //     tiles, 256 invocations each computing 4 x 4 outputs in registers
 //     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
@@ -70,17 +72,17 @@ func mulMMCoop(d *DeviceInfo) bool { return d.NVCoopMatrix }
 //
 // BK is halved (down to 16) while the slabs would not fit sharedMemory:
 // at 16, coop's take 10 KiB, within the 16 KiB every Vulkan device has.
-func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool) [6]uint32 {
-	var s [6]uint32
+func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7]uint32 {
+	var s [7]uint32
 	switch {
 	case coop:
 		sg := max(subgroupSize, 1)
-		s = [6]uint32{0, 64, 64, 64, 1, 1}
+		s = [7]uint32{0, 64, 64, 64, shape[0], shape[1], shape[2]}
 		s[mmLocal] = sg * (s[mmBM] / mmWarpTile) * (s[mmBN] / mmWarpTile)
 	case subgroupSize >= 32 && sharedMemory >= 32<<10:
-		s = [6]uint32{256, 64, 64, 32, 4, 4}
+		s = [7]uint32{256, 64, 64, 32, 4, 4, 0}
 	default:
-		s = [6]uint32{64, 32, 32, 32, 4, 4}
+		s = [7]uint32{64, 32, 32, 32, 4, 4, 0}
 	}
 	for s[mmBK] > 16 && mulMMShared(s, coop) > int(sharedMemory) {
 		s[mmBK] /= 2
@@ -90,11 +92,12 @@ func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool) [6]uint32 {
 
 // mulMMShared is the shared memory in bytes mul_mm with specialization s
 // declares: the two slabs (float32 rows of BK+1 values, or float16 rows of
-// BK+8 for coop) and, for coop, a 16x16 float32 staging matrix a subgroup.
-func mulMMShared(s [6]uint32, coop bool) int {
+// BK+8 for coop) and, for coop, an M x N float32 staging matrix a
+// subgroup.
+func mulMMShared(s [7]uint32, coop bool) int {
 	bm, bn, bk := int(s[mmBM]), int(s[mmBN]), int(s[mmBK])
 	if coop {
-		return 2*(bm+bn)*(bk+8) + 4*256*(bm/mmWarpTile)*(bn/mmWarpTile)
+		return 2*(bm+bn)*(bk+8) + 4*int(s[mmTM]*s[mmTN])*(bm/mmWarpTile)*(bn/mmWarpTile)
 	}
 	return 4 * (bm + bn) * (bk + 1)
 }
@@ -103,6 +106,6 @@ func mulMMShared(s [6]uint32, coop bool) int {
 // rows rows and n tokens with specialization spec: ceil(rows/BM) by
 // ceil(n/BN), each clamped to maxGroups (the shader's workgroups stride
 // over the tiles past it).
-func mulMMGroups(rows, n int, spec [6]uint32) (x, y uint32) {
+func mulMMGroups(rows, n int, spec [7]uint32) (x, y uint32) {
 	return groups(rows, int(spec[mmBM])), groups(n, int(spec[mmBN]))
 }

@@ -65,7 +65,7 @@ func newMulMMRef(w *weightMatrix, x []float32, n int, half bool) mulMMRef {
 // compares y with ref: within tol of the sum of the products' magnitudes.
 // y's padding (rows..ldy) and the token past n must be left alone, and a
 // store must not read y (NaNs there).
-func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [6]uint32, tol float64) {
+func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [7]uint32, tol float64) {
 	t.Helper()
 	p, err := d.Pipeline(name, spec[:]...)
 	if err != nil {
@@ -155,8 +155,8 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 
 // mulMMExtraSpecs are plain specializations beside mulMMSpec's choices:
 // BK of one unit and of four, TM != TN, the GPU choice on any device.
-var mulMMExtraSpecs = [][6]uint32{
-	{32, 32, 16, 16, 4, 4}, {64, 32, 32, 64, 4, 4}, {128, 64, 32, 32, 8, 2}, {256, 64, 64, 32, 4, 4},
+var mulMMExtraSpecs = [][7]uint32{
+	{32, 32, 16, 16, 4, 4, 0}, {64, 32, 32, 64, 4, 4, 0}, {128, 64, 32, 32, 8, 2, 0}, {256, 64, 64, 32, 4, 4, 0},
 }
 
 // mulMMCoopTol is the tolerance of mul_mm_coop, relative to the sum of
@@ -179,9 +179,11 @@ const mulMMCoopTol = 2e-4
 // of mulMMExtraSpecs in turn; with -short, mulMMSpec's only.
 func TestMulMM(t *testing.T) {
 	d := testDevice(t)
-	coop := mulMMCoop(&d.DeviceInfo)
-	if !coop {
-		t.Logf("%s: no VK_NV_cooperative_matrix with the 16x16x16 float16 shape: mul_mm_coop not run", d.Name)
+	shape, coop := mulMMCoop(&d.DeviceInfo)
+	if coop {
+		t.Logf("%s: mul_mm_coop on %dx%dx%d products", d.Name, shape[0], shape[1], shape[2])
+	} else {
+		t.Logf("%s: no VK_NV_cooperative_matrix with a float16 x float16 + float32 shape (and the Vulkan memory model): mul_mm_coop not run", d.Name)
 	}
 	for ti, typ := range weightTypeList() {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -197,7 +199,7 @@ func TestMulMM(t *testing.T) {
 			ref, refSmall := newMulMMRef(w, x, 512, coop), newMulMMRef(small, x, 512, coop)
 
 			plain, _ := mulMMShader(typ, false)
-			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, false)
+			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, false, shape)
 			checkMulMM(t, d, rng, plain, w, ref, xbuf, spec, 1e-5)
 			checkMulMM(t, d, rng, plain, small, refSmall, xbuf, spec, 1e-5)
 			if !testing.Short() {
@@ -207,13 +209,13 @@ func TestMulMM(t *testing.T) {
 				return
 			}
 			name, _ := mulMMShader(typ, true)
-			cspec := mulMMSpec(d.SubgroupSize, d.SharedMemory, true)
+			cspec := mulMMSpec(d.SubgroupSize, d.SharedMemory, true, shape)
 			checkMulMM(t, d, rng, name, w, ref, xbuf, cspec, mulMMCoopTol)
 			checkMulMM(t, d, rng, name, small, refSmall, xbuf, cspec, mulMMCoopTol)
 			if !testing.Short() {
 				// BK of 32 and 16, 128 x 64 and 64 x 128 tiles of 8 subgroups
-				checkMulMM(t, d, rng, name, w, ref, xbuf, [6]uint32{8 * d.SubgroupSize, 128, 64, 32, 1, 1}, mulMMCoopTol)
-				checkMulMM(t, d, rng, name, w, ref, xbuf, [6]uint32{8 * d.SubgroupSize, 64, 128, 16, 1, 1}, mulMMCoopTol)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 128, 64, 32, shape[0], shape[1], shape[2]}, mulMMCoopTol)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 64, 128, 16, shape[0], shape[1], shape[2]}, mulMMCoopTol)
 			}
 		})
 	}
@@ -243,8 +245,9 @@ func TestMulMMChoice(t *testing.T) {
 		{"lavapipe", 8, 32 << 10}, {"NVIDIA", 32, 48 << 10}, {"AMD wave64", 64, 64 << 10}, {"AMD wave32", 32, 64 << 10},
 		{"Intel", 16, 64 << 10}, {"Apple", 32, 32 << 10}, {"Vulkan's minimum", 4, 16 << 10},
 	} {
-		for _, coop := range []bool{false, true} {
-			s := mulMMSpec(dev.sg, dev.shared, coop)
+		for _, shape := range [][3]uint32{{}, {16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 8, 16}} {
+			coop := shape != [3]uint32{}
+			s := mulMMSpec(dev.sg, dev.shared, coop, shape)
 			bm, bn, bk, tm, tn := s[mmBM], s[mmBN], s[mmBK], s[mmTM], s[mmTN]
 			where := fmt.Sprintf("%s (subgroup %d, %d KiB), coop %v: %v", dev.name, dev.sg, dev.shared>>10, coop, s)
 			if bk < 16 || bk%16 != 0 {
@@ -257,6 +260,9 @@ func TestMulMMChoice(t *testing.T) {
 				if bm%mmWarpTile != 0 || bn%mmWarpTile != 0 || s[mmLocal] != dev.sg*(bm/mmWarpTile)*(bn/mmWarpTile) {
 					t.Errorf("%s: not a subgroup a %d x %d part", where, mmWarpTile, mmWarpTile)
 				}
+				if [3]uint32{tm, tn, s[mmCK]} != shape || mmWarpTile%tm != 0 || mmWarpTile%tn != 0 || bk%s[mmCK] != 0 {
+					t.Errorf("%s: products of %v", where, shape)
+				}
 				continue
 			}
 			if bm%tm != 0 || bn%tn != 0 || s[mmLocal] != (bm/tm)*(bn/tn) {
@@ -266,19 +272,22 @@ func TestMulMMChoice(t *testing.T) {
 	}
 	for _, c := range []struct {
 		sg, shared uint32
-		coop       bool
-		want       [6]uint32
+		shape      [3]uint32
+		want       [7]uint32
 	}{
-		{32, 48 << 10, true, [6]uint32{128, 64, 64, 64, 1, 1}},
-		{32, 16 << 10, true, [6]uint32{128, 64, 64, 32, 1, 1}}, {32, 12 << 10, true, [6]uint32{128, 64, 64, 16, 1, 1}},
-		{32, 48 << 10, false, [6]uint32{256, 64, 64, 32, 4, 4}},
-		{8, 32 << 10, false, [6]uint32{64, 32, 32, 32, 4, 4}},
+		{32, 48 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 64, 16, 16, 16}},
+		{32, 48 << 10, [3]uint32{16, 8, 16}, [7]uint32{128, 64, 64, 64, 16, 8, 16}},
+		{32, 16 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 32, 16, 16, 16}},
+		{32, 12 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 16, 16, 16, 16}},
+		{32, 48 << 10, [3]uint32{}, [7]uint32{256, 64, 64, 32, 4, 4, 0}},
+		{8, 32 << 10, [3]uint32{}, [7]uint32{64, 32, 32, 32, 4, 4, 0}},
 	} {
-		if got := mulMMSpec(c.sg, c.shared, c.coop); got != c.want {
-			t.Errorf("mulMMSpec(%d, %d, %v) = %v, want %v", c.sg, c.shared, c.coop, got, c.want)
+		coop := c.shape != [3]uint32{}
+		if got := mulMMSpec(c.sg, c.shared, coop, c.shape); got != c.want {
+			t.Errorf("mulMMSpec(%d, %d, %v, %v) = %v, want %v", c.sg, c.shared, coop, c.shape, got, c.want)
 		}
 	}
-	if x, y := mulMMGroups(151936, 100, [6]uint32{256, 2, 64, 32, 1, 1}); x != maxGroups || y != 2 {
+	if x, y := mulMMGroups(151936, 100, [7]uint32{256, 2, 64, 32, 1, 1, 0}); x != maxGroups || y != 2 {
 		t.Errorf("mulMMGroups: %d x %d, want %d x 2", x, y, maxGroups)
 	}
 
@@ -289,21 +298,29 @@ func TestMulMMChoice(t *testing.T) {
 	sub := uint32(vk.ScopeSubgroupNV)
 	for _, c := range []struct {
 		shapes []vk.CooperativeMatrixPropertiesNV
-		want   bool
+		want   [3]uint32
 	}{
-		{nil, false},
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 16, f16, f32, sub), shape(16, 16, 16, f16, f32, sub)}, true},
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 16, f16, f32, sub), shape(16, 8, 8, f16, f16, sub)}, false},
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f16, sub)}, false}, // float16 sums only
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f32, 2)}, false},   // workgroup scope
+		{nil, [3]uint32{}},
+		// Turing's list (f16 and f32 sums; 16x8x16, 16x8x8), with 16x16x16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 16, f16, f16, sub), shape(16, 8, 8, f16, f16, sub), shape(16, 8, 16, f16, f32, sub),
+			shape(16, 8, 8, f16, f32, sub), shape(16, 16, 16, f16, f32, sub)}, [3]uint32{16, 16, 16}},
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 8, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f16, sub)}, [3]uint32{}}, // float16 sums only
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f32, 2)}, [3]uint32{}},   // workgroup scope
+		{[]vk.CooperativeMatrixPropertiesNV{shape(32, 8, 16, f16, f32, sub)}, [3]uint32{}},  // M past 16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 32, f16, f32, sub)}, [3]uint32{}}, // K past 16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(8, 16, 16, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
 	} {
-		if got := hasNVCoopShape(c.shapes); got != c.want {
-			t.Errorf("hasNVCoopShape(%+v) = %v, want %v", c.shapes, got, c.want)
+		got, ok := nvCoopShape(c.shapes)
+		if got != c.want || ok != (c.want != [3]uint32{}) {
+			t.Errorf("nvCoopShape(%+v) = %v, %v, want %v", c.shapes, got, ok, c.want)
 		}
 	}
-	d := DeviceInfo{NVCoopMatrix: true}
-	if !mulMMCoop(&d) || mulMMCoop(&DeviceInfo{CoopMatrix: true}) {
-		t.Error("mulMMCoop: not NVCoopMatrix")
+	if sh, ok := mulMMCoop(&DeviceInfo{NVCoopMatrix: true, NVCoopShape: [3]uint32{16, 8, 16}}); !ok || sh != [3]uint32{16, 8, 16} {
+		t.Error("mulMMCoop: not NVCoopMatrix and NVCoopShape")
+	}
+	if _, ok := mulMMCoop(&DeviceInfo{CoopMatrix: true}); ok {
+		t.Error("mulMMCoop: on the KHR extension")
 	}
 }
 
@@ -318,7 +335,7 @@ func TestMulMMChoice(t *testing.T) {
 func BenchmarkMulMM(b *testing.B) {
 	d := testDevice(b)
 	const batch = 20
-	coop := mulMMCoop(&d.DeviceInfo)
+	shape, coop := mulMMCoop(&d.DeviceInfo)
 	for _, m := range []struct {
 		typ        gguf.TensorType
 		rows, cols int
@@ -361,12 +378,12 @@ func BenchmarkMulMM(b *testing.B) {
 					spec = s[:]
 				case "coop128": // the 128 x 64 tile of 8 subgroups, against mulMMSpec's 64 x 64
 					name, _ = mulMMShader(m.typ, true)
-					s := [6]uint32{8 * d.SubgroupSize, 128, 64, 64, 1, 1}
+					s := [7]uint32{8 * d.SubgroupSize, 128, 64, 64, shape[0], shape[1], shape[2]}
 					gx, gy = mulMMGroups(m.rows, n, s)
 					spec = s[:]
 				default:
 					name, _ = mulMMShader(m.typ, kind == "coop")
-					s := mulMMSpec(d.SubgroupSize, d.SharedMemory, kind == "coop")
+					s := mulMMSpec(d.SubgroupSize, d.SharedMemory, kind == "coop", shape)
 					gx, gy = mulMMGroups(m.rows, n, s)
 					spec = s[:]
 				}

@@ -26,14 +26,16 @@
 // row's end are zeros in the slab; only the outputs in range are written.
 //
 // Specialization: id 0 local_size_x (L), id 1 BM, id 2 BN, id 3 BK (a
-// multiple of 16), id 4 TM, id 5 TN.
-//   Plain (float32 slabs): invocation i computes the TM x TN outputs of
-//   rows i%(BM/TM) + k*(BM/TM) and tokens i/(BM/TM) + k*(BN/TN) of the
-//   tile in registers; L = (BM/TM)*(BN/TN).
+// multiple of 16), then
+//   plain (float32 slabs): id 4 TM, id 5 TN; invocation i computes the
+//   TM x TN outputs of rows i%(BM/TM) + k*(BM/TM) and tokens
+//   i/(BM/TM) + k*(BN/TN) of the tile in registers; L = (BM/TM)*(BN/TN);
 //   COOP (float16 slabs, float32 accumulators, GL_NV_cooperative_matrix):
-//   each subgroup computes a WM x WN = 32 x 32 part of the tile as 2 x 2
-//   16x16x16 products (coopMatMulAddNV); L = subgroup size *
-//   (BM/32)*(BN/32); TM and TN are unused. BM, BN multiples of 32.
+//   id 4 CM, id 5 CN, id 6 CK, a shape the device lists for float16 x
+//   float16 + float32 at subgroup scope (CM, CN in 8, 16; CK 8 or 16);
+//   each subgroup computes a 32 x 32 part of the tile as (32/CM) x
+//   (32/CN) products (coopMatMulAddNV), BK/CK a slab; L = subgroup size *
+//   (BM/32)*(BN/32), BM and BN multiples of 32.
 // Dispatch ceil(rows/BM) x ceil(n/BN) workgroups; either count may be
 // clamped to the device's limit, the workgroups then stride over the
 // tiles.
@@ -55,8 +57,14 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 32;
+#if defined(COOP)
+layout(constant_id = 4) const uint CM = 16;
+layout(constant_id = 5) const uint CN = 16;
+layout(constant_id = 6) const uint CK = 16;
+#else
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
+#endif
 
 layout(push_constant, std430) uniform Push {
 	uint64_t w;
@@ -133,48 +141,50 @@ void store(uint r0, uint t0, uint m, uint t, float s) {
 #if defined(COOP)
 // ---------------------------------------------------------------- cooperative matrices
 
-const uint WM = 32, WN = 32;  // a subgroup's part of the tile: 2 x 2 16x16 matrices
-shared float Cs[(BM / WM) * (BN / WN) * 256];  // a 16x16 result a subgroup, on its way out
+// A subgroup's part of the tile: WM x WN, (WM/CM) x (WN/CN) CM x CN
+// results, CK values a product.
+const uint WM = 32, WN = 32;
+const uint FM = WM / CM, FN = WN / CN;
+shared float Cs[(BM / WM) * (BN / WN) * CM * CN];  // a result a subgroup, on its way out
 
 void tile(uint r0, uint t0) {
 	const uint nunits = p.cols / 16;
 	const uint s = gl_SubgroupID;
 	const uint sm = s % (BM / WM), sn = s / (BM / WM);
-	fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-	for (uint i = 0; i < 2; i++) {
-		for (uint j = 0; j < 2; j++) {
-			acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+	fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM][FN];
+	for (uint i = 0; i < FM; i++) {
+		for (uint j = 0; j < FN; j++) {
+			acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
 		}
 	}
 	for (uint u0 = 0; u0 < nunits; u0 += BKU) {
 		load(r0, t0, u0);
 		barrier();
-		for (uint k = 0; k < BK; k += 16) {
-			fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
-			for (uint i = 0; i < 2; i++) {
-				coopMatLoadNV(a[i], As, (sm * WM + 16 * i) * BKP + k, BKP, false);  // 16 rows x 16 k
+		for (uint k = 0; k < BK; k += CK) {
+			fcoopmatNV<16, gl_ScopeSubgroup, CM, CK> a[FM];
+			for (uint i = 0; i < FM; i++) {
+				coopMatLoadNV(a[i], As, (sm * WM + CM * i) * BKP + k, BKP, false);  // CM rows x CK values
 			}
-			for (uint j = 0; j < 2; j++) {
-				coopMatLoadNV(b[j], Bs, (sn * WN + 16 * j) * BKP + k, BKP, true);  // 16 k x 16 tokens
-			}
-			for (uint i = 0; i < 2; i++) {
-				for (uint j = 0; j < 2; j++) {
-					acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+			for (uint j = 0; j < FN; j++) {
+				fcoopmatNV<16, gl_ScopeSubgroup, CK, CN> b;
+				coopMatLoadNV(b, Bs, (sn * WN + CN * j) * BKP + k, BKP, true);  // CK values x CN tokens
+				for (uint i = 0; i < FM; i++) {
+					acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
 				}
 			}
 		}
 		barrier();
 	}
-	// Each 16x16 result through the subgroup's part of Cs (token-major:
-	// element (m, t) at t*16 + m), then out with the range checks.
-	const uint cs = s * 256;
-	for (uint i = 0; i < 2; i++) {
-		for (uint j = 0; j < 2; j++) {
-			coopMatStoreNV(acc[i][j], Cs, cs, 16, true);
+	// Each result through the subgroup's part of Cs (token-major: element
+	// (m, t) at t*CM + m), then out with the range checks.
+	const uint cs = s * CM * CN;
+	for (uint i = 0; i < FM; i++) {
+		for (uint j = 0; j < FN; j++) {
+			coopMatStoreNV(acc[i][j], Cs, cs, CM, true);
 			subgroupMemoryBarrierShared();
 			subgroupBarrier();
-			for (uint e = gl_SubgroupInvocationID; e < 256; e += gl_SubgroupSize) {
-				store(r0, t0, sm * WM + 16 * i + e % 16, sn * WN + 16 * j + e / 16, Cs[cs + e]);
+			for (uint e = gl_SubgroupInvocationID; e < CM * CN; e += gl_SubgroupSize) {
+				store(r0, t0, sm * WM + CM * i + e % CM, sn * WN + CN * j + e / CM, Cs[cs + e]);
 			}
 			subgroupBarrier();
 		}
