@@ -8,7 +8,9 @@ import "inferno/gguf"
 // of mul_mv_<type>. mul_mv reads every weight once for each 8 tokens;
 // mul_mm decodes a tile of BM rows into shared memory once for BN tokens
 // and multiplies from there: in float32 registers (plain), or on
-// NVIDIA's cooperative matrices (coop: float16 tiles, float32 sums).
+// NVIDIA's cooperative matrices (coop: each value split in two float16s,
+// three products a pair of matrices summed in float32, for float32's
+// accuracy).
 
 // mulMMMinTokens is the number of tokens from which the passes take
 // mul_mm instead of mul_mv. The arithmetic: up to 8 tokens mul_mv reads
@@ -48,8 +50,14 @@ func mulMMShader(t gguf.TensorType, coop bool) (string, bool) {
 // mulMMCoop returns the shape of cooperative matrix products (M, N, K)
 // mul_mm_coop computes with on the device, and whether it runs there: it
 // has VK_NV_cooperative_matrix with a float16 x float16 + float32 shape
-// (DeviceInfo.NVCoopMatrix; Open enables it then).
-func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) { return d.NVCoopShape, d.NVCoopMatrix }
+// (DeviceInfo.NVCoopMatrix; Open enables it then) and the shared memory
+// for mulMMSpec's tile (20 KiB at least; NVIDIA's GPUs have 48).
+func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) {
+	if !d.NVCoopMatrix || mulMMShared(mulMMSpec(d.SubgroupSize, d.SharedMemory, true, d.NVCoopShape), true) > int(d.SharedMemory) {
+		return [3]uint32{}, false
+	}
+	return d.NVCoopShape, true
+}
 
 // mulMMSpec returns mul_mm's specialization constants for a device whose
 // subgroups have subgroupSize invocations and whose workgroups may use
@@ -60,8 +68,8 @@ func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) { return d.NVCoopShape, d.NVCoop
 //     serves 64 tokens and each activation 64 rows, and a 0.6B model's
 //     1024-row matrices still make 128 workgroups of a 512-token prompt
 //     (an H100 has 132 SMs; 128-row tiles would leave half of them
-//     idle); BK = 64 values a step (22.5 KiB of float16 slabs and
-//     staging with 16x16 products);
+//     idle); BK = 64 values a step (44 KiB of float16 slabs, two a
+//     matrix for the split values, and staging with 16x16 products);
 //   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
 //     tiles, 256 invocations each computing 4 x 4 outputs in registers
 //     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
@@ -71,7 +79,8 @@ func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) { return d.NVCoopShape, d.NVCoop
 //     KiB).
 //
 // BK is halved (down to 16) while the slabs would not fit sharedMemory:
-// at 16, coop's take 10 KiB, within the 16 KiB every Vulkan device has.
+// at 16 the plain variant's take 4.25 KiB, within the 16 KiB every Vulkan
+// device has, coop's 20 KiB (mulMMCoop says no below).
 func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7]uint32 {
 	var s [7]uint32
 	switch {
@@ -91,13 +100,13 @@ func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7
 }
 
 // mulMMShared is the shared memory in bytes mul_mm with specialization s
-// declares: the two slabs (float32 rows of BK+1 values, or float16 rows of
-// BK+8 for coop) and, for coop, an M x N float32 staging matrix a
-// subgroup.
+// declares: the slabs (float32 rows of BK+1 values; for coop, float16
+// rows of BK+8, two slabs a matrix) and, for coop, two M x N float32
+// staging matrices a subgroup.
 func mulMMShared(s [7]uint32, coop bool) int {
 	bm, bn, bk := int(s[mmBM]), int(s[mmBN]), int(s[mmBK])
 	if coop {
-		return 2*(bm+bn)*(bk+8) + 4*int(s[mmTM]*s[mmTN])*(bm/mmWarpTile)*(bn/mmWarpTile)
+		return 2*2*(bm+bn)*(bk+8) + 2*4*int(s[mmTM]*s[mmTN])*(bm/mmWarpTile)*(bn/mmWarpTile)
 	}
 	return 4 * (bm + bn) * (bk + 1)
 }

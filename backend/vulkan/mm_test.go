@@ -9,7 +9,6 @@ import (
 
 	"inferno/backend/vulkan/vk"
 	"inferno/gguf"
-	"inferno/numfmt"
 )
 
 // mulMMCase is one dispatch of a mul_mm test: n tokens, add or store, and
@@ -27,34 +26,22 @@ var mulMMCases = []mulMMCase{
 }
 
 // mulMMRef is numfmt's decoding of a weight matrix times the tokens of x
-// in float64: want[t*rows + r] and the sum of the products' magnitudes;
-// with half, want16 is the same product of the values rounded to float16
-// (as mul_mm_coop's slabs hold them, rounding to nearest even).
-type mulMMRef struct{ want, mag, want16 []float64 }
+// in float64: want[t*rows + r] and the sum of the products' magnitudes.
+type mulMMRef struct{ want, mag []float64 }
 
-func newMulMMRef(w *weightMatrix, x []float32, n int, half bool) mulMMRef {
+func newMulMMRef(w *weightMatrix, x []float32, n int) mulMMRef {
 	ref := mulMMRef{want: make([]float64, n*w.rows), mag: make([]float64, n*w.rows)}
-	h := func(f float32) float64 { return float64(numfmt.F16ToF32(numfmt.F32ToF16(f))) }
-	if half {
-		ref.want16 = make([]float64, n*w.rows)
-	}
 	for tok := range n {
 		xt := x[tok*w.cols : (tok+1)*w.cols]
 		for row := range w.rows {
 			wr := w.values[row*w.cols : (row+1)*w.cols]
-			var s, m, s16 float64
+			var s, m float64
 			for c, v := range wr {
 				pr := float64(v) * float64(xt[c])
 				s += pr
 				m += math.Abs(pr)
-				if half {
-					s16 += h(v) * h(xt[c])
-				}
 			}
 			ref.want[tok*w.rows+row], ref.mag[tok*w.rows+row] = s, m
-			if half {
-				ref.want16[tok*w.rows+row] = s16
-			}
 		}
 	}
 	return ref
@@ -111,7 +98,7 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 	if err := d.Read(ybuf, 0, F32Bytes(y)); err != nil {
 		t.Fatal(err)
 	}
-	var worst, worst16 float64
+	var worst float64
 	for ci, c := range mulMMCases {
 		bad := 0
 		for tok := range c.n + 1 {
@@ -132,10 +119,6 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 				diff := math.Abs(float64(y[i]) - want)
 				if mag > 0 {
 					worst = max(worst, diff/mag)
-					if ref.want16 != nil {
-						w16 := ref.want16[tok*w.rows+row] + want - ref.want[tok*w.rows+row]
-						worst16 = max(worst16, math.Abs(float64(y[i])-w16)/mag)
-					}
 				}
 				if !(diff <= tol*mag+1e-30) {
 					t.Errorf("%s %v %+v: y[token %d, row %d] = %g, want %g (error %.3g of %.3g)", name, spec, c, tok, row, y[i], want, diff, mag)
@@ -148,9 +131,6 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 		}
 	}
 	t.Logf("%s %v: largest error %.3g of the magnitudes' sum", name, spec, worst)
-	if ref.want16 != nil {
-		t.Logf("%s %v: largest difference %.3g of the magnitudes' sum from the product of the values rounded to float16", name, spec, worst16)
-	}
 }
 
 // mulMMExtraSpecs are plain specializations beside mulMMSpec's choices:
@@ -160,15 +140,15 @@ var mulMMExtraSpecs = [][7]uint32{
 }
 
 // mulMMCoopTol is the tolerance of mul_mm_coop, relative to the sum of
-// the products' magnitudes: each product of two values rounded to float16
-// is within 2^-10 of its value, and the roundings' errors, of either sign,
-// add up to about 2^-11 sqrt(sum of squares); over these tests' matrices
-// and tokens (51,200 outputs a format) the product of the values rounded
-// to nearest even is at most 9.8e-5 of the magnitudes' sum from the exact
-// one (IQ4_NL; 4.4e-5 to 9.4e-5 for the others), so 2e-4 leaves a
-// factor of two for drivers rounding otherwise; a unit decoded wrong is
-// several times more.
-const mulMMCoopTol = 2e-4
+// the products' magnitudes: its split values (shaders/mul_mm.comp) give
+// float32's accuracy, as the plain variant's 1e-5. Checked by emulation:
+// the plain variant made to compute on the split float16 slabs (three
+// products summed in float32) was within 3.3e-7 of the magnitudes' sum on
+// lavapipe for every format (float32 slabs: 2.6e-7), and the model tests
+// (goldens, architectures, batched equals alone at 1e-5) passed with it;
+// tensor cores sum the exact products in float32 too, in blocks of K,
+// which moves the roundings, not their size.
+const mulMMCoopTol = 1e-5
 
 // TestMulMM checks mul_mm_<type> (float32 slabs: within 1e-5 of the
 // magnitudes' sum, as mul_mv) and, where the device has NVIDIA's
@@ -196,7 +176,7 @@ func TestMulMM(t *testing.T) {
 				x[i] = float32(2*rng.Float64() - 1)
 			}
 			xbuf := upload(t, d, F32Bytes(x))
-			ref, refSmall := newMulMMRef(w, x, 512, coop), newMulMMRef(small, x, 512, coop)
+			ref, refSmall := newMulMMRef(w, x, 512), newMulMMRef(small, x, 512)
 
 			plain, _ := mulMMShader(typ, false)
 			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, false, shape)
@@ -253,8 +233,14 @@ func TestMulMMChoice(t *testing.T) {
 			if bk < 16 || bk%16 != 0 {
 				t.Errorf("%s: BK not a multiple of 16", where)
 			}
-			if n := mulMMShared(s, coop); n > int(dev.shared) {
-				t.Errorf("%s: %d bytes of shared memory", where, n)
+			fits := mulMMShared(s, coop) <= int(dev.shared)
+			if coop { // where coop's slabs do not fit, the device runs the plain variant
+				info := DeviceInfo{SubgroupSize: dev.sg, SharedMemory: dev.shared, NVCoopMatrix: true, NVCoopShape: shape}
+				if _, ok := mulMMCoop(&info); ok != fits {
+					t.Errorf("%s: mulMMCoop says %v, the slabs fitting %v", where, ok, fits)
+				}
+			} else if !fits {
+				t.Errorf("%s: %d bytes of shared memory", where, mulMMShared(s, coop))
 			}
 			if coop {
 				if bm%mmWarpTile != 0 || bn%mmWarpTile != 0 || s[mmLocal] != dev.sg*(bm/mmWarpTile)*(bn/mmWarpTile) {
@@ -277,8 +263,8 @@ func TestMulMMChoice(t *testing.T) {
 	}{
 		{32, 48 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 64, 16, 16, 16}},
 		{32, 48 << 10, [3]uint32{16, 8, 16}, [7]uint32{128, 64, 64, 64, 16, 8, 16}},
-		{32, 16 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 32, 16, 16, 16}},
-		{32, 12 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 16, 16, 16, 16}},
+		{32, 32 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 32, 16, 16, 16}},
+		{32, 24 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 16, 16, 16, 16}},
 		{32, 48 << 10, [3]uint32{}, [7]uint32{256, 64, 64, 32, 4, 4, 0}},
 		{8, 32 << 10, [3]uint32{}, [7]uint32{64, 32, 32, 32, 4, 4, 0}},
 	} {
@@ -316,8 +302,13 @@ func TestMulMMChoice(t *testing.T) {
 			t.Errorf("nvCoopShape(%+v) = %v, %v, want %v", c.shapes, got, ok, c.want)
 		}
 	}
-	if sh, ok := mulMMCoop(&DeviceInfo{NVCoopMatrix: true, NVCoopShape: [3]uint32{16, 8, 16}}); !ok || sh != [3]uint32{16, 8, 16} {
+	nv := DeviceInfo{SubgroupSize: 32, SharedMemory: 48 << 10, NVCoopMatrix: true, NVCoopShape: [3]uint32{16, 8, 16}}
+	if sh, ok := mulMMCoop(&nv); !ok || sh != [3]uint32{16, 8, 16} {
 		t.Error("mulMMCoop: not NVCoopMatrix and NVCoopShape")
+	}
+	nv.SharedMemory = 12 << 10
+	if _, ok := mulMMCoop(&nv); ok {
+		t.Error("mulMMCoop: with 12 KiB of shared memory")
 	}
 	if _, ok := mulMMCoop(&DeviceInfo{CoopMatrix: true}); ok {
 		t.Error("mulMMCoop: on the KHR extension")
@@ -329,7 +320,8 @@ func TestMulMMChoice(t *testing.T) {
 // and on the Q4_K one for 9, 16 and 64 tokens (where the passes switch
 // from mul_mv): mul_mv (the tiles of 8 tokens the passes used before),
 // mul_mm and, where the device has it, mul_mm_coop, each with its
-// choice of specialization (and coop128: mul_mm_coop on 128 x 64 tiles). Each iteration submits 20 dispatches
+// choice of specialization (and, to compare, mul_mm_coop at BK = 32 on
+// its 64 x 64 tiles and on 128 x 64 tiles: coop-bk32, coop128). Each iteration submits 20 dispatches
 // separated by barriers; it reports the weight bytes per second (B/s) and
 // the arithmetic (TFLOPS, 2 rows cols n a dispatch).
 func BenchmarkMulMM(b *testing.B) {
@@ -366,7 +358,7 @@ func BenchmarkMulMM(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, n := range m.ns {
-			for _, kind := range []string{"mv", "mm", "coop", "coop128"} {
+			for _, kind := range []string{"mv", "mm", "coop", "coop-bk32", "coop128"} {
 				var name string
 				var spec []uint32
 				var gx, gy uint32
@@ -376,9 +368,12 @@ func BenchmarkMulMM(b *testing.B) {
 					s := mulMVSpec(d.SubgroupSize, n)
 					gx, gy = mulMVGroups(m.rows, n, s)
 					spec = s[:]
-				case "coop128": // the 128 x 64 tile of 8 subgroups, against mulMMSpec's 64 x 64
+				case "coop-bk32", "coop128": // mulMMSpec's 64 x 64 tile at BK = 32; a 128 x 64 tile of 8 subgroups
 					name, _ = mulMMShader(m.typ, true)
-					s := [7]uint32{8 * d.SubgroupSize, 128, 64, 64, shape[0], shape[1], shape[2]}
+					s := [7]uint32{4 * d.SubgroupSize, 64, 64, 32, shape[0], shape[1], shape[2]}
+					if kind == "coop128" {
+						s[mmLocal], s[mmBM] = 8*d.SubgroupSize, 128
+					}
 					gx, gy = mulMMGroups(m.rows, n, s)
 					spec = s[:]
 				default:
@@ -388,7 +383,7 @@ func BenchmarkMulMM(b *testing.B) {
 					spec = s[:]
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
-					if (kind == "coop" || kind == "coop128") && !coop {
+					if kind != "mv" && kind != "mm" && !coop {
 						b.Skipf("%s has no NVIDIA cooperative matrices", d.Name)
 					}
 					p, err := d.Pipeline(name, spec...)

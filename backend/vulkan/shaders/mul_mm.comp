@@ -30,7 +30,8 @@
 //   plain (float32 slabs): id 4 TM, id 5 TN; invocation i computes the
 //   TM x TN outputs of rows i%(BM/TM) + k*(BM/TM) and tokens
 //   i/(BM/TM) + k*(BN/TN) of the tile in registers; L = (BM/TM)*(BN/TN);
-//   COOP (float16 slabs, float32 accumulators, GL_NV_cooperative_matrix):
+//   COOP (float16 slabs of split values, float32 accumulators,
+//   GL_NV_cooperative_matrix):
 //   id 4 CM, id 5 CN, id 6 CK, a shape the device lists for float16 x
 //   float16 + float32 at subgroup scope (CM, CN in 8, 16; CK 8 or 16);
 //   each subgroup computes a 32 x 32 part of the tile as (32/CM) x
@@ -46,12 +47,6 @@
 #endif
 #include "common.glsl"
 #include "quant.glsl"
-
-#if defined(COOP)
-#define TILE float16_t
-#else
-#define TILE float
-#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
@@ -82,14 +77,34 @@ layout(push_constant, std430) uniform Push {
 // token t's at Bs[t*BKP ..]. The padding puts consecutive rows in
 // different banks (float32) and keeps each row 16-byte aligned (float16,
 // which the cooperative loads need).
+//
+// COOP splits each value v in two float16s, v = h + l*2^-11 (Al, Bl
+// hold l; h = float16(v), l = float16((v - h) * 2^11), the scaling
+// keeping l normal where v is): the products of the halves are exact in
+// float32, and h_w h_x + (h_w l_x + l_w h_x) 2^-11, summed in float32,
+// misses only l_w l_x 2^-22 and the roundings of l, within 2^-21 of each
+// product: float32's accuracy for three cooperative products a pair of
+// matrices. Values past float16's range (65504) are not supported.
 const uint BKU = BK / 16;  // units a row of the slab
 #if defined(COOP)
 const uint BKP = BK + 8;
+const float LO_SCALE = 2048.0;
+shared float16_t As[BM * BKP], Al[BM * BKP];
+shared float16_t Bs[BN * BKP], Bl[BN * BKP];
+// PUT stores v in slab S (and its low half in SL) at i.
+#define PUT(S, SL, i, v)                                       \
+	{                                                          \
+		const float v_ = (v);                                  \
+		const float16_t h_ = float16_t(v_);                    \
+		S[i] = h_;                                             \
+		SL[i] = float16_t((v_ - float(h_)) * LO_SCALE);        \
+	}
 #else
 const uint BKP = BK + 1;
+shared float As[BM * BKP];
+shared float Bs[BN * BKP];
+#define PUT(S, SL, i, v) S[i] = (v)
 #endif
-shared TILE As[BM * BKP];
-shared TILE Bs[BN * BKP];
 
 // load fills the slabs with the units u0 .. u0+BKU-1 of rows r0.. and
 // tokens t0.. . Invocations take consecutive units of a row (consecutive
@@ -108,7 +123,7 @@ void load(uint r0, uint t0, uint u0) {
 		const uint o = m * BKP + 16 * ju;
 		for (uint i = 0; i < 4; i++) {
 			for (uint e = 0; e < 4; e++) {
-				As[o + 4 * i + e] = TILE(v[i][e]);
+				PUT(As, Al, o + 4 * i + e, v[i][e]);
 			}
 		}
 	}
@@ -124,7 +139,7 @@ void load(uint r0, uint t0, uint u0) {
 		}
 		const uint o = t * BKP + 16 * ju + 4 * part;
 		for (uint e = 0; e < 4; e++) {
-			Bs[o + e] = TILE(v[e]);
+			PUT(Bs, Bl, o + e, v[e]);
 		}
 	}
 }
@@ -145,46 +160,58 @@ void store(uint r0, uint t0, uint m, uint t, float s) {
 // results, CK values a product.
 const uint WM = 32, WN = 32;
 const uint FM = WM / CM, FN = WN / CN;
-shared float Cs[(BM / WM) * (BN / WN) * CM * CN];  // a result a subgroup, on its way out
+shared float Cs[(BM / WM) * (BN / WN) * 2 * CM * CN];  // a result's two sums a subgroup, on their way out
 
 void tile(uint r0, uint t0) {
 	const uint nunits = p.cols / 16;
 	const uint s = gl_SubgroupID;
 	const uint sm = s % (BM / WM), sn = s / (BM / WM);
-	fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM][FN];
+	// acc sums the products of the high halves, acl the cross products
+	// (scaled by LO_SCALE)
+	fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM][FN], acl[FM][FN];
 	for (uint i = 0; i < FM; i++) {
 		for (uint j = 0; j < FN; j++) {
 			acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
+			acl[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
 		}
 	}
 	for (uint u0 = 0; u0 < nunits; u0 += BKU) {
 		load(r0, t0, u0);
 		barrier();
 		for (uint k = 0; k < BK; k += CK) {
-			fcoopmatNV<16, gl_ScopeSubgroup, CM, CK> a[FM];
+			fcoopmatNV<16, gl_ScopeSubgroup, CM, CK> a[FM], al[FM];
 			for (uint i = 0; i < FM; i++) {
-				coopMatLoadNV(a[i], As, (sm * WM + CM * i) * BKP + k, BKP, false);  // CM rows x CK values
+				const uint o = (sm * WM + CM * i) * BKP + k;  // CM rows x CK values
+				coopMatLoadNV(a[i], As, o, BKP, false);
+				coopMatLoadNV(al[i], Al, o, BKP, false);
 			}
 			for (uint j = 0; j < FN; j++) {
-				fcoopmatNV<16, gl_ScopeSubgroup, CK, CN> b;
-				coopMatLoadNV(b, Bs, (sn * WN + CN * j) * BKP + k, BKP, true);  // CK values x CN tokens
+				const uint o = (sn * WN + CN * j) * BKP + k;  // CK values x CN tokens
+				fcoopmatNV<16, gl_ScopeSubgroup, CK, CN> b, bl;
+				coopMatLoadNV(b, Bs, o, BKP, true);
+				coopMatLoadNV(bl, Bl, o, BKP, true);
 				for (uint i = 0; i < FM; i++) {
 					acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+					acl[i][j] = coopMatMulAddNV(a[i], bl, acl[i][j]);
+					acl[i][j] = coopMatMulAddNV(al[i], b, acl[i][j]);
 				}
 			}
 		}
 		barrier();
 	}
-	// Each result through the subgroup's part of Cs (token-major: element
-	// (m, t) at t*CM + m), then out with the range checks.
-	const uint cs = s * CM * CN;
+	// Each result's sums through the subgroup's part of Cs (token-major:
+	// element (m, t) at t*CM + m, acl's CM*CN after), added there (the
+	// optimizer of glslc 2023.2 crashes on arithmetic on cooperative
+	// matrices), then out with the range checks.
+	const uint cs = s * 2 * CM * CN, cl = cs + CM * CN;
 	for (uint i = 0; i < FM; i++) {
 		for (uint j = 0; j < FN; j++) {
 			coopMatStoreNV(acc[i][j], Cs, cs, CM, true);
+			coopMatStoreNV(acl[i][j], Cs, cl, CM, true);
 			subgroupMemoryBarrierShared();
 			subgroupBarrier();
 			for (uint e = gl_SubgroupInvocationID; e < CM * CN; e += gl_SubgroupSize) {
-				store(r0, t0, sm * WM + CM * i + e % CM, sn * WN + CN * j + e / CM, Cs[cs + e]);
+				store(r0, t0, sm * WM + CM * i + e % CM, sn * WN + CN * j + e / CM, Cs[cs + e] + Cs[cl + e] * (1.0 / LO_SCALE));
 			}
 			subgroupBarrier();
 		}
