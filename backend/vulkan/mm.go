@@ -64,12 +64,13 @@ func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) {
 // sharedMemory bytes, for the plain variant or (coop) the cooperative
 // one on products of shape (M, N, K) (mulMMCoop's). The choice:
 //   - coop: a tile of 64 rows by 64 tokens, 4 subgroups each computing
-//     32 x 32 (2 x 2 16x16x16 products, 2 x 4 of 16x8x16), so that each decoded weight
-//     serves 64 tokens and each activation 64 rows, and a 0.6B model's
-//     1024-row matrices still make 128 workgroups of a 512-token prompt
-//     (an H100 has 132 SMs; 128-row tiles would leave half of them
-//     idle); BK = 64 values a step (44 KiB of float16 slabs, two a
-//     matrix for the split values, and staging with 16x16 products);
+//     32 x 32 (2 x 2 16x16x16 products, or 2 x 4 of 16x8x16), so that
+//     each decoded weight serves 64 tokens and each activation 64 rows,
+//     and a 0.6B model's 1024-row matrices still make 128 workgroups of
+//     a 512-token prompt (an H100 has 132 SMs; 128-row tiles would leave
+//     half of them idle); BK = 64 values a step (44 KiB of float16
+//     slabs, two a matrix for the split values, and staging with 16x16
+//     products);
 //   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
 //     tiles, 256 invocations each computing 4 x 4 outputs in registers
 //     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
@@ -80,7 +81,8 @@ func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) {
 //
 // BK is halved (down to 16) while the slabs would not fit sharedMemory:
 // at 16 the plain variant's take 4.25 KiB, within the 16 KiB every Vulkan
-// device has, coop's 20 KiB (mulMMCoop says no below).
+// device has, coop's 20 KiB with 16x16 products (mulMMCoop says no
+// below).
 func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7]uint32 {
 	var s [7]uint32
 	switch {
