@@ -73,14 +73,14 @@ func mulMMCoop(d *DeviceInfo) ([3]uint32, bool) {
 //     products);
 //   - plain on GPUs (subgroups of 32 or more and at least 32 KiB): 64 x 64
 //     tiles, 256 invocations each computing 4 x 4 outputs in registers
-//     (16 products a pair of shared-memory reads), BK = 32 (16.5 KiB of
-//     float32 slabs);
+//     (64 products for 8 vec4 reads of shared memory), BK = 32 (18 KiB
+//     of float32 slabs);
 //   - plain otherwise (lavapipe's 8-wide subgroups, small shared
-//     memories): 32 x 32 tiles, 64 invocations of 4 x 4, BK = 32 (8.25
+//     memories): 32 x 32 tiles, 64 invocations of 4 x 4, BK = 32 (9
 //     KiB).
 //
 // BK is halved (down to 16) while the slabs would not fit sharedMemory:
-// at 16 the plain variant's take 4.25 KiB, within the 16 KiB every Vulkan
+// at 16 the plain variant's take 5 KiB, within the 16 KiB every Vulkan
 // device has, coop's 20 KiB with 16x16 products (mulMMCoop says no
 // below).
 func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7]uint32 {
@@ -102,7 +102,7 @@ func mulMMSpec(subgroupSize, sharedMemory uint32, coop bool, shape [3]uint32) [7
 }
 
 // mulMMShared is the shared memory in bytes mul_mm with specialization s
-// declares: the slabs (float32 rows of BK+1 values; for coop, float16
+// declares: the slabs (float32 rows of BK+4 values; for coop, float16
 // rows of BK+8, two slabs a matrix) and, for coop, two M x N float32
 // staging matrices a subgroup.
 func mulMMShared(s [7]uint32, coop bool) int {
@@ -110,7 +110,7 @@ func mulMMShared(s [7]uint32, coop bool) int {
 	if coop {
 		return 2*2*(bm+bn)*(bk+8) + 2*4*int(s[mmTM]*s[mmTN])*(bm/mmWarpTile)*(bn/mmWarpTile)
 	}
-	return 4 * (bm + bn) * (bk + 1)
+	return 4 * (bm + bn) * (bk + 4)
 }
 
 // mulMMGroups returns the workgroup counts (x, y) of a mul_mm dispatch of

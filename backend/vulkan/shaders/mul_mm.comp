@@ -29,7 +29,9 @@
 // multiple of 16), then
 //   plain (float32 slabs): id 4 TM, id 5 TN; invocation i computes the
 //   TM x TN outputs of rows i%(BM/TM) + k*(BM/TM) and tokens
-//   i/(BM/TM) + k*(BN/TN) of the tile in registers; L = (BM/TM)*(BN/TN);
+//   i/(BM/TM) + k*(BN/TN) of the tile in registers, reading the slabs a
+//   vec4 at a time (TM + TN reads for 4 TM TN products); L =
+//   (BM/TM)*(BN/TN);
 //   COOP (float16 slabs of split values, float32 accumulators,
 //   GL_NV_cooperative_matrix):
 //   id 4 CM, id 5 CN, id 6 CK, a shape the device lists for float16 x
@@ -74,9 +76,10 @@ layout(push_constant, std430) uniform Push {
 } p;
 
 // The slabs, row (token) major: the BK values of row m at As[m*BKP ..],
-// token t's at Bs[t*BKP ..]. The padding puts consecutive rows in
-// different banks (float32) and keeps each row 16-byte aligned (float16,
-// which the cooperative loads need).
+// token t's at Bs[t*BKP ..] (plain: vec4s, As[(m*BKP)/4 ..]). The
+// padding keeps each row 16-byte aligned (the vec4s; the cooperative
+// loads need it) and puts the vec4s of consecutive rows in different
+// banks.
 //
 // COOP splits each value v in two float16s, v = h + l*2^-11 (Al, Bl
 // hold l; h = float16(v), l = float16((v - h) * 2^11), the scaling
@@ -100,10 +103,9 @@ shared float16_t Bs[BN * BKP], Bl[BN * BKP];
 		SL[i] = float16_t((v_ - float(h_)) * LO_SCALE);        \
 	}
 #else
-const uint BKP = BK + 1;
-shared float As[BM * BKP];
-shared float Bs[BN * BKP];
-#define PUT(S, SL, i, v) S[i] = (v)
+const uint BKP = BK + 4;
+shared vec4 As[BM * BKP / 4];
+shared vec4 Bs[BN * BKP / 4];
 #endif
 
 // load fills the slabs with the units u0 .. u0+BKU-1 of rows r0.. and
@@ -122,9 +124,13 @@ void load(uint r0, uint t0, uint u0) {
 		}
 		const uint o = m * BKP + 16 * ju;
 		for (uint i = 0; i < 4; i++) {
+#if defined(COOP)
 			for (uint e = 0; e < 4; e++) {
 				PUT(As, Al, o + 4 * i + e, v[i][e]);
 			}
+#else
+			As[o / 4 + i] = v[i];
+#endif
 		}
 	}
 	// The activations: four vec4s a unit (runs of 8 at pos.x and pos.y).
@@ -138,9 +144,13 @@ void load(uint r0, uint t0, uint u0) {
 			v = X.v[((t0 + t) * p.cols + c) / 4];
 		}
 		const uint o = t * BKP + 16 * ju + 4 * part;
+#if defined(COOP)
 		for (uint e = 0; e < 4; e++) {
 			PUT(Bs, Bl, o + e, v[e]);
 		}
+#else
+		Bs[o / 4] = v;
+#endif
 	}
 }
 
@@ -234,17 +244,22 @@ void tile(uint r0, uint t0) {
 	for (uint u0 = 0; u0 < nunits; u0 += BKU) {
 		load(r0, t0, u0);
 		barrier();
-		for (uint k = 0; k < BK; k++) {
-			float a[TM], b[TN];
+		for (uint k = 0; k < BK / 4; k++) {
+			vec4 a[TM], b[TN];
 			for (uint i = 0; i < TM; i++) {
-				a[i] = As[(tm + i * (BM / TM)) * BKP + k];
+				a[i] = As[(tm + i * (BM / TM)) * (BKP / 4) + k];
 			}
 			for (uint j = 0; j < TN; j++) {
-				b[j] = Bs[(tn + j * (BN / TN)) * BKP + k];
+				b[j] = Bs[(tn + j * (BN / TN)) * (BKP / 4) + k];
 			}
 			for (uint i = 0; i < TM; i++) {
 				for (uint j = 0; j < TN; j++) {
-					acc[i][j] += a[i] * b[j];
+					// a chain in the order of k, not dot()'s pairs: a
+					// token's sums then stay within TestBatchedEqualsAlone's
+					// 1e-5 of mul_mv's (dot() moved them by 2e-5)
+					for (uint e = 0; e < 4; e++) {
+						acc[i][j] += a[i][e] * b[j][e];
+					}
 				}
 			}
 		}
