@@ -50,23 +50,16 @@ func (p *pass) gather(src, idx, out uint64, rows, width int) {
 }
 
 // mulMV records y = W x (add: y += W x) for n tokens: mul_mv up to 8
-// tokens, mul_mm from mulMMMinTokens on (on cooperative matrices where
-// the device has them).
+// tokens, mul_mm (mulMM) from mulMMMinTokens on.
 func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool) {
-	var pl *Pipeline
-	var gx, gy uint32
-	if d := p.r.d; n >= mulMMMinTokens {
-		shape, coop := mulMMCoop(&d.DeviceInfo)
-		name, _ := mulMMShader(m.typ, coop)
-		spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, coop, shape)
-		gx, gy = mulMMGroups(m.rows, n, spec)
-		pl = p.pipeline(name, spec[:]...)
-	} else {
-		name, _ := mulMVShader(m.typ)
-		spec := mulMVSpec(d.SubgroupSize, n)
-		gx, gy = mulMVGroups(m.rows, n, spec)
-		pl = p.pipeline(name, spec[:]...)
+	if n >= mulMMMinTokens {
+		p.mulMM(m, x, y, n, add, 0)
+		return
 	}
+	name, _ := mulMVShader(m.typ)
+	spec := mulMVSpec(p.r.d.SubgroupSize, n)
+	gx, gy := mulMVGroups(m.rows, n, spec)
+	pl := p.pipeline(name, spec[:]...)
 	if pl == nil {
 		return
 	}

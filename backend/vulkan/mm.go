@@ -4,13 +4,53 @@ import "inferno/gguf"
 
 // The prompt product: mul_mm_<type> and mul_mm_coop_<type>
 // (shaders/mul_mm.comp), the matrix-matrix product of a weight matrix
-// with many tokens' activations, the contract and push block (pushMulMV)
-// of mul_mv_<type>. mul_mv reads every weight once for each 8 tokens;
+// with many tokens' activations, the contract of mul_mv_<type> (its
+// product, without its fused inputs). mul_mv reads every weight once for each 8 tokens;
 // mul_mm decodes a tile of BM rows into shared memory once for BN tokens
 // and multiplies from there: in float32 registers (plain), or on
 // NVIDIA's cooperative matrices (coop: each value split in two float16s,
 // three products a pair of matrices summed in float32, for float32's
 // accuracy).
+
+// pushMulMM is the push constant block of mul_mm_<type> and
+// mul_mm_coop_<type> (shaders/mul_mm.comp): y[t*LDY + r] = (Add != 0 ?
+// y[t*LDY + r] : 0) + sum_c W[r][c] * x[t*Cols + c] for r < Rows, t < N,
+// mul_mv's product (pushMulMV's first fields) in a block of its own, so
+// that mul_mv's can grow.
+type pushMulMM struct {
+	W        uint64 // address of row 0 (16-byte aligned); row r at W + r*RowBytes
+	X        uint64 // N*Cols float32, 16-byte aligned
+	Y        uint64 // float32 outputs, token t's at Y + 4*t*LDY
+	Rows     uint32
+	Cols     uint32 // a multiple of weightBlock(type)
+	N        uint32 // tokens
+	RowBytes uint32
+	LDY      uint32 // values between two tokens' outputs
+	Add      uint32 // nonzero: add to y instead of storing
+}
+
+// mulMM records y = W x (add: y += W x) for n tokens with mul_mm, on
+// cooperative matrices where the device has them (mulMMCoop), token t's
+// outputs from y + 4*t*ldy (ldy 0: m.rows, packed).
+func (p *pass) mulMM(m *matrix, x, y uint64, n int, add bool, ldy int) {
+	if ldy == 0 {
+		ldy = m.rows
+	}
+	d := p.r.d
+	shape, coop := mulMMCoop(&d.DeviceInfo)
+	name, _ := mulMMShader(m.typ, coop)
+	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, coop, shape)
+	pl := p.pipeline(name, spec[:]...)
+	if pl == nil {
+		return
+	}
+	push := pushMulMM{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(ldy)}
+	if add {
+		push.Add = 1
+	}
+	gx, gy := mulMMGroups(m.rows, n, spec)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
 
 // mulMMMinTokens is the number of tokens from which the passes take
 // mul_mm instead of mul_mv. The arithmetic: up to 8 tokens mul_mv reads

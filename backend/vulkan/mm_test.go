@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 
 	"inferno/backend/vulkan/vk"
 	"inferno/gguf"
@@ -80,7 +81,7 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 		t.Fatal(err)
 	}
 	for ci, c := range mulMMCases {
-		push := pushMulMV{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr() + uint64(4*offs[ci]),
+		push := pushMulMM{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr() + uint64(4*offs[ci]),
 			Rows: uint32(w.rows), Cols: uint32(w.cols), N: uint32(c.n), RowBytes: uint32(w.rowBytes), LDY: uint32(ldy)}
 		if c.add {
 			push.Add = 1
@@ -217,6 +218,9 @@ func TestMulMMChoice(t *testing.T) {
 	}
 	if _, ok := mulMMShader(gguf.TensorQ8_K, false); ok {
 		t.Error("a matrix-matrix shader for Q8_K")
+	}
+	if s := unsafe.Sizeof(pushMulMM{}); s != 48 { // 3 addresses, 6 scalars
+		t.Errorf("pushMulMM: %d bytes, want 48", s)
 	}
 	for _, dev := range []struct {
 		name       string
@@ -390,8 +394,12 @@ func BenchmarkMulMM(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
-						RowBytes: uint32(rb), LDY: uint32(m.rows)}
+					push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+						RowBytes: uint32(rb), LDY: uint32(m.rows)})
+					if kind == "mv" {
+						push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+							RowBytes: uint32(rb), LDY: uint32(m.rows)})
+					}
 					b.SetBytes(int64(len(data)) * batch)
 					iters := 0
 					start := time.Now()
@@ -401,7 +409,7 @@ func BenchmarkMulMM(b *testing.B) {
 							b.Fatal(err)
 						}
 						for range batch {
-							r.Dispatch(p, gx, gy, 1, PushBytes(&push))
+							r.Dispatch(p, gx, gy, 1, push)
 							r.Barrier()
 						}
 						if err := d.Submit(r); err != nil {

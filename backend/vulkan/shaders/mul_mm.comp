@@ -3,11 +3,11 @@
 // format (quant.glsl, TYPE_<name>) with many tokens' activations (a
 // prompt), compiled per type into mul_mm_<type> and, with -DCOOP, into
 // mul_mm_coop_<type> (NVIDIA's cooperative matrices). The same product as
-// mul_mv.comp, with the same push block:
+// mul_mv.comp:
 //   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0) + sum_c W[r][c] * x[t*cols + c]
 // for rows r < rows and tokens t < n, accumulated in float32.
 //
-// Push constants (Go: pushMulMV in weights.go):
+// Push constants (Go: pushMulMM in mm.go):
 //   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
 //                w + r*rowBytes
 //   uint64 x     address of the activations, n*cols float32 (16-byte aligned)
