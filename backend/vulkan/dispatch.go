@@ -50,7 +50,8 @@ func (p *pass) gather(src, idx, out uint64, rows, width int) {
 }
 
 // mulMV records y = W x (add: y += W x) for n tokens, token t's outputs
-// from y + 4*t*ldy (ldy 0: m.rows, packed).
+// from y + 4*t*ldy (ldy 0: m.rows, packed): mul_mv up to 8 tokens,
+// mul_mm (mulMM) from mulMMMinTokens on.
 func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool, ldy int) {
 	p.mulMVIn(m, xPlain, x, nil, y, n, add, ldy)
 }
@@ -66,6 +67,10 @@ func (p *pass) fuseInputs() bool { return p.sh.tokens <= 8 }
 func (p *pass) mulMVIn(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) {
 	if ldy == 0 {
 		ldy = m.rows
+	}
+	if mode == xPlain && n >= mulMMMinTokens { // prompts: mul_mm
+		p.mulMM(m, x, y, n, add, ldy)
+		return
 	}
 	name, _ := mulMVShader(m.typ)
 	spec := mulMVSpecRows(p.r.d.SubgroupSize, m.rows, n)

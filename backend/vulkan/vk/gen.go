@@ -33,6 +33,7 @@ var structs = []string{
 	"VkPhysicalDeviceFeatures", "VkPhysicalDeviceFeatures2",
 	"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features",
 	"VkPhysicalDeviceShaderIntegerDotProductFeatures",
+	"VkPhysicalDeviceCooperativeMatrixFeaturesNV", "VkCooperativeMatrixPropertiesNV",
 	"VkDeviceQueueCreateInfo", "VkDeviceCreateInfo",
 	"VkBufferCreateInfo", "VkMemoryRequirements", "VkMemoryAllocateInfo", "VkMemoryAllocateFlagsInfo",
 	"VkBufferDeviceAddressInfo", "VkMappedMemoryRange",
@@ -151,7 +152,7 @@ func goType(c string) (string, error) {
 		return "uint64", nil
 	}
 	switch c {
-	case "VkStructureType", "VkPhysicalDeviceType", "VkDriverId", "VkShaderFloatControlsIndependence",
+	case "VkStructureType", "VkPhysicalDeviceType", "VkDriverId", "VkShaderFloatControlsIndependence", "VkComponentTypeNV", "VkScopeNV",
 		"VkPipelineBindPoint", "VkCommandBufferLevel", "VkQueryType", "VkSharingMode", "VkInternalAllocationType",
 		"VkSystemAllocationScope", "VkPointClippingBehavior", "VkScopeKHR", "VkComponentTypeKHR":
 		return "uint32", nil

@@ -1,0 +1,429 @@
+package vulkan
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+	"unsafe"
+
+	"inferno/backend/vulkan/vk"
+	"inferno/gguf"
+)
+
+// mulMMCase is one dispatch of a mul_mm test: n tokens, add or store, and
+// the workgroup counts (0: mulMMGroups').
+type mulMMCase struct {
+	n      int
+	add    bool
+	gx, gy uint32
+}
+
+var mulMMCases = []mulMMCase{
+	{9, false, 0, 0}, {9, true, 0, 0}, {33, false, 0, 0}, {33, true, 0, 0},
+	{100, false, 0, 0}, {100, true, 0, 0}, {512, false, 0, 0}, {512, true, 0, 0},
+	{100, true, 1, 1}, // one workgroup: it strides over the row tiles and token tiles
+}
+
+// mulMMRef is numfmt's decoding of a weight matrix times the tokens of x
+// in float64: want[t*rows + r] and the sum of the products' magnitudes.
+type mulMMRef struct{ want, mag []float64 }
+
+func newMulMMRef(w *weightMatrix, x []float32, n int) mulMMRef {
+	ref := mulMMRef{want: make([]float64, n*w.rows), mag: make([]float64, n*w.rows)}
+	for tok := range n {
+		xt := x[tok*w.cols : (tok+1)*w.cols]
+		for row := range w.rows {
+			wr := w.values[row*w.cols : (row+1)*w.cols]
+			var s, m float64
+			for c, v := range wr {
+				pr := float64(v) * float64(xt[c])
+				s += pr
+				m += math.Abs(pr)
+			}
+			ref.want[tok*w.rows+row], ref.mag[tok*w.rows+row] = s, m
+		}
+	}
+	return ref
+}
+
+// checkMulMM runs shader name (a mul_mm variant of w's type) with
+// specialization spec for every mulMMCase, in one command buffer, and
+// compares y with ref: within tol of the sum of the products' magnitudes.
+// y's padding (rows..ldy) and the token past n must be left alone, and a
+// store must not read y (NaNs there).
+func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [7]uint32, tol float64) {
+	t.Helper()
+	p, err := d.Pipeline(name, spec[:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ldy := w.rows + 3
+	offs := make([]int, len(mulMMCases)+1) // case ci's region: y[offs[ci]:offs[ci+1]], n+1 tokens
+	for ci, c := range mulMMCases {
+		offs[ci+1] = offs[ci] + ldy*(c.n+1)
+	}
+	y0 := make([]float32, offs[len(mulMMCases)])
+	for i := range y0 {
+		y0[i] = float32(rng.NormFloat64())
+	}
+	for ci, c := range mulMMCases {
+		if !c.add {
+			for i := range ldy * c.n {
+				y0[offs[ci]+i] = float32(math.NaN())
+			}
+		}
+	}
+	ybuf := upload(t, d, F32Bytes(y0))
+	r, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ci, c := range mulMMCases {
+		push := pushMulMM{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr() + uint64(4*offs[ci]),
+			Rows: uint32(w.rows), Cols: uint32(w.cols), N: uint32(c.n), RowBytes: uint32(w.rowBytes), LDY: uint32(ldy)}
+		if c.add {
+			push.Add = 1
+		}
+		gx, gy := mulMMGroups(w.rows, c.n, spec)
+		if c.gx != 0 {
+			gx, gy = c.gx, c.gy
+		}
+		r.Dispatch(p, gx, gy, 1, PushBytes(&push))
+	}
+	if err := d.Submit(r); err != nil {
+		t.Fatal(err)
+	}
+	y := make([]float32, len(y0))
+	if err := d.Read(ybuf, 0, F32Bytes(y)); err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for ci, c := range mulMMCases {
+		bad := 0
+		for tok := range c.n + 1 {
+			for row := range ldy {
+				i := offs[ci] + tok*ldy + row
+				if tok >= c.n || row >= w.rows {
+					if math.Float32bits(y[i]) != math.Float32bits(y0[i]) {
+						t.Errorf("%s %v %+v: y[token %d, %d] (outside) changed from %g to %g", name, spec, c, tok, row, y0[i], y[i])
+						bad++
+					}
+					continue
+				}
+				want, mag := ref.want[tok*w.rows+row], ref.mag[tok*w.rows+row]
+				if c.add {
+					want += float64(y0[i])
+					mag += math.Abs(float64(y0[i]))
+				}
+				diff := math.Abs(float64(y[i]) - want)
+				if mag > 0 {
+					worst = max(worst, diff/mag)
+				}
+				if !(diff <= tol*mag+1e-30) {
+					t.Errorf("%s %v %+v: y[token %d, row %d] = %g, want %g (error %.3g of %.3g)", name, spec, c, tok, row, y[i], want, diff, mag)
+					bad++
+				}
+				if bad > 5 {
+					t.FailNow()
+				}
+			}
+		}
+	}
+	t.Logf("%s %v: largest error %.3g of the magnitudes' sum", name, spec, worst)
+}
+
+// mulMMExtraSpecs are plain specializations beside mulMMSpec's choices:
+// BK of one unit and of four, TM != TN, the GPU choice on any device.
+var mulMMExtraSpecs = [][7]uint32{
+	{32, 32, 16, 16, 4, 4, 0}, {64, 32, 32, 64, 4, 4, 0}, {128, 64, 32, 32, 8, 2, 0}, {256, 64, 64, 32, 4, 4, 0},
+}
+
+// mulMMCoopTol is the tolerance of mul_mm_coop, relative to the sum of
+// the products' magnitudes: its split values (shaders/mul_mm.comp) give
+// float32's accuracy, as the plain variant's 1e-5. Checked by emulation:
+// the plain variant made to compute on the split float16 slabs (three
+// products summed in float32) was within 3.3e-7 of the magnitudes' sum on
+// lavapipe for every format (float32 slabs: 2.6e-7), and the model tests
+// (goldens, architectures, batched equals alone at 1e-5) passed with it;
+// tensor cores sum the exact products in float32 too, in blocks of K,
+// which moves the roundings, not their size.
+const mulMMCoopTol = 1e-5
+
+// TestMulMM checks mul_mm_<type> (float32 slabs: within 1e-5 of the
+// magnitudes' sum, as mul_mv) and, where the device has NVIDIA's
+// cooperative matrices, mul_mm_coop_<type> (float16 slabs: within mulMMCoopTol)
+// for every weight format against numfmt's decoding: 100 rows (no
+// multiple of the tiles) and 5 (fewer than a tile), 9, 33, 100 and 512
+// tokens, adding and storing. Each format runs mulMMSpec's choice and one
+// of mulMMExtraSpecs in turn; with -short, mulMMSpec's only.
+func TestMulMM(t *testing.T) {
+	d := testDevice(t)
+	shape, coop := mulMMCoop(&d.DeviceInfo)
+	if coop {
+		t.Logf("%s: mul_mm_coop on %dx%dx%d products", d.Name, shape[0], shape[1], shape[2])
+	} else {
+		t.Logf("%s: no VK_NV_cooperative_matrix with a float16 x float16 + float32 shape (and the Vulkan memory model): mul_mm_coop not run", d.Name)
+	}
+	for ti, typ := range weightTypeList() {
+		t.Run(typ.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(typ), 11))
+			cols := testCols(typ)
+			w := newWeightMatrix(t, d, rng, typ, 100, cols)
+			small := newWeightMatrix(t, d, rng, typ, 5, cols)
+			x := make([]float32, 512*cols)
+			for i := range x {
+				x[i] = float32(2*rng.Float64() - 1)
+			}
+			xbuf := upload(t, d, F32Bytes(x))
+			ref, refSmall := newMulMMRef(w, x, 512), newMulMMRef(small, x, 512)
+
+			plain, _ := mulMMShader(typ, false)
+			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, false, shape)
+			checkMulMM(t, d, rng, plain, w, ref, xbuf, spec, 1e-5)
+			checkMulMM(t, d, rng, plain, small, refSmall, xbuf, spec, 1e-5)
+			if !testing.Short() {
+				checkMulMM(t, d, rng, plain, w, ref, xbuf, mulMMExtraSpecs[ti%len(mulMMExtraSpecs)], 1e-5)
+			}
+			if !coop {
+				return
+			}
+			name, _ := mulMMShader(typ, true)
+			cspec := mulMMSpec(d.SubgroupSize, d.SharedMemory, true, shape)
+			checkMulMM(t, d, rng, name, w, ref, xbuf, cspec, mulMMCoopTol)
+			checkMulMM(t, d, rng, name, small, refSmall, xbuf, cspec, mulMMCoopTol)
+			if !testing.Short() {
+				// BK of 32 and 16, 128 x 64 and 64 x 128 tiles of 8 subgroups
+				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 128, 64, 32, shape[0], shape[1], shape[2]}, mulMMCoopTol)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 64, 128, 16, shape[0], shape[1], shape[2]}, mulMMCoopTol)
+			}
+		})
+	}
+}
+
+// TestMulMMChoice checks the Go side of mul_mm without a device: a
+// variant of each for every format (embedded), the specializations the
+// devices of the table get (shapes the shader computes right, slabs
+// within the shared memory), the grid, and the recognition of NVIDIA's
+// cooperative matrix shape.
+func TestMulMMChoice(t *testing.T) {
+	for _, typ := range weightTypeList() {
+		for _, coop := range []bool{false, true} {
+			name, ok := mulMMShader(typ, coop)
+			if _, err := spvFS.ReadFile("spv/" + name + ".spv"); !ok || err != nil {
+				t.Errorf("%s: shader %q (%v): %v", typ, name, ok, err)
+			}
+		}
+	}
+	if _, ok := mulMMShader(gguf.TensorQ8_K, false); ok {
+		t.Error("a matrix-matrix shader for Q8_K")
+	}
+	if s := unsafe.Sizeof(pushMulMM{}); s != 48 { // 3 addresses, 6 scalars
+		t.Errorf("pushMulMM: %d bytes, want 48", s)
+	}
+	for _, dev := range []struct {
+		name       string
+		sg, shared uint32
+	}{
+		{"lavapipe", 8, 32 << 10}, {"NVIDIA", 32, 48 << 10}, {"AMD wave64", 64, 64 << 10}, {"AMD wave32", 32, 64 << 10},
+		{"Intel", 16, 64 << 10}, {"Apple", 32, 32 << 10}, {"Vulkan's minimum", 4, 16 << 10},
+	} {
+		for _, shape := range [][3]uint32{{}, {16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 8, 16}} {
+			coop := shape != [3]uint32{}
+			s := mulMMSpec(dev.sg, dev.shared, coop, shape)
+			bm, bn, bk, tm, tn := s[mmBM], s[mmBN], s[mmBK], s[mmTM], s[mmTN]
+			where := fmt.Sprintf("%s (subgroup %d, %d KiB), coop %v: %v", dev.name, dev.sg, dev.shared>>10, coop, s)
+			if bk < 16 || bk%16 != 0 {
+				t.Errorf("%s: BK not a multiple of 16", where)
+			}
+			fits := mulMMShared(s, coop) <= int(dev.shared)
+			if coop { // where coop's slabs do not fit, the device runs the plain variant
+				info := DeviceInfo{SubgroupSize: dev.sg, SharedMemory: dev.shared, NVCoopMatrix: true, NVCoopShape: shape}
+				if _, ok := mulMMCoop(&info); ok != fits {
+					t.Errorf("%s: mulMMCoop says %v, the slabs fitting %v", where, ok, fits)
+				}
+			} else if !fits {
+				t.Errorf("%s: %d bytes of shared memory", where, mulMMShared(s, coop))
+			}
+			if coop {
+				if bm%mmWarpTile != 0 || bn%mmWarpTile != 0 || s[mmLocal] != dev.sg*(bm/mmWarpTile)*(bn/mmWarpTile) {
+					t.Errorf("%s: not a subgroup a %d x %d part", where, mmWarpTile, mmWarpTile)
+				}
+				if [3]uint32{tm, tn, s[mmCK]} != shape || mmWarpTile%tm != 0 || mmWarpTile%tn != 0 || bk%s[mmCK] != 0 {
+					t.Errorf("%s: products of %v", where, shape)
+				}
+				continue
+			}
+			if bm%tm != 0 || bn%tn != 0 || s[mmLocal] != (bm/tm)*(bn/tn) {
+				t.Errorf("%s: not an invocation a %d x %d part", where, tm, tn)
+			}
+		}
+	}
+	for _, c := range []struct {
+		sg, shared uint32
+		shape      [3]uint32
+		want       [7]uint32
+	}{
+		{32, 48 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 64, 16, 16, 16}},
+		{32, 48 << 10, [3]uint32{16, 8, 16}, [7]uint32{128, 64, 64, 64, 16, 8, 16}},
+		{32, 32 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 32, 16, 16, 16}},
+		{32, 24 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 16, 16, 16, 16}},
+		{32, 48 << 10, [3]uint32{}, [7]uint32{256, 64, 64, 32, 4, 4, 0}},
+		{8, 32 << 10, [3]uint32{}, [7]uint32{64, 32, 32, 32, 4, 4, 0}},
+	} {
+		coop := c.shape != [3]uint32{}
+		if got := mulMMSpec(c.sg, c.shared, coop, c.shape); got != c.want {
+			t.Errorf("mulMMSpec(%d, %d, %v, %v) = %v, want %v", c.sg, c.shared, coop, c.shape, got, c.want)
+		}
+	}
+	if x, y := mulMMGroups(151936, 100, [7]uint32{256, 2, 64, 32, 1, 1, 0}); x != maxGroups || y != 2 {
+		t.Errorf("mulMMGroups: %d x %d, want %d x 2", x, y, maxGroups)
+	}
+
+	f16, f32 := uint32(vk.ComponentTypeFloat16NV), uint32(vk.ComponentTypeFloat32NV)
+	shape := func(m, n, k, a, c, scope uint32) vk.CooperativeMatrixPropertiesNV {
+		return vk.CooperativeMatrixPropertiesNV{MSize: m, NSize: n, KSize: k, AType: a, BType: a, CType: c, DType: c, Scope: scope}
+	}
+	sub := uint32(vk.ScopeSubgroupNV)
+	for _, c := range []struct {
+		shapes []vk.CooperativeMatrixPropertiesNV
+		want   [3]uint32
+	}{
+		{nil, [3]uint32{}},
+		// Turing's list (f16 and f32 sums; 16x8x16, 16x8x8), with 16x16x16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 16, f16, f16, sub), shape(16, 8, 8, f16, f16, sub), shape(16, 8, 16, f16, f32, sub),
+			shape(16, 8, 8, f16, f32, sub), shape(16, 16, 16, f16, f32, sub)}, [3]uint32{16, 16, 16}},
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 8, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f16, sub)}, [3]uint32{}}, // float16 sums only
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f32, 2)}, [3]uint32{}},   // workgroup scope
+		{[]vk.CooperativeMatrixPropertiesNV{shape(32, 8, 16, f16, f32, sub)}, [3]uint32{}},  // M past 16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 32, f16, f32, sub)}, [3]uint32{}}, // K past 16
+		{[]vk.CooperativeMatrixPropertiesNV{shape(8, 16, 16, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
+	} {
+		got, ok := nvCoopShape(c.shapes)
+		if got != c.want || ok != (c.want != [3]uint32{}) {
+			t.Errorf("nvCoopShape(%+v) = %v, %v, want %v", c.shapes, got, ok, c.want)
+		}
+	}
+	nv := DeviceInfo{SubgroupSize: 32, SharedMemory: 48 << 10, NVCoopMatrix: true, NVCoopShape: [3]uint32{16, 8, 16}}
+	if sh, ok := mulMMCoop(&nv); !ok || sh != [3]uint32{16, 8, 16} {
+		t.Error("mulMMCoop: not NVCoopMatrix and NVCoopShape")
+	}
+	nv.SharedMemory = 12 << 10
+	if _, ok := mulMMCoop(&nv); ok {
+		t.Error("mulMMCoop: with 12 KiB of shared memory")
+	}
+	if _, ok := mulMMCoop(&DeviceInfo{CoopMatrix: true}); ok {
+		t.Error("mulMMCoop: on the KHR extension")
+	}
+}
+
+// BenchmarkMulMM measures the prompt product on a 1024 x 1024 Q8_0 matrix
+// (0.6B's projections) and a 4096 x 4096 Q4_K one (8B's) times 512 tokens,
+// and on the Q4_K one for 9, 16 and 64 tokens (where the passes switch
+// from mul_mv): mul_mv (the tiles of 8 tokens the passes used before),
+// mul_mm and, where the device has it, mul_mm_coop, each with its
+// choice of specialization (and, to compare, mul_mm_coop at BK = 32 on
+// its 64 x 64 tiles and on 128 x 64 tiles: coop-bk32, coop128). Each iteration submits 20 dispatches
+// separated by barriers; it reports the weight bytes per second (B/s) and
+// the arithmetic (TFLOPS, 2 rows cols n a dispatch).
+func BenchmarkMulMM(b *testing.B) {
+	d := testDevice(b)
+	const batch = 20
+	shape, coop := mulMMCoop(&d.DeviceInfo)
+	for _, m := range []struct {
+		typ        gguf.TensorType
+		rows, cols int
+		ns         []int
+	}{
+		{gguf.TensorQ8_0, 1024, 1024, []int{512}},
+		{gguf.TensorQ4_K, 4096, 4096, []int{9, 16, 64, 512}},
+	} {
+		rb, _ := m.typ.RowBytes(uint64(m.cols))
+		data := make([]byte, m.rows*int(rb))
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range data {
+			data[i] = byte(rng.Uint32() & 0x3b) // no F16 infinities or NaNs
+		}
+		w, err := d.NewBuffer(int64(len(data)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Write(w, 0, data); err != nil {
+			b.Fatal(err)
+		}
+		x, _ := d.NewBuffer(int64(512 * m.cols * 4))
+		y, err := d.NewBuffer(int64(512 * m.rows * 4))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range m.ns {
+			for _, kind := range []string{"mv", "mm", "coop", "coop-bk32", "coop128"} {
+				var name string
+				var spec []uint32
+				var gx, gy uint32
+				switch kind {
+				case "mv":
+					name, _ = mulMVShader(m.typ)
+					s := mulMVSpec(d.SubgroupSize, n)
+					gx, gy = mulMVGroups(m.rows, n, s)
+					spec = s[:]
+				case "coop-bk32", "coop128": // mulMMSpec's 64 x 64 tile at BK = 32; a 128 x 64 tile of 8 subgroups
+					name, _ = mulMMShader(m.typ, true)
+					s := [7]uint32{4 * d.SubgroupSize, 64, 64, 32, shape[0], shape[1], shape[2]}
+					if kind == "coop128" {
+						s[mmLocal], s[mmBM] = 8*d.SubgroupSize, 128
+					}
+					gx, gy = mulMMGroups(m.rows, n, s)
+					spec = s[:]
+				default:
+					name, _ = mulMMShader(m.typ, kind == "coop")
+					s := mulMMSpec(d.SubgroupSize, d.SharedMemory, kind == "coop", shape)
+					gx, gy = mulMMGroups(m.rows, n, s)
+					spec = s[:]
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
+					if kind != "mv" && kind != "mm" && !coop {
+						b.Skipf("%s has no NVIDIA cooperative matrices", d.Name)
+					}
+					p, err := d.Pipeline(name, spec...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+						RowBytes: uint32(rb), LDY: uint32(m.rows)})
+					if kind == "mv" {
+						push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+							RowBytes: uint32(rb), LDY: uint32(m.rows)})
+					}
+					b.SetBytes(int64(len(data)) * batch)
+					iters := 0
+					start := time.Now()
+					for b.Loop() {
+						r, err := d.Begin()
+						if err != nil {
+							b.Fatal(err)
+						}
+						for range batch {
+							r.Dispatch(p, gx, gy, 1, push)
+							r.Barrier()
+						}
+						if err := d.Submit(r); err != nil {
+							b.Fatal(err)
+						}
+						iters++
+					}
+					flops := 2 * float64(m.rows) * float64(m.cols) * float64(n) * batch * float64(iters)
+					b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+				})
+			}
+		}
+		w.Free()
+		x.Free()
+		y.Free()
+	}
+}
