@@ -347,8 +347,7 @@ func TestWeightShaderTable(t *testing.T) {
 		t.Error("IQ2_XXS rows accepted")
 	}
 	// The shaders' push blocks: 4 addresses and 8 scalars; 3 addresses
-	// and 3 scalars, padded to 8 bytes (TestOpsPushBlocks checks their
-	// members against the SPIR-V).
+	// and 4 scalars.
 	if s := unsafe.Sizeof(pushMulMV{}); s != 64 {
 		t.Errorf("pushMulMV: %d bytes, want 64", s)
 	}
