@@ -32,19 +32,11 @@ type pushRMSNorm struct {
 	_             [4]byte
 }
 
-// pushRoPE is the push block of rope.comp. Style is 0 for arch.RopeNeoX,
-// 1 for arch.RopeNormal (ropeStyle); Stride is the values from a token's
-// first head to the next token's (Heads*HeadDim when packed).
-type pushRoPE struct {
-	X, Pos, Tab                            uint64
-	Tokens, Heads, HeadDim, RotDims, Style uint32
-	MaxPos, Stride                         uint32
-	_                                      [4]byte
-}
-
 // pushRopeStore is the push block of rope_store.comp: QK-norm, RoPE and
 // the cache's store of a layer in one dispatch (Flags: ropeNorm,
-// ropeStore).
+// ropeStore). Style is 0 for arch.RopeNeoX, 1 for arch.RopeNormal
+// (ropeStyle); Stride is the values from a token's first head to the next
+// token's (a fused QKV product's width).
 type pushRopeStore struct {
 	X, Pos, Seq, Tab, QGain, KGain, KC, VC, Tables, TabOff uint64
 	Tokens, NQ, NKV, HeadDim, RotDims, Style, MaxPos       uint32
@@ -58,14 +50,6 @@ const (
 	ropeNorm  = 1 // normalize each query and key head with its gains
 	ropeStore = 2 // store the keys and values in the cache
 )
-
-// pushKVStore is the push block of kv_store.comp. Stride is the values
-// from a token's keys (and values) to the next token's (KVDim when
-// packed).
-type pushKVStore struct {
-	K, V, KC, VC, Pos, Seq, Tables, TabOff uint64
-	Tokens, KVDim, BlockSize, Stride       uint32
-}
 
 // pushAttn is the push block of attn.comp. Splits is 1 but for decode at
 // depth (attnSplits), where Part receives the runs' partial results;
@@ -138,7 +122,7 @@ func groups2D(n, per int) (gx, gy uint32) {
 }
 
 // elementWG is the workgroup size of the element-wise shaders (swiglu,
-// geglu, swiglu_oai, add, add_bias, rope, kv_store): a multiple of every
+// geglu, swiglu_oai, add, add_bias, rope_store): a multiple of every
 // subgroup size, within every device's limit of 1024 invocations.
 const elementWG = 256
 
@@ -154,7 +138,7 @@ func rowWG(d int, subgroup uint32) uint32 {
 	return max(wg, subgroup)
 }
 
-// ropeStyle returns rope.comp's style flag for s.
+// ropeStyle returns rope_store.comp's style flag for s.
 func ropeStyle(s arch.RopeStyle) uint32 {
 	if s == arch.RopeNormal {
 		return 1
@@ -162,7 +146,7 @@ func ropeStyle(s arch.RopeStyle) uint32 {
 	return 0
 }
 
-// RopeTable returns rope.comp's table for maxPos positions of a RoPE over
+// RopeTable returns rope_store.comp's table for maxPos positions of a RoPE over
 // rotDims values a head: for position p and pair i < rotDims/2, cos and
 // sin of p * rope.Freq(i, rotDims), times rope.Mscale(), computed in
 // float64 and rounded to float32 (as scalar.RoPE does), at [(p*rotDims/2
@@ -192,11 +176,11 @@ func RopeTable(rope *arch.Rope, rotDims, maxPos int) ([]float32, error) {
 	return tab, nil
 }
 
-// BlockTables packs the block tables of seqs into kv_store's and attn's
+// BlockTables packs the block tables of seqs into rope_store's and attn's
 // layout: tables holds each sequence's table in turn, sequence i's from
 // tabOff[i]; pos and seq give each query token (row Token+t of the batch)
 // its position and its sequence's index, for tokens rows (tokens with no
-// sequence get position -1: kv_store skips them). It fails if a sequence
+// sequence get position -1: rope_store skips them). It fails if a sequence
 // names tokens outside 0..tokens-1.
 func BlockTables(seqs []backend.SeqAttn, tokens int) (pos, seq, tables, tabOff []int32, err error) {
 	pos, seq = make([]int32, tokens), make([]int32, tokens)

@@ -9,19 +9,19 @@ import (
 )
 
 // TestOpsPushBlocks checks, without a device, that each operation
-// shader's push block (read from its compiled SPIR-V in spv/) has the
-// members of the Go struct that mirrors it: the same number, at the same
-// offsets, of the same kinds (an address for each uint64, a 32-bit
-// unsigned or signed integer or float for uint32, int32, float32), and
-// that the struct covers the block.
+// shader's push block, and the weight shaders' (one variant each), read
+// from its compiled SPIR-V in spv/, has the members of the Go struct that
+// mirrors it: the same number, at the same offsets, of the same kinds (an
+// address or a 64-bit unsigned integer for each uint64, a 32-bit unsigned
+// or signed integer or float for uint32, int32, float32), and that the
+// struct covers the block.
 func TestOpsPushBlocks(t *testing.T) {
 	for _, c := range []struct {
 		shader string
 		push   any
 	}{
 		{"rms_norm", pushRMSNorm{}},
-		{"rope", pushRoPE{}},
-		{"kv_store", pushKVStore{}},
+		{"rope_store", pushRopeStore{}},
 		{"attn", pushAttn{}},
 		{"attn_combine", pushAttnCombine{}},
 		{"swiglu", pushGLU{}},
@@ -30,6 +30,8 @@ func TestOpsPushBlocks(t *testing.T) {
 		{"add", pushAdd{}},
 		{"add_bias", pushAddBias{}},
 		{"argmax", pushArgmax{}},
+		{"mul_mv_f32", pushMulMV{}},
+		{"get_rows_f32", pushGetRows{}},
 	} {
 		code, err := os.ReadFile("spv/" + c.shader + ".spv")
 		if err != nil {
@@ -105,7 +107,12 @@ func spirvPushBlock(code []byte) ([]spirvMember, error) {
 		switch {
 		case op == opTypeInt && n == 4:
 			k := reflect.Uint32
-			if w[3] == 1 {
+			switch {
+			case w[2] == 64 && w[3] == 1:
+				k = reflect.Int64
+			case w[2] == 64:
+				k = reflect.Uint64 // an address passed as uint64_t
+			case w[3] == 1:
 				k = reflect.Int32
 			}
 			kinds[w[1]] = spirvMember{size: w[2] / 8, kind: k}

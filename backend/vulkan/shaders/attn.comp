@@ -6,7 +6,7 @@
 // The queries come in tiles: tile i is tiles[2i+1] (at most TQ) consecutive
 // tokens of one sequence from token tiles[2i] (vulkan.AttnTiles builds
 // them). Token t is at position pos[t] of sequence seq[t], whose block
-// table starts at tables[tabOff[seq[t]]] (kv_store's layout); its query
+// table starts at tables[tabOff[seq[t]]] (rope_store's layout); its query
 // head h (q[t*qStride + h*D ...], D = headDim; qStride = nHeads*D when
 // packed, a fused QKV product's width) attends to the keys and
 // values of KV head h / (nHeads/nKV) at positions lo..pos[t], lo = 0, or

@@ -63,9 +63,7 @@ get_rows_mxfp4   get_rows.comp  -DTYPE_MXFP4
 # vkops: normalization, RoPE, the KV cache, attention, activations, argmax
 # (ops.glsl).
 rms_norm         rms_norm.comp
-rope             rope.comp
 rope_store       rope_store.comp
-kv_store         kv_store.comp
 attn             attn.comp
 attn_combine     attn_combine.comp
 swiglu           swiglu.comp

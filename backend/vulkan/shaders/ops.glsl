@@ -1,4 +1,4 @@
-// ops.glsl: what the operation shaders (rms_norm, rope, kv_store, attn,
+// ops.glsl: what the operation shaders (rms_norm, rope_store, attn,
 // the activations, add, add_bias, argmax) share, included after
 // common.glsl.
 //

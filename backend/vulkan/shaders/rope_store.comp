@@ -5,14 +5,27 @@
 // head normalized with its gains (flags & 1: QK-norm, scalar.RMSNorm per
 // head) and rotated (scalar.RoPE: the first rotDims values of a head,
 // NeoX pairs (i, i + rotDims/2) with style 0, adjacent pairs (2i, 2i+1)
-// with style 1, cos and sin from tab as rope.comp's); the query heads
-// written back in place, the keys and values stored as half precision
-// (numfmt.F32ToF16's bits) into the layer's paged cache (flags & 2): token
-// t at position pos[t] of sequence seq[t] goes to row pos % blockSize of
-// block tables[tabOff[seq[t]] + pos / blockSize], block b's row r
-// starting at value (b*blockSize + r) * nkv*headDim of kc and vc. A token
-// whose position is negative is skipped (a padding row); one at maxPos or
-// past it is not rotated.
+// with style 1); the query heads written back in place, the keys and
+// values stored as half precision (numfmt.F32ToF16's bits, rounded to
+// nearest even) into the layer's paged cache (flags & 2; without it the
+// key heads are written back in place too and the value heads left as
+// they are): token t at position pos[t] of sequence seq[t] goes to row
+// pos % blockSize of block tables[tabOff[seq[t]] + pos / blockSize],
+// block b's row r starting at value (b*blockSize + r) * nkv*headDim of kc
+// and vc (one int32 array holds every sequence's table, sequence s's from
+// tabOff[s]). A token whose position is negative is skipped (a padding
+// row); one at maxPos or past it is not rotated (the runner checks
+// positions against the table).
+//
+// The angles are not computed here: tab holds, for every position p <
+// maxPos and pair i, cos and sin of p * f_i times the RoPE's mscale, as
+// the CPU computes them (float64, rounded to float32), at tab[(p *
+// rotDims/2 + i) * 2] and the next value (vulkan.RopeTable). A float32
+// angle p * f_i is off by up to half an ulp of the angle (2e-3 radians at
+// p = 32768) and GLSL's sin and cos are only accurate near 0, so the
+// table is what gives the CPU's rotation; with it and no contraction into
+// fused multiply-adds (precise) a rotation without QK-norm has the bits
+// of scalar.RoPE on amd64.
 //
 // Push block (Go: pushRopeStore):
 //   x              address of the packed rows (float32)
