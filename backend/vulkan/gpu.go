@@ -27,6 +27,11 @@ type Device struct {
 	staging   *Buffer // host-visible, for Write and Read
 	memTypes  vk.PhysicalDeviceMemoryProperties
 	closed    bool
+	// A submit's description, its command buffer and the fence, where
+	// the driver reads them: in the Device, so a step allocates nothing.
+	si      vk.SubmitInfo
+	cb      uintptr
+	fenceAt uint64
 }
 
 // Pick returns the index of the device to use by default: the first

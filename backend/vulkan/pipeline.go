@@ -192,14 +192,11 @@ func (r *Recorder) End() error { return r.end() }
 func (d *Device) Replay(r *Recorder) error { return d.run(r) }
 
 func (d *Device) run(r *Recorder) error {
-	if err := d.dev.Submit(d.queue, []uintptr{r.cb}, d.fence); err != nil {
+	d.cb, d.fenceAt = r.cb, d.fence
+	if err := d.dev.SubmitOne(d.queue, &d.si, &d.cb, d.fence); err != nil {
 		return err
 	}
-	err := d.dev.WaitFence(d.fence, waitTimeout)
-	if rerr := d.dev.ResetFence(d.fence); err == nil {
-		err = rerr
-	}
-	return err
+	return d.dev.WaitReset(&d.fenceAt, waitTimeout)
 }
 
 // Release frees the recorder's command buffer.

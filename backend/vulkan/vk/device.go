@@ -324,6 +324,24 @@ func (d *Device) Submit(queue uintptr, cbs []uintptr, fence uint64) error {
 	return check("vkQueueSubmit", call(d.fn.queueSubmit, queue, 1, Ptr(&pin, si), uintptr(fence)))
 }
 
+// SubmitOne submits the command buffer *cb to queue, signalling fence,
+// with si as the submit's description: si and cb must be heap memory the
+// caller keeps (a step's submit allocates nothing).
+func (d *Device) SubmitOne(queue uintptr, si *SubmitInfo, cb *uintptr, fence uint64) error {
+	*si = SubmitInfo{SType: StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: uintptr(unsafe.Pointer(cb))}
+	return check("vkQueueSubmit", call(d.fn.queueSubmit, queue, 1, uintptr(unsafe.Pointer(si)), uintptr(fence)))
+}
+
+// WaitReset waits up to timeout nanoseconds for the fence *f and resets
+// it; f must be heap memory the caller keeps.
+func (d *Device) WaitReset(f *uint64, timeout uint64) error {
+	err := check("vkWaitForFences", call(d.fn.waitForFences, d.Handle, 1, uintptr(unsafe.Pointer(f)), 1, uintptr(timeout)))
+	if rerr := check("vkResetFences", call(d.fn.resetFences, d.Handle, 1, uintptr(unsafe.Pointer(f)))); err == nil {
+		err = rerr
+	}
+	return err
+}
+
 // CreateFence creates a fence, signalled with FenceCreateSignaled.
 func (d *Device) CreateFence(flags uint32) (uint64, error) {
 	ci := &FenceCreateInfo{SType: StructureTypeFenceCreateInfo, Flags: flags}
