@@ -68,7 +68,7 @@ func (p *pass) mulMVIn(m *matrix, mode uint32, x uint64, gain *vector, y uint64,
 	if ldy == 0 {
 		ldy = m.rows
 	}
-	if mode == xPlain && n >= mulMMMinTokens { // prompts: mul_mm
+	if mode == xPlain && n >= mulMMMinTokens && p.sh.prompt { // prompts: mul_mm
 		p.mulMM(m, x, y, n, add, ldy)
 		return
 	}
