@@ -10,7 +10,6 @@ package vulkan
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -36,12 +35,6 @@ type DeviceInfo struct {
 	Int8         bool   // shaderInt8 and 8-bit storage
 	IntegerDot   bool   // VK_KHR_shader_integer_dot_product
 	CoopMatrix   bool   // VK_KHR_cooperative_matrix
-	// NVCoopMatrix: VK_NV_cooperative_matrix with its feature, a float16 x
-	// float16 + float32 subgroup shape mul_mm_coop_<type> computes on
-	// (NVCoopShape), and the vulkanMemoryModel feature its SPIR-V
-	// declares (all enabled by Open where true).
-	NVCoopMatrix bool
-	NVCoopShape  [3]uint32 // M, N, K of the products mul_mm_coop uses
 	// Unusable says why the backend cannot compute on the device (a
 	// missing feature); "" when it can.
 	Unusable string
@@ -58,7 +51,7 @@ func (d *DeviceInfo) String() string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{d.Float16, "fp16"}, {d.Int8, "int8"}, {d.IntegerDot, "int-dot"}, {d.CoopMatrix, "coop-matrix"}, {d.NVCoopMatrix, "nv-coop-matrix"}} {
+	}{{d.Float16, "fp16"}, {d.Int8, "int8"}, {d.IntegerDot, "int-dot"}, {d.CoopMatrix, "coop-matrix"}} {
 		if f.on {
 			feats = append(feats, f.name)
 		}
@@ -123,18 +116,13 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	drv := &vk.PhysicalDeviceDriverProperties{SType: vk.StructureTypePhysicalDeviceDriverProperties, PNext: vk.Ptr(&pin, sub)}
 	props := &vk.PhysicalDeviceProperties2{SType: vk.StructureTypePhysicalDeviceProperties2, PNext: vk.Ptr(&pin, drv)}
 	in.Properties2(pd, props)
-	exts, _ := in.DeviceExtensions(pd)
-	hasNVCoop := slices.Contains(exts, nvCoopExtension)
 	f11 := &vk.PhysicalDeviceVulkan11Features{SType: vk.StructureTypePhysicalDeviceVulkan11Features}
 	f12 := &vk.PhysicalDeviceVulkan12Features{SType: vk.StructureTypePhysicalDeviceVulkan12Features, PNext: vk.Ptr(&pin, f11)}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}
-	nvc := &vk.PhysicalDeviceCooperativeMatrixFeaturesNV{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesNV}
-	if hasNVCoop { // chained only where the driver knows the structure
-		f11.PNext = vk.Ptr(&pin, nvc)
-	}
 	in.Features2(pd, feats)
 	mem := &vk.PhysicalDeviceMemoryProperties2{SType: vk.StructureTypePhysicalDeviceMemoryProperties2}
 	in.MemoryProperties2(pd, mem)
+	exts, _ := in.DeviceExtensions(pd)
 	p := &props.Properties
 	d := DeviceInfo{
 		Index:        index,
@@ -170,12 +158,6 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	if p.ApiVersion >= vk.MakeVersion(1, 3, 0) {
 		d.IntegerDot = true // core in 1.3
 	}
-	// glslang compiles GL_NV_cooperative_matrix to the Vulkan memory
-	// model: mul_mm_coop needs its feature too.
-	if hasNVCoop && nvc.CooperativeMatrix != 0 && f12.VulkanMemoryModel != 0 {
-		shapes, _ := in.CooperativeMatrixPropertiesNV(pd)
-		d.NVCoopShape, d.NVCoopMatrix = nvCoopShape(shapes)
-	}
 	d.compute = ^uint32(0)
 	for i, q := range in.QueueFamilies(pd) {
 		if q.QueueFlags&vk.QueueCompute != 0 {
@@ -207,34 +189,6 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 		d.Unusable = "lacks " + strings.Join(missing, ", ")
 	}
 	return d
-}
-
-// nvCoopExtension is the extension mul_mm_coop_<type> needs.
-const nvCoopExtension = "VK_NV_cooperative_matrix"
-
-// nvCoopShape picks from shapes (what
-// vkGetPhysicalDeviceCooperativeMatrixPropertiesNV lists) the M, N, K of
-// the products mul_mm_coop_<type> computes with: float16 A and B, float32
-// C and D, subgroup scope, M and N 8 or 16 (dividing a subgroup's 32 x 32
-// part of the tile), K 8 or 16 (dividing a slab's 16-value units); the
-// largest (M*N*K, then M) of those listed. False if none is.
-func nvCoopShape(shapes []vk.CooperativeMatrixPropertiesNV) ([3]uint32, bool) {
-	var best [3]uint32
-	for _, s := range shapes {
-		if s.AType != vk.ComponentTypeFloat16NV || s.BType != vk.ComponentTypeFloat16NV || s.CType != vk.ComponentTypeFloat32NV ||
-			s.DType != vk.ComponentTypeFloat32NV || s.Scope != vk.ScopeSubgroupNV {
-			continue
-		}
-		fits := func(v uint32) bool { return v == 8 || v == 16 }
-		if !fits(s.MSize) || !fits(s.NSize) || !fits(s.KSize) {
-			continue
-		}
-		c := [3]uint32{s.MSize, s.NSize, s.KSize}
-		if v, b := c[0]*c[1]*c[2], best[0]*best[1]*best[2]; v > b || v == b && c[0] > best[0] {
-			best = c
-		}
-	}
-	return best, best[0] != 0
 }
 
 // subgroupArithmetic is VK_SUBGROUP_FEATURE_ARITHMETIC_BIT.

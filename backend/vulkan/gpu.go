@@ -83,12 +83,6 @@ func Open(index int) (*Device, error) {
 		BufferDeviceAddress: 1, ShaderFloat16: 1, ShaderInt8: 1, StorageBuffer8BitAccess: 1}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}
 	feats.Features.ShaderInt64 = 1
-	if info.NVCoopMatrix {
-		enable = append(enable, nvCoopExtension)
-		nvc := &vk.PhysicalDeviceCooperativeMatrixFeaturesNV{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesNV, CooperativeMatrix: 1}
-		f11.PNext = vk.Ptr(&pin, nvc)
-		f12.VulkanMemoryModel = 1 // mul_mm_coop's SPIR-V uses the Vulkan memory model
-	}
 	prio := float32(1)
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.compute, QueueCount: 1, PQueuePriorities: vk.Ptr(&pin, &prio)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, PNext: vk.Ptr(&pin, feats),

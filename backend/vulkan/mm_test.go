@@ -8,7 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	"inferno/backend/vulkan/vk"
 	"inferno/gguf"
 )
 
@@ -53,7 +52,7 @@ func newMulMMRef(w *weightMatrix, x []float32, n int) mulMMRef {
 // compares y with ref: within tol of the sum of the products' magnitudes.
 // y's padding (rows..ldy) and the token past n must be left alone, and a
 // store must not read y (NaNs there).
-func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [7]uint32, tol float64) {
+func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [6]uint32, tol float64) {
 	t.Helper()
 	p, err := d.Pipeline(name, spec[:]...)
 	if err != nil {
@@ -134,38 +133,19 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 	t.Logf("%s %v: largest error %.3g of the magnitudes' sum", name, spec, worst)
 }
 
-// mulMMExtraSpecs are plain specializations beside mulMMSpec's choices:
-// BK of one unit and of four, TM != TN, the GPU choice on any device.
-var mulMMExtraSpecs = [][7]uint32{
-	{32, 32, 16, 16, 4, 4, 0}, {64, 32, 32, 64, 4, 4, 0}, {128, 64, 32, 32, 8, 2, 0}, {256, 64, 64, 32, 4, 4, 0},
+// mulMMExtraSpecs are specializations beside mulMMSpec's choices: BK of
+// one unit and of four, TM != TN, the GPU choice on any device.
+var mulMMExtraSpecs = [][6]uint32{
+	{32, 32, 16, 16, 4, 4}, {64, 32, 32, 64, 4, 4}, {128, 64, 32, 32, 8, 2}, {256, 64, 64, 32, 4, 4},
 }
 
-// mulMMCoopTol is the tolerance of mul_mm_coop, relative to the sum of
-// the products' magnitudes: its split values (shaders/mul_mm.comp) give
-// float32's accuracy, as the plain variant's 1e-5. Checked by emulation:
-// the plain variant made to compute on the split float16 slabs (three
-// products summed in float32) was within 3.3e-7 of the magnitudes' sum on
-// lavapipe for every format (float32 slabs: 2.6e-7), and the model tests
-// (goldens, architectures, batched equals alone at 1e-5) passed with it;
-// tensor cores sum the exact products in float32 too, in blocks of K,
-// which moves the roundings, not their size.
-const mulMMCoopTol = 1e-5
-
-// TestMulMM checks mul_mm_<type> (float32 slabs: within 1e-5 of the
-// magnitudes' sum, as mul_mv) and, where the device has NVIDIA's
-// cooperative matrices, mul_mm_coop_<type> (float16 slabs: within mulMMCoopTol)
-// for every weight format against numfmt's decoding: 100 rows (no
+// TestMulMM checks mul_mm_<type> (within 1e-5 of the magnitudes' sum, as
+// mul_mv) for every weight format against numfmt's decoding: 100 rows (no
 // multiple of the tiles) and 5 (fewer than a tile), 9, 33, 100 and 512
 // tokens, adding and storing. Each format runs mulMMSpec's choice and one
 // of mulMMExtraSpecs in turn; with -short, mulMMSpec's only.
 func TestMulMM(t *testing.T) {
 	d := testDevice(t)
-	shape, coop := mulMMCoop(&d.DeviceInfo)
-	if coop {
-		t.Logf("%s: mul_mm_coop on %dx%dx%d products", d.Name, shape[0], shape[1], shape[2])
-	} else {
-		t.Logf("%s: no VK_NV_cooperative_matrix with a float16 x float16 + float32 shape (and the Vulkan memory model): mul_mm_coop not run", d.Name)
-	}
 	for ti, typ := range weightTypeList() {
 		t.Run(typ.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(typ), 11))
@@ -179,24 +159,12 @@ func TestMulMM(t *testing.T) {
 			xbuf := upload(t, d, F32Bytes(x))
 			ref, refSmall := newMulMMRef(w, x, 512), newMulMMRef(small, x, 512)
 
-			plain, _ := mulMMShader(typ, false)
-			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory, false, shape)
-			checkMulMM(t, d, rng, plain, w, ref, xbuf, spec, 1e-5)
-			checkMulMM(t, d, rng, plain, small, refSmall, xbuf, spec, 1e-5)
+			name, _ := mulMMShader(typ)
+			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
+			checkMulMM(t, d, rng, name, w, ref, xbuf, spec, 1e-5)
+			checkMulMM(t, d, rng, name, small, refSmall, xbuf, spec, 1e-5)
 			if !testing.Short() {
-				checkMulMM(t, d, rng, plain, w, ref, xbuf, mulMMExtraSpecs[ti%len(mulMMExtraSpecs)], 1e-5)
-			}
-			if !coop {
-				return
-			}
-			name, _ := mulMMShader(typ, true)
-			cspec := mulMMSpec(d.SubgroupSize, d.SharedMemory, true, shape)
-			checkMulMM(t, d, rng, name, w, ref, xbuf, cspec, mulMMCoopTol)
-			checkMulMM(t, d, rng, name, small, refSmall, xbuf, cspec, mulMMCoopTol)
-			if !testing.Short() {
-				// BK of 32 and 16, 128 x 64 and 64 x 128 tiles of 8 subgroups
-				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 128, 64, 32, shape[0], shape[1], shape[2]}, mulMMCoopTol)
-				checkMulMM(t, d, rng, name, w, ref, xbuf, [7]uint32{8 * d.SubgroupSize, 64, 128, 16, shape[0], shape[1], shape[2]}, mulMMCoopTol)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, mulMMExtraSpecs[ti%len(mulMMExtraSpecs)], 1e-5)
 			}
 		})
 	}
@@ -205,18 +173,15 @@ func TestMulMM(t *testing.T) {
 // TestMulMMChoice checks the Go side of mul_mm without a device: a
 // variant of each for every format (embedded), the specializations the
 // devices of the table get (shapes the shader computes right, slabs
-// within the shared memory), the grid, and the recognition of NVIDIA's
-// cooperative matrix shape.
+// within the shared memory) and the grid.
 func TestMulMMChoice(t *testing.T) {
 	for _, typ := range weightTypeList() {
-		for _, coop := range []bool{false, true} {
-			name, ok := mulMMShader(typ, coop)
-			if _, err := spvFS.ReadFile("spv/" + name + ".spv"); !ok || err != nil {
-				t.Errorf("%s: shader %q (%v): %v", typ, name, ok, err)
-			}
+		name, ok := mulMMShader(typ)
+		if _, err := spvFS.ReadFile("spv/" + name + ".spv"); !ok || err != nil {
+			t.Errorf("%s: shader %q (%v): %v", typ, name, ok, err)
 		}
 	}
-	if _, ok := mulMMShader(gguf.TensorQ8_K, false); ok {
+	if _, ok := mulMMShader(gguf.TensorQ8_K); ok {
 		t.Error("a matrix-matrix shader for Q8_K")
 	}
 	if s := unsafe.Sizeof(pushMulMM{}); s != 48 { // 3 addresses, 6 scalars
@@ -229,109 +194,47 @@ func TestMulMMChoice(t *testing.T) {
 		{"lavapipe", 8, 32 << 10}, {"NVIDIA", 32, 48 << 10}, {"AMD wave64", 64, 64 << 10}, {"AMD wave32", 32, 64 << 10},
 		{"Intel", 16, 64 << 10}, {"Apple", 32, 32 << 10}, {"Vulkan's minimum", 4, 16 << 10},
 	} {
-		for _, shape := range [][3]uint32{{}, {16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 8, 16}} {
-			coop := shape != [3]uint32{}
-			s := mulMMSpec(dev.sg, dev.shared, coop, shape)
-			bm, bn, bk, tm, tn := s[mmBM], s[mmBN], s[mmBK], s[mmTM], s[mmTN]
-			where := fmt.Sprintf("%s (subgroup %d, %d KiB), coop %v: %v", dev.name, dev.sg, dev.shared>>10, coop, s)
-			if bk < 16 || bk%16 != 0 {
-				t.Errorf("%s: BK not a multiple of 16", where)
-			}
-			fits := mulMMShared(s, coop) <= int(dev.shared)
-			if coop { // where coop's slabs do not fit, the device runs the plain variant
-				info := DeviceInfo{SubgroupSize: dev.sg, SharedMemory: dev.shared, NVCoopMatrix: true, NVCoopShape: shape}
-				if _, ok := mulMMCoop(&info); ok != fits {
-					t.Errorf("%s: mulMMCoop says %v, the slabs fitting %v", where, ok, fits)
-				}
-			} else if !fits {
-				t.Errorf("%s: %d bytes of shared memory", where, mulMMShared(s, coop))
-			}
-			if coop {
-				if bm%mmWarpTile != 0 || bn%mmWarpTile != 0 || s[mmLocal] != dev.sg*(bm/mmWarpTile)*(bn/mmWarpTile) {
-					t.Errorf("%s: not a subgroup a %d x %d part", where, mmWarpTile, mmWarpTile)
-				}
-				if [3]uint32{tm, tn, s[mmCK]} != shape || mmWarpTile%tm != 0 || mmWarpTile%tn != 0 || bk%s[mmCK] != 0 {
-					t.Errorf("%s: products of %v", where, shape)
-				}
-				continue
-			}
-			if bm%tm != 0 || bn%tn != 0 || s[mmLocal] != (bm/tm)*(bn/tn) {
-				t.Errorf("%s: not an invocation a %d x %d part", where, tm, tn)
-			}
+		s := mulMMSpec(dev.sg, dev.shared)
+		bm, bn, bk, tm, tn := s[mmBM], s[mmBN], s[mmBK], s[mmTM], s[mmTN]
+		where := fmt.Sprintf("%s (subgroup %d, %d KiB): %v", dev.name, dev.sg, dev.shared>>10, s)
+		if bk < 16 || bk%16 != 0 {
+			t.Errorf("%s: BK not a multiple of 16", where)
+		}
+		if mulMMShared(s) > int(dev.shared) {
+			t.Errorf("%s: %d bytes of shared memory", where, mulMMShared(s))
+		}
+		if bm%tm != 0 || bn%tn != 0 || s[mmLocal] != (bm/tm)*(bn/tn) {
+			t.Errorf("%s: not an invocation a %d x %d part", where, tm, tn)
 		}
 	}
 	for _, c := range []struct {
 		sg, shared uint32
-		shape      [3]uint32
-		want       [7]uint32
+		want       [6]uint32
 	}{
-		{32, 48 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 64, 16, 16, 16}},
-		{32, 48 << 10, [3]uint32{16, 8, 16}, [7]uint32{128, 64, 64, 64, 16, 8, 16}},
-		{32, 32 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 32, 16, 16, 16}},
-		{32, 24 << 10, [3]uint32{16, 16, 16}, [7]uint32{128, 64, 64, 16, 16, 16, 16}},
-		{32, 48 << 10, [3]uint32{}, [7]uint32{256, 64, 64, 32, 4, 4, 0}},
-		{8, 32 << 10, [3]uint32{}, [7]uint32{64, 32, 32, 32, 4, 4, 0}},
+		{32, 48 << 10, [6]uint32{256, 64, 64, 32, 4, 4}},
+		{8, 32 << 10, [6]uint32{64, 32, 32, 32, 4, 4}},
+		{32, 16 << 10, [6]uint32{64, 32, 32, 32, 4, 4}},
+		{4, 8 << 10, [6]uint32{64, 32, 32, 16, 4, 4}},
 	} {
-		coop := c.shape != [3]uint32{}
-		if got := mulMMSpec(c.sg, c.shared, coop, c.shape); got != c.want {
-			t.Errorf("mulMMSpec(%d, %d, %v, %v) = %v, want %v", c.sg, c.shared, coop, c.shape, got, c.want)
+		if got := mulMMSpec(c.sg, c.shared); got != c.want {
+			t.Errorf("mulMMSpec(%d, %d) = %v, want %v", c.sg, c.shared, got, c.want)
 		}
 	}
-	if x, y := mulMMGroups(151936, 100, [7]uint32{256, 2, 64, 32, 1, 1, 0}); x != maxGroups || y != 2 {
+	if x, y := mulMMGroups(151936, 100, [6]uint32{256, 2, 64, 32, 1, 1}); x != maxGroups || y != 2 {
 		t.Errorf("mulMMGroups: %d x %d, want %d x 2", x, y, maxGroups)
-	}
-
-	f16, f32 := uint32(vk.ComponentTypeFloat16NV), uint32(vk.ComponentTypeFloat32NV)
-	shape := func(m, n, k, a, c, scope uint32) vk.CooperativeMatrixPropertiesNV {
-		return vk.CooperativeMatrixPropertiesNV{MSize: m, NSize: n, KSize: k, AType: a, BType: a, CType: c, DType: c, Scope: scope}
-	}
-	sub := uint32(vk.ScopeSubgroupNV)
-	for _, c := range []struct {
-		shapes []vk.CooperativeMatrixPropertiesNV
-		want   [3]uint32
-	}{
-		{nil, [3]uint32{}},
-		// Turing's list (f16 and f32 sums; 16x8x16, 16x8x8), with 16x16x16
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 16, f16, f16, sub), shape(16, 8, 8, f16, f16, sub), shape(16, 8, 16, f16, f32, sub),
-			shape(16, 8, 8, f16, f32, sub), shape(16, 16, 16, f16, f32, sub)}, [3]uint32{16, 16, 16}},
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 8, 8, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f16, sub)}, [3]uint32{}}, // float16 sums only
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 16, f16, f32, 2)}, [3]uint32{}},   // workgroup scope
-		{[]vk.CooperativeMatrixPropertiesNV{shape(32, 8, 16, f16, f32, sub)}, [3]uint32{}},  // M past 16
-		{[]vk.CooperativeMatrixPropertiesNV{shape(16, 16, 32, f16, f32, sub)}, [3]uint32{}}, // K past 16
-		{[]vk.CooperativeMatrixPropertiesNV{shape(8, 16, 16, f16, f32, sub), shape(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}},
-	} {
-		got, ok := nvCoopShape(c.shapes)
-		if got != c.want || ok != (c.want != [3]uint32{}) {
-			t.Errorf("nvCoopShape(%+v) = %v, %v, want %v", c.shapes, got, ok, c.want)
-		}
-	}
-	nv := DeviceInfo{SubgroupSize: 32, SharedMemory: 48 << 10, NVCoopMatrix: true, NVCoopShape: [3]uint32{16, 8, 16}}
-	if sh, ok := mulMMCoop(&nv); !ok || sh != [3]uint32{16, 8, 16} {
-		t.Error("mulMMCoop: not NVCoopMatrix and NVCoopShape")
-	}
-	nv.SharedMemory = 12 << 10
-	if _, ok := mulMMCoop(&nv); ok {
-		t.Error("mulMMCoop: with 12 KiB of shared memory")
-	}
-	if _, ok := mulMMCoop(&DeviceInfo{CoopMatrix: true}); ok {
-		t.Error("mulMMCoop: on the KHR extension")
 	}
 }
 
 // BenchmarkMulMM measures the prompt product on a 1024 x 1024 Q8_0 matrix
 // (0.6B's projections) and a 4096 x 4096 Q4_K one (8B's) times 512 tokens,
 // and on the Q4_K one for 9, 16 and 64 tokens (where the passes switch
-// from mul_mv): mul_mv (the tiles of 8 tokens the passes used before),
-// mul_mm and, where the device has it, mul_mm_coop, each with its
-// choice of specialization (and, to compare, mul_mm_coop at BK = 32 on
-// its 64 x 64 tiles and on 128 x 64 tiles: coop-bk32, coop128). Each iteration submits 20 dispatches
-// separated by barriers; it reports the weight bytes per second (B/s) and
+// from mul_mv): mul_mv (the tiles of 8 tokens the passes used before)
+// and mul_mm, each with its choice of specialization. Each iteration
+// submits 20 dispatches separated by barriers; it reports the weight bytes per second (B/s) and
 // the arithmetic (TFLOPS, 2 rows cols n a dispatch).
 func BenchmarkMulMM(b *testing.B) {
 	d := testDevice(b)
 	const batch = 20
-	shape, coop := mulMMCoop(&d.DeviceInfo)
 	for _, m := range []struct {
 		typ        gguf.TensorType
 		rows, cols int
@@ -362,7 +265,7 @@ func BenchmarkMulMM(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, n := range m.ns {
-			for _, kind := range []string{"mv", "mm", "coop", "coop-bk32", "coop128"} {
+			for _, kind := range []string{"mv", "mm"} {
 				var name string
 				var spec []uint32
 				var gx, gy uint32
@@ -372,24 +275,13 @@ func BenchmarkMulMM(b *testing.B) {
 					s := mulMVSpec(d.SubgroupSize, n)
 					gx, gy = mulMVGroups(m.rows, n, s)
 					spec = s[:]
-				case "coop-bk32", "coop128": // mulMMSpec's 64 x 64 tile at BK = 32; a 128 x 64 tile of 8 subgroups
-					name, _ = mulMMShader(m.typ, true)
-					s := [7]uint32{4 * d.SubgroupSize, 64, 64, 32, shape[0], shape[1], shape[2]}
-					if kind == "coop128" {
-						s[mmLocal], s[mmBM] = 8*d.SubgroupSize, 128
-					}
-					gx, gy = mulMMGroups(m.rows, n, s)
-					spec = s[:]
 				default:
-					name, _ = mulMMShader(m.typ, kind == "coop")
-					s := mulMMSpec(d.SubgroupSize, d.SharedMemory, kind == "coop", shape)
+					name, _ = mulMMShader(m.typ)
+					s := mulMMSpec(d.SubgroupSize, d.SharedMemory)
 					gx, gy = mulMMGroups(m.rows, n, s)
 					spec = s[:]
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
-					if kind != "mv" && kind != "mm" && !coop {
-						b.Skipf("%s has no NVIDIA cooperative matrices", d.Name)
-					}
 					p, err := d.Pipeline(name, spec...)
 					if err != nil {
 						b.Fatal(err)

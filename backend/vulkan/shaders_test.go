@@ -24,8 +24,8 @@ func TestSPIRVUpToDate(t *testing.T) {
 }
 
 // TestEmbeddedShaders checks that every shader the backend names is
-// embedded: each weight type's products (mul_mv, mul_mm and its
-// cooperative-matrix variant) and lookups, and the operations.
+// embedded: each weight type's products (mul_mv, mul_mm) and lookups,
+// and the operations.
 func TestEmbeddedShaders(t *testing.T) {
 	have := map[string]bool{}
 	err := fs.WalkDir(spvFS, "spv", func(path string, d fs.DirEntry, err error) error {
@@ -41,9 +41,8 @@ func TestEmbeddedShaders(t *testing.T) {
 	for typ := range weightTypes {
 		m, _ := mulMVShader(typ)
 		g, _ := getRowsShader(typ)
-		mm, _ := mulMMShader(typ, false)
-		mc, _ := mulMMShader(typ, true)
-		want = append(want, m, g, mm, mc)
+		mm, _ := mulMMShader(typ)
+		want = append(want, m, g, mm)
 	}
 	want = append(want, "rms_norm", "rope_store", "attn", "attn_combine", "swiglu", "geglu", "swiglu_oai", "add", "add_bias", "argmax",
 		"sample_stats", "sample_prep", "sample_topk", "sample_race", "sample_final")

@@ -81,8 +81,8 @@ sample_race    sample_race.comp
 sample_final   sample_final.comp
 # end vksample
 
-# vkmm: matrix-matrix products of prompts (mul_mm.comp over quant.glsl),
-# plain and on NVIDIA cooperative matrices (-DCOOP; backend/vulkan/mm.go).
+# vkmm: matrix-matrix products of prompts (mul_mm.comp over quant.glsl;
+# backend/vulkan/mm.go).
 mul_mm_f32           mul_mm.comp    -DTYPE_F32
 mul_mm_f16           mul_mm.comp    -DTYPE_F16
 mul_mm_bf16          mul_mm.comp    -DTYPE_BF16
@@ -99,22 +99,6 @@ mul_mm_q6_k          mul_mm.comp    -DTYPE_Q6_K
 mul_mm_iq4_nl        mul_mm.comp    -DTYPE_IQ4_NL
 mul_mm_iq4_xs        mul_mm.comp    -DTYPE_IQ4_XS
 mul_mm_mxfp4         mul_mm.comp    -DTYPE_MXFP4
-mul_mm_coop_f32      mul_mm.comp    -DTYPE_F32 -DCOOP
-mul_mm_coop_f16      mul_mm.comp    -DTYPE_F16 -DCOOP
-mul_mm_coop_bf16     mul_mm.comp    -DTYPE_BF16 -DCOOP
-mul_mm_coop_q8_0     mul_mm.comp    -DTYPE_Q8_0 -DCOOP
-mul_mm_coop_q4_0     mul_mm.comp    -DTYPE_Q4_0 -DCOOP
-mul_mm_coop_q4_1     mul_mm.comp    -DTYPE_Q4_1 -DCOOP
-mul_mm_coop_q5_0     mul_mm.comp    -DTYPE_Q5_0 -DCOOP
-mul_mm_coop_q5_1     mul_mm.comp    -DTYPE_Q5_1 -DCOOP
-mul_mm_coop_q2_k     mul_mm.comp    -DTYPE_Q2_K -DCOOP
-mul_mm_coop_q3_k     mul_mm.comp    -DTYPE_Q3_K -DCOOP
-mul_mm_coop_q4_k     mul_mm.comp    -DTYPE_Q4_K -DCOOP
-mul_mm_coop_q5_k     mul_mm.comp    -DTYPE_Q5_K -DCOOP
-mul_mm_coop_q6_k     mul_mm.comp    -DTYPE_Q6_K -DCOOP
-mul_mm_coop_iq4_nl   mul_mm.comp    -DTYPE_IQ4_NL -DCOOP
-mul_mm_coop_iq4_xs   mul_mm.comp    -DTYPE_IQ4_XS -DCOOP
-mul_mm_coop_mxfp4    mul_mm.comp    -DTYPE_MXFP4 -DCOOP
 # end vkmm
 TABLE
 }

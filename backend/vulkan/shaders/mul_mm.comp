@@ -1,8 +1,7 @@
 #version 450
 // mul_mm.comp: the matrix-matrix product of a weight matrix in one GGUF
 // format (quant.glsl, TYPE_<name>) with many tokens' activations (a
-// prompt), compiled per type into mul_mm_<type> and, with -DCOOP, into
-// mul_mm_coop_<type> (NVIDIA's cooperative matrices). The same product as
+// prompt), compiled per type into mul_mm_<type>. The same product as
 // mul_mv.comp:
 //   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0) + sum_c W[r][c] * x[t*cols + c]
 // for rows r < rows and tokens t < n, accumulated in float32.
@@ -26,27 +25,15 @@
 // row's end are zeros in the slab; only the outputs in range are written.
 //
 // Specialization: id 0 local_size_x (L), id 1 BM, id 2 BN, id 3 BK (a
-// multiple of 16), then
-//   plain (float32 slabs): id 4 TM, id 5 TN; invocation i computes the
-//   TM x TN outputs of rows i%(BM/TM) + k*(BM/TM) and tokens
-//   i/(BM/TM) + k*(BN/TN) of the tile in registers, reading the slabs a
-//   vec4 at a time (TM + TN reads for 4 TM TN products); L =
-//   (BM/TM)*(BN/TN);
-//   COOP (float16 slabs of split values, float32 accumulators,
-//   GL_NV_cooperative_matrix):
-//   id 4 CM, id 5 CN, id 6 CK, a shape the device lists for float16 x
-//   float16 + float32 at subgroup scope (CM, CN in 8, 16; CK 8 or 16);
-//   each subgroup computes a 32 x 32 part of the tile as (32/CM) x
-//   (32/CN) products (coopMatMulAddNV), BK/CK a slab; L = subgroup size *
-//   (BM/32)*(BN/32), BM and BN multiples of 32.
+// multiple of 16), id 4 TM, id 5 TN. The slabs hold float32; invocation
+// i computes the TM x TN outputs of rows i%(BM/TM) + k*(BM/TM) and
+// tokens i/(BM/TM) + k*(BN/TN) of the tile in registers, reading the
+// slabs a vec4 at a time (TM + TN reads for 4 TM TN products); L =
+// (BM/TM)*(BN/TN).
 // Dispatch ceil(rows/BM) x ceil(n/BN) workgroups; either count may be
 // clamped to the device's limit, the workgroups then stride over the
 // tiles.
 
-#if defined(COOP)
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#endif
 #include "common.glsl"
 #include "quant.glsl"
 
@@ -54,14 +41,8 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 32;
-#if defined(COOP)
-layout(constant_id = 4) const uint CM = 16;
-layout(constant_id = 5) const uint CN = 16;
-layout(constant_id = 6) const uint CK = 16;
-#else
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
-#endif
 
 layout(push_constant, std430) uniform Push {
 	uint64_t w;
@@ -76,37 +57,13 @@ layout(push_constant, std430) uniform Push {
 } p;
 
 // The slabs, row (token) major: the BK values of row m at As[m*BKP ..],
-// token t's at Bs[t*BKP ..] (plain: vec4s, As[(m*BKP)/4 ..]). The
-// padding keeps each row 16-byte aligned (the vec4s; the cooperative
-// loads need it) and puts the vec4s of consecutive rows in different
-// banks.
-//
-// COOP splits each value v in two float16s, v = h + l*2^-11 (Al, Bl
-// hold l; h = float16(v), l = float16((v - h) * 2^11), the scaling
-// keeping l normal where v is): the products of the halves are exact in
-// float32, and h_w h_x + (h_w l_x + l_w h_x) 2^-11, summed in float32,
-// misses only l_w l_x 2^-22 and the roundings of l, within 2^-21 of each
-// product: float32's accuracy for three cooperative products a pair of
-// matrices. Values past float16's range (65504) are not supported.
+// token t's at Bs[t*BKP ..], as vec4s (As[(m*BKP)/4 ..]). The padding
+// keeps each row 16-byte aligned and puts the vec4s of consecutive rows
+// in different banks.
 const uint BKU = BK / 16;  // units a row of the slab
-#if defined(COOP)
-const uint BKP = BK + 8;
-const float LO_SCALE = 2048.0;
-shared float16_t As[BM * BKP], Al[BM * BKP];
-shared float16_t Bs[BN * BKP], Bl[BN * BKP];
-// PUT stores v in slab S (and its low half in SL) at i.
-#define PUT(S, SL, i, v)                                       \
-	{                                                          \
-		const float v_ = (v);                                  \
-		const float16_t h_ = float16_t(v_);                    \
-		S[i] = h_;                                             \
-		SL[i] = float16_t((v_ - float(h_)) * LO_SCALE);        \
-	}
-#else
 const uint BKP = BK + 4;
 shared vec4 As[BM * BKP / 4];
 shared vec4 Bs[BN * BKP / 4];
-#endif
 
 // load fills the slabs with the units u0 .. u0+BKU-1 of rows r0.. and
 // tokens t0.. . Invocations take consecutive units of a row (consecutive
@@ -124,13 +81,7 @@ void load(uint r0, uint t0, uint u0) {
 		}
 		const uint o = m * BKP + 16 * ju;
 		for (uint i = 0; i < 4; i++) {
-#if defined(COOP)
-			for (uint e = 0; e < 4; e++) {
-				PUT(As, Al, o + 4 * i + e, v[i][e]);
-			}
-#else
 			As[o / 4 + i] = v[i];
-#endif
 		}
 	}
 	// The activations: four vec4s a unit (runs of 8 at pos.x and pos.y).
@@ -144,13 +95,7 @@ void load(uint r0, uint t0, uint u0) {
 			v = X.v[((t0 + t) * p.cols + c) / 4];
 		}
 		const uint o = t * BKP + 16 * ju + 4 * part;
-#if defined(COOP)
-		for (uint e = 0; e < 4; e++) {
-			PUT(Bs, Bl, o + e, v[e]);
-		}
-#else
 		Bs[o / 4] = v;
-#endif
 	}
 }
 
@@ -163,74 +108,8 @@ void store(uint r0, uint t0, uint m, uint t, float s) {
 	}
 }
 
-#if defined(COOP)
-// ---------------------------------------------------------------- cooperative matrices
-
-// A subgroup's part of the tile: WM x WN, (WM/CM) x (WN/CN) CM x CN
-// results, CK values a product.
-const uint WM = 32, WN = 32;
-const uint FM = WM / CM, FN = WN / CN;
-shared float Cs[(BM / WM) * (BN / WN) * 2 * CM * CN];  // a result's two sums a subgroup, on their way out
-
-void tile(uint r0, uint t0) {
-	const uint nunits = p.cols / 16;
-	const uint s = gl_SubgroupID;
-	const uint sm = s % (BM / WM), sn = s / (BM / WM);
-	// acc sums the products of the high halves, acl the cross products
-	// (scaled by LO_SCALE)
-	fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM][FN], acl[FM][FN];
-	for (uint i = 0; i < FM; i++) {
-		for (uint j = 0; j < FN; j++) {
-			acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
-			acl[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0);
-		}
-	}
-	for (uint u0 = 0; u0 < nunits; u0 += BKU) {
-		load(r0, t0, u0);
-		barrier();
-		for (uint k = 0; k < BK; k += CK) {
-			fcoopmatNV<16, gl_ScopeSubgroup, CM, CK> a[FM], al[FM];
-			for (uint i = 0; i < FM; i++) {
-				const uint o = (sm * WM + CM * i) * BKP + k;  // CM rows x CK values
-				coopMatLoadNV(a[i], As, o, BKP, false);
-				coopMatLoadNV(al[i], Al, o, BKP, false);
-			}
-			for (uint j = 0; j < FN; j++) {
-				const uint o = (sn * WN + CN * j) * BKP + k;  // CK values x CN tokens
-				fcoopmatNV<16, gl_ScopeSubgroup, CK, CN> b, bl;
-				coopMatLoadNV(b, Bs, o, BKP, true);
-				coopMatLoadNV(bl, Bl, o, BKP, true);
-				for (uint i = 0; i < FM; i++) {
-					acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
-					acl[i][j] = coopMatMulAddNV(a[i], bl, acl[i][j]);
-					acl[i][j] = coopMatMulAddNV(al[i], b, acl[i][j]);
-				}
-			}
-		}
-		barrier();
-	}
-	// Each result's sums through the subgroup's part of Cs (token-major:
-	// element (m, t) at t*CM + m, acl's CM*CN after), added there (the
-	// optimizer of glslc 2023.2 crashes on arithmetic on cooperative
-	// matrices), then out with the range checks.
-	const uint cs = s * 2 * CM * CN, cl = cs + CM * CN;
-	for (uint i = 0; i < FM; i++) {
-		for (uint j = 0; j < FN; j++) {
-			coopMatStoreNV(acc[i][j], Cs, cs, CM, true);
-			coopMatStoreNV(acl[i][j], Cs, cl, CM, true);
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
-			for (uint e = gl_SubgroupInvocationID; e < CM * CN; e += gl_SubgroupSize) {
-				store(r0, t0, sm * WM + CM * i + e % CM, sn * WN + CN * j + e / CM, Cs[cs + e] + Cs[cl + e] * (1.0 / LO_SCALE));
-			}
-			subgroupBarrier();
-		}
-	}
-}
-
-#else
-// ---------------------------------------------------------------- float32 register tiles
-
+// tile computes the outputs of the tile of rows r0.. and tokens t0.., each
+// invocation its TM x TN in float32 registers.
 void tile(uint r0, uint t0) {
 	const uint nunits = p.cols / 16;
 	const uint tid = gl_LocalInvocationID.x;
@@ -271,7 +150,6 @@ void tile(uint r0, uint t0) {
 		}
 	}
 }
-#endif
 
 void main() {
 	const uint ntiles = (p.rows + BM - 1) / BM;

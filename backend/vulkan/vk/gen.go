@@ -33,7 +33,6 @@ var structs = []string{
 	"VkPhysicalDeviceFeatures", "VkPhysicalDeviceFeatures2",
 	"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features",
 	"VkPhysicalDeviceShaderIntegerDotProductFeatures",
-	"VkPhysicalDeviceCooperativeMatrixFeaturesNV", "VkCooperativeMatrixPropertiesNV",
 	"VkDeviceQueueCreateInfo", "VkDeviceCreateInfo",
 	"VkBufferCreateInfo", "VkMemoryRequirements", "VkMemoryAllocateInfo", "VkMemoryAllocateFlagsInfo",
 	"VkBufferDeviceAddressInfo", "VkMappedMemoryRange",

@@ -41,17 +41,6 @@ const (
 	StructureTypeBufferDeviceAddressInfo                 = 1000244001
 	StructureTypePhysicalDeviceIntegerDotProductFeatures = 1000280000
 	StructureTypePhysicalDeviceCooperativeMatrixFeatures = 1000506000
-
-	StructureTypePhysicalDeviceCooperativeMatrixFeaturesNV = 1000249000
-	StructureTypeCooperativeMatrixPropertiesNV             = 1000249001
-)
-
-// VK_NV_cooperative_matrix's component types (VkComponentTypeNV) and
-// scopes (VkScopeNV) this binding uses.
-const (
-	ComponentTypeFloat16NV = 0
-	ComponentTypeFloat32NV = 1
-	ScopeSubgroupNV        = 3
 )
 
 // Physical device types (VkPhysicalDeviceType).
@@ -110,8 +99,6 @@ type Instance struct {
 		getPhysicalDeviceFeatures2, getPhysicalDeviceMemoryProperties2,
 		getPhysicalDeviceQueueFamilyProperties, enumerateDeviceExtensionProperties,
 		createDevice, getDeviceProcAddr uintptr
-		// optional: 0 where the loader has no VK_NV_cooperative_matrix
-		getPhysicalDeviceCooperativeMatrixPropertiesNV uintptr
 	}
 }
 
@@ -152,7 +139,6 @@ func CreateInstance(app string, apiVersion uint32, exts []string, flags uint32) 
 			return nil, fmt.Errorf("vulkan: the instance lacks %s (Vulkan 1.1 is needed)", f.name)
 		}
 	}
-	in.fn.getPhysicalDeviceCooperativeMatrixPropertiesNV = instanceProc(h, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV")
 	return in, nil
 }
 
@@ -224,28 +210,4 @@ func (in *Instance) DeviceExtensions(pd uintptr) ([]string, error) {
 		names[i] = GoString(props[i].ExtensionName[:])
 	}
 	return names, nil
-}
-
-// CooperativeMatrixPropertiesNV lists the cooperative matrix shapes pd
-// offers through VK_NV_cooperative_matrix (call it only where pd has the
-// extension); nil, without error, where the loader lacks the function.
-func (in *Instance) CooperativeMatrixPropertiesNV(pd uintptr) ([]CooperativeMatrixPropertiesNV, error) {
-	f := in.fn.getPhysicalDeviceCooperativeMatrixPropertiesNV
-	if f == 0 {
-		return nil, nil
-	}
-	var n uint32
-	if err := check("vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", call(f, pd, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
-		return nil, err
-	}
-	props := make([]CooperativeMatrixPropertiesNV, n)
-	for i := range props {
-		props[i].SType = StructureTypeCooperativeMatrixPropertiesNV
-	}
-	if n > 0 {
-		if err := check("vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", call(f, pd, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0])))); err != nil {
-			return nil, err
-		}
-	}
-	return props[:n], nil
 }

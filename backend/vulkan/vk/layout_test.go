@@ -28,8 +28,6 @@ var cSizes = map[string]uintptr{
 	"PhysicalDeviceMemoryProperties2":                   536,
 	"PhysicalDeviceMemoryBudgetPropertiesEXT":           272,
 	"QueueFamilyProperties":                             24,
-	"PhysicalDeviceCooperativeMatrixFeaturesNV":         24,
-	"CooperativeMatrixPropertiesNV":                     48,
 	"PhysicalDeviceFeatures":                            220,
 	"PhysicalDeviceFeatures2":                           240,
 	"PhysicalDeviceVulkan11Features":                    64,
@@ -115,8 +113,6 @@ func TestLayout(t *testing.T) {
 		FenceCreateInfo{},
 		QueryPoolCreateInfo{},
 		PhysicalDeviceCooperativeMatrixFeaturesKHR{},
-		PhysicalDeviceCooperativeMatrixFeaturesNV{},
-		CooperativeMatrixPropertiesNV{},
 	} {
 		ty := reflect.TypeOf(v)
 		want, ok := cSizes[ty.Name()]

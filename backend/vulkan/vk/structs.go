@@ -423,28 +423,6 @@ type PhysicalDeviceShaderIntegerDotProductFeatures struct {
 	ShaderIntegerDotProduct uint32
 }
 
-// VkPhysicalDeviceCooperativeMatrixFeaturesNV is the C structure of the same name.
-type PhysicalDeviceCooperativeMatrixFeaturesNV struct {
-	SType                               uint32
-	PNext                               uintptr
-	CooperativeMatrix                   uint32
-	CooperativeMatrixRobustBufferAccess uint32
-}
-
-// VkCooperativeMatrixPropertiesNV is the C structure of the same name.
-type CooperativeMatrixPropertiesNV struct {
-	SType uint32
-	PNext uintptr
-	MSize uint32
-	NSize uint32
-	KSize uint32
-	AType uint32
-	BType uint32
-	CType uint32
-	DType uint32
-	Scope uint32
-}
-
 // VkDeviceQueueCreateInfo is the C structure of the same name.
 type DeviceQueueCreateInfo struct {
 	SType            uint32
