@@ -478,3 +478,60 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Errorf("a decode step allocates %v times, more than its 3 driver calls", n)
 	}
 }
+
+// TestHidden runs the last-token hidden rows of an embedding pass (three
+// sequences batched, one of them also wanting logits) against the CPU's:
+// within 1e-4 relative L2.
+func TestHidden(t *testing.T) {
+	m := archModel(t, archCases[0])
+	md := loadModel(t, m, Options{MaxLen: 128, Device: -1})
+	br, err := md.NewBatchRunner(24, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	cpu, err := forward.NewBatched(m, scalar.NewScalar(), 128, 24, 16, kvcache.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	rng := rand.New(rand.NewPCG(11, 12))
+	var b batch.Batch
+	for i, n := range []int{7, 20, 3} {
+		ids := make([]int32, n)
+		for j := range ids {
+			ids[j] = int32(rng.IntN(m.Hyper().Vocab))
+		}
+		s := b.AddSeq([]int32{int32(8 * i), int32(8*i + 1)})
+		if i == 1 {
+			b.Add(s, ids, 0, true)
+			continue
+		}
+		b.AddHidden(s, ids, 0)
+	}
+	for _, r := range []interface {
+		Forward(*batch.Batch) error
+	}{br, cpu} {
+		if err := r.Forward(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range b.Hidden {
+		got, err := br.Hidden(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := cpu.Hidden(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relL2(got, want); !(e <= 1e-4) {
+			t.Errorf("hidden row %d: relative L2 %.3g against the CPU > 1e-4", i, e)
+		}
+	}
+	gl, _ := br.Logits(0)
+	cl, _ := cpu.Logits(0)
+	if e := relL2(gl, cl); !(e <= 2e-3) {
+		t.Errorf("logits beside the hidden rows: relative L2 %.3g against the CPU > 2e-3", e)
+	}
+}
