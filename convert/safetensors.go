@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"inferno/internal/mmap"
 )
 
 // DType is the element type of a safetensors tensor, spelled as in the
@@ -81,7 +83,7 @@ type Safetensors struct {
 
 	index  map[string]int
 	unmap  func() error
-	mapped []byte // the memory mapping made by mapFile that Data views
+	mapped []byte // the memory mapping made by mmap.Map that Data views
 }
 
 // OpenSafetensors memory-maps the safetensors file at path and parses its
@@ -120,7 +122,7 @@ func openSafetensors(path, name string) (*Safetensors, error) {
 	if n := binary.LittleEndian.Uint64(prefix[:]); n > uint64(size-8) {
 		return nil, fmt.Errorf("%s: header length %d is larger than the file (%d bytes): truncated or not a safetensors file", name, n, size)
 	}
-	data, unmap, err := mapFile(fh, int(size))
+	data, unmap, err := mmap.Map(fh, int(size), true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -254,7 +256,7 @@ func (s *Safetensors) Tensor(name string) (*Tensor, bool) {
 // the file is memory-mapped; data in ordinary memory is left alone.
 func (s *Safetensors) release(b []byte) {
 	if s.mapped != nil && s.unmap != nil {
-		release(s.mapped, b)
+		mmap.Release(s.mapped, b)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/bits"
 	"os"
+
+	"inferno/internal/mmap"
 )
 
 // MaxDims is the largest number of dimensions a tensor may have (ggml's GGML_MAX_DIMS).
@@ -94,7 +96,7 @@ func Open(path string) (*File, error) {
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("gguf: %s: file too large to map", path)
 	}
-	data, unmap, err := mapFile(fh, int(size))
+	data, unmap, err := mmap.Map(fh, int(size), false)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package gguf
+package mmap
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// mapFile maps size bytes of fh read-only into memory, as on Unix, with
+// Map maps size bytes of fh read-only into memory, as on Unix, with
 // CreateFileMapping and MapViewOfFile. The view outlives fh and its
 // mapping object, which are closed here and by the caller; while it is
 // mapped, Windows refuses to delete or truncate the file.
-func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
+func Map(fh *os.File, size int, sequential bool) ([]byte, func() error, error) {
 	if size == 0 {
 		return nil, func() error { return nil }, nil
 	}
@@ -30,3 +30,8 @@ func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
 	data := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), size)
 	return data, func() error { return windows.UnmapViewOfFile(addr) }, nil
 }
+
+// Release does nothing on Windows: it has no MADV_DONTNEED for a file
+// view, and the pages read leave the working set when Windows trims it
+// under memory pressure.
+func Release(m, b []byte) {}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package convert
+package mmap
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps size bytes of fh read-only into memory and advises the
-// kernel that it will be read sequentially.
-func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
+// Map maps size bytes of fh read-only into memory and returns them with
+// the function that unmaps them. With sequential the kernel is advised
+// that the mapping will be read in order.
+func Map(fh *os.File, size int, sequential bool) ([]byte, func() error, error) {
 	if size == 0 {
 		return nil, func() error { return nil }, nil
 	}
@@ -20,17 +21,19 @@ func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmap: %w", err)
 	}
-	unix.Madvise(data, unix.MADV_SEQUENTIAL) // a hint; failure is harmless
+	if sequential {
+		unix.Madvise(data, unix.MADV_SEQUENTIAL) // a hint; failure is harmless
+	}
 	return data, func() error { return unix.Munmap(data) }, nil
 }
 
-// release tells the kernel that the pages of the mapping m that hold b
+// Release tells the kernel that the pages of the mapping m that hold b
 // are not needed any more, so that they leave the process's resident set.
-// m is a read-only mapping of a file made by mapFile, and b lies within
-// it: a page used again after all is read back from the page cache or the
-// file, so releasing is always safe. The page that holds b's end is kept
-// when b ends inside it, as the data after b is likely next.
-func release(m, b []byte) {
+// m is a mapping made by Map, and b lies within it: a page used again
+// after all is read back from the page cache or the file, so releasing is
+// always safe. The page that holds b's end is kept when b ends inside it,
+// as the data after b is likely next.
+func Release(m, b []byte) {
 	if len(b) == 0 || len(m) == 0 {
 		return
 	}
