@@ -13,6 +13,7 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -239,13 +240,8 @@ func Available() error {
 	return nil
 }
 
-// TotalMemory returns the memory of GPU ordinal in bytes, without
-// opening a context on it.
-func TotalMemory(ordinal int) (uint64, error) {
-	d, err := loadDriver()
-	if err != nil {
-		return 0, err
-	}
+// ordinalDevice returns the driver's device of GPU ordinal.
+func ordinalDevice(d *driver, ordinal int) (int32, error) {
 	var n int32
 	if err := d.check("cuDeviceGetCount", d.call(d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
 		return 0, err
@@ -255,6 +251,41 @@ func TotalMemory(ordinal int) (uint64, error) {
 	}
 	var dev int32
 	if err := d.check("cuDeviceGet", d.call(d.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(ordinal))); err != nil {
+		return 0, err
+	}
+	return dev, nil
+}
+
+// DeviceName returns the name of GPU ordinal, without opening a context
+// on it.
+func DeviceName(ordinal int) (string, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return "", err
+	}
+	dev, err := ordinalDevice(d, ordinal)
+	if err != nil {
+		return "", err
+	}
+	name := make([]byte, 256)
+	if err := d.check("cuDeviceGetName", d.call(d.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), 256, uintptr(dev))); err != nil {
+		return "", err
+	}
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return string(name), nil
+}
+
+// TotalMemory returns the memory of GPU ordinal in bytes, without
+// opening a context on it.
+func TotalMemory(ordinal int) (uint64, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return 0, err
+	}
+	dev, err := ordinalDevice(d, ordinal)
+	if err != nil {
 		return 0, err
 	}
 	var total uint64

@@ -34,7 +34,8 @@ A device that lacks what the backend needs says what.`,
 					if err != nil {
 						break
 					}
-					fmt.Fprintf(w, "cuda %d: %.1f GiB, driver CUDA %d.%d\n", i, float64(n)/(1<<30), v/1000, v%1000/10)
+					name, _ := cuda.DeviceName(i)
+					fmt.Fprintf(w, "cuda %d: %s, %.1f GiB, driver CUDA %d.%d\n", i, name, float64(n)/(1<<30), v/1000, v%1000/10)
 				}
 			}
 			ds, err := vulkan.Devices()
