@@ -89,48 +89,13 @@ func (r *sampleRig) run(logits uint64, rows []sampling.Row) []sampling.Token {
 	return out
 }
 
-// llmRow returns logits shaped like a language model's: a few large
-// values over a Gaussian bulk.
-func llmRow(seed uint64, n int) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64() * 2)
-	}
-	for range 12 {
-		x[rng.IntN(n)] += float32(6 + 6*rng.Float64())
-	}
-	return x
-}
-
-// chiTest compares counts with the probabilities want (N draws): tokens of
-// probability 0 must never appear; the others are binned, those expected
-// fewer than 5 times pooled (samplingtest.ChiSquared), and tested at
-// p < 1e-6.
-func chiTest(t *testing.T, what string, counts []int, want []float64, N int) {
-	t.Helper()
-	chi, df, bad := samplingtest.ChiSquared(counts, want, N)
-	if bad >= 0 {
-		t.Errorf("%s: token %d drawn %d times, probability 0", what, bad, counts[bad])
-	}
-	if df < 1 {
-		t.Logf("%s: one token, %d draws", what, N)
-		return
-	}
-	if c := samplingtest.ChiCrit(df); chi > c {
-		t.Errorf("%s: chi-squared %.1f > %.1f (df %d, p < 1e-6)", what, chi, c, df)
-	} else {
-		t.Logf("%s: chi-squared %.1f (df %d, critical %.1f)", what, chi, df, c)
-	}
-}
-
 // TestSampleDistribution draws from fixed rows of logits under every
 // setting the GPU samples (rows alike but for their index and seed, many
 // per launch) and tests the counts against sampling.Distribution.
 func TestSampleDistribution(t *testing.T) {
 	g := testDevice(t)
 	for _, V := range []int{1000, 151936} {
-		x := llmRow(uint64(V), V)
+		x := samplingtest.LLMRow(uint64(V), V)
 		rig := newSampleRig(t, g, V)
 		rowsPer := MaxBatch
 		if V > 100000 {
@@ -219,7 +184,7 @@ func TestSampleDistribution(t *testing.T) {
 				t.Errorf("V=%d %s: %d rows left to the host", V, c.name, rig.undrawn)
 				rig.undrawn = 0
 			}
-			chiTest(t, fmt.Sprintf("V=%d %s", V, c.name), counts, want, N)
+			samplingtest.CheckChi(t, fmt.Sprintf("V=%d %s", V, c.name), counts, want, N)
 		}
 		// top_p alone over a flat row of Qwen3's vocabulary: the nucleus
 		// is larger than the candidates; every row is left to the host.
@@ -255,7 +220,7 @@ func TestSampleDistribution(t *testing.T) {
 func TestSampleSeedBatch(t *testing.T) {
 	g := testDevice(t)
 	const V = 151936
-	x := llmRow(9, V)
+	x := samplingtest.LLMRow(9, V)
 	rig := newSampleRig(t, g, V)
 	big := make([]float32, 0, 64*V)
 	for range 64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"inferno/sampling"
+	"inferno/sampling/samplingtest"
 )
 
 // TestSampleTopKExact checks the top-k selection (topk_fast in samp_topk
@@ -21,14 +22,14 @@ func TestSampleTopKExact(t *testing.T) {
 	g := testDevice(t)
 	const V = 151936
 	rng := rand.New(rand.NewPCG(17, 17))
-	rows := map[string][]float32{"llm": llmRow(3, V)}
-	grid := llmRow(4, V)
+	rows := map[string][]float32{"llm": samplingtest.LLMRow(3, V)}
+	grid := samplingtest.LLMRow(4, V)
 	for i := range grid {
 		grid[i] = float32(math.Round(float64(grid[i])*4) / 4)
 	}
 	rows["ties on a grid of 1/4"] = grid
 	rows["all equal"] = make([]float32, V)
-	packed := llmRow(5, V)
+	packed := samplingtest.LLMRow(5, V)
 	for i := 8192; i < 8192+600; i++ {
 		packed[i] = 30 + float32(rng.IntN(8))
 	}

@@ -53,11 +53,11 @@ func (d *Device) newBuffer(size int64, host bool) (*Buffer, error) {
 		return nil, fmt.Errorf("buffer of %d bytes: %w", size, err)
 	}
 	req := d.dev.BufferMemoryRequirements(buf)
-	want, avoid := uint32(vk.MemoryPropertyDeviceLocal), uint32(0)
+	want := uint32(vk.MemoryPropertyDeviceLocal)
 	if host {
 		want = vk.MemoryPropertyHostVisible | vk.MemoryPropertyHostCoherent
 	}
-	ti, ok := d.memoryType(req.MemoryTypeBits, want, avoid)
+	ti, ok := d.memoryType(req.MemoryTypeBits, want)
 	if !ok {
 		d.dev.DestroyBuffer(buf)
 		return nil, fmt.Errorf("buffer of %d bytes: no memory type with properties %#x", size, want)
@@ -88,21 +88,15 @@ func (d *Device) newBuffer(size int64, host bool) (*Buffer, error) {
 	return b, nil
 }
 
-// memoryType picks the memory type allowed by bits with the properties
-// want, preferring one without avoid; among host-visible types it
-// prefers cached ones for reading back.
-func (d *Device) memoryType(bits, want, avoid uint32) (uint32, bool) {
-	best, found := uint32(0), false
+// memoryType picks the first memory type allowed by bits with the
+// properties want.
+func (d *Device) memoryType(bits, want uint32) (uint32, bool) {
 	for i := range d.memTypes.MemoryTypeCount {
-		f := d.memTypes.MemoryTypes[i].PropertyFlags
-		if bits&(1<<i) == 0 || f&want != want {
-			continue
-		}
-		if !found || (f&avoid == 0 && d.memTypes.MemoryTypes[best].PropertyFlags&avoid != 0) {
-			best, found = i, true
+		if bits&(1<<i) != 0 && d.memTypes.MemoryTypes[i].PropertyFlags&want == want {
+			return i, true
 		}
 	}
-	return best, found
+	return 0, false
 }
 
 // Free releases the buffer; nil and freed buffers are ignored.

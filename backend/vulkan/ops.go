@@ -210,11 +210,18 @@ func BlockTables(seqs []backend.SeqAttn, tokens int) (pos, seq, tables, tabOff [
 func AttnTiles(seqs []backend.SeqAttn, tq int) []int32 {
 	var tiles []int32
 	for _, s := range seqs {
-		for t := 0; t < s.N; t += tq {
-			tiles = append(tiles, int32(s.Token+t), int32(min(tq, s.N-t)))
-		}
+		tiles = appendTiles(tiles, s.Token, s.N, tq)
 	}
 	return tiles
+}
+
+// appendTiles appends to dst the tiles of a run of n query tokens from
+// token start: (first token, tokens) pairs of at most tq tokens.
+func appendTiles(dst []int32, start, n, tq int) []int32 {
+	for t := 0; t < n; t += tq {
+		dst = append(dst, int32(start+t), int32(min(tq, n-t)))
+	}
+	return dst
 }
 
 // attnShape is attn.comp's specialization: WG invocations (keys a chunk),

@@ -322,9 +322,7 @@ func (r *BatchRunner) writeInputs(b *batch.Batch) (shape, error) {
 	}
 	r.tiles = r.tiles[:0]
 	for _, run := range r.runs {
-		for t := 0; t < run.N; t += tq {
-			r.tiles = append(r.tiles, int32(run.Start+t), int32(min(tq, run.N-t)))
-		}
+		r.tiles = appendTiles(r.tiles, run.Start, run.N, tq)
 	}
 	sh.tiles = len(r.tiles) / 2
 	// The attention's runs of keys for the deepest sequence, in powers of

@@ -21,7 +21,7 @@ import (
 func TestSampleEdges(t *testing.T) {
 	d := testDevice(t)
 	const V, R = 4096, 8
-	x := llmRow(3, V)
+	x := samplingtest.LLMRow(3, V)
 	x[77] = x[slices.Index(x, slices.Max(x))] // a tie at the top: the lower id wins
 	rig := newSampleRig(t, d, V, R)
 	rig.load(x)
@@ -248,7 +248,7 @@ func TestSampleRows(t *testing.T) {
 func TestSampleLargeVocab(t *testing.T) {
 	d := testDevice(t)
 	const V, R = 151936, 16
-	x := llmRow(17, V)
+	x := samplingtest.LLMRow(17, V)
 	rig := newSampleRig(t, d, V, R)
 	rig.load(x)
 	ps := []sampling.Params{

@@ -127,39 +127,6 @@ func (r *sampleRig) checkLogits() {
 	}
 }
 
-// llmRow returns logits shaped like a language model's: a few large
-// values over a Gaussian bulk.
-func llmRow(seed uint64, n int) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64() * 2)
-	}
-	for range 12 {
-		x[rng.IntN(n)] += float32(6 + 6*rng.Float64())
-	}
-	return x
-}
-
-// chiTest compares counts with the probabilities want (N draws) at
-// p < 1e-6; tokens of probability 0 must never appear.
-func chiTest(t *testing.T, what string, counts []int, want []float64, N int) {
-	t.Helper()
-	chi, df, bad := samplingtest.ChiSquared(counts, want, N)
-	if bad >= 0 {
-		t.Errorf("%s: token %d drawn %d times, probability 0", what, bad, counts[bad])
-	}
-	if df < 1 {
-		t.Logf("%s: one token, %d draws", what, N)
-		return
-	}
-	if c := samplingtest.ChiCrit(df); chi > c {
-		t.Errorf("%s: chi-squared %.1f > %.1f (df %d, p < 1e-6)", what, chi, c, df)
-	} else {
-		t.Logf("%s: chi-squared %.1f (df %d, critical %.1f)", what, chi, df, c)
-	}
-}
-
 // rampRow returns logits whose softmax spreads over about a hundred
 // tokens: in a random order, 2, 1.95, 1.9, ... (many tokens of
 // moderate probability, so that the chi-squared tests have many bins).
@@ -229,7 +196,7 @@ func TestSampleDistribution(t *testing.T) {
 		name   string
 		p      sampling.Params
 		masked bool
-		llm    bool // llmRow's logits, else rampRow's
+		llm    bool // samplingtest.LLMRow's logits, else rampRow's
 	}
 	// V 1024 and 4100 (two chunks of sample_topk: the merge).
 	for _, V := range []int{1024, 4100} {
@@ -263,7 +230,7 @@ func TestSampleDistribution(t *testing.T) {
 		for ci, c := range cases {
 			x := rampRow(uint64(V+ci), V)
 			if c.llm {
-				x = llmRow(uint64(V+ci), V)
+				x = samplingtest.LLMRow(uint64(V+ci), V)
 			}
 			rig.load(x)
 			var pat []sampling.Patch
@@ -295,7 +262,7 @@ func TestSampleDistribution(t *testing.T) {
 				t.Errorf("V=%d %s: %d rows left to the host", V, c.name, undrawn)
 			}
 			what := fmt.Sprintf("V=%d %s", V, c.name)
-			chiTest(t, what, counts, want, N)
+			samplingtest.CheckChi(t, what, counts, want, N)
 			if pat != nil {
 				rig.checkLogits()
 			}
@@ -327,7 +294,7 @@ func TestSampleSeedBatch(t *testing.T) {
 // seedBatch is TestSampleSeedBatch with the shaders' workgroup size wg.
 func seedBatch(t *testing.T, d *Device, wg uint32) {
 	const V, R = 2048, 64
-	x := llmRow(9, V)
+	x := samplingtest.LLMRow(9, V)
 	rig := newSampleRigWG(t, d, V, R, wg)
 	rig.load(x)
 	params := []sampling.Params{
@@ -418,7 +385,7 @@ func seedBatch(t *testing.T, d *Device, wg uint32) {
 func TestSampleLogprobs(t *testing.T) {
 	d := testDevice(t)
 	const V, R = 3000, 8
-	x := llmRow(21, V)
+	x := samplingtest.LLMRow(21, V)
 	x[10] = x[11] // a tie among the top log-probabilities? only if they are near the top
 	rig := newSampleRig(t, d, V, R)
 	rig.load(x)

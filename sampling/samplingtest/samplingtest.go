@@ -3,7 +3,11 @@
 // their results against.
 package samplingtest
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
 
 // LogSoftmax returns the log-softmax of x, computed in float64: the
 // log-probabilities of the raw logits.
@@ -64,4 +68,39 @@ func ChiSquared(counts []int, want []float64, N int) (chi float64, df int, impos
 		df++
 	}
 	return chi, df, impossible
+}
+
+// LLMRow returns n logits shaped like a language model's: a few large
+// values over a Gaussian bulk, the same for the same seed.
+func LLMRow(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 2)
+	}
+	for range 12 {
+		x[rng.IntN(n)] += float32(6 + 6*rng.Float64())
+	}
+	return x
+}
+
+// CheckChi fails t unless counts (N draws) fit the probabilities want:
+// tokens of probability 0 must never appear; the others are binned,
+// those expected fewer than 5 times pooled (ChiSquared), and tested at
+// p < 1e-6.
+func CheckChi(t testing.TB, what string, counts []int, want []float64, N int) {
+	t.Helper()
+	chi, df, bad := ChiSquared(counts, want, N)
+	if bad >= 0 {
+		t.Errorf("%s: token %d drawn %d times, probability 0", what, bad, counts[bad])
+	}
+	if df < 1 {
+		t.Logf("%s: one token, %d draws", what, N)
+		return
+	}
+	if c := ChiCrit(df); chi > c {
+		t.Errorf("%s: chi-squared %.1f > %.1f (df %d, p < 1e-6)", what, chi, c, df)
+	} else {
+		t.Logf("%s: chi-squared %.1f (df %d, critical %.1f)", what, chi, df, c)
+	}
 }

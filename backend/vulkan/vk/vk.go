@@ -28,26 +28,26 @@ type Result int32
 
 // The results the backend names; others print as their number.
 const (
-	Success                 Result = 0
-	NotReady                Result = 1
-	Timeout                 Result = 2
-	Incomplete              Result = 5
-	ErrorOutOfHostMemory    Result = -1
-	ErrorOutOfDeviceMemory  Result = -2
-	ErrorInitializationFail Result = -3
-	ErrorDeviceLost         Result = -4
-	ErrorLayerNotPresent    Result = -6
-	ErrorExtensionNotPresnt Result = -7
-	ErrorFeatureNotPresent  Result = -8
-	ErrorIncompatibleDriver Result = -9
-	ErrorTooManyObjects     Result = -10
+	Success                  Result = 0
+	NotReady                 Result = 1
+	Timeout                  Result = 2
+	Incomplete               Result = 5
+	ErrorOutOfHostMemory     Result = -1
+	ErrorOutOfDeviceMemory   Result = -2
+	ErrorInitializationFail  Result = -3
+	ErrorDeviceLost          Result = -4
+	ErrorLayerNotPresent     Result = -6
+	ErrorExtensionNotPresent Result = -7
+	ErrorFeatureNotPresent   Result = -8
+	ErrorIncompatibleDriver  Result = -9
+	ErrorTooManyObjects      Result = -10
 )
 
 var resultNames = map[Result]string{
 	NotReady: "VK_NOT_READY", Timeout: "VK_TIMEOUT", Incomplete: "VK_INCOMPLETE",
 	ErrorOutOfHostMemory: "VK_ERROR_OUT_OF_HOST_MEMORY", ErrorOutOfDeviceMemory: "VK_ERROR_OUT_OF_DEVICE_MEMORY",
 	ErrorInitializationFail: "VK_ERROR_INITIALIZATION_FAILED", ErrorDeviceLost: "VK_ERROR_DEVICE_LOST",
-	ErrorLayerNotPresent: "VK_ERROR_LAYER_NOT_PRESENT", ErrorExtensionNotPresnt: "VK_ERROR_EXTENSION_NOT_PRESENT",
+	ErrorLayerNotPresent: "VK_ERROR_LAYER_NOT_PRESENT", ErrorExtensionNotPresent: "VK_ERROR_EXTENSION_NOT_PRESENT",
 	ErrorFeatureNotPresent: "VK_ERROR_FEATURE_NOT_PRESENT", ErrorIncompatibleDriver: "VK_ERROR_INCOMPATIBLE_DRIVER",
 	ErrorTooManyObjects: "VK_ERROR_TOO_MANY_OBJECTS",
 }
