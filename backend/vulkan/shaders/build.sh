@@ -17,6 +17,16 @@
 # 11.13), spirv-val SPIRV-Tools' (Debian spirv-tools). The output of one
 # glslc version is reproducible; another version may compile to other
 # bytes, which --check then reports.
+#
+# The variants marked +new in the table use what Debian's glslc does not
+# compile (GL_EXT_integer_dot_product, GL_KHR_cooperative_matrix): they are
+# compiled by a current glslang (the `glslang` command, or $GLSLANG; built
+# from KhronosGroup/glslang, vulkan-sdk-1.4.357.0 checked) and validated
+# by a spirv-val that knows their instructions (the first of $SPIRV_VAL,
+# the spirv-val beside that glslang, spirv-val). Where no such pair is
+# found (probed by compiling and validating a shader of both extensions),
+# --check skips them and a build keeps their committed .spv files, each
+# saying so.
 set -eu
 cd "$(dirname "$0")"
 OUT=../spv
@@ -106,9 +116,60 @@ TABLE
 # havetools: whether glslc and spirv-val are here
 havetools() { command -v glslc >/dev/null && command -v spirv-val >/dev/null; }
 
-# build DIR: compiles and validates every variant into DIR/<name>.spv
+# newtools: sets NEWC and NEWVAL to a glslang and a spirv-val that compile
+# and validate the +new variants' extensions, or fails.
+newtools() {
+	NEWC=${GLSLANG:-$(command -v glslang || true)}
+	[ -n "$NEWC" ] && [ -x "$NEWC" ] || return 1
+	NEWVAL=${SPIRV_VAL:-}
+	if [ -z "$NEWVAL" ]; then
+		NEWVAL=$(dirname "$NEWC")/spirv-val
+		[ -x "$NEWVAL" ] || NEWVAL=spirv-val
+	fi
+	probe=$(mktemp -d)
+	cat > "$probe/p.comp" <<'PROBE'
+#version 450
+#extension GL_EXT_integer_dot_product : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { int v[]; } b;
+void main() {
+	coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>(1.0);
+	b.v[0] = dotPacked4x8EXT(b.v[1], b.v[2]) + int(a.length());
+}
+PROBE
+	ok=0
+	"$NEWC" -V --target-env vulkan1.3 -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 &&
+		"$NEWVAL" --target-env vulkan1.3 "$probe/p.spv" >/dev/null 2>&1 && ok=1
+	rm -rf "$probe"
+	[ "$ok" = 1 ]
+}
+
+# newvariants: the names of the +new variants
+newvariants() { variants | awk '$3 == "+new" { print $1 }'; }
+
+# build DIR NEW: compiles and validates every variant into DIR/<name>.spv,
+# the +new ones only when NEW is 1
 build() {
 	variants | while read -r name src defs; do
+		case "$defs" in
+		+new*)
+			[ "$2" = 1 ] || continue
+			defs=${defs#+new}
+			# shellcheck disable=SC2086 # defs is a list of flags
+			"$NEWC" -V --target-env vulkan1.3 -Os -S comp $defs "$src" -o "$1/$name.spv" >/dev/null || {
+				echo "backend/vulkan: compiling $name ($src $defs) with $NEWC failed" >&2
+				exit 1
+			}
+			"$NEWVAL" --target-env vulkan1.3 "$1/$name.spv" || {
+				echo "backend/vulkan: $name.spv ($src $defs) is not valid SPIR-V" >&2
+				exit 1
+			}
+			continue
+			;;
+		esac
 		# shellcheck disable=SC2086 # defs is a list of flags
 		glslc --target-env=vulkan1.2 -O -fshader-stage=compute $defs "$src" -o "$1/$name.spv" || {
 			echo "backend/vulkan: compiling $name ($src $defs) failed" >&2
@@ -121,15 +182,30 @@ build() {
 	done
 }
 
+# newnote: says which +new variants go unbuilt when NEW is not 1
+newnote() {
+	if [ "$1" != 1 ] && [ -n "$(newvariants)" ]; then
+		echo "backend/vulkan: no glslang and spirv-val that know GL_EXT_integer_dot_product and GL_KHR_cooperative_matrix (\$GLSLANG, \$SPIRV_VAL): $(newvariants | wc -l) +new variants $2"
+	fi
+}
+
 case "${1:-}" in
 --check)
 	if ! havetools; then
 		echo "backend/vulkan: glslc or spirv-val is not installed: shaders not checked"
 		exit 0
 	fi
+	new=0
+	newtools && new=1
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	build "$tmp"
+	build "$tmp" "$new"
+	newnote "$new" "not checked"
+	if [ "$new" != 1 ]; then
+		for n in $(newvariants); do
+			[ -f "$OUT/$n.spv" ] && cp "$OUT/$n.spv" "$tmp/"
+		done
+	fi
 	bad=0
 	for f in "$tmp"/*.spv; do
 		b=$(basename "$f")
@@ -159,9 +235,17 @@ case "${1:-}" in
 		echo "backend/vulkan: building the shaders needs glslc and spirv-val (apt-get install glslc spirv-tools)" >&2
 		exit 1
 	fi
+	new=0
+	newtools && new=1
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	build "$tmp"
+	build "$tmp" "$new"
+	newnote "$new" "kept as committed"
+	if [ "$new" != 1 ]; then
+		for n in $(newvariants); do
+			[ -f "$OUT/$n.spv" ] && cp "$OUT/$n.spv" "$tmp/"
+		done
+	fi
 	mkdir -p "$OUT"
 	rm -f "$OUT"/*.spv
 	cp "$tmp"/*.spv "$OUT"/
