@@ -13,11 +13,13 @@ import (
 // dense models (Qwen3, Llama, Qwen2, Mistral), normal and NeoX RoPE with
 // any scaling (the rope tables), partial RoPE, Q/K/V and output biases,
 // GeGLU and OpenAI's clamped SwiGLU, an attention scale, sinks, sliding
-// windows, a scaled embedding and post-norms.
+// windows, a scaled embedding and post-norms; mixtures of experts with
+// softmax gating over all experts or over the top k, and the router's and
+// experts' biases (moe.go).
 const Features = arch.Dense | arch.FeatPlainQK | arch.FeatBias | arch.FeatRopeNormal | arch.FeatRopeLinear |
 	arch.FeatRopeYaRN | arch.FeatRopeLlama3 | arch.FeatGeGLU | arch.FeatSwiGLUOAI | arch.FeatAttnScale |
 	arch.FeatEmbedScale | arch.FeatPostNorm | arch.FeatOutBias | arch.FeatSinks | arch.FeatSWA |
-	arch.FeatPartialRope | arch.FeatRopeLongRoPE
+	arch.FeatPartialRope | arch.FeatRopeLongRoPE | arch.FeatMoESoftmax | arch.FeatMoESoftmaxTopK | arch.FeatMoEBias
 
 // Options configure a Model.
 type Options struct {
@@ -102,6 +104,9 @@ func Check(m arch.Model) error {
 		return err
 	}
 	if err := c.Check("vulkan", Features); err != nil {
+		return err
+	}
+	if err := checkMoE(c); err != nil {
 		return err
 	}
 	if err := m.Tensors().Check(c); err != nil {

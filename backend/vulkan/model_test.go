@@ -28,11 +28,13 @@ import (
 	"inferno/internal/gumbel"
 	"inferno/kvcache"
 	_ "inferno/model/gemma3" // the families archModel looks up
+	_ "inferno/model/gptoss"
 	_ "inferno/model/llama"
 	_ "inferno/model/mistral3"
 	_ "inferno/model/phi3"
 	_ "inferno/model/qwen2"
 	_ "inferno/model/qwen3"
+	_ "inferno/model/qwen3moe"
 	"inferno/sampling"
 	"inferno/synth"
 )
@@ -221,6 +223,17 @@ var archCases = []archCase{
 	// sequences: TestOpsAttention checks windows that bite), an
 	// attention scale.
 	{"gemma3-q4_0", "gemma3-12b", "Q4_0", synth.Shape{Layers: 6, Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}},
+	moeCases[0], moeCases[1], moeCases[2],
+}
+
+// moeCases are the mixtures of experts (moe.go): Qwen3-MoE's softmax over
+// all experts renormalized over the top k, in two formats, and gpt-oss's
+// router and expert biases, softmax over the top k, clamped SwiGLU, sinks
+// and sliding windows, with its files' MXFP4 experts.
+var moeCases = []archCase{
+	{"qwen3moe-q8_0", "tiny-moe", "Q8_0", synth.Shape{Layers: 2, Hidden: 256, FFN: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512, Experts: 8, TopK: 3, ExpertFFN: 96}},
+	{"qwen3moe-q4_k_m", "tiny-moe", "Q4_K_M", synth.Shape{Layers: 2, Hidden: 256, FFN: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512, Experts: 6, TopK: 2, ExpertFFN: 256}},
+	{"gptoss-mxfp4", "gpt-oss-20b", "MXFP4_MOE", synth.Shape{Layers: 2, Hidden: 256, FFN: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512, Experts: 8, TopK: 4, ExpertFFN: 128}},
 }
 
 // archModel writes c's model with synth (seed 1) in memory and loads it.
@@ -297,9 +310,16 @@ func TestArchitectures(t *testing.T) {
 
 // TestBatchedEqualsAlone runs three sequences (prompts of different
 // lengths in blocks out of order, then decode steps together) against
-// each alone: every output within 1e-5 relative L2.
+// each alone: every output within 1e-5 relative L2; a dense model and a
+// mixture of experts (each token's experts chosen on the device).
 func TestBatchedEqualsAlone(t *testing.T) {
-	m := archModel(t, archCases[0])
+	for _, c := range []archCase{archCases[0], moeCases[2]} {
+		t.Run(c.name, func(t *testing.T) { testBatchedEqualsAlone(t, c) })
+	}
+}
+
+func testBatchedEqualsAlone(t *testing.T, c archCase) {
+	m := archModel(t, c)
 	md := loadModel(t, m, Options{MaxLen: 256, Device: -1})
 	const bs = 16
 	br, err := md.NewBatchRunner(48, bs)

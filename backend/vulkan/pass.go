@@ -138,6 +138,8 @@ func (p *pass) step(st arch.Step) {
 		} else {
 			p.project(l.mats[arch.RoleDown], r.act.Addr(), nil, l.vecs[arch.RoleFFNPostNorm])
 		}
+	case arch.OpMoE:
+		p.moe(l)
 	default:
 		p.err = fmt.Errorf("vulkan: the operation %v is not supported", st.Op)
 	}

@@ -35,6 +35,8 @@ type BatchRunner struct {
 	amax   *Buffer // argmax's chunks' results
 	logits *Buffer // resCap x Vocab float32, on the device
 
+	moe moeScratch // a mixture of experts' buffers for cap tokens (moe.go)
+
 	in     *Buffer // host: the pass's inputs (inputs' layout)
 	lay    inputs
 	res    *Buffer // host: logits (copied when asked for), greedy ids and hidden rows of the outputs
@@ -131,7 +133,7 @@ const defaultCap = 512
 // scratchBytes is the device memory of the scratch for n tokens.
 func (md *Model) scratchBytes(n int) int64 {
 	c := md.c
-	return 4 * int64(n) * int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN)
+	return 4*int64(n)*int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN) + 4*moeScratchValues(c, n)
 }
 
 // grow makes the scratch hold n tokens, the results outs outputs and the
@@ -156,6 +158,9 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 		r.x, r.h, r.out = alloc(c.Hidden), alloc(c.Hidden), alloc(c.Hidden)
 		r.qkv, r.att = alloc(qkvDim(c)), alloc(c.QDim())
 		r.gateUp, r.act = alloc(2*c.FFN), alloc(c.FFN)
+		if err == nil {
+			err = r.moe.alloc(r.d, c, n)
+		}
 		if err != nil {
 			r.cap = 0
 			return fmt.Errorf("vulkan: scratch for %d tokens: %w", n, err)
@@ -444,6 +449,7 @@ func (r *BatchRunner) Close() error {
 	if r.samp != nil {
 		r.samp.close()
 	}
+	r.moe.free()
 	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res}, r.kc...), r.vc...) {
 		b.Free()
 	}

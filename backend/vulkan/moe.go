@@ -1,0 +1,257 @@
+package vulkan
+
+// The mixture-of-experts layer (arch.OpMoE) on the device: the router's
+// product (mul_mv, or mul_mm in prompts), moe_route (each token's TopK
+// experts and their gating weights, on the device), the chosen experts'
+// gate and up products (mul_mv_id_<type>: each (token, slot) pair reads
+// its expert's rows only), their activation with the experts' biases
+// (moe_glu), the down products (mul_mv_id again) and the weighted sum
+// into the residual stream (moe_combine), or through the post-norm. Every
+// dispatch's grid is fixed by the pass's tokens: the pass is recorded
+// once and replayed, with no read-back of the routing.
+
+import (
+	"fmt"
+
+	"inferno/arch"
+)
+
+// moeMaxTopK is moe_route.comp's MAXK: the most experts a token runs.
+const moeMaxTopK = 32
+
+// pushMulMVID is the push block of mul_mv_id_<type>
+// (shaders/mul_mv_id.comp): y[q*LDY + r] = sum_c W[ids[q]][r][c] *
+// x[(q/XDiv)*Cols + c] for rows r < Rows of one expert and pairs q <
+// Pairs.
+type pushMulMVID struct {
+	W        uint64 // expert 0's row 0; expert e's row r at W + (e*Rows + r)*RowBytes
+	X        uint64 // float32 rows of Cols values, 16-byte aligned
+	Y        uint64 // float32 outputs, pair q's at Y + 4*q*LDY
+	IDs      uint64 // Pairs int32 expert ids
+	Rows     uint32 // rows of one expert's matrix
+	Cols     uint32 // a multiple of weightBlock(type)
+	Pairs    uint32
+	RowBytes uint32
+	XDiv     uint32 // pairs a row of x serves
+	LDY      uint32
+	Experts  uint32 // ids are clamped below it
+	_        [4]byte
+}
+
+// pushMoERoute is the push block of moe_route.comp.
+type pushMoERoute struct {
+	Logits, Bias, IDs, Wts uint64
+	N, Experts, K, Flags   uint32 // Flags: moeRouteBias, moeRouteNorm
+}
+
+// moe_route's flags.
+const (
+	moeRouteBias = 1 // add the router's bias to the logits
+	moeRouteNorm = 2 // the weights sum to one over the chosen experts
+)
+
+// pushMoEGLU is the push block of moe_glu.comp.
+type pushMoEGLU struct {
+	Out, GU, IDs, GBias, UBias              uint64
+	N, Width, Stride, Act, HasBias, Experts uint32
+}
+
+// pushMoECombine is the push block of moe_combine.comp.
+type pushMoECombine struct {
+	X, Y, IDs, Wts, Bias         uint64
+	N, Hidden, K, Flags, Experts uint32 // Flags: moeCombineAdd, moeCombineBias
+	_                            [4]byte
+}
+
+// moe_combine's flags.
+const (
+	moeCombineAdd  = 1 // add the sum to x instead of storing it
+	moeCombineBias = 2 // add each expert's down bias to its output
+)
+
+// checkMoE tells whether the shaders run c's mixture of experts.
+func checkMoE(c *arch.Config) error {
+	m := &c.MoE
+	if !m.Enabled() {
+		return nil
+	}
+	if m.TopK > moeMaxTopK {
+		return fmt.Errorf("vulkan: %d experts a token: the Vulkan backend runs at most %d", m.TopK, moeMaxTopK)
+	}
+	return nil
+}
+
+// moeScratch is a runner's mixture-of-experts buffers for its scratch's
+// tokens (cap x TopK pairs).
+type moeScratch struct {
+	logits *Buffer // router logits, tokens x Experts
+	ids    *Buffer // per pair (token t's slot j at t*TopK + j): its expert, int32
+	wts    *Buffer // and its gating weight
+	gu     *Buffer // per pair: the gate and up products, 2 ExpertFFN
+	act    *Buffer // per pair: their activation, ExpertFFN
+	y      *Buffer // per pair: the expert's down product, Hidden
+}
+
+// moeScratchValues is the float32s of a mixture of experts' scratch for n
+// tokens of c: 0 for a dense model.
+func moeScratchValues(c *arch.Config, n int) int64 {
+	m := &c.MoE
+	if !m.Enabled() {
+		return 0
+	}
+	pairs := int64(n) * int64(m.TopK)
+	return int64(n)*int64(m.Experts) + pairs*(2+3*int64(m.ExpertFFN)+int64(c.Hidden))
+}
+
+// allocMoE allocates s for n tokens of c (nothing for a dense model).
+func (s *moeScratch) alloc(d *Device, c *arch.Config, n int) error {
+	s.free()
+	m := &c.MoE
+	if !m.Enabled() {
+		return nil
+	}
+	pairs := n * m.TopK
+	var err error
+	alloc := func(values int) *Buffer {
+		if err != nil {
+			return nil
+		}
+		var b *Buffer
+		b, err = d.NewBuffer(4 * int64(values))
+		return b
+	}
+	s.logits, s.ids, s.wts = alloc(n*m.Experts), alloc(pairs), alloc(pairs)
+	s.gu, s.act, s.y = alloc(2*pairs*m.ExpertFFN), alloc(pairs*m.ExpertFFN), alloc(pairs*c.Hidden)
+	if err != nil {
+		s.free()
+		return fmt.Errorf("vulkan: mixture-of-experts scratch for %d tokens: %w", n, err)
+	}
+	return nil
+}
+
+// free releases s's buffers.
+func (s *moeScratch) free() {
+	for _, b := range []**Buffer{&s.logits, &s.ids, &s.wts, &s.gu, &s.act, &s.y} {
+		(*b).Free()
+		*b = nil
+	}
+}
+
+// moe records layer l's OpMoE over the pass's tokens.
+func (p *pass) moe(l *layer) {
+	r, c, n := p.r, p.c, p.sh.tokens
+	mc := &c.MoE
+	s := &r.moe
+	x, h := r.x.Addr(), r.h.Addr()
+	K, F, H := mc.TopK, mc.ExpertFFN, c.Hidden
+	pairs := n * K
+	p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, H, 0, 0)
+	p.rec.Barrier()
+	p.mulMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n, false, 0)
+	p.rec.Barrier()
+	p.moeRoute(l, n)
+	p.rec.Barrier()
+	gu := s.gu.Addr()
+	p.mulMVID(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F)
+	p.mulMVID(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F)
+	p.rec.Barrier()
+	p.moeGLU(l, pairs)
+	p.rec.Barrier()
+	p.mulMVID(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H)
+	p.rec.Barrier()
+	if !c.PostNorm {
+		p.moeCombine(l, x, n, true)
+		p.rec.Barrier()
+		return
+	}
+	out := r.out.Addr()
+	p.moeCombine(l, out, n, false)
+	p.rec.Barrier()
+	p.rmsNorm(out, out, l.vecs[arch.RoleFFNPostNorm], n, H, 0, 0)
+	p.rec.Barrier()
+	p.add(x, out, n*H)
+	p.rec.Barrier()
+}
+
+// moeRoute records moe_route over the router logits of n tokens.
+func (p *pass) moeRoute(l *layer, n int) {
+	pl := p.pipeline("moe_route", 64)
+	if pl == nil {
+		return
+	}
+	mc, s := &p.c.MoE, &p.r.moe
+	push := pushMoERoute{Logits: s.logits.Addr(), Bias: s.logits.Addr(), IDs: s.ids.Addr(), Wts: s.wts.Addr(),
+		N: uint32(n), Experts: uint32(mc.Experts), K: uint32(mc.TopK)}
+	if mc.Bias {
+		push.Bias, push.Flags = l.vecs[arch.RoleRouterBias].buf.Addr(), push.Flags|moeRouteBias
+	}
+	if mc.NormTopK || mc.Gating == arch.GateSoftmaxTopK {
+		push.Flags |= moeRouteNorm
+	}
+	gx, gy := groups2D(n, 64)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
+
+// mulMVID records y[q*ldy + r] = (W[ids[q]] x[q/xdiv])[r] for the pairs
+// q < pairs: m is a stack of the model's experts' matrices.
+func (p *pass) mulMVID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
+	E := p.c.MoE.Experts
+	rows := m.rows / E
+	name := "mul_mv_id_" + weightTypes[m.typ]
+	spec := mulMVSpecRows(p.r.d.SubgroupSize, rows, 1)
+	pl := p.pipeline(name, spec[0], spec[1])
+	if pl == nil {
+		return
+	}
+	push := pushMulMVID{W: m.buf.Addr(), X: x, Y: y, IDs: p.r.moe.ids.Addr(), Rows: uint32(rows), Cols: uint32(m.cols),
+		Pairs: uint32(pairs), RowBytes: uint32(m.rb), XDiv: uint32(xdiv), LDY: uint32(ldy), Experts: uint32(E)}
+	gx, gy := mulMVIDGroups(rows, pairs, spec[1])
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
+
+// mulMVIDGroups returns the grid of a mul_mv_id dispatch of rows rows an
+// expert, pairs pairs and rpw rows a workgroup: ceil(rows/rpw) by pairs,
+// each clamped to maxGroups (the workgroups stride over the rest).
+func mulMVIDGroups(rows, pairs int, rpw uint32) (x, y uint32) {
+	return groups(rows, int(rpw)), groups(pairs, 1)
+}
+
+// moeActs are moe_glu's activations by arch.Activation.
+var moeActs = map[arch.Activation]uint32{arch.SwiGLU: 0, arch.SwiGLUOAI: 1, arch.GeGLU: 2}
+
+// moeGLU records moe_glu over the pairs' gate and up products.
+func (p *pass) moeGLU(l *layer, pairs int) {
+	pl := p.pipeline("moe_glu", elementWG)
+	if pl == nil {
+		return
+	}
+	mc, s := &p.c.MoE, &p.r.moe
+	F := mc.ExpertFFN
+	push := pushMoEGLU{Out: s.act.Addr(), GU: s.gu.Addr(), IDs: s.ids.Addr(), GBias: s.gu.Addr(), UBias: s.gu.Addr(),
+		N: uint32(pairs * F), Width: uint32(F), Stride: uint32(2 * F), Act: moeActs[p.c.Act], Experts: uint32(mc.Experts)}
+	if mc.Bias {
+		push.GBias, push.UBias, push.HasBias = l.vecs[arch.RoleExpertGateBias].buf.Addr(), l.vecs[arch.RoleExpertUpBias].buf.Addr(), 1
+	}
+	gx, gy := groups2D(pairs*F, elementWG)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
+
+// moeCombine records moe_combine of n tokens' down products into out
+// (added to it with add).
+func (p *pass) moeCombine(l *layer, out uint64, n int, add bool) {
+	pl := p.pipeline("moe_combine", elementWG)
+	if pl == nil {
+		return
+	}
+	mc, s, H := &p.c.MoE, &p.r.moe, p.c.Hidden
+	push := pushMoECombine{X: out, Y: s.y.Addr(), IDs: s.ids.Addr(), Wts: s.wts.Addr(), Bias: s.y.Addr(),
+		N: uint32(n * H), Hidden: uint32(H), K: uint32(mc.TopK), Experts: uint32(mc.Experts)}
+	if add {
+		push.Flags |= moeCombineAdd
+	}
+	if mc.Bias {
+		push.Bias, push.Flags = l.vecs[arch.RoleExpertDownBias].buf.Addr(), push.Flags|moeCombineBias
+	}
+	gx, gy := groups2D(n*H, elementWG)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
