@@ -3,12 +3,16 @@ package vulkan
 // The mixture-of-experts layer (arch.OpMoE) on the device: the router's
 // product (mul_mv, or mul_mm in prompts), moe_route (each token's TopK
 // experts and their gating weights, on the device), the chosen experts'
-// gate and up products (mul_mv_id_<type>: each (token, slot) pair reads
-// its expert's rows only), their activation with the experts' biases
-// (moe_glu), the down products (mul_mv_id again) and the weighted sum
-// into the residual stream (moe_combine), or through the post-norm. Every
-// dispatch's grid is fixed by the pass's tokens: the pass is recorded
-// once and replayed, with no read-back of the routing.
+// gate and up products, their activation with the experts' biases
+// (moe_glu), the down products and the weighted sum into the residual
+// stream (moe_combine), or through the post-norm. The expert products
+// read only the chosen experts' rows: in decode passes mul_mv_id_<type>,
+// a workgroup a (token, slot) pair and tile of rows; in prompts (where
+// mul_mm takes the dense products) moe_group first lists the pairs
+// expert by expert in tiles of mul_mm's tokens, and mul_mm_id_<type>
+// decodes an expert's rows once for a tile's pairs. Every dispatch's grid
+// is fixed by the pass's tokens: the pass is recorded once and replayed,
+// with no read-back of the routing.
 
 import (
 	"fmt"
@@ -16,8 +20,12 @@ import (
 	"inferno/arch"
 )
 
-// moeMaxTopK is moe_route.comp's MAXK: the most experts a token runs.
-const moeMaxTopK = 32
+// moeMaxTopK is moe_route.comp's MAXK: the most experts a token runs;
+// moeMaxExperts moe_group.comp's MAXE, the most experts a layer has.
+const (
+	moeMaxTopK    = 32
+	moeMaxExperts = 1024
+)
 
 // pushMulMVID is the push block of mul_mv_id_<type>
 // (shaders/mul_mv_id.comp): y[q*LDY + r] = sum_c W[ids[q]][r][c] *
@@ -36,6 +44,36 @@ type pushMulMVID struct {
 	LDY      uint32
 	Experts  uint32 // ids are clamped below it
 	_        [4]byte
+}
+
+// pushMulMMID is the push block of mul_mm_id_<type>
+// (shaders/mul_mm_id.comp): mul_mv_id's product over moe_group's tiles.
+type pushMulMMID struct {
+	W        uint64 // expert 0's row 0; expert e's row r at W + (e*Rows + r)*RowBytes
+	X        uint64 // float32 rows of Cols values, 16-byte aligned
+	Y        uint64 // float32 outputs, pair q's at Y + 4*q*LDY
+	Order    uint64 // the pairs grouped by expert (moe_group's)
+	Tiles    uint64 // NTiles tiles (expert, first, pairs), int32
+	Rows     uint32 // rows of one expert's matrix
+	Cols     uint32 // a multiple of weightBlock(type)
+	RowBytes uint32
+	XDiv     uint32 // pairs a row of x serves
+	LDY      uint32
+	NTiles   uint32
+	Experts  uint32 // experts are clamped below it
+	_        [4]byte
+}
+
+// pushMoEGroup is the push block of moe_group.comp.
+type pushMoEGroup struct {
+	IDs, Order, Tiles            uint64
+	Pairs, Experts, Tile, NTiles uint32
+}
+
+// moeTileBound is the most tiles of at most tile pairs that pairs pairs
+// of experts experts make, grouped by expert: the grid of mul_mm_id.
+func moeTileBound(pairs, experts, tile int) int {
+	return min(pairs, (pairs+tile-1)/tile+min(experts, pairs))
 }
 
 // pushMoERoute is the push block of moe_route.comp.
@@ -78,6 +116,12 @@ func checkMoE(c *arch.Config) error {
 	if m.TopK > moeMaxTopK {
 		return fmt.Errorf("vulkan: %d experts a token: the Vulkan backend runs at most %d", m.TopK, moeMaxTopK)
 	}
+	if m.Experts > moeMaxExperts {
+		return fmt.Errorf("vulkan: %d experts a layer: the Vulkan backend routes at most %d", m.Experts, moeMaxExperts)
+	}
+	if _, ok := moeActs[c.Act]; !ok {
+		return fmt.Errorf("vulkan: no mixture of experts with the activation %v", c.Act)
+	}
 	return nil
 }
 
@@ -90,6 +134,8 @@ type moeScratch struct {
 	gu     *Buffer // per pair: the gate and up products, 2 ExpertFFN
 	act    *Buffer // per pair: their activation, ExpertFFN
 	y      *Buffer // per pair: the expert's down product, Hidden
+	order  *Buffer // prompts: the pairs grouped by expert (moe_group)
+	tiles  *Buffer // and their tiles, 3 int32s each, at most pairs + Experts
 }
 
 // moeScratchValues is the float32s of a mixture of experts' scratch for n
@@ -100,7 +146,7 @@ func moeScratchValues(c *arch.Config, n int) int64 {
 		return 0
 	}
 	pairs := int64(n) * int64(m.TopK)
-	return int64(n)*int64(m.Experts) + pairs*(2+3*int64(m.ExpertFFN)+int64(c.Hidden))
+	return int64(n)*int64(m.Experts) + pairs*(6+3*int64(m.ExpertFFN)+int64(c.Hidden)) + 3*int64(m.Experts)
 }
 
 // allocMoE allocates s for n tokens of c (nothing for a dense model).
@@ -122,6 +168,7 @@ func (s *moeScratch) alloc(d *Device, c *arch.Config, n int) error {
 	}
 	s.logits, s.ids, s.wts = alloc(n*m.Experts), alloc(pairs), alloc(pairs)
 	s.gu, s.act, s.y = alloc(2*pairs*m.ExpertFFN), alloc(pairs*m.ExpertFFN), alloc(pairs*c.Hidden)
+	s.order, s.tiles = alloc(pairs), alloc(3*(pairs+m.Experts))
 	if err != nil {
 		s.free()
 		return fmt.Errorf("vulkan: mixture-of-experts scratch for %d tokens: %w", n, err)
@@ -131,7 +178,7 @@ func (s *moeScratch) alloc(d *Device, c *arch.Config, n int) error {
 
 // free releases s's buffers.
 func (s *moeScratch) free() {
-	for _, b := range []**Buffer{&s.logits, &s.ids, &s.wts, &s.gu, &s.act, &s.y} {
+	for _, b := range []**Buffer{&s.logits, &s.ids, &s.wts, &s.gu, &s.act, &s.y, &s.order, &s.tiles} {
 		(*b).Free()
 		*b = nil
 	}
@@ -151,13 +198,18 @@ func (p *pass) moe(l *layer) {
 	p.rec.Barrier()
 	p.moeRoute(l, n)
 	p.rec.Barrier()
+	grouped := p.sh.prompt && n >= mulMMMinTokens // mulMVIn's choice of mul_mm
+	if grouped {
+		p.moeGroup(pairs)
+		p.rec.Barrier()
+	}
 	gu := s.gu.Addr()
-	p.mulMVID(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F)
-	p.mulMVID(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F)
+	p.expertProduct(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F, grouped)
+	p.expertProduct(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F, grouped)
 	p.rec.Barrier()
 	p.moeGLU(l, pairs)
 	p.rec.Barrier()
-	p.mulMVID(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H)
+	p.expertProduct(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H, grouped)
 	p.rec.Barrier()
 	if !c.PostNorm {
 		p.moeCombine(l, x, n, true)
@@ -192,8 +244,48 @@ func (p *pass) moeRoute(l *layer, n int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// mulMVID records y[q*ldy + r] = (W[ids[q]] x[q/xdiv])[r] for the pairs
-// q < pairs: m is a stack of the model's experts' matrices.
+// expertProduct records y[q*ldy + r] = (W[ids[q]] x[q/xdiv])[r] for the
+// pairs q < pairs: m is a stack of the model's experts' matrices; with
+// grouped, over moe_group's tiles (mul_mm_id), else a pair at a time
+// (mul_mv_id).
+func (p *pass) expertProduct(m *matrix, x, y uint64, pairs, xdiv, ldy int, grouped bool) {
+	if grouped {
+		p.mulMMID(m, x, y, pairs, xdiv, ldy)
+		return
+	}
+	p.mulMVID(m, x, y, pairs, xdiv, ldy)
+}
+
+// moeGroup records moe_group of the pass's pairs into tiles of mul_mm's
+// tokens.
+func (p *pass) moeGroup(pairs int) {
+	pl := p.pipeline("moe_group", 256)
+	if pl == nil {
+		return
+	}
+	d, mc, s := p.r.d, &p.c.MoE, &p.r.moe
+	bn := int(mulMMSpec(d.SubgroupSize, d.SharedMemory)[mmBN])
+	push := pushMoEGroup{IDs: s.ids.Addr(), Order: s.order.Addr(), Tiles: s.tiles.Addr(), Pairs: uint32(pairs),
+		Experts: uint32(mc.Experts), Tile: uint32(bn), NTiles: uint32(moeTileBound(pairs, mc.Experts, bn))}
+	p.rec.Dispatch(pl, 1, 1, 1, PushBytes(&push))
+}
+
+// mulMMID records expertProduct's product over moe_group's tiles.
+func (p *pass) mulMMID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
+	d, E := p.r.d, p.c.MoE.Experts
+	rows := m.rows / E
+	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
+	pl := p.pipeline("mul_mm_id_"+weightTypes[m.typ], spec[:]...)
+	if pl == nil {
+		return
+	}
+	nt := moeTileBound(pairs, E, int(spec[mmBN]))
+	push := pushMulMMID{W: m.buf.Addr(), X: x, Y: y, Order: p.r.moe.order.Addr(), Tiles: p.r.moe.tiles.Addr(), Rows: uint32(rows),
+		Cols: uint32(m.cols), RowBytes: uint32(m.rb), XDiv: uint32(xdiv), LDY: uint32(ldy), NTiles: uint32(nt), Experts: uint32(E)}
+	p.rec.Dispatch(pl, groups(rows, int(spec[mmBM])), groups(nt, 1), 1, PushBytes(&push))
+}
+
+// mulMVID records expertProduct's product a pair at a time.
 func (p *pass) mulMVID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
 	E := p.c.MoE.Experts
 	rows := m.rows / E

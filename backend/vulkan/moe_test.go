@@ -300,3 +300,115 @@ func TestMoEGLUCombine(t *testing.T) {
 		}
 	}
 }
+
+// TestMulMMID groups 150 pairs of 6 experts (one never chosen, one id out
+// of range) with moe_group and runs mul_mm_id over the tiles in several
+// formats, each token's input serving 3 pairs, with its grid and with
+// fewer workgroups (they stride): every pair listed once in a tile of its
+// expert, and the products within 1e-5 of their magnitudes.
+func TestMulMMID(t *testing.T) {
+	d := testDevice(t)
+	rng := rand.New(rand.NewPCG(27, 28))
+	const E, rows, pairs, xdiv = 6, 19, 150, 3
+	ids := make([]int32, pairs)
+	for i := range ids {
+		ids[i] = int32([]int{0, 1, 1, 3, 4, 5, 5, 5}[rng.IntN(8)])
+	}
+	ids[7] = 9 // clamped to 5
+	ibuf := upload(t, d, I32Bytes(ids))
+	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
+	for _, tile := range []int{int(spec[mmBN]), 7} {
+		nt := moeTileBound(pairs, E, tile)
+		obuf, tbuf := upload(t, d, make([]byte, 4*pairs)), upload(t, d, I32Bytes(make([]int32, 3*nt)))
+		p, err := d.Pipeline("moe_group", 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		push := pushMoEGroup{IDs: ibuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Pairs: pairs, Experts: E, Tile: uint32(tile), NTiles: uint32(nt)}
+		r, err := d.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Dispatch(p, 1, 1, 1, PushBytes(&push))
+		if err := d.Submit(r); err != nil {
+			t.Fatal(err)
+		}
+		order, tiles := make([]int32, pairs), make([]int32, 3*nt)
+		if err := d.Read(obuf, 0, I32Bytes(order)); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Read(tbuf, 0, I32Bytes(tiles)); err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]int, pairs)
+		for k := range nt {
+			e, first, n := tiles[3*k], int(tiles[3*k+1]), int(tiles[3*k+2])
+			if n < 0 || n > tile || first < 0 || first+n > pairs {
+				t.Fatalf("tile %d: %d pairs from %d (tiles of %d)", k, n, first, tile)
+			}
+			for _, q := range order[first : first+n] {
+				seen[q]++
+				if min(ids[q], E-1) != e {
+					t.Fatalf("tile %d of expert %d lists pair %d of expert %d", k, e, q, ids[q])
+				}
+			}
+		}
+		for q, c := range seen {
+			if c != 1 {
+				t.Fatalf("tiles of %d: pair %d listed %d times", tile, q, c)
+			}
+		}
+		if tile != int(spec[mmBN]) {
+			continue
+		}
+		for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
+			cols := testCols(typ)
+			w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
+			x := normF32(rng, pairs/xdiv*cols)
+			xbuf := upload(t, d, F32Bytes(x))
+			pl, err := d.Pipeline("mul_mm_id_"+weightTypes[typ], spec[:]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, grid := range [][2]uint32{{groups(rows, int(spec[mmBM])), uint32(nt)}, {1, 2}} {
+				ldy := rows + 1
+				y0 := normF32(rng, pairs*ldy)
+				ybuf := upload(t, d, F32Bytes(y0))
+				push := pushMulMMID{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Rows: rows,
+					Cols: uint32(cols), RowBytes: uint32(w.rowBytes), XDiv: xdiv, LDY: uint32(ldy), NTiles: uint32(nt), Experts: E}
+				r, err := d.Begin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Dispatch(pl, grid[0], grid[1], 1, PushBytes(&push))
+				if err := d.Submit(r); err != nil {
+					t.Fatal(err)
+				}
+				y := readF32(t, d, ybuf, len(y0))
+				for q := range pairs {
+					e := min(int(ids[q]), E-1)
+					xr := x[(q/xdiv)*cols : (q/xdiv+1)*cols]
+					for row := range ldy {
+						i := q*ldy + row
+						if row >= rows {
+							if y[i] != y0[i] {
+								t.Fatalf("%s %v: y[pair %d, %d] (padding) changed", typ, grid, q, row)
+							}
+							continue
+						}
+						var want, mag float64
+						wr := w.values[(e*rows+row)*cols:]
+						for k := range cols {
+							pr := float64(wr[k]) * float64(xr[k])
+							want += pr
+							mag += math.Abs(pr)
+						}
+						if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
+							t.Fatalf("%s %v: y[pair %d, row %d] = %g, want %g (error %.3g of %.3g)", typ, grid, q, row, y[i], want, diff, mag)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -112,7 +112,8 @@ mul_mm_mxfp4         mul_mm.comp    -DTYPE_MXFP4
 # end vkmm
 
 # vkmoe: mixture of experts (moe_route, the experts' products mul_mv_id
-# over quant.glsl, their activation and weighted sum; backend/vulkan/moe.go).
+# and, grouped by moe_group, mul_mm_id over quant.glsl, their activation
+# and weighted sum; backend/vulkan/moe.go).
 moe_route            moe_route.comp
 moe_glu              moe_glu.comp
 moe_combine          moe_combine.comp
@@ -132,6 +133,23 @@ mul_mv_id_q6_k       mul_mv_id.comp  -DTYPE_Q6_K
 mul_mv_id_iq4_nl     mul_mv_id.comp  -DTYPE_IQ4_NL
 mul_mv_id_iq4_xs     mul_mv_id.comp  -DTYPE_IQ4_XS
 mul_mv_id_mxfp4      mul_mv_id.comp  -DTYPE_MXFP4
+moe_group            moe_group.comp
+mul_mm_id_f32        mul_mm_id.comp  -DTYPE_F32
+mul_mm_id_f16        mul_mm_id.comp  -DTYPE_F16
+mul_mm_id_bf16       mul_mm_id.comp  -DTYPE_BF16
+mul_mm_id_q8_0       mul_mm_id.comp  -DTYPE_Q8_0
+mul_mm_id_q4_0       mul_mm_id.comp  -DTYPE_Q4_0
+mul_mm_id_q4_1       mul_mm_id.comp  -DTYPE_Q4_1
+mul_mm_id_q5_0       mul_mm_id.comp  -DTYPE_Q5_0
+mul_mm_id_q5_1       mul_mm_id.comp  -DTYPE_Q5_1
+mul_mm_id_q2_k       mul_mm_id.comp  -DTYPE_Q2_K
+mul_mm_id_q3_k       mul_mm_id.comp  -DTYPE_Q3_K
+mul_mm_id_q4_k       mul_mm_id.comp  -DTYPE_Q4_K
+mul_mm_id_q5_k       mul_mm_id.comp  -DTYPE_Q5_K
+mul_mm_id_q6_k       mul_mm_id.comp  -DTYPE_Q6_K
+mul_mm_id_iq4_nl     mul_mm_id.comp  -DTYPE_IQ4_NL
+mul_mm_id_iq4_xs     mul_mm_id.comp  -DTYPE_IQ4_XS
+mul_mm_id_mxfp4      mul_mm_id.comp  -DTYPE_MXFP4
 # end vkmoe
 TABLE
 }
