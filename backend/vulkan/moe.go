@@ -3,16 +3,21 @@ package vulkan
 // The mixture-of-experts layer (arch.OpMoE) on the device: the router's
 // product (mul_mv, or mul_mm in prompts), moe_route (each token's TopK
 // experts and their gating weights, on the device), the chosen experts'
-// gate and up products, their activation with the experts' biases
-// (moe_glu), the down products and the weighted sum into the residual
-// stream (moe_combine), or through the post-norm. The expert products
-// read only the chosen experts' rows: in decode passes mul_mv_id_<type>,
-// a workgroup a (token, slot) pair and tile of rows; in prompts (where
-// mul_mm takes the dense products) moe_group first lists the pairs
-// expert by expert in tiles of mul_mm's tokens, and mul_mm_id_<type>
-// decodes an expert's rows once for a tile's pairs. Every dispatch's grid
-// is fixed by the pass's tokens: the pass is recorded once and replayed,
-// with no read-back of the routing.
+// gate and up products, their activation with the experts' biases, the
+// down products and the weighted sum into the residual stream, or
+// through the post-norm. The expert products read only the chosen
+// experts' rows:
+//   - in decode passes mul_mv_id_<type>, a workgroup a (token, slot) pair
+//     and tile of rows, the gate and up products normalizing x as they
+//     read it, the down product computing the activation from their rows
+//     as it reads them and summing a token's slots into x: four
+//     dispatches after the router's;
+//   - in prompts (where mul_mm takes the dense products) moe_group lists
+//     the pairs expert by expert in tiles of mul_mm's tokens, and
+//     mul_mm_id_<type> decodes an expert's rows once for a tile's pairs;
+//     moe_glu and moe_combine apply the activation and the sum.
+// Every dispatch's grid is fixed by the pass's tokens: the pass is
+// recorded once and replayed, with no read-back of the routing.
 
 import (
 	"fmt"
@@ -28,23 +33,45 @@ const (
 )
 
 // pushMulMVID is the push block of mul_mv_id_<type>
-// (shaders/mul_mv_id.comp): y[q*LDY + r] = sum_c W[ids[q]][r][c] *
-// x[(q/XDiv)*Cols + c] for rows r < Rows of one expert and pairs q <
-// Pairs.
+// (shaders/mul_mv_id.comp): with COMBINE 0, y[q*LDY + r] = sum_c
+// W[ids[q]][r][c] * x_q[c] for rows r < Rows of one expert and pairs q <
+// N; with COMBINE 1, the tokens' weighted sums of their K pairs' products
+// (moe_combine's). x_q by XMODE: the row q/XDiv of X (xPlain), its
+// RMSNorm times Gain (xNorm), or the activation of the pair's gate-and-up
+// row (xGLU).
 type pushMulMVID struct {
-	W        uint64 // expert 0's row 0; expert e's row r at W + (e*Rows + r)*RowBytes
-	X        uint64 // float32 rows of Cols values, 16-byte aligned
-	Y        uint64 // float32 outputs, pair q's at Y + 4*q*LDY
-	IDs      uint64 // Pairs int32 expert ids
-	Rows     uint32 // rows of one expert's matrix
-	Cols     uint32 // a multiple of weightBlock(type)
-	Pairs    uint32
-	RowBytes uint32
-	XDiv     uint32 // pairs a row of x serves
-	LDY      uint32
-	Experts  uint32 // ids are clamped below it
-	_        [4]byte
+	W            uint64 // expert 0's row 0; expert e's row r at W + (e*Rows + r)*RowBytes
+	X            uint64 // float32 rows, 16-byte aligned
+	Y            uint64 // float32 outputs, item i's at Y + 4*i*LDY
+	IDs          uint64 // the pairs' int32 expert ids
+	Gain         uint64 // xNorm: Cols float32 gains
+	Wts          uint64 // COMBINE 1: the pairs' gating weights
+	GBias, UBias uint64 // xGLU with mvidGLUBias: Experts*Cols float32 each
+	DBias        uint64 // mvidBias: Experts*Rows float32
+	Rows         uint32 // rows of one expert's matrix
+	Cols         uint32 // a multiple of weightBlock(type)
+	N            uint32 // pairs (COMBINE 0) or tokens (COMBINE 1)
+	RowBytes     uint32
+	XDiv         uint32 // pairs a row of X serves (xPlain, xNorm)
+	LDY          uint32
+	Experts      uint32 // ids are clamped below it
+	XStride      uint32 // xGLU: values from a pair's gate-and-up row to the next's
+	Act          uint32 // xGLU: moeActs' code
+	K            uint32 // COMBINE 1: pairs a token
+	Flags        uint32 // mvidAdd, mvidBias, mvidGLUBias
+	Eps          float32
 }
+
+// mul_mv_id's input modes (XMODE, its specialization constant 2) beside
+// xPlain and xNorm: the activation of a pair's gate-and-up row.
+const xGLU = 2
+
+// mul_mv_id's flags.
+const (
+	mvidAdd     = 1 // add to y instead of storing
+	mvidBias    = 2 // add each expert's bias of its rows (DBias)
+	mvidGLUBias = 4 // xGLU: add the experts' gate and up biases first
+)
 
 // pushMulMMID is the push block of mul_mm_id_<type>
 // (shaders/mul_mm_id.comp): mul_mv_id's product over moe_group's tiles.
@@ -186,6 +213,57 @@ func (s *moeScratch) free() {
 
 // moe records layer l's OpMoE over the pass's tokens.
 func (p *pass) moe(l *layer) {
+	if p.sh.prompt && p.sh.tokens >= mulMMMinTokens { // mulMVIn's choice of mul_mm
+		p.moeGrouped(l)
+		return
+	}
+	r, c, n := p.r, p.c, p.sh.tokens
+	mc := &c.MoE
+	s := &r.moe
+	x, h := r.x.Addr(), r.h.Addr()
+	K, F, H := mc.TopK, mc.ExpertFFN, c.Hidden
+	gain := l.vecs[arch.RoleFFNNorm]
+	// The router's product and the gate and up products normalize x as
+	// they read it (the router's only in short passes, as mulMVIn's
+	// other products), the down product computes the activation as it
+	// reads the gate and up rows and sums each token's weighted experts
+	// into the residual stream.
+	if p.fuseInputs() {
+		p.mulMVIn(l.mats[arch.RoleRouter], xNorm, x, gain, s.logits.Addr(), n, false, 0)
+	} else {
+		p.rmsNorm(x, h, gain, n, H, 0, 0)
+		p.rec.Barrier()
+		p.mulMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n, false, 0)
+	}
+	p.rec.Barrier()
+	p.moeRoute(l, n)
+	p.rec.Barrier()
+	gu := s.gu.Addr()
+	norm := pushMulMVID{X: x, Gain: gain.buf.Addr(), XDiv: uint32(K), LDY: uint32(2 * F), Eps: c.Eps}
+	norm.Y = gu
+	p.mulMVID(l.mats[arch.RoleExpertGate], xNorm, false, n*K, norm)
+	norm.Y = gu + 4*uint64(F)
+	p.mulMVID(l.mats[arch.RoleExpertUp], xNorm, false, n*K, norm)
+	p.rec.Barrier()
+	down := pushMulMVID{X: gu, Y: x, Wts: s.wts.Addr(), LDY: uint32(H), XStride: uint32(2 * F), Act: moeActs[c.Act], K: uint32(K), Flags: mvidAdd}
+	if mc.Bias {
+		down.GBias, down.UBias = l.vecs[arch.RoleExpertGateBias].buf.Addr(), l.vecs[arch.RoleExpertUpBias].buf.Addr()
+		down.DBias, down.Flags = l.vecs[arch.RoleExpertDownBias].buf.Addr(), down.Flags|mvidGLUBias|mvidBias
+	}
+	if c.PostNorm {
+		down.Y, down.Flags = r.out.Addr(), down.Flags&^mvidAdd
+	}
+	p.mulMVID(l.mats[arch.RoleExpertDown], xGLU, true, n, down)
+	p.rec.Barrier()
+	if c.PostNorm {
+		p.moePostNorm(l)
+	}
+}
+
+// moeGrouped records layer l's OpMoE in a prompt: the pairs grouped by
+// expert (moe_group) for mul_mm_id's products, the activation (moe_glu)
+// and the weighted sum (moe_combine) in dispatches of their own.
+func (p *pass) moeGrouped(l *layer) {
 	r, c, n := p.r, p.c, p.sh.tokens
 	mc := &c.MoE
 	s := &r.moe
@@ -198,30 +276,34 @@ func (p *pass) moe(l *layer) {
 	p.rec.Barrier()
 	p.moeRoute(l, n)
 	p.rec.Barrier()
-	grouped := p.sh.prompt && n >= mulMMMinTokens // mulMVIn's choice of mul_mm
-	if grouped {
-		p.moeGroup(pairs)
-		p.rec.Barrier()
-	}
+	p.moeGroup(pairs)
+	p.rec.Barrier()
 	gu := s.gu.Addr()
-	p.expertProduct(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F, grouped)
-	p.expertProduct(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F, grouped)
+	p.mulMMID(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F)
+	p.mulMMID(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F)
 	p.rec.Barrier()
 	p.moeGLU(l, pairs)
 	p.rec.Barrier()
-	p.expertProduct(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H, grouped)
+	p.mulMMID(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H)
 	p.rec.Barrier()
 	if !c.PostNorm {
 		p.moeCombine(l, x, n, true)
 		p.rec.Barrier()
 		return
 	}
-	out := r.out.Addr()
-	p.moeCombine(l, out, n, false)
+	p.moeCombine(l, r.out.Addr(), n, false)
 	p.rec.Barrier()
+	p.moePostNorm(l)
+}
+
+// moePostNorm records x += RMSNorm(out) * FFNPostNorm over the pass's
+// tokens (Config.PostNorm), out holding the experts' sums.
+func (p *pass) moePostNorm(l *layer) {
+	r, n, H := p.r, p.sh.tokens, p.c.Hidden
+	out := r.out.Addr()
 	p.rmsNorm(out, out, l.vecs[arch.RoleFFNPostNorm], n, H, 0, 0)
 	p.rec.Barrier()
-	p.add(x, out, n*H)
+	p.add(r.x.Addr(), out, n*H)
 	p.rec.Barrier()
 }
 
@@ -244,18 +326,6 @@ func (p *pass) moeRoute(l *layer, n int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// expertProduct records y[q*ldy + r] = (W[ids[q]] x[q/xdiv])[r] for the
-// pairs q < pairs: m is a stack of the model's experts' matrices; with
-// grouped, over moe_group's tiles (mul_mm_id), else a pair at a time
-// (mul_mv_id).
-func (p *pass) expertProduct(m *matrix, x, y uint64, pairs, xdiv, ldy int, grouped bool) {
-	if grouped {
-		p.mulMMID(m, x, y, pairs, xdiv, ldy)
-		return
-	}
-	p.mulMVID(m, x, y, pairs, xdiv, ldy)
-}
-
 // moeGroup records moe_group of the pass's pairs into tiles of mul_mm's
 // tokens.
 func (p *pass) moeGroup(pairs int) {
@@ -270,7 +340,9 @@ func (p *pass) moeGroup(pairs int) {
 	p.rec.Dispatch(pl, 1, 1, 1, PushBytes(&push))
 }
 
-// mulMMID records expertProduct's product over moe_group's tiles.
+// mulMMID records y[q*ldy + r] = (W[ids[q]] x[q/xdiv])[r] for the pairs
+// q < pairs over moe_group's tiles: m is a stack of the model's experts'
+// matrices.
 func (p *pass) mulMMID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
 	d, E := p.r.d, p.c.MoE.Experts
 	rows := m.rows / E
@@ -285,27 +357,44 @@ func (p *pass) mulMMID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
 	p.rec.Dispatch(pl, groups(rows, int(spec[mmBM])), groups(nt, 1), 1, PushBytes(&push))
 }
 
-// mulMVID records expertProduct's product a pair at a time.
-func (p *pass) mulMVID(m *matrix, x, y uint64, pairs, xdiv, ldy int) {
+// mulMVID records mul_mv_id of the expert stack m with input mode mode
+// (xPlain, xNorm, xGLU) over n items: pairs, or with combine tokens (each
+// token's pairs weighted and summed). push holds the inputs, outputs and
+// options; the matrix's fields, the ids and n are set here.
+func (p *pass) mulMVID(m *matrix, mode uint32, combine bool, n int, push pushMulMVID) {
 	E := p.c.MoE.Experts
 	rows := m.rows / E
 	name := "mul_mv_id_" + weightTypes[m.typ]
 	spec := mulMVSpecRows(p.r.d.SubgroupSize, rows, 1)
-	pl := p.pipeline(name, spec[0], spec[1])
+	comb := uint32(0)
+	if combine {
+		comb = 1
+	}
+	pl := p.pipeline(name, spec[0], spec[1], mode, comb)
 	if pl == nil {
 		return
 	}
-	push := pushMulMVID{W: m.buf.Addr(), X: x, Y: y, IDs: p.r.moe.ids.Addr(), Rows: uint32(rows), Cols: uint32(m.cols),
-		Pairs: uint32(pairs), RowBytes: uint32(m.rb), XDiv: uint32(xdiv), LDY: uint32(ldy), Experts: uint32(E)}
-	gx, gy := mulMVIDGroups(rows, pairs, spec[1])
+	push.W, push.IDs, push.Rows, push.Cols, push.N = m.buf.Addr(), p.r.moe.ids.Addr(), uint32(rows), uint32(m.cols), uint32(n)
+	push.RowBytes, push.Experts = uint32(m.rb), uint32(E)
+	if push.XDiv == 0 {
+		push.XDiv = 1
+	}
+	// Unread addresses point at a buffer of the pass (never dereferenced).
+	for _, a := range []*uint64{&push.Gain, &push.Wts, &push.GBias, &push.UBias, &push.DBias} {
+		if *a == 0 {
+			*a = push.IDs
+		}
+	}
+	gx, gy := mulMVIDGroups(rows, n, spec[1])
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
 // mulMVIDGroups returns the grid of a mul_mv_id dispatch of rows rows an
-// expert, pairs pairs and rpw rows a workgroup: ceil(rows/rpw) by pairs,
-// each clamped to maxGroups (the workgroups stride over the rest).
-func mulMVIDGroups(rows, pairs int, rpw uint32) (x, y uint32) {
-	return groups(rows, int(rpw)), groups(pairs, 1)
+// expert, n items (pairs or tokens) and rpw rows a workgroup:
+// ceil(rows/rpw) by n, each clamped to maxGroups (the workgroups stride
+// over the rest).
+func mulMVIDGroups(rows, n int, rpw uint32) (x, y uint32) {
+	return groups(rows, int(rpw)), groups(n, 1)
 }
 
 // moeActs are moe_glu's activations by arch.Activation.

@@ -32,39 +32,114 @@ func normF32(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
+// mvidCase is a dispatch of TestMulMVID: mul_mv_id's input mode, the
+// weighted sums of a token's pairs or not, its flags and activation, the
+// pairs a row of x serves, and the grid (0: mulMVIDGroups').
+type mvidCase struct {
+	mode    uint32
+	combine bool
+	flags   uint32
+	act     uint32
+	xdiv    int
+	gx, gy  uint32
+}
+
+var mvidCases = []mvidCase{
+	{xPlain, false, 0, 0, 1, 0, 0}, {xPlain, false, mvidAdd | mvidBias, 0, 3, 0, 0}, {xPlain, false, 0, 0, 1, 2, 3},
+	{xNorm, false, 0, 0, 3, 0, 0}, {xNorm, false, mvidAdd, 0, 1, 1, 2},
+	{xGLU, false, 0, 0, 1, 0, 0}, {xGLU, false, mvidGLUBias, 1, 1, 0, 0}, {xGLU, false, mvidBias, 2, 1, 0, 0},
+	{xGLU, true, mvidAdd | mvidBias | mvidGLUBias, 1, 1, 0, 0}, {xGLU, true, 0, 0, 1, 1, 1},
+}
+
 // TestMulMVID runs mul_mv_id over a stack of 5 experts of 7 rows in
-// several formats, for 7 pairs (with a clamped id out of range), each
-// token's input serving 1 or 3 pairs, and with fewer workgroups than
-// tiles and pairs: within 1e-5 of the products' magnitudes, the padding
-// of y untouched.
+// several formats (and specializations, in one case), for 6 or 7 pairs (with a clamped
+// id out of range), in each input mode, with and without the weighted
+// sums of a token's 3 pairs and the biases, and with fewer workgroups
+// than tiles and items: within 1e-5 of the products' magnitudes, the
+// padding of y untouched.
 func TestMulMVID(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewPCG(21, 22))
-	const E, rows, pairs = 5, 7, 7
-	for _, typ := range []gguf.TensorType{gguf.TensorF16, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4, gguf.TensorQ6_K} {
+	const E, rows, K = 5, 7, 3
+	ids := []int32{3, 0, 4, 4, 1, 7, 2} // 7: clamped to 4
+	ibuf := upload(t, d, I32Bytes(ids))
+	wts := normF32(rng, len(ids))
+	wbuf := upload(t, d, F32Bytes(wts))
+	dbias := normF32(rng, E*rows)
+	dbuf := upload(t, d, F32Bytes(dbias))
+	for _, typ := range []gguf.TensorType{gguf.TensorF16, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
 		t.Run(typ.String(), func(t *testing.T) {
 			cols := testCols(typ)
+			xstride := 2*cols + 8
 			w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
-			x := normF32(rng, pairs*cols)
-			xbuf := upload(t, d, F32Bytes(x))
-			ids := []int32{3, 0, 4, 4, 1, 7, 2} // 7: clamped to 4
-			ibuf := upload(t, d, I32Bytes(ids))
+			x := normF32(rng, len(ids)*xstride)
+			for i := range x {
+				x[i] *= 4 // into swiglu_oai's clamps
+			}
+			gain, gb, ub := normF32(rng, cols), normF32(rng, E*cols), normF32(rng, E*cols)
+			xbuf, gbuf := upload(t, d, F32Bytes(x)), upload(t, d, F32Bytes(gain))
+			gbbuf, ubbuf := upload(t, d, F32Bytes(gb)), upload(t, d, F32Bytes(ub))
+			const eps = 1e-5
+			acts := []func(g, u float64) float64{
+				func(g, u float64) float64 { return g / (1 + math.Exp(-g)) * u },
+				func(g, u float64) float64 {
+					g, u = min(g, 7), max(min(u, 7), -7)
+					return g / (1 + math.Exp(-1.702*g)) * (u + 1)
+				},
+				func(g, u float64) float64 { return g / (1 + math.Exp(-2*0.7978845608028654*(g+0.044715*g*g*g))) * u },
+			}
+			// input is pair q's x_q of case c.
+			input := func(c mvidCase, q int) []float64 {
+				in := make([]float64, cols)
+				e := min(int(ids[q]), E-1)
+				switch c.mode {
+				case xPlain, xNorm:
+					row := x[(q/c.xdiv)*cols : (q/c.xdiv+1)*cols]
+					var ss float64
+					for i, v := range row {
+						in[i] = float64(v)
+						ss += float64(v) * float64(v)
+					}
+					if c.mode == xNorm {
+						f := 1 / math.Sqrt(ss/float64(cols)+eps)
+						for i := range in {
+							in[i] *= f * float64(gain[i])
+						}
+					}
+				case xGLU:
+					for i := range in {
+						g, u := float64(x[q*xstride+i]), float64(x[q*xstride+cols+i])
+						if c.flags&mvidGLUBias != 0 {
+							g += float64(gb[e*cols+i])
+							u += float64(ub[e*cols+i])
+						}
+						in[i] = acts[c.act](g, u)
+					}
+				}
+				return in
+			}
 			spec := mulMVSpecRows(d.SubgroupSize, rows, 1)
-			for _, sp := range [][2]uint32{{spec[0], spec[1]}, {64, 4}, {d.SubgroupSize, 1}} {
-				for _, c := range []struct {
-					xdiv   int
-					gx, gy uint32
-				}{{1, 0, 0}, {3, 0, 0}, {1, 2, 3}} {
-					ldy := rows + 2
-					y0 := normF32(rng, pairs*ldy)
+			for si, sp := range [][2]uint32{{spec[0], spec[1]}, {64, 4}, {d.SubgroupSize, 1}} {
+				for ci, c := range mvidCases {
+					if si > 0 && (typ != gguf.TensorQ8_0 || ci != 8) { // other shapes: one case (pipelines compile slowly on lavapipe)
+						continue
+					}
+					n, ldy := len(ids), rows+2
+					comb := uint32(0)
+					if c.combine {
+						n, comb = 2, 1
+					}
+					y0 := normF32(rng, (n+1)*ldy) // one item more: untouched
 					ybuf := upload(t, d, F32Bytes(y0))
-					p, err := d.Pipeline("mul_mv_id_"+weightTypes[typ], sp[0], sp[1])
+					p, err := d.Pipeline("mul_mv_id_"+weightTypes[typ], sp[0], sp[1], c.mode, comb)
 					if err != nil {
 						t.Fatal(err)
 					}
-					push := pushMulMVID{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), IDs: ibuf.Addr(), Rows: rows, Cols: uint32(cols),
-						Pairs: pairs, RowBytes: uint32(w.rowBytes), XDiv: uint32(c.xdiv), LDY: uint32(ldy), Experts: E}
-					gx, gy := mulMVIDGroups(rows, pairs, sp[1])
+					push := pushMulMVID{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), IDs: ibuf.Addr(), Gain: gbuf.Addr(), Wts: wbuf.Addr(),
+						GBias: gbbuf.Addr(), UBias: ubbuf.Addr(), DBias: dbuf.Addr(), Rows: rows, Cols: uint32(cols), N: uint32(n),
+						RowBytes: uint32(w.rowBytes), XDiv: uint32(c.xdiv), LDY: uint32(ldy), Experts: E, XStride: uint32(xstride),
+						Act: c.act, K: K, Flags: c.flags, Eps: eps}
+					gx, gy := mulMVIDGroups(rows, n, sp[1])
 					if c.gx != 0 {
 						gx, gy = c.gx, c.gy
 					}
@@ -77,26 +152,41 @@ func TestMulMVID(t *testing.T) {
 						t.Fatal(err)
 					}
 					y := readF32(t, d, ybuf, len(y0))
-					for q := range pairs {
-						e := min(int(ids[q]), E-1)
-						xr := x[(q/c.xdiv)*cols : (q/c.xdiv+1)*cols]
+					for it := range n + 1 {
 						for row := range ldy {
-							i := q*ldy + row
-							if row >= rows {
+							i := it*ldy + row
+							if it == n || row >= rows {
 								if y[i] != y0[i] {
-									t.Fatalf("%v %+v: y[pair %d, %d] (padding) changed", sp, c, q, row)
+									t.Fatalf("%v %+v: y[item %d, %d] (outside) changed", sp, c, it, row)
 								}
 								continue
 							}
 							var want, mag float64
-							wr := w.values[(e*rows+row)*cols:]
-							for k := range cols {
-								pr := float64(wr[k]) * float64(xr[k])
-								want += pr
-								mag += math.Abs(pr)
+							if c.flags&mvidAdd != 0 {
+								want, mag = float64(y0[i]), math.Abs(float64(y0[i]))
+							}
+							qs, wq := []int{it}, []float64{1}
+							if c.combine {
+								qs, wq = []int{it * K, it*K + 1, it*K + 2}, []float64{float64(wts[it*K]), float64(wts[it*K+1]), float64(wts[it*K+2])}
+							}
+							for j, q := range qs {
+								e := min(int(ids[q]), E-1)
+								in := input(c, q)
+								wr := w.values[(e*rows+row)*cols:]
+								var dot float64
+								for k := range cols {
+									pr := float64(wr[k]) * in[k]
+									dot += pr
+									mag += math.Abs(pr * wq[j])
+								}
+								if c.flags&mvidBias != 0 {
+									dot += float64(dbias[e*rows+row])
+									mag += math.Abs(float64(dbias[e*rows+row]) * wq[j])
+								}
+								want += wq[j] * dot
 							}
 							if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
-								t.Fatalf("%v %+v: y[pair %d, row %d] = %g, want %g (error %.3g of %.3g)", sp, c, q, row, y[i], want, diff, mag)
+								t.Fatalf("%v %+v: y[item %d, row %d] = %g, want %g (error %.3g of %.3g)", sp, c, it, row, y[i], want, diff, mag)
 							}
 						}
 					}
