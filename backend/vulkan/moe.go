@@ -7,7 +7,8 @@ package vulkan
 // down products and the weighted sum into the residual stream, or
 // through the post-norm. The expert products read only the chosen
 // experts' rows:
-//   - in decode passes mul_mv_id_<type>, a workgroup a (token, slot) pair
+//   - in decode passes of up to 8 tokens mul_mv_id_<type>, a workgroup a
+//     (token, slot) pair
 //     and tile of rows, the gate and up products normalizing x as they
 //     read it, the down product computing the activation from their rows
 //     as it reads them and summing a token's slots into x: four
@@ -15,7 +16,12 @@ package vulkan
 //   - in prompts (where mul_mm takes the dense products) moe_group lists
 //     the pairs expert by expert in tiles of mul_mm's tokens, and
 //     mul_mm_id_<type> decodes an expert's rows once for a tile's pairs;
-//     moe_glu and moe_combine apply the activation and the sum.
+//     moe_glu and moe_combine apply the activation and the sum;
+//   - in decode passes of more tokens than mul_mv's tiles take (where the
+//     dense products read each weight once for 8 tokens) moe_group lists
+//     them in tiles of 8 pairs for mul_mv_idg_<type>, the down product
+//     computing the activation as it reads the gate and up rows, and
+//     moe_combine sums.
 // Every dispatch's grid is fixed by the pass's tokens: the pass is
 // recorded once and replayed, with no read-back of the routing.
 
@@ -90,6 +96,25 @@ type pushMulMMID struct {
 	Experts  uint32 // experts are clamped below it
 	_        [4]byte
 }
+
+// pushMulMVIDG is the push block of mul_mv_idg_<type>
+// (shaders/mul_mv_idg.comp): mul_mv_id's product (COMBINE 0, no flags
+// but mvidGLUBias) over moe_group's tiles of at most TOKENS pairs.
+type pushMulMVIDG struct {
+	W, X, Y               uint64 // as pushMulMVID's
+	Order, Tiles          uint64 // moe_group's
+	Gain, GBias, UBias    uint64 // as pushMulMVID's
+	Rows, Cols, RowBytes  uint32
+	XDiv, LDY, NTiles     uint32
+	Experts, XStride, Act uint32
+	Flags                 uint32 // mvidGLUBias
+	Eps                   float32
+	_                     [4]byte
+}
+
+// moeMVTile is mul_mv_idg's pairs a tile (its TOKENS): mul_mv's most
+// tokens a workgroup.
+const moeMVTile = 8
 
 // pushMoEGroup is the push block of moe_group.comp.
 type pushMoEGroup struct {
@@ -213,8 +238,12 @@ func (s *moeScratch) free() {
 
 // moe records layer l's OpMoE over the pass's tokens.
 func (p *pass) moe(l *layer) {
-	if p.sh.prompt && p.sh.tokens >= mulMMMinTokens { // mulMVIn's choice of mul_mm
-		p.moeGrouped(l)
+	switch {
+	case p.sh.prompt && p.sh.tokens >= mulMMMinTokens: // mulMVIn's choice of mul_mm
+		p.moeGrouped(l, true)
+		return
+	case !p.fuseInputs(): // decode batches: mul_mv's tiles of tokens
+		p.moeGrouped(l, false)
 		return
 	}
 	r, c, n := p.r, p.c, p.sh.tokens
@@ -260,10 +289,12 @@ func (p *pass) moe(l *layer) {
 	}
 }
 
-// moeGrouped records layer l's OpMoE in a prompt: the pairs grouped by
-// expert (moe_group) for mul_mm_id's products, the activation (moe_glu)
-// and the weighted sum (moe_combine) in dispatches of their own.
-func (p *pass) moeGrouped(l *layer) {
+// moeGrouped records layer l's OpMoE over the pairs grouped by expert
+// (moe_group): in prompts (mm) mul_mm_id's products and moe_glu's
+// activation, in decode batches mul_mv_idg's tiles, the down product
+// computing the activation as it reads the gate and up rows; then
+// moe_combine's weighted sums.
+func (p *pass) moeGrouped(l *layer, mm bool) {
 	r, c, n := p.r, p.c, p.sh.tokens
 	mc := &c.MoE
 	s := &r.moe
@@ -276,15 +307,34 @@ func (p *pass) moeGrouped(l *layer) {
 	p.rec.Barrier()
 	p.moeRoute(l, n)
 	p.rec.Barrier()
-	p.moeGroup(pairs)
+	tile := moeMVTile
+	if mm {
+		d := r.d
+		tile = int(mulMMSpec(d.SubgroupSize, d.SharedMemory)[mmBN])
+	}
+	p.moeGroup(pairs, tile)
 	p.rec.Barrier()
 	gu := s.gu.Addr()
-	p.mulMMID(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F)
-	p.mulMMID(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F)
-	p.rec.Barrier()
-	p.moeGLU(l, pairs)
-	p.rec.Barrier()
-	p.mulMMID(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H)
+	if mm {
+		p.mulMMID(l.mats[arch.RoleExpertGate], h, gu, pairs, K, 2*F)
+		p.mulMMID(l.mats[arch.RoleExpertUp], h, gu+4*uint64(F), pairs, K, 2*F)
+		p.rec.Barrier()
+		p.moeGLU(l, pairs)
+		p.rec.Barrier()
+		p.mulMMID(l.mats[arch.RoleExpertDown], s.act.Addr(), s.y.Addr(), pairs, 1, H)
+	} else {
+		in := pushMulMVIDG{X: h, Y: gu, XDiv: uint32(K), LDY: uint32(2 * F)}
+		p.mulMVIDG(l.mats[arch.RoleExpertGate], xPlain, pairs, in)
+		in.Y = gu + 4*uint64(F)
+		p.mulMVIDG(l.mats[arch.RoleExpertUp], xPlain, pairs, in)
+		p.rec.Barrier()
+		down := pushMulMVIDG{X: gu, Y: s.y.Addr(), XDiv: 1, LDY: uint32(H), XStride: uint32(2 * F), Act: moeActs[c.Act]}
+		if mc.Bias {
+			down.GBias, down.UBias = l.vecs[arch.RoleExpertGateBias].buf.Addr(), l.vecs[arch.RoleExpertUpBias].buf.Addr()
+			down.Flags = mvidGLUBias
+		}
+		p.mulMVIDG(l.mats[arch.RoleExpertDown], xGLU, pairs, down)
+	}
 	p.rec.Barrier()
 	if !c.PostNorm {
 		p.moeCombine(l, x, n, true)
@@ -326,17 +376,16 @@ func (p *pass) moeRoute(l *layer, n int) {
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// moeGroup records moe_group of the pass's pairs into tiles of mul_mm's
-// tokens.
-func (p *pass) moeGroup(pairs int) {
+// moeGroup records moe_group of the pass's pairs into tiles of at most
+// tile pairs.
+func (p *pass) moeGroup(pairs, tile int) {
 	pl := p.pipeline("moe_group", 256)
 	if pl == nil {
 		return
 	}
-	d, mc, s := p.r.d, &p.c.MoE, &p.r.moe
-	bn := int(mulMMSpec(d.SubgroupSize, d.SharedMemory)[mmBN])
+	mc, s := &p.c.MoE, &p.r.moe
 	push := pushMoEGroup{IDs: s.ids.Addr(), Order: s.order.Addr(), Tiles: s.tiles.Addr(), Pairs: uint32(pairs),
-		Experts: uint32(mc.Experts), Tile: uint32(bn), NTiles: uint32(moeTileBound(pairs, mc.Experts, bn))}
+		Experts: uint32(mc.Experts), Tile: uint32(tile), NTiles: uint32(moeTileBound(pairs, mc.Experts, tile))}
 	p.rec.Dispatch(pl, 1, 1, 1, PushBytes(&push))
 }
 
@@ -387,6 +436,31 @@ func (p *pass) mulMVID(m *matrix, mode uint32, combine bool, n int, push pushMul
 	}
 	gx, gy := mulMVIDGroups(rows, n, spec[1])
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+}
+
+// mulMVIDG records mul_mv_idg of the expert stack m with input mode mode
+// (xPlain, xNorm, xGLU) over moe_group's tiles of moeMVTile pairs. push
+// holds the inputs, outputs and options; the matrix's fields and the
+// tiles are set here.
+func (p *pass) mulMVIDG(m *matrix, mode uint32, pairs int, push pushMulMVIDG) {
+	E := p.c.MoE.Experts
+	rows := m.rows / E
+	spec := mulMVSpec(p.r.d.SubgroupSize, moeMVTile)
+	pl := p.pipeline("mul_mv_idg_"+weightTypes[m.typ], spec[0], spec[1], mode, moeMVTile)
+	if pl == nil {
+		return
+	}
+	s := &p.r.moe
+	nt := moeTileBound(pairs, E, moeMVTile)
+	push.W, push.Order, push.Tiles, push.Rows, push.Cols = m.buf.Addr(), s.order.Addr(), s.tiles.Addr(), uint32(rows), uint32(m.cols)
+	push.RowBytes, push.NTiles, push.Experts = uint32(m.rb), uint32(nt), uint32(E)
+	// Unread addresses point at a buffer of the pass (never dereferenced).
+	for _, a := range []*uint64{&push.Gain, &push.GBias, &push.UBias} {
+		if *a == 0 {
+			*a = push.Order
+		}
+	}
+	p.rec.Dispatch(pl, groups(rows, int(spec[1])), groups(nt, 1), 1, PushBytes(&push))
 }
 
 // mulMVIDGroups returns the grid of a mul_mv_id dispatch of rows rows an

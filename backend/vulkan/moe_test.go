@@ -395,7 +395,8 @@ func TestMoEGLUCombine(t *testing.T) {
 // of range) with moe_group and runs mul_mm_id over the tiles in several
 // formats, each token's input serving 3 pairs, with its grid and with
 // fewer workgroups (they stride): every pair listed once in a tile of its
-// expert, and the products within 1e-5 of their magnitudes.
+// expert, and the products within 1e-5 of their magnitudes; and so
+// mul_mv_idg over tiles of 7 pairs (checkMulMVIDG).
 func TestMulMMID(t *testing.T) {
 	d := testDevice(t)
 	rng := rand.New(rand.NewPCG(27, 28))
@@ -449,6 +450,7 @@ func TestMulMMID(t *testing.T) {
 			}
 		}
 		if tile != int(spec[mmBN]) {
+			checkMulMVIDG(t, d, rng, ibuf, obuf, tbuf, ids, E, nt)
 			continue
 		}
 		for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
@@ -495,6 +497,80 @@ func TestMulMMID(t *testing.T) {
 						}
 						if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
 							t.Fatalf("%s %v: y[pair %d, row %d] = %g, want %g (error %.3g of %.3g)", typ, grid, q, row, y[i], want, diff, mag)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkMulMVIDG runs mul_mv_idg (tiles of 8) over moe_group's tiles of 7
+// of ids's pairs (order, tiles) in two formats, with the input of each
+// pair's token (3 pairs a token) as it is and normalized, and with its
+// grid and fewer workgroups: within 1e-5 of the products' magnitudes.
+func checkMulMVIDG(t *testing.T, d *Device, rng *rand.Rand, ibuf, obuf, tbuf *Buffer, ids []int32, E, nt int) {
+	t.Helper()
+	const rows, xdiv, eps = 13, 3, 1e-5
+	pairs := len(ids)
+	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K} {
+		cols := testCols(typ)
+		w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
+		x, gain := normF32(rng, pairs/xdiv*cols), normF32(rng, cols)
+		xbuf, gbuf := upload(t, d, F32Bytes(x)), upload(t, d, F32Bytes(gain))
+		spec := mulMVSpec(d.SubgroupSize, moeMVTile)
+		for _, mode := range []uint32{xPlain, xNorm} {
+			pl, err := d.Pipeline("mul_mv_idg_"+weightTypes[typ], spec[0], spec[1], mode, moeMVTile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, grid := range [][2]uint32{{groups(rows, int(spec[1])), uint32(nt)}, {2, 3}} {
+				ldy := rows + 1
+				y0 := normF32(rng, pairs*ldy)
+				ybuf := upload(t, d, F32Bytes(y0))
+				push := pushMulMVIDG{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Gain: gbuf.Addr(),
+					GBias: gbuf.Addr(), UBias: gbuf.Addr(), Rows: rows, Cols: uint32(cols), RowBytes: uint32(w.rowBytes), XDiv: xdiv,
+					LDY: uint32(ldy), NTiles: uint32(nt), Experts: uint32(E), Eps: eps}
+				r, err := d.Begin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Dispatch(pl, grid[0], grid[1], 1, PushBytes(&push))
+				if err := d.Submit(r); err != nil {
+					t.Fatal(err)
+				}
+				y := readF32(t, d, ybuf, len(y0))
+				for q := range pairs {
+					e := min(int(ids[q]), E-1)
+					xr := x[(q/xdiv)*cols : (q/xdiv+1)*cols]
+					f, ss := 1.0, 0.0
+					if mode == xNorm {
+						for _, v := range xr {
+							ss += float64(v) * float64(v)
+						}
+						f = 1 / math.Sqrt(ss/float64(cols)+eps)
+					}
+					for row := range ldy {
+						i := q*ldy + row
+						if row >= rows {
+							if y[i] != y0[i] {
+								t.Fatalf("mul_mv_idg %s mode %d %v: y[pair %d, %d] (padding) changed", typ, mode, grid, q, row)
+							}
+							continue
+						}
+						var want, mag float64
+						wr := w.values[(e*rows+row)*cols:]
+						for k := range cols {
+							in := float64(xr[k])
+							if mode == xNorm {
+								in *= f * float64(gain[k])
+							}
+							pr := float64(wr[k]) * in
+							want += pr
+							mag += math.Abs(pr)
+						}
+						if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
+							t.Fatalf("mul_mv_idg %s mode %d %v: y[pair %d, row %d] = %g, want %g (error %.3g of %.3g)", typ, mode, grid, q, row, y[i], want, diff, mag)
 						}
 					}
 				}

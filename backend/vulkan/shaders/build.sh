@@ -112,8 +112,8 @@ mul_mm_mxfp4         mul_mm.comp    -DTYPE_MXFP4
 # end vkmm
 
 # vkmoe: mixture of experts (moe_route, the experts' products mul_mv_id
-# and, grouped by moe_group, mul_mm_id over quant.glsl, their activation
-# and weighted sum; backend/vulkan/moe.go).
+# and, grouped by moe_group, mul_mv_idg and mul_mm_id over quant.glsl,
+# their activation and weighted sum; backend/vulkan/moe.go).
 moe_route            moe_route.comp
 moe_glu              moe_glu.comp
 moe_combine          moe_combine.comp
@@ -150,6 +150,22 @@ mul_mm_id_q6_k       mul_mm_id.comp  -DTYPE_Q6_K
 mul_mm_id_iq4_nl     mul_mm_id.comp  -DTYPE_IQ4_NL
 mul_mm_id_iq4_xs     mul_mm_id.comp  -DTYPE_IQ4_XS
 mul_mm_id_mxfp4      mul_mm_id.comp  -DTYPE_MXFP4
+mul_mv_idg_f32       mul_mv_idg.comp -DTYPE_F32
+mul_mv_idg_f16       mul_mv_idg.comp -DTYPE_F16
+mul_mv_idg_bf16      mul_mv_idg.comp -DTYPE_BF16
+mul_mv_idg_q8_0      mul_mv_idg.comp -DTYPE_Q8_0
+mul_mv_idg_q4_0      mul_mv_idg.comp -DTYPE_Q4_0
+mul_mv_idg_q4_1      mul_mv_idg.comp -DTYPE_Q4_1
+mul_mv_idg_q5_0      mul_mv_idg.comp -DTYPE_Q5_0
+mul_mv_idg_q5_1      mul_mv_idg.comp -DTYPE_Q5_1
+mul_mv_idg_q2_k      mul_mv_idg.comp -DTYPE_Q2_K
+mul_mv_idg_q3_k      mul_mv_idg.comp -DTYPE_Q3_K
+mul_mv_idg_q4_k      mul_mv_idg.comp -DTYPE_Q4_K
+mul_mv_idg_q5_k      mul_mv_idg.comp -DTYPE_Q5_K
+mul_mv_idg_q6_k      mul_mv_idg.comp -DTYPE_Q6_K
+mul_mv_idg_iq4_nl    mul_mv_idg.comp -DTYPE_IQ4_NL
+mul_mv_idg_iq4_xs    mul_mv_idg.comp -DTYPE_IQ4_XS
+mul_mv_idg_mxfp4     mul_mv_idg.comp -DTYPE_MXFP4
 # end vkmoe
 TABLE
 }
