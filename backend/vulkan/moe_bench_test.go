@@ -13,10 +13,11 @@ import (
 // moe: the router, the routing, the experts' products, the sum into x) on
 // the shapes of gpt-oss-20b (32 experts of 2880 x 2880 MXFP4, 4 a token,
 // with biases) and Qwen3-30B-A3B (128 experts, gate and up 768 x 2048
-// Q4_K, down 2048 x 768 Q6_K, 8 a token), for decode steps of 1, 8 and 64
-// sequences (a pair a workgroup, mul_mv_id), 64 tokens as a prompt
-// (grouped by expert, mul_mm_id: against decode's n=64, which a large
-// decode batch should take) and a 512-token prompt: 20 layers recorded
+// Q4_K, down 2048 x 768 Q6_K, 8 a token), for decode steps of 1 and 8
+// sequences (a pair a workgroup, mul_mv_id) and 64 (grouped by expert in
+// tiles of 8 pairs, mul_mv_idg), 64 tokens as a prompt (grouped in
+// mul_mm's tiles, mul_mm_id: against decode's n=64, which a large decode
+// batch should take) and a 512-token prompt: 20 layers recorded
 // in one command buffer, replayed (on a CPU device, lavapipe: one layer,
 // decode of 1 and 8 only). It reports microseconds a layer and, for decode, the
 // GB/s of the chosen experts' bytes (each chosen expert's three matrices

@@ -8,6 +8,8 @@ package vulkan
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"reflect"
 	"testing"
 
 	"inferno/gguf"
@@ -575,6 +577,53 @@ func checkMulMVIDG(t *testing.T, d *Device, rng *rand.Rand, ibuf, obuf, tbuf *Bu
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestMoEPushBlocks checks, without a device, the mixture-of-experts
+// shaders' push blocks (one variant of each weight shader) against the Go
+// structs that mirror them, as TestOpsPushBlocks checks the others'.
+func TestMoEPushBlocks(t *testing.T) {
+	for _, c := range []struct {
+		shader string
+		push   any
+	}{
+		{"moe_route", pushMoERoute{}},
+		{"moe_group", pushMoEGroup{}},
+		{"moe_glu", pushMoEGLU{}},
+		{"moe_combine", pushMoECombine{}},
+		{"mul_mv_id_q8_0", pushMulMVID{}},
+		{"mul_mv_idg_q8_0", pushMulMVIDG{}},
+		{"mul_mm_id_q8_0", pushMulMMID{}},
+	} {
+		code, err := os.ReadFile("spv/" + c.shader + ".spv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		members, err := spirvPushBlock(code)
+		if err != nil {
+			t.Fatalf("%s: %v", c.shader, err)
+		}
+		typ := reflect.TypeOf(c.push)
+		var fields []reflect.StructField
+		for i := range typ.NumField() {
+			if f := typ.Field(i); f.Name != "_" {
+				fields = append(fields, f)
+			}
+		}
+		if len(fields) != len(members) {
+			t.Errorf("%s: push block of %d members, %s has %d fields", c.shader, len(members), typ.Name(), len(fields))
+			continue
+		}
+		for i, f := range fields {
+			if m := members[i]; uint32(f.Offset) != m.offset || f.Type.Kind() != m.kind {
+				t.Errorf("%s: member %d at %d of kind %v; %s.%s at %d of kind %v", c.shader, i, m.offset, m.kind, typ.Name(), f.Name, f.Offset, f.Type.Kind())
+			}
+		}
+		last := members[len(members)-1]
+		if end := last.offset + last.size; uint32(typ.Size()) < end || typ.Size()%8 != 0 || typ.Size() > 128 {
+			t.Errorf("%s: push block of %d bytes; %s has %d (want a multiple of 8 covering it, at most 128)", c.shader, end, typ.Name(), typ.Size())
 		}
 	}
 }
