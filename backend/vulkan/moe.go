@@ -241,22 +241,26 @@ func (p *pass) moe(l *layer) {
 	switch {
 	case p.sh.prompt && p.sh.tokens >= mulMMMinTokens: // mulMVIn's choice of mul_mm
 		p.moeGrouped(l, true)
-		return
 	case !p.fuseInputs(): // decode batches: mul_mv's tiles of tokens
 		p.moeGrouped(l, false)
-		return
+	default:
+		p.moePairs(l)
 	}
+}
+
+// moePairs records layer l's OpMoE a (token, slot) pair a workgroup
+// (mul_mv_id): the router's product and the gate and up products
+// normalize x as they read it (the router's only in short passes, as
+// mulMVIn's other products), the down product computes the activation as
+// it reads the gate and up rows and sums each token's weighted experts
+// into the residual stream.
+func (p *pass) moePairs(l *layer) {
 	r, c, n := p.r, p.c, p.sh.tokens
 	mc := &c.MoE
 	s := &r.moe
 	x, h := r.x.Addr(), r.h.Addr()
 	K, F, H := mc.TopK, mc.ExpertFFN, c.Hidden
 	gain := l.vecs[arch.RoleFFNNorm]
-	// The router's product and the gate and up products normalize x as
-	// they read it (the router's only in short passes, as mulMVIn's
-	// other products), the down product computes the activation as it
-	// reads the gate and up rows and sums each token's weighted experts
-	// into the residual stream.
 	if p.fuseInputs() {
 		p.mulMVIn(l.mats[arch.RoleRouter], xNorm, x, gain, s.logits.Addr(), n, false, 0)
 	} else {

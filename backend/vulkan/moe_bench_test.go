@@ -14,10 +14,11 @@ import (
 // the shapes of gpt-oss-20b (32 experts of 2880 x 2880 MXFP4, 4 a token,
 // with biases) and Qwen3-30B-A3B (128 experts, gate and up 768 x 2048
 // Q4_K, down 2048 x 768 Q6_K, 8 a token), for decode steps of 1 and 8
-// sequences (a pair a workgroup, mul_mv_id) and 64 (grouped by expert in
-// tiles of 8 pairs, mul_mv_idg), 64 tokens as a prompt (grouped in
-// mul_mm's tiles, mul_mm_id: against decode's n=64, which a large decode
-// batch should take) and a 512-token prompt: 20 layers recorded
+// sequences (the pass's path: a pair a workgroup, moePairs) and 64 (the
+// pairs grouped by expert in tiles of 8, moeGrouped's mul_mv_idg), each
+// of 8 and 64 also along the other path (/tiles, /pairs), 64 tokens as a
+// prompt (grouped in mul_mm's tiles, mul_mm_id) and a 512-token prompt:
+// the timings to choose the paths' thresholds by: 20 layers recorded
 // in one command buffer, replayed (on a CPU device, lavapipe: one layer,
 // decode of 1 and 8 only). It reports microseconds a layer and, for decode, the
 // GB/s of the chosen experts' bytes (each chosen expert's three matrices
@@ -90,8 +91,9 @@ func BenchmarkMoELayer(b *testing.B) {
 		type run struct {
 			n      int
 			prompt bool
+			path   string // "" the pass's choice; "tiles" moeGrouped's mul_mv_idg, "pairs" moePairs
 		}
-		layers, runs := 20, []run{{1, false}, {8, false}, {64, false}, {64, true}, {512, true}}
+		layers, runs := 20, []run{{1, false, ""}, {8, false, ""}, {8, false, "tiles"}, {64, false, ""}, {64, false, "pairs"}, {64, true, ""}, {512, true, ""}}
 		if d.Type == "cpu" {
 			layers, runs = 1, runs[:2]
 		}
@@ -100,6 +102,9 @@ func BenchmarkMoELayer(b *testing.B) {
 			name := fmt.Sprintf("%s/n=%d", s.name, n)
 			if ru.prompt {
 				name += "/prompt"
+			}
+			if ru.path != "" {
+				name += "/" + ru.path
 			}
 			b.Run(name, func(b *testing.B) {
 				r := &BatchRunner{d: d, c: c}
@@ -126,7 +131,14 @@ func BenchmarkMoELayer(b *testing.B) {
 					p.sh.seqs = 1
 				}
 				for range layers {
-					p.moe(l)
+					switch ru.path {
+					case "tiles":
+						p.moeGrouped(l, false)
+					case "pairs":
+						p.moePairs(l)
+					default:
+						p.moe(l)
+					}
 				}
 				if p.err != nil {
 					b.Fatal(p.err)
