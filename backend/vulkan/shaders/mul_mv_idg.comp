@@ -110,24 +110,13 @@ void tile(uint r0, uint e, uint nt, uint qs[TOKENS]) {
 			}
 		}
 		const uvec2 pos = (b * QK + unit_pos(j)) / 4; // in vec4s
-		vec4 g0, g1, g2, g3, b0, b1, b2, b3, c0, c1, c2, c3;
+		vec4 g0, g1, g2, g3;
 		if (XMODE == 1) {
 			Vec4s G = Vec4s(p.gain);
 			g0 = G.v[pos.x];
 			g1 = G.v[pos.x + 1];
 			g2 = G.v[pos.y];
 			g3 = G.v[pos.y + 1];
-		} else if (XMODE == 2 && (p.flags & 4u) != 0u) {
-			Vec4s GB = Vec4s(p.gbias), UB = Vec4s(p.ubias);
-			const uint eb = e * (p.cols / 4);
-			b0 = GB.v[eb + pos.x];
-			b1 = GB.v[eb + pos.x + 1];
-			b2 = GB.v[eb + pos.y];
-			b3 = GB.v[eb + pos.y + 1];
-			c0 = UB.v[eb + pos.x];
-			c1 = UB.v[eb + pos.x + 1];
-			c2 = UB.v[eb + pos.y];
-			c3 = UB.v[eb + pos.y + 1];
 		}
 		for (uint t = 0; t < TOKENS; t++) {
 			if (t < nt) {
@@ -145,15 +134,17 @@ void tile(uint r0, uint e, uint nt, uint qs[TOKENS]) {
 					const uint ut = xt + p.cols / 4;
 					vec4 u0 = X.v[ut + pos.x], u1 = X.v[ut + pos.x + 1];
 					vec4 u2 = X.v[ut + pos.y], u3 = X.v[ut + pos.y + 1];
-					if ((p.flags & 4u) != 0u) {
-						x0 += b0;
-						x1 += b1;
-						x2 += b2;
-						x3 += b3;
-						u0 += c0;
-						u1 += c1;
-						u2 += c2;
-						u3 += c3;
+					if ((p.flags & 4u) != 0u) { // the expert's biases (cached after the first token's reads)
+						Vec4s GB = Vec4s(p.gbias), UB = Vec4s(p.ubias);
+						const uint eb = e * (p.cols / 4);
+						x0 += GB.v[eb + pos.x];
+						x1 += GB.v[eb + pos.x + 1];
+						x2 += GB.v[eb + pos.y];
+						x3 += GB.v[eb + pos.y + 1];
+						u0 += UB.v[eb + pos.x];
+						u1 += UB.v[eb + pos.x + 1];
+						u2 += UB.v[eb + pos.y];
+						u3 += UB.v[eb + pos.y + 1];
 					}
 					x0 = glu(x0, u0);
 					x1 = glu(x1, u1);
