@@ -449,7 +449,7 @@ func (p *pass) mulMVID(m *matrix, mode uint32, combine bool, n int, push pushMul
 func (p *pass) mulMVIDG(m *matrix, mode uint32, pairs int, push pushMulMVIDG) {
 	E := p.c.MoE.Experts
 	rows := m.rows / E
-	spec := mulMVSpec(p.r.d.SubgroupSize, moeMVTile)
+	spec := mulMVSpecRows(p.r.d.SubgroupSize, rows, moeMVTile)
 	pl := p.pipeline("mul_mv_idg_"+weightTypes[m.typ], spec[0], spec[1], mode, moeMVTile)
 	if pl == nil {
 		return

@@ -520,7 +520,7 @@ func checkMulMVIDG(t *testing.T, d *Device, rng *rand.Rand, ibuf, obuf, tbuf *Bu
 		w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
 		x, gain := normF32(rng, pairs/xdiv*cols), normF32(rng, cols)
 		xbuf, gbuf := upload(t, d, F32Bytes(x)), upload(t, d, F32Bytes(gain))
-		spec := mulMVSpec(d.SubgroupSize, moeMVTile)
+		spec := mulMVSpecRows(d.SubgroupSize, rows, moeMVTile)
 		for _, mode := range []uint32{xPlain, xNorm} {
 			pl, err := d.Pipeline("mul_mv_idg_"+weightTypes[typ], spec[0], spec[1], mode, moeMVTile)
 			if err != nil {
