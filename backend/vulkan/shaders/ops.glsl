@@ -82,3 +82,46 @@ float wg_sum(float v) {
 uint glu_src(uint i, uint width, uint stride) {
   return width == 0u ? i : (i / width) * stride + i % width;
 }
+
+// head_ss returns the sum of squares of the n values at x[base..], in
+// order (rope_store's and attn's QK-norm, the same bits in both).
+float head_ss(F32s x, uint base, uint n) {
+  float ss = 0.0;
+  for (uint j = 0u; j < n; j++) {
+    float v = x.v[base + j];
+    ss += v * v;
+  }
+  return ss;
+}
+
+// norm_pair returns the values a, b of a head whose sum of squares is ss
+// (n values) normalized and times their gains ga, gb (scalar.RMSNorm).
+vec2 norm_pair(float va, float vb, float ss, uint n, float eps, float ga, float gb) {
+  precise float scale = 1.0 / sqrt(ss / float(n) + eps);
+  precise float na = va * scale;
+  precise float nb = vb * scale;
+  return vec2(na * ga, nb * gb);
+}
+
+// rope_pair returns the pair (va, vb) turned by the angle of cos c and
+// sin s (scalar.RoPE: no fused multiply-adds).
+vec2 rope_pair(float va, float vb, float c, float s) {
+  precise float ac = va * c;
+  precise float bs = vb * s;
+  precise float as_ = va * s;
+  precise float bc = vb * c;
+  precise float ra = ac - bs;
+  precise float rb = as_ + bc;
+  return vec2(ra, rb);
+}
+
+// rope_index returns the offsets in a head of the two values pair i
+// (of headDim/2) of a rotation of rotDims values turns: (i, i +
+// rotDims/2) in the NeoX style 0, (2i, 2i+1) in style 1, and past rotDims
+// two adjacent values turned by nothing.
+uvec2 rope_index(uint i, uint rotDims, uint style) {
+  uint rpairs = rotDims / 2u;
+  uint a = i < rpairs && style == 0u ? i : 2u * i;
+  uint b = i < rpairs && style == 0u ? i + rpairs : a + 1u;
+  return uvec2(a, b);
+}
