@@ -50,7 +50,7 @@
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
 // D (headDim, a multiple of 8), 4 FUSE. Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
-// R*WG + WG) bytes, and 4*(2*D + R + 1) more with FUSE (pickAttnShape in
+// R*WG + WG) bytes, and 4*(2*D + (R + 1)*D/2) more with FUSE (pickAttnShape in
 // ops.go picks them).
 //
 // Push block (Go: pushAttn):
@@ -133,7 +133,7 @@ const uint FD = FUSE != 0u ? D : 1u;
 const uint FR = FUSE != 0u ? R + 1u : 1u;
 shared vec4 kn4[FD / 4u > 0u ? FD / 4u : 1u];
 shared vec2 vn2[FD / 2u > 0u ? FD / 2u : 1u];
-shared float nss[FR];
+shared float nss[FR * (FD / 2u)];  // the rows' partial sums of squares
 const uint NEWROW = 0xffffffffu;
 
 // fuse normalizes and turns the query rows of the tile's token t0 (HPW
@@ -147,9 +147,23 @@ void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
   uint vBase = qkBase + p.nHeads * D + kvDim + kvh * D;
   RopeArgs ra = p.rope;
   bool norm = (ra.flags & 1u) != 0u;
-  // Each head's sum of squares, one invocation a head, in order.
-  for (uint r = tid; r <= R && norm; r += WG) {
-    nss[r] = head_ss(p.q, r < R ? qkBase + (head0 + r) * D : kBase, D);
+  // Each head's sum of squares (ops.glsl's tree), at nss[r * D/2].
+  const uint H = D / 2u;
+  if (norm) {
+    for (uint e = tid; e < (R + 1u) * H; e += WG) {
+      uint r = e / H, i = e % H;
+      uint base = r < R ? qkBase + (head0 + r) * D : kBase;
+      nss[e] = sq_pair(p.q.v[base + 2u * i], p.q.v[base + 2u * i + 1u]);
+    }
+    for (uint h = ss_first(H); h > 0u; h /= 2u) {
+      barrier();
+      for (uint e = tid; e < (R + 1u) * H; e += WG) {
+        uint i = e % H;
+        if (i < h && i + h < H) {
+          nss[e] += nss[e + h];
+        }
+      }
+    }
   }
   barrier();
   uint rpairs = ra.rotDims / 2u;
@@ -160,7 +174,7 @@ void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
     vec2 v = vec2(p.q.v[base + ab.x], p.q.v[base + ab.y]);
     if (norm) {
       F32s g = F32s(r < R ? ra.qgain : ra.kgain);
-      v = norm_pair(v.x, v.y, nss[r], D, ra.eps, g.v[ab.x], g.v[ab.y]);
+      v = norm_pair(v.x, v.y, nss[r * H], D, ra.eps, g.v[ab.x], g.v[ab.y]);
     }
     if (pi < rpairs && uint(ps) < ra.maxPos) {
       F32s tab = F32s(ra.tab);

@@ -83,15 +83,25 @@ uint glu_src(uint i, uint width, uint stride) {
   return width == 0u ? i : (i / width) * stride + i % width;
 }
 
-// head_ss returns the sum of squares of the n values at x[base..], in
-// order (rope_store's and attn's QK-norm, the same bits in both).
-float head_ss(F32s x, uint base, uint n) {
-  float ss = 0.0;
-  for (uint j = 0u; j < n; j++) {
-    float v = x.v[base + j];
-    ss += v * v;
+// The QK-norm's sum of squares of a head of D values (rope_store and
+// attn, the same bits in both): partial i (i < D/2) is sq_pair of values
+// 2i and 2i+1, and the D/2 partials are added by ss_step in a tree, step
+// h adding partial i+h to partial i for i < h (h from the largest power
+// of two below D/2 down to 1); partial 0 is the sum.
+
+// sq_pair returns a*a + b*b, rounded after each operation.
+float sq_pair(float a, float b) {
+  precise float s = a * a + b * b;
+  return s;
+}
+
+// ss_first returns the first step of the tree over n partials.
+uint ss_first(uint n) {
+  uint h = 1u;
+  while (2u * h < n) {
+    h *= 2u;
   }
-  return ss;
+  return h;
 }
 
 // norm_pair returns the values a, b of a head whose sum of squares is ss

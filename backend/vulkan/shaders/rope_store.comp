@@ -89,9 +89,20 @@ void main() {
   if (live) {
     va = p.x.v[base + a];
     vb = p.x.v[base + b];
-    if (!value && (p.flags & 1u) != 0u) {
-      ss = head_ss(p.x, base, p.headDim);
+  }
+  if ((p.flags & 1u) != 0u) {
+    // The head's sum of squares (ops.glsl's tree) in red, the head's
+    // partials at red[l - i ..].
+    uint l = gl_LocalInvocationID.x;
+    red[l] = live && !value ? sq_pair(p.x.v[base + 2u * i], p.x.v[base + 2u * i + 1u]) : 0.0;
+    for (uint h = ss_first(half_); h > 0u; h /= 2u) {
+      barrier();
+      if (i < h && i + h < half_) {
+        red[l] += red[l + h];
+      }
     }
+    barrier();
+    ss = red[l - i];
   }
   barrier();
   if (!live) {
