@@ -268,7 +268,7 @@ func (s attnShape) shared() uint32 {
 	r := s.HPW * s.TQ
 	b := 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
 	if s.Fuse != 0 {
-		b += 4 * (2*s.D + (r+1)*s.D/2)
+		b += 4 * (r*s.D + 2*s.D + (r+1)*s.D/2)
 	}
 	return b
 }

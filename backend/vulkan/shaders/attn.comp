@@ -50,7 +50,7 @@
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
 // D (headDim, a multiple of 8), 4 FUSE. Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
-// R*WG + WG) bytes, and 4*(2*D + (R + 1)*D/2) more with FUSE (pickAttnShape in
+// R*WG + WG) bytes, and 4*(R*D + 2*D + (R + 1)*D/2) more with FUSE (pickAttnShape in
 // ops.go picks them).
 //
 // Push block (Go: pushAttn):
@@ -131,13 +131,15 @@ shared uint crow[WG];       // the cache row of each key of the chunk (FUSE: NEW
 // squares of its query rows and key.
 const uint FD = FUSE != 0u ? D : 1u;
 const uint FR = FUSE != 0u ? R + 1u : 1u;
-shared vec4 kn4[FD / 4u > 0u ? FD / 4u : 1u];
+// (Scalars: invocations write single values, never parts of a vec4.)
+shared float qf[FUSE != 0u ? R * D : 1u];  // the turned queries, then copied to qs
+shared float kn[FD];
 shared vec2 vn2[FD / 2u > 0u ? FD / 2u : 1u];
 shared float nss[FR * (FD / 2u)];  // the rows' partial sums of squares
 const uint NEWROW = 0xffffffffu;
 
 // fuse normalizes and turns the query rows of the tile's token t0 (HPW
-// heads from head0) into qs and its key into kn4, rounds its value into
+// heads from head0) into qs and its key into kn, rounds its value into
 // vn2, and with store puts the key and value into the cache row crow0.
 void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
   uint tid = gl_LocalInvocationID.x;
@@ -182,13 +184,13 @@ void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
       v = rope_pair(v.x, v.y, tab.v[ti], tab.v[ti + 1u]);
     }
     if (r < R) {
-      qs[r * D4 + ab.x / 4u][ab.x % 4u] = v.x;
-      qs[r * D4 + ab.y / 4u][ab.y % 4u] = v.y;
+      qf[r * D + ab.x] = v.x;
+      qf[r * D + ab.y] = v.y;
       continue;
     }
     uint ha = f32_to_f16(v.x), hb = f32_to_f16(v.y);
-    kn4[ab.x / 4u][ab.x % 4u] = unpackHalf2x16(ha).x;
-    kn4[ab.y / 4u][ab.y % 4u] = unpackHalf2x16(hb).x;
+    kn[ab.x] = unpackHalf2x16(ha).x;
+    kn[ab.y] = unpackHalf2x16(hb).x;
     if (store) {
       U16s kc = U16s(uint64_t(p.kc));
       uint dst = crow0 * kvDim + kvh * D;
@@ -202,6 +204,10 @@ void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
     if (store) {
       p.vc.v[(crow0 * kvDim + kvh * D) / 2u + i] = h2;
     }
+  }
+  barrier();
+  for (uint i = tid; i < R * D4; i += WG) {
+    qs[i] = vec4(qf[4u * i], qf[4u * i + 1u], qf[4u * i + 2u], qf[4u * i + 3u]);
   }
   barrier();
 }
@@ -286,7 +292,8 @@ void main() {
     if (kp <= hi && kp == newPos) {
       crow[tid] = NEWROW;
       for (uint c = 0; c < D / 8u; c++) {
-        vec4 ka = kn4[2u * c], kb = kn4[2u * c + 1u];
+        vec4 ka = vec4(kn[8u * c], kn[8u * c + 1u], kn[8u * c + 2u], kn[8u * c + 3u]);
+        vec4 kb = vec4(kn[8u * c + 4u], kn[8u * c + 5u], kn[8u * c + 6u], kn[8u * c + 7u]);
         for (uint r = 0; r < R; r++) {
           s[r] += dot(qs[r * D4 + 2u * c], ka) + dot(qs[r * D4 + 2u * c + 1u], kb);
         }
