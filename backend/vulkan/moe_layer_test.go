@@ -92,7 +92,7 @@ func moeLayerRef(c *arch.Config, x []float32, router, gate, up, down []float32, 
 }
 
 // TestMoELayer runs pass's OpMoE on 11 tokens of a small mixture of
-// experts (Q8_0 and Q4_K experts, an F32 router), Qwen3-MoE's, gpt-oss's
+// experts (Q8_0 experts, an F32 router), Qwen3-MoE's, gpt-oss's
 // and one of a post-norm, GeGLU and the softmax over all experts, each
 // along its three paths: a decode pass of 11 tokens (the router's input
 // normalized apart), a prompt (the pairs grouped by expert, mul_mm_id),
@@ -105,26 +105,19 @@ func TestMoELayer(t *testing.T) {
 	const H, F, E, K, n = 256, 96, 6, 2, 11
 	for _, tc := range []struct {
 		name string
-		typ  gguf.TensorType
 		c    arch.Config
 	}{
-		{"qwen3moe", gguf.TensorQ8_0, arch.Config{Act: arch.SwiGLU, MoE: arch.MoE{NormTopK: true, Gating: arch.GateSoftmax}}},
-		{"gptoss", gguf.TensorQ8_0, arch.Config{Act: arch.SwiGLUOAI, MoE: arch.MoE{Gating: arch.GateSoftmaxTopK, Bias: true}}},
-		{"postnorm-geglu", gguf.TensorQ4_K, arch.Config{Act: arch.GeGLU, PostNorm: true, MoE: arch.MoE{Gating: arch.GateSoftmax}}},
+		{"qwen3moe", arch.Config{Act: arch.SwiGLU, MoE: arch.MoE{NormTopK: true, Gating: arch.GateSoftmax}}},
+		{"gptoss", arch.Config{Act: arch.SwiGLUOAI, MoE: arch.MoE{Gating: arch.GateSoftmaxTopK, Bias: true}}},
+		{"postnorm-geglu", arch.Config{Act: arch.GeGLU, PostNorm: true, MoE: arch.MoE{Gating: arch.GateSoftmax}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
 			c.Hidden, c.Eps = H, 1e-6
 			c.MoE.Experts, c.MoE.TopK, c.MoE.ExpertFFN = E, K, F
-			cols := func(typ gguf.TensorType, n int) gguf.TensorType {
-				if n%typ.BlockSize() != 0 {
-					return gguf.TensorQ8_0
-				}
-				return typ
-			}
-			gate := newWeightMatrix(t, d, rng, cols(tc.typ, H), E*F, H)
-			up := newWeightMatrix(t, d, rng, cols(tc.typ, H), E*F, H)
-			down := newWeightMatrix(t, d, rng, cols(tc.typ, F), E*H, F)
+			gate := newWeightMatrix(t, d, rng, gguf.TensorQ8_0, E*F, H)
+			up := newWeightMatrix(t, d, rng, gguf.TensorQ8_0, E*F, H)
+			down := newWeightMatrix(t, d, rng, gguf.TensorQ8_0, E*H, F)
 			router := normF32(rng, E*H)
 			mat := func(w *weightMatrix) *matrix {
 				return &matrix{buf: w.buf, typ: w.typ, rows: w.rows, cols: w.cols, rb: w.rowBytes}

@@ -69,7 +69,7 @@ func TestMulMVID(t *testing.T) {
 	wbuf := upload(t, d, F32Bytes(wts))
 	dbias := normF32(rng, E*rows)
 	dbuf := upload(t, d, F32Bytes(dbias))
-	for _, typ := range []gguf.TensorType{gguf.TensorF16, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
+	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
 		t.Run(typ.String(), func(t *testing.T) {
 			cols := testCols(typ)
 			xstride := 2*cols + 8
@@ -455,7 +455,7 @@ func TestMulMMID(t *testing.T) {
 			checkMulMVIDG(t, d, rng, ibuf, obuf, tbuf, ids, E, nt)
 			continue
 		}
-		for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
+		for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
 			cols := testCols(typ)
 			w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
 			x := normF32(rng, pairs/xdiv*cols)
@@ -508,14 +508,14 @@ func TestMulMMID(t *testing.T) {
 }
 
 // checkMulMVIDG runs mul_mv_idg (tiles of 8) over moe_group's tiles of 7
-// of ids's pairs (order, tiles) in two formats, with the input of each
+// of ids's pairs (order, tiles) in Q4_K, with the input of each
 // pair's token (3 pairs a token) as it is and normalized, and with its
 // grid and fewer workgroups: within 1e-5 of the products' magnitudes.
 func checkMulMVIDG(t *testing.T, d *Device, rng *rand.Rand, ibuf, obuf, tbuf *Buffer, ids []int32, E, nt int) {
 	t.Helper()
 	const rows, xdiv, eps = 13, 3, 1e-5
 	pairs := len(ids)
-	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K} {
+	for _, typ := range []gguf.TensorType{gguf.TensorQ4_K} {
 		cols := testCols(typ)
 		w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
 		x, gain := normF32(rng, pairs/xdiv*cols), normF32(rng, cols)
