@@ -8,11 +8,10 @@ package vulkan
 // through the post-norm. The expert products read only the chosen
 // experts' rows:
 //   - in decode passes of up to 8 tokens mul_mv_id_<type>, a workgroup a
-//     (token, slot) pair
-//     and tile of rows, the gate and up products normalizing x as they
-//     read it, the down product computing the activation from their rows
-//     as it reads them and summing a token's slots into x: four
-//     dispatches after the router's;
+//     (token, slot) pair and tile of rows, the gate and up products
+//     normalizing x as they read it, the down product computing the
+//     activation from their rows as it reads them and summing a token's
+//     slots into x: four dispatches after the router's;
 //   - in prompts (where mul_mm takes the dense products) moe_group lists
 //     the pairs expert by expert in tiles of mul_mm's tokens, and
 //     mul_mm_id_<type> decodes an expert's rows once for a tile's pairs;
@@ -186,7 +185,7 @@ type moeScratch struct {
 	gu     *Buffer // per pair: the gate and up products, 2 ExpertFFN
 	act    *Buffer // per pair: their activation, ExpertFFN
 	y      *Buffer // per pair: the expert's down product, Hidden
-	order  *Buffer // prompts: the pairs grouped by expert (moe_group)
+	order  *Buffer // grouped passes: the pairs grouped by expert (moe_group)
 	tiles  *Buffer // and their tiles, 3 int32s each, at most pairs + Experts
 }
 
@@ -201,7 +200,7 @@ func moeScratchValues(c *arch.Config, n int) int64 {
 	return int64(n)*int64(m.Experts) + pairs*(6+3*int64(m.ExpertFFN)+int64(c.Hidden)) + 3*int64(m.Experts)
 }
 
-// allocMoE allocates s for n tokens of c (nothing for a dense model).
+// alloc allocates s for n tokens of c (nothing for a dense model).
 func (s *moeScratch) alloc(d *Device, c *arch.Config, n int) error {
 	s.free()
 	m := &c.MoE
