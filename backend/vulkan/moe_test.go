@@ -397,7 +397,8 @@ func TestMoEGLUCombine(t *testing.T) {
 // of range) with moe_group and runs mul_mm_id over the tiles in several
 // formats, each token's input serving 3 pairs, with its grid and with
 // fewer workgroups (they stride): every pair listed once in a tile of its
-// expert, and the products within 1e-5 of their magnitudes; and so
+// expert, and the products within 1e-5 of their magnitudes, with
+// mulMMSpec's tiles and, in Q8_0, mulMMIDSpec's halved ones; and so
 // mul_mv_idg over tiles of 7 pairs (checkMulMVIDG).
 func TestMulMMID(t *testing.T) {
 	d := testDevice(t)
@@ -409,8 +410,22 @@ func TestMulMMID(t *testing.T) {
 	}
 	ids[7] = 9 // clamped to 5
 	ibuf := upload(t, d, I32Bytes(ids))
-	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
-	for _, tile := range []int{int(spec[mmBN]), 7} {
+	full := mulMMSpec(d.SubgroupSize, d.SharedMemory)
+	half := full
+	half[mmBN], half[mmLocal] = half[mmBN]/2, half[mmLocal]/2 // mulMMIDSpec's smaller tiles
+	for _, c := range []struct {
+		avg  int
+		want [6]uint32
+	}{{int(full[mmBN]) / 2, half}, {int(full[mmBN])/2 + 1, full}} {
+		if got := mulMMIDSpec(d, c.avg*E, E); got != c.want {
+			t.Errorf("mulMMIDSpec for %d pairs an expert: %v, want %v", c.avg, got, c.want)
+		}
+	}
+	for _, tile := range []int{int(full[mmBN]), int(half[mmBN]), 7} {
+		spec := full
+		if tile == int(half[mmBN]) {
+			spec = half
+		}
 		nt := moeTileBound(pairs, E, tile)
 		obuf, tbuf := upload(t, d, make([]byte, 4*pairs)), upload(t, d, I32Bytes(make([]int32, 3*nt)))
 		p, err := d.Pipeline("moe_group", 256)
@@ -451,11 +466,15 @@ func TestMulMMID(t *testing.T) {
 				t.Fatalf("tiles of %d: pair %d listed %d times", tile, q, c)
 			}
 		}
-		if tile != int(spec[mmBN]) {
+		if tile == 7 {
 			checkMulMVIDG(t, d, rng, ibuf, obuf, tbuf, ids, E, nt)
 			continue
 		}
-		for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4} {
+		types := []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K, gguf.TensorMXFP4}
+		if spec == half {
+			types = types[:1]
+		}
+		for _, typ := range types {
 			cols := testCols(typ)
 			w := newWeightMatrix(t, d, rng, typ, E*rows, cols)
 			x := normF32(rng, pairs/xdiv*cols)
