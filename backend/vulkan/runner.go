@@ -34,6 +34,8 @@ type BatchRunner struct {
 	part   *Buffer // the attention's partial results of runs of keys
 	amax   *Buffer // argmax's chunks' results
 	logits *Buffer // resCap x Vocab float32, on the device
+	xq     *Buffer // the products' quantized activations (intdot.go), qcap tokens
+	qcap   int
 
 	in     *Buffer // host: the pass's inputs (inputs' layout)
 	lay    inputs
@@ -131,7 +133,12 @@ const defaultCap = 512
 // scratchBytes is the device memory of the scratch for n tokens.
 func (md *Model) scratchBytes(n int) int64 {
 	c := md.c
-	return 4 * int64(n) * int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN)
+	b := 4 * int64(n) * int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN)
+	if md.intDot {
+		v, m := quantBytes(n, md.maxCols())
+		b += v + m
+	}
+	return b
 }
 
 // grow makes the scratch hold n tokens, the results outs outputs and the
@@ -162,6 +169,9 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 		}
 		r.cap = n
 		r.resetGraphs()
+		if err := r.growIntDot(n); err != nil {
+			return err
+		}
 	}
 	if n := max(n, r.cap); r.in == nil || tables > r.lay.tablesCap || n > r.lay.tokens {
 		if r.in != nil {
@@ -444,7 +454,7 @@ func (r *BatchRunner) Close() error {
 	if r.samp != nil {
 		r.samp.close()
 	}
-	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res}, r.kc...), r.vc...) {
+	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res, r.xq}, r.kc...), r.vc...) {
 		b.Free()
 	}
 	r.md.runners--

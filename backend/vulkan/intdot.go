@@ -1,0 +1,201 @@
+package vulkan
+
+import (
+	"fmt"
+
+	"inferno/gguf"
+)
+
+// The decode products on 8-bit integer dot products
+// (VK_KHR_shader_integer_dot_product): quant_act (shaders/quant_act.comp)
+// quantizes a product's input to int8 in chunks of 16 values, each with
+// a float32 scale and sum, into the runner's scratch, computing the input
+// as it goes (RMSNorm times the gain, or the SwiGLU of the gate-and-up
+// rows: mul_mv's input modes); mul_mvq_<type> (shaders/mul_mvq.comp over
+// quant8.glsl) multiplies the weights' blocks, read as signed bytes,
+// with it in dotPacked4x8EXT (dp4a where the device has it). The weights
+// are read as mul_mv reads them; the activations are a quarter of the
+// bytes and the weights are never converted to float, which is what a
+// K-quant's float decoding costs mul_mv.
+//
+// Used where mul_mv would run (passes of up to 8 tokens, and decode
+// batches) for the types of intDotTypes, on devices whose driver says
+// that 4x8-bit packed signed dot products are accelerated
+// (DeviceInfo.IntegerDotFast), or wherever the device has them when
+// Options.IntDot asks for it (the tests, on lavapipe).
+
+// IntDot says when the decode products take 8-bit activations (Options).
+type IntDot int
+
+const (
+	// IntDotAuto: where the device's 4x8-bit dot products are
+	// accelerated (DeviceInfo.IntegerDotFast).
+	IntDotAuto IntDot = iota
+	// IntDotOn: wherever the device has them (DeviceInfo.IntegerDot).
+	IntDotOn
+	// IntDotOff: never; the products decode the weights to float.
+	IntDotOff
+)
+
+// pushQuantAct is the push constant block of quant_act
+// (shaders/quant_act.comp): token t's Cols input values quantized into
+// XQ + t*Cols (int8) and XM + 8*t*Cols/16 ((scale, sum) float32 pairs
+// a chunk of 16).
+type pushQuantAct struct {
+	X       uint64 // float32 activations, 16-byte aligned
+	Gain    uint64 // xNorm: Cols float32 gains
+	XQ      uint64 // N*Cols int8, 16-byte aligned
+	XM      uint64 // N*Cols/16 pairs of float32, 8-byte aligned
+	Cols    uint32 // a multiple of 32
+	N       uint32 // tokens
+	Eps     float32
+	XStride uint32 // xSwiGLU: values from a token's gate-and-up row to the next's
+}
+
+// pushMulMVQ is the push constant block of mul_mvq_<type>
+// (shaders/mul_mvq.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +
+// sum_c W[r][c] * x[t*Cols + c] for r < Rows, t < N, x as quant_act
+// quantized it into XQ and XM.
+type pushMulMVQ struct {
+	W        uint64 // address of row 0 (16-byte aligned); row r at W + r*RowBytes
+	XQ       uint64
+	XM       uint64
+	Y        uint64 // float32 outputs, token t's at Y + 4*t*LDY
+	Rows     uint32
+	Cols     uint32 // a multiple of the type's block
+	N        uint32
+	RowBytes uint32
+	LDY      uint32
+	Add      uint32
+}
+
+// intDotTypes are the weight formats mul_mvq has a variant for.
+var intDotTypes = map[gguf.TensorType]bool{
+	gguf.TensorQ8_0: true, gguf.TensorQ4_0: true, gguf.TensorQ4_1: true, gguf.TensorQ5_0: true, gguf.TensorQ5_1: true,
+	gguf.TensorQ2_K: true, gguf.TensorQ3_K: true, gguf.TensorQ4_K: true, gguf.TensorQ5_K: true, gguf.TensorQ6_K: true,
+}
+
+// mulMVQShader returns the name of t's integer dot product shader, and
+// false if there is none.
+func mulMVQShader(t gguf.TensorType) (string, bool) {
+	if !intDotTypes[t] {
+		return "", false
+	}
+	return "mul_mvq_" + weightTypes[t], true
+}
+
+// useIntDot reports whether a model on a device of info takes the
+// integer dot products, as mode asks.
+func useIntDot(info *DeviceInfo, mode IntDot) bool {
+	switch mode {
+	case IntDotOn:
+		return info.IntegerDot
+	case IntDotOff:
+		return false
+	}
+	return info.IntegerDotFast
+}
+
+// mulMVQSpec returns the specialization constants of mul_mvq_<type> for
+// a product of rows rows and n tokens: mul_mv's (mulMVSpecRows).
+func mulMVQSpec(subgroupSize uint32, rows, n int) [3]uint32 {
+	return mulMVSpecRows(subgroupSize, rows, n)
+}
+
+// quantActSpec returns the local size of quant_act: 64 invocations (a
+// chunk of 16 values each), or the subgroup when it is wider.
+func quantActSpec(subgroupSize uint32) uint32 { return max(64, subgroupSize) }
+
+// quantActGroups returns the workgroup counts (x, y) of a quant_act
+// dispatch of n tokens of cols values with local size local.
+func quantActGroups(cols, n int, local uint32) (x, y uint32) {
+	return groups(cols/16, int(local)), uint32(max(1, min(n, maxGroups)))
+}
+
+// quantBytes returns the bytes of n tokens of cols values quantized by
+// quant_act: the int8 values, then the (scale, sum) pairs.
+func quantBytes(n, cols int) (values, meta int64) {
+	return int64(n) * int64(cols), 8 * int64(n) * int64(cols/16)
+}
+
+// maxCols is the longest row of the model's products (their inputs'
+// width).
+func (md *Model) maxCols() int {
+	c := md.c
+	return max(c.Hidden, c.QDim(), c.FFN)
+}
+
+// growIntDot makes the runner's quantized activations hold n tokens of
+// the widest product input (nothing without the integer dot products).
+func (r *BatchRunner) growIntDot(n int) error {
+	if !r.md.intDot || n <= r.qcap {
+		return nil
+	}
+	v, m := quantBytes(n, r.md.maxCols())
+	b, err := r.d.NewBuffer(v + m)
+	if err != nil {
+		return fmt.Errorf("vulkan: quantized activations of %d tokens: %w", n, err)
+	}
+	r.xq.Free()
+	r.xq, r.qcap = b, n
+	r.resetGraphs()
+	return nil
+}
+
+// A quantized is what the runner's quantized activations hold: the input
+// x of n tokens of cols values in input mode mode (gain: the norm's).
+type quantized struct {
+	x       uint64
+	mode    uint32
+	gain    *vector
+	n, cols int
+}
+
+// mulMVQ records mulMVIn's product on the integer dot products, the
+// input quantized first (unless the last quantization of this step was
+// of the same input), and reports whether it could: false (nothing
+// recorded) for a type without a mul_mvq variant or a model without
+// them.
+func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) bool {
+	r := p.r
+	name, ok := mulMVQShader(m.typ)
+	if !ok || !r.md.intDot || n > r.qcap || m.cols > r.md.maxCols() {
+		return false
+	}
+	vbytes, _ := quantBytes(n, m.cols)
+	xq := r.xq.Addr()
+	xm := xq + uint64(vbytes)
+	in := quantized{x: x, mode: mode, gain: gain, n: n, cols: m.cols}
+	if !p.qvalid || p.qin != in {
+		local := quantActSpec(r.d.SubgroupSize)
+		pq := p.pipeline("quant_act", local, mode)
+		if pq == nil {
+			return true
+		}
+		push := pushQuantAct{X: x, XQ: xq, XM: xm, Cols: uint32(m.cols), N: uint32(n)}
+		push.Gain = x // read only with xNorm
+		switch mode {
+		case xNorm:
+			push.Gain, push.Eps = gain.buf.Addr(), p.c.Eps
+		case xSwiGLU:
+			push.XStride = uint32(2 * m.cols)
+		}
+		gx, gy := quantActGroups(m.cols, n, local)
+		p.rec.Dispatch(pq, gx, gy, 1, PushBytes(&push))
+		p.rec.Barrier()
+		p.qin, p.qvalid = in, true
+	}
+	spec := mulMVQSpec(r.d.SubgroupSize, m.rows, n)
+	pl := p.pipeline(name, spec[:]...)
+	if pl == nil {
+		return true
+	}
+	push := pushMulMVQ{W: m.buf.Addr(), XQ: xq, XM: xm, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+		RowBytes: uint32(m.rb), LDY: uint32(ldy)}
+	if add {
+		push.Add = 1
+	}
+	gx, gy := mulMVGroups(m.rows, n, spec)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+	return true
+}

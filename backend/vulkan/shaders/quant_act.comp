@@ -1,0 +1,92 @@
+#version 450
+// quant_act.comp: the activations of mul_mvq (the integer dot product
+// decode products), quantized to 8 bits: for each of n tokens, its cols
+// input values v in chunks of 16 (cols a multiple of 32), chunk c as
+//   q[i] = roundEven(v[i] * 127 / max|v|) (int8), d = max|v| / 127,
+//   s = d * sum q[i]
+// (as CUDA's qact8 and llama.cpp's q8_1, in chunks of 16: the products'
+// runs of 16 values each take one scale): the 16 int8 at xq + 16*(t*cols/16
+// + c) and (d, s) as two float32 at xm + 8*(t*cols/16 + c).
+//
+// The input v is, with XMODE (specialization id 1):
+//   0: x itself, token t's cols values at x + 4*t*cols;
+//   1: RMSNorm(x_t) * gain, as rms_norm computes it (each workgroup adds
+//      the token's squares itself: the grid spreads a token's chunks);
+//   2: silu(g) * u, the SwiGLU of the packed gate-and-up row of token t:
+//      g at x + 4*t*xstride, u cols values after it.
+//
+// Push constants (Go: pushQuantAct in intdot.go):
+//   uint64 x     float32 activations (16-byte aligned)
+//   uint64 gain  cols float32 gains (XMODE 1)
+//   uint64 xq    n*cols int8 (16-byte aligned)
+//   uint64 xm    n*cols/16 pairs of float32 (8-byte aligned)
+//   uint32 cols, n
+//   float  eps   (XMODE 1)
+//   uint32 xstride (XMODE 2)
+//
+// Specialization: id 0 local_size_x (WG), id 1 XMODE. Invocation i of
+// workgroup (gx, t) quantizes chunk gx*WG + i of token t: dispatch
+// ceil(cols/16/WG) x n workgroups (n at most 65535).
+
+#include "common.glsl"
+#include "ops.glsl"
+
+layout(constant_id = 1) const uint XMODE = 0;
+
+layout(push_constant, std430) uniform Push {
+	uint64_t x;
+	uint64_t gain;
+	uint64_t xq;
+	uint64_t xm;
+	uint cols;
+	uint n;
+	float eps;
+	uint xstride;
+} p;
+
+vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
+
+void main() {
+	const uint t = gl_WorkGroupID.y;
+	const uint nc = p.cols / 16;
+	const uint c = gl_WorkGroupID.x * WG + gl_LocalInvocationID.x;
+	Vec4s X = Vec4s(p.x);
+	const uint xt = t * (XMODE == 2 ? p.xstride / 4 : p.cols / 4);
+	float scale = 1.0;
+	if (XMODE == 1) {
+		float ss = 0.0;
+		for (uint i = gl_LocalInvocationID.x; i < p.cols / 4; i += WG) {
+			const vec4 v = X.v[xt + i];
+			ss += dot(v, v);
+		}
+		ss = wg_sum(ss);
+		scale = 1.0 / sqrt(ss / float(p.cols) + p.eps);
+	}
+	if (c >= nc) {
+		return;
+	}
+	vec4 v[4];
+	for (uint k = 0; k < 4; k++) {
+		v[k] = X.v[xt + 4 * c + k];
+		if (XMODE == 1) {
+			precise vec4 s = v[k] * scale;
+			v[k] = s * Vec4s(p.gain).v[4 * c + k];
+		} else if (XMODE == 2) {
+			v[k] = silu_mul(v[k], X.v[xt + p.cols / 4 + 4 * c + k]);
+		}
+	}
+	vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+	const float amax = max(max(a.x, a.y), max(a.z, a.w));
+	const float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+	uvec4 q;
+	int sum = 0;
+	for (uint k = 0; k < 4; k++) {
+		const ivec4 qi = ivec4(roundEven(v[k] * inv));
+		sum += qi.x + qi.y + qi.z + qi.w;
+		q[k] = (uint(qi.x) & 0xffu) | ((uint(qi.y) & 0xffu) << 8) | ((uint(qi.z) & 0xffu) << 16) | (uint(qi.w) << 24);
+	}
+	const uint i = t * nc + c;
+	UVec4s(p.xq).v[i] = q;
+	const float d = amax / 127.0;
+	UVec2s(p.xm).v[i] = floatBitsToUint(vec2(d, d * float(sum)));
+}
