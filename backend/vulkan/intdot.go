@@ -8,15 +8,19 @@ import (
 
 // The decode products on 8-bit integer dot products
 // (VK_KHR_shader_integer_dot_product): quant_act (shaders/quant_act.comp)
-// quantizes a product's input to int8 in chunks of 16 values, each with
-// a float32 scale and sum, into the runner's scratch, computing the input
-// as it goes (RMSNorm times the gain, or the SwiGLU of the gate-and-up
-// rows: mul_mv's input modes); mul_mvq_<type> (shaders/mul_mvq.comp over
-// quant8.glsl) multiplies the weights' blocks, read as signed bytes,
-// with it in dotPacked4x8EXT (dp4a where the device has it). The weights
-// are read as mul_mv reads them; the activations are a quarter of the
-// bytes and the weights are never converted to float, which is what a
-// K-quant's float decoding costs mul_mv.
+// quantizes a product's input to 16-bit integers held as two planes of
+// signed bytes, in chunks of 16 values each with a float32 scale and sum,
+// into the runner's scratch, computing the input as it goes (RMSNorm
+// times the gain, or the SwiGLU of the gate-and-up rows: mul_mv's input
+// modes); mul_mvq_<type> (shaders/mul_mvq.comp over quant8.glsl)
+// multiplies the weights' blocks, read as signed bytes, with both planes
+// in dotPacked4x8EXT (dp4a where the device has it). The weights are read
+// as mul_mv reads them; the activations are half the bytes of float32
+// and the weights are never converted to float, which is what a K-quant's
+// float decoding costs mul_mv. 8-bit activations (one plane, as llama.cpp's
+// q8_1) would halve the dot products but cost a model's logits about
+// 5e-3 relative L2 (measured on tiny-q8_0's goldens), over the 2e-3 the
+// tests hold every path to; two planes cost about 1e-5 of a value.
 //
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
@@ -24,7 +28,8 @@ import (
 // (DeviceInfo.IntegerDotFast), or wherever the device has them when
 // Options.IntDot asks for it (the tests, on lavapipe).
 
-// IntDot says when the decode products take 8-bit activations (Options).
+// IntDot says when the decode products take integer activations and dot
+// products (Options).
 type IntDot int
 
 const (
@@ -39,12 +44,12 @@ const (
 
 // pushQuantAct is the push constant block of quant_act
 // (shaders/quant_act.comp): token t's Cols input values quantized into
-// XQ + t*Cols (int8) and XM + 8*t*Cols/16 ((scale, sum) float32 pairs
-// a chunk of 16).
+// XQ + 2*t*Cols (each chunk of 16 values its 16 high bytes, then its 16
+// low ones) and XM + 8*t*Cols/16 ((scale, sum) float32 pairs a chunk).
 type pushQuantAct struct {
 	X       uint64 // float32 activations, 16-byte aligned
 	Gain    uint64 // xNorm: Cols float32 gains
-	XQ      uint64 // N*Cols int8, 16-byte aligned
+	XQ      uint64 // 2*N*Cols bytes, 16-byte aligned
 	XM      uint64 // N*Cols/16 pairs of float32, 8-byte aligned
 	Cols    uint32 // a multiple of 32
 	N       uint32 // tokens
@@ -113,9 +118,10 @@ func quantActGroups(cols, n int, local uint32) (x, y uint32) {
 }
 
 // quantBytes returns the bytes of n tokens of cols values quantized by
-// quant_act: the int8 values, then the (scale, sum) pairs.
+// quant_act: the values' two planes of bytes, then the (scale, sum)
+// pairs.
 func quantBytes(n, cols int) (values, meta int64) {
-	return int64(n) * int64(cols), 8 * int64(n) * int64(cols/16)
+	return 2 * int64(n) * int64(cols), 8 * int64(n) * int64(cols/16)
 }
 
 // maxCols is the longest row of the model's products (their inputs'

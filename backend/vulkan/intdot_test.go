@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"inferno/gguf"
 )
@@ -21,10 +20,10 @@ func intDotDevice(t testing.TB) *Device {
 	return d
 }
 
-// quantRef is quant_act's output read back: the int8 values and the
-// (scale, sum) pair of each chunk of 16.
+// quantRef is quant_act's output read back: the integers (256*hi + lo)
+// and the (scale, sum) pair of each chunk of 16.
 type quantRef struct {
-	q    []int8
+	q    []int32
 	d, s []float32
 }
 
@@ -64,8 +63,15 @@ func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buff
 	if err := d.Read(xq, 0, raw); err != nil {
 		t.Fatal(err)
 	}
-	qr := &quantRef{q: make([]int8, vb)}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&qr.q[0])), vb), raw)
+	qr := &quantRef{q: make([]int32, n*cols)}
+	for i := range qr.q {
+		ch, k := i/16, i%16
+		hi, lo := int8(raw[32*ch+k]), int8(raw[32*ch+16+k])
+		if hi < -127 {
+			t.Fatalf("value %d: high byte %d", i, hi)
+		}
+		qr.q[i] = 256*int32(hi) + int32(lo)
+	}
 	m := hostF32(raw[vb:], int(mb/4))
 	for i := 0; i < len(m); i += 2 {
 		qr.d = append(qr.d, m[i])
@@ -75,9 +81,10 @@ func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buff
 }
 
 // TestQuantAct checks quant_act in each input mode against the inputs
-// computed in float64: each chunk's scale is its largest |v|/127 (within
-// float32 rounding of the input's computation), each value within half a
-// step (and a rounding) of v, each sum the scale times the values' sum.
+// computed in float64: each chunk's scale is its largest |v|/32512
+// (within float32 rounding of the input's computation), each value
+// within half a step of v (and a rounding of v's computation), each sum
+// the scale times the values' sum; the high bytes within -127..127.
 func TestQuantAct(t *testing.T) {
 	d := intDotDevice(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -135,7 +142,7 @@ func TestQuantAct(t *testing.T) {
 							amax = max(amax, math.Abs(v[c]))
 							sum += float64(qr.q[tok*cols+c])
 						}
-						if dw := amax / 127; math.Abs(float64(qr.d[k])-dw) > 1e-5*dw {
+						if dw := amax / 32512; math.Abs(float64(qr.d[k])-dw) > 1e-5*dw {
 							t.Fatalf("token %d chunk %d: scale %g, want %g", tok, ch, qr.d[k], dw)
 						}
 						if sw := float64(qr.d[k]) * sum; math.Abs(float64(qr.s[k])-sw) > 1e-6*math.Abs(sw) {
@@ -169,8 +176,8 @@ func intDotTypeList() []gguf.TensorType {
 // numfmt's decoding times the quantized activations (quant_act's, read
 // back) in float64: within 4e-5 of the sum over the row of |x|*max|w|
 // (the dot products are exact, the scales' products float32); and against
-// mul_mv of the float activations within what 8-bit activations allow
-// (half a quantization step of each value times |w|).
+// mul_mv of the float activations within what the quantization allows
+// (half a step of each value times |w|) and float32 rounding.
 func TestMulMVQ(t *testing.T) {
 	d := intDotDevice(t)
 	sg := d.SubgroupSize

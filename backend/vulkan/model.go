@@ -37,9 +37,9 @@ type Options struct {
 	// (0: DefaultMemory); MemoryBytes the budget in bytes instead.
 	Memory      float64
 	MemoryBytes uint64
-	// IntDot says when the decode products take 8-bit activations and
-	// integer dot products (intdot.go): by default where the device
-	// says they are accelerated.
+	// IntDot says when the decode products take integer activations and
+	// 8-bit integer dot products (intdot.go): by default where the
+	// device says they are accelerated.
 	IntDot IntDot
 }
 

@@ -3,17 +3,18 @@
 // products (GL_EXT_integer_dot_product, VK_KHR_shader_integer_dot_product),
 // compiled per type into mul_mvq_<type>: the weights' units as signed
 // bytes (quant8.glsl) against the activations that quant_act.comp
-// quantized to int8 in chunks of 16 with a scale and a sum each:
+// quantized to 16-bit integers in two planes of bytes (hi, lo), in chunks
+// of 16 with a scale and a sum each:
 //   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0)
-//                  + sum over runs of 16 (a*dx*dot(q, qx) + c*sx)
+//                  + sum over runs of 16 (a*dx*(256*dot(q, hi) + dot(q, lo)) + c*sx)
 // for rows r < rows and tokens t < n: a run's weights a*q + c, its
-// activations dx*qx with sx = dx*sum(qx); the dot products exact in int32,
-// the rest accumulated in float32.
+// activations dx*(256*hi + lo) with sx = dx*sum(256*hi + lo); the dot
+// products exact in int32, the rest accumulated in float32.
 //
 // Push constants (Go: pushMulMVQ in intdot.go):
 //   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
 //                w + r*rowBytes
-//   uint64 xq    the n*cols int8 activations (quant_act's)
+//   uint64 xq    the n*cols*2 bytes of activations (quant_act's)
 //   uint64 xm    their n*cols/16 (dx, sx) pairs of float32
 //   uint64 y     address of the outputs, float32
 //   uint32 rows, cols, n, rowBytes, ldy, add
@@ -58,6 +59,10 @@ int dot16(uvec4 w, uvec4 x) {
 	       dotPacked4x8EXT(int(w.z), int(x.z)) + dotPacked4x8EXT(int(w.w), int(x.w));
 }
 
+// dot16x2 is the dot product of the 16 signed bytes of w and the 16-bit
+// integers 256*hi + lo (exact: |w| <= 128, |256*hi + lo| <= 32512).
+int dot16x2(uvec4 w, uvec4 hi, uvec4 lo) { return 256 * dot16(w, hi) + dot16(w, lo); }
+
 // tile computes rows r0 .. r0+ROWS-1 (those below p.rows) for tokens t0 ..
 // t0+nt-1 (nt <= TOKENS).
 void tile(uint r0, uint t0, uint nt) {
@@ -91,10 +96,11 @@ void tile(uint r0, uint t0, uint nt) {
 		for (uint t = 0; t < TOKENS; t++) {
 			if (t < nt) {
 				const uint ct = (t0 + t) * nc;
-				const uvec4 xa = XQ.v[ct + pos.x], xb = XQ.v[ct + pos.y];
+				const uint ia = 2 * (ct + pos.x), ib = 2 * (ct + pos.y);
+				const uvec4 ha = XQ.v[ia], la = XQ.v[ia + 1], hb = XQ.v[ib], lb = XQ.v[ib + 1];
 				const vec2 ma = uintBitsToFloat(XM.v[ct + pos.x]), mb = uintBitsToFloat(XM.v[ct + pos.y]);
 				for (uint r = 0; r < ROWS; r++) {
-					float s = ac[r].x * ma.x * float(dot16(qa[r], xa)) + ac[r].y * mb.x * float(dot16(qb[r], xb));
+					float s = ac[r].x * ma.x * float(dot16x2(qa[r], ha, la)) + ac[r].y * mb.x * float(dot16x2(qb[r], hb, lb));
 					if (HAS_C) {
 						s += ac[r].z * ma.y + ac[r].w * mb.y;
 					}
