@@ -78,6 +78,7 @@ type pushMulMVQ struct {
 var intDotTypes = map[gguf.TensorType]bool{
 	gguf.TensorQ8_0: true, gguf.TensorQ4_0: true, gguf.TensorQ4_1: true, gguf.TensorQ5_0: true, gguf.TensorQ5_1: true,
 	gguf.TensorQ2_K: true, gguf.TensorQ3_K: true, gguf.TensorQ4_K: true, gguf.TensorQ5_K: true, gguf.TensorQ6_K: true,
+	gguf.TensorIQ4_NL: true, gguf.TensorIQ4_XS: true, gguf.TensorMXFP4: true,
 }
 
 // mulMVQShader returns the name of t's integer dot product shader, and

@@ -128,6 +128,9 @@ mul_mvq_q3_k     mul_mvq.comp   +new12 -DTYPE_Q3_K
 mul_mvq_q4_k     mul_mvq.comp   +new12 -DTYPE_Q4_K
 mul_mvq_q5_k     mul_mvq.comp   +new12 -DTYPE_Q5_K
 mul_mvq_q6_k     mul_mvq.comp   +new12 -DTYPE_Q6_K
+mul_mvq_iq4_nl   mul_mvq.comp   +new12 -DTYPE_IQ4_NL
+mul_mvq_iq4_xs   mul_mvq.comp   +new12 -DTYPE_IQ4_XS
+mul_mvq_mxfp4    mul_mvq.comp   +new12 -DTYPE_MXFP4
 # end vkint
 TABLE
 }

@@ -32,9 +32,10 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "common.glsl"
-#include "quant8.glsl"
 
 layout(local_size_x_id = 0) in;
+
+#include "quant8.glsl"
 layout(constant_id = 1) const uint ROWS = 2;
 layout(constant_id = 2) const uint TOKENS = 1;
 
@@ -137,6 +138,7 @@ void tile(uint r0, uint t0, uint nt) {
 }
 
 void main() {
+	lut_init();  // the level tables of IQ4_NL, IQ4_XS and MXFP4
 	const uint ntiles = (p.rows + ROWS - 1) / ROWS;
 	for (uint t0 = gl_WorkGroupID.y * TOKENS; t0 < p.n; t0 += gl_NumWorkGroups.y * TOKENS) {
 		for (uint i = gl_WorkGroupID.x; i < ntiles; i += gl_NumWorkGroups.x) {

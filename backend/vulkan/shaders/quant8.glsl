@@ -33,6 +33,46 @@ uvec4 ld128a4(uint64_t a) { return uvec4(ld32(a), ld32(a + 4), ld32(a + 8), ld32
 
 const uint LO4 = 0x0f0f0f0fu;
 
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
+// The formats of 4-bit indices of 16 int8 levels, packed as Q4_0 (byte i
+// of a group of 32 values holds value i in the low nibble, i+16 in the
+// high): lut8[b] holds the levels of both nibbles of byte b (the low
+// nibble's in bits 0..7, the high's in 8..15), filled by lut_init, which
+// mul_mvq calls first (in uniform control flow).
+#if defined(TYPE_MXFP4)
+// numfmt.KValuesMXFP4: 0, 1, 2, 3, 4, 6, 8, 12 and their negations.
+const uvec4 KVALUES = uvec4(0x03020100u, 0x0c080604u, 0xfdfeff00u, 0xf4f8fafcu);
+#else
+// numfmt.KValuesIQ4NL: -127, -104, -83, -65, -49, -35, -22, -10, 1, 13,
+// 25, 38, 53, 69, 89, 113.
+const uvec4 KVALUES = uvec4(0xbfad9881u, 0xf6eaddcfu, 0x26190d01u, 0x71594535u);
+#endif
+shared uint lut8[256];
+uint level(uint k) { return (KVALUES[k >> 2] >> (8 * (k & 3u))) & 0xffu; }
+void lut_init() {
+	for (uint i = gl_LocalInvocationID.x; i < 256; i += gl_WorkGroupSize.x) {
+		lut8[i] = level(i & 15u) | (level(i >> 4) << 8);
+	}
+	barrier();
+}
+// levels16 are the levels of the 32 nibbles of q: qa the low nibbles',
+// qb the high nibbles'.
+void levels16(uvec4 q, out uvec4 qa, out uvec4 qb) {
+	for (uint k = 0; k < 4; k++) {
+		uint a = 0, b = 0;
+		for (uint i = 0; i < 4; i++) {
+			const uint e = lut8[(q[k] >> (8 * i)) & 0xffu];
+			a |= (e & 0xffu) << (8 * i);
+			b |= (e >> 8) << (8 * i);
+		}
+		qa[k] = a;
+		qb[k] = b;
+	}
+}
+#else
+void lut_init() {}
+#endif
+
 #if defined(TYPE_Q8_0)
 // d F16 at 0, qs[32] int8 at 2: one unit a block.
 const uint QK = 32, BB = 34, UNITS = 1;
@@ -204,6 +244,47 @@ void unit_q(uint64_t blk, uint j, out uvec4 qa, out uvec4 qb, out vec4 ac) {
 	const uvec4 qh = ld128a2(blk + 128 + 32 * h + l0 % 32) >> (2 * (l0 / 32));
 	qa = sub8((ql & LO4) | ((qh & 0x03030303u) << 4), 32);
 	qb = sub8(((ql >> 4) & LO4) | (((qh >> 4) & 0x03030303u) << 4), 32);
+}
+
+#elif defined(TYPE_IQ4_NL) || defined(TYPE_MXFP4)
+// IQ4_NL: d F16 at 0, qs[16] at 2; value = d*level. MXFP4: e E8M0 at 0,
+// qs[16] at 1; value = level*E8M0Half(e). One unit a block.
+const uint QK = 32, UNITS = 1;
+const bool HAS_C = false;
+uvec2 unit_pos(uint j) { return uvec2(0, 16); }
+#if defined(TYPE_IQ4_NL)
+const uint BB = 18;
+void unit_q(uint64_t blk, uint j, out uvec4 qa, out uvec4 qb, out vec4 ac) {
+	const float d = half2f(ld16(blk));
+	levels16(ld128a2(blk + 2), qa, qb);
+	ac = vec4(d, d, 0.0, 0.0);
+}
+#else
+const uint BB = 17;
+// e8m0half is numfmt.E8M0Half: 2^(e-128) (subnormal for e < 2).
+float e8m0half(uint e) { return uintBitsToFloat(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
+void unit_q(uint64_t blk, uint j, out uvec4 qa, out uvec4 qb, out vec4 ac) {
+	const float d = e8m0half(ld8(blk));
+	levels16(uvec4(ld64a1(blk + 1), ld64a1(blk + 9)), qa, qb);
+	ac = vec4(d, d, 0.0, 0.0);
+}
+#endif
+
+#elif defined(TYPE_IQ4_XS)
+// d F16 at 0, scales_h uint16 at 2, scales_l[4] at 4, qs[128] at 8: 8
+// sub-blocks of 32 packed as IQ4_NL, sub-block ib with the 6-bit scale
+// (scales_l[ib/2] >> 4*(ib%2) & 15 | (scales_h >> 2*ib & 3) << 4) - 32;
+// value = d*scale*level. Unit j: sub-block j.
+const uint QK = 256, BB = 136, UNITS = 8;
+const bool HAS_C = false;
+uvec2 unit_pos(uint j) { return uvec2(32 * j, 32 * j + 16); }
+void unit_q(uint64_t blk, uint j, out uvec4 qa, out uvec4 qb, out vec4 ac) {
+	const uint dh = ld32(blk);
+	const uint sl = ld32(blk + 4);
+	const int ls = int(((sl >> (4 * j)) & 15u) | (((dh >> (16 + 2 * j)) & 3u) << 4)) - 32;
+	const float a = half2f(dh) * float(ls);
+	levels16(uvec4(ld64(blk + 8 + 16 * j), ld64(blk + 16 + 16 * j)), qa, qb);
+	ac = vec4(a, a, 0.0, 0.0);
 }
 
 #else
