@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"inferno/gguf"
 )
@@ -316,6 +317,54 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 					t.FailNow()
 				}
 			}
+		}
+	}
+}
+
+// TestIntDotTable checks what the integer dot products' selection rests
+// on: every type of intDotTypes has its embedded mul_mvq variant (and
+// a mul_mv one: the float products stay for the other devices),
+// quant_act is embedded, the push blocks have the shaders' sizes, and
+// the choice follows Options.IntDot and what the device reports.
+func TestIntDotTable(t *testing.T) {
+	for _, typ := range intDotTypeList() {
+		name, ok := mulMVQShader(typ)
+		if _, err := spvFS.ReadFile("spv/" + name + ".spv"); !ok || err != nil {
+			t.Errorf("%s: shader %q (%v): %v", typ, name, ok, err)
+		}
+		if _, ok := weightTypes[typ]; !ok {
+			t.Errorf("%s: mul_mvq but no mul_mv", typ)
+		}
+	}
+	for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16, gguf.TensorQ8_K} {
+		if _, ok := mulMVQShader(typ); ok {
+			t.Errorf("%s: a mul_mvq variant", typ)
+		}
+	}
+	if _, err := spvFS.ReadFile("spv/quant_act.spv"); err != nil {
+		t.Error(err)
+	}
+	// 4 addresses and 6 scalars; 4 addresses and 4 scalars.
+	if s := unsafe.Sizeof(pushMulMVQ{}); s != 56 {
+		t.Errorf("pushMulMVQ: %d bytes, want 56", s)
+	}
+	if s := unsafe.Sizeof(pushQuantAct{}); s != 48 {
+		t.Errorf("pushQuantAct: %d bytes, want 48", s)
+	}
+	if v, m := quantBytes(3, 4096); v != 3*4096*2 || m != 3*256*8 {
+		t.Errorf("quantBytes(3, 4096) = %d, %d", v, m)
+	}
+	for _, c := range []struct {
+		dot, fast bool
+		mode      IntDot
+		want      bool
+	}{
+		{true, true, IntDotAuto, true}, {true, false, IntDotAuto, false}, {false, false, IntDotAuto, false},
+		{true, false, IntDotOn, true}, {false, false, IntDotOn, false}, {true, true, IntDotOff, false},
+	} {
+		info := DeviceInfo{IntegerDot: c.dot, IntegerDotFast: c.fast}
+		if got := useIntDot(&info, c.mode); got != c.want {
+			t.Errorf("useIntDot(dot %v, accelerated %v, mode %d) = %v", c.dot, c.fast, c.mode, got)
 		}
 	}
 }
