@@ -113,7 +113,8 @@ func mulMVQSpec(subgroupSize uint32, rows, n int) [3]uint32 {
 func quantActSpec(subgroupSize uint32) uint32 { return max(64, subgroupSize) }
 
 // quantActGroups returns the workgroup counts (x, y) of a quant_act
-// dispatch of n tokens of cols values with local size local.
+// dispatch of n tokens of cols values with local size local (y clamped
+// to maxGroups: the workgroups then stride over the tokens).
 func quantActGroups(cols, n int, local uint32) (x, y uint32) {
 	return groups(cols/16, int(local)), uint32(max(1, min(n, maxGroups)))
 }

@@ -35,8 +35,9 @@ func (qr *quantRef) value(cols, t, c int) float64 {
 }
 
 // runQuantAct quantizes n tokens of x in mode on the device into xq and
-// reads the result back.
-func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buffer, cols, n int, eps float32) *quantRef {
+// reads the result back; gy, when not 0, is the grid's workgroups in y
+// (fewer than n: they stride).
+func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buffer, cols, n int, eps float32, gy uint32) *quantRef {
 	t.Helper()
 	local := quantActSpec(d.SubgroupSize)
 	p, err := d.Pipeline("quant_act", local, mode)
@@ -55,7 +56,10 @@ func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buff
 	if err != nil {
 		t.Fatal(err)
 	}
-	gx, gy := quantActGroups(cols, n, local)
+	gx, gy0 := quantActGroups(cols, n, local)
+	if gy == 0 {
+		gy = gy0
+	}
 	r.Dispatch(p, gx, gy, 1, PushBytes(&push))
 	if err := d.Submit(r); err != nil {
 		t.Fatal(err)
@@ -85,7 +89,8 @@ func runQuantAct(t *testing.T, d *Device, mode uint32, x, gain *Buffer, xq *Buff
 // computed in float64: each chunk's scale is its largest |v|/32512
 // (within float32 rounding of the input's computation), each value
 // within half a step of v (and a rounding of v's computation), each sum
-// the scale times the values' sum; the high bytes within -127..127.
+// the scale times the values' sum; the high bytes within -127..127; with
+// the grid's workgroups for each token, and fewer, striding.
 func TestQuantAct(t *testing.T) {
 	d := intDotDevice(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -117,7 +122,7 @@ func TestQuantAct(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer xq.Free()
-				qr := runQuantAct(t, d, mode, xb, gb, xq, cols, n, eps)
+				qr := runQuantAct(t, d, mode, xb, gb, xq, cols, n, eps, uint32(cols%3)) // 96: the grid's; 2080: one row of workgroups for the 3 tokens
 				v := make([]float64, cols)
 				for tok := range n {
 					row := x[tok*width : (tok+1)*width]
@@ -199,7 +204,7 @@ func TestMulMVQ(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer xq.Free()
-			qr := runQuantAct(t, d, xPlain, xbuf, nil, xq, cols, maxN, 0)
+			qr := runQuantAct(t, d, xPlain, xbuf, nil, xq, cols, maxN, 0, 0)
 			chosen := [][3]uint32{specs[(2*ti)%len(specs)], specs[(2*ti+1)%len(specs)], mulMVQSpec(sg, 37, 3)}
 			if testing.Short() {
 				chosen = chosen[2:]

@@ -32,7 +32,8 @@
 //
 // Specialization: id 0 local_size_x (WG), id 1 XMODE. Invocation i of
 // workgroup (gx, t) quantizes chunk gx*WG + i of token t: dispatch
-// ceil(cols/16/WG) x n workgroups (n at most 65535).
+// ceil(cols/16/WG) x n workgroups; fewer in y (at most 65535) stride over
+// the tokens.
 
 #include "common.glsl"
 #include "ops.glsl"
@@ -52,10 +53,10 @@ layout(push_constant, std430) uniform Push {
 
 vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
 
-void main() {
-	const uint t = gl_WorkGroupID.y;
+// quant quantizes chunk c of token t (those below the row's chunks);
+// called in uniform control flow (XMODE 1's sum over the workgroup).
+void quant(uint t, uint c) {
 	const uint nc = p.cols / 16;
-	const uint c = gl_WorkGroupID.x * WG + gl_LocalInvocationID.x;
 	Vec4s X = Vec4s(p.x);
 	const uint xt = t * (XMODE == 2 ? p.xstride / 4 : p.cols / 4);
 	float scale = 1.0;
@@ -100,4 +101,11 @@ void main() {
 	UVec4s(p.xq).v[2 * i + 1] = lo;
 	const float d = amax / QMAX;
 	UVec2s(p.xm).v[i] = floatBitsToUint(vec2(d, d * float(sum)));
+}
+
+void main() {
+	// The workgroups stride over the tokens past the grid's (uniform).
+	for (uint t = gl_WorkGroupID.y; t < p.n; t += gl_NumWorkGroups.y) {
+		quant(t, gl_WorkGroupID.x * WG + gl_LocalInvocationID.x);
+	}
 }
