@@ -103,9 +103,20 @@ func useIntDot(info *DeviceInfo, mode IntDot) bool {
 }
 
 // mulMVQSpec returns the specialization constants of mul_mvq_<type> for
-// a product of rows rows and n tokens: mul_mv's (mulMVSpecRows).
-func mulMVQSpec(subgroupSize uint32, rows, n int) [3]uint32 {
-	return mulMVSpecRows(subgroupSize, rows, n)
+// a product of rows rows of cols values and n tokens: mul_mv's
+// (mulMVSpecRows), with the local size halved (down to a subgroup) while
+// it is twice a row's units of 32 values or more, which would leave half
+// the invocations idle (1024-wide rows have 32 units where mul_mv's 64
+// invocations take 64 of 16 values). Not measured yet on a device with
+// accelerated dot products: BenchmarkMulMVQ's L/R choices are the
+// measurement to make.
+func mulMVQSpec(subgroupSize uint32, rows, cols, n int) [3]uint32 {
+	s := mulMVSpecRows(subgroupSize, rows, n)
+	units := uint32(cols / 32)
+	for s[0] >= 2*units && s[0]/2 >= max(subgroupSize, 1) {
+		s[0] /= 2
+	}
+	return s
 }
 
 // quantActSpec returns the local size of quant_act: 64 invocations (a
@@ -193,7 +204,7 @@ func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, 
 		p.rec.Barrier()
 		p.qin, p.qvalid = in, true
 	}
-	spec := mulMVQSpec(r.d.SubgroupSize, m.rows, n)
+	spec := mulMVQSpec(r.d.SubgroupSize, m.rows, m.cols, n)
 	pl := p.pipeline(name, spec[:]...)
 	if pl == nil {
 		return true

@@ -119,10 +119,10 @@ func BenchmarkMulMVQ(b *testing.B) {
 		}
 		name := fmt.Sprintf("%s/%dx%d", c.typ, c.rows, c.cols)
 		b.Run(name+"/mv", mv(mulMVSpecRows(d.SubgroupSize, c.rows, 1), 1))
-		b.Run(name+"/mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, 1), 1, false))
-		b.Run(name+"/quant+mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, 1), 1, true))
+		b.Run(name+"/mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, false))
+		b.Run(name+"/quant+mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, true))
 		b.Run(name+"/mv/n8", mv(mulMVSpecRows(d.SubgroupSize, c.rows, 8), 8))
-		b.Run(name+"/mvq/n8", mvq(mulMVQSpec(d.SubgroupSize, c.rows, 8), 8, false))
+		b.Run(name+"/mvq/n8", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 8), 8, false))
 		for _, local := range []uint32{d.SubgroupSize, 2 * d.SubgroupSize, 4 * d.SubgroupSize} {
 			for _, rows := range []uint32{1, 2, 4, 8} {
 				b.Run(fmt.Sprintf("%s/mvq/L%d/R%d", name, local, rows), mvq([3]uint32{local, rows, 1}, 1, false))

@@ -205,7 +205,7 @@ func TestMulMVQ(t *testing.T) {
 			}
 			defer xq.Free()
 			qr := runQuantAct(t, d, xPlain, xbuf, nil, xq, cols, maxN, 0, 0)
-			chosen := [][3]uint32{specs[(2*ti)%len(specs)], specs[(2*ti+1)%len(specs)], mulMVQSpec(sg, 37, 3)}
+			chosen := [][3]uint32{specs[(2*ti)%len(specs)], specs[(2*ti+1)%len(specs)], mulMVQSpec(sg, 37, cols, 3)}
 			if testing.Short() {
 				chosen = chosen[2:]
 			}
@@ -370,6 +370,29 @@ func TestIntDotTable(t *testing.T) {
 		info := DeviceInfo{IntegerDot: c.dot, IntegerDotFast: c.fast}
 		if got := useIntDot(&info, c.mode); got != c.want {
 			t.Errorf("useIntDot(dot %v, accelerated %v, mode %d) = %v", c.dot, c.fast, c.mode, got)
+		}
+	}
+}
+
+// TestMulMVQSpec checks mulMVQSpec's local sizes: mul_mv's, halved
+// while a row's units would leave half the invocations idle, never below
+// a subgroup.
+func TestMulMVQSpec(t *testing.T) {
+	for _, c := range []struct {
+		sg            uint32
+		rows, cols, n int
+		want          [3]uint32
+	}{
+		{32, 4096, 4096, 1, [3]uint32{64, 4, 1}},   // 128 units
+		{32, 4096, 1024, 1, [3]uint32{32, 4, 1}},   // 32 units
+		{32, 12288, 2048, 1, [3]uint32{64, 4, 1}},  // 64 units
+		{32, 151936, 1024, 1, [3]uint32{32, 2, 1}}, // the head: a subgroup already
+		{8, 37, 352, 3, [3]uint32{16, 2, 4}},       // 11 units
+		{8, 37, 256, 3, [3]uint32{8, 2, 4}},        // 8 units
+		{64, 4096, 256, 8, [3]uint32{64, 2, 8}},
+	} {
+		if got := mulMVQSpec(c.sg, c.rows, c.cols, c.n); got != c.want {
+			t.Errorf("mulMVQSpec(%d, %d, %d, %d) = %v, want %v", c.sg, c.rows, c.cols, c.n, got, c.want)
 		}
 	}
 }
