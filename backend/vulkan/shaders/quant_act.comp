@@ -85,7 +85,8 @@ void quant(uint t, uint c) {
 	vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
 	const float amax = max(max(a.x, a.y), max(a.z, a.w));
 	const float QMAX = 32512.0;
-	const float inv = amax > 0.0 ? QMAX / amax : 0.0;
+	// Chunks below 1e-30 (QMAX/amax would overflow) are zeros.
+	const float inv = amax > 1e-30 ? QMAX / amax : 0.0;
 	uvec4 hi, lo;
 	int sum = 0;
 	for (uint k = 0; k < 4; k++) {
