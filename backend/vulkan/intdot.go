@@ -18,9 +18,12 @@ import (
 // as mul_mv reads them; the activations are half the bytes of float32
 // and the weights are never converted to float, which is what a K-quant's
 // float decoding costs mul_mv. 8-bit activations (one plane, as llama.cpp's
-// q8_1) would halve the dot products but cost a model's logits about
-// 5e-3 relative L2 (measured on tiny-q8_0's goldens), over the 2e-3 the
-// tests hold every path to; two planes cost about 1e-5 of a value.
+// q8_1, in chunks of 16) would halve the dot products but put a model's
+// logits 4e-3 to 2e-2 relative L2 from the reference (measured on
+// lavapipe: tiny-q8_0's goldens, the Q4_K_M and Q6_K models of
+// TestArchitectures against the CPU), over the 2e-3 the tests hold every
+// path to; with two planes they stay where mul_mv's are (3e-4 to 6e-4 of
+// the goldens, 1e-4 of the CPU).
 //
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
