@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"inferno/batch"
 	"inferno/gguf"
+	"inferno/synth"
 )
 
 // BenchmarkMulMVQ times mul_mvq against mul_mv on the same weights, as
@@ -132,5 +134,59 @@ func BenchmarkMulMVQ(b *testing.B) {
 		x.Free()
 		xq.Free()
 		y.Free()
+	}
+}
+
+// BenchmarkDecodeIntDot times decode steps of B = 1 and 8 sequences of
+// models of real widths and few layers (synth, a small vocabulary) with
+// the float products (mul_mv, IntDot off) and the integer ones (mul_mvq,
+// on): a step's whole command buffer, dispatches and barriers included
+// (quant_act's among them), so the difference between the two over the
+// layers is what the integer dot products save a layer of the full
+// model. Qwen3-0.6B's widths in Q8_0 (4 layers) and Qwen3-8B's in Q4_K_M
+// (2 layers; synth takes seconds to quantize them).
+func BenchmarkDecodeIntDot(b *testing.B) {
+	d := testDevice(b)
+	for _, c := range []archCase{
+		{"0.6b-q8_0", "0.6b", "Q8_0", synth.Shape{Layers: 4, Vocab: 4096}},
+		{"8b-q4_k_m", "8b", "Q4_K_M", synth.Shape{Layers: 2, Vocab: 4096}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchDecode(b, d, c) })
+	}
+}
+
+// benchDecode is BenchmarkDecodeIntDot of case c.
+func benchDecode(b *testing.B, d *Device, c archCase) {
+	m := archModel(b, c)
+	for _, mode := range []IntDot{IntDotOff, IntDotOn} {
+		if mode == IntDotOn && !d.IntegerDot {
+			continue
+		}
+		md := loadModel(b, m, Options{MaxLen: 64, Device: -1, IntDot: mode})
+		for _, B := range []int{1, 8} {
+			b.Run(fmt.Sprintf("intdot=%v/B=%d", mode == IntDotOn, B), func(b *testing.B) {
+				br, err := md.NewBatchRunner(4*B, 16)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer br.Close()
+				var bt batch.Batch
+				for s := range B {
+					bt.Add(bt.AddSeq([]int32{int32(4 * s)}), []int32{1, 2, 3, 4}, 0, true)
+				}
+				if err := br.Forward(&bt); err != nil {
+					b.Fatal(err)
+				}
+				bt.Reset()
+				for s := range B {
+					bt.Add(bt.AddSeq([]int32{int32(4 * s)}), []int32{5}, 4, true)
+				}
+				for b.Loop() {
+					if err := br.Forward(&bt); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
