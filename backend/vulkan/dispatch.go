@@ -174,10 +174,11 @@ func (p *pass) ropeStore(i int, tab *Buffer, rope *arch.Rope, qgain, kgain *vect
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// attn records layer i's attention of the pass's tiles of query tokens.
-func (p *pass) attn(i int, sinks *vector) {
+// attn records layer i's attention of the pass's tiles of query tokens;
+// with fuse (a decode pass, on the decode shape) also the QK-norm, RoPE
+// and store rope_store would have done, the layer's rope block at rope.
+func (p *pass) attn(i int, sinks *vector, s attnShape, rope uint64) {
 	r, c := p.r, p.c
-	s := r.md.attnShape(p.sh.prompt)
 	pl := p.pipeline("attn", s.spec()...)
 	if pl == nil {
 		return
@@ -186,10 +187,9 @@ func (p *pass) attn(i int, sinks *vector) {
 	push := pushAttn{Q: r.qkv.Addr(), Out: r.att.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
 		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tiles: p.in(r.lay.tiles), Part: r.part.Addr(),
 		NTiles: uint32(p.sh.tiles), NHeads: uint32(c.Heads), NKV: uint32(c.KVHeads), BlockSize: uint32(r.bs),
-		Window: int32(c.LayerWindow(i)), Scale: c.AttentionScale(), Splits: uint32(splits), QStride: uint32(qkvDim(c))}
-	push.Sinks = r.qkv.Addr() // read only with HasSinks
+		Window: int32(c.LayerWindow(i)), Scale: c.AttentionScale(), Splits: uint32(splits), QStride: uint32(qkvDim(c)), Rope: rope}
 	if sinks != nil {
-		push.Sinks, push.HasSinks = sinks.buf.Addr(), 1
+		push.Sinks = sinks.buf.Addr()
 	}
 	gx, gy, gz := attnGroups(p.sh.tiles, c.Heads, s, splits)
 	p.rec.Dispatch(pl, gx, gy, gz, PushBytes(&push))
@@ -203,7 +203,7 @@ func (p *pass) attn(i int, sinks *vector) {
 	}
 	rows := p.sh.tokens * c.Heads
 	comb := pushAttnCombine{Part: r.part.Addr(), Out: r.att.Addr(), Sinks: push.Sinks, Rows: uint32(rows), NHeads: uint32(c.Heads),
-		HeadDim: uint32(c.HeadDim), Splits: uint32(splits), HasSinks: push.HasSinks}
+		HeadDim: uint32(c.HeadDim), Splits: uint32(splits), HasSinks: hasSinks(push.Sinks)}
 	cx, cy := groups2D(rows, 1)
 	p.rec.Dispatch(pc, cx, cy, 1, PushBytes(&comb))
 }

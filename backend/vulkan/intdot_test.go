@@ -389,7 +389,7 @@ func TestMulMVQSpec(t *testing.T) {
 		{32, 151936, 1024, 1, [3]uint32{32, 2, 1}}, // the head: a subgroup already
 		{8, 37, 352, 3, [3]uint32{16, 2, 4}},       // 11 units
 		{8, 37, 256, 3, [3]uint32{8, 2, 4}},        // 8 units
-		{64, 4096, 256, 8, [3]uint32{64, 2, 8}},
+		{64, 4096, 256, 8, [3]uint32{64, 4, 8}},
 	} {
 		if got := mulMVQSpec(c.sg, c.rows, c.cols, c.n); got != c.want {
 			t.Errorf("mulMVQSpec(%d, %d, %d, %d) = %v, want %v", c.sg, c.rows, c.cols, c.n, got, c.want)

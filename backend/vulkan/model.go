@@ -89,14 +89,17 @@ type Model struct {
 	output  *matrix
 	outNorm *vector
 	layers  []layer
-	rope    *Buffer      // cos, sin of every position and pair of the global layers
-	ropeLoc *Buffer      // of the local layers, when they have a RoPE of their own
-	attn    [2]attnShape // the attention's shape for decode passes and passes with prompts
-	weights int64        // bytes of device memory the weights take
-	budget  int64        // bytes the process may take
-	runners int
-	closed  bool
-	intDot  bool // the products take 8-bit activations where they can (mulMVQ)
+	rope    *Buffer // cos, sin of every position and pair of the global layers
+	ropeLoc *Buffer // of the local layers, when they have a RoPE of their own
+	// ropeArgs holds each layer's rope block (ropeArgs, ropeArgsBytes
+	// apart): what attn's decode shape (Fuse) reads.
+	ropeArgs *Buffer
+	attn     [2]attnShape // the attention's shape for decode passes and passes with prompts
+	weights  int64        // bytes of device memory the weights take
+	budget   int64        // bytes the process may take
+	runners  int
+	closed   bool
+	intDot   bool // the products take integer activations where they can (mulMVQ)
 }
 
 // Check returns an error, in one line, if the Vulkan backend cannot run
@@ -147,6 +150,9 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 			d.Close()
 			return nil, err
 		}
+	}
+	if f := md.attn[0]; !f.fuse().exceeds(d.SharedMemory) {
+		md.attn[0] = f.fuse()
 	}
 	if err := md.upload(); err != nil {
 		md.release()
@@ -233,7 +239,35 @@ func (md *Model) upload() error {
 			return err
 		}
 	}
-	return nil
+	return md.uploadRopeArgs()
+}
+
+// uploadRopeArgs writes each layer's rope block: its table (the local
+// layers' own RoPE where they have one), its QK-norm gains, its options.
+func (md *Model) uploadRopeArgs() error {
+	c := md.c
+	buf := make([]byte, 0, c.Layers*ropeArgsBytes)
+	for i := range c.Layers {
+		tab := md.rope
+		if c.LayerWindow(i) > 0 && c.LocalRope.Theta != 0 {
+			tab = md.ropeLoc
+		}
+		a := ropeArgs{Tab: tab.Addr(), RotDims: uint32(c.RotaryDims()), Style: ropeStyle(c.LayerRope(i).Style),
+			MaxPos: uint32(md.maxLen), Eps: c.Eps}
+		a.QGain, a.KGain = a.Tab, a.Tab // read only with QK-norm
+		if c.QKNorm {
+			l := &md.layers[i]
+			a.QGain, a.KGain, a.Flags = l.vecs[arch.RoleQNorm].buf.Addr(), l.vecs[arch.RoleKNorm].buf.Addr(), ropeNorm
+		}
+		b := PushBytes(&a)
+		buf = append(buf, b...)
+		buf = append(buf, make([]byte, ropeArgsBytes-len(b))...)
+	}
+	var err error
+	if md.ropeArgs, err = md.d.NewBuffer(int64(len(buf))); err != nil {
+		return fmt.Errorf("vulkan: the layers' rope blocks: %w", err)
+	}
+	return md.d.Write(md.ropeArgs, 0, buf)
 }
 
 func (md *Model) matrix(w *arch.Weight, prog *progress) (*matrix, error) {
@@ -357,6 +391,9 @@ func (md *Model) release() {
 		md.ropeLoc.Free()
 	}
 	md.rope.Free()
+	if md.ropeArgs != nil {
+		md.ropeArgs.Free()
+	}
 	md.d.Close()
 }
 

@@ -56,12 +56,31 @@ const (
 // QStride is the values from a token's queries to the next token's
 // (NHeads*headDim when packed). It fills the 128 bytes of push constants.
 type pushAttn struct {
-	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks, Part uint64
-	NTiles, NHeads, NKV, BlockSize                               uint32
-	Window                                                       int32
-	Scale                                                        float32
-	HasSinks, Splits, QStride                                    uint32
-	_                                                            [4]byte
+	Q, Out, KC, VC, Pos, Seq, Tables, TabOff, Tiles, Sinks, Part, Rope uint64
+	NTiles, NHeads, NKV, BlockSize                                     uint32
+	Window                                                             int32
+	Scale                                                              float32
+	Splits, QStride                                                    uint32
+}
+
+// ropeArgs is attn.comp's RopeArgs, a layer's rope block (FUSE): the
+// table and gains of rope_store's push block and its options.
+type ropeArgs struct {
+	Tab, QGain, KGain             uint64
+	RotDims, Style, MaxPos, Flags uint32
+	Eps                           float32
+	_                             [4]byte
+}
+
+// ropeArgsBytes is the stride of the layers' rope blocks in their buffer.
+const ropeArgsBytes = 48
+
+// hasSinks is attn_combine's flag of a sinks address (0: none).
+func hasSinks(addr uint64) uint32 {
+	if addr != 0 {
+		return 1
+	}
+	return 0
 }
 
 // pushAttnCombine is the push block of attn_combine.comp.
@@ -225,19 +244,33 @@ func appendTiles(dst []int32, start, n, tq int) []int32 {
 }
 
 // attnShape is attn.comp's specialization: WG invocations (keys a chunk),
-// HPW query heads and TQ query tokens a workgroup, D the head size
-// (constant ids 0 to 3).
+// HPW query heads and TQ query tokens a workgroup, D the head size, Fuse
+// 1 for decode passes that normalize, turn and store the keys themselves
+// (constant ids 0 to 4).
 type attnShape struct {
-	WG, HPW, TQ, D uint32
+	WG, HPW, TQ, D, Fuse uint32
 }
 
+// fuse returns s as the decode shape that does rope_store's work (TQ 1).
+func (s attnShape) fuse() attnShape {
+	s.Fuse = 1
+	return s
+}
+
+// exceeds reports whether s needs more shared memory than the device's.
+func (s attnShape) exceeds(sharedMem uint32) bool { return s.shared() > sharedMem }
+
 // spec returns the specialization constants in constant_id order.
-func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D} }
+func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D, s.Fuse} }
 
 // shared returns the shared memory the shape uses, in bytes.
 func (s attnShape) shared() uint32 {
 	r := s.HPW * s.TQ
-	return 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
+	b := 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
+	if s.Fuse != 0 {
+		b += 4 * (r*s.D + 2*s.D + (r+1)*s.D/2)
+	}
+	return b
 }
 
 // maxAttnRows bounds the query rows (tokens times heads) of an attn
@@ -285,17 +318,16 @@ func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) 
 	return s, nil
 }
 
-// setOpts sets the scale, the window and the sinks flag of p from opt
-// for heads of headDim values (the sinks' address is p.Sinks, set apart).
+// setOpts sets the scale and the window of p from opt for heads of
+// headDim values, and clears p.Sinks (set apart) when opt has none.
 func (p *pushAttn) setOpts(opt *backend.AttnOpts, headDim int) {
 	p.Scale = opt.Scale
 	if p.Scale == 0 {
 		p.Scale = arch.DefaultAttnScale(headDim)
 	}
 	p.Window = int32(max(opt.Window, 0))
-	p.HasSinks = 0
-	if opt.Sinks != nil {
-		p.HasSinks = 1
+	if opt.Sinks == nil {
+		p.Sinks = 0
 	}
 }
 

@@ -120,7 +120,7 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 	pb, sb, tb, ob := r.i32(pos), r.i32(seq), r.i32(tables), r.i32(tabOff)
 	sinkVals := opt.Sinks
 	if sinkVals == nil {
-		sinkVals = []float32{0} // not read: HasSinks is 0
+		sinkVals = []float32{0} // not read: setOpts clears the address
 	}
 	sinks := r.f32(sinkVals)
 	dev, err := pickAttnShape(c.headDim, c.group, r.d.SubgroupSize, r.d.SharedMemory, false)
@@ -170,7 +170,7 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 			rows := tokens * nHeads
 			gx, gy := groups2D(rows, 1)
 			comb := pushAttnCombine{Part: part.Addr(), Out: out.Addr(), Sinks: sinks.Addr(), Rows: uint32(rows),
-				NHeads: uint32(nHeads), HeadDim: uint32(c.headDim), Splits: uint32(run.splits), HasSinks: push.HasSinks}
+				NHeads: uint32(nHeads), HeadDim: uint32(c.headDim), Splits: uint32(run.splits), HasSinks: hasSinks(push.Sinks)}
 			r.run("attn_combine", []uint32{rowWG(c.headDim, r.d.SubgroupSize)}, gx, gy, 1, PushBytes(&comb))
 		}
 		got := r.readF32(out, len(q))

@@ -186,9 +186,20 @@ func (p *pass) projectIn(w *matrix, mode uint32, a uint64, bias, postNorm *vecto
 }
 
 // attention records layer i's QK-norm, RoPE, the store of its keys and
-// values in the pool and the attention of every query token.
+// values in the pool and the attention of every query token: in one
+// dispatch in decode passes (attn's FUSE), rope_store then attn in passes
+// with prompts.
 func (p *pass) attention(i int, l *layer) {
 	r, c := p.r, p.c
+	var sinks *vector
+	if c.Sinks {
+		sinks = l.vecs[arch.RoleSinks]
+	}
+	if s := r.md.attnShape(p.sh.prompt); s.Fuse != 0 && !p.sh.prompt {
+		p.attn(i, sinks, s, r.md.ropeArgs.Addr()+uint64(i*ropeArgsBytes))
+		p.rec.Barrier()
+		return
+	}
 	tab := r.md.rope
 	if c.LayerWindow(i) > 0 && c.LocalRope.Theta != 0 {
 		tab = r.md.ropeLoc
@@ -199,10 +210,8 @@ func (p *pass) attention(i int, l *layer) {
 	}
 	p.ropeStore(i, tab, c.LayerRope(i), qn, kn)
 	p.rec.Barrier()
-	var sinks *vector
-	if c.Sinks {
-		sinks = l.vecs[arch.RoleSinks]
-	}
-	p.attn(i, sinks)
+	s := r.md.attnShape(p.sh.prompt)
+	s.Fuse = 0
+	p.attn(i, sinks, s, 0)
 	p.rec.Barrier()
 }

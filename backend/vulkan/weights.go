@@ -141,17 +141,19 @@ func mulMVSpec(subgroupSize uint32, n int) [3]uint32 {
 }
 
 // mulMVSpecRows is mulMVSpec for a product of rows rows: on devices of
-// 32-wide subgroups or wider, one token takes 4 rows a workgroup from
-// 2,048 rows on, and a 32,768-row or larger matrix (an output head) one
-// subgroup a workgroup of 2 rows. Measured on an H100 (BenchmarkMulMVSpec,
-// 2026-12-06, Q8_0, one token): 4096 and 6144 rows of 1024 454 and 588
-// GB/s against 421 and 546 with 2 rows; 151,936 rows 1.87 TB/s against
-// 1.63 with two subgroups.
+// 32-wide subgroups or wider, 4 rows a workgroup from 2,048 rows on, and
+// for one token a 32,768-row or larger matrix (an output head) one
+// subgroup a workgroup of 2 rows. Measured on an H100
+// (BenchmarkMulMVSpec, 2026-12-06, Q8_0): one token, 4096 and 6144 rows
+// of 1024 574 and 753 GB/s against 568 and 630 with 2 rows; tiles of 8
+// tokens 838 and 1,419 us for 50 products against 944 and 1,501 with 2
+// rows (8 and 16 rows slower); 151,936 rows 1.87 TB/s against 1.63 with
+// two subgroups.
 func mulMVSpecRows(subgroupSize uint32, rows, n int) [3]uint32 {
 	s := mulMVSpec(subgroupSize, n)
-	if n == 1 && subgroupSize >= 32 {
+	if subgroupSize >= 32 {
 		switch {
-		case rows >= 32768:
+		case rows >= 32768 && n == 1:
 			s[0], s[1] = subgroupSize, 2
 		case rows >= 2048:
 			s[1] = 4

@@ -470,16 +470,23 @@ func BenchmarkMulMVSpec(b *testing.B) {
 			b.Fatal(err)
 		}
 		name, _ := mulMVShader(c.typ)
-		for _, local := range []uint32{d.SubgroupSize, 2 * d.SubgroupSize, 4 * d.SubgroupSize} {
-			for _, rows := range []uint32{1, 2, 4, 8} {
-				spec := [3]uint32{local, rows, 1}
-				b.Run(fmt.Sprintf("%s/%dx%d/L%d/R%d", c.typ, c.rows, c.cols, local, rows), func(b *testing.B) {
+		for _, tc := range []struct{ local, rows, tokens uint32 }{
+			{d.SubgroupSize, 1, 1}, {d.SubgroupSize, 2, 1}, {d.SubgroupSize, 4, 1}, {d.SubgroupSize, 8, 1},
+			{2 * d.SubgroupSize, 1, 1}, {2 * d.SubgroupSize, 2, 1}, {2 * d.SubgroupSize, 4, 1}, {2 * d.SubgroupSize, 8, 1},
+			{4 * d.SubgroupSize, 2, 1}, {4 * d.SubgroupSize, 4, 1},
+			{2 * d.SubgroupSize, 2, 8}, {2 * d.SubgroupSize, 4, 8}, {2 * d.SubgroupSize, 8, 8}, {2 * d.SubgroupSize, 16, 8},
+			{4 * d.SubgroupSize, 4, 8}, {4 * d.SubgroupSize, 8, 8}, {4 * d.SubgroupSize, 16, 8},
+		} {
+			local, rows, tokens := tc.local, tc.rows, tc.tokens
+			{
+				spec := [3]uint32{local, rows, tokens}
+				b.Run(fmt.Sprintf("%s/%dx%d/L%d/R%d/T%d", c.typ, c.rows, c.cols, local, rows, tokens), func(b *testing.B) {
 					p, err := d.Pipeline(name, spec[:]...)
 					if err != nil {
 						b.Fatal(err)
 					}
-					push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: 1, RowBytes: uint32(rb), LDY: uint32(c.rows)}
-					gx, gy := mulMVGroups(c.rows, 1, spec)
+					push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: tokens, RowBytes: uint32(rb), LDY: uint32(c.rows)}
+					gx, gy := mulMVGroups(c.rows, int(tokens), spec)
 					b.SetBytes(int64(len(data)) * batch)
 					for b.Loop() {
 						r, err := d.Begin()

@@ -13,8 +13,8 @@
 // pos[t] - window + 1 with a positive window; position p is row p %
 // blockSize of block tables[...+ p/blockSize], block b's row r starting at
 // value (b*blockSize + r) * nKV*D of kc and vc. The logits are q.k *
-// scale; with hasSinks, sinks[h] joins the softmax's denominator (a key
-// of that logit and a value of zeros).
+// scale; with a sinks address (not 0), sinks[h] joins the softmax's
+// denominator (a key of that logit and a value of zeros).
 //
 // A workgroup computes R = TQ*HPW query rows: the tile's tokens times HPW
 // query heads of one KV head, reading each key and value once for all of
@@ -33,10 +33,25 @@
 // and head h; attn_combine.comp then merges the runs (and the sinks) into
 // out. A run past the keys writes m = -inf, l = 0.
 //
+// With FUSE (decode passes: every tile one token, TQ = 1) the dispatch
+// does rope_store's work for its token itself: q holds the packed QKV
+// rows as the product wrote them (qStride values a token: nHeads query
+// heads, nKV key heads, nKV value heads), and the layer's rope block
+// (RopeArgs at address rope) says how to normalize and turn them. Each
+// workgroup normalizes and turns its query heads and its KV head's key,
+// rounds the key and the value to half precision as the cache holds them,
+// and takes the token's own position from those instead of the cache;
+// the first workgroup of the KV head (its first head group, split 0)
+// stores them in the cache for the next steps. The arithmetic is
+// rope_store's (ops.glsl), so the logits are those of rope_store then
+// attn. No workgroup reads a cache row another writes: a pass holds one
+// position of each sequence.
+//
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
-// D (headDim, a multiple of 8). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
-// R*WG + WG) bytes (pickAttnShape in ops.go picks them).
+// D (headDim, a multiple of 8), 4 FUSE. Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
+// R*WG + WG) bytes, and 4*(R*D + 2*D + (R + 1)*D/2) more with FUSE (pickAttnShape in
+// ops.go picks them).
 //
 // Push block (Go: pushAttn):
 //   q             address of the queries (float32), qStride values a token
@@ -46,12 +61,12 @@
 //   tables        address of the int32 block tables
 //   tabOff        address of an int32 offset into tables a sequence
 //   tiles         address of nTiles (first token, tokens) int32 pairs
-//   sinks         address of nHeads float32 logits (read with hasSinks)
+//   sinks         address of nHeads float32 logits, or 0: none
 //   part          address of the runs' partial results (read with splits > 1)
+//   rope          address of the layer's RopeArgs (read with FUSE)
 //   nTiles, nHeads, nKV, blockSize  uint
 //   window        int (0: none)
 //   scale         float
-//   hasSinks      uint
 //   splits        uint (1: no partial results)
 //   qStride       uint
 // Grid: (x, nHeads/HPW, splits*zt); the tiles over x and zt (attnGroups in
@@ -63,6 +78,20 @@
 layout(constant_id = 1) const uint HPW = 1;
 layout(constant_id = 2) const uint TQ = 1;
 layout(constant_id = 3) const uint D = 128;
+layout(constant_id = 4) const uint FUSE = 0;
+
+// RopeArgs is a layer's rope block (Go: ropeArgs): rope_store's table,
+// gains and options.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer RopeArgs {
+  uint64_t tab;
+  uint64_t qgain;
+  uint64_t kgain;
+  uint rotDims;
+  uint style;
+  uint maxPos;
+  uint flags; // 1: QK-norm
+  float eps;
+};
 
 const uint R = TQ * HPW;
 const uint DP = D / 2u;               // value pairs a row
@@ -82,13 +111,13 @@ layout(push_constant, std430) uniform Push {
   I32s tiles;
   F32s sinks;
   F32s part;
+  RopeArgs rope;
   uint nTiles;
   uint nHeads;
   uint nKV;
   uint blockSize;
   int window;
   float scale;
-  uint hasSinks;
   uint splits;
   uint qStride;
 } p;
@@ -96,7 +125,92 @@ layout(push_constant, std430) uniform Push {
 shared vec4 qs[R * D4];     // the rows' queries
 shared vec4 ps[WG * NR4];   // the chunk's weights, key-major, rows padded to 4
 shared float rmax[R * WG];  // a partial a subgroup and row
-shared uint crow[WG];       // the cache row of each key of the chunk
+shared uint crow[WG];       // the cache row of each key of the chunk (FUSE: NEWROW for the token's own)
+
+// FUSE: the token's key and value (half precision values), the sums of
+// squares of its query rows and key.
+const uint FD = FUSE != 0u ? D : 1u;
+const uint FR = FUSE != 0u ? R + 1u : 1u;
+// (Scalars: invocations write single values, never parts of a vec4.)
+shared float qf[FUSE != 0u ? R * D : 1u];  // the turned queries, then copied to qs
+shared float kn[FD];
+shared vec2 vn2[FD / 2u > 0u ? FD / 2u : 1u];
+shared float nss[FR * (FD / 2u)];  // the rows' partial sums of squares
+const uint NEWROW = 0xffffffffu;
+
+// fuse normalizes and turns the query rows of the tile's token t0 (HPW
+// heads from head0) into qs and its key into kn, rounds its value into
+// vn2, and with store puts the key and value into the cache row crow0.
+void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
+  uint tid = gl_LocalInvocationID.x;
+  uint kvDim = p.nKV * D;
+  uint qkBase = t0 * p.qStride;
+  uint kBase = qkBase + p.nHeads * D + kvh * D;
+  uint vBase = qkBase + p.nHeads * D + kvDim + kvh * D;
+  RopeArgs ra = p.rope;
+  bool norm = (ra.flags & 1u) != 0u;
+  // Each head's sum of squares (ops.glsl's tree), at nss[r * D/2].
+  const uint H = D / 2u;
+  if (norm) {
+    for (uint e = tid; e < (R + 1u) * H; e += WG) {
+      uint r = e / H, i = e % H;
+      uint base = r < R ? qkBase + (head0 + r) * D : kBase;
+      nss[e] = sq_pair(p.q.v[base + 2u * i], p.q.v[base + 2u * i + 1u]);
+    }
+    for (uint h = ss_first(H); h > 0u; h /= 2u) {
+      barrier();
+      for (uint e = tid; e < (R + 1u) * H; e += WG) {
+        uint i = e % H;
+        if (i < h && i + h < H) {
+          nss[e] += nss[e + h];
+        }
+      }
+    }
+  }
+  barrier();
+  uint rpairs = ra.rotDims / 2u;
+  for (uint i = tid; i < (R + 1u) * (D / 2u); i += WG) {
+    uint r = i / (D / 2u), pi = i % (D / 2u);
+    uvec2 ab = rope_index(pi, ra.rotDims, ra.style);
+    uint base = r < R ? qkBase + (head0 + r) * D : kBase;
+    vec2 v = vec2(p.q.v[base + ab.x], p.q.v[base + ab.y]);
+    if (norm) {
+      F32s g = F32s(r < R ? ra.qgain : ra.kgain);
+      v = norm_pair(v.x, v.y, nss[r * H], D, ra.eps, g.v[ab.x], g.v[ab.y]);
+    }
+    if (pi < rpairs && uint(ps) < ra.maxPos) {
+      F32s tab = F32s(ra.tab);
+      uint ti = (uint(ps) * rpairs + pi) * 2u;
+      v = rope_pair(v.x, v.y, tab.v[ti], tab.v[ti + 1u]);
+    }
+    if (r < R) {
+      qf[r * D + ab.x] = v.x;
+      qf[r * D + ab.y] = v.y;
+      continue;
+    }
+    uint ha = f32_to_f16(v.x), hb = f32_to_f16(v.y);
+    kn[ab.x] = unpackHalf2x16(ha).x;
+    kn[ab.y] = unpackHalf2x16(hb).x;
+    if (store) {
+      U16s kc = U16s(uint64_t(p.kc));
+      uint dst = crow0 * kvDim + kvh * D;
+      kc.v[dst + ab.x] = uint16_t(ha);
+      kc.v[dst + ab.y] = uint16_t(hb);
+    }
+  }
+  for (uint i = tid; i < D / 2u; i += WG) {
+    uint h2 = f32_to_f16(p.q.v[vBase + 2u * i]) | (f32_to_f16(p.q.v[vBase + 2u * i + 1u]) << 16);
+    vn2[i] = unpackHalf2x16(h2);
+    if (store) {
+      p.vc.v[(crow0 * kvDim + kvh * D) / 2u + i] = h2;
+    }
+  }
+  barrier();
+  for (uint i = tid; i < R * D4; i += WG) {
+    qs[i] = vec4(qf[4u * i], qf[4u * i + 1u], qf[4u * i + 2u], qf[4u * i + 3u]);
+  }
+  barrier();
+}
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -136,17 +250,26 @@ void main() {
     lo = from;
   }
 
-  for (uint i = tid; i < R * D4; i += WG) {
-    uint r = i / D4;
-    uint tq = r / HPW;
-    vec4 v = vec4(0.0);
-    if (tq < nt) {
-      uint o = (t0 + tq) * p.qStride + (head0 + r % HPW) * D + 4u * (i % D4);
-      v = vec4(p.q.v[o], p.q.v[o + 1u], p.q.v[o + 2u], p.q.v[o + 3u]);
+  // The token's own position (FUSE), its row in the cache.
+  int newPos = -1;
+  if (FUSE != 0u && rpos[0] >= 0) {
+    newPos = rpos[0];
+    uint blk = uint(p.tables.v[tab + newPos / int(p.blockSize)]);
+    bool first = head0 % (p.nHeads / p.nKV) == 0u && split == 0u;
+    fuse(t0, head0, kvh, newPos, first, blk * p.blockSize + uint(newPos) % p.blockSize);
+  } else {
+    for (uint i = tid; i < R * D4; i += WG) {
+      uint r = i / D4;
+      uint tq = r / HPW;
+      vec4 v = vec4(0.0);
+      if (tq < nt) {
+        uint o = (t0 + tq) * p.qStride + (head0 + r % HPW) * D + 4u * (i % D4);
+        v = vec4(p.q.v[o], p.q.v[o + 1u], p.q.v[o + 2u], p.q.v[o + 3u]);
+      }
+      qs[i] = v;
     }
-    qs[i] = v;
+    barrier();
   }
-  barrier();
 
   float m[R];
   float lsum[R];
@@ -166,7 +289,16 @@ void main() {
     for (uint r = 0; r < R; r++) {
       s[r] = 0.0;
     }
-    if (kp <= hi) {
+    if (kp <= hi && kp == newPos) {
+      crow[tid] = NEWROW;
+      for (uint c = 0; c < D / 8u; c++) {
+        vec4 ka = vec4(kn[8u * c], kn[8u * c + 1u], kn[8u * c + 2u], kn[8u * c + 3u]);
+        vec4 kb = vec4(kn[8u * c + 4u], kn[8u * c + 5u], kn[8u * c + 6u], kn[8u * c + 7u]);
+        for (uint r = 0; r < R; r++) {
+          s[r] += dot(qs[r * D4 + 2u * c], ka) + dot(qs[r * D4 + 2u * c + 1u], kb);
+        }
+      }
+    } else if (kp <= hi) {
       uint blk = uint(p.tables.v[tab + kp / int(p.blockSize)]);
       uint row = blk * p.blockSize + uint(kp) % p.blockSize;
       crow[tid] = row;
@@ -222,7 +354,8 @@ void main() {
         }
         uint vo = kvh * DP + pi;
         for (uint j = 0; j < nk; j++) {
-          vec2 v = unpackHalf2x16(p.vc.v[crow[j] * (kvDim / 2u) + vo]);
+          uint cr = crow[j];
+          vec2 v = FUSE != 0u && cr == NEWROW ? vn2[pi] : unpackHalf2x16(p.vc.v[cr * (kvDim / 2u) + vo]);
           for (uint g = 0; g < NR4; g++) {
             vec4 w = ps[j * NR4 + g];
             for (uint e = 0; e < 4u; e++) {
@@ -271,7 +404,7 @@ void main() {
       continue;
     }
     float f = 1.0; // exp(m - the maximum with the sink)
-    if (p.hasSinks != 0u) {
+    if (uint64_t(p.sinks) != 0ul) {
       float sk = p.sinks.v[h];
       float mf = max(m[r], sk);
       f = m[r] == NEG_INF ? 0.0 : exp(m[r] - mf);

@@ -82,3 +82,56 @@ float wg_sum(float v) {
 uint glu_src(uint i, uint width, uint stride) {
   return width == 0u ? i : (i / width) * stride + i % width;
 }
+
+// The QK-norm's sum of squares of a head of D values (rope_store and
+// attn, the same bits in both): partial i (i < D/2) is sq_pair of values
+// 2i and 2i+1, and the D/2 partials are added by ss_step in a tree, step
+// h adding partial i+h to partial i for i < h (h from the largest power
+// of two below D/2 down to 1); partial 0 is the sum.
+
+// sq_pair returns a*a + b*b, rounded after each operation.
+float sq_pair(float a, float b) {
+  precise float s = a * a + b * b;
+  return s;
+}
+
+// ss_first returns the first step of the tree over n partials.
+uint ss_first(uint n) {
+  uint h = 1u;
+  while (2u * h < n) {
+    h *= 2u;
+  }
+  return h;
+}
+
+// norm_pair returns the values a, b of a head whose sum of squares is ss
+// (n values) normalized and times their gains ga, gb (scalar.RMSNorm).
+vec2 norm_pair(float va, float vb, float ss, uint n, float eps, float ga, float gb) {
+  precise float scale = 1.0 / sqrt(ss / float(n) + eps);
+  precise float na = va * scale;
+  precise float nb = vb * scale;
+  return vec2(na * ga, nb * gb);
+}
+
+// rope_pair returns the pair (va, vb) turned by the angle of cos c and
+// sin s (scalar.RoPE: no fused multiply-adds).
+vec2 rope_pair(float va, float vb, float c, float s) {
+  precise float ac = va * c;
+  precise float bs = vb * s;
+  precise float as_ = va * s;
+  precise float bc = vb * c;
+  precise float ra = ac - bs;
+  precise float rb = as_ + bc;
+  return vec2(ra, rb);
+}
+
+// rope_index returns the offsets in a head of the two values pair i
+// (of headDim/2) of a rotation of rotDims values turns: (i, i +
+// rotDims/2) in the NeoX style 0, (2i, 2i+1) in style 1, and past rotDims
+// two adjacent values turned by nothing.
+uvec2 rope_index(uint i, uint rotDims, uint style) {
+  uint rpairs = rotDims / 2u;
+  uint a = i < rpairs && style == 0u ? i : 2u * i;
+  uint b = i < rpairs && style == 0u ? i + rpairs : a + 1u;
+  return uvec2(a, b);
+}

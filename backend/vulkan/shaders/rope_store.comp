@@ -82,19 +82,27 @@ void main() {
   // The two values this invocation takes: a rotated pair, or two of the
   // values past rotDims (adjacent, turned by nothing).
   uint rpairs = p.rotDims / 2u;
-  uint a = i < rpairs && p.style == 0u ? i : 2u * i;
-  uint b = i < rpairs && p.style == 0u ? i + rpairs : a + 1u;
+  uvec2 ab = rope_index(i, p.rotDims, p.style);
+  uint a = ab.x, b = ab.y;
   bool value = h >= p.nq + p.nkv;
   float va = 0.0, vb = 0.0, ss = 0.0;
   if (live) {
     va = p.x.v[base + a];
     vb = p.x.v[base + b];
-    if (!value && (p.flags & 1u) != 0u) {
-      for (uint j = 0u; j < p.headDim; j++) {
-        float v = p.x.v[base + j];
-        ss += v * v;
+  }
+  if ((p.flags & 1u) != 0u) {
+    // The head's sum of squares (ops.glsl's tree) in red, the head's
+    // partials at red[l - i ..].
+    uint l = gl_LocalInvocationID.x;
+    red[l] = live && !value ? sq_pair(p.x.v[base + 2u * i], p.x.v[base + 2u * i + 1u]) : 0.0;
+    for (uint h = ss_first(half_); h > 0u; h /= 2u) {
+      barrier();
+      if (i < h && i + h < half_) {
+        red[l] += red[l + h];
       }
     }
+    barrier();
+    ss = red[l - i];
   }
   barrier();
   if (!live) {
@@ -103,24 +111,15 @@ void main() {
   if (!value) {
     if ((p.flags & 1u) != 0u) {
       F32s g = h < p.nq ? p.qgain : p.kgain;
-      precise float scale = 1.0 / sqrt(ss / float(p.headDim) + p.eps);
-      precise float na = va * scale;
-      precise float nb = vb * scale;
-      va = na * g.v[a];
-      vb = nb * g.v[b];
+      vec2 n = norm_pair(va, vb, ss, p.headDim, p.eps, g.v[a], g.v[b]);
+      va = n.x;
+      vb = n.y;
     }
     if (i < rpairs && uint(ps) < p.maxPos) {
       uint ti = (uint(ps) * rpairs + i) * 2u;
-      float c = p.tab.v[ti];
-      float s = p.tab.v[ti + 1u];
-      precise float ac = va * c;
-      precise float bs = vb * s;
-      precise float as_ = va * s;
-      precise float bc = vb * c;
-      precise float ra = ac - bs;
-      precise float rb = as_ + bc;
-      va = ra;
-      vb = rb;
+      vec2 r = rope_pair(va, vb, p.tab.v[ti], p.tab.v[ti + 1u]);
+      va = r.x;
+      vb = r.y;
     }
     if (h < p.nq || (p.flags & 2u) == 0u) {
       p.x.v[base + a] = va;
