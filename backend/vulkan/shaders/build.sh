@@ -166,7 +166,7 @@ PROBE
 	"$NEWC" -V --target-env vulkan1.3 -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 &&
 		"$NEWVAL" --target-env vulkan1.3 "$probe/p.spv" >/dev/null 2>&1 && ok=1
 	NEWOPT=
-	"$NEWC" -V -Os -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 && NEWOPT=-Os
+	"$NEWC" -V --target-env vulkan1.3 -Os -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 && NEWOPT=-Os
 	rm -rf "$probe"
 	[ "$ok" = 1 ]
 }
