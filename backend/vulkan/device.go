@@ -33,11 +33,16 @@ type DeviceInfo struct {
 	SharedMemory uint32 // bytes of shared memory a workgroup may use
 	Float16      bool   // shaderFloat16
 	Int8         bool   // shaderInt8 and 8-bit storage
-	IntegerDot   bool   // VK_KHR_shader_integer_dot_product
+	IntegerDot   bool   // VK_KHR_shader_integer_dot_product and its shaderIntegerDotProduct
 	CoopMatrix   bool   // VK_KHR_cooperative_matrix
 	// Unusable says why the backend cannot compute on the device (a
 	// missing feature); "" when it can.
 	Unusable string
+
+	// IntegerDotFast: the driver says 4x8-bit packed signed dot products
+	// are accelerated (integerDotProduct4x8BitPackedSignedAccelerated):
+	// the decode products then take 8-bit activations (mul_mvq).
+	IntegerDotFast bool
 
 	handle   uintptr
 	compute  uint32  // the queue family used for compute
@@ -51,7 +56,7 @@ func (d *DeviceInfo) String() string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{d.Float16, "fp16"}, {d.Int8, "int8"}, {d.IntegerDot, "int-dot"}, {d.CoopMatrix, "coop-matrix"}} {
+	}{{d.Float16, "fp16"}, {d.Int8, "int8"}, {d.IntegerDot, "int-dot"}, {d.IntegerDotFast, "(accelerated)"}, {d.CoopMatrix, "coop-matrix"}} {
 		if f.on {
 			feats = append(feats, f.name)
 		}
@@ -115,14 +120,34 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	sub := &vk.PhysicalDeviceSubgroupProperties{SType: vk.StructureTypePhysicalDeviceSubgroupProperties}
 	drv := &vk.PhysicalDeviceDriverProperties{SType: vk.StructureTypePhysicalDeviceDriverProperties, PNext: vk.Ptr(&pin, sub)}
 	props := &vk.PhysicalDeviceProperties2{SType: vk.StructureTypePhysicalDeviceProperties2, PNext: vk.Ptr(&pin, drv)}
+	exts, _ := in.DeviceExtensions(pd)
+	hasExt := func(name string) bool {
+		for _, e := range exts {
+			if e == name {
+				return true
+			}
+		}
+		return false
+	}
+	// The integer dot product's structures are chained only where the
+	// extension is listed (the backend asks for Vulkan 1.2, in which it
+	// is an extension).
+	dotExt := hasExt("VK_KHR_shader_integer_dot_product")
+	dotProps := &vk.PhysicalDeviceShaderIntegerDotProductProperties{SType: vk.StructureTypePhysicalDeviceIntegerDotProductProps}
+	if dotExt {
+		sub.PNext = vk.Ptr(&pin, dotProps)
+	}
 	in.Properties2(pd, props)
 	f11 := &vk.PhysicalDeviceVulkan11Features{SType: vk.StructureTypePhysicalDeviceVulkan11Features}
 	f12 := &vk.PhysicalDeviceVulkan12Features{SType: vk.StructureTypePhysicalDeviceVulkan12Features, PNext: vk.Ptr(&pin, f11)}
+	dotFeats := &vk.PhysicalDeviceShaderIntegerDotProductFeatures{SType: vk.StructureTypePhysicalDeviceIntegerDotProductFeatures}
+	if dotExt {
+		f11.PNext = vk.Ptr(&pin, dotFeats)
+	}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}
 	in.Features2(pd, feats)
 	mem := &vk.PhysicalDeviceMemoryProperties2{SType: vk.StructureTypePhysicalDeviceMemoryProperties2}
 	in.MemoryProperties2(pd, mem)
-	exts, _ := in.DeviceExtensions(pd)
 	p := &props.Properties
 	d := DeviceInfo{
 		Index:        index,
@@ -155,9 +180,8 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 			d.CoopMatrix = true
 		}
 	}
-	if p.ApiVersion >= vk.MakeVersion(1, 3, 0) {
-		d.IntegerDot = true // core in 1.3
-	}
+	d.IntegerDot = d.IntegerDot && dotFeats.ShaderIntegerDotProduct != 0
+	d.IntegerDotFast = d.IntegerDot && dotProps.IntegerDotProduct4x8BitPackedSignedAccelerated != 0
 	d.compute = ^uint32(0)
 	for i, q := range in.QueueFamilies(pd) {
 		if q.QueueFlags&vk.QueueCompute != 0 {

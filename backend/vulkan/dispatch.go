@@ -72,6 +72,9 @@ func (p *pass) mulMVIn(m *matrix, mode uint32, x uint64, gain *vector, y uint64,
 		p.mulMM(m, x, y, n, add, ldy)
 		return
 	}
+	if p.mulMVQ(m, mode, x, gain, y, n, add, ldy) { // 8-bit activations, integer dot products
+		return
+	}
 	name, _ := mulMVShader(m.typ)
 	spec := mulMVSpecRows(p.r.d.SubgroupSize, m.rows, n)
 	gx, gy := mulMVGroups(m.rows, n, spec)

@@ -79,6 +79,11 @@ func Open(index int) (*Device, error) {
 	var pin vk.Pinner
 	defer pin.Unpin()
 	f11 := &vk.PhysicalDeviceVulkan11Features{SType: vk.StructureTypePhysicalDeviceVulkan11Features, StorageBuffer16BitAccess: 1}
+	if info.IntegerDot { // mul_mvq's dotPacked4x8EXT
+		enable = append(enable, "VK_KHR_shader_integer_dot_product")
+		f11.PNext = vk.Ptr(&pin, &vk.PhysicalDeviceShaderIntegerDotProductFeatures{
+			SType: vk.StructureTypePhysicalDeviceIntegerDotProductFeatures, ShaderIntegerDotProduct: 1})
+	}
 	f12 := &vk.PhysicalDeviceVulkan12Features{SType: vk.StructureTypePhysicalDeviceVulkan12Features, PNext: vk.Ptr(&pin, f11),
 		BufferDeviceAddress: 1, ShaderFloat16: 1, ShaderInt8: 1, StorageBuffer8BitAccess: 1}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}

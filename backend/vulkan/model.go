@@ -39,6 +39,10 @@ type Options struct {
 	// (0: DefaultMemory); MemoryBytes the budget in bytes instead.
 	Memory      float64
 	MemoryBytes uint64
+	// IntDot says when the decode products take integer activations and
+	// 8-bit integer dot products (intdot.go): by default where the
+	// device says they are accelerated.
+	IntDot IntDot
 }
 
 // DefaultMemory is the share of the device's memory taken by default,
@@ -97,6 +101,7 @@ type Model struct {
 	budget   int64        // bytes the process may take
 	runners  int
 	closed   bool
+	intDot   bool // the products take integer activations where they can (mulMVQ)
 }
 
 // Check returns an error, in one line, if the Vulkan backend cannot run
@@ -133,7 +138,7 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := &Model{d: d, m: m, c: c, opts: opts, maxLen: c.ContextLength}
+	md := &Model{d: d, m: m, c: c, opts: opts, maxLen: c.ContextLength, intDot: useIntDot(&d.DeviceInfo, opts.IntDot)}
 	if opts.MaxLen > 0 && opts.MaxLen < md.maxLen {
 		md.maxLen = opts.MaxLen
 	}

@@ -34,6 +34,10 @@ type pass struct {
 	sh  shape
 	c   *arch.Config
 	err error
+	// What the runner's quantized activations hold (mulMVQ), valid
+	// within one step: the products of a step share their input.
+	qin    quantized
+	qvalid bool
 }
 
 // in returns the address of an input region.
@@ -59,6 +63,7 @@ func (p *pass) record() error {
 		p.rec.Barrier()
 	}
 	if p.sh.outs > 0 {
+		p.qvalid = false
 		logits := r.logits.Addr()
 		p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false, 0)
 		p.rec.Barrier()
@@ -78,6 +83,7 @@ func (p *pass) record() error {
 
 // step records one operation of the plan.
 func (p *pass) step(st arch.Step) {
+	p.qvalid = false
 	r, c, n := p.r, p.c, p.sh.tokens
 	l := &r.md.layers[st.Layer]
 	x, h := r.x.Addr(), r.h.Addr()

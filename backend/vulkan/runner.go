@@ -34,6 +34,8 @@ type BatchRunner struct {
 	part   *Buffer // the attention's partial results of runs of keys
 	amax   *Buffer // argmax's chunks' results
 	logits *Buffer // resCap x Vocab float32, on the device
+	xq     *Buffer // the products' quantized activations (intdot.go), qcap tokens
+	qcap   int
 
 	moe moeScratch // a mixture of experts' buffers for cap tokens (moe.go)
 
@@ -133,7 +135,12 @@ const defaultCap = 512
 // scratchBytes is the device memory of the scratch for n tokens.
 func (md *Model) scratchBytes(n int) int64 {
 	c := md.c
-	return 4*int64(n)*int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN) + 4*moeScratchValues(c, n)
+	b := 4*int64(n)*int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN) + 4*moeScratchValues(c, n)
+	if md.intDot {
+		v, m := quantBytes(n, md.maxCols())
+		b += v + m
+	}
+	return b
 }
 
 // grow makes the scratch hold n tokens, the results outs outputs and the
@@ -167,6 +174,9 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 		}
 		r.cap = n
 		r.resetGraphs()
+		if err := r.growIntDot(n); err != nil {
+			return err
+		}
 	}
 	if n := max(n, r.cap); r.in == nil || tables > r.lay.tablesCap || n > r.lay.tokens {
 		if r.in != nil {
@@ -450,7 +460,7 @@ func (r *BatchRunner) Close() error {
 		r.samp.close()
 	}
 	r.moe.free()
-	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res}, r.kc...), r.vc...) {
+	for _, b := range append(append([]*Buffer{r.x, r.h, r.qkv, r.att, r.gateUp, r.act, r.out, r.part, r.amax, r.logits, r.in, r.res, r.xq}, r.kc...), r.vc...) {
 		b.Free()
 	}
 	r.md.runners--

@@ -26,7 +26,10 @@
 # the spirv-val beside that glslang, spirv-val). Where no such pair is
 # found (probed by compiling and validating a shader of both extensions),
 # --check skips them and a build keeps their committed .spv files, each
-# saying so.
+# saying so. They target Vulkan 1.3 (SPIR-V 1.6); those marked +new12
+# target Vulkan 1.2 (SPIR-V 1.5 with the extensions' SPV_KHR_*), the
+# version the backend's devices are created with. A glslang built without
+# its optimizer (ENABLE_OPT=OFF) compiles them without -Os.
 set -eu
 cd "$(dirname "$0")"
 OUT=../spv
@@ -167,6 +170,25 @@ mul_mv_idg_iq4_nl    mul_mv_idg.comp -DTYPE_IQ4_NL
 mul_mv_idg_iq4_xs    mul_mv_idg.comp -DTYPE_IQ4_XS
 mul_mv_idg_mxfp4     mul_mv_idg.comp -DTYPE_MXFP4
 # end vkmoe
+
+# vkint: the decode products on 8-bit integer dot products (mul_mvq.comp
+# over quant8.glsl, their activations by quant_act.comp;
+# backend/vulkan/intdot.go).
+quant_act        quant_act.comp
+mul_mvq_q8_0     mul_mvq.comp   +new12 -DTYPE_Q8_0
+mul_mvq_q4_0     mul_mvq.comp   +new12 -DTYPE_Q4_0
+mul_mvq_q4_1     mul_mvq.comp   +new12 -DTYPE_Q4_1
+mul_mvq_q5_0     mul_mvq.comp   +new12 -DTYPE_Q5_0
+mul_mvq_q5_1     mul_mvq.comp   +new12 -DTYPE_Q5_1
+mul_mvq_q2_k     mul_mvq.comp   +new12 -DTYPE_Q2_K
+mul_mvq_q3_k     mul_mvq.comp   +new12 -DTYPE_Q3_K
+mul_mvq_q4_k     mul_mvq.comp   +new12 -DTYPE_Q4_K
+mul_mvq_q5_k     mul_mvq.comp   +new12 -DTYPE_Q5_K
+mul_mvq_q6_k     mul_mvq.comp   +new12 -DTYPE_Q6_K
+mul_mvq_iq4_nl   mul_mvq.comp   +new12 -DTYPE_IQ4_NL
+mul_mvq_iq4_xs   mul_mvq.comp   +new12 -DTYPE_IQ4_XS
+mul_mvq_mxfp4    mul_mvq.comp   +new12 -DTYPE_MXFP4
+# end vkint
 TABLE
 }
 
@@ -200,12 +222,14 @@ PROBE
 	ok=0
 	"$NEWC" -V --target-env vulkan1.3 -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 &&
 		"$NEWVAL" --target-env vulkan1.3 "$probe/p.spv" >/dev/null 2>&1 && ok=1
+	NEWOPT=
+	"$NEWC" -V --target-env vulkan1.3 -Os -S comp "$probe/p.comp" -o "$probe/p.spv" >/dev/null 2>&1 && NEWOPT=-Os
 	rm -rf "$probe"
 	[ "$ok" = 1 ]
 }
 
 # newvariants: the names of the +new variants
-newvariants() { variants | awk '$3 == "+new" { print $1 }'; }
+newvariants() { variants | awk '$3 == "+new" || $3 == "+new12" { print $1 }'; }
 
 # build DIR NEW: compiles and validates every variant into DIR/<name>.spv,
 # the +new ones only when NEW is 1
@@ -214,13 +238,17 @@ build() {
 		case "$defs" in
 		+new*)
 			[ "$2" = 1 ] || continue
-			defs=${defs#+new}
+			env=vulkan1.3
+			case "$defs" in
+			+new12*) env=vulkan1.2 defs=${defs#+new12} ;;
+			*) defs=${defs#+new} ;;
+			esac
 			# shellcheck disable=SC2086 # defs is a list of flags
-			"$NEWC" -V --target-env vulkan1.3 -Os -S comp $defs "$src" -o "$1/$name.spv" >/dev/null || {
+			"$NEWC" -V --target-env $env $NEWOPT -S comp $defs "$src" -o "$1/$name.spv" >/dev/null || {
 				echo "backend/vulkan: compiling $name ($src $defs) with $NEWC failed" >&2
 				exit 1
 			}
-			"$NEWVAL" --target-env vulkan1.3 "$1/$name.spv" || {
+			"$NEWVAL" --target-env $env "$1/$name.spv" || {
 				echo "backend/vulkan: $name.spv ($src $defs) is not valid SPIR-V" >&2
 				exit 1
 			}

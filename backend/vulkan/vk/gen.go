@@ -33,6 +33,7 @@ var structs = []string{
 	"VkPhysicalDeviceFeatures", "VkPhysicalDeviceFeatures2",
 	"VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features", "VkPhysicalDeviceVulkan13Features",
 	"VkPhysicalDeviceShaderIntegerDotProductFeatures",
+	"VkPhysicalDeviceShaderIntegerDotProductProperties",
 	"VkDeviceQueueCreateInfo", "VkDeviceCreateInfo",
 	"VkBufferCreateInfo", "VkMemoryRequirements", "VkMemoryAllocateInfo", "VkMemoryAllocateFlagsInfo",
 	"VkBufferDeviceAddressInfo", "VkMappedMemoryRange",

@@ -40,6 +40,7 @@ const (
 	StructureTypePhysicalDeviceMemoryBudgetProperties    = 1000237000
 	StructureTypeBufferDeviceAddressInfo                 = 1000244001
 	StructureTypePhysicalDeviceIntegerDotProductFeatures = 1000280000
+	StructureTypePhysicalDeviceIntegerDotProductProps    = 1000280001
 	StructureTypePhysicalDeviceCooperativeMatrixFeatures = 1000506000
 )
 

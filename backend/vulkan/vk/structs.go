@@ -423,6 +423,42 @@ type PhysicalDeviceShaderIntegerDotProductFeatures struct {
 	ShaderIntegerDotProduct uint32
 }
 
+// VkPhysicalDeviceShaderIntegerDotProductProperties is the C structure of the same name.
+type PhysicalDeviceShaderIntegerDotProductProperties struct {
+	SType                                                                         uint32
+	PNext                                                                         uintptr
+	IntegerDotProduct8BitUnsignedAccelerated                                      uint32
+	IntegerDotProduct8BitSignedAccelerated                                        uint32
+	IntegerDotProduct8BitMixedSignednessAccelerated                               uint32
+	IntegerDotProduct4x8BitPackedUnsignedAccelerated                              uint32
+	IntegerDotProduct4x8BitPackedSignedAccelerated                                uint32
+	IntegerDotProduct4x8BitPackedMixedSignednessAccelerated                       uint32
+	IntegerDotProduct16BitUnsignedAccelerated                                     uint32
+	IntegerDotProduct16BitSignedAccelerated                                       uint32
+	IntegerDotProduct16BitMixedSignednessAccelerated                              uint32
+	IntegerDotProduct32BitUnsignedAccelerated                                     uint32
+	IntegerDotProduct32BitSignedAccelerated                                       uint32
+	IntegerDotProduct32BitMixedSignednessAccelerated                              uint32
+	IntegerDotProduct64BitUnsignedAccelerated                                     uint32
+	IntegerDotProduct64BitSignedAccelerated                                       uint32
+	IntegerDotProduct64BitMixedSignednessAccelerated                              uint32
+	IntegerDotProductAccumulatingSaturating8BitUnsignedAccelerated                uint32
+	IntegerDotProductAccumulatingSaturating8BitSignedAccelerated                  uint32
+	IntegerDotProductAccumulatingSaturating8BitMixedSignednessAccelerated         uint32
+	IntegerDotProductAccumulatingSaturating4x8BitPackedUnsignedAccelerated        uint32
+	IntegerDotProductAccumulatingSaturating4x8BitPackedSignedAccelerated          uint32
+	IntegerDotProductAccumulatingSaturating4x8BitPackedMixedSignednessAccelerated uint32
+	IntegerDotProductAccumulatingSaturating16BitUnsignedAccelerated               uint32
+	IntegerDotProductAccumulatingSaturating16BitSignedAccelerated                 uint32
+	IntegerDotProductAccumulatingSaturating16BitMixedSignednessAccelerated        uint32
+	IntegerDotProductAccumulatingSaturating32BitUnsignedAccelerated               uint32
+	IntegerDotProductAccumulatingSaturating32BitSignedAccelerated                 uint32
+	IntegerDotProductAccumulatingSaturating32BitMixedSignednessAccelerated        uint32
+	IntegerDotProductAccumulatingSaturating64BitUnsignedAccelerated               uint32
+	IntegerDotProductAccumulatingSaturating64BitSignedAccelerated                 uint32
+	IntegerDotProductAccumulatingSaturating64BitMixedSignednessAccelerated        uint32
+}
+
 // VkDeviceQueueCreateInfo is the C structure of the same name.
 type DeviceQueueCreateInfo struct {
 	SType            uint32
