@@ -163,7 +163,7 @@ func (p *pass) ropeStore(i int, tab *Buffer, rope *arch.Rope, qgain, kgain *vect
 	}
 	r, c, n := p.r, p.c, p.sh.tokens
 	push := pushRopeStore{X: r.qkv.Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq), Tab: tab.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(),
-		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tokens: uint32(n), NQ: uint32(c.Heads), NKV: uint32(c.KVHeads),
+		Tables: p.in(r.lay.tables), TabOff: p.tabOff(i), Tokens: uint32(n), NQ: uint32(c.Heads), NKV: uint32(c.KVHeads),
 		HeadDim: uint32(c.HeadDim), RotDims: uint32(c.RotaryDims()), Style: ropeStyle(rope.Style), MaxPos: uint32(r.md.maxLen),
 		Stride: uint32(qkvDim(c)), BlockSize: uint32(r.bs), Flags: ropeStore, Eps: c.Eps}
 	push.QGain, push.KGain = push.X, push.X // read only with ropeNorm
@@ -185,7 +185,7 @@ func (p *pass) attn(i int, sinks *vector, s attnShape, rope uint64) {
 	}
 	splits := p.sh.splits
 	push := pushAttn{Q: r.qkv.Addr(), Out: r.att.Addr(), KC: r.kc[i].Addr(), VC: r.vc[i].Addr(), Pos: p.in(r.lay.pos), Seq: p.in(r.lay.seq),
-		Tables: p.in(r.lay.tables), TabOff: p.in(r.lay.tabOff), Tiles: p.in(r.lay.tiles), Part: r.part.Addr(),
+		Tables: p.in(r.lay.tables), TabOff: p.tabOff(i), Tiles: p.in(r.lay.tiles), Part: r.part.Addr(),
 		NTiles: uint32(p.sh.tiles), NHeads: uint32(c.Heads), NKV: uint32(c.KVHeads), BlockSize: uint32(r.bs),
 		Window: int32(c.LayerWindow(i)), Scale: c.AttentionScale(), Splits: uint32(splits), QStride: uint32(qkvDim(c)), Rope: rope}
 	if sinks != nil {

@@ -22,7 +22,12 @@ type BatchRunner struct {
 	c      *arch.Config
 	blocks int
 	bs     int
-	kc, vc []*Buffer // each layer's keys and values: blocks x bs x KVDim halves
+	kc, vc []*Buffer // each layer's keys and values: blocks (localBlocks in the window pool) x bs x KVDim halves
+
+	// The window pool (window.go): with win, the sliding-window layers'
+	// keys and values are in localBlocks blocks of their own.
+	win         bool
+	localBlocks int
 
 	cap    int     // tokens the scratch holds
 	x, h   *Buffer // residual stream and normalized input, cap x Hidden
@@ -54,8 +59,8 @@ type BatchRunner struct {
 	sampleRows              int
 
 	// Host copies of the pass's inputs, reused.
-	pos, seq, tabOff, tables, tiles, outIdx []int32
-	runs                                    []batch.Run
+	pos, seq, tabOff, ltabOff, tables, tiles, outIdx []int32
+	runs                                             []batch.Run
 
 	nOut, nHidden int
 	last          shape // the last pass's (Profile)
@@ -70,12 +75,14 @@ type shape struct {
 	sample                            bool // the sampler chooses the outputs' tokens
 }
 
-// inputs is where each input lies in the host buffer, in bytes.
+// inputs is where each input lies in the host buffer, in bytes. ltabOff
+// holds the offsets of the sequences' window pool tables (window.go),
+// which tables holds after the main ones.
 type inputs struct {
-	ids, pos, seq, tabOff, tiles, outIdx, tables int64
-	tokens                                       int // tokens (and sequences) the regions hold
-	tablesCap                                    int // int32s the tables region holds
-	size                                         int64
+	ids, pos, seq, tabOff, ltabOff, tiles, outIdx, tables int64
+	tokens                                                int // tokens (and sequences) the regions hold
+	tablesCap                                             int // int32s the tables region holds
+	size                                                  int64
 }
 
 // maxGraphs bounds the recorded command buffers kept (the distinct pass
@@ -83,43 +90,76 @@ type inputs struct {
 const maxGraphs = 256
 
 // NewBatchRunner returns a runner with a pool of blocks blocks of bs
-// positions (blocks 0: as many as the memory budget leaves).
+// positions (blocks 0: as many as the memory budget leaves). A model with
+// sliding-window layers and others gets a window pool of as many blocks
+// (NewWindowBatchRunner), so that batches without LocalTables, which
+// use Tables for both pools, run as on one pool.
 func (md *Model) NewBatchRunner(blocks, bs int) (*BatchRunner, error) {
+	return md.NewWindowBatchRunner(blocks, 0, bs)
+}
+
+// NewWindowBatchRunner returns a runner as NewBatchRunner does, whose
+// sliding-window layers (for a model with such layers and others) keep
+// their keys and values in a window pool of localBlocks blocks of their
+// own (0: as many as the main pool's), the main pool of blocks blocks
+// holding the other layers'. With blocks 0 a given window pool's bytes
+// come off the memory budget first. The runner is an
+// engine.WindowRunner: batches name the window pool's blocks in
+// LocalTables. For other models localBlocks is not used: one pool holds
+// every layer's, and WindowPool returns 0, 0.
+func (md *Model) NewWindowBatchRunner(blocks, localBlocks, bs int) (*BatchRunner, error) {
 	if md.closed {
 		return nil, errors.New("vulkan: the model is closed")
 	}
 	if bs < 1 || bs > 4096 {
 		return nil, fmt.Errorf("vulkan: KV block size %d: want 1 to 4096", bs)
 	}
+	if blocks < 0 || blocks >= 1<<31-1 || localBlocks < 0 || localBlocks >= 1<<31-1 {
+		return nil, fmt.Errorf("vulkan: a KV pool of %d blocks and a window pool of %d", blocks, localBlocks)
+	}
 	c := md.c
-	page := int64(2 * 2 * c.Layers * c.KVDim() * bs) // keys and values, f16
+	win := windowPool(c)
+	page, lpage := poolPages(c, win, bs)
+	scratch := md.scratchBytes(defaultCap)
+	free, _ := md.PoolMemory()
 	if blocks == 0 {
-		free, _ := md.PoolMemory()
-		blocks = int((int64(free) - md.scratchBytes(defaultCap)) / page)
+		avail, per := int64(free)-scratch, page
+		if win && localBlocks > 0 {
+			avail -= int64(localBlocks) * lpage // the window pool's, first
+		} else {
+			per += lpage // a block of each pool
+		}
+		blocks = int(max(avail, 0) / per)
 		if perSeq := (md.maxLen + bs - 1) / bs; blocks < perSeq {
-			return nil, fmt.Errorf("vulkan: the memory left on %s (%s) holds %d KV blocks; one sequence of %d positions needs %d",
-				md.d.Name, gib(int64(free)), max(blocks, 0), md.maxLen, perSeq)
+			return nil, fmt.Errorf("vulkan: the memory left on %s (%s) holds %d KV blocks%s; one sequence of %d positions needs %d",
+				md.d.Name, gib(int64(free)), blocks, windowNote(win, localBlocks, lpage), md.maxLen, perSeq)
 		}
 	}
-	if free, _ := md.PoolMemory(); int64(blocks)*page+md.scratchBytes(defaultCap) > int64(free) {
-		return nil, fmt.Errorf("vulkan: a KV pool of %d blocks (%s) does not fit the %s left on %s", blocks, gib(int64(blocks)*page), gib(int64(free)), md.d.Name)
+	if !win {
+		localBlocks = 0
+	} else if localBlocks == 0 {
+		localBlocks = blocks
 	}
-	r := &BatchRunner{md: md, d: md.d, c: c, blocks: blocks, bs: bs, graphs: map[shape]*Recorder{}}
+	if need := int64(blocks)*page + int64(localBlocks)*lpage + scratch; need > int64(free) {
+		return nil, fmt.Errorf("vulkan: a KV pool of %d blocks (%s)%s does not fit the %s left on %s",
+			blocks, gib(int64(blocks)*page), windowNote(win, localBlocks, lpage), gib(int64(free)), md.d.Name)
+	}
+	r := &BatchRunner{md: md, d: md.d, c: c, blocks: blocks, bs: bs, win: win, localBlocks: localBlocks, graphs: map[shape]*Recorder{}}
 	md.runners++
-	layerBytes := int64(blocks) * int64(bs) * int64(c.KVDim()) * 2
-	for range c.Layers {
-		k, err := md.d.NewBuffer(layerBytes)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("vulkan: KV pool: %w", err)
+	for i := range c.Layers {
+		n, what := blocks, "KV pool"
+		if r.local(i) {
+			n, what = localBlocks, "KV window pool"
 		}
-		r.kc = append(r.kc, k)
-		v, err := md.d.NewBuffer(layerBytes)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("vulkan: KV pool: %w", err)
+		layerBytes := int64(n) * int64(bs) * int64(c.KVDim()) * 2
+		for _, kv := range []*[]*Buffer{&r.kc, &r.vc} {
+			b, err := md.d.NewBuffer(layerBytes)
+			if err != nil {
+				r.Close()
+				return nil, fmt.Errorf("vulkan: %s of %d blocks: %w", what, n, err)
+			}
+			*kv = append(*kv, b)
 		}
-		r.vc = append(r.vc, v)
 	}
 	if err := r.grow(defaultCap, 1, 64); err != nil {
 		r.Close()
@@ -190,7 +230,7 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 			off = (off + 15) &^ 15
 			return o
 		}
-		l.ids, l.pos, l.seq, l.tabOff = region(n), region(n), region(n), region(n)
+		l.ids, l.pos, l.seq, l.tabOff, l.ltabOff = region(n), region(n), region(n), region(n), region(n)
 		l.tiles, l.outIdx = region(2*n), region(n)
 		l.tables, l.tablesCap, l.tokens = region(tables), tables, n
 		l.size = off
@@ -267,6 +307,9 @@ func (r *BatchRunner) Forward(b *batch.Batch) error {
 		return errors.New("vulkan: the runner is closed")
 	}
 	if err := b.Check(r.c.Vocab, r.md.maxLen, r.bs, r.blocks); err != nil {
+		return fmt.Errorf("vulkan: %w", err)
+	}
+	if err := r.checkLocal(b); err != nil {
 		return err
 	}
 	n := len(b.Tokens)
@@ -283,7 +326,11 @@ func (r *BatchRunner) Forward(b *batch.Batch) error {
 	for _, t := range b.Tables {
 		tables += len(t)
 	}
-	if err := r.grow(n, max(len(b.Outputs), len(b.Hidden)), max(tables, 1)); err != nil {
+	for _, t := range b.LocalTables {
+		tables += len(t)
+	}
+	// The inputs hold an offset a sequence in regions of a token each.
+	if err := r.grow(max(n, len(b.Tables)), max(len(b.Outputs), len(b.Hidden)), max(tables, 1)); err != nil {
 		return err
 	}
 	sh, err := r.writeInputs(b)
@@ -331,6 +378,7 @@ func (r *BatchRunner) writeInputs(b *batch.Batch) (shape, error) {
 		r.tabOff = append(r.tabOff, int32(len(r.tables)))
 		r.tables = append(r.tables, t...)
 	}
+	r.ltabOff = r.localTables(b)
 	tq := 1
 	if sh.prompt {
 		tq = int(r.md.attnShape(true).TQ)
@@ -358,6 +406,7 @@ func (r *BatchRunner) writeInputs(b *batch.Batch) (shape, error) {
 	copy(host[l.pos:], I32Bytes(b.Pos))
 	copy(host[l.seq:], I32Bytes(b.Seq))
 	copy(host[l.tabOff:], I32Bytes(r.tabOff))
+	copy(host[l.ltabOff:], I32Bytes(r.ltabOff))
 	copy(host[l.tables:], I32Bytes(r.tables))
 	copy(host[l.tiles:], I32Bytes(r.tiles))
 	copy(host[l.outIdx:], I32Bytes(r.outIdx))
@@ -407,11 +456,21 @@ func (r *BatchRunner) Hidden(i int) ([]float32, error) {
 func hostF32(b []byte, n int) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n) }
 
 // CopyBlock copies block src into block dst, keys and values of every
-// layer.
+// layer (of the main pool's layers only with a window pool;
+// CopyLocalBlock copies the window pool's).
 func (r *BatchRunner) CopyBlock(dst, src int32) error {
+	if r.closed {
+		return errors.New("vulkan: the runner is closed")
+	}
 	if dst < 0 || src < 0 || int(dst) >= r.blocks || int(src) >= r.blocks {
 		return fmt.Errorf("vulkan: copy of block %d to %d in a pool of %d", src, dst, r.blocks)
 	}
+	return r.copyBlock(dst, src, false)
+}
+
+// copyBlock copies block src into block dst in the K and V buffers of the
+// layers of the window pool (local) or of the main pool.
+func (r *BatchRunner) copyBlock(dst, src int32, local bool) error {
 	if dst == src {
 		return nil
 	}
@@ -421,10 +480,16 @@ func (r *BatchRunner) CopyBlock(dst, src int32) error {
 	}
 	size := int64(r.bs) * int64(r.c.KVDim()) * 2
 	for l := range r.kc {
+		if r.local(l) != local {
+			continue
+		}
 		rec.Copy(r.kc[l], r.kc[l], int64(src)*size, int64(dst)*size, size)
 		rec.Copy(r.vc[l], r.vc[l], int64(src)*size, int64(dst)*size, size)
 	}
-	return r.d.Submit(rec)
+	if err := r.d.Submit(rec); err != nil {
+		return fmt.Errorf("vulkan: copy of block %d to %d: %w", src, dst, err)
+	}
+	return nil
 }
 
 // Vocab returns the number of logits a position has.
@@ -441,12 +506,6 @@ func (r *BatchRunner) Blocks() int { return r.blocks }
 
 // Backend names the backend.
 func (r *BatchRunner) Backend() string { return "vulkan" }
-
-// PoolBytes returns the bytes of the KV pool (engine.PoolSizer).
-func (r *BatchRunner) PoolBytes() (pool, full int64) {
-	n := int64(r.blocks) * int64(r.bs) * int64(r.c.KVDim()) * 2 * 2 * int64(r.c.Layers)
-	return n, n
-}
 
 // Close releases the runner, and the model's device when the model is
 // closed and this was its last runner.
