@@ -384,19 +384,16 @@ func (b *Backend) NewBatchRunner(cfg BatchConfig) (engine.BatchRunner, error) {
 		}
 	}
 	if b.vk != nil {
-		// Every layer's keys and values in one pool (no window pool yet).
-		if blocks == 0 && cfg.Memory > 0 {
-			blocks = int(cfg.Memory / kvcache.PageBytes(c.Layers, c.KVDim(), bs, kvcache.F16))
-		}
+		// f16 keys and values (b.kv); the window pool's first.
 		if blocks == 0 {
 			blocks = perSeq * max(1, cfg.Sequences)
 			if free, err := b.vk.PoolMemory(); err == nil {
-				if fit := int(int64(free) * 9 / 10 / kvcache.PageBytes(c.Layers, c.KVDim(), bs, kvcache.F16)); fit < blocks {
+				if fit := int((int64(free)*9/10 - localBytes) / page); fit < blocks {
 					blocks = max(perSeq, fit)
 				}
 			}
 		}
-		br, err := b.vk.NewBatchRunner(blocks, bs)
+		br, err := b.vk.NewWindowBatchRunner(blocks, localBlocks, bs)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}
