@@ -274,19 +274,21 @@ func batchLogits(t testing.TB, r *BatchRunner, i int) []float32 {
 }
 
 // TestWindowRing runs engine.Single on a window pool of 6 blocks of 8
-// positions (a ring: a prompt of 45 tokens in chunks of 14) against the
+// positions (a ring: a prompt of 270 tokens in chunks of 14) against the
 // CPU's full attention: every step within 2e-3 relative L2 with the same
-// top-1.
+// top-1. The decode steps, past 256 positions, cut the attention's keys
+// into runs (attnSplits), the runs past the window empty.
 func TestWindowRing(t *testing.T) {
 	for _, c := range windowCases {
 		t.Run(c.name, func(t *testing.T) {
 			m := windowModel(t, c)
-			const maxLen, bs = 128, 8
+			const maxLen, bs = 512, 8
 			md := loadModel(t, m, Options{MaxLen: maxLen, Device: -1})
-			g := engine.NewSingle(newWindowRunner(t, md, maxLen/bs, 6, bs))
+			br := newWindowRunner(t, md, maxLen/bs, 6, bs)
+			g := engine.NewSingle(br)
 			cpu := cpuSingle(t, m, maxLen)
 			rng := rand.New(rand.NewPCG(3, 4))
-			next := randomTokens(rng, 45, m.Config.Vocab)
+			next := randomTokens(rng, 270, m.Config.Vocab)
 			worst := 0.0
 			for step := range 12 {
 				for _, s := range []*engine.Single{g, cpu} {
@@ -309,7 +311,10 @@ func TestWindowRing(t *testing.T) {
 				}
 				next = []int32{id}
 			}
-			t.Logf("worst relative L2 against the CPU over 12 steps: %.3g", worst)
+			t.Logf("worst relative L2 against the CPU over 12 steps: %.3g; the last step's attention in %d runs", worst, br.last.splits)
+			if br.last.splits < 2 {
+				t.Errorf("the decode steps' attention in %d runs of keys, want 2 at least", br.last.splits)
+			}
 		})
 	}
 }
