@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 
+	"inferno/arch"
 	"inferno/gguf"
 )
 
@@ -28,8 +29,9 @@ import (
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
 // that 4x8-bit packed signed dot products are accelerated
-// (DeviceInfo.IntegerDotFast), or wherever the device has them when
-// Options.IntDot asks for it (the tests, on lavapipe).
+// (DeviceInfo.IntegerDotFast) for models whose matrices are mostly in
+// formats other than Q8_0 (intDotPays), or wherever the device has them
+// when Options.IntDot asks for it (the tests, on lavapipe).
 
 // IntDot says when the decode products take integer activations and dot
 // products (Options).
@@ -37,7 +39,9 @@ type IntDot int
 
 const (
 	// IntDotAuto: where the device's 4x8-bit dot products are
-	// accelerated (DeviceInfo.IntegerDotFast).
+	// accelerated (DeviceInfo.IntegerDotFast) and the model's matrices
+	// are mostly in formats whose float decoding costs arithmetic
+	// (intDotPays).
 	IntDotAuto IntDot = iota
 	// IntDotOn: wherever the device has them (DeviceInfo.IntegerDot).
 	IntDotOn
@@ -93,16 +97,39 @@ func mulMVQShader(t gguf.TensorType) (string, bool) {
 	return "mul_mvq_" + weightTypes[t], true
 }
 
-// useIntDot reports whether a model on a device of info takes the
+// useIntDot reports whether the model m on a device of info takes the
 // integer dot products, as mode asks.
-func useIntDot(info *DeviceInfo, mode IntDot) bool {
+func useIntDot(info *DeviceInfo, mode IntDot, m arch.Model) bool {
 	switch mode {
 	case IntDotOn:
 		return info.IntegerDot
 	case IntDotOff:
 		return false
 	}
-	return info.IntegerDotFast
+	return info.IntegerDotFast && intDotPays(m)
+}
+
+// intDotPays reports whether most of m's matrix bytes are in formats with
+// an integer product other than Q8_0. Q8_0's float decoding is a
+// conversion and a product a value, while the integer path adds a
+// quantizing dispatch and its barrier before each of a layer's four
+// products: 4.3 us each on an H100 (BenchmarkDispatch, 2026-12-06),
+// 0.48 ms a step over the 0.6B's 28 layers, more than its 1.63 ms step's
+// products could give back. The K-quants' and the 4-bit formats' float
+// decoding is what holds their products under the memory's rate (the
+// 8B's 12288x4096 Q4_K at 0.9 TB/s). Neither choice has been measured
+// end to end on a GPU yet (BenchmarkDecodeIntDot is that measurement).
+func intDotPays(m arch.Model) bool {
+	var q8, other int64
+	for _, w := range m.Tensors().Matrices() {
+		switch {
+		case w.Type == gguf.TensorQ8_0:
+			q8 += int64(len(w.Data))
+		case intDotTypes[w.Type]:
+			other += int64(len(w.Data))
+		}
+	}
+	return other > q8
 }
 
 // mulMVQSpec returns the specialization constants of mul_mvq_<type> for
