@@ -55,8 +55,11 @@ func (p *pass) record() error {
 		}
 	}
 	// The head on the output rows, gathered, normalized; their argmax.
-	// The hidden rows the same way, without the head.
-	if rows := p.sh.outs + p.sh.hidden; rows > 0 {
+	// The hidden rows the same way, without the head. In a short pass
+	// whose outputs are all its tokens in order (decode), the head
+	// normalizes the residual stream's rows itself.
+	headSelf := p.sh.allOut && p.fuseInputs()
+	if rows := p.sh.outs + p.sh.hidden; rows > 0 && !headSelf {
 		p.gather(r.x.Addr(), p.in(r.lay.outIdx), r.h.Addr(), rows, c.Hidden)
 		p.rec.Barrier()
 		p.rmsNorm(r.h.Addr(), r.h.Addr(), md.outNorm, rows, c.Hidden, 0, 0)
@@ -65,7 +68,11 @@ func (p *pass) record() error {
 	if p.sh.outs > 0 {
 		p.qvalid = false
 		logits := r.logits.Addr()
-		p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false, 0)
+		if headSelf {
+			p.mulMVIn(md.output, xNorm, r.x.Addr(), md.outNorm, logits, p.sh.outs, false, 0)
+		} else {
+			p.mulMV(md.output, r.h.Addr(), logits, p.sh.outs, false, 0)
+		}
 		p.rec.Barrier()
 		p.argmax(logits, r.res.Addr()+uint64(r.greedyOff()), p.sh.outs, c.Vocab)
 		if p.sh.sample {

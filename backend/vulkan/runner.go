@@ -73,6 +73,9 @@ type shape struct {
 	prompt                            bool
 	splits                            int  // the attention's runs of keys (attnSplits)
 	sample                            bool // the sampler chooses the outputs' tokens
+	// allOut: the outputs are every token, in order, and no hidden rows
+	// (decode): the head reads the residual stream itself.
+	allOut bool
 }
 
 // inputs is where each input lies in the host buffer, in bytes. ltabOff
@@ -401,6 +404,10 @@ func (r *BatchRunner) writeInputs(b *batch.Batch) (shape, error) {
 	}
 	sh.splits = attnSplits(sh.tiles, r.c.Heads, min(keys, r.md.maxLen), r.md.attnShape(sh.prompt))
 	r.outIdx = append(append(r.outIdx[:0], b.Outputs...), b.Hidden...)
+	sh.allOut = len(b.Hidden) == 0 && len(b.Outputs) == n
+	for i, o := range b.Outputs {
+		sh.allOut = sh.allOut && int(o) == i
+	}
 	host, l := r.in.Host(), &r.lay
 	copy(host[l.ids:], I32Bytes(b.Tokens))
 	copy(host[l.pos:], I32Bytes(b.Pos))
