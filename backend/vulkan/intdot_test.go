@@ -284,46 +284,30 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 	if err := d.Read(ybuf, 0, F32Bytes(y)); err != nil {
 		t.Fatal(err)
 	}
-	for ci, c := range mulMVCases {
-		bad := 0
-		for tok := range maxN + 1 {
-			for row := range ldy {
-				i := ci*region + tok*ldy + row
-				if tok >= c.n || row >= w.rows {
-					if math.Float32bits(y[i]) != math.Float32bits(y0[i]) {
-						t.Errorf("%s %v %+v: y[token %d, %d] (outside) changed from %g to %g", name, spec, c, tok, row, y0[i], y[i])
-						bad++
-					}
-					continue
-				}
-				var want, scale, quant float64
-				for col := range w.cols {
-					wv := float64(w.values[row*w.cols+col])
-					want += wv * qr.value(w.cols, tok, col)
-					scale += math.Abs(float64(x[tok*w.cols+col]))
-					quant += math.Abs(wv) * 0.5 * float64(qr.d[(tok*w.cols+col)/16])
-				}
-				scale *= float64(w.maxAbs[row])
-				if c.add {
-					want += float64(y0[i])
-					scale += math.Abs(float64(y0[i]))
-				}
-				if diff := math.Abs(float64(y[i]) - want); !(diff <= 4e-5*scale+1e-30) {
-					t.Errorf("%s %v %+v: y[token %d, row %d] = %g, want %g (error %.3g of %.3g)", name, spec, c, tok, row, y[i], want, diff, scale)
-					bad++
-				}
-				// against mul_mv of the float activations
-				yf := float64(y[(nc+ci)*region+tok*ldy+row])
-				if diff := math.Abs(float64(y[i]) - yf); !(diff <= quant*1.001+4e-5*scale) {
-					t.Errorf("%s %v %+v: y[token %d, row %d] = %g, mul_mv's %g: error %.3g over 8-bit activations' %.3g", name, spec, c, tok, row, y[i], yf, diff, quant)
-					bad++
-				}
-				if bad > 5 {
-					t.FailNow()
-				}
-			}
+	label := fmt.Sprintf("%s %v", name, spec)
+	checkMVCases(t, label, y, y0, region, ldy, maxN, w.rows, func(ci, tok, row, i int) string {
+		var want, scale, quant float64
+		for col := range w.cols {
+			wv := float64(w.values[row*w.cols+col])
+			want += wv * qr.value(w.cols, tok, col)
+			scale += math.Abs(float64(x[tok*w.cols+col]))
+			quant += math.Abs(wv) * 0.5 * float64(qr.d[(tok*w.cols+col)/16])
 		}
-	}
+		scale *= float64(w.maxAbs[row])
+		if mulMVCases[ci].add {
+			want += float64(y0[i])
+			scale += math.Abs(float64(y0[i]))
+		}
+		if diff := math.Abs(float64(y[i]) - want); !(diff <= 4e-5*scale+1e-30) {
+			return fmt.Sprintf("= %g, want %g (error %.3g of %.3g)", y[i], want, diff, scale)
+		}
+		// against mul_mv of the float activations
+		yf := float64(y[(nc+ci)*region+tok*ldy+row])
+		if diff := math.Abs(float64(y[i]) - yf); !(diff <= quant*1.001+4e-5*scale) {
+			return fmt.Sprintf("= %g, mul_mv's %g: error %.3g over 8-bit activations' %.3g", y[i], yf, diff, quant)
+		}
+		return ""
+	})
 }
 
 // TestIntDotTable checks what the integer dot products' selection rests

@@ -165,30 +165,45 @@ func checkMulMV(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []fl
 	if err := d.Read(ybuf, 0, F32Bytes(y)); err != nil {
 		t.Fatal(err)
 	}
+	label := fmt.Sprintf("%s %v", name, spec)
+	checkMVCases(t, label, y, y0, region, ldy, maxN, w.rows, func(ci, tok, row, i int) string {
+		c := mulMVCases[ci]
+		var want, mag float64
+		for col := range w.cols {
+			pr := float64(w.values[row*w.cols+col]) * float64(x[tok*w.cols+col])
+			want += pr
+			mag += math.Abs(pr)
+		}
+		if c.add {
+			want += float64(y0[i])
+			mag += math.Abs(float64(y0[i]))
+		}
+		if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
+			return fmt.Sprintf("= %g, want %g (error %.3g of %.3g)", y[i], want, diff, mag)
+		}
+		return ""
+	})
+}
+
+// checkMVCases checks a product test's outputs y (y0 before) for each
+// of mulMVCases, case ci's ldy-value rows of maxN+1 tokens from
+// ci*region: a value outside the case's tokens and rows (rows rows) left
+// as it was, and each other value by check (its index i in y), which
+// returns what is wrong or "". A case stops the test after 5 errors.
+func checkMVCases(t *testing.T, label string, y, y0 []float32, region, ldy, maxN, rows int, check func(ci, tok, row, i int) string) {
+	t.Helper()
 	for ci, c := range mulMVCases {
 		bad := 0
 		for tok := range maxN + 1 {
 			for row := range ldy {
 				i := ci*region + tok*ldy + row
-				if tok >= c.n || row >= w.rows {
+				if tok >= c.n || row >= rows {
 					if math.Float32bits(y[i]) != math.Float32bits(y0[i]) {
-						t.Errorf("%s %v %+v: y[token %d, %d] (outside) changed from %g to %g", name, spec, c, tok, row, y0[i], y[i])
+						t.Errorf("%s %+v: y[token %d, %d] (outside) changed from %g to %g", label, c, tok, row, y0[i], y[i])
 						bad++
 					}
-					continue
-				}
-				var want, mag float64
-				for col := range w.cols {
-					pr := float64(w.values[row*w.cols+col]) * float64(x[tok*w.cols+col])
-					want += pr
-					mag += math.Abs(pr)
-				}
-				if c.add {
-					want += float64(y0[i])
-					mag += math.Abs(float64(y0[i]))
-				}
-				if diff := math.Abs(float64(y[i]) - want); !(diff <= 1e-5*mag+1e-30) {
-					t.Errorf("%s %v %+v: y[token %d, row %d] = %g, want %g (error %.3g of %.3g)", name, spec, c, tok, row, y[i], want, diff, mag)
+				} else if msg := check(ci, tok, row, i); msg != "" {
+					t.Errorf("%s %+v: y[token %d, row %d] %s", label, c, tok, row, msg)
 					bad++
 				}
 				if bad > 5 {
