@@ -8,8 +8,6 @@ package vulkan
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"reflect"
 	"testing"
 
 	"inferno/gguf"
@@ -616,33 +614,6 @@ func TestMoEPushBlocks(t *testing.T) {
 		{"mul_mv_idg_q8_0", pushMulMVIDG{}},
 		{"mul_mm_id_q8_0", pushMulMMID{}},
 	} {
-		code, err := os.ReadFile("spv/" + c.shader + ".spv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		members, err := spirvPushBlock(code)
-		if err != nil {
-			t.Fatalf("%s: %v", c.shader, err)
-		}
-		typ := reflect.TypeOf(c.push)
-		var fields []reflect.StructField
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.Name != "_" {
-				fields = append(fields, f)
-			}
-		}
-		if len(fields) != len(members) {
-			t.Errorf("%s: push block of %d members, %s has %d fields", c.shader, len(members), typ.Name(), len(fields))
-			continue
-		}
-		for i, f := range fields {
-			if m := members[i]; uint32(f.Offset) != m.offset || f.Type.Kind() != m.kind {
-				t.Errorf("%s: member %d at %d of kind %v; %s.%s at %d of kind %v", c.shader, i, m.offset, m.kind, typ.Name(), f.Name, f.Offset, f.Type.Kind())
-			}
-		}
-		last := members[len(members)-1]
-		if end := last.offset + last.size; uint32(typ.Size()) < end || typ.Size()%8 != 0 || typ.Size() > 128 {
-			t.Errorf("%s: push block of %d bytes; %s has %d (want a multiple of 8 covering it, at most 128)", c.shader, end, typ.Name(), typ.Size())
-		}
+		checkPushBlock(t, c.shader, c.push)
 	}
 }

@@ -32,36 +32,45 @@ func TestOpsPushBlocks(t *testing.T) {
 		{"argmax", pushArgmax{}},
 		{"mul_mv_f32", pushMulMV{}},
 		{"get_rows_f32", pushGetRows{}},
+		{"quant_act", pushQuantAct{}},
+		{"mul_mvq_q8_0", pushMulMVQ{}},
 	} {
-		code, err := os.ReadFile("spv/" + c.shader + ".spv")
-		if err != nil {
-			t.Fatal(err)
+		checkPushBlock(t, c.shader, c.push)
+	}
+}
+
+// checkPushBlock checks the push block of shader's SPIR-V in spv/
+// against push, the Go struct that mirrors it (TestOpsPushBlocks).
+func checkPushBlock(t *testing.T, shader string, push any) {
+	t.Helper()
+	code, err := os.ReadFile("spv/" + shader + ".spv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, err := spirvPushBlock(code)
+	if err != nil {
+		t.Fatalf("%s: %v", shader, err)
+	}
+	typ := reflect.TypeOf(push)
+	var fields []reflect.StructField
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Name != "_" {
+			fields = append(fields, f)
 		}
-		members, err := spirvPushBlock(code)
-		if err != nil {
-			t.Fatalf("%s: %v", c.shader, err)
+	}
+	if len(fields) != len(members) {
+		t.Errorf("%s: push block of %d members, %s has %d fields", shader, len(members), typ.Name(), len(fields))
+		return
+	}
+	for i, f := range fields {
+		m := members[i]
+		if uint32(f.Offset) != m.offset || f.Type.Kind() != m.kind {
+			t.Errorf("%s: member %d at %d of kind %v; %s.%s at %d of kind %v", shader, i, m.offset, m.kind, typ.Name(), f.Name, f.Offset, f.Type.Kind())
 		}
-		typ := reflect.TypeOf(c.push)
-		var fields []reflect.StructField
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.Name != "_" {
-				fields = append(fields, f)
-			}
-		}
-		if len(fields) != len(members) {
-			t.Errorf("%s: push block of %d members, %s has %d fields", c.shader, len(members), typ.Name(), len(fields))
-			continue
-		}
-		for i, f := range fields {
-			m := members[i]
-			if uint32(f.Offset) != m.offset || f.Type.Kind() != m.kind {
-				t.Errorf("%s: member %d at %d of kind %v; %s.%s at %d of kind %v", c.shader, i, m.offset, m.kind, typ.Name(), f.Name, f.Offset, f.Type.Kind())
-			}
-		}
-		last := members[len(members)-1]
-		if end := last.offset + last.size; uint32(typ.Size()) < end || typ.Size()%8 != 0 || typ.Size() > 128 {
-			t.Errorf("%s: push block of %d bytes; %s has %d (want a multiple of 8 covering it, at most 128)", c.shader, end, typ.Name(), typ.Size())
-		}
+	}
+	last := members[len(members)-1]
+	if end := last.offset + last.size; uint32(typ.Size()) < end || typ.Size()%8 != 0 || typ.Size() > 128 {
+		t.Errorf("%s: push block of %d bytes; %s has %d (want a multiple of 8 covering it, at most 128)", shader, end, typ.Name(), typ.Size())
 	}
 }
 
