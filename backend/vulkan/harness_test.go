@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"inferno/gguf"
 )
 
 // testDevice opens the default Vulkan device, or skips the test where
@@ -168,4 +170,47 @@ void main() {
 			t.Fatalf("y[%d] = %g, want %g", i, g, want)
 		}
 	}
+}
+
+// benchWeights uploads rows random rows of cols values of typ (bytes
+// masked with 0x3b: finite F16 scales, small values) for the product
+// benchmarks, and returns the buffer, a row's bytes and the total.
+func benchWeights(b *testing.B, d *Device, typ gguf.TensorType, rows, cols int) (w *Buffer, rowBytes, size int) {
+	b.Helper()
+	rb, _ := typ.RowBytes(uint64(cols))
+	data := make([]byte, rows*int(rb))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(rng.Uint32() & 0x3b)
+	}
+	w, err := d.NewBuffer(int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Write(w, 0, data); err != nil {
+		b.Fatal(err)
+	}
+	return w, int(rb), len(data)
+}
+
+// benchBatches runs the benchmark's loop: each iteration a command buffer
+// of batch times what record records, submitted and waited for. It
+// returns the iterations run.
+func benchBatches(b *testing.B, d *Device, batch int, record func(r *Recorder)) int {
+	b.Helper()
+	n := 0
+	for b.Loop() {
+		r, err := d.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range batch {
+			record(r)
+		}
+		if err := d.Submit(r); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n
 }

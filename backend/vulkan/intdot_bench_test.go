@@ -2,7 +2,6 @@ package vulkan
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"inferno/batch"
@@ -33,19 +32,7 @@ func BenchmarkMulMVQ(b *testing.B) {
 		{gguf.TensorQ8_0, 4096, 1024}, {gguf.TensorQ4_K, 12288, 4096}, {gguf.TensorQ4_K, 4096, 4096},
 		{gguf.TensorQ6_K, 4096, 12288}, {gguf.TensorQ5_K, 4096, 4096}, {gguf.TensorQ4_0, 4096, 4096},
 	} {
-		rb, _ := c.typ.RowBytes(uint64(c.cols))
-		data := make([]byte, c.rows*int(rb))
-		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range data {
-			data[i] = byte(rng.Uint32() & 0x3b) // no F16 infinities or NaNs
-		}
-		w, err := d.NewBuffer(int64(len(data)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Write(w, 0, data); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, size := benchWeights(b, d, c.typ, c.rows, c.cols)
 		x, _ := d.NewBuffer(8 * int64(c.cols) * 4)
 		vb, mb := quantBytes(8, c.cols)
 		xq, _ := d.NewBuffer(vb + mb)
@@ -64,19 +51,8 @@ func BenchmarkMulMVQ(b *testing.B) {
 		// run times a command buffer of batch times the dispatches of
 		// record.
 		run := func(b *testing.B, record func(r *Recorder)) {
-			b.SetBytes(int64(len(data)) * batch)
-			for b.Loop() {
-				r, err := d.Begin()
-				if err != nil {
-					b.Fatal(err)
-				}
-				for range batch {
-					record(r)
-				}
-				if err := d.Submit(r); err != nil {
-					b.Fatal(err)
-				}
-			}
+			b.SetBytes(int64(size) * batch)
+			benchBatches(b, d, batch, record)
 		}
 		mv := func(spec [3]uint32, n int) func(b *testing.B) {
 			return func(b *testing.B) {

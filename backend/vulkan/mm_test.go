@@ -243,19 +243,7 @@ func BenchmarkMulMM(b *testing.B) {
 		{gguf.TensorQ8_0, 1024, 1024, []int{512}},
 		{gguf.TensorQ4_K, 4096, 4096, []int{9, 16, 64, 512}},
 	} {
-		rb, _ := m.typ.RowBytes(uint64(m.cols))
-		data := make([]byte, m.rows*int(rb))
-		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range data {
-			data[i] = byte(rng.Uint32() & 0x3b) // no F16 infinities or NaNs
-		}
-		w, err := d.NewBuffer(int64(len(data)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Write(w, 0, data); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, size := benchWeights(b, d, m.typ, m.rows, m.cols)
 		x, _ := d.NewBuffer(int64(512 * m.cols * 4))
 		y, err := d.NewBuffer(int64(512 * m.rows * 4))
 		if err != nil {
@@ -292,23 +280,12 @@ func BenchmarkMulMM(b *testing.B) {
 						push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
 							RowBytes: uint32(rb), LDY: uint32(m.rows)})
 					}
-					b.SetBytes(int64(len(data)) * batch)
-					iters := 0
+					b.SetBytes(int64(size) * batch)
 					start := time.Now()
-					for b.Loop() {
-						r, err := d.Begin()
-						if err != nil {
-							b.Fatal(err)
-						}
-						for range batch {
-							r.Dispatch(p, gx, gy, 1, push)
-							r.Barrier()
-						}
-						if err := d.Submit(r); err != nil {
-							b.Fatal(err)
-						}
-						iters++
-					}
+					iters := benchBatches(b, d, batch, func(r *Recorder) {
+						r.Dispatch(p, gx, gy, 1, push)
+						r.Barrier()
+					})
 					flops := 2 * float64(m.rows) * float64(m.cols) * float64(n) * batch * float64(iters)
 					b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
 				})

@@ -398,19 +398,7 @@ func BenchmarkMulMV(b *testing.B) {
 	d := testDevice(b)
 	const rows, cols, batch = 32768, 4096, 50
 	for _, typ := range []gguf.TensorType{gguf.TensorQ4_K, gguf.TensorQ8_0, gguf.TensorQ6_K, gguf.TensorQ4_0, gguf.TensorF16} {
-		rb, _ := typ.RowBytes(cols)
-		data := make([]byte, rows*int(rb))
-		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range data {
-			data[i] = byte(rng.Uint32() & 0x3b) // no F16 infinities or NaNs
-		}
-		w, err := d.NewBuffer(int64(len(data)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Write(w, 0, data); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, size := benchWeights(b, d, typ, rows, cols)
 		x, _ := d.NewBuffer(8 * cols * 4)
 		y, err := d.NewBuffer(8 * rows * 4)
 		if err != nil {
@@ -427,22 +415,13 @@ func BenchmarkMulMV(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: rows, Cols: cols, N: uint32(n), RowBytes: uint32(rb), LDY: rows}
+				push := PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: rows, Cols: cols, N: uint32(n), RowBytes: uint32(rb), LDY: rows})
 				gx, gy := mulMVGroups(rows, n, spec)
-				b.SetBytes(int64(len(data)) * batch)
-				for b.Loop() {
-					r, err := d.Begin()
-					if err != nil {
-						b.Fatal(err)
-					}
-					for range batch {
-						r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-						r.Barrier()
-					}
-					if err := d.Submit(r); err != nil {
-						b.Fatal(err)
-					}
-				}
+				b.SetBytes(int64(size) * batch)
+				benchBatches(b, d, batch, func(r *Recorder) {
+					r.Dispatch(p, gx, gy, 1, push)
+					r.Barrier()
+				})
 			})
 		}
 		w.Free()
@@ -466,19 +445,7 @@ func BenchmarkMulMVSpec(b *testing.B) {
 		{gguf.TensorQ8_0, 4096, 1024}, {gguf.TensorQ8_0, 6144, 1024}, {gguf.TensorQ8_0, 1024, 3072},
 		{gguf.TensorQ8_0, 151936, 1024}, {gguf.TensorQ4_K, 12288, 4096},
 	} {
-		rb, _ := c.typ.RowBytes(uint64(c.cols))
-		data := make([]byte, c.rows*int(rb))
-		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range data {
-			data[i] = byte(rng.Uint32() & 0x3b)
-		}
-		w, err := d.NewBuffer(int64(len(data)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Write(w, 0, data); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, size := benchWeights(b, d, c.typ, c.rows, c.cols)
 		x, _ := d.NewBuffer(8 * int64(c.cols) * 4)
 		y, err := d.NewBuffer(8 * int64(c.rows) * 4)
 		if err != nil {
@@ -492,32 +459,20 @@ func BenchmarkMulMVSpec(b *testing.B) {
 			{2 * d.SubgroupSize, 2, 8}, {2 * d.SubgroupSize, 4, 8}, {2 * d.SubgroupSize, 8, 8}, {2 * d.SubgroupSize, 16, 8},
 			{4 * d.SubgroupSize, 4, 8}, {4 * d.SubgroupSize, 8, 8}, {4 * d.SubgroupSize, 16, 8},
 		} {
-			local, rows, tokens := tc.local, tc.rows, tc.tokens
-			{
-				spec := [3]uint32{local, rows, tokens}
-				b.Run(fmt.Sprintf("%s/%dx%d/L%d/R%d/T%d", c.typ, c.rows, c.cols, local, rows, tokens), func(b *testing.B) {
-					p, err := d.Pipeline(name, spec[:]...)
-					if err != nil {
-						b.Fatal(err)
-					}
-					push := pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: tokens, RowBytes: uint32(rb), LDY: uint32(c.rows)}
-					gx, gy := mulMVGroups(c.rows, int(tokens), spec)
-					b.SetBytes(int64(len(data)) * batch)
-					for b.Loop() {
-						r, err := d.Begin()
-						if err != nil {
-							b.Fatal(err)
-						}
-						for range batch {
-							r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-							r.Barrier()
-						}
-						if err := d.Submit(r); err != nil {
-							b.Fatal(err)
-						}
-					}
+			spec := [3]uint32{tc.local, tc.rows, tc.tokens}
+			b.Run(fmt.Sprintf("%s/%dx%d/L%d/R%d/T%d", c.typ, c.rows, c.cols, tc.local, tc.rows, tc.tokens), func(b *testing.B) {
+				p, err := d.Pipeline(name, spec[:]...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				push := PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: tc.tokens, RowBytes: uint32(rb), LDY: uint32(c.rows)})
+				gx, gy := mulMVGroups(c.rows, int(tc.tokens), spec)
+				b.SetBytes(int64(size) * batch)
+				benchBatches(b, d, batch, func(r *Recorder) {
+					r.Dispatch(p, gx, gy, 1, push)
+					r.Barrier()
 				})
-			}
+			})
 		}
 		w.Free()
 		x.Free()
@@ -576,21 +531,12 @@ func BenchmarkDispatch(b *testing.B) {
 		{"q8_0_4096x1024/none", mv, PushBytes(&pushMV), gx, gy, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				r, err := d.Begin()
-				if err != nil {
-					b.Fatal(err)
+			benchBatches(b, d, batch, func(r *Recorder) {
+				r.Dispatch(c.p, c.gx, c.gy, 1, c.push)
+				if c.barrier {
+					r.Barrier()
 				}
-				for range batch {
-					r.Dispatch(c.p, c.gx, c.gy, 1, c.push)
-					if c.barrier {
-						r.Barrier()
-					}
-				}
-				if err := d.Submit(r); err != nil {
-					b.Fatal(err)
-				}
-			}
+			})
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch)/1e3, "us/dispatch")
 		})
 	}
