@@ -214,3 +214,17 @@ func benchBatches(b *testing.B, d *Device, batch int, record func(r *Recorder)) 
 	}
 	return n
 }
+
+// dispatchOnce records one dispatch of p with the push block push,
+// submits it and waits.
+func dispatchOnce(t testing.TB, d *Device, p *Pipeline, gx, gy, gz uint32, push []byte) {
+	t.Helper()
+	r, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Dispatch(p, gx, gy, gz, push)
+	if err := d.Submit(r); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+}

@@ -143,14 +143,7 @@ func TestMulMVID(t *testing.T) {
 					if c.gx != 0 {
 						gx, gy = c.gx, c.gy
 					}
-					r, err := d.Begin()
-					if err != nil {
-						t.Fatal(err)
-					}
-					r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-					if err := d.Submit(r); err != nil {
-						t.Fatal(err)
-					}
+					dispatchOnce(t, d, p, gx, gy, 1, PushBytes(&push))
 					y := readF32(t, d, ybuf, len(y0))
 					for it := range n + 1 {
 						for row := range ldy {
@@ -253,15 +246,8 @@ func TestMoERoute(t *testing.T) {
 			}
 			push := pushMoERoute{Logits: lbuf.Addr(), Bias: bbuf.Addr(), IDs: ibuf.Addr(), Wts: wbuf.Addr(),
 				N: uint32(c.n), Experts: uint32(c.experts), K: uint32(c.k), Flags: flags}
-			r, err := d.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
 			gx, gy := groups2D(c.n, 64)
-			r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-			if err := d.Submit(r); err != nil {
-				t.Fatal(err)
-			}
+			dispatchOnce(t, d, p, gx, gy, 1, PushBytes(&push))
 			ids := make([]int32, c.n*c.k)
 			if err := d.Read(ibuf, 0, I32Bytes(ids)); err != nil {
 				t.Fatal(err)
@@ -321,15 +307,8 @@ func TestMoEGLUCombine(t *testing.T) {
 			}
 			push := pushMoEGLU{Out: out.Addr(), GU: gubuf.Addr(), IDs: ibuf.Addr(), GBias: gbbuf.Addr(), UBias: ubbuf.Addr(),
 				N: uint32(pairs * F), Width: F, Stride: 2 * F, Act: act, HasBias: hasBias, Experts: E}
-			r, err := d.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
 			gx, gy := groups2D(pairs*F, elementWG)
-			r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-			if err := d.Submit(r); err != nil {
-				t.Fatal(err)
-			}
+			dispatchOnce(t, d, p, gx, gy, 1, PushBytes(&push))
 			got := readF32(t, d, out, pairs*F)
 			for q := range pairs {
 				for i := range F {
@@ -357,15 +336,8 @@ func TestMoEGLUCombine(t *testing.T) {
 		}
 		push := pushMoECombine{X: xbuf.Addr(), Y: ybuf.Addr(), IDs: ibuf.Addr(), Wts: wbuf.Addr(), Bias: dbbuf.Addr(),
 			N: n * H, Hidden: H, K: k, Flags: flags, Experts: E}
-		r, err := d.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
 		gx, gy := groups2D(n*H, elementWG)
-		r.Dispatch(p, gx, gy, 1, PushBytes(&push))
-		if err := d.Submit(r); err != nil {
-			t.Fatal(err)
-		}
+		dispatchOnce(t, d, p, gx, gy, 1, PushBytes(&push))
 		got := readF32(t, d, xbuf, n*H)
 		for tok := range n {
 			for c := range H {
@@ -431,14 +403,7 @@ func TestMulMMID(t *testing.T) {
 			t.Fatal(err)
 		}
 		push := pushMoEGroup{IDs: ibuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Pairs: pairs, Experts: E, Tile: uint32(tile), NTiles: uint32(nt)}
-		r, err := d.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Dispatch(p, 1, 1, 1, PushBytes(&push))
-		if err := d.Submit(r); err != nil {
-			t.Fatal(err)
-		}
+		dispatchOnce(t, d, p, 1, 1, 1, PushBytes(&push))
 		order, tiles := make([]int32, pairs), make([]int32, 3*nt)
 		if err := d.Read(obuf, 0, I32Bytes(order)); err != nil {
 			t.Fatal(err)
@@ -487,14 +452,7 @@ func TestMulMMID(t *testing.T) {
 				ybuf := upload(t, d, F32Bytes(y0))
 				push := pushMulMMID{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Rows: rows,
 					Cols: uint32(cols), RowBytes: uint32(w.rowBytes), XDiv: xdiv, LDY: uint32(ldy), NTiles: uint32(nt), Experts: E}
-				r, err := d.Begin()
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.Dispatch(pl, grid[0], grid[1], 1, PushBytes(&push))
-				if err := d.Submit(r); err != nil {
-					t.Fatal(err)
-				}
+				dispatchOnce(t, d, pl, grid[0], grid[1], 1, PushBytes(&push))
 				y := readF32(t, d, ybuf, len(y0))
 				for q := range pairs {
 					e := min(int(ids[q]), E-1)
@@ -550,14 +508,7 @@ func checkMulMVIDG(t *testing.T, d *Device, rng *rand.Rand, ibuf, obuf, tbuf *Bu
 				push := pushMulMVIDG{W: w.buf.Addr(), X: xbuf.Addr(), Y: ybuf.Addr(), Order: obuf.Addr(), Tiles: tbuf.Addr(), Gain: gbuf.Addr(),
 					GBias: gbuf.Addr(), UBias: gbuf.Addr(), Rows: rows, Cols: uint32(cols), RowBytes: uint32(w.rowBytes), XDiv: xdiv,
 					LDY: uint32(ldy), NTiles: uint32(nt), Experts: uint32(E), Eps: eps}
-				r, err := d.Begin()
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.Dispatch(pl, grid[0], grid[1], 1, PushBytes(&push))
-				if err := d.Submit(r); err != nil {
-					t.Fatal(err)
-				}
+				dispatchOnce(t, d, pl, grid[0], grid[1], 1, PushBytes(&push))
 				y := readF32(t, d, ybuf, len(y0))
 				for q := range pairs {
 					e := min(int(ids[q]), E-1)

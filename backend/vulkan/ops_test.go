@@ -21,17 +21,10 @@ func newOpsRig(t *testing.T) *opsRig { return &opsRig{t: t, d: testDevice(t)} }
 // buf returns a device buffer holding src.
 func (r *opsRig) buf(src []byte) *Buffer {
 	r.t.Helper()
-	b, err := r.d.NewBuffer(int64(max(len(src), 16)))
-	if err != nil {
-		r.t.Fatal(err)
+	if len(src) < 16 { // at least 16 bytes: a buffer for any alignment
+		src = append(src[:len(src):len(src)], make([]byte, 16-len(src))...)
 	}
-	r.t.Cleanup(b.Free)
-	if len(src) > 0 {
-		if err := r.d.Write(b, 0, src); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	return b
+	return upload(r.t, r.d, src)
 }
 
 func (r *opsRig) f32(v []float32) *Buffer { return r.buf(F32Bytes(v)) }
@@ -48,7 +41,7 @@ func (r *opsRig) read(b *Buffer, n int) []byte {
 	return dst
 }
 
-func (r *opsRig) readF32(b *Buffer, n int) []float32 { return bytesF32(r.read(b, 4*n)) }
+func (r *opsRig) readF32(b *Buffer, n int) []float32 { return readF32(r.t, r.d, b, n) }
 
 // run records one dispatch of the shader name with the specialization
 // constants spec and the push block push, submits it and waits.
@@ -58,14 +51,7 @@ func (r *opsRig) run(name string, spec []uint32, gx, gy, gz uint32, push []byte)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	rec, err := r.d.Begin()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	rec.Dispatch(p, gx, gy, gz, push)
-	if err := r.d.Submit(rec); err != nil {
-		r.t.Fatalf("%s: %v", name, err)
-	}
+	dispatchOnce(r.t, r.d, p, gx, gy, gz, push)
 }
 
 func bytesF32(b []byte) []float32 {

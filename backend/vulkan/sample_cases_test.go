@@ -157,14 +157,7 @@ void main() {
 		n, seedLo, seedHi uint32
 		_                 uint32
 	}{in.Addr(), res.Addr(), n, uint32(seed), uint32(seed >> 32), 0}
-	r, err := d.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Dispatch(pl, (n+wg-1)/wg, 1, 1, PushBytes(&push))
-	if err := d.Submit(r); err != nil {
-		t.Fatal(err)
-	}
+	dispatchOnce(t, d, pl, (n+wg-1)/wg, 1, 1, PushBytes(&push))
 	got := unsafe.Slice((*float32)(unsafe.Pointer(&res.Host()[0])), 2*n)
 	worst := 0.0
 	for i, w := range words {
