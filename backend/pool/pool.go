@@ -220,7 +220,11 @@ func (w *worker) waitJob(seen uint32) {
 		}
 	}
 	for {
-		w.sleeping.Store(true)
+		// A swap, not a store: its read-modify-write orders the flag
+		// before the load of gen on any memory model (qemu's emulation of
+		// arm64 on x86 let a store pass the load, and a job's wake-up was
+		// lost: CI, 2026-12-06).
+		w.sleeping.Swap(true)
 		if w.gen.Load() != seen {
 			if !w.sleeping.CompareAndSwap(true, false) {
 				<-w.wake // the caller cleared the flag: its token is on the way
@@ -247,7 +251,7 @@ func (p *pool) waitDone() {
 		}
 	}
 	for {
-		p.mainSleeping.Store(true)
+		p.mainSleeping.Swap(true) // as in waitJob
 		if p.pending.Load() == 0 {
 			if !p.mainSleeping.CompareAndSwap(true, false) {
 				<-p.done // a worker cleared the flag: its token is on the way
