@@ -220,10 +220,11 @@ func (w *worker) waitJob(seen uint32) {
 		}
 	}
 	for {
-		// A swap, not a store: its read-modify-write orders the flag
-		// before the load of gen on any memory model (qemu's emulation of
-		// arm64 on x86 let a store pass the load, and a job's wake-up was
-		// lost: CI, 2026-12-06).
+		// A swap, not a store: a read-modify-write orders the flag before
+		// the load of gen however the atomics are implemented. Under
+		// qemu's arm64 emulation a job's wake-up was lost once with a
+		// store (CI, 2026-12-06: worker and caller both asleep), most
+		// likely the store passing the load; not reproduced.
 		w.sleeping.Swap(true)
 		if w.gen.Load() != seen {
 			if !w.sleeping.CompareAndSwap(true, false) {
