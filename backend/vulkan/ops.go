@@ -267,10 +267,25 @@ func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D, s.F
 func (s attnShape) shared() uint32 {
 	r := s.HPW * s.TQ
 	b := 4 * (r*s.D + 4*((r+3)/4)*s.WG + r*s.WG + s.WG)
+	if kg := s.WG / max(s.D/2/s.valuePairs(), 1); kg > 1 {
+		b += 4 * kg * s.D // vred: the key groups' partial outputs of a row
+	}
 	if s.Fuse != 0 {
 		b += 4 * (r*s.D + 2*s.D + (r+1)*s.D/2)
 	}
 	return b
+}
+
+// valuePairs is attn.comp's VP: the value pairs an invocation reads of a
+// key, fewer as the rows (each VP accumulator pairs) grow.
+func (s attnShape) valuePairs() uint32 {
+	switch r := s.HPW * s.TQ; {
+	case r <= 4:
+		return 4
+	case r <= 8:
+		return 2
+	}
+	return 1
 }
 
 // maxAttnRows bounds the query rows (tokens times heads) of an attn

@@ -21,9 +21,13 @@
 // them. It walks the keys in chunks of WG positions: invocation j computes
 // the R logits of key j of the chunk (its row of the cache read 8 halves
 // at a time), the chunk's maxima update each row's running maximum
-// (online softmax, float32), and invocation j then accumulates the value
-// pairs j, j+WG, ... (of D/2) of the R rows over the chunk's keys. The
-// denominators are summed over the workgroup at the end.
+// (online softmax, float32), and the invocations then accumulate the
+// chunk's values: each a column of VP value pairs of the R rows (VP 4, 2
+// or 1 as R grows) for the keys of its key group (WG/columns groups, keys
+// g, g+groups, ...), several keys' loads in flight at once, so that a
+// decode step's few workgroups wait on memory a few times a chunk rather
+// than once a key. The key groups' partial outputs and the denominators
+// are summed over the workgroup at the end, in a fixed order.
 //
 // With splits > 1 (decode at depth, where tiles times head groups are too
 // few workgroups to fill the device) the keys of a tile are cut into
@@ -50,8 +54,9 @@
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
 // D (headDim, a multiple of 8), 4 FUSE. Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
-// R*WG + WG) bytes, and 4*(R*D + 2*D + (R + 1)*D/2) more with FUSE (pickAttnShape in
-// ops.go picks them).
+// R*WG + WG) bytes, 4*KG*D more with KG > 1 key groups, and 4*(R*D + 2*D +
+// (R + 1)*D/2) more with FUSE (attnShape.shared in ops.go; pickAttnShape
+// picks the shape).
 //
 // Push block (Go: pushAttn):
 //   q             address of the queries (float32), qStride values a token
@@ -95,9 +100,20 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer RopeArgs {
 
 const uint R = TQ * HPW;
 const uint DP = D / 2u;               // value pairs a row
-const uint PPT = (DP + WG - 1u) / WG; // value pairs an invocation
 const uint NR4 = (R + 3u) / 4u;        // vec4s of weights a key
 const uint D4 = D / 4u;                // vec4s of a query row
+
+// The values' walk: invocation tid reads VP consecutive value pairs
+// (column tid % VPR of a row) of keys tid / VPR, tid / VPR + KG, ... of
+// each chunk, UNR of them in flight before it uses them, keeping VP*R
+// accumulator pairs (VP shrinks as the rows grow); the KG partial
+// results of a column are summed in a fixed order at the end.
+const uint VP = R <= 4u ? 4u : (R <= 8u ? 2u : 1u);
+const uint VPR = DP / VP;                    // columns of VP pairs a row
+const uint KG = WG >= VPR ? WG / VPR : 1u;   // keys read at once
+const uint NC = (VPR + WG - 1u) / WG;        // columns an invocation (KG 1)
+const uint NP = NC * VP;                     // pairs an invocation
+const uint UNR = 4u;
 
 layout(push_constant, std430) uniform Push {
   F32s q;
@@ -126,6 +142,7 @@ shared vec4 qs[R * D4];     // the rows' queries
 shared vec4 ps[WG * NR4];   // the chunk's weights, key-major, rows padded to 4
 shared float rmax[R * WG];  // a partial a subgroup and row
 shared uint crow[WG];       // the cache row of each key of the chunk (FUSE: NEWROW for the token's own)
+shared vec2 vred[KG > 1u ? KG * DP : 1u]; // the key groups' partial outputs of one row
 
 // FUSE: the token's key and value (half precision values), the sums of
 // squares of its query rows and key.
@@ -212,6 +229,24 @@ void fuse(uint t0, uint head0, uint kvh, int ps, bool store, uint crow0) {
   barrier();
 }
 
+// load_pairs reads the VP value pairs from pair index at of the value
+// cache (a multiple of VP) into v[to ..].
+void load_pairs(uint at, inout vec2 v[NP], uint to) {
+  if (VP == 4u) {
+    uvec4 w = UVec4s(uint64_t(p.vc)).v[at / 4u];
+    for (uint i = 0; i < 4u; i++) {
+      v[to + i] = unpackHalf2x16(w[i]);
+    }
+  } else if (VP == 2u) {
+    uvec2 w = UVec2s(uint64_t(p.vc)).v[at / 2u];
+    for (uint i = 0; i < 2u; i++) {
+      v[to + i] = unpackHalf2x16(w[i]);
+    }
+  } else {
+    v[to] = unpackHalf2x16(p.vc.v[at]);
+  }
+}
+
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
 void main() {
@@ -273,14 +308,15 @@ void main() {
 
   float m[R];
   float lsum[R];
-  vec2 acc[PPT][R];
+  vec2 acc[NP][R]; // column vcol + k*WG's pair i at k*VP + i
   for (uint r = 0; r < R; r++) {
     m[r] = NEG_INF;
     lsum[r] = 0.0;
-    for (uint k = 0; k < PPT; k++) {
-      acc[k][r] = vec2(0.0);
+    for (uint i = 0; i < NP; i++) {
+      acc[i][r] = vec2(0.0);
     }
   }
+  const uint vcol = tid % VPR, kg = tid / VPR;
 
   for (int base = lo; base <= hi; base += int(WG)) {
     // The logits of key base+tid.
@@ -346,21 +382,41 @@ void main() {
     barrier();
 
     uint nk = uint(min(int(WG), hi - base + 1));
-    for (uint k = 0; k < PPT; k++) {
-      uint pi = tid + k * WG;
-      if (pi < DP) {
-        for (uint r = 0; r < R; r++) {
-          acc[k][r] *= alpha[r];
+    if (kg < KG) {
+      for (uint r = 0; r < R; r++) {
+        for (uint i = 0; i < NP; i++) {
+          acc[i][r] *= alpha[r];
         }
-        uint vo = kvh * DP + pi;
-        for (uint j = 0; j < nk; j++) {
-          uint cr = crow[j];
-          vec2 v = FUSE != 0u && cr == NEWROW ? vn2[pi] : unpackHalf2x16(p.vc.v[cr * (kvDim / 2u) + vo]);
+      }
+      for (uint j0 = kg; j0 < nk; j0 += KG * UNR) {
+        vec2 v[UNR][NP];
+        for (uint u = 0; u < UNR; u++) {
+          uint j = j0 + u * KG;
+          uint cr = j < nk ? crow[j] : NEWROW;
+          for (uint k = 0; k < NC; k++) {
+            uint c = vcol + k * WG;
+            if (FUSE != 0u && j < nk && c < VPR && cr == NEWROW) {
+              for (uint i = 0; i < VP; i++) {
+                v[u][k * VP + i] = vn2[c * VP + i];
+              }
+            } else if (j < nk && c < VPR) {
+              load_pairs(cr * (kvDim / 2u) + kvh * DP + c * VP, v[u], k * VP);
+            } else {
+              for (uint i = 0; i < VP; i++) {
+                v[u][k * VP + i] = vec2(0.0);
+              }
+            }
+          }
+        }
+        for (uint u = 0; u < UNR; u++) {
+          uint j = min(j0 + u * KG, WG - 1u); // past nk: v is 0
           for (uint g = 0; g < NR4; g++) {
             vec4 w = ps[j * NR4 + g];
             for (uint e = 0; e < 4u; e++) {
               if (4u * g + e < R) {
-                acc[k][4u * g + e] += w[e] * v;
+                for (uint i = 0; i < NP; i++) {
+                  acc[i][4u * g + e] += w[e] * v[u][i];
+                }
               }
             }
           }
@@ -381,43 +437,65 @@ void main() {
   for (uint r = 0; r < R; r++) {
     uint tq = r / HPW;
     if (tq >= nt) {
-      continue;
+      continue; // the same for the whole workgroup
     }
     float l = 0.0;
     for (uint g = 0; g < gl_NumSubgroups; g++) {
       l += rmax[g * R + r];
     }
-    uint h = head0 + r % HPW;
-    if (p.splits > 1u) {
-      uint o = (((t0 + tq) * p.nHeads + h) * p.splits + split) * (D + 2u);
-      if (tid == 0u) {
-        p.part.v[o] = m[r];
-        p.part.v[o + 1u] = l;
-      }
-      for (uint k = 0; k < PPT; k++) {
-        uint pi = tid + k * WG;
-        if (pi < DP) {
-          p.part.v[o + 2u + 2u * pi] = acc[k][r].x;
-          p.part.v[o + 3u + 2u * pi] = acc[k][r].y;
+    // The row's output pairs (columns vcol + k*WG): the key groups' sum,
+    // in order (KG > 1 only where NC is 1).
+    vec2 o[NP];
+    for (uint i = 0; i < NP; i++) {
+      o[i] = acc[i][r];
+    }
+    if (KG > 1u) {
+      if (kg < KG) {
+        for (uint i = 0; i < VP; i++) {
+          vred[tid * VP + i] = o[i];
         }
       }
-      continue;
+      barrier();
+      if (kg == 0u) {
+        for (uint g = 1u; g < KG; g++) {
+          for (uint i = 0; i < VP; i++) {
+            o[i] += vred[(g * VPR + vcol) * VP + i];
+          }
+        }
+      }
+      barrier();
     }
-    float f = 1.0; // exp(m - the maximum with the sink)
-    if (uint64_t(p.sinks) != 0ul) {
-      float sk = p.sinks.v[h];
-      float mf = max(m[r], sk);
-      f = m[r] == NEG_INF ? 0.0 : exp(m[r] - mf);
-      l = l * f + exp(sk - mf);
-    }
-    f = l > 0.0 ? f / l : 0.0;
-    uint o = ((t0 + tq) * p.nHeads + h) * DP;
-    for (uint k = 0; k < PPT; k++) {
-      uint pi = tid + k * WG;
-      if (pi < DP) {
-        vec2 v = acc[k][r] * f;
-        p.dst.v[2u * (o + pi)] = v.x;
-        p.dst.v[2u * (o + pi) + 1u] = v.y;
+    uint h = head0 + r % HPW;
+    if (kg == 0u && p.splits > 1u) {
+      uint po = (((t0 + tq) * p.nHeads + h) * p.splits + split) * (D + 2u);
+      if (tid == 0u) {
+        p.part.v[po] = m[r];
+        p.part.v[po + 1u] = l;
+      }
+      for (uint i = 0; i < NP; i++) {
+        uint pi = (vcol + i / VP * WG) * VP + i % VP;
+        if (pi < DP) {
+          p.part.v[po + 2u + 2u * pi] = o[i].x;
+          p.part.v[po + 3u + 2u * pi] = o[i].y;
+        }
+      }
+    } else if (kg == 0u) {
+      float f = 1.0; // exp(m - the maximum with the sink)
+      if (uint64_t(p.sinks) != 0ul) {
+        float sk = p.sinks.v[h];
+        float mf = max(m[r], sk);
+        f = m[r] == NEG_INF ? 0.0 : exp(m[r] - mf);
+        l = l * f + exp(sk - mf);
+      }
+      f = l > 0.0 ? f / l : 0.0;
+      uint ob = ((t0 + tq) * p.nHeads + h) * DP;
+      for (uint i = 0; i < NP; i++) {
+        uint pi = (vcol + i / VP * WG) * VP + i % VP;
+        if (pi < DP) {
+          vec2 v = o[i] * f;
+          p.dst.v[2u * (ob + pi)] = v.x;
+          p.dst.v[2u * (ob + pi) + 1u] = v.y;
+        }
       }
     }
   }
