@@ -113,7 +113,7 @@ const uint VPR = DP / VP;                    // columns of VP pairs a row
 const uint KG = WG >= VPR ? WG / VPR : 1u;   // keys read at once
 const uint NC = (VPR + WG - 1u) / WG;        // columns an invocation (KG 1)
 const uint NP = NC * VP;                     // pairs an invocation
-const uint UNR = 4u;
+const uint UNR = 8u;
 
 layout(push_constant, std430) uniform Push {
   F32s q;
