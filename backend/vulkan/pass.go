@@ -55,10 +55,10 @@ func (p *pass) record() error {
 		}
 	}
 	// The head on the output rows, gathered, normalized; their argmax.
-	// The hidden rows the same way, without the head. In a short pass
+	// The hidden rows the same way, without the head. In a pass on mul_mv
 	// whose outputs are all its tokens in order (decode), the head
 	// normalizes the residual stream's rows itself.
-	headSelf := p.sh.allOut && p.fuseInputs()
+	headSelf := p.sh.allOut && p.fuseNorm()
 	if rows := p.sh.outs + p.sh.hidden; rows > 0 && !headSelf {
 		p.gather(r.x.Addr(), p.in(r.lay.outIdx), r.h.Addr(), rows, c.Hidden)
 		p.rec.Barrier()
@@ -97,10 +97,10 @@ func (p *pass) step(st arch.Step) {
 	switch st.Op {
 	case arch.OpQKV:
 		// One packed row a token: its queries, keys and values, of the
-		// normalized x (normalized by the products themselves in short
+		// normalized x (normalized by the products themselves in fuseNorm
 		// passes).
 		in, mode, gain := h, uint32(xPlain), l.vecs[arch.RoleAttnNorm]
-		if p.fuseInputs() {
+		if p.fuseNorm() {
 			in, mode = x, xNorm
 		} else {
 			p.rmsNorm(x, h, gain, n, c.Hidden, 0, 0)
@@ -127,7 +127,7 @@ func (p *pass) step(st arch.Step) {
 		// One packed row a token, gate's then up's; their activation
 		// into act, or computed by the down product as it reads them.
 		in, mode, gain := h, uint32(xPlain), l.vecs[arch.RoleFFNNorm]
-		if p.fuseInputs() {
+		if p.fuseNorm() {
 			in, mode = x, xNorm
 		} else {
 			p.rmsNorm(x, h, gain, n, c.Hidden, 0, 0)

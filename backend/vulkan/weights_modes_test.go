@@ -33,7 +33,7 @@ func TestMulMVInputModes(t *testing.T) {
 			const eps = 1e-6
 			name, _ := mulMVShader(typ)
 			for _, mode := range []uint32{xNorm, xSwiGLU} {
-				for _, n := range []int{1, 3, 8} {
+				for _, n := range []int{1, 3, 8, 19} {
 					stride := cols
 					if mode == xSwiGLU {
 						stride = 2*cols + 8*(n%2) // packed for 8 tokens
