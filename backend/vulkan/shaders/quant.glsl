@@ -279,11 +279,14 @@ const uint BB = 176;
 #endif
 void dequant_unit(uint64_t blk, uint j, out vec4 v[4]) {
 	const uint h = j / 4, l0 = 8 * (j % 4);
-	const vec2 dm = unpackHalf2x16(ld32(blk));
+	// d, dmin and the scales in one load (blocks of 144 and 176 bytes in
+	// rows 16-byte aligned start 16-byte aligned).
+	const uvec4 hd = ld128(blk);
+	const vec2 dm = unpackHalf2x16(hd.x);
 	// numfmt.ScaleMinK4 of sub-blocks 2h and 2h+1: the 16 bits of each
 	// scale word holding them, the low byte sub-block 2h's.
 	const uint sh = 16 * (h % 2);
-	const uint x = ld32(blk + 4) >> sh, y = ld32(blk + 8) >> sh, z = ld32(blk + 12) >> sh;
+	const uint x = hd.y >> sh, y = hd.z >> sh, z = hd.w >> sh;
 	const uint sc = h < 2 ? x & 0x3f3fu : (z & 0x0f0fu) | ((x >> 2) & 0x3030u);
 	const uint mn = h < 2 ? y & 0x3f3fu : ((z >> 4) & 0x0f0fu) | ((y >> 2) & 0x3030u);
 	const vec2 dl = dm.x * vec2(sc & 255u, sc >> 8), ml = dm.y * vec2(mn & 255u, mn >> 8);
