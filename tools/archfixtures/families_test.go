@@ -28,10 +28,13 @@ import (
 
 	"inferno/arch"
 	"inferno/backend/cuda"
+	"inferno/backend/forward/forwardtest"
+	"inferno/backend/scalar"
 	"inferno/convert"
 	"inferno/engine"
 	"inferno/family"
 	"inferno/gguf"
+	"inferno/kvcache"
 	"inferno/model"
 	"inferno/placement"
 )
@@ -198,6 +201,45 @@ func TestFamilies(t *testing.T) {
 		})
 	}
 }
+
+// TestFamiliesF16Cache runs each family's conversion on the scalar
+// backend with the KV cache in half precision, as the GPU backends and
+// llama.cpp keep it, everything else exact: the cache's rounding alone,
+// the part of checkCUDA's 2e-3 that no kernel can give back. Measured
+// (2026-12-07): 1.9e-4 to 7.8e-4 for every family but gpt-oss, whose
+// sinks and router carry it to 3.0e-3 (the 26-token prompt's position
+// 14; 2.0e-3 at 15), which puts the GPU's 2e-3 out of reach for gpt-oss
+// with a half-precision cache: the allowance here, f16GptOssTol.
+func TestFamiliesF16Cache(t *testing.T) {
+	fx := readFamilies(t)
+	for _, name := range fx.names() {
+		mf := fx.Models[name]
+		t.Run(name, func(t *testing.T) {
+			if _, _, ok := family.ByCheckpoint(mf.HFArch); !ok {
+				t.Skipf("no family converts %s yet (registered: %s)", mf.HFArch, family.CheckpointNames())
+			}
+			out := filepath.Join(t.TempDir(), "model.gguf")
+			if _, err := convert.Convert(context.Background(), familyDir(t, name, mf), out, convert.Options{Workers: 2}); err != nil {
+				t.Fatal(err)
+			}
+			m := openFamily(t, out, mf)
+			tol := 1e-3
+			if mf.Arch == "gpt-oss" {
+				tol = f16GptOssTol
+			}
+			for _, p := range fx.prompts(t, name) {
+				ops := scalar.NewScalar()
+				r := forwardtest.Single(t, m.Arch, ops, 256, kvcache.F16)
+				checkRun(t, "scalar, f16 cache", r, tol, p.IDs, p.First, p.Logits, nil)
+				r.Close()
+			}
+		})
+	}
+}
+
+// f16GptOssTol bounds gpt-oss's logits with a half-precision cache
+// (TestFamiliesF16Cache): 3.0e-3 measured.
+const f16GptOssTol = 4e-3
 
 // TestFamiliesLlamaCpp opens each file llama.cpp's convert_hf_to_gguf.py
 // made of families.py's checkpoints and checks it as TestFamilies checks
