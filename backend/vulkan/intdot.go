@@ -3,7 +3,6 @@ package vulkan
 import (
 	"fmt"
 
-	"inferno/arch"
 	"inferno/gguf"
 )
 
@@ -29,9 +28,9 @@ import (
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
 // that 4x8-bit packed signed dot products are accelerated
-// (DeviceInfo.IntegerDotFast) for models whose matrices are mostly in
-// formats other than Q8_0 (intDotPays), or wherever the device has them
-// when Options.IntDot asks for it (the tests, on lavapipe).
+// (DeviceInfo.IntegerDotFast), but for Q8_0's products of one token
+// (intDotFor), or wherever the device has them when Options.IntDot asks
+// for it (the tests, on lavapipe).
 
 // IntDot says when the decode products take integer activations and dot
 // products (Options).
@@ -39,9 +38,8 @@ type IntDot int
 
 const (
 	// IntDotAuto: where the device's 4x8-bit dot products are
-	// accelerated (DeviceInfo.IntegerDotFast) and the model's matrices
-	// are mostly in formats whose float decoding costs arithmetic
-	// (intDotPays).
+	// accelerated (DeviceInfo.IntegerDotFast), but for Q8_0's products
+	// of one token (intDotFor).
 	IntDotAuto IntDot = iota
 	// IntDotOn: wherever the device has them (DeviceInfo.IntegerDot).
 	IntDotOn
@@ -97,39 +95,34 @@ func mulMVQShader(t gguf.TensorType) (string, bool) {
 	return "mul_mvq_" + weightTypes[t], true
 }
 
-// useIntDot reports whether the model m on a device of info takes the
+// useIntDot reports whether a model on a device of info takes the
 // integer dot products, as mode asks.
-func useIntDot(info *DeviceInfo, mode IntDot, m arch.Model) bool {
+func useIntDot(info *DeviceInfo, mode IntDot) bool {
 	switch mode {
 	case IntDotOn:
 		return info.IntegerDot
 	case IntDotOff:
 		return false
 	}
-	return info.IntegerDotFast && intDotPays(m)
+	return info.IntegerDotFast
 }
 
-// intDotPays reports whether most of m's matrix bytes are in formats with
-// an integer product other than Q8_0. Q8_0's float decoding is a
-// conversion and a product a value, while the integer path adds a
-// quantizing dispatch and its barrier before each of a layer's four
-// products: 4.3 us each on an H100 (BenchmarkDispatch, 2026-12-06),
-// 0.48 ms a step over the 0.6B's 28 layers, more than its 1.63 ms step's
-// products could give back. The K-quants' and the 4-bit formats' float
-// decoding is what holds their products under the memory's rate (the
-// 8B's 12288x4096 Q4_K at 0.9 TB/s). Neither choice has been measured
-// end to end on a GPU yet (BenchmarkDecodeIntDot is that measurement).
-func intDotPays(m arch.Model) bool {
-	var q8, other int64
-	for _, w := range m.Tensors().Matrices() {
-		switch {
-		case w.Type == gguf.TensorQ8_0:
-			q8 += int64(len(w.Data))
-		case intDotTypes[w.Type]:
-			other += int64(len(w.Data))
-		}
+// intDotFor reports whether a product of n tokens over a matrix of type t
+// takes the integer dot products (the model's choice, useIntDot): all of
+// them, but by default a Q8_0 matrix's product of one token, whose float
+// decoding is a conversion and a product a value. Measured on an H100
+// (2026-12-07, 0.6B Q8_0, `bench --trace`): at one token mul_mv takes 10.8
+// us a product against mul_mvq's 8.1 plus its quantizing dispatch's 4.5;
+// batched, the integer products run S_TG at 8 and 64 sequences 2,212 and
+// 6,310 tok/s against mul_mv's 1,703 and 3,453 (each weight read once for
+// 8 tokens either way: mul_mv's float work is what bounds it). The
+// 8B's Q4_K and Q6_K products are 5.7 times faster a step on the integer
+// path at one token (BenchmarkDecodeIntDot).
+func (md *Model) intDotFor(t gguf.TensorType, n int) bool {
+	if !md.intDot {
+		return false
 	}
-	return other > q8
+	return md.opts.IntDot == IntDotOn || t != gguf.TensorQ8_0 || n > 1
 }
 
 // mulMVQSpec returns the specialization constants of mul_mvq_<type> for
@@ -208,7 +201,7 @@ type quantized struct {
 func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) bool {
 	r := p.r
 	name, ok := mulMVQShader(m.typ)
-	if !ok || !r.md.intDot || n > r.qcap || m.cols > r.md.maxCols() {
+	if !ok || !r.md.intDotFor(m.typ, n) || n > r.qcap || m.cols > r.md.maxCols() {
 		return false
 	}
 	vbytes, _ := quantBytes(n, m.cols)

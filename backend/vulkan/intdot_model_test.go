@@ -15,7 +15,7 @@ var testIntDot = IntDotAuto
 // TestBatchedEqualsAlone) with the other products than the device's
 // default: with the integer dot products (mul_mvq) where they are never
 // the default (lavapipe), with mul_mv where they are the default for the
-// models mostly in other formats than Q8_0 (NVIDIA: intDotPays).
+// products but Q8_0's of one token (NVIDIA: intDotFor).
 func TestModelsIntDot(t *testing.T) {
 	d := intDotDevice(t)
 	testIntDot = IntDotOn

@@ -343,24 +343,32 @@ func TestIntDotTable(t *testing.T) {
 	if v, m := quantBytes(3, 4096); v != 3*4096*2 || m != 3*256*8 {
 		t.Errorf("quantBytes(3, 4096) = %d, %d", v, m)
 	}
-	q8, q4k := archModel(t, archCases[0]), archModel(t, archCases[2]) // Q8_0; Q4_K_M
 	for _, c := range []struct {
 		dot, fast bool
 		mode      IntDot
-		q4k       bool
 		want      bool
 	}{
-		{true, true, IntDotAuto, true, true}, {true, true, IntDotAuto, false, false}, {true, false, IntDotAuto, true, false},
-		{false, false, IntDotAuto, true, false}, {true, false, IntDotOn, false, true}, {false, false, IntDotOn, true, false},
-		{true, true, IntDotOff, true, false},
+		{true, true, IntDotAuto, true}, {true, false, IntDotAuto, false}, {false, false, IntDotAuto, false},
+		{true, false, IntDotOn, true}, {false, false, IntDotOn, false}, {true, true, IntDotOff, false},
 	} {
 		info := DeviceInfo{IntegerDot: c.dot, IntegerDotFast: c.fast}
-		m := q8
-		if c.q4k {
-			m = q4k
+		if got := useIntDot(&info, c.mode); got != c.want {
+			t.Errorf("useIntDot(dot %v, accelerated %v, mode %d) = %v", c.dot, c.fast, c.mode, got)
 		}
-		if got := useIntDot(&info, c.mode, m); got != c.want {
-			t.Errorf("useIntDot(dot %v, accelerated %v, mode %d, Q4_K_M %v) = %v", c.dot, c.fast, c.mode, c.q4k, got)
+	}
+	// By default a Q8_0 product of one token stays on mul_mv.
+	for _, c := range []struct {
+		mode IntDot
+		typ  gguf.TensorType
+		n    int
+		want bool
+	}{
+		{IntDotAuto, gguf.TensorQ8_0, 1, false}, {IntDotAuto, gguf.TensorQ8_0, 2, true}, {IntDotAuto, gguf.TensorQ4_K, 1, true},
+		{IntDotOn, gguf.TensorQ8_0, 1, true}, {IntDotOff, gguf.TensorQ4_K, 8, false},
+	} {
+		md := &Model{intDot: c.mode != IntDotOff, opts: Options{IntDot: c.mode}}
+		if got := md.intDotFor(c.typ, c.n); got != c.want {
+			t.Errorf("intDotFor(%v, %d) under mode %d = %v", c.typ, c.n, c.mode, got)
 		}
 	}
 }

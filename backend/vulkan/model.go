@@ -138,7 +138,7 @@ func Load(m arch.Model, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := &Model{d: d, m: m, c: c, opts: opts, maxLen: c.ContextLength, intDot: useIntDot(&d.DeviceInfo, opts.IntDot, m)}
+	md := &Model{d: d, m: m, c: c, opts: opts, maxLen: c.ContextLength, intDot: useIntDot(&d.DeviceInfo, opts.IntDot)}
 	if opts.MaxLen > 0 && opts.MaxLen < md.maxLen {
 		md.maxLen = opts.MaxLen
 	}
