@@ -170,6 +170,20 @@ func openFamily(t *testing.T, path string, mf familyModel) *model.Model {
 	return m
 }
 
+// convertFamily converts families.py's checkpoint name with inferno and
+// opens the file, skipping the test when no family converts it yet.
+func convertFamily(t *testing.T, name string, mf familyModel) *model.Model {
+	t.Helper()
+	if _, _, ok := family.ByCheckpoint(mf.HFArch); !ok {
+		t.Skipf("no family converts %s yet (registered: %s)", mf.HFArch, family.CheckpointNames())
+	}
+	out := filepath.Join(t.TempDir(), "model.gguf")
+	if _, err := convert.Convert(context.Background(), familyDir(t, name, mf), out, convert.Options{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	return openFamily(t, out, mf)
+}
+
 // TestFamilies converts each checkpoint of families.py with inferno and
 // checks it against transformers: every backend's logits (scalar within
 // 1e-4, simd and pool 5e-2 with the same top token; check), 100 greedy
@@ -181,15 +195,7 @@ func TestFamilies(t *testing.T) {
 	for _, name := range fx.names() {
 		mf := fx.Models[name]
 		t.Run(name, func(t *testing.T) {
-			if _, _, ok := family.ByCheckpoint(mf.HFArch); !ok {
-				t.Skipf("no family converts %s yet (registered: %s)", mf.HFArch, family.CheckpointNames())
-			}
-			dir := familyDir(t, name, mf)
-			out := filepath.Join(t.TempDir(), "model.gguf")
-			if _, err := convert.Convert(context.Background(), dir, out, convert.Options{Workers: 2}); err != nil {
-				t.Fatal(err)
-			}
-			m := openFamily(t, out, mf)
+			m := convertFamily(t, name, mf)
 			if mf.Quant == "mxfp4" {
 				checkMXFP4(t, m, mf)
 			}
@@ -215,14 +221,7 @@ func TestFamiliesF16Cache(t *testing.T) {
 	for _, name := range fx.names() {
 		mf := fx.Models[name]
 		t.Run(name, func(t *testing.T) {
-			if _, _, ok := family.ByCheckpoint(mf.HFArch); !ok {
-				t.Skipf("no family converts %s yet (registered: %s)", mf.HFArch, family.CheckpointNames())
-			}
-			out := filepath.Join(t.TempDir(), "model.gguf")
-			if _, err := convert.Convert(context.Background(), familyDir(t, name, mf), out, convert.Options{Workers: 2}); err != nil {
-				t.Fatal(err)
-			}
-			m := openFamily(t, out, mf)
+			m := convertFamily(t, name, mf)
 			tol := 1e-3
 			if mf.Arch == "gpt-oss" {
 				tol = f16GptOssTol
