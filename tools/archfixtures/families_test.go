@@ -212,10 +212,10 @@ func TestFamilies(t *testing.T) {
 // backend with the KV cache in half precision, as the GPU backends and
 // llama.cpp keep it, everything else exact: the cache's rounding alone,
 // the part of checkCUDA's 2e-3 that no kernel can give back. Measured
-// (2026-12-07): 1.9e-4 to 7.8e-4 for every family but gpt-oss, whose
-// sinks and router carry it to 3.0e-3 (the 26-token prompt's position
-// 14; 2.0e-3 at 15), which puts the GPU's 2e-3 out of reach for gpt-oss
-// with a half-precision cache: the allowance here, f16GptOssTol.
+// (2026-12-07): 1.9e-4 to 7.8e-4 for every family but gpt-oss, which is
+// 3.0e-3 off (the 26-token prompt's position 14; 2.0e-3 at 15): the GPU's
+// 2e-3 is out of its reach with a half-precision cache. The allowance
+// here for it is f16GptOssTol.
 func TestFamiliesF16Cache(t *testing.T) {
 	fx := readFamilies(t)
 	for _, name := range fx.names() {
