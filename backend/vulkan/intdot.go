@@ -28,9 +28,8 @@ import (
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
 // that 4x8-bit packed signed dot products are accelerated
-// (DeviceInfo.IntegerDotFast), but for Q8_0's products of one token
-// (intDotFor), or wherever the device has them when Options.IntDot asks
-// for it (the tests, on lavapipe).
+// (DeviceInfo.IntegerDotFast; useIntDot), or wherever the device has
+// them when Options.IntDot asks for it (the tests, on lavapipe).
 
 // IntDot says when the decode products take integer activations and dot
 // products (Options).
@@ -38,8 +37,7 @@ type IntDot int
 
 const (
 	// IntDotAuto: where the device's 4x8-bit dot products are
-	// accelerated (DeviceInfo.IntegerDotFast), but for Q8_0's products
-	// of one token (intDotFor).
+	// accelerated (DeviceInfo.IntegerDotFast).
 	IntDotAuto IntDot = iota
 	// IntDotOn: wherever the device has them (DeviceInfo.IntegerDot).
 	IntDotOn
@@ -96,7 +94,19 @@ func mulMVQShader(t gguf.TensorType) (string, bool) {
 }
 
 // useIntDot reports whether a model on a device of info takes the
-// integer dot products, as mode asks.
+// integer dot products, as mode asks: by default wherever the driver says
+// they are accelerated, for every format they have, Q8_0's included, so
+// that a sequence's products take the same arithmetic alone and batched
+// (their sums' order aside): float products alone and integer ones in a
+// batch would put its logits 1e-4 apart, enough to change a seeded draw
+// now and then. Measured on an
+// H100 (2026-12-07, 0.6B Q8_0): batched, S_TG at 8 and 64 sequences 2,212
+// and 6,310 tok/s against mul_mv's 1,703 and 3,453 (each weight read once
+// for 8 tokens either way: mul_mv's float work bounds it); at one token
+// tg128 544-556 against 569-578 (the quantizing dispatch, 4.5 us a
+// product, costs more than mul_mvq's 8.1 us saves on mul_mv's 10.8). The
+// 8B's Q4_K and Q6_K layers are 5.7 times faster a step on them
+// (BenchmarkDecodeIntDot).
 func useIntDot(info *DeviceInfo, mode IntDot) bool {
 	switch mode {
 	case IntDotOn:
@@ -105,24 +115,6 @@ func useIntDot(info *DeviceInfo, mode IntDot) bool {
 		return false
 	}
 	return info.IntegerDotFast
-}
-
-// intDotFor reports whether a product of n tokens over a matrix of type t
-// takes the integer dot products (the model's choice, useIntDot): all of
-// them, but by default a Q8_0 matrix's product of one token, whose float
-// decoding is a conversion and a product a value. Measured on an H100
-// (2026-12-07, 0.6B Q8_0, `bench --trace`): at one token mul_mv takes 10.8
-// us a product against mul_mvq's 8.1 plus its quantizing dispatch's 4.5;
-// batched, the integer products run S_TG at 8 and 64 sequences 2,212 and
-// 6,310 tok/s against mul_mv's 1,703 and 3,453 (each weight read once for
-// 8 tokens either way: mul_mv's float work is what bounds it). The
-// 8B's Q4_K and Q6_K products are 5.7 times faster a step on the integer
-// path at one token (BenchmarkDecodeIntDot).
-func (md *Model) intDotFor(t gguf.TensorType, n int) bool {
-	if !md.intDot {
-		return false
-	}
-	return md.opts.IntDot == IntDotOn || t != gguf.TensorQ8_0 || n > 1
 }
 
 // mulMVQSpec returns the specialization constants of mul_mvq_<type> for
@@ -201,7 +193,7 @@ type quantized struct {
 func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) bool {
 	r := p.r
 	name, ok := mulMVQShader(m.typ)
-	if !ok || !r.md.intDotFor(m.typ, n) || n > r.qcap || m.cols > r.md.maxCols() {
+	if !ok || !r.md.intDot || n > r.qcap || m.cols > r.md.maxCols() {
 		return false
 	}
 	vbytes, _ := quantBytes(n, m.cols)

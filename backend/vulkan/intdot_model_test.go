@@ -14,8 +14,8 @@ var testIntDot = IntDotAuto
 // TestModelsIntDot runs the model tests (TestGoldenTiny, TestArchitectures,
 // TestBatchedEqualsAlone) with the other products than the device's
 // default: with the integer dot products (mul_mvq) where they are never
-// the default (lavapipe), with mul_mv where they are the default for the
-// products but Q8_0's of one token (NVIDIA: intDotFor).
+// the default (lavapipe), with mul_mv where they are the default
+// (NVIDIA).
 func TestModelsIntDot(t *testing.T) {
 	d := intDotDevice(t)
 	testIntDot = IntDotOn

@@ -356,21 +356,6 @@ func TestIntDotTable(t *testing.T) {
 			t.Errorf("useIntDot(dot %v, accelerated %v, mode %d) = %v", c.dot, c.fast, c.mode, got)
 		}
 	}
-	// By default a Q8_0 product of one token stays on mul_mv.
-	for _, c := range []struct {
-		mode IntDot
-		typ  gguf.TensorType
-		n    int
-		want bool
-	}{
-		{IntDotAuto, gguf.TensorQ8_0, 1, false}, {IntDotAuto, gguf.TensorQ8_0, 2, true}, {IntDotAuto, gguf.TensorQ4_K, 1, true},
-		{IntDotOn, gguf.TensorQ8_0, 1, true}, {IntDotOff, gguf.TensorQ4_K, 8, false},
-	} {
-		md := &Model{intDot: c.mode != IntDotOff, opts: Options{IntDot: c.mode}}
-		if got := md.intDotFor(c.typ, c.n); got != c.want {
-			t.Errorf("intDotFor(%v, %d) under mode %d = %v", c.typ, c.n, c.mode, got)
-		}
-	}
 }
 
 // TestMulMVQSpec checks mulMVQSpec's local sizes: mul_mv's, halved
