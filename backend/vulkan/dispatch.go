@@ -62,13 +62,13 @@ func (p *pass) mulMV(m *matrix, x, y uint64, n int, add bool, ldy int) {
 func (p *pass) fuseInputs() bool { return p.sh.tokens <= 8 }
 
 // fuseNorm reports whether the pass's products normalize their input rows
-// themselves (mulMVIn's xNorm): wherever they run on mul_mv or mul_mvq,
-// decode passes of any size and prompts of a few tokens. A mul_mv
-// workgroup reads its tile's tokens' whole rows anyway, so the sums of
-// squares cost two operations a value read, against an RMSNorm dispatch
-// and its barrier saved (the SwiGLU stays a dispatch of its own past
-// fuseInputs: mul_mv would compute it again for every tile of rows).
-func (p *pass) fuseNorm() bool { return !p.sh.prompt || p.fuseInputs() }
+// themselves (mulMVIn's xNorm): in passes of a few tokens (fuseInputs),
+// and in decode batches of any size on the integer products, whose
+// quantizing dispatch computes the norm as it goes (one dispatch instead
+// of two). Float decode batches past 8 tokens keep the RMSNorm's own
+// dispatch: their mul_mv tiles are bound by arithmetic (docs/PERF.md,
+// call E), which the norm's would add to in every tile of rows.
+func (p *pass) fuseNorm() bool { return p.fuseInputs() || (!p.sh.prompt && p.r.md.intDot) }
 
 // mulMVIn is mulMV of the input mode computes from x: xNorm,
 // RMSNorm(x) * gain (gain the norm's vector); xSwiGLU, the SwiGLU of the

@@ -333,7 +333,7 @@ func testBatchedEqualsAlone(t *testing.T, c archCase) {
 	defer br.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	// Eleven sequences: the decode passes take more tokens than a tile of
-	// mul_mv (fuseNorm past fuseInputs).
+	// mul_mv (with the integer products, fuseNorm past fuseInputs).
 	lens := []int{23, 1, 40, 2, 5, 3, 1, 7, 2, 4, 3}
 	prompts := make([][]int32, len(lens))
 	for i, n := range lens {
