@@ -261,7 +261,9 @@ func (s attnShape) fuse() attnShape {
 func (s attnShape) exceeds(sharedMem uint32) bool { return s.shared() > sharedMem }
 
 // spec returns the specialization constants in constant_id order.
-func (s attnShape) spec() []uint32 { return []uint32{s.WG, s.HPW, s.TQ, s.D, s.Fuse} }
+func (s attnShape) spec() []uint32 {
+	return []uint32{s.WG, s.HPW, s.TQ, s.D, s.Fuse, s.valuePairs()}
+}
 
 // shared returns the shared memory the shape uses, in bytes.
 func (s attnShape) shared() uint32 {
@@ -277,7 +279,8 @@ func (s attnShape) shared() uint32 {
 }
 
 // valuePairs is attn.comp's VP: the value pairs an invocation reads of a
-// key, fewer as the rows (each VP accumulator pairs) grow.
+// key, fewer as the rows (each VP accumulator pairs) grow, so that an
+// invocation holds at most 32 accumulators.
 func (s attnShape) valuePairs() uint32 {
 	switch r := s.HPW * s.TQ; {
 	case r <= 4:

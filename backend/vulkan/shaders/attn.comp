@@ -53,7 +53,8 @@
 //
 // Specialization constants: 0 WG (invocations, keys a chunk), 1 HPW
 // (query heads a workgroup, dividing nHeads/nKV), 2 TQ (tokens a tile), 3
-// D (headDim, a multiple of 8), 4 FUSE. Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
+// D (headDim, a multiple of 8), 4 FUSE, 5 VP (value pairs an invocation
+// reads of a key: 1, 2 or 4, fewer as the rows grow). Shared memory: 4*(R*D + 4*ceil(R/4)*WG +
 // R*WG + WG) bytes, 4*KG*D more with KG > 1 key groups, and 4*(R*D + 2*D +
 // (R + 1)*D/2) more with FUSE (attnShape.shared in ops.go; pickAttnShape
 // picks the shape).
@@ -84,6 +85,7 @@ layout(constant_id = 1) const uint HPW = 1;
 layout(constant_id = 2) const uint TQ = 1;
 layout(constant_id = 3) const uint D = 128;
 layout(constant_id = 4) const uint FUSE = 0;
+layout(constant_id = 5) const uint VP = 4;
 
 // RopeArgs is a layer's rope block (Go: ropeArgs): rope_store's table,
 // gains and options.
@@ -106,9 +108,8 @@ const uint D4 = D / 4u;                // vec4s of a query row
 // The values' walk: invocation tid reads VP consecutive value pairs
 // (column tid % VPR of a row) of keys tid / VPR, tid / VPR + KG, ... of
 // each chunk, UNR of them in flight before it uses them, keeping VP*R
-// accumulator pairs (VP shrinks as the rows grow); the KG partial
-// results of a column are summed in a fixed order at the end.
-const uint VP = R <= 4u ? 4u : (R <= 8u ? 2u : 1u);
+// accumulator pairs; the KG partial results of a column are summed in a
+// fixed order at the end.
 const uint VPR = DP / VP;                    // columns of VP pairs a row
 const uint KG = WG >= VPR ? WG / VPR : 1u;   // keys read at once
 const uint NC = (VPR + WG - 1u) / WG;        // columns an invocation (KG 1)
