@@ -25,6 +25,11 @@ import (
 // path to; with two planes they stay where mul_mv's are (3e-4 to 6e-4 of
 // the goldens, 1e-4 of the CPU).
 //
+// For a few tokens and a small product (mulMVQFused: a 0.6B's layers at
+// one token) mul_mvq quantizes its float input itself, each workgroup the
+// whole input, to the same integers as quant_act's: one dispatch and
+// barrier a product instead of two.
+//
 // Used where mul_mv would run (passes of up to 8 tokens, and decode
 // batches) for the types of intDotTypes, on devices whose driver says
 // that 4x8-bit packed signed dot products are accelerated
@@ -63,7 +68,8 @@ type pushQuantAct struct {
 // pushMulMVQ is the push constant block of mul_mvq_<type>
 // (shaders/mul_mvq.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +
 // sum_c W[r][c] * x[t*Cols + c] for r < Rows, t < N, x as quant_act
-// quantized it into XQ and XM.
+// quantized it into XQ and XM, or (specialization FUSED) as the shader
+// quantizes its input at X itself.
 type pushMulMVQ struct {
 	W        uint64 // address of row 0 (16-byte aligned); row r at W + r*RowBytes
 	XQ       uint64
@@ -75,6 +81,10 @@ type pushMulMVQ struct {
 	RowBytes uint32
 	LDY      uint32
 	Add      uint32
+	X        uint64 // FUSED: the float32 input, 16-byte aligned
+	Gain     uint64 // FUSED, xNorm: Cols float32 gains
+	Eps      float32
+	XStride  uint32 // FUSED, xSwiGLU: values from a token's gate-and-up row to the next's
 }
 
 // intDotTypes are the weight formats mul_mvq has a variant for.
@@ -134,6 +144,36 @@ func mulMVQSpec(subgroupSize uint32, rows, cols, n int) [3]uint32 {
 	return s
 }
 
+// fusedReadLimit bounds the input bytes the workgroups of a product that
+// quantizes its own input (mulMVQFused) read together: each reads every
+// token's whole input (twice the values for the SwiGLU's gate and up, and
+// the RMSNorm's gains once), so the reads grow with the row tiles. 16 MiB
+// is about 3 us of an H100's L2, under the quantizing dispatch and barrier
+// they spare (4.5 us at one token, docs/PERF.md). Every product of a
+// 0.6B's layers is under it at one token; an 8B's are over it but for the
+// attention's output, and so are a 0.6B's in batches of 8 tokens.
+const fusedReadLimit = 16 << 20
+
+// mulMVQFused reports whether mul_mvq quantizes its input itself (its
+// FUSED specialization) for a product of rows rows of cols values, n
+// tokens in input mode mode and specialization spec (mulMVQSpec): where
+// the n tokens are one tile and the workgroups' reads of them stay within
+// fusedReadLimit; else quant_act quantizes the input once for all.
+func mulMVQFused(spec [3]uint32, rows, cols, n int, mode uint32) bool {
+	if n > int(spec[2]) {
+		return false
+	}
+	in := 4 * int64(cols) * int64(n)
+	switch mode {
+	case xNorm:
+		in += 4 * int64(cols) // the gains
+	case xSwiGLU:
+		in *= 2 // gate and up
+	}
+	gx, _ := mulMVGroups(rows, n, spec)
+	return int64(gx)*in <= fusedReadLimit
+}
+
 // quantActSpec returns the local size of quant_act: 64 invocations (a
 // chunk of 16 values each), or the subgroup when it is wider.
 func quantActSpec(subgroupSize uint32) uint32 { return max(64, subgroupSize) }
@@ -185,51 +225,77 @@ type quantized struct {
 	n, cols int
 }
 
-// mulMVQ records mulMVIn's product on the integer dot products, the
-// input quantized first (unless the last quantization of this step was
-// of the same input), and reports whether it could: false (nothing
-// recorded) for a type without a mul_mvq variant or a model without
-// them.
+// mulMVQ records mulMVIn's product on the integer dot products and
+// reports whether it could: false (nothing recorded) for a type without a
+// mul_mvq variant or a model without them. The product quantizes its
+// input itself where mulMVQFused says so; otherwise quant_act quantizes it
+// first into the runner's scratch (unless the last quantization of this
+// step was of the same input).
 func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, n int, add bool, ldy int) bool {
 	r := p.r
 	name, ok := mulMVQShader(m.typ)
 	if !ok || !r.md.intDot || n > r.qcap || m.cols > r.md.maxCols() {
 		return false
 	}
-	vbytes, _ := quantBytes(n, m.cols)
-	xq := r.xq.Addr()
-	xm := xq + uint64(vbytes)
-	in := quantized{x: x, mode: mode, gain: gain, n: n, cols: m.cols}
-	if !p.qvalid || p.qin != in {
-		local := quantActSpec(r.d.SubgroupSize)
-		pq := p.pipeline("quant_act", local, mode)
-		if pq == nil {
-			return true
-		}
-		push := pushQuantAct{X: x, XQ: xq, XM: xm, Cols: uint32(m.cols), N: uint32(n)}
-		push.Gain = x // read only with xNorm
+	spec := mulMVQSpec(r.d.SubgroupSize, m.rows, m.cols, n)
+	push := pushMulMVQ{W: m.buf.Addr(), Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+		RowBytes: uint32(m.rb), LDY: uint32(ldy)}
+	if add {
+		push.Add = 1
+	}
+	fused := mulMVQFused(spec, m.rows, m.cols, n, mode)
+	if fused {
+		push.X, push.Gain = x, x // Gain read only with xNorm
 		switch mode {
 		case xNorm:
 			push.Gain, push.Eps = gain.buf.Addr(), p.c.Eps
 		case xSwiGLU:
 			push.XStride = uint32(2 * m.cols)
 		}
-		gx, gy := quantActGroups(m.cols, n, local)
-		p.rec.Dispatch(pq, gx, gy, 1, PushBytes(&push))
-		p.rec.Barrier()
-		p.qin, p.qvalid = in, true
+	} else {
+		vbytes, _ := quantBytes(n, m.cols)
+		push.XQ = r.xq.Addr()
+		push.XM = push.XQ + uint64(vbytes)
+		if !p.quantAct(quantized{x: x, mode: mode, gain: gain, n: n, cols: m.cols}, push.XQ, push.XM) {
+			return true
+		}
 	}
-	spec := mulMVQSpec(r.d.SubgroupSize, m.rows, m.cols, n)
-	pl := p.pipeline(name, spec[:]...)
+	var f, xmode uint32 // FUSED and XMODE: 0 and 0 (one pipeline) on quant_act's
+	if fused {
+		f, xmode = 1, mode
+	}
+	pl := p.pipeline(name, spec[0], spec[1], spec[2], f, xmode)
 	if pl == nil {
 		return true
 	}
-	push := pushMulMVQ{W: m.buf.Addr(), XQ: xq, XM: xm, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
-		RowBytes: uint32(m.rb), LDY: uint32(ldy)}
-	if add {
-		push.Add = 1
-	}
 	gx, gy := mulMVGroups(m.rows, n, spec)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+	return true
+}
+
+// quantAct records quant_act of in into xq and xm, and the barrier after
+// it, unless the last quantization of this step was of the same input;
+// false if its pipeline could not be made (the pass's error says why).
+func (p *pass) quantAct(in quantized, xq, xm uint64) bool {
+	if p.qvalid && p.qin == in {
+		return true
+	}
+	local := quantActSpec(p.r.d.SubgroupSize)
+	pq := p.pipeline("quant_act", local, in.mode)
+	if pq == nil {
+		return false
+	}
+	push := pushQuantAct{X: in.x, XQ: xq, XM: xm, Cols: uint32(in.cols), N: uint32(in.n)}
+	push.Gain = in.x // read only with xNorm
+	switch in.mode {
+	case xNorm:
+		push.Gain, push.Eps = in.gain.buf.Addr(), p.c.Eps
+	case xSwiGLU:
+		push.XStride = uint32(2 * in.cols)
+	}
+	gx, gy := quantActGroups(in.cols, in.n, local)
+	p.rec.Dispatch(pq, gx, gy, 1, PushBytes(&push))
+	p.rec.Barrier()
+	p.qin, p.qvalid = in, true
 	return true
 }

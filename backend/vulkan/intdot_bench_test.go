@@ -16,7 +16,10 @@ import (
 //	mv            mul_mv of one token, its default choice (mulMVSpecRows)
 //	mvq           mul_mvq of one token, its default choice (mulMVQSpec)
 //	quant+mvq     quant_act then mul_mvq, a barrier between: what a decode
-//	              product costs the runner (the input read plain)
+//	              product costs the runner where mul_mvq does not
+//	              quantize its own input (the input read plain)
+//	fused         mul_mvq quantizing its float input itself (FUSED): what
+//	              it costs where mulMVQFused chooses it
 //	mv/n8, mvq/n8 both of 8 tokens (the quantization of 8 tokens outside)
 //	mvq/L<l>/R<r> mul_mvq of one token with local size l and r rows a
 //	              workgroup (the choice to tune)
@@ -68,9 +71,13 @@ func BenchmarkMulMVQ(b *testing.B) {
 				})
 			}
 		}
-		mvq := func(spec [3]uint32, n int, quant bool) func(b *testing.B) {
+		mvq := func(spec [3]uint32, n int, quant, fused bool) func(b *testing.B) {
 			return func(b *testing.B) {
-				p, err := d.Pipeline(qname, spec[:]...)
+				var f uint32
+				if fused {
+					f = 1
+				}
+				p, err := d.Pipeline(qname, spec[0], spec[1], spec[2], f, xPlain)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -84,6 +91,9 @@ func BenchmarkMulMVQ(b *testing.B) {
 				qx, qy := quantActGroups(c.cols, n, local)
 				push := pushMulMVQ{W: w.Addr(), XQ: xq.Addr(), XM: xq.Addr() + uint64(qv), Y: y.Addr(), Rows: uint32(c.rows), Cols: uint32(c.cols), N: uint32(n),
 					RowBytes: uint32(rb), LDY: uint32(c.rows)}
+				if fused {
+					push.XQ, push.XM, push.X, push.Gain = 0, 0, x.Addr(), x.Addr()
+				}
 				gx, gy := mulMVGroups(c.rows, n, spec)
 				run(b, func(r *Recorder) {
 					if quant {
@@ -97,13 +107,14 @@ func BenchmarkMulMVQ(b *testing.B) {
 		}
 		name := fmt.Sprintf("%s/%dx%d", c.typ, c.rows, c.cols)
 		b.Run(name+"/mv", mv(mulMVSpecRows(d.SubgroupSize, c.rows, 1), 1))
-		b.Run(name+"/mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, false))
-		b.Run(name+"/quant+mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, true))
+		b.Run(name+"/mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, false, false))
+		b.Run(name+"/quant+mvq", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, true, false))
+		b.Run(name+"/fused", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 1), 1, false, true))
 		b.Run(name+"/mv/n8", mv(mulMVSpecRows(d.SubgroupSize, c.rows, 8), 8))
-		b.Run(name+"/mvq/n8", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 8), 8, false))
+		b.Run(name+"/mvq/n8", mvq(mulMVQSpec(d.SubgroupSize, c.rows, c.cols, 8), 8, false, false))
 		for _, local := range []uint32{d.SubgroupSize, 2 * d.SubgroupSize, 4 * d.SubgroupSize} {
 			for _, rows := range []uint32{1, 2, 4, 8} {
-				b.Run(fmt.Sprintf("%s/mvq/L%d/R%d", name, local, rows), mvq([3]uint32{local, rows, 1}, 1, false))
+				b.Run(fmt.Sprintf("%s/mvq/L%d/R%d", name, local, rows), mvq([3]uint32{local, rows, 1}, 1, false, false))
 			}
 		}
 		w.Free()

@@ -183,7 +183,9 @@ func intDotTypeList() []gguf.TensorType {
 // back) in float64: within 4e-5 of the sum over the row of |x|*max|w|
 // (the dot products are exact, the scales' products float32); and against
 // mul_mv of the float activations within what the quantization allows
-// (half a step of each value times |w|) and float32 rounding.
+// (half a step of each value times |w|) and float32 rounding; and
+// mul_mvq quantizing its float input itself (FUSED) against it on
+// quant_act's, within float32 rounding (the same integers).
 func TestMulMVQ(t *testing.T) {
 	d := intDotDevice(t)
 	sg := d.SubgroupSize
@@ -220,9 +222,9 @@ func TestMulMVQ(t *testing.T) {
 }
 
 // checkMulMVQ runs mul_mvq of w (and mul_mv for the comparison with float
-// activations) with spec for every mulMVCase, in one command buffer,
-// and compares (TestMulMVQ). y's padding (rows..ldy) and the tokens past
-// n must be left alone.
+// activations, and mul_mvq quantizing x itself) with spec for every
+// mulMVCase, in one command buffer, and compares (TestMulMVQ). y's
+// padding (rows..ldy) and the tokens past n must be left alone.
 func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []float32, qr *quantRef, xbuf, xq *Buffer, spec [3]uint32) {
 	t.Helper()
 	name, _ := mulMVQShader(w.typ)
@@ -237,10 +239,14 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 		t.Fatal(err)
 	}
 	const maxN = 17
+	pfu, err := d.Pipeline(name, spec[0], spec[1], spec[2], 1, xPlain)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ldy := w.rows + 3
 	region := ldy * (maxN + 1)
 	nc := len(mulMVCases)
-	y0 := make([]float32, 2*region*nc) // mul_mvq's, then mul_mv's
+	y0 := make([]float32, 3*region*nc) // mul_mvq's, mul_mv's, then mul_mvq's quantizing x
 	for i := range y0 {
 		y0[i] = float32(rng.NormFloat64())
 	}
@@ -252,6 +258,7 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 		}
 	}
 	copy(y0[nc*region:], y0[:nc*region]) // mul_mv adds to the same
+	copy(y0[2*nc*region:], y0[:nc*region])
 	ybuf := upload(t, d, F32Bytes(y0))
 	vb, _ := quantBytes(maxN, w.cols)
 	r, err := d.Begin()
@@ -276,6 +283,10 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 			Rows: uint32(w.rows), Cols: uint32(w.cols), N: uint32(c.n), RowBytes: uint32(w.rowBytes), LDY: uint32(ldy), Add: push.Add}
 		fx, fy := mulMVGroups(w.rows, c.n, fspec)
 		r.Dispatch(pf, fx, fy, 1, PushBytes(&fpush))
+		upush := push
+		upush.XQ, upush.XM, upush.X, upush.Gain = 0, 0, xbuf.Addr(), xbuf.Addr()
+		upush.Y = ybuf.Addr() + uint64(4*(2*nc+ci)*region)
+		r.Dispatch(pfu, gx, gy, 1, PushBytes(&upush))
 	}
 	if err := d.Submit(r); err != nil {
 		t.Fatal(err)
@@ -306,8 +317,108 @@ func checkMulMVQ(t *testing.T, d *Device, rng *rand.Rand, w *weightMatrix, x []f
 		if diff := math.Abs(float64(y[i]) - yf); !(diff <= quant*1.001+4e-5*scale) {
 			return fmt.Sprintf("= %g, mul_mv's %g: error %.3g over 8-bit activations' %.3g", y[i], yf, diff, quant)
 		}
+		// quantizing x itself
+		yu := float64(y[(2*nc+ci)*region+tok*ldy+row])
+		if diff := math.Abs(float64(y[i]) - yu); !(diff <= 1e-6*scale) {
+			return fmt.Sprintf("= %g, fused %g: error %.3g of %.3g", y[i], yu, diff, scale)
+		}
 		return ""
 	})
+	// what the fused product leaves alone
+	for k := range nc * region {
+		a, b := y[2*nc*region+k], y0[2*nc*region+k]
+		ci, tok, row := k/region, k%region/ldy, k%ldy
+		if (tok >= mulMVCases[ci].n || row >= w.rows) && a != b && !(a != a && b != b) {
+			t.Fatalf("%s fused: case %d token %d row %d = %g, was %g", label, ci, tok, row, a, b)
+		}
+	}
+}
+
+// TestMulMVQFused checks mul_mvq quantizing its input itself in the input
+// modes RMSNorm and SwiGLU (FUSED, XMODE 1 and 2) against mul_mvq after
+// quant_act in the same mode, for every type, 37 rows, 1, 3 and 8 tokens:
+// the same integers, so within float32 rounding (RMSNorm's factor is
+// applied to the sums there and to the scales here).
+func TestMulMVQFused(t *testing.T) {
+	d := intDotDevice(t)
+	sg := d.SubgroupSize
+	const rows, eps = 37, 1e-6
+	for _, typ := range intDotTypeList() {
+		t.Run(typ.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(typ), 23))
+			cols := testCols(typ)
+			w := newWeightMatrix(t, d, rng, typ, rows, cols)
+			name, _ := mulMVQShader(typ)
+			x := make([]float32, 8*2*cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * math.Pow(10, rng.Float64()-0.5))
+			}
+			gain := make([]float32, cols)
+			for i := range gain {
+				gain[i] = float32(0.5 + rng.Float64())
+			}
+			xbuf, gbuf := upload(t, d, F32Bytes(x)), upload(t, d, F32Bytes(gain))
+			vb, mb := quantBytes(8, cols)
+			xq, err := d.NewBuffer(vb + mb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer xq.Free()
+			for _, mode := range []uint32{xNorm, xSwiGLU} {
+				for _, n := range []int{1, 3, 8} {
+					spec := mulMVQSpec(sg, rows, cols, n)
+					qr := runQuantAct(t, d, mode, xbuf, gbuf, xq, cols, n, eps, 0)
+					y := make([]float32, 2*rows*n)
+					for i := range y {
+						y[i] = float32(math.NaN())
+					}
+					ybuf := upload(t, d, F32Bytes(y))
+					qv, _ := quantBytes(n, cols) // runQuantAct's layout for n tokens
+					push := pushMulMVQ{W: w.buf.Addr(), XQ: xq.Addr(), XM: xq.Addr() + uint64(qv), Y: ybuf.Addr(),
+						Rows: rows, Cols: uint32(cols), N: uint32(n), RowBytes: uint32(w.rowBytes), LDY: rows}
+					fused := push
+					fused.XQ, fused.XM, fused.X, fused.Gain, fused.Eps = 0, 0, xbuf.Addr(), gbuf.Addr(), eps
+					fused.Y = ybuf.Addr() + uint64(4*rows*n)
+					if mode == xSwiGLU {
+						fused.XStride = uint32(2 * cols)
+					}
+					p, err := d.Pipeline(name, spec[:]...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pf, err := d.Pipeline(name, spec[0], spec[1], spec[2], 1, mode)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r, err := d.Begin()
+					if err != nil {
+						t.Fatal(err)
+					}
+					gx, gy := mulMVGroups(rows, n, spec)
+					r.Dispatch(p, gx, gy, 1, PushBytes(&push))
+					r.Dispatch(pf, gx, gy, 1, PushBytes(&fused))
+					if err := d.Submit(r); err != nil {
+						t.Fatal(err)
+					}
+					if err := d.Read(ybuf, 0, F32Bytes(y)); err != nil {
+						t.Fatal(err)
+					}
+					for tok := range n {
+						for row := range rows {
+							var scale float64
+							for c := range cols {
+								scale += math.Abs(float64(w.values[row*cols+c]) * qr.value(cols, tok, c))
+							}
+							a, b := y[tok*rows+row], y[rows*n+tok*rows+row]
+							if diff := math.Abs(float64(a) - float64(b)); !(diff <= 2e-6*scale) {
+								t.Fatalf("mode %d, %d tokens: token %d row %d: fused %g, after quant_act %g (error %.3g of %.3g)", mode, n, tok, row, b, a, diff, scale)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
 }
 
 // TestIntDotTable checks what the integer dot products' selection rests
@@ -333,9 +444,9 @@ func TestIntDotTable(t *testing.T) {
 	if _, err := spvFS.ReadFile("spv/quant_act.spv"); err != nil {
 		t.Error(err)
 	}
-	// 4 addresses and 6 scalars; 4 addresses and 4 scalars.
-	if s := unsafe.Sizeof(pushMulMVQ{}); s != 56 {
-		t.Errorf("pushMulMVQ: %d bytes, want 56", s)
+	// 6 addresses and 8 scalars; 4 addresses and 4 scalars.
+	if s := unsafe.Sizeof(pushMulMVQ{}); s != 80 {
+		t.Errorf("pushMulMVQ: %d bytes, want 80", s)
 	}
 	if s := unsafe.Sizeof(pushQuantAct{}); s != 48 {
 		t.Errorf("pushQuantAct: %d bytes, want 48", s)
@@ -377,6 +488,35 @@ func TestMulMVQSpec(t *testing.T) {
 	} {
 		if got := mulMVQSpec(c.sg, c.rows, c.cols, c.n); got != c.want {
 			t.Errorf("mulMVQSpec(%d, %d, %d, %d) = %v, want %v", c.sg, c.rows, c.cols, c.n, got, c.want)
+		}
+	}
+}
+
+// TestMulMVQFusedChoice checks mulMVQFused on an NVIDIA-like device
+// (32-wide subgroups): a 0.6B's products fuse at one token, its output
+// head does not, nor do its attention products in a batch of 8 or an
+// 8B's FFN, nor anything past a tile of tokens.
+func TestMulMVQFusedChoice(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols, n int
+		mode          uint32
+		want          bool
+	}{
+		{4096, 1024, 1, xNorm, true},     // 0.6B QKV: 1,024 workgroups of 8 KiB
+		{1024, 2048, 1, xPlain, true},    // attention output
+		{6144, 1024, 1, xNorm, true},     // gate and up: 12 MiB
+		{1024, 3072, 1, xSwiGLU, true},   // down: 12 MiB
+		{151936, 1024, 1, xNorm, false},  // the head
+		{4096, 1024, 8, xNorm, false},    // QKV of 8 tokens: 64 MiB
+		{4096, 1024, 2, xNorm, true},     // of 2: 16 MiB
+		{4096, 1024, 9, xPlain, false},   // past a tile
+		{4096, 14336, 1, xSwiGLU, false}, // an 8B's down: 112 MiB
+		{28672, 4096, 1, xNorm, false},   // its gate and up
+		{4096, 4096, 1, xPlain, true},    // its attention output: 16 MiB
+	} {
+		spec := mulMVQSpec(32, c.rows, c.cols, c.n)
+		if got := mulMVQFused(spec, c.rows, c.cols, c.n, c.mode); got != c.want {
+			t.Errorf("mulMVQFused(%v, %d, %d, %d, mode %d) = %v", spec, c.rows, c.cols, c.n, c.mode, got)
 		}
 	}
 }

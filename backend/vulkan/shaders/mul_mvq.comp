@@ -2,22 +2,36 @@
 // mul_mvq.comp: mul_mv.comp's matrix-vector product on 8-bit integer dot
 // products (GL_EXT_integer_dot_product, VK_KHR_shader_integer_dot_product),
 // compiled per type into mul_mvq_<type>: the weights' units as signed
-// bytes (quant8.glsl) against the activations that quant_act.comp
-// quantized to 16-bit integers in two planes of bytes (hi, lo), in chunks
-// of 16 with a scale and a sum each:
+// bytes (quant8.glsl) against the activations quantized to 16-bit integers
+// in two planes of bytes (hi, lo), in chunks of 16 with a scale and a sum
+// each (act16.glsl):
 //   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0)
 //                  + sum over runs of 16 (a*dx*(256*dot(q, hi) + dot(q, lo)) + c*sx)
 // for rows r < rows and tokens t < n: a run's weights a*q + c, its
 // activations dx*(256*hi + lo) with sx = dx*sum(256*hi + lo); the dot
 // products exact in int32, the rest accumulated in float32.
 //
+// With FUSED (specialization id 3) 0 the activations are quant_act.comp's
+// (xq, xm); with 1 the workgroup quantizes its float input itself as it
+// reads it, in input mode XMODE (id 4; act16.glsl's, as mul_mv's: 0 x,
+// 1 RMSNorm(x) * gain, its 1/rms applied to the sums at the end, 2 the
+// SwiGLU of the packed gate-and-up rows), to the same integers as
+// quant_act's: the quantizing dispatch and its barrier are spared, at the
+// cost of every workgroup reading the n tokens' inputs (the Go side
+// chooses it for a few tokens and small products: mulMVQFused).
+//
 // Push constants (Go: pushMulMVQ in intdot.go):
 //   uint64 w     address of row 0 of W (16-byte aligned); row r starts at
 //                w + r*rowBytes
-//   uint64 xq    the n*cols*2 bytes of activations (quant_act's)
-//   uint64 xm    their n*cols/16 (dx, sx) pairs of float32
+//   uint64 xq    the n*cols*2 bytes of activations (quant_act's; FUSED 0)
+//   uint64 xm    their n*cols/16 (dx, sx) pairs of float32 (FUSED 0)
 //   uint64 y     address of the outputs, float32
 //   uint32 rows, cols, n, rowBytes, ldy, add
+//   uint64 x     the float32 input (FUSED 1), rows of cols values (of
+//                xstride with XMODE 2), 16-byte aligned
+//   uint64 gain  cols float32 gains (XMODE 1)
+//   float  eps   (XMODE 1)
+//   uint32 xstride (XMODE 2)
 // cols is a multiple of the format's block (QK).
 //
 // Specialization: id 0 local_size_x (L), id 1 ROWS (R), id 2 TOKENS (T),
@@ -38,6 +52,10 @@ layout(local_size_x_id = 0) in;
 #include "quant8.glsl"
 layout(constant_id = 1) const uint ROWS = 2;
 layout(constant_id = 2) const uint TOKENS = 1;
+layout(constant_id = 3) const uint FUSED = 0;
+layout(constant_id = 4) const uint XMODE = 0;
+
+#include "act16.glsl"
 
 layout(push_constant, std430) uniform Push {
 	uint64_t w;
@@ -50,9 +68,14 @@ layout(push_constant, std430) uniform Push {
 	uint rowBytes;
 	uint ldy;
 	uint add;
+	uint64_t x;
+	uint64_t gain;
+	float eps;
+	uint xstride;
 } p;
 
 shared float red[ROWS * TOKENS];
+shared float redss[TOKENS];
 
 // dot16 is the dot product of the 16 signed bytes of w and x.
 int dot16(uvec4 w, uvec4 x) {
@@ -75,7 +98,9 @@ void tile(uint r0, uint t0, uint nt) {
 	F32s Y = F32s(p.y);
 
 	float acc[ROWS][TOKENS];
+	float ss[TOKENS];  // FUSED, XMODE 1: each token's sum of squares
 	for (uint t = 0; t < TOKENS; t++) {
+		ss[t] = 0.0;
 		for (uint r = 0; r < ROWS; r++) {
 			acc[r][t] = 0.0;
 		}
@@ -96,10 +121,28 @@ void tile(uint r0, uint t0, uint nt) {
 		const uvec2 pos = (b * QK + unit_pos(j)) / 16;  // in chunks of 16
 		for (uint t = 0; t < TOKENS; t++) {
 			if (t < nt) {
-				const uint ct = (t0 + t) * nc;
-				const uint ia = 2 * (ct + pos.x), ib = 2 * (ct + pos.y);
-				const uvec4 ha = XQ.v[ia], la = XQ.v[ia + 1], hb = XQ.v[ib], lb = XQ.v[ib + 1];
-				const vec2 ma = uintBitsToFloat(XM.v[ct + pos.x]), mb = uintBitsToFloat(XM.v[ct + pos.y]);
+				uvec4 ha, la, hb, lb;
+				vec2 ma, mb;
+				if (FUSED == 1) {
+					const uint xt = (t0 + t) * (XMODE == 2 ? p.xstride / 4 : p.cols / 4);
+					vec4 v[4];
+					int sum;
+					act16_load(p.x, p.gain, xt, p.cols, pos.x, v, ss[t]);
+					ma.x = act16_quant(v, ha, la, sum);
+					ma.y = ma.x * float(sum);
+					act16_load(p.x, p.gain, xt, p.cols, pos.y, v, ss[t]);
+					mb.x = act16_quant(v, hb, lb, sum);
+					mb.y = mb.x * float(sum);
+				} else {
+					const uint ct = (t0 + t) * nc;
+					const uint ia = 2 * (ct + pos.x), ib = 2 * (ct + pos.y);
+					ha = XQ.v[ia];
+					la = XQ.v[ia + 1];
+					hb = XQ.v[ib];
+					lb = XQ.v[ib + 1];
+					ma = uintBitsToFloat(XM.v[ct + pos.x]);
+					mb = uintBitsToFloat(XM.v[ct + pos.y]);
+				}
 				for (uint r = 0; r < ROWS; r++) {
 					float s = ac[r].x * ma.x * float(dot16x2(qa[r], ha, la)) + ac[r].y * mb.x * float(dot16x2(qb[r], hb, lb));
 					if (HAS_C) {
@@ -117,11 +160,22 @@ void tile(uint r0, uint t0, uint nt) {
 			acc[r][t] = subgroupAdd(acc[r][t]);
 		}
 	}
+	const bool norm = FUSED == 1 && XMODE == 1;
+	if (norm) {
+		for (uint t = 0; t < TOKENS; t++) {
+			ss[t] = subgroupAdd(ss[t]);
+		}
+	}
 	for (uint s = 0; s < gl_NumSubgroups; s++) {
 		if (gl_SubgroupID == s && subgroupElect()) {
 			for (uint r = 0; r < ROWS; r++) {
 				for (uint t = 0; t < TOKENS; t++) {
 					red[t * ROWS + r] = (s == 0 ? 0.0 : red[t * ROWS + r]) + acc[r][t];
+				}
+			}
+			if (norm) {
+				for (uint t = 0; t < TOKENS; t++) {
+					redss[t] = (s == 0 ? 0.0 : redss[t]) + ss[t];
 				}
 			}
 		}
@@ -131,7 +185,11 @@ void tile(uint r0, uint t0, uint nt) {
 		const uint r = r0 + k % ROWS, t = k / ROWS;
 		if (r < p.rows && t < nt) {
 			const uint i = (t0 + t) * p.ldy + r;
-			Y.v[i] = (p.add != 0 ? Y.v[i] : 0.0) + red[k];
+			float v = red[k];
+			if (norm) {
+				v *= 1.0 / sqrt(redss[t] / float(p.cols) + p.eps);
+			}
+			Y.v[i] = (p.add != 0 ? Y.v[i] : 0.0) + v;
 		}
 	}
 	barrier();  // red is reused by the next tile

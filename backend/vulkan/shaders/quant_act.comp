@@ -1,23 +1,17 @@
 #version 450
 // quant_act.comp: the activations of mul_mvq (the integer dot product
 // decode products), quantized to 16-bit integers held as two planes of
-// signed bytes (as CUDA's quant_act for its Q8_0 products): for each of n
-// tokens, its cols input values v in chunks of 16 (cols a multiple of
-// 32), chunk c as
-//   q[i] = roundEven(v[i] * QMAX / max|v|), QMAX = 32512 = 127*256,
-//   hi[i] = round(q[i] / 256) (within -127..127), lo[i] = q[i] - 256*hi[i]
-//   (within -128..127), d = max|v| / QMAX, s = d * sum q[i],
-// so that a dot product with signed bytes w is 256*dot(w, hi) + dot(w, lo)
-// in two 8-bit integer dot products, exact; the rounding of v is 1/65024
-// of the chunk's largest value (8-bit activations' 1/254 put a model's
-// logits 4e-3 to 2e-2 relative L2 off, over the tests' 2e-3). The 16 bytes of
-// hi, then the 16 of lo, at xq + 32*(t*cols/16 + c); (d, s) as two
-// float32 at xm + 8*(t*cols/16 + c).
+// signed bytes (as CUDA's quant_act for its Q8_0 products), in chunks of
+// 16 as act16.glsl defines them (mul_mvq quantizes its input the same way
+// itself where it takes a few tokens whole). The 16 bytes of chunk c of
+// token t's hi, then the 16 of its lo, at xq + 32*(t*cols/16 + c); its
+// (d, s) as two float32 at xm + 8*(t*cols/16 + c), s = d * sum q[i].
 //
-// The input v is, with XMODE (specialization id 1):
+// The input is, with XMODE (specialization id 1), act16.glsl's:
 //   0: x itself, token t's cols values at x + 4*t*cols;
-//   1: RMSNorm(x_t) * gain, as rms_norm computes it (each workgroup adds
-//      the token's squares itself: the grid spreads a token's chunks);
+//   1: RMSNorm(x_t) * gain, as rms_norm computes it: x_t * gain
+//      quantized, its scales d times 1/rms(x_t) (each workgroup adds the
+//      token's squares itself: the grid spreads a token's chunks);
 //   2: silu(g) * u, the SwiGLU of the packed gate-and-up row of token t:
 //      g at x + 4*t*xstride, u cols values after it.
 //
@@ -40,6 +34,8 @@
 
 layout(constant_id = 1) const uint XMODE = 0;
 
+#include "act16.glsl"
+
 layout(push_constant, std430) uniform Push {
 	uint64_t x;
 	uint64_t gain;
@@ -51,16 +47,14 @@ layout(push_constant, std430) uniform Push {
 	uint xstride;
 } p;
 
-vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
-
 // quant quantizes chunk c of token t (those below the row's chunks);
 // called in uniform control flow (XMODE 1's sum over the workgroup).
 void quant(uint t, uint c) {
 	const uint nc = p.cols / 16;
-	Vec4s X = Vec4s(p.x);
 	const uint xt = t * (XMODE == 2 ? p.xstride / 4 : p.cols / 4);
 	float scale = 1.0;
 	if (XMODE == 1) {
+		Vec4s X = Vec4s(p.x);
 		float ss = 0.0;
 		for (uint i = gl_LocalInvocationID.x; i < p.cols / 4; i += WG) {
 			const vec4 v = X.v[xt + i];
@@ -73,34 +67,14 @@ void quant(uint t, uint c) {
 		return;
 	}
 	vec4 v[4];
-	for (uint k = 0; k < 4; k++) {
-		v[k] = X.v[xt + 4 * c + k];
-		if (XMODE == 1) {
-			precise vec4 s = v[k] * scale;
-			v[k] = s * Vec4s(p.gain).v[4 * c + k];
-		} else if (XMODE == 2) {
-			v[k] = silu_mul(v[k], X.v[xt + p.cols / 4 + 4 * c + k]);
-		}
-	}
-	vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
-	const float amax = max(max(a.x, a.y), max(a.z, a.w));
-	const float QMAX = 32512.0;
-	// Chunks below 1e-30 (QMAX/amax would overflow) are zeros.
-	const float inv = amax > 1e-30 ? QMAX / amax : 0.0;
+	float unused = 0.0;
+	act16_load(p.x, p.gain, xt, p.cols, c, v, unused);
 	uvec4 hi, lo;
-	int sum = 0;
-	for (uint k = 0; k < 4; k++) {
-		const ivec4 q = clamp(ivec4(roundEven(v[k] * inv)), -32512, 32512);
-		sum += q.x + q.y + q.z + q.w;
-		const ivec4 h = (q + 128) >> 8;
-		const uvec4 hb = uvec4(h) & 0xffu, lb = uvec4(q - 256 * h) & 0xffu;
-		hi[k] = hb.x | (hb.y << 8) | (hb.z << 16) | (hb.w << 24);
-		lo[k] = lb.x | (lb.y << 8) | (lb.z << 16) | (lb.w << 24);
-	}
+	int sum;
+	const float d = act16_quant(v, hi, lo, sum) * scale;
 	const uint i = t * nc + c;
 	UVec4s(p.xq).v[2 * i] = hi;
 	UVec4s(p.xq).v[2 * i + 1] = lo;
-	const float d = amax / QMAX;
 	UVec2s(p.xm).v[i] = floatBitsToUint(vec2(d, d * float(sum)));
 }
 
