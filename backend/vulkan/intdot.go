@@ -147,12 +147,13 @@ func mulMVQSpec(subgroupSize uint32, rows, cols, n int) [3]uint32 {
 // fusedReadLimit bounds the input bytes the workgroups of a product that
 // quantizes its own input (mulMVQFused) read together: each reads every
 // token's whole input (twice the values for the SwiGLU's gate and up, and
-// the RMSNorm's gains once), so the reads grow with the row tiles. 16 MiB
-// is about 3 us of an H100's L2, under the quantizing dispatch and barrier
-// they spare (4.5 us at one token, docs/PERF.md). Every product of a
-// 0.6B's layers is under it at one token; an 8B's are over it but for the
-// attention's output, and so are a 0.6B's in batches of 8 tokens.
-const fusedReadLimit = 16 << 20
+// the RMSNorm's gains once), so the reads grow with the row tiles.
+// Measured on an H100 (2026-12-07, docs/PERF.md): a 0.6B's products, 4
+// to 12 MiB of such reads, decode 5% faster quantizing their inputs
+// themselves (mul_mvq 10.4 us a product against 8.1 us plus quant_act's
+// 4.5); an 8B whose K, V and attention-output products (16 MiB each)
+// did so decoded 6% slower.
+const fusedReadLimit = 12 << 20
 
 // mulMVQFused reports whether mul_mvq quantizes its input itself (its
 // FUSED specialization) for a product of rows rows of cols values, n
@@ -243,7 +244,10 @@ func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, 
 	if add {
 		push.Add = 1
 	}
-	fused := mulMVQFused(spec, m.rows, m.cols, n, mode)
+	in := quantized{x: x, mode: mode, gain: gain, n: n, cols: m.cols}
+	// An input quant_act has already quantized this step (Q's for K and
+	// V of other types) is read as it is.
+	fused := !(p.qvalid && p.qin == in) && mulMVQFused(spec, m.rows, m.cols, n, mode)
 	if fused {
 		push.X, push.Gain = x, x // Gain read only with xNorm
 		switch mode {
@@ -256,7 +260,7 @@ func (p *pass) mulMVQ(m *matrix, mode uint32, x uint64, gain *vector, y uint64, 
 		vbytes, _ := quantBytes(n, m.cols)
 		push.XQ = r.xq.Addr()
 		push.XM = push.XQ + uint64(vbytes)
-		if !p.quantAct(quantized{x: x, mode: mode, gain: gain, n: n, cols: m.cols}, push.XQ, push.XM) {
+		if !p.quantAct(in, push.XQ, push.XM) {
 			return true
 		}
 	}

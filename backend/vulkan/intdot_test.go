@@ -494,8 +494,8 @@ func TestMulMVQSpec(t *testing.T) {
 
 // TestMulMVQFusedChoice checks mulMVQFused on an NVIDIA-like device
 // (32-wide subgroups): a 0.6B's products fuse at one token, its output
-// head does not, nor do its attention products in a batch of 8 or an
-// 8B's FFN, nor anything past a tile of tokens.
+// head does not, nor do its attention products in a batch of 8 or any
+// of an 8B's, nor anything past a tile of tokens.
 func TestMulMVQFusedChoice(t *testing.T) {
 	for _, c := range []struct {
 		rows, cols, n int
@@ -512,7 +512,8 @@ func TestMulMVQFusedChoice(t *testing.T) {
 		{4096, 1024, 9, xPlain, false},   // past a tile
 		{4096, 14336, 1, xSwiGLU, false}, // an 8B's down: 112 MiB
 		{28672, 4096, 1, xNorm, false},   // its gate and up
-		{4096, 4096, 1, xPlain, true},    // its attention output: 16 MiB
+		{4096, 4096, 1, xPlain, false},   // its attention output: 16 MiB
+		{1024, 4096, 1, xNorm, false},    // its K: 16 MiB
 	} {
 		spec := mulMVQSpec(32, c.rows, c.cols, c.n)
 		if got := mulMVQFused(spec, c.rows, c.cols, c.n, c.mode); got != c.want {
