@@ -113,10 +113,11 @@ func mulMVQShader(t gguf.TensorType) (string, bool) {
 // H100 (2026-12-07, 0.6B Q8_0): batched, S_TG at 8 and 64 sequences 2,212
 // and 6,310 tok/s against mul_mv's 1,703 and 3,453 (each weight read once
 // for 8 tokens either way: mul_mv's float work bounds it); at one token
-// tg128 544-556 against 569-578 (the quantizing dispatch, 4.5 us a
-// product, costs more than mul_mvq's 8.1 us saves on mul_mv's 10.8). The
-// 8B's Q4_K and Q6_K layers are 5.7 times faster a step on them
-// (BenchmarkDecodeIntDot).
+// tg128 544-556 against 569-578 while every product had its quantizing
+// dispatch (4.5 us a product, more than mul_mvq's 8.1 us saved on
+// mul_mv's 10.8), 598-599 since small products quantize their own
+// input (mulMVQFused). The 8B's Q4_K and Q6_K layers are 5.7 times faster
+// a step on them (BenchmarkDecodeIntDot).
 func useIntDot(info *DeviceInfo, mode IntDot) bool {
 	switch mode {
 	case IntDotOn:
@@ -148,11 +149,12 @@ func mulMVQSpec(subgroupSize uint32, rows, cols, n int) [3]uint32 {
 // quantizes its own input (mulMVQFused) read together: each reads every
 // token's whole input (twice the values for the SwiGLU's gate and up, and
 // the RMSNorm's gains once), so the reads grow with the row tiles.
-// Measured on an H100 (2026-12-07, docs/PERF.md): a 0.6B's products, 4
-// to 12 MiB of such reads, decode 5% faster quantizing their inputs
-// themselves (mul_mvq 10.4 us a product against 8.1 us plus quant_act's
-// 4.5); an 8B whose K, V and attention-output products (16 MiB each)
-// did so decoded 6% slower.
+// Measured on an H100 (2026-12-07, docs/PERF.md, calls F and G): a 0.6B
+// whose products (4 to 12 MiB of such reads) quantize their own inputs
+// decodes 5.6% faster (a step at position 64 1,748 us against 1,982:
+// mul_mvq 10.4 us a product against 8.0 plus quant_act's 4.5); an 8B
+// whose K, V and attention-output products (16 MiB each) did decoded 6%
+// slower (K and V re-quantized what quant_act had already done for Q).
 const fusedReadLimit = 12 << 20
 
 // mulMVQFused reports whether mul_mvq quantizes its input itself (its
