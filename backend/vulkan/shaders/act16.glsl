@@ -23,9 +23,6 @@
 
 const float ACT16_QMAX = 32512.0;
 
-// silu_mul returns silu(g) * u, element-wise.
-vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
-
 // act16_load returns in v the input values of chunk c (values 16c ..
 // 16c+15) of the token whose row starts at vec4 xt of x (t*cols/4, or
 // t*xstride/4 with XMODE 2), and adds their squares to ss (XMODE 1: the

@@ -81,6 +81,12 @@ uvec4 ld128(uint64_t a) { return UVec4s(a).v[0]; }
 // half2f is the IEEE half in the low 16 bits of h as float (exact).
 float half2f(uint h) { return unpackHalf2x16(h).x; }
 
+// silu_mul returns silu(g) * u = g / (1 + e^-g) * u: SwiGLU's, in every
+// shader that computes it (swiglu, moe_glu, mul_mv's and the integer
+// products' inputs), so that they give the same bits.
+float silu_mul(float g, float u) { return g / (1.0 + exp(-g)) * u; }
+vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
+
 // bytes4 spreads the four bytes of q (lowest first) over a uvec4.
 uvec4 bytes4(uint q) { return uvec4(q, q >> 8, q >> 16, q >> 24) & 0xffu; }
 

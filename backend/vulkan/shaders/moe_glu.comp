@@ -56,7 +56,7 @@ void main() {
     float z2 = c2 * (g + 0.044715 * g * g * g);
     v = g / (1.0 + exp(-z2)) * u;
   } else {
-    v = g / (1.0 + exp(-g)) * u;
+    v = silu_mul(g, u);
   }
   p.dst.v[i] = v;
 }

@@ -60,9 +60,6 @@ layout(push_constant, std430) uniform Push {
 	uint xstride;
 } p;
 
-// silu_mul returns silu(g) * u, element-wise.
-vec4 silu_mul(vec4 g, vec4 u) { return g / (1.0 + exp(-g)) * u; }
-
 shared float red[ROWS * TOKENS];
 shared float redss[TOKENS];
 

@@ -28,5 +28,5 @@ void main() {
   }
   uint j = glu_src(i, p.width, p.stride);
   float g = p.gate.v[j];
-  p.dst.v[i] = g / (1.0 + exp(-g)) * p.up.v[j];
+  p.dst.v[i] = silu_mul(g, p.up.v[j]);
 }
