@@ -38,11 +38,11 @@ func TestModelsIntDot(t *testing.T) {
 // types are three products): once a step of the plan, and once for the
 // head. Off, none.
 func TestIntDotSelection(t *testing.T) {
-	intDotDevice(t)
+	sg := intDotDevice(t).SubgroupSize
 	m := archModel(t, archCases[2])
 	c := m.Hyper()
-	spec := mulMVQSpec(32, c.Vocab, c.Hidden, 1)
-	if !mulMVQFused(spec, c.Vocab, c.Hidden, 1, xNorm) || !mulMVQFused(mulMVQSpec(32, c.Hidden, c.FFN, 1), c.Hidden, c.FFN, 1, xSwiGLU) {
+	spec := mulMVQSpec(sg, c.Vocab, c.Hidden, 1)
+	if !mulMVQFused(spec, c.Vocab, c.Hidden, 1, xNorm) || !mulMVQFused(mulMVQSpec(sg, c.Hidden, c.FFN, 1), c.Hidden, c.FFN, 1, xSwiGLU) {
 		t.Fatalf("the test model's products are not all fused at one token: %+v", c)
 	}
 	for _, mode := range []IntDot{IntDotOn, IntDotOff} {
