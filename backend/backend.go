@@ -30,6 +30,20 @@ func CheckSupport(ops Ops, ws ...*Weight) error {
 	return nil
 }
 
+// KVIndex returns where the values of KV head g at cache row row (row r of
+// block b is row b*blockSize+r) start in a layer's storage of a CPU
+// backend: head-major inside a block, block b holding nKV runs of
+// blockSize*headDim values, one per KV head, a position's headDim values
+// in each. A pass over one head's keys then reads consecutive memory, a
+// block at a time: with the rows position-major (a position's heads
+// together), each head's pass read headDim values out of every
+// nKV*headDim, a pattern the hardware prefetchers follow at about half
+// the bandwidth of consecutive reads (BenchmarkAttention in package pool).
+func KVIndex(row, g, blockSize, nKV, headDim int) int {
+	b, r := row/blockSize, row%blockSize
+	return ((b*nKV+g)*blockSize + r) * headDim
+}
+
 // A SeqAttn is the query tokens of one sequence in an attention call:
 // tokens Token..Token+N-1 of the batch (rows of q and out), at positions
 // Pos..Pos+N-1 of the sequence. Each attends to positions 0 through its
@@ -91,9 +105,9 @@ type Ops interface {
 	// tokens of one or more sequences (seqs), with the options opt (a
 	// scale, a sliding window, sinks). q holds the batch's tokens,
 	// nHeads*headDim values each; out receives the same shape. k and v
-	// are one layer's cache storage: blocks of blockSize positions, each
-	// position nKV*headDim values, block b starting at value
-	// b*blockSize*nKV*headDim. Query head h reads KV head h/(nHeads/nKV).
+	// are one layer's cache storage: blocks of blockSize positions of
+	// nKV*headDim values, head-major inside a block (see KVIndex). Query
+	// head h reads KV head h/(nHeads/nKV).
 	// A token's output depends only on its own query and position and
 	// its sequence's keys and values, never on the other sequences of
 	// the batch, the block size or which blocks hold them: the bits are

@@ -7,8 +7,9 @@ import (
 
 // Pages is a CPU backend's storage for a paged cache: for every layer one
 // buffer of keys and one of values, each holding blocks blocks of
-// blockSize positions, position-major inside a block (row r of block b at
-// value (b*blockSize+r)*dim). Which block holds which positions of which
+// blockSize positions of dim values, block b from value b*blockSize*dim
+// (inside a block, the backend's layout: head-major, backend.KVIndex).
+// Which block holds which positions of which
 // sequence is a Manager's business. The buffers are mapped at once, apart
 // from the Go heap (the collector neither scans them nor counts them
 // towards its next cycle), and the operating system backs their pages only

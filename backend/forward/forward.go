@@ -103,6 +103,7 @@ type state struct {
 	h      []float32 // normalized input of a sub-layer, batch x Hidden
 	q      []float32 // queries, batch x QDim
 	k, v   []float32 // keys and values before they are stored, batch x KVDim
+	kh, vh []uint16  // k and v in half precision, for an F16 cache
 	att    []float32 // attention output, batch x QDim
 	gate   []float32 // batch x FFN
 	up     []float32 // batch x FFN
@@ -131,6 +132,8 @@ func (s *state) ensure(c *arch.Config, n, outs int) {
 		s.att = make([]float32, n*c.QDim())
 		s.k = make([]float32, n*c.KVDim())
 		s.v = make([]float32, n*c.KVDim())
+		s.kh = make([]uint16, n*c.KVDim())
+		s.vh = make([]uint16, n*c.KVDim())
 		s.gate = make([]float32, n*c.FFN)
 		s.up = make([]float32, n*c.FFN)
 	}
@@ -311,10 +314,15 @@ func (p *pass) attention(i int, l *arch.Layer) {
 		}
 	}
 	if kv.Type() == kvcache.F16 {
+		// Rounded in one call each (split among the threads of a long
+		// prompt), then placed head by head.
+		kh, vh := s.kh[:len(k)], s.vh[:len(v)]
+		p.ops.ToF16(kh, k)
+		p.ops.ToF16(vh, v)
 		kc, vc := kv.LayerF16(li)
 		for _, sp := range p.spans(local) {
-			p.ops.ToF16(kc[sp.dst:sp.dst+sp.n], k[sp.src:sp.src+sp.n])
-			p.ops.ToF16(vc[sp.dst:sp.dst+sp.n], v[sp.src:sp.src+sp.n])
+			copy(kc[sp.dst:sp.dst+sp.n], kh[sp.src:sp.src+sp.n])
+			copy(vc[sp.dst:sp.dst+sp.n], vh[sp.src:sp.src+sp.n])
 		}
 		p.ops.AttentionF16(att, q, kc, vc, seqs, p.bs, c.Heads, c.KVHeads, c.HeadDim, opt)
 	} else {
@@ -328,12 +336,12 @@ func (p *pass) attention(i int, l *arch.Layer) {
 }
 
 // A span is a piece of the batch's new keys (or values) that lands in one
-// block: n values from src in the batch's scratch to dst in a layer's
-// storage.
+// place: n values from src in the batch's scratch to dst in a layer's
+// storage, one token's values of one KV head (backend.KVIndex).
 type span struct{ src, dst, n int }
 
-// spans returns where the batch's keys and values go, one span per run
-// and block it touches, in the main pool or (local) the window pool; the
+// spans returns where the batch's keys and values go, one span per token
+// and KV head, in the main pool or (local) the window pool; the
 // same for every layer of the pool, computed once a pass.
 func (p *pass) spans(local bool) []span {
 	s := p.s
@@ -353,18 +361,19 @@ func (p *pass) spans(local bool) []span {
 
 // spansOf appends the spans of the runs seqs to dst.
 func (p *pass) spansOf(dst []span, seqs []backend.SeqAttn) []span {
-	dim := p.m.c.KVDim()
+	c := p.m.c
+	hd, dim := c.HeadDim, c.KVDim()
 	for _, r := range seqs {
-		for pos, end := r.Pos, r.Pos+r.N; pos < end; {
-			row := pos % p.bs
-			n := min(p.bs-row, end-pos)
-			blk := int(r.Table[pos/p.bs])
-			dst = append(dst, span{
-				src: (r.Token + pos - r.Pos) * dim,
-				dst: (blk*p.bs + row) * dim,
-				n:   n * dim,
-			})
-			pos += n
+		for t := range r.N {
+			pos := r.Pos + t
+			row := int(r.Table[pos/p.bs])*p.bs + pos%p.bs
+			for g := range c.KVHeads {
+				dst = append(dst, span{
+					src: (r.Token+t)*dim + g*hd,
+					dst: backend.KVIndex(row, g, p.bs, c.KVHeads, hd),
+					n:   hd,
+				})
+			}
 		}
 	}
 	return dst

@@ -164,15 +164,13 @@ func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAt
 
 // attnChunkSize returns the units of an attention call's chunks: about 16
 // chunks per thread when there are many units (a prompt's tokens, a large
-// batch); otherwise up to nKV units split evenly among the threads. For a
-// decode step these are KV heads of one sequence, which simd computes
-// together, each chunk of positions for all of them in turn, so that a
-// thread reads consecutive parts of the cache's rows: at 4096 positions,
-// with Qwen3-0.6B's 8 KV heads on 2 threads, 4 heads a thread read the
-// cache at about twice the rate of the 1-head chunks before, which two
-// threads interleaved (see the package simd's attentionBlock); 2 heads a
-// thread, which would leave a chunk to take from a thread that lags, read
-// it about a tenth slower.
+// batch); otherwise up to nKV units split evenly among the threads (a
+// prompt's block of tokens of one KV head then shares each chunk of the
+// head's keys and values while it is in cache). For a decode step these
+// are KV heads of one sequence, each a stream of its own through the
+// cache (backend.KVIndex): at 4096 positions, with Qwen3-0.6B's 8 KV heads
+// on 2 threads, chunks of 1, 2 and 4 heads read it at the same rate,
+// within the noise (BenchmarkAttention).
 func (p *pool) attnChunkSize(units, nKV int) int {
 	threads := len(p.ops)
 	if size := units / (16 * threads); size >= nKV {

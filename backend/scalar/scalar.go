@@ -160,7 +160,8 @@ func checkAttention(outLen, qLen, kLen, vLen int, seqs []backend.SeqAttn, blockS
 		for j := windowStart(sq.Pos, opt.Window) / blockSize; j < nb; j++ {
 			b := sq.Table[j]
 			rows := min(blockSize, end-j*blockSize) // positions read in the block
-			if b < 0 || (int(b)*blockSize+rows)*kvDim > min(kLen, vLen) {
+			// The block's last head ends its reads.
+			if b < 0 || backend.KVIndex(int(b)*blockSize+rows-1, nKV-1, blockSize, nKV, headDim)+headDim > min(kLen, vLen) {
 				panic(fmt.Sprintf("cpu: attention sequence %d: block %d of its table is %d, reading its first %d positions; k holds %d values, v %d, %d a block",
 					i, j, b, rows, kLen, vLen, blockSize*kvDim))
 			}
@@ -181,7 +182,6 @@ func windowStart(p, window int) int {
 // which widen turns into float32.
 func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, widen func(E) float32) {
 	group := nHeads / nKV
-	kvDim := nKV * headDim
 	scale := opt.Scale
 	if scale == 0 {
 		scale = arch.DefaultAttnScale(headDim)
@@ -193,13 +193,12 @@ func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, sq *ba
 		tok := sq.Token + t
 		for h := 0; h < nHeads; h++ {
 			qh := q[(tok*nHeads+h)*headDim:][:headDim]
-			kvOff := (h / group) * headDim
 			scores := s.scores[:seq-lo]
 			maxScore := float32(math.Inf(-1))
 			for j := range scores {
 				p := lo + j
 				row := int(sq.Table[p/blockSize])*blockSize + p%blockSize
-				kj := k[row*kvDim+kvOff:][:headDim]
+				kj := k[backend.KVIndex(row, h/group, blockSize, nKV, headDim):][:headDim]
 				var dot float32
 				for i, qi := range qh {
 					dot += qi * widen(kj[i])
@@ -223,7 +222,7 @@ func attention[E float32 | uint16](s *Scalar, out, q []float32, k, v []E, sq *ba
 			for j, w := range scores {
 				p := lo + j
 				row := int(sq.Table[p/blockSize])*blockSize + p%blockSize
-				vj := v[row*kvDim+kvOff:][:headDim]
+				vj := v[backend.KVIndex(row, h/group, blockSize, nKV, headDim):][:headDim]
 				w /= sum
 				for i := range oh {
 					oh[i] += w * widen(vj[i])

@@ -20,9 +20,6 @@ const (
 	// cache attentionBlock prefetches before the pass: as many as the
 	// kernels prefetch ahead.
 	attnPrefetchRows = 8
-	// attnHeads is the most KV heads of a decode step's token that
-	// attentionBlock computes together.
-	attnHeads = 8
 )
 
 // attnScratch is the per-Ops state of attention for a block of query
@@ -40,9 +37,10 @@ type attnScratch struct {
 	runs [attnChunk]kvSpan // a chunk's runs after its first
 }
 
-// kvSpan is a run of a chunk's positions in consecutive rows of the cache:
-// n positions from the chunk's j-th, stored from row on.
-type kvSpan struct{ j, row, n int }
+// kvSpan is a run of a chunk's positions in consecutive rows of a block:
+// n positions from the chunk's j-th, a head's values stored from value at
+// on.
+type kvSpan struct{ j, at, n int }
 
 // kvElem is the element type of cached keys and values: float32, or
 // uint16 half-precision bits.
@@ -149,7 +147,8 @@ func checkAttention[E kvElem](out, q []float32, k, v []E, seqs []backend.SeqAttn
 		for j := windowStart(sq.Pos, opt.Window) / blockSize; j < nb; j++ {
 			b := sq.Table[j]
 			rows := min(blockSize, end-j*blockSize) // positions read in the block
-			if b < 0 || (int(b)*blockSize+rows)*kvDim > kvLen {
+			// The block's last head ends its reads.
+			if b < 0 || backend.KVIndex(int(b)*blockSize+rows-1, nKV-1, blockSize, nKV, headDim)+headDim > kvLen {
 				panic(fmt.Sprintf("simd: attention sequence %d: block %d of its table is %d, reading its first %d positions; k holds %d values, v %d, %d a block",
 					i, j, b, rows, len(k), len(v), blockSize*kvDim))
 			}
@@ -174,11 +173,14 @@ func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 		b0, b1 := max(u0-base, 0), min(u1-base, n*nKV)
 		base += n * nKV
 		if n == 1 {
-			// A decode step's token: its KV heads b0..b1-1 go chunk by
-			// chunk together, reading consecutive parts of the cache's
-			// rows.
-			for g := b0; g < b1; g += attnHeads {
-				attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, min(g+attnHeads, b1), 0, 1)
+			// A decode step's token: its KV heads b0..b1-1 one after
+			// the other.
+			for g := b0; g < b1; g++ {
+				next := g + 1
+				if next == b1 {
+					next = -1
+				}
+				attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, next, 0, 1)
 			}
 			continue
 		}
@@ -188,7 +190,7 @@ func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 			// cache.
 			g, t0 := u/n, u%n
 			t1 := min(n, t0+attnTokens, t0+b1-u)
-			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, g+1, t0, t1)
+			attentionBlock(o, kern, out, q, k, v, sq, blockSize, nHeads, nKV, headDim, opt, g, -1, t0, t1)
 			u += t1 - t0
 		}
 	}
@@ -196,20 +198,14 @@ func attentionUnits[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 
 // kvRun returns where positions p.. of a sequence with block table table
 // lie in the cache: the row of position p in the storage, and the number
-// of positions from p on, at most limit, in consecutive rows (across
-// blocks that follow each other in the storage).
+// of positions from p on, at most limit, in its block, whose rows of a
+// head follow each other (backend.KVIndex).
 func kvRun(table []int32, blockSize, p, limit int) (row, n int) {
 	if p+limit <= blockSize { // in the first block: no division
 		return int(table[0])*blockSize + p, limit
 	}
 	b, r := p/blockSize, p%blockSize
-	row = int(table[b])*blockSize + r
-	n = min(blockSize-r, limit)
-	for n < limit && int(table[b+1]) == int(table[b])+1 {
-		b++
-		n = min(n+blockSize, limit)
-	}
-	return row, n
+	return int(table[b])*blockSize + r, min(blockSize-r, limit)
 }
 
 // windowStart returns the first position a query at position p attends
@@ -222,29 +218,32 @@ func windowStart(p, window int) int {
 }
 
 // attentionBlock computes query tokens t0..t1-1 of sequence sq with the
-// query heads of KV heads g0..g1-1, each chunk of positions for every KV
-// head in turn, and each KV head's chunk for every token in turn. Each
-// (token, KV head)'s values are computed as if it were alone, in one
-// contiguous block, whatever the other tokens and KV heads of the block:
-// chunk by chunk of positions, each
-// chunk's keys (those in the token's window) scored run by run of
-// consecutive rows into the chunk's row of scores, then the chunk's
-// softmax, then its values accumulated run by run, the first run
-// rescaling the outputs by the chunk's correction and the others by 1,
-// which leaves them unchanged (o*1 is o, in the assembly as in Go). The
-// kernels give each score, and each output for keys in order, the same
-// bits whether the keys come in one call or in several. A head's running
-// maximum and sum start at its sink and 1 (e^(sink-sink)) with sinks, at
-// -inf and 0 without.
-func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, g0, g1, t0, t1 int) {
+// query heads of KV head g, chunk by chunk of positions, each chunk for
+// every token in turn; next is the KV head whose pass over the cache
+// follows on this Ops (-1: none), whose first rows it prefetches. Each
+// (token, head)'s values are computed as if it were alone, in one
+// contiguous block, whatever the other tokens of the block: chunk by
+// chunk of positions, each chunk's keys (those in the token's window)
+// scored run by run of consecutive rows into the chunk's row of scores,
+// then the chunk's softmax, then its values accumulated run by run, the
+// first run rescaling the outputs by the chunk's correction and the
+// others by 1, which leaves them unchanged (o*1 is o, in the assembly as
+// in Go). The kernels give each score, and each output for keys in order,
+// the same bits whether the keys come in one call or in several. A
+// head's running maximum and sum start at its sink and 1 (e^(sink-sink))
+// with sinks, at -inf and 0 without.
+//
+// A head's keys (and values) of a block are consecutive in the cache
+// (backend.KVIndex), so the pass reads them as one stream per block,
+// which the hardware prefetchers follow at the full bandwidth.
+func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, v []E, sq *backend.SeqAttn, blockSize, nHeads, nKV, headDim int, opt *backend.AttnOpts, g, next, t0, t1 int) {
 	group := nHeads / nKV
-	kvDim := nKV * headDim
 	scale := opt.Scale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(headDim)))
 	}
 	nt := t1 - t0
-	heads := (g1 - g0) * nt * group // (KV head, token, head) triples of the block
+	heads := nt * group // (token, head) pairs of the block
 	s := &o.attn
 	s.s = grow(s.s, group*attnChunk)
 	s.p = grow(s.p, group*attnChunk)
@@ -256,7 +255,7 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	negInf := float32(math.Inf(-1))
 	for i := range heads {
 		if opt.Sinks != nil {
-			s.m[i], s.l[i] = opt.Sinks[g0*group+i/(nt*group)*group+i%group], 1
+			s.m[i], s.l[i] = opt.Sinks[g*group+i%group], 1
 		} else {
 			s.m[i], s.l[i] = negInf, 0
 		}
@@ -270,88 +269,81 @@ func attentionBlock[E kvElem](o *Ops, kern attnKernels[E], out, q []float32, k, 
 	// first.
 	first := windowStart(sq.Pos+t0, opt.Window) / attnChunk * attnChunk
 	for c0 := first; c0 < sq.Pos+t1; c0 += attnChunk {
-		for g := g0; g < g1; g++ {
-			kg, vg := k[g*headDim:], v[g*headDim:]
-			for t := t0; t < t1; t++ {
-				seq := sq.Pos + t + 1
-				lo := windowStart(seq-1, opt.Window)
-				if c0 >= seq || c0+attnChunk <= lo {
-					continue
+		for t := t0; t < t1; t++ {
+			seq := sq.Pos + t + 1
+			lo := windowStart(seq-1, opt.Window)
+			if c0 >= seq || c0+attnChunk <= lo {
+				continue
+			}
+			nk := min(attnChunk, seq-c0)
+			j0 := max(lo-c0, 0) // the chunk's first position in the window
+			tok := sq.Token + t
+			qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
+			h0 := (t - t0) * group
+			// The chunk's first run, then any others.
+			row0, n0 := kvRun(table, blockSize, c0+j0, nk-j0)
+			at := backend.KVIndex(row0, g, blockSize, nKV, headDim)
+			vc0 := v[at : at+n0*headDim]
+			kern.scores(s.s[j0:], attnChunk, qg, headDim, group, k[at:at+n0*headDim], vc0, headDim, n0, scale)
+			nr := 0
+			for j := j0 + n0; j < nk; nr++ {
+				row, n := kvRun(table, blockSize, c0+j, nk-j)
+				at := backend.KVIndex(row, g, blockSize, nKV, headDim)
+				s.runs[nr] = kvSpan{j, at, n}
+				kern.scores(s.s[j:], attnChunk, qg, headDim, group, k[at:at+n*headDim], v[at:at+n*headDim], headDim, n, scale)
+				j += n
+			}
+			if t == t1-1 {
+				if c0+attnChunk < sq.Pos+t1 {
+					prefetchPass(k, v, sq, blockSize, nKV, headDim, opt, g, t0, c0+attnChunk)
+				} else if next >= 0 {
+					prefetchPass(k, v, sq, blockSize, nKV, headDim, opt, next, t0, first)
 				}
-				nk := min(attnChunk, seq-c0)
-				j0 := max(lo-c0, 0) // the chunk's first position in the window
-				tok := sq.Token + t
-				qg := q[(tok*nHeads+g*group)*headDim : (tok*nHeads+(g+1)*group)*headDim]
-				h0 := ((g-g0)*nt + t - t0) * group
-				// The chunk's first run, then any others.
-				row0, n0 := kvRun(table, blockSize, c0+j0, nk-j0)
-				vc0 := vg[row0*kvDim : (row0+n0-1)*kvDim+headDim]
-				kern.scores(s.s[j0:], attnChunk, qg, headDim, group, kg[row0*kvDim:(row0+n0-1)*kvDim+headDim], vc0, kvDim, n0, scale)
-				nr := 0
-				for j := j0 + n0; j < nk; nr++ {
-					row, n := kvRun(table, blockSize, c0+j, nk-j)
-					s.runs[nr] = kvSpan{j, row, n}
-					kc := kg[row*kvDim : (row+n-1)*kvDim+headDim]
-					vc := vg[row*kvDim : (row+n-1)*kvDim+headDim]
-					kern.scores(s.s[j:], attnChunk, qg, headDim, group, kc, vc, kvDim, n, scale)
-					j += n
-				}
-				if t == t1-1 {
-					prefetchNext(k, v, sq, blockSize, kvDim, headDim, opt, g0, g1, t0, g, c0)
-				}
-				for i := range group {
-					sc, p := s.s[i*attnChunk+j0:i*attnChunk+nk], s.p[i*attnChunk+j0:i*attnChunk+nk]
-					mc := maxOf(sc)
-					mOld := s.m[h0+i]
-					mNew := max(mOld, mc)
-					corr := expf(mOld - mNew) // 0 for the first chunk without a sink
-					sum := expSub(p, sc, mNew)
-					s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
-					s.m[h0+i], s.corr[i] = mNew, corr
-				}
-				og := s.o[h0*headDim : (h0+group)*headDim]
-				kern.accum(og, headDim, group, s.p[j0:], attnChunk, vc0, kvDim, n0, s.corr)
-				for _, r := range s.runs[:nr] {
-					vc := vg[r.row*kvDim : (r.row+r.n-1)*kvDim+headDim]
-					kern.accum(og, headDim, group, s.p[r.j:], attnChunk, vc, kvDim, r.n, s.ones)
-				}
+			}
+			for i := range group {
+				sc, p := s.s[i*attnChunk+j0:i*attnChunk+nk], s.p[i*attnChunk+j0:i*attnChunk+nk]
+				mc := maxOf(sc)
+				mOld := s.m[h0+i]
+				mNew := max(mOld, mc)
+				corr := expf(mOld - mNew) // 0 for the first chunk without a sink
+				sum := expSub(p, sc, mNew)
+				s.l[h0+i] = float32(s.l[h0+i]*corr) + sum
+				s.m[h0+i], s.corr[i] = mNew, corr
+			}
+			og := s.o[h0*headDim : (h0+group)*headDim]
+			kern.accum(og, headDim, group, s.p[j0:], attnChunk, vc0, headDim, n0, s.corr)
+			for _, r := range s.runs[:nr] {
+				kern.accum(og, headDim, group, s.p[r.j:], attnChunk, v[r.at:r.at+r.n*headDim], headDim, r.n, s.ones)
 			}
 		}
 	}
-	for g := g0; g < g1; g++ {
-		for t := t0; t < t1; t++ {
-			tok := sq.Token + t
-			for i := range group {
-				h := ((g-g0)*nt+t-t0)*group + i
-				oh := out[(tok*nHeads+g*group+i)*headDim:][:headDim]
-				inv := 1 / s.l[h]
-				for j, x := range s.o[h*headDim : (h+1)*headDim] {
-					oh[j] = x * inv
-				}
+	for t := t0; t < t1; t++ {
+		tok := sq.Token + t
+		for i := range group {
+			h := (t-t0)*group + i
+			oh := out[(tok*nHeads+g*group+i)*headDim:][:headDim]
+			inv := 1 / s.l[h]
+			for j, x := range s.o[h*headDim : (h+1)*headDim] {
+				oh[j] = x * inv
 			}
 		}
 	}
 }
 
-// prefetchNext prefetches the first keys and values of the pass over the
-// cache that follows KV head g's over chunk c0 in attentionBlock: KV head
-// g+1's over the chunk, or after the last head the first head's over the
-// next chunk, for token t0. The kernels prefetch a pass's keys and values
-// a few rows ahead of those they compute with, so without this the first
-// rows of each pass would wait on memory, once per head and chunk.
-func prefetchNext[E kvElem](k, v []E, sq *backend.SeqAttn, blockSize, kvDim, headDim int, opt *backend.AttnOpts, g0, g1, t0, g, c0 int) {
-	gn, cn := g+1, c0
-	if gn == g1 {
-		gn, cn = g0, c0+attnChunk
-	}
+// prefetchPass prefetches the first keys and values of KV head g's pass
+// over chunk c0 for token t0, the pass that follows the one in progress.
+// The kernels prefetch a pass's keys and values a few rows ahead of those
+// they compute with, so without this the first rows of each pass would
+// wait on memory.
+func prefetchPass[E kvElem](k, v []E, sq *backend.SeqAttn, blockSize, nKV, headDim int, opt *backend.AttnOpts, g, t0, c0 int) {
 	seq := sq.Pos + t0 + 1 // positions token t0 reads
-	p := max(cn, windowStart(seq-1, opt.Window))
-	if p >= min(seq, cn+attnChunk) {
+	p := max(c0, windowStart(seq-1, opt.Window))
+	if p >= min(seq, c0+attnChunk) {
 		return
 	}
 	row, n := kvRun(sq.Table, blockSize, p, min(attnPrefetchRows, seq-p))
-	off := row*kvDim + gn*headDim
-	prefetchRows(k[off:], v[off:], headDim, kvDim, n)
+	at := backend.KVIndex(row, g, blockSize, nKV, headDim)
+	prefetchRows(k[at:], v[at:], headDim, headDim, n)
 }
 
 // maxOf returns the largest value of s, which is not empty. Unlike the

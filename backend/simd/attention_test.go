@@ -11,23 +11,22 @@ import (
 )
 
 // refAttention is causal grouped-query attention in float64 with a plain
-// softmax.
+// softmax, over keys and values in one block of pos+n positions.
 func refAttention(q, k, v []float32, n, pos, nHeads, nKV, headDim int) []float64 {
 	out := make([]float64, n*nHeads*headDim)
 	group := nHeads / nKV
-	kvDim := nKV * headDim
+	at := func(j, g int) int { return backend.KVIndex(j, g, pos+n, nKV, headDim) }
 	scale := 1 / math.Sqrt(float64(headDim))
 	for t := range n {
 		seq := pos + t + 1
 		for h := range nHeads {
 			qh := q[(t*nHeads+h)*headDim:][:headDim]
-			off := h / group * headDim
 			s := make([]float64, seq)
 			m := math.Inf(-1)
 			for j := range seq {
 				var d float64
 				for i, x := range qh {
-					d += float64(x) * float64(k[j*kvDim+off+i])
+					d += float64(x) * float64(k[at(j, h/group)+i])
 				}
 				s[j] = d * scale
 				m = max(m, s[j])
@@ -40,7 +39,7 @@ func refAttention(q, k, v []float32, n, pos, nHeads, nKV, headDim int) []float64
 			o := out[(t*nHeads+h)*headDim:][:headDim]
 			for j, p := range s {
 				for i := range o {
-					o[i] += p / sum * float64(v[j*kvDim+off+i])
+					o[i] += p / sum * float64(v[at(j, h/group)+i])
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"inferno/backend"
+	"inferno/backend/internal/attntest"
 	"inferno/backend/scalar"
 	"inferno/numfmt"
 )
@@ -102,7 +103,9 @@ func testAttnCase(r *opsRig, rng *rand.Rand, c attnCase) {
 		opt.Sinks = randF32(rng, nHeads, 3)
 	}
 	want := make([]float32, len(q))
-	scalar.NewScalar().AttentionF16(want, q, k, v, seqs, blockSize, nHeads, c.nKV, c.headDim, opt)
+	// The CPU backends' blocks are head-major; this backend's rows are a
+	// position's heads together.
+	scalar.NewScalar().AttentionF16(want, q, attntest.HeadMajor(k, blockSize, c.nKV, c.headDim), attntest.HeadMajor(v, blockSize, c.nKV, c.headDim), seqs, blockSize, nHeads, c.nKV, c.headDim, opt)
 
 	pos, seq, tables, tabOff, err := BlockTables(seqs, tokens)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"inferno/arch"
 	"inferno/backend"
+	"inferno/backend/internal/attntest"
 	"inferno/backend/scalar"
 	"inferno/numfmt"
 )
@@ -133,7 +134,7 @@ func TestOpsDecodeReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := make([]float32, len(q))
-		s.AttentionF16(want, q, kh, vh, seqs, blockSize, nHeads, nKV, headDim, opt)
+		s.AttentionF16(want, q, attntest.HeadMajor(kh, blockSize, nKV, headDim), attntest.HeadMajor(vh, blockSize, nKV, headDim), seqs, blockSize, nHeads, nKV, headDim, opt)
 		if e := relL2(r.readF32(out, len(q)), want); !(e <= 1e-4) {
 			t.Fatalf("step %d (positions %v): relative L2 error %.3g", step, pos, e)
 		}

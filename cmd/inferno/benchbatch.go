@@ -42,7 +42,7 @@ type batchBencher struct {
 // newBatchBencher opens a batched runner on be with blocks for par
 // sequences of p+n positions; sp (nil: greedy) samples their tokens.
 func newBatchBencher(be *placement.Backend, vocab, par, p, n int, sp *sampling.Params) (*batchBencher, error) {
-	bs := placement.DefaultBlockSize
+	bs := be.DefaultBlockSize()
 	per := (p + n + bs - 1) / bs
 	br, err := be.NewBatchRunner(placement.BatchConfig{BlockSize: bs, Blocks: par * per, Sequences: par})
 	if err != nil {

@@ -401,7 +401,7 @@ type poolFlags struct {
 
 func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.memText, "kv-mem", "", "memory of the paged KV cache's pool, e.g. 2GiB or 512MiB (default: every running request's full context; on the GPU at most what is free)")
-	cmd.Flags().IntVar(&f.blockSize, "kv-block", placement.DefaultBlockSize, "positions per block of the paged KV cache")
+	cmd.Flags().IntVar(&f.blockSize, "kv-block", 0, "positions per block of the paged KV cache (default: 16 on a GPU, 128 on the CPU)")
 	cmd.Flags().IntVar(&f.batchTokens, "batch-tokens", 0, "most tokens one forward pass runs: every running request's next token, then chunks of new prompts (default: the GPU's most a pass, 1024; 512 on the CPU)")
 	cmd.Flags().IntVar(&f.prefills, "prefills", 0, "most new prompts whose chunks join one forward pass (default: 8 on the GPU, 2 on the CPU)")
 	cmd.Flags().BoolVar(&f.noPrefix, "no-prefix-cache", false, "do not keep finished requests' KV blocks for later requests that start alike")
@@ -410,8 +410,8 @@ func (f *poolFlags) register(cmd *cobra.Command) {
 
 // check validates the flags and parses --kv-mem.
 func (f *poolFlags) check() error {
-	if f.blockSize < 1 || f.blockSize > 1024 {
-		return fmt.Errorf("--kv-block %d: want 1 to 1024", f.blockSize)
+	if f.blockSize < 0 || f.blockSize > 1024 {
+		return fmt.Errorf("--kv-block %d: want 1 to 1024 (0: the default)", f.blockSize)
 	}
 	if f.batchTokens < 0 {
 		return fmt.Errorf("--batch-tokens %d: want at least 1 (0: the default)", f.batchTokens)

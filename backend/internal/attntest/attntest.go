@@ -102,10 +102,13 @@ func NewBatch(rng *rand.Rand, sh Shape, blockSize int) *Batch {
 		kh, vh := halves(k), halves(v)
 		for p := range l {
 			row := int(sq.Table[p/blockSize])*blockSize + p%blockSize
-			copy(b.K[row*kvDim:(row+1)*kvDim], k[p*kvDim:])
-			copy(b.V[row*kvDim:(row+1)*kvDim], v[p*kvDim:])
-			copy(b.KH[row*kvDim:(row+1)*kvDim], kh[p*kvDim:])
-			copy(b.VH[row*kvDim:(row+1)*kvDim], vh[p*kvDim:])
+			for g := range sh.KV {
+				at, from := backend.KVIndex(row, g, blockSize, sh.KV, sh.HeadDim), p*kvDim+g*sh.HeadDim
+				copy(b.K[at:at+sh.HeadDim], k[from:])
+				copy(b.V[at:at+sh.HeadDim], v[from:])
+				copy(b.KH[at:at+sh.HeadDim], kh[from:])
+				copy(b.VH[at:at+sh.HeadDim], vh[from:])
+			}
 		}
 		b.SeqK, b.SeqV = append(b.SeqK, k), append(b.SeqV, v)
 		b.SeqKH, b.SeqVH = append(b.SeqKH, kh), append(b.SeqVH, vh)
@@ -176,9 +179,27 @@ func (b *Batch) RunAlone(ops backend.Ops, i int, f16 bool) []float32 {
 	seqs, bs := b.Alone(i)
 	out := make([]float32, len(b.SeqQ[i]))
 	if f16 {
-		ops.AttentionF16(out, b.SeqQ[i], b.SeqKH[i], b.SeqVH[i], seqs, bs, b.Heads, b.KV, b.HeadDim, b.Opt)
+		k, v := HeadMajor(b.SeqKH[i], bs, b.KV, b.HeadDim), HeadMajor(b.SeqVH[i], bs, b.KV, b.HeadDim)
+		ops.AttentionF16(out, b.SeqQ[i], k, v, seqs, bs, b.Heads, b.KV, b.HeadDim, b.Opt)
 	} else {
-		ops.Attention(out, b.SeqQ[i], b.SeqK[i], b.SeqV[i], seqs, bs, b.Heads, b.KV, b.HeadDim, b.Opt)
+		k, v := HeadMajor(b.SeqK[i], bs, b.KV, b.HeadDim), HeadMajor(b.SeqV[i], bs, b.KV, b.HeadDim)
+		ops.Attention(out, b.SeqQ[i], k, v, seqs, bs, b.Heads, b.KV, b.HeadDim, b.Opt)
+	}
+	return out
+}
+
+// HeadMajor returns rows, cache rows of nKV*headDim values each (a
+// position's KV heads together), in the CPU backends' layout of blocks of
+// blockSize rows (backend.KVIndex); len(rows) is a multiple of
+// blockSize*nKV*headDim.
+func HeadMajor[E float32 | uint16](rows []E, blockSize, nKV, headDim int) []E {
+	out := make([]E, len(rows))
+	kvDim := nKV * headDim
+	for r := range len(rows) / kvDim {
+		for g := range nKV {
+			at := backend.KVIndex(r, g, blockSize, nKV, headDim)
+			copy(out[at:at+headDim], rows[r*kvDim+g*headDim:])
+		}
 	}
 	return out
 }
@@ -403,11 +424,12 @@ func CheckPanics(t *testing.T, ops backend.Ops) {
 			}
 		}
 	}
-	// A block need only hold the positions read.
-	short := k[:(bs+21)*kvDim]
+	// A block need only hold the positions read, up to its last head's.
+	short := k[:backend.KVIndex(bs+20, kv-1, bs, kv, hd)+hd]
 	none := backend.AttnOpts{}
 	ops.Attention(out, q, short, short, []backend.SeqAttn{{N: 1, Pos: 20, Table: []int32{1, 2}}}, bs, heads, kv, hd, none)
-	ops.Attention(out, q, short, short, []backend.SeqAttn{{N: 1, Pos: bs + 20, Table: []int32{0}}}, 1000, heads, kv, hd, none)
+	long := make([]float32, backend.KVIndex(bs+20, kv-1, 1000, kv, hd)+hd)
+	ops.Attention(out, q, long, long, []backend.SeqAttn{{N: 1, Pos: bs + 20, Table: []int32{0}}}, 1000, heads, kv, hd, none)
 	ops.Attention(out, q, short, short, nil, bs, heads, kv, hd, none)
 	ops.Attention(out, q, short, short, []backend.SeqAttn{{Token: 3, Pos: 1 << 20}}, bs, heads, kv, hd, none) // no tokens
 	// Nor the blocks before a window: the table's entries for them are
