@@ -141,7 +141,7 @@ func (o *Ops) Attention(out, q, k, v []float32, seqs []backend.SeqAttn, blockSiz
 	if units == 0 {
 		return
 	}
-	j := p.start(jobAttention, units, p.attnChunkSize(units, nKV))
+	j := p.start(jobAttention, units, p.attnChunkSize(seqs, units, nKV))
 	j.y, j.x, j.k, j.v = out, q, k, v
 	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, j.opt = seqs, blockSize, nHeads, nKV, headDim, opt
 	p.run()
@@ -156,27 +156,48 @@ func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAt
 	if units == 0 {
 		return
 	}
-	j := p.start(jobAttentionF16, units, p.attnChunkSize(units, nKV))
+	j := p.start(jobAttentionF16, units, p.attnChunkSize(seqs, units, nKV))
 	j.y, j.x, j.k16, j.v16 = out, q, k, v
 	j.seqs, j.blockSize, j.heads, j.nKV, j.headDim, j.opt = seqs, blockSize, nHeads, nKV, headDim, opt
 	p.run()
 }
 
-// attnChunkSize returns the units of an attention call's chunks: about 16
-// chunks per thread when there are many units (a prompt's tokens, a large
-// batch); otherwise up to nKV units split evenly among the threads (a
-// prompt's block of tokens of one KV head then shares each chunk of the
-// head's keys and values while it is in cache). For a decode step these
-// are KV heads of one sequence, each a stream of its own through the
-// cache (backend.KVIndex): at 4096 positions, with Qwen3-0.6B's 8 KV heads
-// on 2 threads, chunks of 1, 2 and 4 heads read it at the same rate,
-// within the noise (BenchmarkAttention).
-func (p *pool) attnChunkSize(units, nKV int) int {
+// attnChunkSize returns the units of an attention call's chunks. A call
+// of decode steps only (one token a sequence) goes a KV head a chunk:
+// each head's keys and values are a stream of their own through the
+// cache (backend.KVIndex), so the threads take heads one at a time and a
+// thread slowed by a neighbour leaves the rest to the others (at 4096
+// positions, with Qwen3-0.6B's 8 KV heads on 2 threads, chunks of 1, 2
+// and 4 heads read the cache at the same rate on a quiet machine:
+// BenchmarkAttention; beside a busy loop on one of the 2 cores, tg32 at
+// depth 4096 went from 10.95-11.09 tok/s with 4 heads a chunk to
+// 11.10-11.41, the matrix products' even split bounding the rest).
+// Otherwise about 16 chunks per thread when there
+// are many units (a prompt's tokens, a large batch), else up to nKV units
+// split evenly among the threads: a prompt's block of tokens of one KV
+// head shares each chunk of the head's keys and values while it is in
+// cache.
+func (p *pool) attnChunkSize(seqs []backend.SeqAttn, units, nKV int) int {
+	if units == decodeUnits(seqs, nKV) {
+		return 1
+	}
 	threads := len(p.ops)
 	if size := units / (16 * threads); size >= nKV {
 		return size
 	}
 	return min(nKV, (units+threads-1)/threads)
+}
+
+// decodeUnits returns the units of seqs' calls of one token: nKV for each
+// sequence with a query token.
+func decodeUnits(seqs []backend.SeqAttn, nKV int) int {
+	n := 0
+	for _, sq := range seqs {
+		if sq.N > 0 {
+			n += nKV
+		}
+	}
+	return n
 }
 
 // attentionUnits returns the number of units of an attention call whose
