@@ -172,11 +172,10 @@ func (o *Ops) AttentionF16(out, q []float32, k, v []uint16, seqs []backend.SeqAt
 // BenchmarkAttention; beside a busy loop on one of the 2 cores, tg32 at
 // depth 4096 went from 10.95-11.09 tok/s with 4 heads a chunk to
 // 11.10-11.41, the matrix products' even split bounding the rest).
-// Otherwise about 16 chunks per thread when there
-// are many units (a prompt's tokens, a large batch), else up to nKV units
-// split evenly among the threads: a prompt's block of tokens of one KV
-// head shares each chunk of the head's keys and values while it is in
-// cache.
+// Otherwise about 16 chunks per thread when there are many units (a
+// prompt's tokens, a large batch), else up to nKV units split evenly
+// among the threads: a prompt's block of tokens of one KV head shares
+// each chunk of the head's keys and values while it is in cache.
 func (p *pool) attnChunkSize(seqs []backend.SeqAttn, units, nKV int) int {
 	if units == decodeUnits(seqs, nKV) {
 		return 1

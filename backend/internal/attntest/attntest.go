@@ -85,10 +85,11 @@ func NewBatch(rng *rand.Rand, sh Shape, blockSize int) *Batch {
 	}
 	blocks += 3 // unused blocks
 	ids := rng.Perm(blocks)
-	b.K, b.V = nans(blocks*blockSize*kvDim), nans(blocks*blockSize*kvDim)
-	b.KH, b.VH = make([]uint16, len(b.K)), make([]uint16, len(b.V))
-	for i := range b.KH {
-		b.KH[i], b.VH[i] = 0x7e00, 0x7e00 // NaN
+	// Rows a position's heads together, then in the backends' layout.
+	rk, rv := nans(blocks*blockSize*kvDim), nans(blocks*blockSize*kvDim)
+	rkh, rvh := make([]uint16, len(rk)), make([]uint16, len(rv))
+	for i := range rkh {
+		rkh[i], rvh[i] = 0x7e00, 0x7e00 // NaN
 	}
 	for i := range b.Seqs {
 		sq := &b.Seqs[i]
@@ -102,18 +103,17 @@ func NewBatch(rng *rand.Rand, sh Shape, blockSize int) *Batch {
 		kh, vh := halves(k), halves(v)
 		for p := range l {
 			row := int(sq.Table[p/blockSize])*blockSize + p%blockSize
-			for g := range sh.KV {
-				at, from := backend.KVIndex(row, g, blockSize, sh.KV, sh.HeadDim), p*kvDim+g*sh.HeadDim
-				copy(b.K[at:at+sh.HeadDim], k[from:])
-				copy(b.V[at:at+sh.HeadDim], v[from:])
-				copy(b.KH[at:at+sh.HeadDim], kh[from:])
-				copy(b.VH[at:at+sh.HeadDim], vh[from:])
-			}
+			copy(rk[row*kvDim:(row+1)*kvDim], k[p*kvDim:])
+			copy(rv[row*kvDim:(row+1)*kvDim], v[p*kvDim:])
+			copy(rkh[row*kvDim:(row+1)*kvDim], kh[p*kvDim:])
+			copy(rvh[row*kvDim:(row+1)*kvDim], vh[p*kvDim:])
 		}
 		b.SeqK, b.SeqV = append(b.SeqK, k), append(b.SeqV, v)
 		b.SeqKH, b.SeqVH = append(b.SeqKH, kh), append(b.SeqVH, vh)
 		b.SeqQ = append(b.SeqQ, randVec(rng, sq.N*qDim, 1))
 	}
+	b.K, b.V = HeadMajor(rk, blockSize, sh.KV, sh.HeadDim), HeadMajor(rv, blockSize, sh.KV, sh.HeadDim)
+	b.KH, b.VH = HeadMajor(rkh, blockSize, sh.KV, sh.HeadDim), HeadMajor(rvh, blockSize, sh.KV, sh.HeadDim)
 	for _, i := range rng.Perm(ns) {
 		b.Tokens += rng.IntN(3) // a gap
 		b.Seqs[i].Token = b.Tokens
