@@ -97,7 +97,8 @@ type Event struct {
 // it.
 type Stream struct {
 	mu     sync.Mutex
-	events []Event
+	events []Event // events[head:] wait; the array is reused once all are read
+	head   int
 	closed bool          // the last event has been queued
 	notify chan struct{} // a token when events were added
 }
@@ -109,10 +110,12 @@ func newStream() *Stream { return &Stream{notify: make(chan struct{}, 1)} }
 func (s *Stream) Next(ctx context.Context) (ev Event, ok bool) {
 	for {
 		s.mu.Lock()
-		if len(s.events) > 0 {
-			ev = s.events[0]
-			s.events[0] = Event{}
-			s.events = s.events[1:]
+		if s.head < len(s.events) {
+			ev = s.events[s.head]
+			s.events[s.head] = Event{}
+			if s.head++; s.head == len(s.events) {
+				s.events, s.head = s.events[:0], 0
+			}
 			s.mu.Unlock()
 			return ev, true
 		}
@@ -131,6 +134,12 @@ func (s *Stream) Next(ctx context.Context) (ev Event, ok bool) {
 
 func (s *Stream) push(ev Event, last bool) {
 	s.mu.Lock()
+	if s.head > 0 && len(s.events) == cap(s.events) {
+		// Move the unread events to the front rather than grow.
+		n := copy(s.events, s.events[s.head:])
+		clear(s.events[n:])
+		s.events, s.head = s.events[:n], 0
+	}
 	s.events = append(s.events, ev)
 	s.closed = s.closed || last
 	s.mu.Unlock()
