@@ -204,8 +204,12 @@ func (s *Sampler) Release() {
 
 // SetPrompt records the prompt's tokens for the repetition penalty,
 // replacing the prompt recorded before; the tokens recorded by Accept stay.
-// Ids outside the vocabulary are ignored.
+// Ids outside the vocabulary are ignored. Without a penalty nothing reads
+// them, and nothing is recorded.
 func (s *Sampler) SetPrompt(ids []int32) {
+	if !s.penalize {
+		return
+	}
 	kept := s.touched[:0]
 	for _, id := range s.touched {
 		s.inPrompt[id] = false
@@ -225,10 +229,11 @@ func (s *Sampler) SetPrompt(ids []int32) {
 	}
 }
 
-// Accept records a generated token for the penalties. An id outside the
-// vocabulary is ignored.
+// Accept records a generated token for the penalties (nothing without a
+// penalty: a random access into two vocabulary-sized arrays a token, on
+// the scheduler's path). An id outside the vocabulary is ignored.
 func (s *Sampler) Accept(id int32) {
-	if id < 0 || int(id) >= s.vocab {
+	if !s.penalize || id < 0 || int(id) >= s.vocab {
 		return
 	}
 	if s.count[id] == 0 && !s.inPrompt[id] {

@@ -1067,3 +1067,26 @@ func TestDistribution(t *testing.T) {
 		t.Errorf("greedy with a mask: token %d has probability %g, want 1", best, d[best])
 	}
 }
+
+// TestUnpenalizedRecordsNothing: without a penalty a Sampler keeps no
+// counts of the prompt or of the generated tokens (nothing reads them),
+// with one it keeps each token once.
+func TestUnpenalizedRecordsNothing(t *testing.T) {
+	for _, p := range []Params{{Temperature: 1}, {Temperature: 1, PresencePenalty: 0.5}} {
+		s, err := New(p, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetPrompt([]int32{1, 2, 3, 2})
+		s.Accept(4)
+		s.Accept(1)
+		want := 0
+		if p.penalized() {
+			want = 4
+		}
+		if len(s.touched) != want {
+			t.Errorf("%+v: %d tokens recorded, want %d", p, len(s.touched), want)
+		}
+		s.Release()
+	}
+}
