@@ -89,8 +89,13 @@ type Sequence struct {
 	cons    *constraintState         // nil without a Constraint
 	// onDevice: the next pick is the runner's own draw (DeviceRow)
 	onDevice bool
-	rows     []sampling.Row // Step's sampling row for a Runner that is a DeviceSampler
-	devOut   deviceOutput   // Step's output of such a runner
+	// hasPick: picked (and pickErr) are the next pick, made ahead by
+	// PreparePick
+	hasPick bool
+	picked  sampling.Token
+	pickErr error
+	rows    []sampling.Row // Step's sampling row for a Runner that is a DeviceSampler
+	devOut  deviceOutput   // Step's output of such a runner
 
 	held   []int32 // the ids whose keys and values are stored: the prompt's run so far, then generated tokens fed back
 	todo   []int32 // the ids the next forward passes run before the next pick
@@ -344,6 +349,8 @@ func (o *deviceOutput) Sampled() (sampling.Token, error) { return o.ds.Sampled(0
 // last of the prompt finishes the sequence (FinishStop, no token, out
 // not read).
 func (s *Sequence) Advance(n int, out Output) (Step, error) {
+	pre := s.hasPick // PreparePick made this pick
+	s.hasPick = false
 	if s.done {
 		return Step{}, errors.New("engine: the sequence has finished")
 	}
@@ -362,7 +369,10 @@ func (s *Sequence) Advance(n int, out Output) (Step, error) {
 		s.end(FinishStop)
 		return Step{Finish: FinishStop}, nil
 	}
-	tok, err := s.pick(out)
+	tok, err := s.picked, s.pickErr
+	if !pre {
+		tok, err = s.pick(out)
+	}
 	if err != nil {
 		return s.fail(err)
 	}
@@ -445,6 +455,21 @@ func (s *Sequence) pick(out Output) (sampling.Token, error) {
 		return sampling.Token{}, err
 	}
 	return s.sampler.Sample(logits)
+}
+
+// PreparePick makes the pick that Advance(n, out) will make, ahead of it,
+// so that a scheduler can pick for many sequences at once on several
+// goroutines (the host's sampling over the vocabulary, or its argmax):
+// call it after the forward pass whose output out is and before that
+// Advance, from any one goroutine while nothing else uses the sequence.
+// It does nothing where Advance picks no token, or where the pick is the
+// runner's own draw or a constrained one.
+func (s *Sequence) PreparePick(n int, out Output) {
+	if s.done || s.req.Embed || out == nil || n != len(s.todo) || s.onDevice || s.cons != nil && s.cons.c.Active() {
+		return
+	}
+	s.picked, s.pickErr = s.pick(out)
+	s.hasPick = true
 }
 
 // flush returns the text held back by the decoder and the stop-string

@@ -453,3 +453,39 @@ func TestBatcherLookaheadHint(t *testing.T) {
 	}
 	t.Logf("%d passes: lookahead on for %d", len(a.passes), on)
 }
+
+// TestBatcherHostPicks: on a runner that leaves sampling to the host,
+// seeded sampled requests (temperature, top_p, top_k, min_p, penalties)
+// picked together on the helpers give the tokens they give alone.
+func TestBatcherHostPicks(t *testing.T) {
+	t.Parallel()
+	m := tinyModel(t)
+	reqs := requests(m.Config.Vocab, 8, 3)
+	params := []sampling.Params{
+		{Temperature: 1},
+		{Temperature: 0.7, TopP: 0.8, TopK: 20},
+		{Temperature: 1.3, MinP: 0.05},
+		{Temperature: 0.9, TopP: 0.95, RepetitionPenalty: 1.3, PresencePenalty: 0.5},
+		{Temperature: 1, FrequencyPenalty: 0.4},
+		{},
+		{Temperature: 0.6, TopK: 5},
+		{Temperature: 1, Logprobs: true, TopLogprobs: 3},
+	}
+	for i := range reqs {
+		reqs[i].Sampling = params[i]
+		reqs[i].Sampling.Seed, reqs[i].Sampling.HasSeed = uint64(40+i), true
+	}
+	s := newBatcher(t, m, 200, len(reqs), 64, false)
+	if !s.hostPicks {
+		t.Fatal("the CPU runner's picks are not the host's")
+	}
+	got, last := runAll(t, s, reqs)
+	for i, req := range reqs {
+		if last[i].Err != nil {
+			t.Fatalf("request %d: %v", i, last[i].Err)
+		}
+		if want := solo(t, m, req); !slicesEqual(got[i], want) {
+			t.Errorf("request %d (%+v): batched %v, alone %v", i, req.Sampling, got[i], want)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func TestBatcherDeviceStepAllocs(t *testing.T) {
 	const vocab, n = 1000, 4
 	d := &rowsDevice{}
 	s := &Batcher{r: d}
-	defer s.masks.stop()
+	defer s.help.stop()
 	var fills atomic.Int64
 	for i := range n {
 		req := engine.Request{
@@ -161,7 +161,7 @@ func TestBatcherDeviceStepAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.prepareMasks()
-		s.masks.wg.Wait()
+		s.help.wg.Wait()
 	}
 	step()
 	if a := testing.AllocsPerRun(50, step); a != 0 {

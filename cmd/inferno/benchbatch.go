@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"time"
 
 	"inferno/batch"
@@ -162,10 +164,8 @@ func (bb *batchBencher) run(p, n int) (pp, tg float64, err error) {
 		if err := bb.forward(); err != nil {
 			return 0, 0, err
 		}
-		for s := range par {
-			if next[s], err = bb.pick(s, s); err != nil {
-				return 0, 0, err
-			}
+		if err := bb.pickAll(next); err != nil {
+			return 0, 0, err
 		}
 	}
 	tg = float64(par*n) / time.Since(start).Seconds()
@@ -215,6 +215,37 @@ func (bb *batchBencher) setRows(seqOf func(int) int, index int) error {
 		*r = sampling.Row{On: true, Params: *bb.sp, Seed: smp.Seed(), Index: index, Patches: smp.Patches(r.Patches)}
 	}
 	return bb.ds.SetSamples(bb.rows[:n])
+}
+
+// pickAll sets next[s] to the token of output s, sequence s, for every
+// sequence: on a runner that leaves the picks to the host (no
+// engine.DeviceSampler: its argmax or a sampler reads the whole
+// vocabulary), on up to GOMAXPROCS goroutines, as the server's scheduler
+// picks (each sequence its own sampler, so the tokens are those of
+// picking one by one).
+func (bb *batchBencher) pickAll(next []int32) error {
+	par := len(next)
+	w := min(runtime.GOMAXPROCS(0), par)
+	if _, dev := bb.br.(engine.DeviceSampler); dev || w < 2 {
+		for s := range par {
+			var err error
+			if next[s], err = bb.pick(s, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Go(func() {
+			for s := i * par / w; s < (i+1)*par/w && errs[i] == nil; s++ {
+				next[s], errs[i] = bb.pick(s, s)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // pick returns the token of output i, sequence s: the argmax, the
