@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -42,13 +43,15 @@ type nullDevice struct {
 	last                       time.Time
 	gap                        time.Duration
 	ahead                      int // passes that queued the next ahead
+	runs                       []batch.Run
 }
 
 func (d *nullDevice) SetLookahead(on bool) { d.on = on }
 
 func (d *nullDevice) cost(b *batch.Batch) time.Duration {
 	dec := 0
-	for _, r := range b.Runs(nil) {
+	d.runs = b.Runs(d.runs)
+	for _, r := range d.runs {
 		if r.N == 1 {
 			dec++
 		}
@@ -122,7 +125,7 @@ func (d *nullDevice) Sampled(i int) (sampling.Token, error) {
 func BenchmarkHostStep(b *testing.B) {
 	tk := qwen3Tokenizer(b)
 	for _, clients := range []int{64, 256} {
-		b.Run(itoa(clients), func(b *testing.B) {
+		b.Run(fmt.Sprintf("clients%d", clients), func(b *testing.B) {
 			words := wordIDs(tk, 4096)
 			d := &nullDevice{vocab: tk.VocabSize(), maxLen: 4096, bs: 16, blocks: clients * 20, rng: rand.New(rand.NewPCG(1, 2)), words: words}
 			d.logits = make([]float32, d.vocab)
@@ -220,15 +223,4 @@ func wordIDs(tk *tokenizer.Tokenizer, n int) []int32 {
 		}
 	}
 	return ids
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return "clients" + string(b)
 }
