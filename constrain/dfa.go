@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
-	"unsafe"
+
+	"inferno/grammar"
 )
 
 // determinize turns each rule's automaton into a deterministic one over
@@ -62,59 +63,32 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 			continue
 		}
 		n := c.nfas[ri]
-		ids := map[string]int32{}
-		var sets [][]int32
-		mark := make([]bool, len(n.eps))
-		var cbuf, stack []int32
-		// closure returns the ε-closure of seed, sorted, in a buffer that
-		// the next call reuses.
-		closure := func(seed []int32) []int32 {
-			out := cbuf[:0]
-			stack = append(stack[:0], seed...)
-			for len(stack) > 0 {
-				x := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if mark[x] {
-					continue
-				}
-				mark[x] = true
-				out = append(out, x)
-				stack = append(stack, n.eps[x]...)
-			}
-			for _, x := range out {
-				mark[x] = false
-			}
-			slices.Sort(out)
-			cbuf = out
-			return out
-		}
+		// The rule's states are numbered from first, in the order
+		// sub numbers their sets.
+		first := int32(len(cm.info))
+		sub := grammar.NewSubsets(n.eps)
 		lookup := func(set []int32) (int32, error) {
-			key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)
-			if id, ok := ids[key]; ok {
-				return id, nil
+			if q, ok := sub.Find(set); ok {
+				return first + q, nil
 			}
 			if len(cm.info) >= maxStates || len(cm.trans)+ncls > maxTransTotal {
 				return 0, fmt.Errorf("constrain: grammar too large (more than %d automaton states)", len(cm.info))
 			}
-			id := int32(len(cm.info))
-			set = slices.Clone(set)
-			ids[unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)] = id
-			sets = append(sets, set)
+			id := first + sub.Add(set)
 			cm.info = append(cm.info, stateInfo{rep: -1})
 			for range ncls {
 				cm.trans = append(cm.trans, -1)
 			}
 			return id, nil
 		}
-		first := int32(len(cm.info))
-		s0, err := lookup(closure([]int32{0}))
+		s0, err := lookup(sub.Closure([]int32{0}))
 		if err != nil {
 			return nil, err
 		}
 		ruleStart[ri] = s0
 		buckets := make([][]int32, ncls)
-		for q := 0; q < len(sets); q++ {
-			set := sets[q]
+		for q := 0; q < len(sub.Sets); q++ {
+			set := sub.Sets[q]
 			id := first + int32(q)
 			for i := range buckets {
 				buckets[i] = buckets[i][:0]
@@ -137,7 +111,7 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 			for k := range ncls {
 				t := int32(-1)
 				if len(buckets[k]) > 0 {
-					if t, err = lookup(closure(buckets[k])); err != nil {
+					if t, err = lookup(sub.Closure(buckets[k])); err != nil {
 						return nil, err
 					}
 				}
@@ -152,7 +126,7 @@ func (c *compiler) determinize(v *Vocab) (*Compiled, error) {
 					for ; j < len(calls) && calls[j].rule == calls[i].rule; j++ {
 						tos = append(tos, calls[j].to)
 					}
-					t, err := lookup(closure(tos))
+					t, err := lookup(sub.Closure(tos))
 					if err != nil {
 						return nil, err
 					}

@@ -139,54 +139,29 @@ func newCharDFA(e *Expr) (*charDFA, error) {
 			}
 		}
 	}
-	mark := make([]bool, len(n.eps))
-	closure := func(seed []int32) []int32 {
-		var out []int32
-		stack := slices.Clone(seed)
-		for len(stack) > 0 {
-			x := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if mark[x] {
-				continue
-			}
-			mark[x] = true
-			out = append(out, x)
-			stack = append(stack, n.eps[x]...)
-		}
-		for _, x := range out {
-			mark[x] = false
-		}
-		slices.Sort(out)
-		return out
-	}
-	ids := map[string]int32{}
-	var sets [][]int32
+	sub := NewSubsets(n.eps)
 	lookup := func(set []int32) (int32, error) {
-		key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), len(set)*4)
-		if id, ok := ids[key]; ok {
+		if id, ok := sub.Find(set); ok {
 			return id, nil
 		}
-		if len(sets) >= MaxLengthDFA {
+		if len(sub.Sets) >= MaxLengthDFA {
 			return 0, fmt.Errorf("more than %d deterministic automaton states", MaxLengthDFA)
 		}
-		if (len(sets)+1)*len(d.iv) > maxLengthCells {
+		if (len(sub.Sets)+1)*len(d.iv) > maxLengthCells {
 			return 0, fmt.Errorf("more than %d transitions (%d character ranges)", maxLengthCells, len(d.iv))
 		}
-		id := int32(len(sets))
-		ids[key] = id
-		sets = append(sets, set)
 		d.final = append(d.final, slices.Contains(set, end))
-		return id, nil
+		return sub.Add(set), nil
 	}
-	if _, err := lookup(closure([]int32{start})); err != nil {
+	if _, err := lookup(sub.Closure([]int32{start})); err != nil {
 		return nil, err
 	}
 	buckets := make([][]int32, len(d.iv))
-	for q := 0; q < len(sets); q++ {
+	for q := 0; q < len(sub.Sets); q++ {
 		for i := range buckets {
 			buckets[i] = buckets[i][:0]
 		}
-		for _, x := range sets[q] {
+		for _, x := range sub.Sets[q] {
 			for j, ed := range n.edges[x] {
 				for _, i := range ivs[x][j] {
 					buckets[i] = append(buckets[i], ed.to)
@@ -197,7 +172,7 @@ func newCharDFA(e *Expr) (*charDFA, error) {
 		for i, b := range buckets {
 			row[i] = -1
 			if len(b) > 0 {
-				id, err := lookup(closure(b))
+				id, err := lookup(sub.Closure(b))
 				if err != nil {
 					return nil, err
 				}
