@@ -779,8 +779,9 @@ func (s *Batcher) embedding(i int) Event {
 // for Qwen3's at temperature 1), so a batch's picks take the time of one
 // share, with the bits they have alone.
 func (s *Batcher) preparePicks() {
-	if !s.hostPicks {
-		return
+	procs := runtime.GOMAXPROCS(0)
+	if !s.hostPicks || procs < 2 {
+		return // Advance picks, one by one
 	}
 	clear(s.picks[:cap(s.picks)])
 	s.picks = s.picks[:0]
@@ -790,7 +791,7 @@ func (s *Batcher) preparePicks() {
 		}
 	}
 	n := len(s.picks)
-	w := min(runtime.GOMAXPROCS(0), n)
+	w := min(procs, n)
 	if w < 2 {
 		return
 	}
