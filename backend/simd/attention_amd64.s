@@ -90,11 +90,11 @@
 	VFMADD231PS Y13, Y8, Y3; \
 	VFMADD231PS Y13, Y9, Y7
 
-// func attnScores2AVX2(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
+// func attnScores2Asm(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
 //
 // s[j] and s[sstride/4 + j] are the scores of key j (kstride bytes apart)
 // for the heads q[:hd] and q[hd:2*hd]; hd is a multiple of 8.
-TEXT ·attnScores2AVX2(SB), NOSPLIT, $0-60
+TEXT ·attnScores2Asm(SB), NOSPLIT, $0-60
 	MOVQ s+0(FP), DI
 	MOVQ sstride+8(FP), R14
 	MOVQ q+16(FP), SI
@@ -161,10 +161,10 @@ s2done:
 	VZEROUPPER
 	RET
 
-// func attnScores1AVX2(s, q, k *float32, kstride, nkeys, hd int, scale float32)
+// func attnScores1Asm(s, q, k *float32, kstride, nkeys, hd int, scale float32)
 //
-// The scores of one head q[:hd]; see attnScores2AVX2.
-TEXT ·attnScores1AVX2(SB), NOSPLIT, $0-52
+// The scores of one head q[:hd]; see attnScores2Asm.
+TEXT ·attnScores1Asm(SB), NOSPLIT, $0-52
 	MOVQ s+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ k+16(FP), R8
@@ -228,12 +228,12 @@ s1done:
 	VZEROUPPER
 	RET
 
-// func attnAccum2AVX2(o *float32, ostride int, p *float32, pstride int, v *float32, vstride, nkeys, hd int, corr0, corr1 float32)
+// func attnAccum2Asm(o *float32, ostride int, p *float32, pstride int, v *float32, vstride, nkeys, hd int, corr0, corr1 float32)
 //
 // For the two heads (o, p, corr0) and (o + ostride bytes, p + pstride
 // bytes, corr1): o = o*corr + sum over j of p[j]*v_j, for nkeys values
 // vstride bytes apart; hd is a multiple of 32.
-TEXT ·attnAccum2AVX2(SB), NOSPLIT, $0-72
+TEXT ·attnAccum2Asm(SB), NOSPLIT, $0-72
 	MOVQ o+0(FP), DI
 	MOVQ ostride+8(FP), R13
 	ADDQ DI, R13
@@ -273,10 +273,10 @@ a2keys:
 	VZEROUPPER
 	RET
 
-// func attnAccum1AVX2(o, p, v *float32, vstride, nkeys, hd int, corr float32)
+// func attnAccum1Asm(o, p, v *float32, vstride, nkeys, hd int, corr float32)
 //
-// One head of attnAccum2AVX2.
-TEXT ·attnAccum1AVX2(SB), NOSPLIT, $0-52
+// One head of attnAccum2Asm.
+TEXT ·attnAccum1Asm(SB), NOSPLIT, $0-52
 	MOVQ o+0(FP), DI
 	MOVQ p+8(FP), SI
 	MOVQ v+16(FP), R8
@@ -358,7 +358,7 @@ a1keys:
 
 // func attnScores2F16AVX2(s *float32, sstride int, q *float32, k, v *uint16, kstride, nkeys, hd int, scale float32)
 //
-// The scores of attnScores2AVX2 for half-precision keys k; v is where the
+// The scores of attnScores2Asm for half-precision keys k; v is where the
 // values of the keys are, to prefetch them.
 TEXT ·attnScores2F16AVX2(SB), NOSPLIT, $0-68
 	MOVQ s+0(FP), DI
@@ -601,11 +601,11 @@ h1akeys:
 	VZEROUPPER
 	RET
 
-// func toF16AVX2(dst *uint16, src *float32, n int)
+// func toF16Asm(dst *uint16, src *float32, n int)
 //
 // dst = src in half precision, rounded to nearest even (VCVTPS2PH with
 // immediate 0); n is a positive multiple of 8.
-TEXT ·toF16AVX2(SB), NOSPLIT, $0-24
+TEXT ·toF16Asm(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX

@@ -254,61 +254,61 @@ storeone: \
 	FMOVS corr+48(FP), F30; \
 	VDUP  V30.S[0], V30.S4
 
-// func attnScores2NEON(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
+// func attnScores2Asm(s *float32, sstride int, q *float32, k *float32, kstride, nkeys, hd int, scale float32)
 //
 // s[j] and s[sstride/4 + j] are the scores of key j (kstride bytes apart)
 // for the heads q[:hd] and q[hd:2*hd]; hd is a multiple of 8.
-TEXT ·attnScores2NEON(SB), NOSPLIT, $0-60
+TEXT ·attnScores2Asm(SB), NOSPLIT, $0-60
 	SCORES2ARGS
 	SCORES(LOADF32)
 
-// func attnScores1NEON(s, q, k *float32, kstride, nkeys, hd int, scale float32)
+// func attnScores1Asm(s, q, k *float32, kstride, nkeys, hd int, scale float32)
 //
-// The scores of one head q[:hd]; see attnScores2NEON.
-TEXT ·attnScores1NEON(SB), NOSPLIT, $0-52
+// The scores of one head q[:hd]; see attnScores2Asm.
+TEXT ·attnScores1Asm(SB), NOSPLIT, $0-52
 	SCORES1ARGS
 	SCORES(LOADF32)
 
 // func attnScores2F16NEON(s *float32, sstride int, q *float32, k *uint16, kstride, nkeys, hd int, scale float32)
 //
-// attnScores2NEON with half-precision keys.
+// attnScores2Asm with half-precision keys.
 TEXT ·attnScores2F16NEON(SB), NOSPLIT, $0-60
 	SCORES2ARGS
 	SCORES(LOADF16)
 
 // func attnScores1F16NEON(s, q *float32, k *uint16, kstride, nkeys, hd int, scale float32)
 //
-// attnScores1NEON with half-precision keys.
+// attnScores1Asm with half-precision keys.
 TEXT ·attnScores1F16NEON(SB), NOSPLIT, $0-52
 	SCORES1ARGS
 	SCORES(LOADF16)
 
-// func attnAccum2NEON(o *float32, ostride int, p *float32, pstride int, v *float32, vstride, nkeys, hd int, corr0, corr1 float32)
+// func attnAccum2Asm(o *float32, ostride int, p *float32, pstride int, v *float32, vstride, nkeys, hd int, corr0, corr1 float32)
 //
 // For the two heads o[:hd] and o[ostride/4:][:hd] with probabilities p and
 // p[pstride/4:]: o = o*corr + sum over j of p[j]*v_j, the nkeys values
 // vstride bytes apart from v; hd is a multiple of 16.
-TEXT ·attnAccum2NEON(SB), NOSPLIT, $0-72
+TEXT ·attnAccum2Asm(SB), NOSPLIT, $0-72
 	ACCUM2ARGS
 	ACCUM(LOADV32, 64)
 
-// func attnAccum1NEON(o, p, v *float32, vstride, nkeys, hd int, corr float32)
+// func attnAccum1Asm(o, p, v *float32, vstride, nkeys, hd int, corr float32)
 //
-// attnAccum2NEON for one head.
-TEXT ·attnAccum1NEON(SB), NOSPLIT, $0-52
+// attnAccum2Asm for one head.
+TEXT ·attnAccum1Asm(SB), NOSPLIT, $0-52
 	ACCUM1ARGS
 	ACCUM(LOADV32, 64)
 
 // func attnAccum2F16NEON(o *float32, ostride int, p *float32, pstride int, v *uint16, vstride, nkeys, hd int, corr0, corr1 float32)
 //
-// attnAccum2NEON with half-precision values.
+// attnAccum2Asm with half-precision values.
 TEXT ·attnAccum2F16NEON(SB), NOSPLIT, $0-72
 	ACCUM2ARGS
 	ACCUM(LOADV16, 32)
 
 // func attnAccum1F16NEON(o, p *float32, v *uint16, vstride, nkeys, hd int, corr float32)
 //
-// attnAccum1NEON with half-precision values.
+// attnAccum1Asm with half-precision values.
 TEXT ·attnAccum1F16NEON(SB), NOSPLIT, $0-52
 	ACCUM1ARGS
 	ACCUM(LOADV16, 32)

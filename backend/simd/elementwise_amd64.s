@@ -259,11 +259,11 @@ esloop:
 	VZEROUPPER
 	RET
 
-// func ropeAVX2(x, cos, sin *float32, nHeads, half int)
+// func ropeAsm(x, cos, sin *float32, nHeads, half int)
 //
 // For each head of 2*half values: (a, b) = (a*c - b*s, a*s + b*c) for the
 // pairs (i, i+half), each product rounded.
-TEXT ·ropeAVX2(SB), NOSPLIT, $0-40
+TEXT ·ropeAsm(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), DI
 	MOVQ cos+8(FP), R8
 	MOVQ sin+16(FP), R9
@@ -297,10 +297,10 @@ rppair:
 	VZEROUPPER
 	RET
 
-// func memSumAVX2(p *byte, n int) uint64
+// func memSumAsm(p *byte, n int) uint64
 //
 // Returns the sum of the 64-bit words of n bytes, n a multiple of 256.
-TEXT ·memSumAVX2(SB), NOSPLIT, $0-24
+TEXT ·memSumAsm(SB), NOSPLIT, $0-24
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
 	CLEAR4(VPXOR, Y0, Y1, Y2, Y3)

@@ -279,12 +279,12 @@ add8:
 	BNE    add8
 	RET
 
-// func ropeNEON(x, cos, sin *float32, nHeads, half int)
+// func ropeAsm(x, cos, sin *float32, nHeads, half int)
 //
 // Rotates nHeads heads of 2*half values at x as ropeGo: (a, b) = (x[i],
 // x[i+half]) becomes (a*c - b*s, a*s + b*c), each product rounded; half
 // is a positive multiple of 4.
-TEXT ·ropeNEON(SB), NOSPLIT, $0-40
+TEXT ·ropeAsm(SB), NOSPLIT, $0-40
 	MOVD x+0(FP), R0
 	MOVD nHeads+24(FP), R3
 	MOVD half+32(FP), R4

@@ -75,8 +75,8 @@
 	VPSLLD $16, Y10, Y10; \
 	VFMADD231PS Y10, xr, acc
 
-// func dot4F32AVX2(y *float32, w *byte, rb int, x *float32, n int)
-TEXT ·dot4F32AVX2(SB), NOSPLIT, $0-40
+// func dot4F32Asm(y *float32, w *byte, rb int, x *float32, n int)
+TEXT ·dot4F32Asm(SB), NOSPLIT, $0-40
 	DOT4PROLOGUE
 	TESTQ AX, AX
 	JZ    f32tail
@@ -97,8 +97,8 @@ f32done:
 	VZEROUPPER
 	RET
 
-// func dot4F16AVX2(y *float32, w *byte, rb int, x *float32, n int)
-TEXT ·dot4F16AVX2(SB), NOSPLIT, $0-40
+// func dot4F16Asm(y *float32, w *byte, rb int, x *float32, n int)
+TEXT ·dot4F16Asm(SB), NOSPLIT, $0-40
 	DOT4PROLOGUE
 	TESTQ AX, AX
 	JZ    f16tail
@@ -119,8 +119,8 @@ f16done:
 	VZEROUPPER
 	RET
 
-// func dot4BF16AVX2(y *float32, w *byte, rb int, x *float32, n int)
-TEXT ·dot4BF16AVX2(SB), NOSPLIT, $0-40
+// func dot4BF16Asm(y *float32, w *byte, rb int, x *float32, n int)
+TEXT ·dot4BF16Asm(SB), NOSPLIT, $0-40
 	DOT4PROLOGUE
 	TESTQ AX, AX
 	JZ    bf16tail

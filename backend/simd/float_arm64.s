@@ -62,31 +62,31 @@ dot8: \
 	SHLL216(hi, lo); \
 	SHLL16(lo, lo)
 
-// func dot4F32NEON(y *float32, w *byte, rb int, x *float32, n int)
+// func dot4F32Asm(y *float32, w *byte, rb int, x *float32, n int)
 //
 // y[r] = w_r . x[:n] for the four float32 rows w_r, rb bytes apart from w;
 // n is a positive multiple of 8.
-TEXT ·dot4F32NEON(SB), NOSPLIT, $0-40
+TEXT ·dot4F32Asm(SB), NOSPLIT, $0-40
 	DOT4(LOADF32)
 
-// func dot4F16NEON(y *float32, w *byte, rb int, x *float32, n int)
+// func dot4F16Asm(y *float32, w *byte, rb int, x *float32, n int)
 //
-// dot4F32NEON for half-precision rows.
-TEXT ·dot4F16NEON(SB), NOSPLIT, $0-40
+// dot4F32Asm for half-precision rows.
+TEXT ·dot4F16Asm(SB), NOSPLIT, $0-40
 	DOT4(LOADF16)
 
-// func dot4BF16NEON(y *float32, w *byte, rb int, x *float32, n int)
+// func dot4BF16Asm(y *float32, w *byte, rb int, x *float32, n int)
 //
-// dot4F32NEON for bfloat16 rows.
-TEXT ·dot4BF16NEON(SB), NOSPLIT, $0-40
+// dot4F32Asm for bfloat16 rows.
+TEXT ·dot4BF16Asm(SB), NOSPLIT, $0-40
 	DOT4(LOADBF16)
 
-// func toF16NEON(dst *uint16, src *float32, n int)
+// func toF16Asm(dst *uint16, src *float32, n int)
 //
 // dst[i] = the half-precision bits of src[i], FCVTN rounding as the FPCR
 // says (to nearest even: Go programs leave it so); n is a positive
 // multiple of 8.
-TEXT ·toF16NEON(SB), NOSPLIT, $0-24
+TEXT ·toF16Asm(SB), NOSPLIT, $0-24
 	MOVD dst+0(FP), R0
 	MOVD src+8(FP), R1
 	MOVD n+16(FP), R2
@@ -100,11 +100,11 @@ tof16:
 	BNE    tof16
 	RET
 
-// func memSumNEON(p *byte, n int) uint64
+// func memSumAsm(p *byte, n int) uint64
 //
 // Returns the sum of the n bytes at p as little-endian 64-bit words, 256
 // bytes a step; n is a positive multiple of 256.
-TEXT ·memSumNEON(SB), NOSPLIT, $0-24
+TEXT ·memSumAsm(SB), NOSPLIT, $0-24
 	MOVD p+0(FP), R0
 	MOVD n+8(FP), R1
 	ZERO(0)

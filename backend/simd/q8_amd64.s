@@ -28,12 +28,12 @@ DATA packPerm<>+24(SB)/4, $3
 DATA packPerm<>+28(SB)/4, $7
 GLOBL packPerm<>(SB), RODATA|NOPTR, $32
 
-// func quantizeQ8AVX2(qs *int8, qstride int, ds *float32, cx *int32, x *float32, nb int)
+// func quantizeQ8Asm(qs *int8, qstride int, ds *float32, cx *int32, x *float32, nb int)
 //
 // Quantizes nb blocks of 32 floats: d = max|x|/127 to ds[b], x * (1/d)
 // rounded to nearest even to qs[b*qstride:][:32], and -128 times the sum
 // of those to cx[b].
-TEXT ·quantizeQ8AVX2(SB), NOSPLIT, $0-48
+TEXT ·quantizeQ8Asm(SB), NOSPLIT, $0-48
 	MOVQ qs+0(FP), DI
 	MOVQ qstride+8(FP), DX
 	MOVQ ds+16(FP), R8
@@ -123,12 +123,12 @@ qloop:
 	VPMADDUBSW dst, t, dst; \
 	VPMADDWD Y15, dst, dst
 
-// func q8MatVecAVX2(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, nb int)
+// func q8MatVecAsm(y *float32, w *byte, rb int, groups int, qs *int8, ds *float32, nb int)
 //
 // Computes groups*8 rows of rb bytes each times one contiguous token:
 // y[r] = row r . x. Eight rows per block iteration, one vector of eight
 // accumulators.
-TEXT ·q8MatVecAVX2(SB), NOSPLIT, $0-56
+TEXT ·q8MatVecAsm(SB), NOSPLIT, $0-56
 	MOVQ w+8(FP), R12
 	MOVQ rb+16(FP), DX
 	MOVQ groups+24(FP), R13
@@ -238,14 +238,14 @@ mvblock:
 	VMULPS Y11, Y10, Y10; \
 	VADDPS Y10, acc, acc
 
-// func q8TileAVX2(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
+// func q8TileAsm(y *float32, ldy int, w *byte, rb int, qs *int8, dsx *float32, nb int)
 //
 // Computes four rows of rb bytes times a group of four tokens, stored
 // block-interleaved (4 x 32 bytes per block) with scales dsx expanded to
 // dx0 x4, dx1 x4, dx2 x4, dx3 x4 per block. Token j's four results go to
 // y[j*ldy:][:4]. Accumulators: Y12 = rows 0..3 of tokens 0 and 1, Y13 of
 // tokens 2 and 3.
-TEXT ·q8TileAVX2(SB), NOSPLIT, $0-56
+TEXT ·q8TileAsm(SB), NOSPLIT, $0-56
 	MOVQ w+16(FP), R8
 	MOVQ rb+24(FP), DX
 	LEAQ (R8)(DX*1), R9

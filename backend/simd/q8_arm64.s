@@ -191,12 +191,12 @@ tblock: \
 	VST1 [V31.D2], (R0); \
 	RET
 
-// func quantizeQ8NEON(qs *int8, qstride int, ds *float32, cx *int32, x *float32, nb int)
+// func quantizeQ8Asm(qs *int8, qstride int, ds *float32, cx *int32, x *float32, nb int)
 //
 // Quantizes nb blocks of 32 values from x as quantizeQ8Go: d = max|x|/127
 // (FDIVS), id = 1/d (0 for a block of zeros), q = x*id rounded to nearest
 // even (FCVTNS), cx = -128 * sum(q).
-TEXT ·quantizeQ8NEON(SB), NOSPLIT, $0-48
+TEXT ·quantizeQ8Asm(SB), NOSPLIT, $0-48
 	MOVD  qs+0(FP), R0
 	MOVD  qstride+8(FP), R1
 	MOVD  ds+16(FP), R2
