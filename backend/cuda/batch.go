@@ -59,6 +59,7 @@ type BatchRunner struct {
 	px, pqkv, pq, patt, pact, pxo uint64
 	praw                          uint64 // raw gate/up products (Model.rawGateUp: options.go), else 0
 	phi, plo, psx, pxq            uint64
+	mws, mcnt                     uint64 // mmh's split workspace and counts (mmhSplits)
 	logits, pval, pidx, dres      uint64
 	pm, pl, pacc, counter, acnt   uint64
 	partCap                       int // tokens x splits the attention partials hold
@@ -263,6 +264,10 @@ func (br *BatchRunner) allocScratch() error {
 	alloc(&br.plo, np*maxK, "batch activation planes")
 	alloc(&br.psx, 4*np*maxK/32, "batch activation scales")
 	alloc(&br.pxq, 2*np*maxK, "batch activations, interleaved")
+	if br.base.mmhTiles { // else no product splits (mmhSplits)
+		alloc(&br.mws, mmhSplitMost*mmhSplitBytes, "split products' workspace")
+		alloc(&br.mcnt, 4*mmhSplitMost, "split products' counts")
+	}
 	alloc(&br.logits, 4*MaxBatch*c.Vocab, "batch logits")
 	alloc(&br.pval, 4*max(br.base.headBlocks, 1), "argmax partials")
 	alloc(&br.pidx, 4*max(br.base.headBlocks, 1), "argmax partials")
@@ -282,9 +287,9 @@ func (br *BatchRunner) allocScratch() error {
 	for _, z := range []struct {
 		p uint64
 		n int
-	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}, {br.moe.counter, moeCounterBytes}} {
+	}{{br.counter, 4 * MaxBatch * br.base.shape.dblocks}, {br.acnt, 64}, {br.phi, np * maxK}, {br.plo, np * maxK}, {br.psx, 4 * np * maxK / 32}, {br.pxq, 2 * np * maxK}, {br.mcnt, 4 * mmhSplitMost}, {br.moe.counter, moeCounterBytes}} {
 		if z.p == 0 {
-			continue // no experts
+			continue // not allocated (no experts, no split products)
 		}
 		if err := g.memsetAsync(z.p, uint64(z.n)); err != nil {
 			return err

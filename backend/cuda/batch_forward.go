@@ -36,7 +36,7 @@ func (br *BatchRunner) matmulFrom(l *launcher, kind string, w *gpuWeight, x, gai
 		// Other block types (quant.go): qact_h into the interleaved
 		// activations' buffer (2*npad*K bytes: the f16 activations fit) and
 		// mmh; Q8_0 runs of a mixed matrix through qact_h and mm_q8h.
-		br.base.product(l, kind, w, x, gain, y, ldy, nout, n, actBufs{hi: br.phi, lo: br.plo, sx: br.psx, xh: br.pxq, hs: br.psx, npad: br.npad})
+		br.base.product(l, kind, w, x, gain, y, ldy, nout, n, actBufs{hi: br.phi, lo: br.plo, sx: br.psx, xh: br.pxq, hs: br.psx, ws: br.mws, cnt: br.mcnt, npad: br.npad})
 		return
 	}
 	c := &br.cfg

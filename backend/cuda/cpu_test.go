@@ -169,3 +169,30 @@ func TestFit(t *testing.T) {
 		t.Errorf("weights do not fit: %v", err)
 	}
 }
+
+// TestQactHKernelsExist checks that every qact_h variant qactHKernel may
+// pick is a kernel of every embedded image.
+func TestQactHKernelsExist(t *testing.T) {
+	skipWithoutEmbedded(t)
+	names := map[string]bool{}
+	for _, K := range []int{1000, 5000, 20000, 40000} {
+		for _, norm := range []bool{false, true} {
+			name, _ := qactHKernel(K, norm)
+			names[name] = true
+		}
+	}
+	if len(names) != 3 {
+		t.Errorf("qactHKernel picks %d kernels, want 3: %v", len(names), names)
+	}
+	for _, img := range embeddedImages() {
+		have, err := imageKernels(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range names {
+			if !have[name] {
+				t.Errorf("%s: no kernel %s", img, name)
+			}
+		}
+	}
+}

@@ -92,6 +92,7 @@ func batchScratchBytes(c *arch.Config) int64 {
 	qkvRows := int64(c.QDim() + 2*c.KVDim())
 	return 4*np*(2*int64(c.Hidden)+qkvRows+2*int64(c.QDim())+int64(c.FFN)) + // residual, qkv, queries, attention, ffn, output rows
 		np*maxK*(2+2) + 4*np*maxK/32 + // activation planes, interleaved activations, scales
+		mmhSplitMost*(mmhSplitBytes+4) + // split products' workspace and counts
 		4*MaxBatch*int64(c.Vocab) + // logits
 		4*2*MaxBatch*int64(c.Heads)*int64(c.HeadDim+2) + // attention partials
 		128<<20 + // graphs, the sampler, inputs and the rest

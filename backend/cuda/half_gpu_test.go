@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -355,5 +356,78 @@ func TestHalfModel(t *testing.T) {
 				batchEqualsAloneTol(t, mq, nil, 8, 16, 2e-3)
 			}
 		})
+	}
+}
+
+// TestQactHVariants checks that every qact_h variant a row length may take
+// (qactHKernel's, and qact_h's own three reads of long rows) writes the same
+// halves and scales, bit for bit, and that those are rmsnorm*gain (or x)
+// scaled by a power of two and rounded to half: rows from 1,000 to 32,768
+// values, normalized and not, of small, large and all-zero tokens.
+func TestQactHVariants(t *testing.T) {
+	g := testDevice(t)
+	rng := rand.New(rand.NewPCG(7, 11))
+	const eps = 1e-6
+	for _, K := range []int{1000, 4096, 5120, 8192, 12288, 32768} {
+		for _, norm := range []bool{false, true} {
+			name, threads := qactHKernel(K, norm)
+			if K > 4096 && K <= 8192 && name != "qact_h32" || !norm && K > 8192 && name != "qact_hw" {
+				t.Errorf("K %d, norm %v: qactHKernel picks %s", K, norm, name)
+			}
+			const n = 4
+			x := randVec(rng, n*K, 3)
+			for k := range K {
+				x[K+k] *= 5e4 // past f16's range unless scaled
+				x[3*K+k] = 0
+			}
+			var gain []float32
+			dg := uint64(0)
+			if norm {
+				gain = gainVec(rng, K)
+				dg = devF32(t, g, gain)
+			}
+			dx := devF32(t, g, x)
+			run := func(kern string, threads uint32) ([]byte, []float32) {
+				xh, hs := devZeros(t, g, 2*n*K), devZeros(t, g, 4*n)
+				if err := g.launch(kern, [3]uint32{n}, threads, 0, dx, i32(K), i32(K), dg, f32(eps), xh, hs); err != nil {
+					t.Fatal(err)
+				}
+				waitStream(t, g)
+				b := make([]byte, 2*n*K)
+				if err := g.download(b, xh); err != nil {
+					t.Fatal(err)
+				}
+				return b, getF32(t, g, hs, n)
+			}
+			wantH, wantS := run("qact_h", 256)
+			gotH, gotS := run(name, threads)
+			if !bytes.Equal(gotH, wantH) || fmt.Sprint(gotS) != fmt.Sprint(wantS) {
+				t.Errorf("K %d, norm %v: %s differs from qact_h", K, norm, name)
+			}
+			ref := x
+			if norm {
+				ref = rmsRows(x, gain, K, eps)
+			}
+			for tok := range n {
+				var amax float64
+				for _, v := range ref[tok*K : (tok+1)*K] {
+					amax = max(amax, math.Abs(float64(v)))
+				}
+				_, e := math.Frexp(amax)
+				if amax == 0 {
+					e = 0
+				}
+				if s := float64(gotS[tok]); s != math.Ldexp(1, e-12) {
+					t.Errorf("K %d, norm %v, token %d: scale %g, want 2^%d", K, norm, tok, s, e-12)
+				}
+				for k := range K {
+					h := numfmt.F16ToF32(uint16(gotH[2*(tok*K+k)]) | uint16(gotH[2*(tok*K+k)+1])<<8)
+					want := ref[tok*K+k] * float32(math.Ldexp(1, 12-e))
+					if d := math.Abs(float64(h - want)); d > 1e-3*math.Abs(float64(want))+1e-4 {
+						t.Fatalf("K %d, norm %v, token %d, value %d: %g, want %g", K, norm, tok, k, h, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -74,6 +74,7 @@ type Model struct {
 	weightRead int64  // bytes of weights a decode step reads
 	qkvRows    int
 	grids      map[string]int // most blocks at once of each persistent matvec
+	mmhTiles   bool           // some product of a block format takes mmh's tiles (quantSetup)
 	headBlocks int            // blocks of the one-token output head (its argmax partials)
 	stats      Stats
 }

@@ -287,6 +287,10 @@ func (r *Model) quantSetup() error {
 				return err
 			}
 		}
+		if err := r.residentGrid(f.hPrefill, mmhSmem(true)); err != nil { // mmhSplits' slots
+			return err
+		}
+		r.mmhTiles = true
 		mv := f.mvq
 		fn, err := g.fn(mv)
 		if err != nil {
@@ -385,6 +389,7 @@ func (r *Model) mv(l *launcher, kind string, m mvCfg, w *gpuWeight, x, gain, y u
 type actBufs struct {
 	hi, lo, sx uint64
 	xh, hs     uint64
+	ws, cnt    uint64 // mmh's split workspace and counts (0: no splits)
 	npad       int
 }
 
@@ -445,7 +450,7 @@ func (r *Model) product(l *launcher, kind string, w *gpuWeight, x, gain, y uint6
 			r.mmQ8h(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
 			continue
 		}
-		r.mmh(l, kind, s, b.xh, b.hs, ys, ldy, nout, n)
+		r.mmh(l, kind, s, b, ys, ldy, nout, n)
 	}
 }
 
@@ -587,15 +592,56 @@ func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, k mmqKern, xq, xs, x
 		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xq, xs, xsum, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
 }
 
-// mmh enqueues one run's f16 tensor-core product over qact_h's activations.
-func (r *Model) mmh(l *launcher, kind string, s *gpuWeight, xh, hs, y uint64, ldy, nout, n int) {
+// mmh enqueues one run's f16 tensor-core product over qact_h's
+// activations; b128 tiles cut K into mmhSplits runs when their grid is
+// small (b.ws and b.cnt: the split workspace and counts).
+func (r *Model) mmh(l *launcher, kind string, s *gpuWeight, b actBufs, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
-	name, bm, bn, big := f.hSkinny, 64, 32, false
-	if n >= r.tune.h128 {
-		name, bm, bn, big = f.hPrefill, 128, 128, true
+	args := []uint64{s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), b.xh, b.hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind))}
+	if n < r.tune.h128 {
+		l.launch(f.hSkinny, [3]uint32{uint32((s.mpad + 63) / 64), uint32((n + 31) / 32)}, 256, uint32(mmhSmem(false)), args...)
+		return
 	}
-	l.launch(name, [3]uint32{uint32((s.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),
-		s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), xh, hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)))
+	gx, gy := (s.mpad+127)/128, (n+127)/128
+	splits := 1
+	if b.ws != 0 {
+		splits = mmhSplits(gx*gy, r.grids[f.hPrefill], (s.cols+63)/64)
+	}
+	l.launch(f.hPrefill, [3]uint32{uint32(gx), uint32(gy), uint32(splits)}, 256, uint32(mmhSmem(true)),
+		append(args, b.ws, b.cnt, i32(splits))...)
+}
+
+// mmhSplitBytes is the workspace a block of a split b128 product stores its
+// accumulators in (128 x 128 floats); mmhSplitMost the most blocks of one
+// split product (the workspace holds that many, the counts as many tiles).
+const (
+	mmhSplitBytes = 128 * 128 * 4
+	mmhSplitMost  = 1024
+)
+
+// mmhSplits returns into how many runs of its nk stages of K a b128 product
+// of tiles blocks is cut (mmh_split), slots of which are resident on the
+// GPU at once: a grid that leaves slots idle gets more, shorter blocks
+// where the rounds of resident blocks take 10% less time in all, at least
+// 8 stages a split, at most 8 splits and mmhSplitMost blocks. The time, in
+// stages: s*tiles blocks in rounds of slots, each block nk/s stages and
+// about 2 more (its first loads, its partial sums stored), and the tile's
+// last block reading the s partial sums back (about a stage each).
+func mmhSplits(tiles, slots, nk int) int {
+	cost := func(s int) float64 {
+		rounds := (s*tiles + slots - 1) / slots
+		return float64(rounds)*(float64(nk)/float64(s)+2) + float64(s)
+	}
+	if slots <= 0 || tiles >= slots {
+		return 1
+	}
+	best, bc := 1, cost(1)
+	for s := 2; s <= 8 && s*tiles <= mmhSplitMost && nk >= 8*s; s++ {
+		if c := cost(s); c < 0.9*bc {
+			best, bc = s, c
+		}
+	}
+	return best
 }
 
 // allQ8 reports whether every run of w is Q8_0 (its own kernels apply).

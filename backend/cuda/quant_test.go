@@ -461,3 +461,30 @@ func TestQuantPackShortRow(t *testing.T) {
 		t.Fatalf("got %v, want an error naming row 1", err)
 	}
 }
+
+// TestMMHSplits checks the split choice of the b128 products: none where
+// the grid fills the resident slots or K is short, enough to fill them
+// where whole rounds allow, and never past mmhSplitMost blocks or 8 splits.
+func TestMMHSplits(t *testing.T) {
+	for _, c := range []struct{ tiles, slots, nk, want int }{
+		{264, 264, 512, 1},  // a full round already
+		{1024, 264, 80, 1},  // Mistral Small's gate-up at 512 tokens
+		{160, 264, 512, 3},  // its down: 480 blocks in two rounds
+		{160, 264, 16, 1},   // 2 splits take two rounds too
+		{160, 264, 15, 1},   // K too short to cut
+		{32, 264, 80, 7},    // a lone V run: one round of 224 blocks
+		{192, 264, 64, 4},   // Qwen3-8B's QKV: three rounds of quarters
+		{128, 264, 192, 2},  // its down: one round of halves
+		{200, 264, 512, 5},  // four rounds of fifths against one of a whole
+		{600, 1000, 512, 1}, // 1,200 blocks would pass mmhSplitMost
+		{10, 0, 512, 1},     // no occupancy known
+	} {
+		got := mmhSplits(c.tiles, c.slots, c.nk)
+		if got != c.want {
+			t.Errorf("mmhSplits(%d tiles, %d slots, %d stages) = %d, want %d", c.tiles, c.slots, c.nk, got, c.want)
+		}
+		if got > 1 && (got*c.tiles > mmhSplitMost || c.nk < 8*got) {
+			t.Errorf("mmhSplits(%d, %d, %d) = %d: past the limits", c.tiles, c.slots, c.nk, got)
+		}
+	}
+}

@@ -276,22 +276,14 @@ func TestGLUEpilogues(t *testing.T) {
 				}
 				xqf := q8Act(xn)
 				checkQ8(t, fmt.Sprintf("%s %v", name, act), getF32(t, g, dy, n*ffn), gluRef(act, refProduct(G, ffn, K, xqf, n), refProduct(U, ffn, K, xqf, n)), want)
-				for _, big := range []bool{false, true} {
-					name, bm, bn := f.hSkinny, 64, 32
-					if big {
-						name, bm, bn = f.hPrefill, 128, 128
-					}
-					fn, _ := g.fn(name)
-					if err := g.allowSmem(fn, name, mmhSmem(big)); err != nil {
-						t.Fatal(err)
-					}
+				for _, tl := range []struct {
+					big    bool
+					splits int
+				}{{false, 1}, {true, 1}, {true, 2}} {
 					dy := devZeros(t, g, 4*n*ffn)
-					if err := g.launch(name, [3]uint32{uint32((gu.mpad + bm - 1) / bm), uint32((n + bn - 1) / bn)}, 256, uint32(mmhSmem(big)),
-						gu.lo, gu.hi, gu.m0, gu.m1, i32(gu.rows), i32(gu.mpad), i32(K), xh, hs, i32(n), dy, i32(ffn), i32(ffn), ep); err != nil {
-						t.Fatal(err)
-					}
+					launchMMH(t, g, f, tl.big, tl.splits, gu, xh, hs, n, dy, ffn, ffn, epOf(actKind(act)))
 					if e := relL2(getF32(t, g, dy, n*ffn), want); e > 3e-3 || math.IsNaN(e) {
-						t.Errorf("%s %v: relative L2 %.3g", name, act, e)
+						t.Errorf("b128=%v splits=%d %v: relative L2 %.3g", tl.big, tl.splits, act, e)
 					}
 				}
 			}

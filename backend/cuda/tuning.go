@@ -340,10 +340,32 @@ func (r *Model) mmQ8(l *launcher, kind string, n, mpad int, args ...uint64) {
 func (r *Model) mmQ8f(n int) bool { return r.tune.mmh8 > 0 && n >= r.tune.mmh8 }
 
 // qactH enqueues qact_h: n rows of x (K values, K apart; rmsnorm*gain
-// when gain is not 0) to f16 in xh, their per-token scales in hs.
+// when gain is not 0) to f16 in xh, their per-token scales in hs, on the
+// variant qactHKernel picks (the same halves and scales from each).
 func (r *Model) qactH(l *launcher, x, gain uint64, K, n int, xh, hs uint64) {
-	l.launch("qact_h", [3]uint32{uint32(n)}, 256, 0, x, i32(K), i32(K), gain, f32(r.cfg.Eps), xh, hs)
+	name, threads := qactHKernel(K, gain != 0)
+	l.launch(name, [3]uint32{uint32(n)}, threads, 0, x, i32(K), i32(K), gain, f32(r.cfg.Eps), xh, hs)
 }
+
+// qactHKernel returns the qact_h variant for rows of K values (normalized
+// or not) and its block size: each reads a row once where it fits its
+// registers (qact_h up to 4,096 values, qact_h32 up to 8,192, qact_hw up to
+// 32,768 without a norm, K a multiple of 4); longer rows take qact_h's
+// three reads.
+func qactHKernel(K int, norm bool) (string, uint32) {
+	switch {
+	case K <= 4096:
+		return "qact_h", 256
+	case K <= 8192:
+		return "qact_h32", 256
+	case !norm && K%4 == 0 && K <= qactHWMost:
+		return "qact_hw", 1024
+	}
+	return "qact_h", 256
+}
+
+// qactHWMost is the longest row qact_hw takes (its QHW_J*4*1024).
+const qactHWMost = 8 * 4 * 1024
 
 // mmQ8h enqueues mm_q8h (epilogue kind, mm_q8's tiles) for n tokens of
 // qact_h's activations (xh, hs) over w's Q8_0 rows.

@@ -3,6 +3,8 @@
 // after mmq.cuh):
 //   mm_q8h_*       Q8_0's own layout, the weights turned f16 in registers
 //   mmh_<type>_b128 / _b32, mmhe_<type>[_n64|_n96]  the block formats,
+//                  b128 with K split over grid z where its grid is small
+//                  (mmh_split),
 //                  weight tiles dequantized to half in shared memory
 //                  (mmhe: grouped by expert, for moe.cuh: 64 rows by 32
 //                  pairs, or 128 rows by 64 or 96, quant.go's
@@ -243,15 +245,17 @@ __device__ __forceinline__ int mmh_ncol(int wn, int j) {
 // stage s's mma), and X's token rows (row xrow(t) of X for tokens t < n
 // from n0; zeros past them) come by cp.async into the double buffer Xs.
 // WAIT: the wait for the previous kernel (PDL) after the first stage's
-// weight loads (the grouped mmh waits before, for the routing).
+// weight loads (the grouped mmh waits before, for the routing). Only the
+// stages ks0 to ks1-1 of k run (a split of K, mmh_split; all by default).
 template <int BM, int BN, int WM, bool WAIT, int MT, int NT, class LoadA, class StoreA, class XRow>
 __device__ __forceinline__ void mmh_tiles(float (&acc)[MT][NT][4], __half* As, __half* Xs, const __half* X, int n0,
-                                          int n, int K, LoadA loadA, StoreA storeA, XRow xrow) {
+                                          int n, int K, LoadA loadA, StoreA storeA, XRow xrow, int ks0 = 0,
+                                          int ks1 = 1 << 30) {
   constexpr int WN = 8 / WM, BK = 8192 / BM, LDA = BK + 8, TM = BM / WM, TN = BN / WN;
   static_assert(MT == TM / 16 && NT == TN / 8 && NT % 2 == 0 && MT >= 1, "tile shape");
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp % WM, wn = warp / WM;
-  const int nk = (K + BK - 1) / BK;
+  const int nk = min((K + BK - 1) / BK, ks1);
   auto loadX = [&](int ks, int buf) {
     constexpr int CPR = BK / 8;  // 16-byte chunks a token row
 #pragma unroll
@@ -269,14 +273,14 @@ __device__ __forceinline__ void mmh_tiles(float (&acc)[MT][NT][4], __half* As, _
 #pragma unroll
     for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
-  loadA(0);
+  loadA(ks0);
   if constexpr (WAIT) PDL_WAIT();
-  loadX(0, 0);
-  storeA(0, 0);
+  loadX(ks0, 0);
+  storeA(ks0, 0);
   cp_async_wait_m<0>();
   __syncthreads();
-  for (int ks = 0; ks < nk; ks++) {
-    const int cur = ks & 1;
+  for (int ks = ks0; ks < nk; ks++) {
+    const int cur = (ks - ks0) & 1;
     if (ks + 1 < nk) {
       loadA(ks + 1);
       loadX(ks + 1, cur ^ 1);
@@ -389,6 +393,53 @@ __device__ __forceinline__ void mmh_tiles2(float (&acc)[MT][NT][4], __half* As, 
   }
 }
 
+// mmh_split: a product's K cut into splits runs of whole stages (grid z:
+// split blockIdx.z), for grids too small to fill the GPU (quant.go's
+// mmhSplits). Each block of a tile stores its accumulators to ws (a
+// BM x BN tile of floats a block, thread-interleaved) and counts itself in
+// cnt[tile]; the last of the tile's blocks to arrive sums the splits' in
+// split order (so the sums do not depend on which block is last), resets
+// the count for the next product, and alone runs the epilogue. b128's
+// launch bounds keep it at two blocks an SM (128 registers; the exchange
+// took it to 150 otherwise, one block an SM).
+struct mmh_split {
+  float* ws;
+  int* cnt;
+  int splits;
+};
+
+// mmh_split_sum is mmh_split's exchange for a block's accumulators acc
+// (split z of tile tile of ntiles): it returns false for every block but
+// the tile's last, which gets the sum of the splits in acc.
+template <int MT, int NT>
+__device__ __forceinline__ bool mmh_split_sum(float (&acc)[MT][NT][4], const mmh_split& sp, int tile, int ntiles,
+                                              int z) {
+  constexpr int NA = MT * NT * 4;  // accumulators a thread
+  __shared__ int last;
+  const int tid = threadIdx.x;
+  float* mine = sp.ws + ((size_t)z * ntiles + tile) * NA * blockDim.x;
+#pragma unroll
+  for (int i = 0; i < NA; i++) mine[i * blockDim.x + tid] = acc[i / (NT * 4)][(i / 4) % NT][i % 4];
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) last = atomicAdd(sp.cnt + tile, 1) == sp.splits - 1;
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  // Every split's from ws, this block's too (this thread's own stores):
+  // acc is dead once stored, so the sums need no second set of registers.
+  const float* p = sp.ws + (size_t)tile * NA * blockDim.x + tid;
+  const size_t zs = (size_t)ntiles * NA * blockDim.x;
+#pragma unroll
+  for (int i = 0; i < NA; i++) {
+    float v = 0.f;
+    for (int s = 0; s < sp.splits; s++) v += __ldcg(p + s * zs + i * blockDim.x);
+    acc[i / (NT * 4)][(i / 4) % NT][i % 4] = v;
+  }
+  if (tid == 0) sp.cnt[tile] = 0;
+  return true;
+}
+
 // mmh: Y = W X^T for n tokens on f16 tensor cores (mma m16n8k16, f32
 // accumulators). A block of 8 warps (WM x 8/WM) takes BM rows x BN tokens;
 // per stage of BK = 8192/BM values of k every thread loads one unit of W
@@ -407,12 +458,15 @@ __device__ __forceinline__ void mmh_tiles2(float (&acc)[MT][NT][4], __half* As, 
 // whose index within their expert is a multiple of G and its G-1
 // successors; the others' blocks exit. The grouped tiles of more than 32
 // pairs run mmh_tiles2 (weights two stages ahead, empty columns
-// skipped); all grouped tiles dequantize by mmh_deq_h.
+// skipped); all grouped tiles dequantize by mmh_deq_h. Ungrouped, with
+// sp.splits > 1 block (x, y, z) takes split z of K's stages and the
+// tile's last block sums the splits and stores (mmh_split).
 template <int T, int BM, int BN, int WM, bool GR = false>
 __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_t* __restrict__ hi,
                                     const uint8_t* __restrict__ m0, const uint8_t* __restrict__ m1, int M, int mpad,
                                     int K, const __half* __restrict__ X, const float* __restrict__ sx, int n,
-                                    float* __restrict__ Y, int ldy, int nout, int ep, mmh_groups gr = {}) {
+                                    float* __restrict__ Y, int ldy, int nout, int ep, mmh_groups gr = {},
+                                    mmh_split sp = {nullptr, nullptr, 1}) {
   constexpr int WN = 8 / WM, BK = 8192 / BM, UPR = BK / 32, LDA = BK + 8;
   constexpr int TM = BM / WM, TN = BN / WN, MT = TM / 16, NT = TN / 8;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -475,7 +529,13 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
     };
     mmh_tiles2<BM, BN, WM>(acc, As, Xs, X, n0, n, K, loadA2, storeA2, xrow);
   } else {
-    mmh_tiles<BM, BN, WM, !GR>(acc, As, Xs, X, n0, n, K, loadA, storeA, xrow);
+    const int nk = (K + BK - 1) / BK, z = blockIdx.z;  // z: the split (mmh_split)
+    mmh_tiles<BM, BN, WM, !GR>(acc, As, Xs, X, n0, n, K, loadA, storeA, xrow, z * nk / sp.splits,
+                               (z + 1) * nk / sp.splits);
+    if constexpr (!GR) {
+      if (sp.splits > 1 && !mmh_split_sum(acc, sp, blockIdx.y * gridDim.x + blockIdx.x, gridDim.x * gridDim.y, z))
+        return;
+    }
   }
 
   const int gid = lane >> 2, tig = lane & 3;
@@ -494,8 +554,9 @@ __device__ __forceinline__ void mmh(const uint8_t* __restrict__ lo, const uint8_
       const uint8_t *__restrict__ m1, int M, int mpad, int K, const __half *__restrict__ X,             \
       const float *__restrict__ sx, int n, float *__restrict__ Y, int ldy, int nout, int ep
 #define MMH_INST(NAME, T)                                                                               \
-  extern "C" __global__ void __launch_bounds__(256) mmh_##NAME##_b128(MMH_ARGS) {                       \
-    mmh<T, 128, 128, 2>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep);                        \
+  extern "C" __global__ void __launch_bounds__(256, 2)                                                  \
+      mmh_##NAME##_b128(MMH_ARGS, float* __restrict__ ws, int* __restrict__ cnt, int splits) {          \
+    mmh<T, 128, 128, 2>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep, {}, {ws, cnt, splits}); \
   }                                                                                                     \
   extern "C" __global__ void __launch_bounds__(256) mmh_##NAME##_b32(MMH_ARGS) {                        \
     mmh<T, 64, 32, 4>(lo, hi, m0, m1, M, mpad, K, X, sx, n, Y, ldy, nout, ep);                          \

@@ -191,13 +191,56 @@ extern "C" __global__ void __launch_bounds__(256) qact8(const float* __restrict_
 
 // ---------------------------------------------------------------- f16 with a power-of-two scale
 
+// qact_h_scale writes token t's power of two sx[t] for the largest |value|
+// amax (of the whole block) and returns its inverse: the largest value
+// scaled near 2^12, far from f16's overflow whatever the input.
+__device__ __forceinline__ float qact_h_scale(float amax, float* __restrict__ sx, int t) {
+  int e = 0;
+  if (amax > 0.f && amax < INFINITY) frexpf(amax, &e);  // amax < 2^e
+  if (threadIdx.x == 0) sx[t] = ldexpf(1.f, e - 12);
+  return ldexpf(1.f, 12 - e);
+}
+
+// qact_h_regs is qact_h for rows of up to J*256 values, read once into
+// registers (thread i holds values i, i+256, ...: rms_scale's order, so the
+// same sums and the same halves as the rows read three times).
+template <int J>
+__device__ __forceinline__ void qact_h_regs(const float* __restrict__ xt, int K, const float* __restrict__ gain,
+                                            float eps, __half* __restrict__ dst, float* __restrict__ sx, int t,
+                                            double* red, float* redf) {
+  float v[J];
+  double ss = 0.0;
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const int i = threadIdx.x + j * 256;
+    v[j] = i < K ? xt[i] : 0.f;
+    ss += (double)v[j] * (double)v[j];
+  }
+  float scale = 1.f;
+  if (gain) {
+    ss = block_sum_d(ss, red);
+    scale = (float)(1.0 / sqrt(ss / (double)K + (double)eps));
+  }
+  float amax = 0.f;
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const int i = threadIdx.x + j * 256;
+    if (gain && i < K) v[j] = v[j] * scale * gain[i];
+    amax = fmaxf(amax, fabsf(v[j]));
+  }
+  const float inv = qact_h_scale(block_max(amax, redf), sx, t);
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const int i = threadIdx.x + j * 256;
+    if (i < K) dst[i] = __float2half_rn(v[j] * inv);
+  }
+}
+
 // qact_h: per token (one block of 256 threads each), x[t] (rmsnorm*gain
 // when gain is not null) to f16 xh[t*K..], divided by a power of two sx[t]
-// that keeps the largest value near 2^12 (far from f16's overflow whatever
-// the input). Rows of up to QH_J*256 values are read once, into registers
-// (thread i holds values i, i+256, ...: rms_scale's order, so the same
-// sums); longer ones are read three times.
-#define QH_J 16
+// that keeps the largest value near 2^12 (qact_h_scale). Rows of up to
+// 4,096 values are read once, into registers (qact_h_regs); longer ones
+// three times (qact_h32 and qact_hw below read them once).
 extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict__ x, int K, int ldx,
                                                          const float* __restrict__ gain, float eps,
                                                          __half* __restrict__ xh, float* __restrict__ sx) {
@@ -208,37 +251,8 @@ extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict
   const int t = blockIdx.x;
   const float* xt = x + (size_t)t * ldx;
   __half* dst = xh + (size_t)t * K;
-  if (K <= QH_J * 256) {
-    float v[QH_J];
-    double ss = 0.0;
-#pragma unroll
-    for (int j = 0; j < QH_J; j++) {
-      const int i = threadIdx.x + j * 256;
-      v[j] = i < K ? xt[i] : 0.f;
-      ss += (double)v[j] * (double)v[j];
-    }
-    float scale = 1.f;
-    if (gain) {
-      ss = block_sum_d(ss, red);
-      scale = (float)(1.0 / sqrt(ss / (double)K + (double)eps));
-    }
-    float amax = 0.f;
-#pragma unroll
-    for (int j = 0; j < QH_J; j++) {
-      const int i = threadIdx.x + j * 256;
-      if (gain && i < K) v[j] = v[j] * scale * gain[i];
-      amax = fmaxf(amax, fabsf(v[j]));
-    }
-    amax = block_max(amax, redf);
-    int e = 0;
-    if (amax > 0.f && amax < INFINITY) frexpf(amax, &e);  // amax < 2^e
-    const float inv = ldexpf(1.f, 12 - e);
-    if (threadIdx.x == 0) sx[t] = ldexpf(1.f, e - 12);
-#pragma unroll
-    for (int j = 0; j < QH_J; j++) {
-      const int i = threadIdx.x + j * 256;
-      if (i < K) dst[i] = __float2half_rn(v[j] * inv);
-    }
+  if (K <= 16 * 256) {
+    qact_h_regs<16>(xt, K, gain, eps, dst, sx, t, red, redf);
     return;
   }
   float scale = 1.f;
@@ -248,11 +262,7 @@ extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict
     const float v = gain ? xt[i] * scale * gain[i] : xt[i];
     amax = fmaxf(amax, fabsf(v));
   }
-  amax = block_max(amax, redf);
-  int e = 0;
-  if (amax > 0.f && amax < INFINITY) frexpf(amax, &e);  // amax < 2^e
-  const float inv = ldexpf(1.f, 12 - e);
-  if (threadIdx.x == 0) sx[t] = ldexpf(1.f, e - 12);
+  const float inv = qact_h_scale(block_max(amax, redf), sx, t);
   __half2* dst2 = (__half2*)dst;
   for (int i = threadIdx.x; i < (K >> 1); i += blockDim.x) {
     float v0 = xt[2 * i], v1 = xt[2 * i + 1];
@@ -261,5 +271,55 @@ extern "C" __global__ void __launch_bounds__(256) qact_h(const float* __restrict
       v1 = v1 * scale * gain[2 * i + 1];
     }
     dst2[i] = __floats2half2_rn(v0 * inv, v1 * inv);
+  }
+}
+
+// qact_h32 is qact_h for rows of 4,097 to 8,192 values (the hidden size of
+// the larger models, normalized here), read once into registers.
+extern "C" __global__ void __launch_bounds__(256) qact_h32(const float* __restrict__ x, int K, int ldx,
+                                                           const float* __restrict__ gain, float eps,
+                                                           __half* __restrict__ xh, float* __restrict__ sx) {
+  __shared__ double red[32];
+  __shared__ float redf[32];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const int t = blockIdx.x;
+  qact_h_regs<32>(x + (size_t)t * ldx, K, gain, eps, xh + (size_t)t * K, sx, t, red, redf);
+}
+
+// qact_hw is qact_h without a norm (gain null) for rows of up to
+// QHW_J*4*1024 values, K and ldx multiples of 4 (the SwiGLU outputs that
+// the down products take: 32,768 values a token for Mistral Small):
+// blocks of 1024 threads, each thread QHW_J float4s read once into
+// registers, half2 pairs written. Without a norm there is no sum, and the
+// largest value is the same in any order: the halves and scales are
+// qact_h's.
+#define QHW_J 8
+extern "C" __global__ void __launch_bounds__(1024) qact_hw(const float* __restrict__ x, int K, int ldx,
+                                                           const float* __restrict__ gain, float eps,
+                                                           __half* __restrict__ xh, float* __restrict__ sx) {
+  __shared__ float redf[32];
+  PDL_LAUNCH();
+  PDL_WAIT();
+  const int t = blockIdx.x;
+  const float4* xt = (const float4*)(x + (size_t)t * ldx);
+  const int K4 = K >> 2;
+  float4 v[QHW_J];
+  float amax = 0.f;
+#pragma unroll
+  for (int j = 0; j < QHW_J; j++) {
+    const int i = threadIdx.x + j * 1024;
+    v[j] = i < K4 ? xt[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+    amax = fmaxf(amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+  }
+  const float inv = qact_h_scale(block_max(amax, redf), sx, t);
+  uint2* dst = (uint2*)(xh + (size_t)t * K);
+#pragma unroll
+  for (int j = 0; j < QHW_J; j++) {
+    const int i = threadIdx.x + j * 1024;
+    if (i < K4) {
+      const __half2 a = __floats2half2_rn(v[j].x * inv, v[j].y * inv), b = __floats2half2_rn(v[j].z * inv, v[j].w * inv);
+      dst[i] = make_uint2(*(const unsigned*)&a, *(const unsigned*)&b);
+    }
   }
 }
