@@ -302,7 +302,8 @@ const maxAttnRows = 16
 // to maxAttnRows rows with the group's heads), else one token (decode)
 // with as many of the group's heads as fit. The invocations number the
 // head's value pairs (one pair each), at least 32, rounded up to whole
-// subgroups.
+// subgroups; decode workgroups take attnDecodeInvocations where the shared
+// memory allows.
 func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) (attnShape, error) {
 	if headDim <= 0 || headDim%8 != 0 || headDim > 512 || group <= 0 {
 		return attnShape{}, fmt.Errorf("vulkan: attention with heads of %d values (want a multiple of 8 up to 512), %d query heads a KV head", headDim, group)
@@ -333,8 +334,25 @@ func pickAttnShape(headDim, group int, subgroup, sharedMem uint32, prompt bool) 
 			return attnShape{}, fmt.Errorf("vulkan: attention on heads of %d values needs %d bytes of shared memory; the device has %d", headDim, s.shared(), sharedMem)
 		}
 	}
+	if w := s; !prompt {
+		w.WG = max(w.WG, (attnDecodeInvocations+sub-1)/sub*sub)
+		if w.shared() <= sharedMem {
+			s = w
+		}
+	}
 	return s, nil
 }
+
+// attnDecodeInvocations is the fewest invocations of a decode workgroup of
+// attn, which are the keys of a chunk. A decode step's attention is a few
+// workgroups a layer (a KV head's, times the splits at depth), each
+// waiting on memory a few times a chunk (the keys' block table and rows,
+// then their values), so chunks wider than the head's value pairs wait
+// fewer times: on an H100 (2026-12-07), 256 invocations against 64 (heads
+// of 128) took the 0.6B's attn from 19.7 to 13.6 us a layer at position
+// 64, its tg128 from 579-581 to 657-677 tok/s and tg32 at depth 4,096
+// from 397 to 503 (docs/PERF.md).
+const attnDecodeInvocations = 256
 
 // setOpts sets the scale and the window of p from opt for heads of
 // headDim values, and clears p.Sinks (set apart) when opt has none.

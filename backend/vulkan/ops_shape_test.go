@@ -39,6 +39,12 @@ func TestPickAttnShape(t *testing.T) {
 			}
 		}
 	}
+	// Decode on a device with room for them takes the wide workgroups.
+	for _, hd := range []int{64, 128, 256} {
+		if s, err := pickAttnShape(hd, 2, 32, 48<<10, false); err != nil || s.WG < attnDecodeInvocations {
+			t.Errorf("decode, heads of %d: shape %+v, %v: want %d invocations or more", hd, s, err, attnDecodeInvocations)
+		}
+	}
 	for _, hd := range []int{0, 12, 1024} {
 		if _, err := pickAttnShape(hd, 1, 32, 48<<10, false); err == nil {
 			t.Errorf("heads of %d values accepted", hd)
