@@ -597,9 +597,11 @@ func (r *Model) mmq(l *launcher, kind string, s *gpuWeight, k mmqKern, xq, xs, x
 // small (b.ws and b.cnt: the split workspace and counts).
 func (r *Model) mmh(l *launcher, kind string, s *gpuWeight, b actBufs, y uint64, ldy, nout, n int) {
 	f := formatOf(s.typ)
-	args := []uint64{s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), b.xh, b.hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind))}
+	// b32's arguments, then b128's three more: an array, so that no launch
+	// allocates (an append past the 14 would).
+	args := [...]uint64{s.lo, s.hi, s.m0, s.m1, i32(s.rows), i32(s.mpad), i32(s.cols), b.xh, b.hs, i32(n), y, i32(ldy), i32(nout), i32(epOf(kind)), b.ws, b.cnt, 0}
 	if n < r.tune.h128 {
-		l.launch(f.hSkinny, [3]uint32{uint32((s.mpad + 63) / 64), uint32((n + 31) / 32)}, 256, uint32(mmhSmem(false)), args...)
+		l.launch(f.hSkinny, [3]uint32{uint32((s.mpad + 63) / 64), uint32((n + 31) / 32)}, 256, uint32(mmhSmem(false)), args[:14]...)
 		return
 	}
 	gx, gy := (s.mpad+127)/128, (n+127)/128
@@ -607,8 +609,8 @@ func (r *Model) mmh(l *launcher, kind string, s *gpuWeight, b actBufs, y uint64,
 	if b.ws != 0 {
 		splits = mmhSplits(gx*gy, r.grids[f.hPrefill], (s.cols+63)/64)
 	}
-	l.launch(f.hPrefill, [3]uint32{uint32(gx), uint32(gy), uint32(splits)}, 256, uint32(mmhSmem(true)),
-		append(args, b.ws, b.cnt, i32(splits))...)
+	args[16] = i32(splits)
+	l.launch(f.hPrefill, [3]uint32{uint32(gx), uint32(gy), uint32(splits)}, 256, uint32(mmhSmem(true)), args[:]...)
 }
 
 // mmhSplitBytes is the workspace a block of a split b128 product stores its
