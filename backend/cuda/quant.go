@@ -623,18 +623,19 @@ const (
 
 // mmhSplits returns into how many runs of its nk stages of K a b128 product
 // of tiles blocks is cut (mmh_split), slots of which are resident on the
-// GPU at once: a grid that leaves slots idle gets more, shorter blocks
-// where the rounds of resident blocks take 10% less time in all, at least
-// 8 stages a split, at most 8 splits and mmhSplitMost blocks. The time, in
-// stages: s*tiles blocks in rounds of slots, each block nk/s stages and
-// about 2 more (its first loads, its partial sums stored), and the tile's
-// last block reading the s partial sums back (about a stage each).
+// GPU at once: a grid that leaves slots idle and whose blocks run at least
+// mmhSplitStages stages gets more, shorter blocks where the rounds of
+// resident blocks take 10% less time in all, at least 8 stages a split, at
+// most 8 splits and mmhSplitMost blocks. The time, in stages: s*tiles
+// blocks in rounds of slots, each block nk/s stages and about 2 more (its
+// first loads, its partial sums stored), and the tile's last block reading
+// the s partial sums back (about a stage each).
 func mmhSplits(tiles, slots, nk int) int {
 	cost := func(s int) float64 {
 		rounds := (s*tiles + slots - 1) / slots
 		return float64(rounds)*(float64(nk)/float64(s)+2) + float64(s)
 	}
-	if slots <= 0 || tiles >= slots {
+	if slots <= 0 || tiles >= slots || nk < mmhSplitStages {
 		return 1
 	}
 	best, bc := 1, cost(1)
@@ -645,6 +646,18 @@ func mmhSplits(tiles, slots, nk int) int {
 	}
 	return best
 }
+
+// mmhSplitStages is the fewest stages of K (64 values each: K of 8,192) a
+// product must have to be split. Shorter products lose more to the
+// exchange of partial sums than the idle slots cost them: on an H100
+// (BenchmarkMMHSplit, 512 tokens, Q4_K; 2026-12-07) Qwen3-8B's O (4,096
+// rows, K 4,096) took 83 us whole and 117 in two splits, 30B-A3B's QKV
+// (K 2,048) 67 and 100, while Mistral Small's down (K 32,768) took 988
+// whole and 722 in three. pp512 in one call, the same build with and
+// without this bound: 8B 12,557-12,595 against 13,691-13,700 tok/s,
+// 30B-A3B (8 layers) 55,951-56,409 against 63,185-63,571, Mistral Small
+// 4,701-4,727 against 4,747-4,760.
+const mmhSplitStages = 128
 
 // allQ8 reports whether every run of w is Q8_0 (its own kernels apply).
 func (w *gpuWeight) allQ8() bool {

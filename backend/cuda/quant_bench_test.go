@@ -13,7 +13,8 @@ import (
 // BenchmarkMMHSplit times the b128 products of a 512-token prompt pass
 // (qact_h's activations, the store epilogue) at the shapes of Mistral
 // Small 3 (hidden 5,120, FFN 32,768; its Q and K rows apart from V's,
-// which Q4_K_M often stores as Q6_K) and Qwen3-8B, over Q4_K and Q6_K
+// which Q4_K_M often stores as Q6_K), Qwen3-8B and Qwen3-30B-A3B's
+// attention, over Q4_K and Q6_K
 // weights, with K cut into 1 to 8 splits (mmh_split), and reports the
 // split mmhSplits picks, TFLOPS and us a product.
 func BenchmarkMMHSplit(b *testing.B) {
@@ -61,7 +62,8 @@ func BenchmarkMMHSplit(b *testing.B) {
 		}{
 			{"mistral-qk", 5120, 5120}, {"mistral-v", 1024, 5120}, {"mistral-o", 5120, 4096},
 			{"mistral-down", 5120, 32768}, {"mistral-gateup", 65536, 5120},
-			{"8b-qkv", 6144, 4096}, {"8b-o", 4096, 4096}, {"8b-down", 4096, 12288},
+			{"8b-qkv", 6144, 4096}, {"8b-o", 4096, 4096}, {"8b-down", 4096, 12288}, {"8b-gateup", 24576, 4096},
+			{"a3b-qkv", 5120, 2048}, {"a3b-o", 2048, 4096},
 		} {
 			w := &backend.Weight{Name: "w", Type: typ, Rows: sh.rows, Cols: sh.K, Data: make([]byte, sh.rows*sh.K/typ.BlockSize()*typ.BlockBytes())}
 			gw, err := r.uploadWeight(w)

@@ -472,8 +472,9 @@ func TestMMHSplits(t *testing.T) {
 		{160, 264, 512, 3},  // its down: 480 blocks in two rounds
 		{160, 264, 16, 1},   // 2 splits take two rounds too
 		{160, 264, 15, 1},   // K too short to cut
-		{32, 264, 80, 7},    // a lone V run: one round of 224 blocks
-		{192, 264, 64, 4},   // Qwen3-8B's QKV: three rounds of quarters
+		{32, 264, 80, 1},    // a lone V run: K too short to gain
+		{32, 264, 160, 8},   // a longer one: one round of 256 blocks
+		{192, 264, 64, 1},   // Qwen3-8B's QKV: K too short to gain
 		{128, 264, 192, 2},  // its down: one round of halves
 		{200, 264, 512, 5},  // four rounds of fifths against one of a whole
 		{600, 1000, 512, 1}, // 1,200 blocks would pass mmhSplitMost
