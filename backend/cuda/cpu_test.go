@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferno/arch"
 	"inferno/gguf"
 )
 
@@ -158,6 +159,20 @@ func TestFit(t *testing.T) {
 	}
 	if err := fitError(f, uint64(2*f.total()), "GPU"); err != nil {
 		t.Errorf("fits twice over: %v", err)
+	}
+	// Q8_0 in its own layout never splits K: no split workspace. A block
+	// format's matrix brings it.
+	if splitsK(m) {
+		t.Error("a Q8_0 model counted as splitting K")
+	}
+	if d := batchScratchBytes(&c, true) - batchScratchBytes(&c, false); d != mmhSplitMost*(mmhSplitBytes+4) {
+		t.Errorf("the split workspace adds %d bytes to the scratch, want %d", d, mmhSplitMost*(mmhSplitBytes+4))
+	}
+	down := *m.Layers[1].Matrix(arch.RoleDown)
+	down.Type = gguf.TensorQ4_K
+	m.Layers[1].SetMatrix(arch.RoleDown, &down)
+	if !splitsK(m) {
+		t.Error("a Q4_K down matrix not counted as splitting K")
 	}
 	big := footprint{weights: 15 << 30, kvPerPos: 160 << 10, kv: (160 << 10) * 40960, positions: 40960, scratch: 1 << 30}
 	err := fitError(big, 20<<30, "NVIDIA X")

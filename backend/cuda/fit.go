@@ -78,25 +78,44 @@ func estimateFootprint(md arch.Model, positions int) footprint {
 	if c.Window > 0 && c.LocalRope.Theta != 0 {
 		tables = 2
 	}
-	f.scratch = batchScratchBytes(c) + tables*4*int64(c.HeadDim)*int64(positions)
+	f.scratch = batchScratchBytes(c, splitsK(md)) + tables*4*int64(c.HeadDim)*int64(positions)
 	return f
 }
 
 // batchScratchBytes estimates a batched runner's scratch (BatchRunner.
 // allocScratch): the activations of MaxBatch tokens, their logits, the
-// attention partials, and a margin for the graphs, the sampler's buffers
-// and the inputs.
-func batchScratchBytes(c *arch.Config) int64 {
+// attention partials, the split products' workspace where some product
+// may split (split: splitsK), and a margin for the graphs, the sampler's
+// buffers and the inputs.
+func batchScratchBytes(c *arch.Config, split bool) int64 {
 	np := int64(roundUp(MaxBatch, 64))
 	maxK := int64(max(c.Hidden, c.QDim(), c.FFN))
 	qkvRows := int64(c.QDim() + 2*c.KVDim())
+	var ws int64
+	if split {
+		ws = mmhSplitMost * (mmhSplitBytes + 4) // workspace and counts
+	}
 	return 4*np*(2*int64(c.Hidden)+qkvRows+2*int64(c.QDim())+int64(c.FFN)) + // residual, qkv, queries, attention, ffn, output rows
 		np*maxK*(2+2) + 4*np*maxK/32 + // activation planes, interleaved activations, scales
-		mmhSplitMost*(mmhSplitBytes+4) + // split products' workspace and counts
+		ws +
 		4*MaxBatch*int64(c.Vocab) + // logits
 		4*2*MaxBatch*int64(c.Heads)*int64(c.HeadDim+2) + // attention partials
 		128<<20 + // graphs, the sampler, inputs and the rest
 		moeScratchBytes(c) + rawScratchBytes(c)
+}
+
+// splitsK reports whether some product of md may take mmh's b128 tiles,
+// and so split K (quantSetup's mmhTiles, from the tensors' types before
+// the upload): a matrix in a block format other than Q8_0 in its own
+// layout (q8hFor).
+func splitsK(md arch.Model) bool {
+	c := md.Hyper()
+	for _, w := range md.Tensors().Matrices() {
+		if f := formatOf(w.Type); f != nil && !f.float && (w.Type != gguf.TensorQ8_0 || q8hFor(c)) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawScratchBytes is the raw gate/up products' buffer a dense model whose
@@ -159,7 +178,7 @@ func (br *BatchRunner) checkFit(blocks, localBlocks int) error {
 	if br.win {
 		window = int64(localBlocks+1) * int64(br.localBlockBytes())
 	}
-	scratch := batchScratchBytes(&br.cfg)
+	scratch := batchScratchBytes(&br.cfg, br.base.mmhTiles)
 	if pool+window+scratch <= int64(left) {
 		return nil
 	}

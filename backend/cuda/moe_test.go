@@ -60,7 +60,7 @@ func TestMoEFootprint(t *testing.T) {
 	if got, want := moeUnread(&m.Config, &m.Weights), experts/8*6; got != want {
 		t.Errorf("unread expert bytes a step %d, want %d (6 of 8 experts)", got, want)
 	}
-	if moeScratchBytes(&m.Config) <= 0 || batchScratchBytes(&m.Config) <= batchScratchBytes(&arch.Config{Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}) {
+	if moeScratchBytes(&m.Config) <= 0 || batchScratchBytes(&m.Config, true) <= batchScratchBytes(&arch.Config{Hidden: 256, FFN: 512, Heads: 4, KVHeads: 2, HeadDim: 64, Vocab: 512}, true) {
 		t.Error("the batch scratch does not count the experts' buffers")
 	}
 }
