@@ -43,17 +43,7 @@ func TestLoadWithoutGPU(t *testing.T) {
 // defaults' kernels are among them.
 func TestMatvecKernelsExist(t *testing.T) {
 	skipWithoutEmbedded(t)
-	for _, img := range embeddedImages() {
-		have, err := imageKernels(img)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name := range mvKernelNames {
-			if !have[name] {
-				t.Errorf("%s: no kernel %s", img, name)
-			}
-		}
-	}
+	checkKernelsExist(t, mvKernelNames)
 	for _, k := range defaultTuning().mvKernels() {
 		if !mvKernelNames[k.name] {
 			t.Errorf("default matvec %s is not in mvKernelNames", k.name)
@@ -199,6 +189,13 @@ func TestQactHKernelsExist(t *testing.T) {
 	if len(names) != 3 {
 		t.Errorf("qactHKernel picks %d kernels, want 3: %v", len(names), names)
 	}
+	checkKernelsExist(t, names)
+}
+
+// checkKernelsExist fails t for each of names that some embedded image
+// lacks.
+func checkKernelsExist(t *testing.T, names map[string]bool) {
+	t.Helper()
 	for _, img := range embeddedImages() {
 		have, err := imageKernels(img)
 		if err != nil {

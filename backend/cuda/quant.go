@@ -629,7 +629,9 @@ const (
 // most 8 splits and mmhSplitMost blocks. The time, in stages: s*tiles
 // blocks in rounds of slots, each block nk/s stages and about 2 more (its
 // first loads, its partial sums stored), and the tile's last block reading
-// the s partial sums back (about a stage each).
+// the s partial sums back (about a stage each). The exchange costs more
+// than that on an H100 (30 to 40 us a product whatever its size, below):
+// mmhSplitStages keeps the products it would not pay for whole.
 func mmhSplits(tiles, slots, nk int) int {
 	cost := func(s int) float64 {
 		rounds := (s*tiles + slots - 1) / slots

@@ -14,8 +14,7 @@ import (
 // (qact_h's activations, the store epilogue) at the shapes of Mistral
 // Small 3 (hidden 5,120, FFN 32,768; its Q and K rows apart from V's,
 // which Q4_K_M often stores as Q6_K), Qwen3-8B and Qwen3-30B-A3B's
-// attention, over Q4_K and Q6_K
-// weights, with K cut into 1 to 8 splits (mmh_split), and reports the
+// attention, over Q4_K and Q6_K weights, with K cut into 1 to 8 splits (mmh_split), and reports the
 // split mmhSplits picks, TFLOPS and us a product.
 func BenchmarkMMHSplit(b *testing.B) {
 	if err := Available(); err != nil {
@@ -45,17 +44,7 @@ func BenchmarkMMHSplit(b *testing.B) {
 	for _, typ := range []gguf.TensorType{gguf.TensorQ4_K, gguf.TensorQ6_K} {
 		f := formatOf(typ)
 		r := &Model{dev: g, grids: map[string]int{}}
-		fn, err := g.fn(f.hPrefill)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := g.allowSmem(fn, f.hPrefill, mmhSmem(true)); err != nil {
-			b.Fatal(err)
-		}
-		if err := r.residentGrid(f.hPrefill, mmhSmem(true)); err != nil {
-			b.Fatal(err)
-		}
-		slots := r.grids[f.hPrefill]
+		slots := b128Slots(b, r, f)
 		for _, sh := range []struct {
 			name    string
 			rows, K int

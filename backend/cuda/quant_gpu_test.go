@@ -363,6 +363,23 @@ func testQuantSwiGLU(t *testing.T, g *device, r *Model, typ gguf.TensorType, K i
 	}
 }
 
+// b128Slots readies f's b128 kernel for r as quantSetup does (its shared
+// memory, its resident blocks in r.grids) and returns those slots.
+func b128Slots(tb testing.TB, r *Model, f *qformat) int {
+	tb.Helper()
+	fn, err := r.dev.fn(f.hPrefill)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.dev.allowSmem(fn, f.hPrefill, mmhSmem(true)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.residentGrid(f.hPrefill, mmhSmem(true)); err != nil {
+		tb.Fatal(err)
+	}
+	return r.grids[f.hPrefill]
+}
+
 // launchMMH runs mmh's b32 or b128 tiles (big) of f over w's rows for n
 // tokens of qact_h's activations (xh, hs) into y (epilogue ep), b128 with
 // K cut into splits (mmh_split): the split workspace and counters are its
@@ -544,18 +561,8 @@ func TestProductSplits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := g.fn(f.hPrefill)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.allowSmem(fn, f.hPrefill, mmhSmem(true)); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.residentGrid(f.hPrefill, mmhSmem(true)); err != nil {
-		t.Fatal(err)
-	}
 	tiles := (gw.mpad + 127) / 128 * ((n + 127) / 128)
-	splits := mmhSplits(tiles, r.grids[f.hPrefill], K/64)
+	splits := mmhSplits(tiles, b128Slots(t, r, f), K/64)
 	if splits < 2 || n < r.tune.h128 || n <= r.mmqMost(typ) {
 		t.Fatalf("the product would not split (%d splits, %d tokens; b128 from %d, mmq up to %d)", splits, n, r.tune.h128, r.mmqMost(typ))
 	}
