@@ -34,7 +34,12 @@ type DeviceInfo struct {
 	Float16      bool   // shaderFloat16
 	Int8         bool   // shaderInt8 and 8-bit storage
 	IntegerDot   bool   // VK_KHR_shader_integer_dot_product and its shaderIntegerDotProduct
-	CoopMatrix   bool   // VK_KHR_cooperative_matrix
+	// CoopMatrix: VK_KHR_cooperative_matrix with its feature, the
+	// vulkanMemoryModel feature its shaders declare, and a float16 x
+	// float16 + float32 subgroup shape (CoopShape) the prompt products
+	// (mul_mm_cm) can take; Open enables them where true.
+	CoopMatrix bool
+	CoopShape  [3]uint32 // M, N, K of mul_mm_cm's products
 	// Unusable says why the backend cannot compute on the device (a
 	// missing feature); "" when it can.
 	Unusable string
@@ -133,6 +138,7 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	// extension is listed (the backend asks for Vulkan 1.2, in which it
 	// is an extension).
 	dotExt := hasExt("VK_KHR_shader_integer_dot_product")
+	coopExt := hasExt(coopExtension)
 	dotProps := &vk.PhysicalDeviceShaderIntegerDotProductProperties{SType: vk.StructureTypePhysicalDeviceIntegerDotProductProps}
 	if dotExt {
 		sub.PNext = vk.Ptr(&pin, dotProps)
@@ -143,6 +149,11 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 	dotFeats := &vk.PhysicalDeviceShaderIntegerDotProductFeatures{SType: vk.StructureTypePhysicalDeviceIntegerDotProductFeatures}
 	if dotExt {
 		f11.PNext = vk.Ptr(&pin, dotFeats)
+	}
+	coopFeats := &vk.PhysicalDeviceCooperativeMatrixFeaturesKHR{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeatures}
+	if coopExt {
+		coopFeats.PNext = f11.PNext
+		f11.PNext = vk.Ptr(&pin, coopFeats)
 	}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}
 	in.Features2(pd, feats)
@@ -172,15 +183,11 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 			d.MemoryBytes = h.Size
 		}
 	}
-	for _, e := range exts {
-		switch e {
-		case "VK_KHR_shader_integer_dot_product":
-			d.IntegerDot = true
-		case "VK_KHR_cooperative_matrix":
-			d.CoopMatrix = true
-		}
+	d.IntegerDot = dotExt && dotFeats.ShaderIntegerDotProduct != 0
+	if coopExt && coopFeats.CooperativeMatrix != 0 && f12.VulkanMemoryModel != 0 {
+		shapes, _ := in.CooperativeMatrixProperties(pd)
+		d.CoopShape, d.CoopMatrix = coopShape(shapes)
 	}
-	d.IntegerDot = d.IntegerDot && dotFeats.ShaderIntegerDotProduct != 0
 	d.IntegerDotFast = d.IntegerDot && dotProps.IntegerDotProduct4x8BitPackedSignedAccelerated != 0
 	d.compute = ^uint32(0)
 	for i, q := range in.QueueFamilies(pd) {
@@ -213,6 +220,33 @@ func describe(in *vk.Instance, index int, pd uintptr) DeviceInfo {
 		d.Unusable = "lacks " + strings.Join(missing, ", ")
 	}
 	return d
+}
+
+// coopExtension is the extension mul_mm_cm_<type> needs.
+const coopExtension = "VK_KHR_cooperative_matrix"
+
+// coopShape picks from shapes (what
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR lists) the M, N, K of
+// the products mul_mm_cm_<type> computes with: float16 A and B, float32 C
+// and result, subgroup scope, no saturation, M and N 8 or 16 (dividing a
+// subgroup's 32 x 32 part of the tile), K 8 or 16 (dividing a slab's
+// 16-value units); the largest (M*N*K, then M) of those listed. False if
+// none is.
+func coopShape(shapes []vk.CooperativeMatrixPropertiesKHR) ([3]uint32, bool) {
+	var best [3]uint32
+	fits := func(v uint32) bool { return v == 8 || v == 16 }
+	for _, s := range shapes {
+		if s.AType != vk.ComponentTypeFloat16 || s.BType != vk.ComponentTypeFloat16 || s.CType != vk.ComponentTypeFloat32 ||
+			s.ResultType != vk.ComponentTypeFloat32 || s.Scope != vk.ScopeSubgroup || s.SaturatingAccumulation != 0 ||
+			!fits(s.MSize) || !fits(s.NSize) || !fits(s.KSize) {
+			continue
+		}
+		c := [3]uint32{s.MSize, s.NSize, s.KSize}
+		if v, b := c[0]*c[1]*c[2], best[0]*best[1]*best[2]; v > b || v == b && c[0] > best[0] {
+			best = c
+		}
+	}
+	return best, best[0] != 0
 }
 
 // subgroupArithmetic is VK_SUBGROUP_FEATURE_ARITHMETIC_BIT.

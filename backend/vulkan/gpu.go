@@ -84,8 +84,16 @@ func Open(index int) (*Device, error) {
 		f11.PNext = vk.Ptr(&pin, &vk.PhysicalDeviceShaderIntegerDotProductFeatures{
 			SType: vk.StructureTypePhysicalDeviceIntegerDotProductFeatures, ShaderIntegerDotProduct: 1})
 	}
+	if info.CoopMatrix { // mul_mm_cm's coopmat products
+		enable = append(enable, coopExtension)
+		f11.PNext = vk.Ptr(&pin, &vk.PhysicalDeviceCooperativeMatrixFeaturesKHR{
+			SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeatures, PNext: f11.PNext, CooperativeMatrix: 1})
+	}
 	f12 := &vk.PhysicalDeviceVulkan12Features{SType: vk.StructureTypePhysicalDeviceVulkan12Features, PNext: vk.Ptr(&pin, f11),
 		BufferDeviceAddress: 1, ShaderFloat16: 1, ShaderInt8: 1, StorageBuffer8BitAccess: 1}
+	if info.CoopMatrix {
+		f12.VulkanMemoryModel = 1
+	}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: vk.Ptr(&pin, f12)}
 	feats.Features.ShaderInt64 = 1
 	prio := float32(1)

@@ -7,10 +7,11 @@ import "inferno/gguf"
 // the contract of mul_mv_<type> (its product, without its fused inputs).
 // mul_mv reads every weight once for each 8 tokens; mul_mm decodes a tile
 // of BM rows into shared memory once for BN tokens and multiplies from
-// there in float32 registers. A variant on NVIDIA's cooperative matrices
-// (VK_NV_cooperative_matrix) was measured slower and less accurate than
-// these tiles on an H100 on 2026-12-06 (a 0.6B Q8_0 model's pp512: 7,007
-// against 13,935 tok/s) and removed.
+// there in float32 registers. Where the device has cooperative matrices
+// (DeviceInfo.CoopMatrix), mul_mm_cm_<type> (shaders/mul_mm_cm.comp)
+// computes the same product from float16 slabs on them, the sums in
+// float32, as CUDA's prompt products do on the tensor cores; float32
+// weights (routers, norms' vectors) keep mul_mm.
 
 // pushMulMM is the push constant block of mul_mm_<type>
 // (shaders/mul_mm.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +
@@ -32,19 +33,33 @@ type pushMulMM struct {
 // mulMM records y = W x (add: y += W x) for n tokens with mul_mm, token
 // t's outputs from y + 4*t*ldy (ldy 0: m.rows, packed).
 func (p *pass) mulMM(m *matrix, x, y uint64, n int, add bool, ldy int) {
+	p.mulMMOn(m, x, y, n, add, ldy, p.r.d.CoopMatrix)
+}
+
+// mulMMOn is mulMM on cooperative matrices where coop (and m's format
+// has a mul_mm_cm variant), else on mul_mm's float32 tiles.
+func (p *pass) mulMMOn(m *matrix, x, y uint64, n int, add bool, ldy int, coop bool) {
 	if ldy == 0 {
 		ldy = m.rows
 	}
 	d := p.r.d
+	push := pushMulMM{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(ldy)}
+	if add {
+		push.Add = 1
+	}
+	if name, ok := mulMMCMShader(m.typ); ok && coop {
+		spec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
+		if pl := p.pipeline(name, spec[:]...); pl != nil {
+			gx, gy := mulMMCMGroups(m.rows, n, spec)
+			p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+		}
+		return
+	}
 	name, _ := mulMMShader(m.typ)
 	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
 	pl := p.pipeline(name, spec[:]...)
 	if pl == nil {
 		return
-	}
-	push := pushMulMM{W: m.buf.Addr(), X: x, Y: y, Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n), RowBytes: uint32(m.rb), LDY: uint32(ldy)}
-	if add {
-		push.Add = 1
 	}
 	gx, gy := mulMMGroups(m.rows, n, spec)
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
@@ -112,4 +127,61 @@ func mulMMShared(s [6]uint32) int {
 // over the tiles past it).
 func mulMMGroups(rows, n int, spec [6]uint32) (x, y uint32) {
 	return groups(rows, int(spec[mmBM])), groups(n, int(spec[mmBN]))
+}
+
+// The specialization constants of mul_mm_cm (their constant_id order).
+const (
+	cmLocal    = iota // local_size_x: the subgroups' invocations
+	cmBM              // rows a workgroup
+	cmBN              // tokens a workgroup
+	cmBK              // values of a row a step (a multiple of 16)
+	cmWM              // rows of a subgroup's part of the tile
+	cmWN              // tokens of it
+	cmTM              // the cooperative product's M (rows)
+	cmTN              // its N (tokens)
+	cmTK              // its K
+	cmPrefetch        // nonzero: the next slab's loads during this one's products
+)
+
+// mulMMCMShader returns the name of t's cooperative-matrix prompt
+// shader, and false if there is none (float32 weights keep mul_mm: their
+// products stay in float32).
+func mulMMCMShader(t gguf.TensorType) (string, bool) {
+	s, ok := weightTypes[t]
+	if !ok || t == gguf.TensorF32 {
+		return "", false
+	}
+	return "mul_mm_cm_" + s, true
+}
+
+// mulMMCMSpec returns mul_mm_cm's specialization constants for a device
+// whose subgroups have subgroupSize invocations, whose workgroups may use
+// sharedMemory bytes and whose cooperative products are shape (M, N, K):
+// 64 x 64 tiles, four subgroups of 32 x 32 (each (32/M) x (32/N)
+// accumulators), BK = 64 (18 KiB of float16 slabs, 4 KiB of staging),
+// BK halved (down to 16) while that would not fit; the next slab read
+// during the products of this one.
+func mulMMCMSpec(subgroupSize, sharedMemory uint32, shape [3]uint32) [10]uint32 {
+	s := [10]uint32{0, 64, 64, 64, 32, 32, shape[0], shape[1], shape[2], 1}
+	for s[cmBK] > 16 && mulMMCMShared(s) > int(sharedMemory) {
+		s[cmBK] /= 2
+	}
+	s[cmLocal] = (s[cmBM] / s[cmWM]) * (s[cmBN] / s[cmWN]) * subgroupSize
+	return s
+}
+
+// mulMMCMShared is the shared memory in bytes mul_mm_cm with
+// specialization s declares: the float16 slabs (rows of BK+8 values) and
+// a TM x TN float32 staging area a subgroup.
+func mulMMCMShared(s [10]uint32) int {
+	bm, bn, bk := int(s[cmBM]), int(s[cmBN]), int(s[cmBK])
+	nsg := (bm / int(s[cmWM])) * (bn / int(s[cmWN]))
+	return 2*(bm+bn)*(bk+8) + 4*nsg*int(s[cmTM])*int(s[cmTN])
+}
+
+// mulMMCMGroups returns the workgroup counts (x, y) of a mul_mm_cm
+// dispatch of rows rows and n tokens: ceil(rows/BM) by ceil(n/BN), each
+// clamped to maxGroups (the workgroups stride over the tiles past it).
+func mulMMCMGroups(rows, n int, spec [10]uint32) (x, y uint32) {
+	return groups(rows, int(spec[cmBM])), groups(n, int(spec[cmBN]))
 }

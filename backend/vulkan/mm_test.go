@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"inferno/backend/vulkan/vk"
 	"inferno/gguf"
 )
 
@@ -52,9 +53,9 @@ func newMulMMRef(w *weightMatrix, x []float32, n int) mulMMRef {
 // compares y with ref: within tol of the sum of the products' magnitudes.
 // y's padding (rows..ldy) and the token past n must be left alone, and a
 // store must not read y (NaNs there).
-func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec [6]uint32, tol float64) {
+func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec []uint32, grid func(rows, n int) (uint32, uint32), tol float64) {
 	t.Helper()
-	p, err := d.Pipeline(name, spec[:]...)
+	p, err := d.Pipeline(name, spec...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 		if c.add {
 			push.Add = 1
 		}
-		gx, gy := mulMMGroups(w.rows, c.n, spec)
+		gx, gy := grid(w.rows, c.n)
 		if c.gx != 0 {
 			gx, gy = c.gx, c.gy
 		}
@@ -143,7 +144,10 @@ var mulMMExtraSpecs = [][6]uint32{
 // mul_mv) for every weight format against numfmt's decoding: 100 rows (no
 // multiple of the tiles) and 5 (fewer than a tile), 9, 33, 100 and 512
 // tokens, adding and storing. Each format runs mulMMSpec's choice and one
-// of mulMMExtraSpecs in turn; with -short, mulMMSpec's only.
+// of mulMMExtraSpecs in turn; with -short, mulMMSpec's only. Where the
+// device has cooperative matrices, mul_mm_cm_<type> too (within
+// mulMMCMTol), with mulMMCMSpec's choice and with tiles of one subgroup
+// and one unit a step.
 func TestMulMM(t *testing.T) {
 	d := testDevice(t)
 	for ti, typ := range weightTypeList() {
@@ -160,15 +164,42 @@ func TestMulMM(t *testing.T) {
 			ref, refSmall := newMulMMRef(w, x, 512), newMulMMRef(small, x, 512)
 
 			name, _ := mulMMShader(typ)
+			check := func(w *weightMatrix, ref mulMMRef, spec [6]uint32) {
+				checkMulMM(t, d, rng, name, w, ref, xbuf, spec[:], func(rows, n int) (uint32, uint32) { return mulMMGroups(rows, n, spec) }, 1e-5)
+			}
 			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
-			checkMulMM(t, d, rng, name, w, ref, xbuf, spec, 1e-5)
-			checkMulMM(t, d, rng, name, small, refSmall, xbuf, spec, 1e-5)
+			check(w, ref, spec)
+			check(small, refSmall, spec)
 			if !testing.Short() {
-				checkMulMM(t, d, rng, name, w, ref, xbuf, mulMMExtraSpecs[ti%len(mulMMExtraSpecs)], 1e-5)
+				check(w, ref, mulMMExtraSpecs[ti%len(mulMMExtraSpecs)])
+			}
+			cm, ok := mulMMCMShader(typ)
+			if !ok || !d.CoopMatrix {
+				return
+			}
+			checkCM := func(w *weightMatrix, ref mulMMRef, spec [10]uint32) {
+				checkMulMM(t, d, rng, cm, w, ref, xbuf, spec[:], func(rows, n int) (uint32, uint32) { return mulMMCMGroups(rows, n, spec) }, mulMMCMTol)
+			}
+			cspec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
+			checkCM(w, ref, cspec)
+			checkCM(small, refSmall, cspec)
+			if !testing.Short() { // one unit a step, a subgroup a tile, without and with the prefetch
+				s := cspec
+				s[cmBK], s[cmBM], s[cmBN], s[cmLocal] = 16, s[cmWM], s[cmWN], d.SubgroupSize
+				for _, pf := range []uint32{0, 1} {
+					s[cmPrefetch] = pf
+					checkCM(w, ref, s)
+				}
 			}
 		})
 	}
 }
+
+// mulMMCMTol is mul_mm_cm's bound on an output's error, of the sum of its
+// products' magnitudes: each product's two factors rounded to float16
+// (a relative error of 2^-11 each, 9.8e-4 together at most), float32
+// sums.
+const mulMMCMTol = 1.2e-3
 
 // TestMulMMChoice checks the Go side of mul_mm without a device: a
 // variant of each for every format (embedded), the specializations the
@@ -223,13 +254,77 @@ func TestMulMMChoice(t *testing.T) {
 	if x, y := mulMMGroups(151936, 100, [6]uint32{256, 2, 64, 32, 1, 1}); x != maxGroups || y != 2 {
 		t.Errorf("mulMMGroups: %d x %d, want %d x 2", x, y, maxGroups)
 	}
+	// mul_mm_cm: a variant for every format but float32, and its
+	// specializations on the devices of the table.
+	for _, typ := range weightTypeList() {
+		name, ok := mulMMCMShader(typ)
+		if typ == gguf.TensorF32 {
+			if ok {
+				t.Errorf("a cooperative-matrix shader for F32: %s", name)
+			}
+			continue
+		}
+		if _, err := spvFS.ReadFile("spv/" + name + ".spv"); !ok || err != nil {
+			t.Errorf("%s: shader %q (%v): %v", typ, name, ok, err)
+		}
+	}
+	for _, dev := range []struct {
+		name       string
+		sg, shared uint32
+		shape      [3]uint32
+	}{
+		{"NVIDIA", 32, 48 << 10, [3]uint32{16, 16, 16}}, {"AMD wave64", 64, 64 << 10, [3]uint32{16, 16, 16}},
+		{"Intel", 16, 64 << 10, [3]uint32{8, 16, 16}}, {"small", 32, 16 << 10, [3]uint32{16, 8, 8}},
+	} {
+		s := mulMMCMSpec(dev.sg, dev.shared, dev.shape)
+		where := fmt.Sprintf("%s (subgroup %d, %d KiB, %v): %v", dev.name, dev.sg, dev.shared>>10, dev.shape, s)
+		if bk := s[cmBK]; bk < 16 || bk%16 != 0 || bk%s[cmTK] != 0 {
+			t.Errorf("%s: BK not a multiple of 16 and of K", where)
+		}
+		if mulMMCMShared(s) > int(dev.shared) {
+			t.Errorf("%s: %d bytes of shared memory", where, mulMMCMShared(s))
+		}
+		if s[cmBM]%s[cmWM] != 0 || s[cmBN]%s[cmWN] != 0 || s[cmWM]%s[cmTM] != 0 || s[cmWN]%s[cmTN] != 0 {
+			t.Errorf("%s: the subgroups' parts do not tile the tile, or the products a part", where)
+		}
+		if s[cmLocal] != (s[cmBM]/s[cmWM])*(s[cmBN]/s[cmWN])*dev.sg {
+			t.Errorf("%s: not a subgroup a part", where)
+		}
+	}
+	if x, y := mulMMCMGroups(100, 512, [10]uint32{128, 64, 64, 64, 32, 32, 16, 16, 16, 1}); x != 2 || y != 8 {
+		t.Errorf("mulMMCMGroups: %d x %d, want 2 x 8", x, y)
+	}
+}
+
+// TestCoopShape checks the choice of the cooperative product's shape
+// among what a driver lists.
+func TestCoopShape(t *testing.T) {
+	sh := func(m, n, k, a, c, scope uint32) vk.CooperativeMatrixPropertiesKHR {
+		return vk.CooperativeMatrixPropertiesKHR{MSize: m, NSize: n, KSize: k, AType: a, BType: a, CType: c, ResultType: c, Scope: scope}
+	}
+	const f16, f32, sub = vk.ComponentTypeFloat16, vk.ComponentTypeFloat32, vk.ScopeSubgroup
+	for _, c := range []struct {
+		shapes []vk.CooperativeMatrixPropertiesKHR
+		want   [3]uint32
+		ok     bool
+	}{
+		{nil, [3]uint32{}, false},
+		{[]vk.CooperativeMatrixPropertiesKHR{sh(16, 16, 16, f16, f16, sub), sh(16, 8, 16, f16, f32, sub), sh(16, 16, 16, f16, f32, sub), sh(16, 8, 8, f16, f32, sub)}, [3]uint32{16, 16, 16}, true},
+		{[]vk.CooperativeMatrixPropertiesKHR{sh(16, 8, 8, f16, f32, sub), sh(8, 16, 16, f16, f32, sub), sh(16, 8, 16, f16, f32, sub)}, [3]uint32{16, 8, 16}, true},
+		{[]vk.CooperativeMatrixPropertiesKHR{sh(32, 32, 16, f16, f32, sub), sh(16, 16, 16, f16, f32, 2), sh(16, 16, 32, f16, f32, sub), sh(16, 16, 16, 5, 7, sub)}, [3]uint32{}, false},
+	} {
+		if got, ok := coopShape(c.shapes); got != c.want || ok != c.ok {
+			t.Errorf("coopShape(%v) = %v %v, want %v %v", c.shapes, got, ok, c.want, c.ok)
+		}
+	}
 }
 
 // BenchmarkMulMM measures the prompt product on a 1024 x 1024 Q8_0 matrix
 // (0.6B's projections) and a 4096 x 4096 Q4_K one (8B's) times 512 tokens,
 // and on the Q4_K one for 9, 16 and 64 tokens (where the passes switch
 // from mul_mv): mul_mv (the tiles of 8 tokens the passes used before)
-// and mul_mm, each with its choice of specialization. Each iteration
+// and mul_mm, each with its choice of specialization, and mul_mm_cm where
+// the device has cooperative matrices. Each iteration
 // submits 20 dispatches separated by barriers; it reports the weight bytes per second (B/s) and
 // the arithmetic (TFLOPS, 2 rows cols n a dispatch).
 func BenchmarkMulMM(b *testing.B) {
@@ -252,8 +347,12 @@ func BenchmarkMulMM(b *testing.B) {
 		if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
 			b.Fatal(err)
 		}
+		kinds := []string{"mv", "mm"}
+		if _, ok := mulMMCMShader(m.typ); ok && d.CoopMatrix {
+			kinds = append(kinds, "cm")
+		}
 		for _, n := range m.ns {
-			for _, kind := range []string{"mv", "mm"} {
+			for _, kind := range kinds {
 				var name string
 				var spec []uint32
 				var gx, gy uint32
@@ -262,6 +361,11 @@ func BenchmarkMulMM(b *testing.B) {
 					name, _ = mulMVShader(m.typ)
 					s := mulMVSpec(d.SubgroupSize, n)
 					gx, gy = mulMVGroups(m.rows, n, s)
+					spec = s[:]
+				case "cm":
+					name, _ = mulMMCMShader(m.typ)
+					s := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
+					gx, gy = mulMMCMGroups(m.rows, n, s)
 					spec = s[:]
 				default:
 					name, _ = mulMMShader(m.typ)
@@ -290,6 +394,69 @@ func BenchmarkMulMM(b *testing.B) {
 					b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
 				})
 			}
+		}
+		w.Free()
+		x.Free()
+		y.Free()
+	}
+}
+
+// BenchmarkMulMMCM measures mul_mm_cm's tiles on the prompt products of
+// the 0.6B (1024 x 1024 and 6144 x 1024 Q8_0) and the 8B (4096 x 4096 and
+// 24576 x 4096 Q4_K) at 512 tokens, for specializations around
+// mulMMCMSpec's choice (BM, BN, BK, WM, WN, PREFETCH): larger tiles,
+// more subgroups a tile, shorter steps, without the prefetch. Reported as TFLOPS (2 rows cols n a dispatch, 20
+// dispatches separated by barriers an iteration).
+func BenchmarkMulMMCM(b *testing.B) {
+	d := testDevice(b)
+	if !d.CoopMatrix {
+		b.Skip("no cooperative matrices")
+	}
+	const batch, n = 20, 512
+	for _, m := range []struct {
+		typ        gguf.TensorType
+		rows, cols int
+	}{
+		{gguf.TensorQ8_0, 1024, 1024}, {gguf.TensorQ8_0, 6144, 1024}, {gguf.TensorQ4_K, 4096, 4096}, {gguf.TensorQ4_K, 24576, 4096},
+	} {
+		w, rb, _ := benchWeights(b, d, m.typ, m.rows, m.cols)
+		x, _ := d.NewBuffer(int64(n * m.cols * 4))
+		y, err := d.NewBuffer(int64(n * m.rows * 4))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
+			b.Fatal(err)
+		}
+		name, _ := mulMMCMShader(m.typ)
+		sh := d.CoopShape
+		for _, t := range [][6]uint32{
+			{64, 64, 64, 32, 32, 1}, {64, 64, 64, 32, 32, 0}, {64, 64, 32, 32, 32, 1}, {64, 64, 32, 32, 32, 0},
+			{64, 64, 128, 32, 32, 1}, {128, 64, 64, 32, 32, 1}, {64, 128, 64, 32, 32, 1}, {128, 128, 32, 64, 32, 1},
+			{128, 128, 32, 32, 64, 1}, {128, 64, 64, 64, 32, 1}, {64, 32, 64, 32, 32, 1}, {32, 64, 64, 32, 32, 1},
+			{128, 128, 32, 64, 64, 1}, {128, 64, 32, 64, 32, 0},
+		} {
+			s := [10]uint32{0, t[0], t[1], t[2], t[3], t[4], sh[0], sh[1], sh[2], t[5]}
+			s[cmLocal] = (s[cmBM] / s[cmWM]) * (s[cmBN] / s[cmWN]) * d.SubgroupSize
+			if mulMMCMShared(s) > int(d.SharedMemory) {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%dx%d/%v", m.typ, m.rows, m.cols, t), func(b *testing.B) {
+				p, err := d.Pipeline(name, s[:]...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: n,
+					RowBytes: uint32(rb), LDY: uint32(m.rows)})
+				gx, gy := mulMMCMGroups(m.rows, n, s)
+				start := time.Now()
+				iters := benchBatches(b, d, batch, func(r *Recorder) {
+					r.Dispatch(p, gx, gy, 1, push)
+					r.Barrier()
+				})
+				flops := 2 * float64(m.rows) * float64(m.cols) * n * batch * float64(iters)
+				b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+			})
 		}
 		w.Free()
 		x.Free()

@@ -264,7 +264,9 @@ func archModel(t testing.TB, c archCase) arch.Model {
 
 // TestArchitectures runs each family's model on the device against the
 // CPU: a prompt of 37 tokens, then 8 decode steps of the CPU's greedy
-// token, every step within 2e-3 relative L2 with the same top-1.
+// token, every step within 2e-3 relative L2 with the same top-1 (but
+// where the CPU's logits of the two differ by less than tieGap: a tie
+// within the step's error).
 func TestArchitectures(t *testing.T) {
 	for _, c := range archCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -291,8 +293,8 @@ func TestArchitectures(t *testing.T) {
 				if !(e <= 2e-3) {
 					t.Errorf("step %d: relative L2 %.3g vs the CPU > 2e-3", step, e)
 				}
-				if a, b := sampling.Argmax(gl), sampling.Argmax(cl); a != b {
-					t.Errorf("step %d: top-1 %d, the CPU's %d", step, a, b)
+				if a, b := sampling.Argmax(gl), sampling.Argmax(cl); a != b && cl[b]-cl[a] > tieGap(cl, e) {
+					t.Errorf("step %d: top-1 %d, the CPU's %d (%.4g above it there)", step, a, b, cl[b]-cl[a])
 				}
 				id, err := cpu.Greedy()
 				if err != nil {
@@ -390,7 +392,10 @@ func testBatchedEqualsAlone(t *testing.T, c archCase) {
 	// orders, which this random model's logits carry up to about 1e-4
 	// apart on lavapipe (prompts of 2 to 8 tokens). A wrong position,
 	// table or row is off by far more.
-	const tol = 1e-3
+	tol := 1e-3
+	if md.d.CoopMatrix {
+		tol = coopTol(tol)
+	}
 	for i := range lens {
 		alone := single(t, md)
 		if err := alone.Forward(prompts[i]); err != nil {
@@ -514,7 +519,7 @@ func TestDecodeAllocs(t *testing.T) {
 
 // TestHidden runs the last-token hidden rows of an embedding pass (three
 // sequences batched, one of them also wanting logits) against the CPU's:
-// within 1e-4 relative L2.
+// within 1e-4 relative L2 (coopTol's on cooperative matrices).
 func TestHidden(t *testing.T) {
 	m := archModel(t, archCases[0])
 	md := loadModel(t, m, Options{MaxLen: 128, Device: -1})
@@ -558,8 +563,12 @@ func TestHidden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relL2(got, want); !(e <= 1e-4) {
-			t.Errorf("hidden row %d: relative L2 %.3g against the CPU > 1e-4", i, e)
+		tol := 1e-4
+		if md.d.CoopMatrix {
+			tol = coopTol(tol)
+		}
+		if e := relL2(got, want); !(e <= tol) {
+			t.Errorf("hidden row %d: relative L2 %.3g against the CPU > %g", i, e, tol)
 		}
 	}
 	gl, _ := br.Logits(0)
@@ -567,4 +576,24 @@ func TestHidden(t *testing.T) {
 	if e := relL2(gl, cl); !(e <= 2e-3) {
 		t.Errorf("logits beside the hidden rows: relative L2 %.3g against the CPU > 2e-3", e)
 	}
+}
+
+// coopTol is a test's tolerance tol against the CPU (or against a path
+// without them) where the prompts' products run on cooperative matrices
+// (mul_mm_cm): their float16 factors put a product within 1e-4 of its
+// magnitudes (TestMulMM), and a model's hidden rows, layers and logits
+// within 1.1e-3 to 1.5e-3 relative L2 of float32's (H100, 2026-12-07);
+// the bound is CUDA's for its float16 prompt products, 3e-3, or tol if
+// larger.
+func coopTol(tol float64) float64 { return max(tol, 3e-3) }
+
+// tieGap is how far apart two logits of want may be and still be a tie
+// for a comparison whose relative L2 error is e: four times the error's
+// root mean square per logit.
+func tieGap(want []float32, e float64) float32 {
+	var ss float64
+	for _, v := range want {
+		ss += float64(v) * float64(v)
+	}
+	return float32(4 * e * math.Sqrt(ss/float64(max(len(want), 1))))
 }

@@ -127,6 +127,18 @@ func moeTileBound(pairs, experts, tile int) int {
 	return min(pairs, (pairs+tile-1)/tile+min(experts, pairs))
 }
 
+// routerMV records the router's logits of n tokens' rows x into y:
+// mulMV, but a prompt's on mul_mm's float32 tiles whatever the router's
+// format and the device, so that no token's choice of experts turns on
+// the float16 rounding of mul_mm_cm.
+func (p *pass) routerMV(m *matrix, x, y uint64, n int) {
+	if n >= mulMMMinTokens && p.sh.prompt {
+		p.mulMMOn(m, x, y, n, false, 0, false)
+		return
+	}
+	p.mulMV(m, x, y, n, false, 0)
+}
+
 // pushMoERoute is the push block of moe_route.comp.
 type pushMoERoute struct {
 	Logits, Bias, IDs, Wts uint64
@@ -265,7 +277,7 @@ func (p *pass) moePairs(l *layer) {
 	} else {
 		p.rmsNorm(x, h, gain, n, H, 0, 0)
 		p.rec.Barrier()
-		p.mulMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n, false, 0)
+		p.routerMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n)
 	}
 	p.rec.Barrier()
 	p.moeRoute(l, n)
@@ -306,7 +318,7 @@ func (p *pass) moeGrouped(l *layer, mm bool) {
 	pairs := n * K
 	p.rmsNorm(x, h, l.vecs[arch.RoleFFNNorm], n, H, 0, 0)
 	p.rec.Barrier()
-	p.mulMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n, false, 0)
+	p.routerMV(l.mats[arch.RoleRouter], h, s.logits.Addr(), n)
 	p.rec.Barrier()
 	p.moeRoute(l, n)
 	p.rec.Barrier()

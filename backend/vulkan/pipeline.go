@@ -22,7 +22,7 @@ type Pipeline struct {
 
 type pipelineKey struct {
 	name string
-	spec [8]uint32
+	spec [12]uint32
 	n    int
 }
 

@@ -112,6 +112,23 @@ mul_mm_q6_k          mul_mm.comp    -DTYPE_Q6_K
 mul_mm_iq4_nl        mul_mm.comp    -DTYPE_IQ4_NL
 mul_mm_iq4_xs        mul_mm.comp    -DTYPE_IQ4_XS
 mul_mm_mxfp4         mul_mm.comp    -DTYPE_MXFP4
+# The same on cooperative matrices (mul_mm_cm.comp; float16 factors, so
+# no float32 weights).
+mul_mm_cm_f16       mul_mm_cm.comp +new12 -DTYPE_F16
+mul_mm_cm_bf16      mul_mm_cm.comp +new12 -DTYPE_BF16
+mul_mm_cm_q8_0      mul_mm_cm.comp +new12 -DTYPE_Q8_0
+mul_mm_cm_q4_0      mul_mm_cm.comp +new12 -DTYPE_Q4_0
+mul_mm_cm_q4_1      mul_mm_cm.comp +new12 -DTYPE_Q4_1
+mul_mm_cm_q5_0      mul_mm_cm.comp +new12 -DTYPE_Q5_0
+mul_mm_cm_q5_1      mul_mm_cm.comp +new12 -DTYPE_Q5_1
+mul_mm_cm_q2_k      mul_mm_cm.comp +new12 -DTYPE_Q2_K
+mul_mm_cm_q3_k      mul_mm_cm.comp +new12 -DTYPE_Q3_K
+mul_mm_cm_q4_k      mul_mm_cm.comp +new12 -DTYPE_Q4_K
+mul_mm_cm_q5_k      mul_mm_cm.comp +new12 -DTYPE_Q5_K
+mul_mm_cm_q6_k      mul_mm_cm.comp +new12 -DTYPE_Q6_K
+mul_mm_cm_iq4_nl    mul_mm_cm.comp +new12 -DTYPE_IQ4_NL
+mul_mm_cm_iq4_xs    mul_mm_cm.comp +new12 -DTYPE_IQ4_XS
+mul_mm_cm_mxfp4     mul_mm_cm.comp +new12 -DTYPE_MXFP4
 # end vkmm
 
 # vkmoe: mixture of experts (moe_route, the experts' products mul_mv_id

@@ -42,6 +42,15 @@ const (
 	StructureTypePhysicalDeviceIntegerDotProductFeatures = 1000280000
 	StructureTypePhysicalDeviceIntegerDotProductProps    = 1000280001
 	StructureTypePhysicalDeviceCooperativeMatrixFeatures = 1000506000
+	StructureTypeCooperativeMatrixProperties             = 1000506001
+)
+
+// Component types (VkComponentTypeKHR) and scopes (VkScopeKHR) of
+// VK_KHR_cooperative_matrix's shapes.
+const (
+	ComponentTypeFloat16 = 0
+	ComponentTypeFloat32 = 1
+	ScopeSubgroup        = 3
 )
 
 // Physical device types (VkPhysicalDeviceType).
@@ -100,6 +109,9 @@ type Instance struct {
 		getPhysicalDeviceFeatures2, getPhysicalDeviceMemoryProperties2,
 		getPhysicalDeviceQueueFamilyProperties, enumerateDeviceExtensionProperties,
 		createDevice, getDeviceProcAddr uintptr
+		// optional: 0 where the loader does not know
+		// VK_KHR_cooperative_matrix
+		getPhysicalDeviceCooperativeMatrixProperties uintptr
 	}
 }
 
@@ -140,7 +152,46 @@ func CreateInstance(app string, apiVersion uint32, exts []string, flags uint32) 
 			return nil, fmt.Errorf("vulkan: the instance lacks %s (Vulkan 1.1 is needed)", f.name)
 		}
 	}
+	in.fn.getPhysicalDeviceCooperativeMatrixProperties = instanceProc(h, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
 	return in, nil
+}
+
+// CooperativeMatrixPropertiesKHR is the C structure
+// VkCooperativeMatrixPropertiesKHR: one product shape D = A B + C of
+// VK_KHR_cooperative_matrix (A: MxK, B: KxN, C and D: MxN).
+type CooperativeMatrixPropertiesKHR struct {
+	SType                  uint32
+	PNext                  uintptr
+	MSize, NSize, KSize    uint32
+	AType, BType, CType    uint32
+	ResultType             uint32
+	SaturatingAccumulation uint32
+	Scope                  uint32
+}
+
+// CooperativeMatrixProperties lists the cooperative matrix shapes pd
+// offers (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR); none where
+// the loader lacks the function.
+func (in *Instance) CooperativeMatrixProperties(pd uintptr) ([]CooperativeMatrixPropertiesKHR, error) {
+	f := in.fn.getPhysicalDeviceCooperativeMatrixProperties
+	if f == 0 {
+		return nil, nil
+	}
+	var n uint32
+	if err := check("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", call(f, pd, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
+		return nil, err
+	}
+	props := make([]CooperativeMatrixPropertiesKHR, n)
+	if n == 0 {
+		return props, nil
+	}
+	for i := range props {
+		props[i].SType = StructureTypeCooperativeMatrixProperties
+	}
+	if err := check("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", call(f, pd, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0])))); err != nil {
+		return nil, err
+	}
+	return props[:n], nil
 }
 
 // Destroy destroys the instance.

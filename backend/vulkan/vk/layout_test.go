@@ -9,7 +9,8 @@ import (
 // vulkan_core.h on a 64-bit target (gcc, x86-64; arm64 lays these out
 // alike), written down once: the Go structs must match them.
 var cSizes = map[string]uintptr{
-	"PhysicalDeviceCooperativeMatrixFeaturesKHR": 24,
+	"PhysicalDeviceCooperativeMatrixFeaturesKHR":        24,
+	"CooperativeMatrixPropertiesKHR":                    56,
 	"ApplicationInfo":                                   48,
 	"InstanceCreateInfo":                                64,
 	"ExtensionProperties":                               260,
@@ -115,6 +116,7 @@ func TestLayout(t *testing.T) {
 		FenceCreateInfo{},
 		QueryPoolCreateInfo{},
 		PhysicalDeviceCooperativeMatrixFeaturesKHR{},
+		CooperativeMatrixPropertiesKHR{},
 	} {
 		ty := reflect.TypeOf(v)
 		want, ok := cSizes[ty.Name()]
