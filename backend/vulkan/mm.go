@@ -11,7 +11,10 @@ import "inferno/gguf"
 // (DeviceInfo.CoopMatrix), mul_mm_cm_<type> (shaders/mul_mm_cm.comp)
 // computes the same product from float16 slabs on them, the sums in
 // float32, as CUDA's prompt products do on the tensor cores; float32
-// weights (routers, norms' vectors) keep mul_mm.
+// weights (routers, norms' vectors) keep mul_mm. Unlike CUDA's, whose
+// activations are scaled by a power of two a token before their float16
+// rounding, mul_mm_cm rounds them as they are: an activation past
+// float16's 65,504 becomes infinite.
 
 // pushMulMM is the push constant block of mul_mm_<type>
 // (shaders/mul_mm.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +

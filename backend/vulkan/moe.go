@@ -129,8 +129,8 @@ func moeTileBound(pairs, experts, tile int) int {
 
 // routerMV records the router's logits of n tokens' rows x into y:
 // mulMV, but a prompt's on mul_mm's float32 tiles whatever the router's
-// format and the device, so that no token's choice of experts turns on
-// the float16 rounding of mul_mm_cm.
+// format and the device, so that the router's own product adds no
+// float16 rounding (mul_mm_cm's) to the choice of experts.
 func (p *pass) routerMV(m *matrix, x, y uint64, n int) {
 	if n >= mulMMMinTokens && p.sh.prompt {
 		p.mulMMOn(m, x, y, n, false, 0, false)
