@@ -329,7 +329,6 @@ func TestCoopShape(t *testing.T) {
 // the arithmetic (TFLOPS, 2 rows cols n a dispatch).
 func BenchmarkMulMM(b *testing.B) {
 	d := testDevice(b)
-	const batch = 20
 	for _, m := range []struct {
 		typ        gguf.TensorType
 		rows, cols int
@@ -338,15 +337,7 @@ func BenchmarkMulMM(b *testing.B) {
 		{gguf.TensorQ8_0, 1024, 1024, []int{512}},
 		{gguf.TensorQ4_K, 4096, 4096, []int{9, 16, 64, 512}},
 	} {
-		w, rb, size := benchWeights(b, d, m.typ, m.rows, m.cols)
-		x, _ := d.NewBuffer(int64(512 * m.cols * 4))
-		y, err := d.NewBuffer(int64(512 * m.rows * 4))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, size, x, y := benchMMOperands(b, d, m.typ, m.rows, m.cols, 512)
 		kinds := []string{"mv", "mm"}
 		if _, ok := mulMMCMShader(m.typ); ok && d.CoopMatrix {
 			kinds = append(kinds, "cm")
@@ -373,32 +364,63 @@ func BenchmarkMulMM(b *testing.B) {
 					gx, gy = mulMMGroups(m.rows, n, s)
 					spec = s[:]
 				}
-				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
-					p, err := d.Pipeline(name, spec...)
-					if err != nil {
-						b.Fatal(err)
-					}
-					push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+				push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+					RowBytes: uint32(rb), LDY: uint32(m.rows)})
+				if kind == "mv" {
+					push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
 						RowBytes: uint32(rb), LDY: uint32(m.rows)})
-					if kind == "mv" {
-						push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
-							RowBytes: uint32(rb), LDY: uint32(m.rows)})
-					}
-					b.SetBytes(int64(size) * batch)
-					start := time.Now()
-					iters := benchBatches(b, d, batch, func(r *Recorder) {
-						r.Dispatch(p, gx, gy, 1, push)
-						r.Barrier()
-					})
-					flops := 2 * float64(m.rows) * float64(m.cols) * float64(n) * batch * float64(iters)
-					b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
+					benchProduct(b, d, name, spec, gx, gy, push, m.rows, m.cols, n, size)
 				})
 			}
 		}
-		w.Free()
-		x.Free()
-		y.Free()
 	}
+}
+
+// benchMMOperands makes the operands of a product benchmark: a weight
+// matrix of rows x cols random values of typ (benchWeights: its buffer, a
+// row's bytes, its bytes), n tokens of activations (ones) and their
+// outputs, freed when b's benchmark ends.
+func benchMMOperands(b *testing.B, d *Device, typ gguf.TensorType, rows, cols, n int) (w *Buffer, rowBytes, size int, x, y *Buffer) {
+	b.Helper()
+	w, rowBytes, size = benchWeights(b, d, typ, rows, cols)
+	x, err := d.NewBuffer(int64(n * cols * 4))
+	if err != nil {
+		b.Fatal(err)
+	}
+	y, err = d.NewBuffer(int64(n * rows * 4))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Free(); x.Free(); y.Free() })
+	if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
+		b.Fatal(err)
+	}
+	return w, rowBytes, size, x, y
+}
+
+// benchProduct runs shader name with spec on a grid of gx x gy workgroups
+// and push constants push, benchBatches' iterations of 20 dispatches
+// separated by barriers, for a product of rows x cols weights (size
+// bytes, reported as B/s where not 0) by n tokens: its arithmetic
+// reported as TFLOPS (2 rows cols n a dispatch).
+func benchProduct(b *testing.B, d *Device, name string, spec []uint32, gx, gy uint32, push []byte, rows, cols, n, size int) {
+	const batch = 20
+	p, err := d.Pipeline(name, spec...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if size > 0 {
+		b.SetBytes(int64(size) * batch)
+	}
+	start := time.Now()
+	iters := benchBatches(b, d, batch, func(r *Recorder) {
+		r.Dispatch(p, gx, gy, 1, push)
+		r.Barrier()
+	})
+	flops := 2 * float64(rows) * float64(cols) * float64(n) * batch * float64(iters)
+	b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
 }
 
 // BenchmarkMulMMCM measures mul_mm_cm's tiles on the prompt products of
@@ -412,22 +434,14 @@ func BenchmarkMulMMCM(b *testing.B) {
 	if !d.CoopMatrix {
 		b.Skip("no cooperative matrices")
 	}
-	const batch, n = 20, 512
+	const n = 512
 	for _, m := range []struct {
 		typ        gguf.TensorType
 		rows, cols int
 	}{
 		{gguf.TensorQ8_0, 1024, 1024}, {gguf.TensorQ8_0, 6144, 1024}, {gguf.TensorQ4_K, 4096, 4096}, {gguf.TensorQ4_K, 24576, 4096},
 	} {
-		w, rb, _ := benchWeights(b, d, m.typ, m.rows, m.cols)
-		x, _ := d.NewBuffer(int64(n * m.cols * 4))
-		y, err := d.NewBuffer(int64(n * m.rows * 4))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Fill(x, 0, x.Size(), 0x3c003c00); err != nil {
-			b.Fatal(err)
-		}
+		w, rb, _, x, y := benchMMOperands(b, d, m.typ, m.rows, m.cols, n)
 		name, _ := mulMMCMShader(m.typ)
 		sh := d.CoopShape
 		for _, t := range [][6]uint32{
@@ -441,25 +455,12 @@ func BenchmarkMulMMCM(b *testing.B) {
 			if mulMMCMShared(s) > int(d.SharedMemory) {
 				continue
 			}
+			push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: n,
+				RowBytes: uint32(rb), LDY: uint32(m.rows)})
+			gx, gy := mulMMCMGroups(m.rows, n, s)
 			b.Run(fmt.Sprintf("%s/%dx%d/%v", m.typ, m.rows, m.cols, t), func(b *testing.B) {
-				p, err := d.Pipeline(name, s[:]...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: n,
-					RowBytes: uint32(rb), LDY: uint32(m.rows)})
-				gx, gy := mulMMCMGroups(m.rows, n, s)
-				start := time.Now()
-				iters := benchBatches(b, d, batch, func(r *Recorder) {
-					r.Dispatch(p, gx, gy, 1, push)
-					r.Barrier()
-				})
-				flops := 2 * float64(m.rows) * float64(m.cols) * n * batch * float64(iters)
-				b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+				benchProduct(b, d, name, s[:], gx, gy, push, m.rows, m.cols, n, 0)
 			})
 		}
-		w.Free()
-		x.Free()
-		y.Free()
 	}
 }
