@@ -202,16 +202,32 @@ func (md *Model) maxCols() int {
 	return max(c.Hidden, c.QDim(), c.FFN)
 }
 
-// growIntDot makes the runner's quantized activations hold n tokens of
-// the widest product input (nothing without the integer dot products).
-func (r *BatchRunner) growIntDot(n int) error {
-	if !r.md.intDot || n <= r.qcap {
+// actBytes is the device memory of the products' prepared activations
+// for n tokens of the widest product input: quant_act's with the integer
+// dot products, act_h's on cooperative matrices (the larger of the two
+// with both), none without either.
+func (md *Model) actBytes(n int) int64 {
+	var b int64
+	if md.intDot {
+		v, m := quantBytes(n, md.maxCols())
+		b = v + m
+	}
+	if md.d.CoopMatrix {
+		b = max(b, halfBytes(n, md.maxCols()))
+	}
+	return b
+}
+
+// growActs makes the runner's prepared activations (xq) hold n tokens
+// (nothing where the model's products take none: actBytes).
+func (r *BatchRunner) growActs(n int) error {
+	need := r.md.actBytes(n)
+	if need == 0 || n <= r.qcap {
 		return nil
 	}
-	v, m := quantBytes(n, r.md.maxCols())
-	b, err := r.d.NewBuffer(v + m)
+	b, err := r.d.NewBuffer(need)
 	if err != nil {
-		return fmt.Errorf("vulkan: quantized activations of %d tokens: %w", n, err)
+		return fmt.Errorf("vulkan: prepared activations of %d tokens: %w", n, err)
 	}
 	r.xq.Free()
 	r.xq, r.qcap = b, n
@@ -219,13 +235,15 @@ func (r *BatchRunner) growIntDot(n int) error {
 	return nil
 }
 
-// A quantized is what the runner's quantized activations hold: the input
-// x of n tokens of cols values in input mode mode (gain: the norm's).
+// A quantized is what the runner's prepared activations hold: the input
+// x of n tokens of cols values in input mode mode (gain: the norm's),
+// quantized by quant_act, or with half by act_h.
 type quantized struct {
 	x       uint64
 	mode    uint32
 	gain    *vector
 	n, cols int
+	half    bool
 }
 
 // mulMVQ records mulMVIn's product on the integer dot products and

@@ -11,19 +11,23 @@ import "inferno/gguf"
 // (DeviceInfo.CoopMatrix), mul_mm_cm_<type> (shaders/mul_mm_cm.comp)
 // computes the same product from float16 slabs on them, the sums in
 // float32, as CUDA's prompt products do on the tensor cores; float32
-// weights (routers, norms' vectors) keep mul_mm. Unlike CUDA's, whose
-// activations are scaled by a power of two a token before their float16
-// rounding, mul_mm_cm rounds them as they are: an activation past
-// float16's 65,504 becomes infinite.
+// weights (routers, norms' vectors) keep mul_mm. Its activations come
+// from act_h (shaders/act_h.comp), as CUDA's from qact_h: float16, each
+// token's scaled by a power of two that puts its largest value near 2^12,
+// so that no activation overflows float16 (65,504) or sinks into its
+// subnormals, and half the bytes of float32 for the slabs to read. act_h
+// writes them into the runner's prepared activations (xq), once for the
+// products of one input (Q, K and V of unfused weights).
 
 // pushMulMM is the push constant block of mul_mm_<type>
 // (shaders/mul_mm.comp): y[t*LDY + r] = (Add != 0 ? y[t*LDY + r] : 0) +
 // sum_c W[r][c] * x[t*Cols + c] for r < Rows, t < N, mul_mv's product
 // (pushMulMV's first fields) in a block of its own, so that mul_mv's can
-// grow.
+// grow; and of mul_mm_cm_<type> (shaders/mul_mm_cm.comp), whose x is
+// act_h's float16 activations and whose sums are times SX[t].
 type pushMulMM struct {
 	W        uint64 // address of row 0 (16-byte aligned); row r at W + r*RowBytes
-	X        uint64 // N*Cols float32, 16-byte aligned
+	X        uint64 // N*Cols float32, 16-byte aligned (mul_mm_cm: float16, 8-byte aligned)
 	Y        uint64 // float32 outputs, token t's at Y + 4*t*LDY
 	Rows     uint32
 	Cols     uint32 // a multiple of weightBlock(type)
@@ -31,6 +35,58 @@ type pushMulMM struct {
 	RowBytes uint32
 	LDY      uint32 // values between two tokens' outputs
 	Add      uint32 // nonzero: add to y instead of storing
+	SX       uint64 // mul_mm_cm: N float32, token t's scale
+}
+
+// pushActH is the push constant block of act_h (shaders/act_h.comp):
+// token t's Cols values at X scaled by 1/SX[t] (a power of two) to
+// float16 at XH + 2*t*Cols.
+type pushActH struct {
+	X    uint64 // N*Cols float32, 16-byte aligned
+	XH   uint64 // N*Cols float16, 8-byte aligned
+	SX   uint64 // N float32
+	Cols uint32 // a multiple of 4
+	N    uint32
+}
+
+// halfBytes returns the bytes of act_h's activations of n tokens of cols
+// values: the float16 values, then (16-byte aligned) the n scales.
+func halfBytes(n, cols int) int64 {
+	return halfScales(n, cols) + 4*int64(n)
+}
+
+// halfScales is the offset of the scales in act_h's activations of n
+// tokens of cols values.
+func halfScales(n, cols int) int64 { return (2*int64(n)*int64(cols) + 15) &^ 15 }
+
+// actH records act_h of the n tokens of cols values at x into the
+// runner's prepared activations and the barrier after it, unless they
+// already hold them (the last preparation of this step was of x), and
+// returns their addresses: the float16 values and the scales; ok false
+// where they cannot (more tokens or values than they hold: nothing
+// recorded) or act_h's pipeline could not be made (the pass's error says
+// why).
+func (p *pass) actH(x uint64, n, cols int) (xh, sx uint64, ok bool) {
+	r := p.r
+	if n > r.qcap || cols > r.md.maxCols() || cols%4 != 0 {
+		return 0, 0, false
+	}
+	xh = r.xq.Addr()
+	sx = xh + uint64(halfScales(n, cols))
+	in := quantized{x: x, mode: xPlain, n: n, cols: cols, half: true}
+	if p.qvalid && p.qin == in {
+		return xh, sx, true
+	}
+	pl := p.pipeline("act_h", rowWG(cols/4, r.d.SubgroupSize))
+	if pl == nil {
+		return 0, 0, false
+	}
+	push := pushActH{X: x, XH: xh, SX: sx, Cols: uint32(cols), N: uint32(n)}
+	gx, gy := groups2D(n, 1)
+	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+	p.rec.Barrier()
+	p.qin, p.qvalid = in, true
+	return xh, sx, true
 }
 
 // mulMM records y = W x (add: y += W x) for n tokens with mul_mm, token
@@ -40,7 +96,8 @@ func (p *pass) mulMM(m *matrix, x, y uint64, n int, add bool, ldy int) {
 }
 
 // mulMMOn is mulMM on cooperative matrices where coop (and m's format
-// has a mul_mm_cm variant), else on mul_mm's float32 tiles.
+// has a mul_mm_cm variant, and act_h's activations fit the runner's
+// scratch), else on mul_mm's float32 tiles.
 func (p *pass) mulMMOn(m *matrix, x, y uint64, n int, add bool, ldy int, coop bool) {
 	if ldy == 0 {
 		ldy = m.rows
@@ -51,12 +108,18 @@ func (p *pass) mulMMOn(m *matrix, x, y uint64, n int, add bool, ldy int, coop bo
 		push.Add = 1
 	}
 	if name, ok := mulMMCMShader(m.typ); ok && coop {
-		spec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
-		if pl := p.pipeline(name, spec[:]...); pl != nil {
-			gx, gy := mulMMCMGroups(m.rows, n, spec)
-			p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+		if xh, sx, ok := p.actH(x, n, m.cols); ok {
+			push.X, push.SX = xh, sx
+			spec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
+			if pl := p.pipeline(name, spec[:]...); pl != nil {
+				gx, gy := mulMMCMGroups(m.rows, n, spec)
+				p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+			}
+			return
 		}
-		return
+		if p.err != nil {
+			return
+		}
 	}
 	name, _ := mulMMShader(m.typ)
 	spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)

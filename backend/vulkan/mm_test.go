@@ -52,8 +52,9 @@ func newMulMMRef(w *weightMatrix, x []float32, n int) mulMMRef {
 // specialization spec for every mulMMCase, in one command buffer, and
 // compares y with ref: within tol of the sum of the products' magnitudes.
 // y's padding (rows..ldy) and the token past n must be left alone, and a
-// store must not read y (NaNs there).
-func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf *Buffer, spec []uint32, grid func(rows, n int) (uint32, uint32), tol float64) {
+// store must not read y (NaNs there). With sx, xbuf holds act_h's float16
+// activations and sx their scales, for mul_mm_cm.
+func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightMatrix, ref mulMMRef, xbuf, sx *Buffer, spec []uint32, grid func(rows, n int) (uint32, uint32), tol float64) {
 	t.Helper()
 	p, err := d.Pipeline(name, spec...)
 	if err != nil {
@@ -85,6 +86,9 @@ func checkMulMM(t *testing.T, d *Device, rng *rand.Rand, name string, w *weightM
 			Rows: uint32(w.rows), Cols: uint32(w.cols), N: uint32(c.n), RowBytes: uint32(w.rowBytes), LDY: uint32(ldy)}
 		if c.add {
 			push.Add = 1
+		}
+		if sx != nil {
+			push.SX = sx.Addr()
 		}
 		gx, gy := grid(w.rows, c.n)
 		if c.gx != 0 {
@@ -145,9 +149,9 @@ var mulMMExtraSpecs = [][6]uint32{
 // multiple of the tiles) and 5 (fewer than a tile), 9, 33, 100 and 512
 // tokens, adding and storing. Each format runs mulMMSpec's choice and one
 // of mulMMExtraSpecs in turn; with -short, mulMMSpec's only. Where the
-// device has cooperative matrices, mul_mm_cm_<type> too (within
-// mulMMCMTol), with mulMMCMSpec's choice and with tiles of one subgroup
-// and one unit a step.
+// device has cooperative matrices, mul_mm_cm_<type> too over act_h's
+// activations (within mulMMCMTol), with mulMMCMSpec's choice and with
+// tiles of one subgroup and one unit a step.
 func TestMulMM(t *testing.T) {
 	d := testDevice(t)
 	for ti, typ := range weightTypeList() {
@@ -165,7 +169,7 @@ func TestMulMM(t *testing.T) {
 
 			name, _ := mulMMShader(typ)
 			check := func(w *weightMatrix, ref mulMMRef, spec [6]uint32) {
-				checkMulMM(t, d, rng, name, w, ref, xbuf, spec[:], func(rows, n int) (uint32, uint32) { return mulMMGroups(rows, n, spec) }, 1e-5)
+				checkMulMM(t, d, rng, name, w, ref, xbuf, nil, spec[:], func(rows, n int) (uint32, uint32) { return mulMMGroups(rows, n, spec) }, 1e-5)
 			}
 			spec := mulMMSpec(d.SubgroupSize, d.SharedMemory)
 			check(w, ref, spec)
@@ -177,8 +181,9 @@ func TestMulMM(t *testing.T) {
 			if !ok || !d.CoopMatrix {
 				return
 			}
+			xh, sx := runActH(t, d, xbuf, 512, cols)
 			checkCM := func(w *weightMatrix, ref mulMMRef, spec [10]uint32) {
-				checkMulMM(t, d, rng, cm, w, ref, xbuf, spec[:], func(rows, n int) (uint32, uint32) { return mulMMCMGroups(rows, n, spec) }, mulMMCMTol)
+				checkMulMM(t, d, rng, cm, w, ref, xh, sx, spec[:], func(rows, n int) (uint32, uint32) { return mulMMCMGroups(rows, n, spec) }, mulMMCMTol)
 			}
 			cspec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
 			checkCM(w, ref, cspec)
@@ -215,8 +220,19 @@ func TestMulMMChoice(t *testing.T) {
 	if _, ok := mulMMShader(gguf.TensorQ8_K); ok {
 		t.Error("a matrix-matrix shader for Q8_K")
 	}
-	if s := unsafe.Sizeof(pushMulMM{}); s != 48 { // 3 addresses, 6 scalars
-		t.Errorf("pushMulMM: %d bytes, want 48", s)
+	for _, c := range []struct {
+		name       string
+		size, want uintptr
+	}{
+		{"pushMulMM", unsafe.Sizeof(pushMulMM{}), 56}, // 3 addresses, 6 scalars, an address
+		{"pushActH", unsafe.Sizeof(pushActH{}), 32},   // 3 addresses, 2 scalars
+	} {
+		if c.size != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, c.size, c.want)
+		}
+	}
+	if _, err := spvFS.ReadFile("spv/act_h.spv"); err != nil {
+		t.Error(err)
 	}
 	for _, dev := range []struct {
 		name       string
@@ -339,8 +355,10 @@ func BenchmarkMulMM(b *testing.B) {
 	} {
 		w, rb, size, x, y := benchMMOperands(b, d, m.typ, m.rows, m.cols, 512)
 		kinds := []string{"mv", "mm"}
+		var sx *Buffer
 		if _, ok := mulMMCMShader(m.typ); ok && d.CoopMatrix {
-			kinds = append(kinds, "cm")
+			kinds = append(kinds, "act_h", "cm")
+			sx = benchScales(b, d, 512)
 		}
 		for _, n := range m.ns {
 			for _, kind := range kinds {
@@ -353,6 +371,9 @@ func BenchmarkMulMM(b *testing.B) {
 					s := mulMVSpec(d.SubgroupSize, n)
 					gx, gy = mulMVGroups(m.rows, n, s)
 					spec = s[:]
+				case "act_h":
+					name, spec = "act_h", []uint32{rowWG(m.cols/4, d.SubgroupSize)}
+					gx, gy = groups2D(n, 1)
 				case "cm":
 					name, _ = mulMMCMShader(m.typ)
 					s := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
@@ -366,11 +387,21 @@ func BenchmarkMulMM(b *testing.B) {
 				}
 				push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
 					RowBytes: uint32(rb), LDY: uint32(m.rows)})
-				if kind == "mv" {
+				switch kind {
+				case "mv":
 					push = PushBytes(&pushMulMV{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
 						RowBytes: uint32(rb), LDY: uint32(m.rows)})
+				case "act_h": // x's first n tokens (ones) into y's bytes
+					push = PushBytes(&pushActH{X: x.Addr(), XH: y.Addr(), SX: y.Addr() + uint64(halfScales(n, m.cols)), Cols: uint32(m.cols), N: uint32(n)})
+				case "cm":
+					push = PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: uint32(n),
+						RowBytes: uint32(rb), LDY: uint32(m.rows), SX: sx.Addr()})
 				}
 				b.Run(fmt.Sprintf("%s/%dx%d/n=%d/%s", m.typ, m.rows, m.cols, n, kind), func(b *testing.B) {
+					if kind == "act_h" { // its bytes: read float32, write float16
+						benchProduct(b, d, name, spec, gx, gy, push, 0, 0, 0, 6*n*m.cols)
+						return
+					}
 					benchProduct(b, d, name, spec, gx, gy, push, m.rows, m.cols, n, size)
 				})
 			}
@@ -400,11 +431,27 @@ func benchMMOperands(b *testing.B, d *Device, typ gguf.TensorType, rows, cols, n
 	return w, rowBytes, size, x, y
 }
 
+// benchScales returns a buffer of n float32 ones (the scales of the
+// cooperative products' benchmarks, whose float16 activations are ones:
+// benchMMOperands' fill), freed when b's benchmark ends.
+func benchScales(b *testing.B, d *Device, n int) *Buffer {
+	b.Helper()
+	sx, err := d.NewBuffer(int64(4 * n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(sx.Free)
+	if err := d.Fill(sx, 0, sx.Size(), 0x3f800000); err != nil {
+		b.Fatal(err)
+	}
+	return sx
+}
+
 // benchProduct runs shader name with spec on a grid of gx x gy workgroups
 // and push constants push, benchBatches' iterations of 20 dispatches
 // separated by barriers, for a product of rows x cols weights (size
 // bytes, reported as B/s where not 0) by n tokens: its arithmetic
-// reported as TFLOPS (2 rows cols n a dispatch).
+// reported as TFLOPS (2 rows cols n a dispatch; none for 0).
 func benchProduct(b *testing.B, d *Device, name string, spec []uint32, gx, gy uint32, push []byte, rows, cols, n, size int) {
 	const batch = 20
 	p, err := d.Pipeline(name, spec...)
@@ -419,8 +466,9 @@ func benchProduct(b *testing.B, d *Device, name string, spec []uint32, gx, gy ui
 		r.Dispatch(p, gx, gy, 1, push)
 		r.Barrier()
 	})
-	flops := 2 * float64(rows) * float64(cols) * float64(n) * batch * float64(iters)
-	b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+	if flops := 2 * float64(rows) * float64(cols) * float64(n) * batch * float64(iters); flops > 0 {
+		b.ReportMetric(flops/time.Since(start).Seconds()/1e12, "TFLOPS")
+	}
 }
 
 // BenchmarkMulMMCM measures mul_mm_cm's tiles on the prompt products of
@@ -442,6 +490,7 @@ func BenchmarkMulMMCM(b *testing.B) {
 		{gguf.TensorQ8_0, 1024, 1024}, {gguf.TensorQ8_0, 6144, 1024}, {gguf.TensorQ4_K, 4096, 4096}, {gguf.TensorQ4_K, 24576, 4096},
 	} {
 		w, rb, _, x, y := benchMMOperands(b, d, m.typ, m.rows, m.cols, n)
+		sx := benchScales(b, d, n)
 		name, _ := mulMMCMShader(m.typ)
 		sh := d.CoopShape
 		for _, t := range [][6]uint32{
@@ -456,7 +505,7 @@ func BenchmarkMulMMCM(b *testing.B) {
 				continue
 			}
 			push := PushBytes(&pushMulMM{W: w.Addr(), X: x.Addr(), Y: y.Addr(), Rows: uint32(m.rows), Cols: uint32(m.cols), N: n,
-				RowBytes: uint32(rb), LDY: uint32(m.rows)})
+				RowBytes: uint32(rb), LDY: uint32(m.rows), SX: sx.Addr()})
 			gx, gy := mulMMCMGroups(m.rows, n, s)
 			b.Run(fmt.Sprintf("%s/%dx%d/%v", m.typ, m.rows, m.cols, t), func(b *testing.B) {
 				benchProduct(b, d, name, s[:], gx, gy, push, m.rows, m.cols, n, 0)

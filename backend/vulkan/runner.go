@@ -39,7 +39,7 @@ type BatchRunner struct {
 	part   *Buffer // the attention's partial results of runs of keys
 	amax   *Buffer // argmax's chunks' results
 	logits *Buffer // resCap x Vocab float32, on the device
-	xq     *Buffer // the products' quantized activations (intdot.go), qcap tokens
+	xq     *Buffer // the products' prepared activations, qcap tokens: quant_act's (intdot.go) or act_h's (mm.go)
 	qcap   int
 
 	moe moeScratch // a mixture of experts' buffers for cap tokens (moe.go)
@@ -179,11 +179,7 @@ const defaultCap = 512
 func (md *Model) scratchBytes(n int) int64 {
 	c := md.c
 	b := 4*int64(n)*int64(3*c.Hidden+2*c.QDim()+2*c.KVDim()+3*c.FFN) + 4*moeScratchValues(c, n)
-	if md.intDot {
-		v, m := quantBytes(n, md.maxCols())
-		b += v + m
-	}
-	return b
+	return b + md.actBytes(n)
 }
 
 // grow makes the scratch hold n tokens, the results outs outputs and the
@@ -217,7 +213,7 @@ func (r *BatchRunner) grow(n, outs, tables int) error {
 		}
 		r.cap = n
 		r.resetGraphs()
-		if err := r.growIntDot(n); err != nil {
+		if err := r.growActs(n); err != nil {
 			return err
 		}
 	}

@@ -113,7 +113,8 @@ mul_mm_iq4_nl        mul_mm.comp    -DTYPE_IQ4_NL
 mul_mm_iq4_xs        mul_mm.comp    -DTYPE_IQ4_XS
 mul_mm_mxfp4         mul_mm.comp    -DTYPE_MXFP4
 # The same on cooperative matrices (mul_mm_cm.comp; float16 factors, so
-# no float32 weights).
+# no float32 weights), over act_h's float16 activations.
+act_h               act_h.comp
 mul_mm_cm_f16       mul_mm_cm.comp +new12 -DTYPE_F16
 mul_mm_cm_bf16      mul_mm_cm.comp +new12 -DTYPE_BF16
 mul_mm_cm_q8_0      mul_mm_cm.comp +new12 -DTYPE_Q8_0

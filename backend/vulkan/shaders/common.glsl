@@ -20,6 +20,7 @@
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32s { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16s { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer F16Vec4s { f16vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer U8s { uint8_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer U16s { uint16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32s { uint v[]; };

@@ -1,10 +1,11 @@
 #version 450
-// mul_mm_cm.comp: mul_mm.comp's product (the same push constants and
-// contract) on the device's matrix units through VK_KHR_cooperative_matrix,
-// compiled per weight format into mul_mm_cm_<type>:
-//   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0) + sum_c W[r][c] * x[t*cols + c]
-// with the weights and the activations rounded to float16 and the sums
-// taken in float32 (the tensor cores' float16 x float16 + float32 shape).
+// mul_mm_cm.comp: mul_mm.comp's product on the device's matrix units
+// through VK_KHR_cooperative_matrix, compiled per weight format into
+// mul_mm_cm_<type>:
+//   y[t*ldy + r] = (add != 0 ? y[t*ldy + r] : 0) + sx[t] * sum_c W[r][c] * xh[t*cols + c]
+// over act_h's float16 activations (xh, each token's scaled by the power
+// of two 1/sx[t]), the weights rounded to float16 and the sums taken in
+// float32 (the tensor cores' float16 x float16 + float32 shape).
 //
 // A workgroup computes a tile of BM rows by BN tokens, walking the rows'
 // 16-value units (quant.glsl) BK/16 at a time, as mul_mm does: the slab of
@@ -23,6 +24,9 @@
 // the B matrix (K x N) is read column major from it. SK4 pads each row by
 // 8 values so that the rows a cooperative load reads fall in different
 // banks.
+//
+// Push constants (Go: pushMulMM in mm.go): mul_mm's, with x the float16
+// activations (8-byte aligned), and the address of sx after add.
 //
 // Specialization: id 0 local_size_x (L = NSG subgroups, NSG =
 // (BM/WM)*(BN/WN)), 1 BM, 2 BN, 3 BK (a multiple of 16 and of TK), 4 WM,
@@ -61,6 +65,7 @@ layout(push_constant, std430) uniform Push {
 	uint rowBytes;
 	uint ldy;
 	uint add;
+	uint64_t sx;
 } p;
 
 // The weights' first row, and column t of the tile of tokens t0..:
@@ -107,18 +112,19 @@ void fetch(uint r0, uint t0, uint u0) {
 			ra[4 * i + k] = f16vec4(v[k]);
 		}
 	}
-	// The activations: four vec4s a unit (runs of 8 at pos.x and pos.y).
-	Vec4s X = Vec4s(p.x);
+	// The activations: four f16vec4s a unit (runs of 8 at pos.x and
+	// pos.y).
+	F16Vec4s X = F16Vec4s(p.x);
 	for (uint i = 0; i < BN4; i++) {
 		const uint q = tid + i * L;
 		const uint t = q / (BKU * 4), ju = (q / 4) % BKU, part = q % 4, u = u0 + ju;
-		vec4 v = vec4(0.0);
+		f16vec4 v = f16vec4(0.0);
 		if (q < BN * BKU * 4 && col_in(t0, t) && u < nunits) {
 			const uvec2 pos = unit_pos(u % UNITS);
 			const uint c = (u / UNITS) * QK + (part < 2 ? pos.x + 4 * part : pos.y + 4 * (part - 2));
 			v = X.v[(col_x(t0, t) * p.cols + c) / 4];
 		}
-		rb[i] = f16vec4(v);
+		rb[i] = v;
 	}
 }
 
@@ -192,8 +198,8 @@ void tile(uint r0, uint t0) {
 	}
 	// The accumulators out through the subgroup's staging area, column
 	// major (token n's TM rows at Cs[base + n*TM ..]): a run of TM rows
-	// of one token a store.
-	F32s Y = F32s(p.y);
+	// of one token a store, times the token's scale.
+	F32s Y = F32s(p.y), SX = F32s(p.sx);
 	const uint base = sg * TM * TN;
 	for (uint i = 0; i < FM; i++) {
 		for (uint j = 0; j < FN; j++) {
@@ -204,7 +210,7 @@ void tile(uint r0, uint t0) {
 				const uint r = r0 + wr + i * TM + e % TM, t = wc + j * TN + e / TM;
 				if (r < p.rows && col_in(t0, t)) {
 					const uint o = col_y(t0, t) + r;
-					Y.v[o] = (p.add != 0 ? Y.v[o] : 0.0) + Cs[base + e];
+					Y.v[o] = (p.add != 0 ? Y.v[o] : 0.0) + Cs[base + e] * SX.v[col_x(t0, t)];
 				}
 			}
 			subgroupBarrier();

@@ -76,6 +76,22 @@ float wg_sum(float v) {
   return s;
 }
 
+// wg_max returns the largest v over the workgroup (v >= 0; NaNs ignored),
+// the same value in every invocation; call it in uniform control flow.
+float wg_max(float v) {
+  v = subgroupMax(v);
+  if (subgroupElect()) {
+    red[gl_SubgroupID] = v;
+  }
+  barrier();
+  float m = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; i++) {
+    m = max(m, red[i]);
+  }
+  barrier();
+  return m;
+}
+
 // glu_src returns where value i of a gated activation's output reads its
 // gate and up values: rows of width values every stride values (the
 // halves of a fused gate-and-up product), or i with width 0.
