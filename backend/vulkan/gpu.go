@@ -27,6 +27,13 @@ type Device struct {
 	staging   *Buffer // host-visible, for Write and Read
 	memTypes  vk.PhysicalDeviceMemoryProperties
 	closed    bool
+	// wait bounds a submission's wait (waitTimeout; the tests shorten
+	// it). lost, once a wait has timed out, is the error every later
+	// submission returns: the GPU may still be running the work, so
+	// nothing it may touch is freed or reused (Free, Release and Close
+	// leave those to the process's end).
+	wait uint64
+	lost error
 	// A submit's description, its command buffer and the fence, where
 	// the driver reads them: in the Device, so a step allocates nothing.
 	si      vk.SubmitInfo
@@ -105,7 +112,7 @@ func Open(index int) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vulkan: device %d (%s): %w", index, info.Name, err)
 	}
-	d := &Device{DeviceInfo: info, dev: dev, queue: dev.Queue(info.compute, 0), pipelines: map[pipelineKey]*Pipeline{}}
+	d := &Device{DeviceInfo: info, dev: dev, queue: dev.Queue(info.compute, 0), pipelines: map[pipelineKey]*Pipeline{}, wait: waitTimeout}
 	mem := &vk.PhysicalDeviceMemoryProperties2{SType: vk.StructureTypePhysicalDeviceMemoryProperties2}
 	in.MemoryProperties2(info.handle, mem)
 	d.memTypes = mem.MemoryProperties
@@ -141,7 +148,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
-	if d.dev == nil {
+	if d.dev == nil || d.lost != nil {
 		return nil
 	}
 	d.dev.WaitIdle()

@@ -1,12 +1,15 @@
 package vulkan
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"inferno/backend/vulkan/vk"
 	"inferno/gguf"
 )
 
@@ -226,5 +229,59 @@ func dispatchOnce(t testing.TB, d *Device, p *Pipeline, gx, gy, gz uint32, push 
 	r.Dispatch(p, gx, gy, gz, push)
 	if err := d.Submit(r); err != nil {
 		t.Fatalf("%s: %v", p.Name, err)
+	}
+}
+
+// TestLostDevice checks what a submission that does not finish in time
+// leaves (its wait shortened to a nanosecond, for 64 passes of an add
+// over 64 MiB): an error that says so, the same error from every later
+// submission, and buffers, the recorder and the device that free and
+// close without touching what the GPU may still be running (before, the
+// fence was reset and the command buffer freed under the running work:
+// lavapipe crashed).
+func TestLostDevice(t *testing.T) {
+	d := testDevice(t)
+	const n = 16 << 20
+	x, err := d.NewBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := d.NewBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := d.Pipeline("add", elementWG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := pushAdd{X: x.Addr(), Y: y.Addr(), N: n}
+	gx, gy := groups2D(n, elementWG)
+	for range 64 {
+		r.Dispatch(pl, gx, gy, 1, PushBytes(&push))
+		r.Barrier()
+	}
+	d.wait = 1
+	lost := d.Submit(r)
+	if !errors.Is(lost, vk.Timeout) || !strings.Contains(lost.Error(), "lost") {
+		t.Fatalf("Submit of work that cannot finish in a nanosecond: %v, want a timeout that says the device is lost", lost)
+	}
+	s, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Submit(s); err != lost {
+		t.Errorf("a later Submit: %v, want %v", err, lost)
+	}
+	if err2 := d.Fill(y, 0, 4, 0); !errors.Is(err2, vk.Timeout) {
+		t.Errorf("a later Fill: %v, want the lost device's error", err2)
+	}
+	x.Free()
+	y.Free()
+	if err := d.Close(); err != nil {
+		t.Error(err)
 	}
 }

@@ -104,6 +104,10 @@ func (b *Buffer) Free() {
 	if b == nil || b.buf == 0 {
 		return
 	}
+	if b.d.lost != nil { // the GPU may still use it (Device.lost)
+		b.buf, b.mem, b.host = 0, 0, nil
+		return
+	}
 	if b.host != nil {
 		b.d.dev.UnmapMemory(b.mem)
 		b.host = nil

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"inferno/backend/vulkan/vk"
 )
@@ -192,15 +193,27 @@ func (r *Recorder) End() error { return r.end() }
 func (d *Device) Replay(r *Recorder) error { return d.run(r) }
 
 func (d *Device) run(r *Recorder) error {
+	if d.lost != nil {
+		return d.lost
+	}
 	d.cb, d.fenceAt = r.cb, d.fence
 	if err := d.dev.SubmitOne(d.queue, &d.si, &d.cb, d.fence); err != nil {
 		return err
 	}
-	return d.dev.WaitReset(&d.fenceAt, waitTimeout)
+	if err := d.dev.Wait(&d.fenceAt, d.wait); err != nil {
+		d.lost = fmt.Errorf("vulkan: %s: a submission has not finished in %v (%w); the device is lost to this process", d.Name, time.Duration(d.wait), err)
+		return d.lost
+	}
+	return d.dev.Reset(&d.fenceAt)
 }
 
-// Release frees the recorder's command buffer.
+// Release frees the recorder's command buffer (not on a lost device,
+// whose GPU may still run it).
 func (r *Recorder) Release() {
+	if r.d.lost != nil {
+		r.cb, r.timing = 0, nil
+		return
+	}
 	if r.cb != 0 {
 		r.d.dev.FreeCommandBuffer(r.d.pool, r.cb)
 		r.cb = 0

@@ -332,14 +332,16 @@ func (d *Device) SubmitOne(queue uintptr, si *SubmitInfo, cb *uintptr, fence uin
 	return check("vkQueueSubmit", call(d.fn.queueSubmit, queue, 1, uintptr(unsafe.Pointer(si)), uintptr(fence)))
 }
 
-// WaitReset waits up to timeout nanoseconds for the fence *f and resets
-// it; f must be heap memory the caller keeps.
-func (d *Device) WaitReset(f *uint64, timeout uint64) error {
-	err := check("vkWaitForFences", call(d.fn.waitForFences, d.Handle, 1, uintptr(unsafe.Pointer(f)), 1, uintptr(timeout)))
-	if rerr := check("vkResetFences", call(d.fn.resetFences, d.Handle, 1, uintptr(unsafe.Pointer(f)))); err == nil {
-		err = rerr
-	}
-	return err
+// Wait waits up to timeout nanoseconds for the fence *f (a timeout is an
+// error wrapping Timeout); f must be heap memory the caller keeps.
+func (d *Device) Wait(f *uint64, timeout uint64) error {
+	return check("vkWaitForFences", call(d.fn.waitForFences, d.Handle, 1, uintptr(unsafe.Pointer(f)), 1, uintptr(timeout)))
+}
+
+// Reset resets the fence *f to unsignalled; f must be heap memory the
+// caller keeps, and no pending submission may signal it.
+func (d *Device) Reset(f *uint64) error {
+	return check("vkResetFences", call(d.fn.resetFences, d.Handle, 1, uintptr(unsafe.Pointer(f))))
 }
 
 // CreateFence creates a fence, signalled with FenceCreateSignaled.
@@ -352,18 +354,6 @@ func (d *Device) CreateFence(flags uint32) (uint64, error) {
 
 // DestroyFence destroys a fence.
 func (d *Device) DestroyFence(f uint64) { call(d.fn.destroyFence, d.Handle, uintptr(f), 0) }
-
-// WaitFence waits up to timeout nanoseconds for f; a timeout is an error
-// wrapping Timeout.
-func (d *Device) WaitFence(f uint64, timeout uint64) error {
-	r := call(d.fn.waitForFences, d.Handle, 1, uintptr(unsafe.Pointer(&f)), 1, uintptr(timeout))
-	return check("vkWaitForFences", r)
-}
-
-// ResetFence resets f to unsignalled.
-func (d *Device) ResetFence(f uint64) error {
-	return check("vkResetFences", call(d.fn.resetFences, d.Handle, 1, uintptr(unsafe.Pointer(&f))))
-}
 
 // CreateTimestampPool creates a query pool of n timestamps.
 func (d *Device) CreateTimestampPool(n uint32) (uint64, error) {
