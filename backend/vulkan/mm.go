@@ -131,14 +131,23 @@ func (p *pass) mulMMOn(m *matrix, x, y uint64, n int, add bool, ldy int, coop bo
 	p.rec.Dispatch(pl, gx, gy, 1, PushBytes(&push))
 }
 
-// mulMMMinTokens is the number of tokens from which the passes take
-// mul_mm instead of mul_mv. The arithmetic: up to 8 tokens mul_mv reads
-// the weights once, as mul_mm does; from 9 on it reads them ceil(n/8)
-// times (twice at 9) while mul_mm reads them ceil(n/BN) times (once up to
-// 64 tokens on GPUs) and its extra work, the tile's unused token columns,
-// is arithmetic on data already in shared memory, which on a GPU costs
-// less than a second pass over the weights.
-const mulMMMinTokens = 9
+// mulMMMinTokens is the number of a prompt pass's tokens from which its
+// dense products take mul_mm (or mul_mm_cm) instead of mul_mv's tiles of
+// 8 tokens. mul_mv reads the weights ceil(n/8) times, the tiles once for
+// 64 tokens; but a tile is BM rows by BN tokens, so a short prompt makes
+// few workgroups (a 1024-row matrix at 64 tokens: 16), far fewer than a
+// GPU's cores, while mul_mv spreads every row. Measured on an H100
+// (docs/PERF.md, call L; `bench -p 9,16,32,64`, tok/s, tiles from 9
+// against from 65): the 0.6B 791 / 2,375 at 9 tokens, 2,764 / 5,507 at
+// 32, 5,454 / 7,518 at 64; the 8B 289 / 755 at 16, 578 / 888 at 32,
+// 1,143 / 981 at 64. From 64 tokens on, then.
+const mulMMMinTokens = 64
+
+// moeMMMinTokens is mulMMMinTokens for the experts' products of a
+// mixture of experts (mul_mm_id from this many tokens of a prompt): the
+// value mulMMMinTokens had before call L, not measured for the experts
+// at short prompts.
+const moeMMMinTokens = 9
 
 // The specialization constants of mul_mm (their constant_id order).
 const (

@@ -250,7 +250,7 @@ func (s *moeScratch) free() {
 // moe records layer l's OpMoE over the pass's tokens.
 func (p *pass) moe(l *layer) {
 	switch {
-	case p.sh.prompt && p.sh.tokens >= mulMMMinTokens: // mulMVIn's choice of mul_mm
+	case p.sh.prompt && p.sh.tokens >= moeMMMinTokens:
 		p.moeGrouped(l, true)
 	case !p.fuseInputs(): // decode batches: mul_mv's tiles of tokens
 		p.moeGrouped(l, false)
