@@ -5,12 +5,13 @@
 //
 //	debroot -o DIR -dist trixie -dist trixie-backports mesa-vulkan-drivers libvulkan1
 //
-// It reads each -dist's package index (main, amd64) from the mirror, a
-// later -dist's version of a package taking the place of an earlier's;
-// follows Depends and Pre-Depends (an alternative's first package, a
-// virtual package's first provider); downloads the .deb files into
-// DIR/debs (kept: a second run with the same versions downloads nothing)
-// and unpacks each into DIR/root with dpkg-deb. The packages that only a
+// It reads each -dist's package index (main, amd64) from the mirror
+// (HTTPS), a later -dist's version of a package taking the place of an
+// earlier's; follows Depends and Pre-Depends (an alternative's first
+// package, a virtual package's first provider); downloads the .deb files
+// into DIR/debs (kept: a second run with the same versions downloads
+// nothing), each checked against the index's SHA256, and unpacks each
+// into DIR/root with dpkg-deb. The packages that only a
 // system's installation needs (the shell, dpkg, debconf, ...) are left
 // out. It prints DIR/root.
 package main
@@ -18,6 +19,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -31,9 +34,9 @@ import (
 
 // pkg is a package's stanza in an index: what debroot reads of it.
 type pkg struct {
-	name, filename      string
-	depends, preDepends string
-	provides            string
+	name, filename, sha256 string
+	depends, preDepends    string
+	provides               string
 }
 
 // skip are packages a running program does not need from the root.
@@ -75,6 +78,8 @@ func parseIndex(r io.Reader) ([]pkg, error) {
 			cur.name = v
 		case "Filename":
 			cur.filename = v
+		case "SHA256":
+			cur.sha256 = v
 		case "Depends":
 			cur.depends = v
 		case "Pre-Depends":
@@ -138,6 +143,12 @@ func resolve(index map[string]pkg, provides map[string]string, roots []string) (
 
 var client = &http.Client{Timeout: 5 * time.Minute}
 
+// sumIs reports whether b's SHA256 is the hexadecimal want.
+func sumIs(b []byte, want string) bool {
+	sum := sha256.Sum256(b)
+	return want != "" && hex.EncodeToString(sum[:]) == want
+}
+
 // get returns the body of url.
 func get(url string) ([]byte, error) {
 	resp, err := client.Get(url)
@@ -158,7 +169,7 @@ func (d *dists) Set(v string) error { *d = append(*d, v); return nil }
 
 func main() {
 	out := flag.String("o", "", "the folder to unpack into (required)")
-	mirror := flag.String("mirror", "http://deb.debian.org/debian", "the Debian mirror")
+	mirror := flag.String("mirror", "https://deb.debian.org/debian", "the Debian mirror")
 	var ds dists
 	flag.Var(&ds, "dist", "a distribution to read (repeatable; later ones take precedence)")
 	flag.Parse()
@@ -212,10 +223,13 @@ func run(out, mirror string, ds []string, roots []string) error {
 	}
 	for _, p := range ps {
 		file := filepath.Join(debs, filepath.Base(p.filename))
-		if _, err := os.Stat(file); err != nil {
+		if b, err := os.ReadFile(file); err != nil || !sumIs(b, p.sha256) {
 			b, err := get(mirror + "/" + p.filename)
 			if err != nil {
 				return err
+			}
+			if !sumIs(b, p.sha256) {
+				return fmt.Errorf("%s: SHA256 differs from the index's %q", p.filename, p.sha256)
 			}
 			if err := os.WriteFile(file+".part", b, 0o644); err != nil {
 				return err

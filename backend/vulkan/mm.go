@@ -68,7 +68,7 @@ func halfScales(n, cols int) int64 { return (2*int64(n)*int64(cols) + 15) &^ 15 
 // why).
 func (p *pass) actH(x uint64, n, cols int) (xh, sx uint64, ok bool) {
 	r := p.r
-	if n > r.qcap || cols > r.md.maxCols() || cols%4 != 0 {
+	if !r.d.CoopMatrix || n > r.qcap || cols > r.md.maxCols() || cols%4 != 0 {
 		return 0, 0, false
 	}
 	xh = r.xq.Addr()
@@ -143,10 +143,10 @@ func (p *pass) mulMMOn(m *matrix, x, y uint64, n int, add bool, ldy int, coop bo
 // 1,143 / 981 at 64. From 64 tokens on, then.
 const mulMMMinTokens = 64
 
-// moeMMMinTokens is mulMMMinTokens for the experts' products of a
-// mixture of experts (mul_mm_id from this many tokens of a prompt): the
-// value mulMMMinTokens had before call L, not measured for the experts
-// at short prompts.
+// moeMMMinTokens is mulMMMinTokens for a mixture of experts' layer: its
+// experts' products (mul_mm_id) and its router (routerMV's float32
+// tiles) from this many tokens of a prompt: the value mulMMMinTokens had
+// before call L, not measured for the experts at short prompts.
 const moeMMMinTokens = 9
 
 // The specialization constants of mul_mm (their constant_id order).

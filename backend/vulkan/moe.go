@@ -132,7 +132,7 @@ func moeTileBound(pairs, experts, tile int) int {
 // format and the device, so that the router's own product adds no
 // float16 rounding (mul_mm_cm's) to the choice of experts.
 func (p *pass) routerMV(m *matrix, x, y uint64, n int) {
-	if n >= mulMMMinTokens && p.sh.prompt {
+	if n >= moeMMMinTokens && p.sh.prompt {
 		p.mulMMOn(m, x, y, n, false, 0, false)
 		return
 	}

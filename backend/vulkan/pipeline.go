@@ -122,6 +122,9 @@ func (d *Device) begin(flags uint32) (*Recorder, error) {
 	if d.closed {
 		return nil, fmt.Errorf("vulkan: device closed")
 	}
+	if d.lost != nil {
+		return nil, d.lost
+	}
 	cb, err := d.dev.AllocateCommandBuffer(d.pool)
 	if err != nil {
 		return nil, err
@@ -201,7 +204,7 @@ func (d *Device) run(r *Recorder) error {
 		return err
 	}
 	if err := d.dev.Wait(&d.fenceAt, d.wait); err != nil {
-		d.lost = fmt.Errorf("vulkan: %s: a submission has not finished in %v (%w); the device is lost to this process", d.Name, time.Duration(d.wait), err)
+		d.lost = fmt.Errorf("vulkan: %s: waiting (up to %v) for a submission: %w; the device is lost to this process", d.Name, time.Duration(d.wait), err)
 		return d.lost
 	}
 	return d.dev.Reset(&d.fenceAt)
