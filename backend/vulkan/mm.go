@@ -210,8 +210,8 @@ const (
 	cmBM              // rows a workgroup
 	cmBN              // tokens a workgroup
 	cmBK              // values of a row a step (a multiple of 16)
-	cmWM              // rows of a subgroup's part of the tile
-	cmWN              // tokens of it
+	cmWM              // rows of a subgroup's part of the tile (2 M)
+	cmWN              // tokens of it (2 N)
 	cmTM              // the cooperative product's M (rows)
 	cmTN              // its N (tokens)
 	cmTK              // its K
@@ -232,12 +232,13 @@ func mulMMCMShader(t gguf.TensorType) (string, bool) {
 // mulMMCMSpec returns mul_mm_cm's specialization constants for a device
 // whose subgroups have subgroupSize invocations, whose workgroups may use
 // sharedMemory bytes and whose cooperative products are shape (M, N, K):
-// 64 x 64 tiles, four subgroups of 32 x 32 (each (32/M) x (32/N)
-// accumulators), BK = 64 (18 KiB of float16 slabs, 4 KiB of staging),
+// 64 x 64 tiles, each subgroup's part 2M x 2N (the shader's 2 x 2
+// accumulators: four subgroups for 16 x 16 products), BK = 64 (18 KiB of
+// float16 slabs, 4 KiB of staging),
 // BK halved (down to 16) while that would not fit; the next slab read
 // during the products of this one.
 func mulMMCMSpec(subgroupSize, sharedMemory uint32, shape [3]uint32) [10]uint32 {
-	s := [10]uint32{0, 64, 64, 64, 32, 32, shape[0], shape[1], shape[2], 1}
+	s := [10]uint32{0, 64, 64, 64, 2 * shape[0], 2 * shape[1], shape[0], shape[1], shape[2], 1}
 	for s[cmBK] > 16 && mulMMCMShared(s) > int(sharedMemory) {
 		s[cmBK] /= 2
 	}

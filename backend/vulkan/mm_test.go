@@ -300,8 +300,8 @@ func TestMulMMChoice(t *testing.T) {
 		if mulMMCMShared(s) > int(dev.shared) {
 			t.Errorf("%s: %d bytes of shared memory", where, mulMMCMShared(s))
 		}
-		if s[cmBM]%s[cmWM] != 0 || s[cmBN]%s[cmWN] != 0 || s[cmWM]%s[cmTM] != 0 || s[cmWN]%s[cmTN] != 0 {
-			t.Errorf("%s: the subgroups' parts do not tile the tile, or the products a part", where)
+		if s[cmBM]%s[cmWM] != 0 || s[cmBN]%s[cmWN] != 0 || s[cmWM] != 2*s[cmTM] || s[cmWN] != 2*s[cmTN] {
+			t.Errorf("%s: the subgroups' parts do not tile the tile, or are not 2 x 2 products", where)
 		}
 		if s[cmLocal] != (s[cmBM]/s[cmWM])*(s[cmBN]/s[cmWN])*dev.sg {
 			t.Errorf("%s: not a subgroup a part", where)
@@ -474,8 +474,9 @@ func benchProduct(b *testing.B, d *Device, name string, spec []uint32, gx, gy ui
 // BenchmarkMulMMCM measures mul_mm_cm's tiles on the prompt products of
 // the 0.6B (1024 x 1024 and 6144 x 1024 Q8_0) and the 8B (4096 x 4096 and
 // 24576 x 4096 Q4_K) at 512 tokens, for specializations around
-// mulMMCMSpec's choice (BM, BN, BK, WM, WN, PREFETCH): larger tiles,
-// more subgroups a tile, shorter steps, without the prefetch. Reported as TFLOPS (2 rows cols n a dispatch, 20
+// mulMMCMSpec's choice (BM, BN, BK, PREFETCH; each subgroup's part 2 x 2
+// products): larger tiles, more subgroups a tile, shorter steps, without
+// the prefetch. Reported as TFLOPS (2 rows cols n a dispatch, 20
 // dispatches separated by barriers an iteration).
 func BenchmarkMulMMCM(b *testing.B) {
 	d := testDevice(b)
@@ -493,13 +494,11 @@ func BenchmarkMulMMCM(b *testing.B) {
 		sx := benchScales(b, d, n)
 		name, _ := mulMMCMShader(m.typ)
 		sh := d.CoopShape
-		for _, t := range [][6]uint32{
-			{64, 64, 64, 32, 32, 1}, {64, 64, 64, 32, 32, 0}, {64, 64, 32, 32, 32, 1}, {64, 64, 32, 32, 32, 0},
-			{64, 64, 128, 32, 32, 1}, {128, 64, 64, 32, 32, 1}, {64, 128, 64, 32, 32, 1}, {128, 128, 32, 64, 32, 1},
-			{128, 128, 32, 32, 64, 1}, {128, 64, 64, 64, 32, 1}, {64, 32, 64, 32, 32, 1}, {32, 64, 64, 32, 32, 1},
-			{128, 128, 32, 64, 64, 1}, {128, 64, 32, 64, 32, 0},
+		for _, t := range [][4]uint32{
+			{64, 64, 64, 1}, {64, 64, 64, 0}, {64, 64, 32, 1}, {64, 64, 32, 0}, {64, 64, 128, 1},
+			{128, 64, 64, 1}, {64, 128, 64, 1}, {128, 128, 32, 1}, {64, 32, 64, 1}, {32, 64, 64, 1}, {32, 32, 64, 1},
 		} {
-			s := [10]uint32{0, t[0], t[1], t[2], t[3], t[4], sh[0], sh[1], sh[2], t[5]}
+			s := [10]uint32{0, t[0], t[1], t[2], 2 * sh[0], 2 * sh[1], sh[0], sh[1], sh[2], t[3]}
 			s[cmLocal] = (s[cmBM] / s[cmWM]) * (s[cmBN] / s[cmWN]) * d.SubgroupSize
 			if mulMMCMShared(s) > int(d.SharedMemory) {
 				continue

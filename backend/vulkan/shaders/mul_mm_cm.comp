@@ -14,8 +14,9 @@
 // same order, so the order of a block's columns does not matter). Each of
 // its subgroups then multiplies its WM x WN part of the tile from the
 // slabs, in products of TM x TK by TK x TN (a shape the device lists),
-// its (WM/TM) x (WN/TN) float32 accumulators held as cooperative
-// matrices for the whole row. At the end each accumulator goes through a
+// its 2 x 2 float32 accumulators (WM = 2*TM, WN = 2*TN) held as four
+// named cooperative matrices for the whole row (not an array: a driver
+// may keep an array of them in memory). At the end each accumulator goes through a
 // TM x TN staging area of the subgroup's in shared memory to the outputs
 // in range.
 //
@@ -29,8 +30,8 @@
 // activations (8-byte aligned), and the address of sx after add.
 //
 // Specialization: id 0 local_size_x (L = NSG subgroups, NSG =
-// (BM/WM)*(BN/WN)), 1 BM, 2 BN, 3 BK (a multiple of 16 and of TK), 4 WM,
-// 5 WN (multiples of TM and TN), 6 TM, 7 TN, 8 TK, 9 PREFETCH (nonzero:
+// (BM/WM)*(BN/WN)), 1 BM, 2 BN, 3 BK (a multiple of 16 and of TK), 4 WM
+// (2*TM), 5 WN (2*TN), 6 TM, 7 TN, 8 TK, 9 PREFETCH (nonzero:
 // the next slab's global loads in flight during this one's products, held
 // in registers). Dispatch ceil(rows/BM)
 // x ceil(n/BN) workgroups; either count may be clamped, the workgroups
@@ -77,8 +78,6 @@ uint col_y(uint t0, uint t) { return (t0 + t) * p.ldy; }
 
 const uint BKU = BK / 16;       // units a slab row
 const uint SK4 = (BK + 8) / 4;  // f16vec4s a slab row
-const uint FM = WM / TM;        // accumulators down a subgroup's part
-const uint FN = WN / TN;        // and across
 const uint SGM = BM / WM;       // subgroups down the tile
 const uint NSG = SGM * (BN / WN);
 
@@ -149,15 +148,31 @@ void stash() {
 	}
 }
 
+// STORE writes accumulator c, part (i, j) of the subgroup's, out through
+// the subgroup's staging area, column major (token n's TM rows at
+// Cs[base + n*TM ..]): a run of TM rows of one token a store, times the
+// token's scale. Uses tile's r0, t0, wr, wc, base, Y and SX.
+#define STORE(c, i, j) \
+	coopMatStore(c, Cs, base, TM, gl_CooperativeMatrixLayoutColumnMajor); \
+	subgroupMemoryBarrierShared(); \
+	subgroupBarrier(); \
+	for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += gl_SubgroupSize) { \
+		const uint r = r0 + wr + (i) * (WM / 2) + e % TM, t = wc + (j) * (WN / 2) + e / TM; \
+		if (r < p.rows && col_in(t0, t)) { \
+			const uint o = col_y(t0, t) + r; \
+			Y.v[o] = (p.add != 0 ? Y.v[o] : 0.0) + Cs[base + e] * SX.v[col_x(t0, t)]; \
+		} \
+	} \
+	subgroupBarrier()
+
 // tile computes the outputs of the tile of rows r0.. and tokens t0...
 void tile(uint r0, uint t0) {
 	const uint nunits = p.cols / 16;
 	const uint sg = gl_SubgroupID;
 	const uint wr = (sg % SGM) * WM, wc = (sg / SGM) * WN;
-	coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> acc[FM * FN];
-	for (uint i = 0; i < FM * FN; i++) {
-		acc[i] = coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(0.0);
-	}
+	// The subgroup's 2 x 2 accumulators.
+	coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c00 = coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>(0.0);
+	coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> c01 = c00, c10 = c00, c11 = c00;
 	// With PREFETCH the next slab's loads are issued before the products
 	// of this one, and stored after them.
 	fetch(r0, t0, 0);
@@ -174,17 +189,16 @@ void tile(uint r0, uint t0) {
 		}
 		if (sg < NSG) {
 			for (uint k = 0; k < BK; k += TK) {
-				coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> a[FM];
-				for (uint i = 0; i < FM; i++) {
-					coopMatLoad(a[i], As, (wr + i * TM) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
-				}
-				for (uint j = 0; j < FN; j++) {
-					coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b;
-					coopMatLoad(b, Bs, (wc + j * TN) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
-					for (uint i = 0; i < FM; i++) {
-						acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
-					}
-				}
+				coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> a0, a1;
+				coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b0, b1;
+				coopMatLoad(a0, As, wr * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
+				coopMatLoad(a1, As, (wr + WM / 2) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
+				coopMatLoad(b0, Bs, wc * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
+				coopMatLoad(b1, Bs, (wc + WN / 2) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
+				c00 = coopMatMulAdd(a0, b0, c00);
+				c01 = coopMatMulAdd(a0, b1, c01);
+				c10 = coopMatMulAdd(a1, b0, c10);
+				c11 = coopMatMulAdd(a1, b1, c11);
 			}
 		}
 		barrier();
@@ -196,26 +210,12 @@ void tile(uint r0, uint t0) {
 	if (sg >= NSG) {
 		return;
 	}
-	// The accumulators out through the subgroup's staging area, column
-	// major (token n's TM rows at Cs[base + n*TM ..]): a run of TM rows
-	// of one token a store, times the token's scale.
 	F32s Y = F32s(p.y), SX = F32s(p.sx);
 	const uint base = sg * TM * TN;
-	for (uint i = 0; i < FM; i++) {
-		for (uint j = 0; j < FN; j++) {
-			coopMatStore(acc[i * FN + j], Cs, base, TM, gl_CooperativeMatrixLayoutColumnMajor);
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
-			for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += gl_SubgroupSize) {
-				const uint r = r0 + wr + i * TM + e % TM, t = wc + j * TN + e / TM;
-				if (r < p.rows && col_in(t0, t)) {
-					const uint o = col_y(t0, t) + r;
-					Y.v[o] = (p.add != 0 ? Y.v[o] : 0.0) + Cs[base + e] * SX.v[col_x(t0, t)];
-				}
-			}
-			subgroupBarrier();
-		}
-	}
+	STORE(c00, 0, 0);
+	STORE(c01, 0, 1);
+	STORE(c10, 1, 0);
+	STORE(c11, 1, 1);
 }
 
 void main() {
