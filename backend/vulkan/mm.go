@@ -210,8 +210,6 @@ const (
 	cmBM              // rows a workgroup
 	cmBN              // tokens a workgroup
 	cmBK              // values of a row a step (a multiple of 16)
-	cmWM              // rows of a subgroup's part of the tile (2 M)
-	cmWN              // tokens of it (2 N)
 	cmTM              // the cooperative product's M (rows)
 	cmTN              // its N (tokens)
 	cmTK              // its K
@@ -232,32 +230,36 @@ func mulMMCMShader(t gguf.TensorType) (string, bool) {
 // mulMMCMSpec returns mul_mm_cm's specialization constants for a device
 // whose subgroups have subgroupSize invocations, whose workgroups may use
 // sharedMemory bytes and whose cooperative products are shape (M, N, K):
-// 64 x 64 tiles, each subgroup's part 2M x 2N (the shader's 2 x 2
-// accumulators: four subgroups for 16 x 16 products), BK = 64 (18 KiB of
-// float16 slabs, 4 KiB of staging),
-// BK halved (down to 16) while that would not fit; the next slab read
-// during the products of this one.
-func mulMMCMSpec(subgroupSize, sharedMemory uint32, shape [3]uint32) [10]uint32 {
-	s := [10]uint32{0, 64, 64, 64, 2 * shape[0], 2 * shape[1], shape[0], shape[1], shape[2], 1}
+// 64 x 64 tiles, each subgroup's part of a tile 2M x 2N (the shader's
+// 2 x 2 accumulators: four subgroups for 16 x 16 products), BK = 64 (18
+// KiB of float16 slabs, 4 KiB of staging), BK halved (down to 16) while
+// that would not fit; the next slab read during the products of this one.
+func mulMMCMSpec(subgroupSize, sharedMemory uint32, shape [3]uint32) [8]uint32 {
+	s := [8]uint32{0, 64, 64, 64, shape[0], shape[1], shape[2], 1}
 	for s[cmBK] > 16 && mulMMCMShared(s) > int(sharedMemory) {
 		s[cmBK] /= 2
 	}
-	s[cmLocal] = (s[cmBM] / s[cmWM]) * (s[cmBN] / s[cmWN]) * subgroupSize
+	s[cmLocal] = mulMMCMSubgroups(s) * subgroupSize
 	return s
+}
+
+// mulMMCMSubgroups is the number of subgroups a mul_mm_cm workgroup with
+// specialization s has: one for each 2TM x 2TN part of its BM x BN tile.
+func mulMMCMSubgroups(s [8]uint32) uint32 {
+	return (s[cmBM] / (2 * s[cmTM])) * (s[cmBN] / (2 * s[cmTN]))
 }
 
 // mulMMCMShared is the shared memory in bytes mul_mm_cm with
 // specialization s declares: the float16 slabs (rows of BK+8 values) and
 // a TM x TN float32 staging area a subgroup.
-func mulMMCMShared(s [10]uint32) int {
+func mulMMCMShared(s [8]uint32) int {
 	bm, bn, bk := int(s[cmBM]), int(s[cmBN]), int(s[cmBK])
-	nsg := (bm / int(s[cmWM])) * (bn / int(s[cmWN]))
-	return 2*(bm+bn)*(bk+8) + 4*nsg*int(s[cmTM])*int(s[cmTN])
+	return 2*(bm+bn)*(bk+8) + 4*int(mulMMCMSubgroups(s))*int(s[cmTM])*int(s[cmTN])
 }
 
 // mulMMCMGroups returns the workgroup counts (x, y) of a mul_mm_cm
 // dispatch of rows rows and n tokens: ceil(rows/BM) by ceil(n/BN), each
 // clamped to maxGroups (the workgroups stride over the tiles past it).
-func mulMMCMGroups(rows, n int, spec [10]uint32) (x, y uint32) {
+func mulMMCMGroups(rows, n int, spec [8]uint32) (x, y uint32) {
 	return groups(rows, int(spec[cmBM])), groups(n, int(spec[cmBN]))
 }

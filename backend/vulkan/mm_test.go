@@ -182,7 +182,7 @@ func TestMulMM(t *testing.T) {
 				return
 			}
 			xh, sx := runActH(t, d, xbuf, 512, cols)
-			checkCM := func(w *weightMatrix, ref mulMMRef, spec [10]uint32) {
+			checkCM := func(w *weightMatrix, ref mulMMRef, spec [8]uint32) {
 				checkMulMM(t, d, rng, cm, w, ref, xh, sx, spec[:], func(rows, n int) (uint32, uint32) { return mulMMCMGroups(rows, n, spec) }, mulMMCMTol)
 			}
 			cspec := mulMMCMSpec(d.SubgroupSize, d.SharedMemory, d.CoopShape)
@@ -190,7 +190,7 @@ func TestMulMM(t *testing.T) {
 			checkCM(small, refSmall, cspec)
 			if !testing.Short() { // one unit a step, a subgroup a tile, without and with the prefetch
 				s := cspec
-				s[cmBK], s[cmBM], s[cmBN], s[cmLocal] = 16, s[cmWM], s[cmWN], d.SubgroupSize
+				s[cmBK], s[cmBM], s[cmBN], s[cmLocal] = 16, 2*s[cmTM], 2*s[cmTN], d.SubgroupSize
 				for _, pf := range []uint32{0, 1} {
 					s[cmPrefetch] = pf
 					checkCM(w, ref, s)
@@ -300,14 +300,14 @@ func TestMulMMChoice(t *testing.T) {
 		if mulMMCMShared(s) > int(dev.shared) {
 			t.Errorf("%s: %d bytes of shared memory", where, mulMMCMShared(s))
 		}
-		if s[cmBM]%s[cmWM] != 0 || s[cmBN]%s[cmWN] != 0 || s[cmWM] != 2*s[cmTM] || s[cmWN] != 2*s[cmTN] {
-			t.Errorf("%s: the subgroups' parts do not tile the tile, or are not 2 x 2 products", where)
+		if s[cmBM]%(2*s[cmTM]) != 0 || s[cmBN]%(2*s[cmTN]) != 0 {
+			t.Errorf("%s: the subgroups' 2 x 2 products do not tile the tile", where)
 		}
-		if s[cmLocal] != (s[cmBM]/s[cmWM])*(s[cmBN]/s[cmWN])*dev.sg {
+		if s[cmLocal] != (s[cmBM]/(2*s[cmTM]))*(s[cmBN]/(2*s[cmTN]))*dev.sg {
 			t.Errorf("%s: not a subgroup a part", where)
 		}
 	}
-	if x, y := mulMMCMGroups(100, 512, [10]uint32{128, 64, 64, 64, 32, 32, 16, 16, 16, 1}); x != 2 || y != 8 {
+	if x, y := mulMMCMGroups(100, 512, [8]uint32{128, 64, 64, 64, 16, 16, 16, 1}); x != 2 || y != 8 {
 		t.Errorf("mulMMCMGroups: %d x %d, want 2 x 8", x, y)
 	}
 }
@@ -498,8 +498,8 @@ func BenchmarkMulMMCM(b *testing.B) {
 			{64, 64, 64, 1}, {64, 64, 64, 0}, {64, 64, 32, 1}, {64, 64, 32, 0}, {64, 64, 128, 1},
 			{128, 64, 64, 1}, {64, 128, 64, 1}, {128, 128, 32, 1}, {64, 32, 64, 1}, {32, 64, 64, 1}, {32, 32, 64, 1},
 		} {
-			s := [10]uint32{0, t[0], t[1], t[2], 2 * sh[0], 2 * sh[1], sh[0], sh[1], sh[2], t[3]}
-			s[cmLocal] = (s[cmBM] / s[cmWM]) * (s[cmBN] / s[cmWN]) * d.SubgroupSize
+			s := [8]uint32{0, t[0], t[1], t[2], sh[0], sh[1], sh[2], t[3]}
+			s[cmLocal] = mulMMCMSubgroups(s) * d.SubgroupSize
 			if mulMMCMShared(s) > int(d.SharedMemory) {
 				continue
 			}

@@ -16,9 +16,9 @@
 // slabs, in products of TM x TK by TK x TN (a shape the device lists),
 // its 2 x 2 float32 accumulators (WM = 2*TM, WN = 2*TN) held as four
 // named cooperative matrices for the whole row (not an array: a driver
-// may keep an array of them in memory). At the end each accumulator goes through a
-// TM x TN staging area of the subgroup's in shared memory to the outputs
-// in range.
+// may keep an array of them in memory). At the end each accumulator goes
+// through a TM x TN staging area of the subgroup's in shared memory to
+// the outputs in range.
 //
 // The weights' slab is row major (row m's BK values at As[m*SK4 ..] as
 // f16vec4s), the activations' is token major (token t's at Bs[t*SK4 ..]):
@@ -30,8 +30,8 @@
 // activations (8-byte aligned), and the address of sx after add.
 //
 // Specialization: id 0 local_size_x (L = NSG subgroups, NSG =
-// (BM/WM)*(BN/WN)), 1 BM, 2 BN, 3 BK (a multiple of 16 and of TK), 4 WM
-// (2*TM), 5 WN (2*TN), 6 TM, 7 TN, 8 TK, 9 PREFETCH (nonzero:
+// (BM/WM)*(BN/WN)), 1 BM, 2 BN (multiples of WM and WN), 3 BK (a multiple
+// of 16 and of TK), 4 TM, 5 TN, 6 TK, 7 PREFETCH (nonzero:
 // the next slab's global loads in flight during this one's products, held
 // in registers). Dispatch ceil(rows/BM)
 // x ceil(n/BN) workgroups; either count may be clamped, the workgroups
@@ -48,12 +48,10 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 64;
-layout(constant_id = 4) const uint WM = 32;
-layout(constant_id = 5) const uint WN = 32;
-layout(constant_id = 6) const uint TM = 16;
-layout(constant_id = 7) const uint TN = 16;
-layout(constant_id = 8) const uint TK = 16;
-layout(constant_id = 9) const uint PREFETCH = 0;
+layout(constant_id = 4) const uint TM = 16;
+layout(constant_id = 5) const uint TN = 16;
+layout(constant_id = 6) const uint TK = 16;
+layout(constant_id = 7) const uint PREFETCH = 0;
 layout(constant_id = 0) const uint L = 128;
 
 layout(push_constant, std430) uniform Push {
@@ -78,6 +76,8 @@ uint col_y(uint t0, uint t) { return (t0 + t) * p.ldy; }
 
 const uint BKU = BK / 16;       // units a slab row
 const uint SK4 = (BK + 8) / 4;  // f16vec4s a slab row
+const uint WM = 2 * TM;         // rows of a subgroup's part of the tile
+const uint WN = 2 * TN;         // tokens of it
 const uint SGM = BM / WM;       // subgroups down the tile
 const uint NSG = SGM * (BN / WN);
 
@@ -157,7 +157,7 @@ void stash() {
 	subgroupMemoryBarrierShared(); \
 	subgroupBarrier(); \
 	for (uint e = gl_SubgroupInvocationID; e < TM * TN; e += gl_SubgroupSize) { \
-		const uint r = r0 + wr + (i) * (WM / 2) + e % TM, t = wc + (j) * (WN / 2) + e / TM; \
+		const uint r = r0 + wr + (i) * TM + e % TM, t = wc + (j) * TN + e / TM; \
 		if (r < p.rows && col_in(t0, t)) { \
 			const uint o = col_y(t0, t) + r; \
 			Y.v[o] = (p.add != 0 ? Y.v[o] : 0.0) + Cs[base + e] * SX.v[col_x(t0, t)]; \
@@ -192,9 +192,9 @@ void tile(uint r0, uint t0) {
 				coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> a0, a1;
 				coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> b0, b1;
 				coopMatLoad(a0, As, wr * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
-				coopMatLoad(a1, As, (wr + WM / 2) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
+				coopMatLoad(a1, As, (wr + TM) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutRowMajor);
 				coopMatLoad(b0, Bs, wc * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
-				coopMatLoad(b1, Bs, (wc + WN / 2) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
+				coopMatLoad(b1, Bs, (wc + TN) * SK4 + k / 4, SK4, gl_CooperativeMatrixLayoutColumnMajor);
 				c00 = coopMatMulAdd(a0, b0, c00);
 				c01 = coopMatMulAdd(a0, b1, c01);
 				c10 = coopMatMulAdd(a1, b0, c10);
